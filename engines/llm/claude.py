@@ -1,0 +1,511 @@
+"""The ``claude`` backend: the six LLM functions answered by Claude through the ``anthropic`` SDK.
+
+Each function renders its prompt from a jinja2 template in ``engines/llm/prompts/`` (one template
+per function, plus the shared ``_system.j2`` and ``_dialogue.j2``), sends it with
+``client.messages.create`` and parses the model's reply into the value the protocol promises:
+
+* ``route``    -- asks for ``{"needs_database": bool, "reason": str}``; value :class:`Routed`
+* ``parse``    -- asks for ``{"sql": str}``; value ``str``, one PostgreSQL-dialect statement
+* ``classify`` -- asks for ``{"values": [...]}``; value ``tuple[str, ...]``, candidates only
+* ``answer``   -- asks for ``{"value": str | null, "evidence": [...]}``; value :class:`Answer`
+  (null is Unknown; evidence keeps only sentences found verbatim in the text)
+* ``summary``  -- plain text; value ``str``
+* ``respond``  -- plain text built only from the rows shown; value ``str``
+
+Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  Transient
+failures (429, 529, 500/502/503/504, timeouts, connection errors) are retried here with
+exponential backoff -- the SDK's own retries are switched off so that the policy is in one place
+and testable: the ``sleep`` callable is injectable.
+
+Whenever a template changes in a way that changes what the model answers, bump
+:data:`PROMPT_VERSION`: it is part of :func:`~engines.llm.protocol.backend_id`, hence of every
+cache key, so stale cached answers stop matching.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import anthropic
+import jinja2
+
+from engines.errors import ConfigurationError, LLMError
+from engines.llm.protocol import Answer, Output, Results, Routed, Turn, Usage
+from engines.settings import Settings
+
+__all__ = [
+    "PROMPT_VERSION",
+    "PROMPTS_DIR",
+    "MAX_TOKENS",
+    "RETRYABLE_STATUS",
+    "NO_KEY_MESSAGE",
+    "ClaudeBackend",
+    "make_claude_backend",
+    "render_prompt",
+    "system_prompt",
+    "extract_json_object",
+]
+
+log = logging.getLogger(__name__)
+
+#: Bump whenever a template (or the parsing of replies) changes what the backend returns.
+PROMPT_VERSION = "p1"
+
+PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+
+#: ``max_tokens`` of the request, per function.
+MAX_TOKENS: Mapping[str, int] = {
+    "route": 256,
+    "parse": 1024,
+    "classify": 1024,
+    "answer": 1024,
+    "summary": 600,
+    "respond": 1024,
+}
+
+#: HTTP statuses worth retrying: rate limited, server errors, overloaded.
+RETRYABLE_STATUS: Mapping[int, str] = {
+    429: "rate limit reached",
+    500: "internal server error",
+    502: "bad gateway",
+    503: "service unavailable",
+    504: "gateway timeout",
+    529: "overloaded",
+}
+
+NO_KEY_MESSAGE = (
+    "The claude backend needs an Anthropic API key: set ANTHROPIC_API_KEY (or choose the sim backend)."
+)
+
+#: How many earlier turns of the dialogue the prompts show (the most recent ones).
+MAX_HISTORY_TURNS = 20
+#: How many result rows ``respond`` shows the model, and how long a shown cell may be.
+MAX_ROWS_SHOWN = 50
+MAX_CELL_CHARS = 300
+#: Longest excerpt of a malformed reply quoted in an error message.
+EXCERPT_CHARS = 160
+
+
+# --- prompts ---------------------------------------------------------------
+
+
+def _to_json(value: Any) -> str:
+    """JSON for a prompt: unlike jinja2's ``tojson`` it does not HTML-escape ``<``, ``>``, ``&``, ``'``."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _cell(value: Any) -> Any:
+    """A result cell as the model is shown it: JSON-friendly, long strings shortened."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_cell(v) for v in value]
+    text = str(value)
+    if len(text) > MAX_CELL_CHARS:
+        text = text[: MAX_CELL_CHARS - 1].rstrip() + "…"
+    return text
+
+
+def _row_json(columns: Sequence[str], row: Sequence[Any]) -> str:
+    """One result row as a JSON object ``{column: value}``."""
+    return _to_json({str(c): _cell(v) for c, v in zip(columns, row)})
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS_DIR),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["json"] = _to_json
+    env.globals["row_json"] = _row_json
+    return env
+
+
+_ENV = _environment()
+
+
+def render_prompt(function: str, **context: Any) -> str:
+    """Render the prompt template of ``function`` (``route.j2`` ...) with ``context``.
+
+    Undefined variables raise :class:`jinja2.UndefinedError` (the environment is strict), so a
+    template and its caller cannot silently drift apart.  Runs of blank lines are collapsed.
+    """
+    text = _ENV.get_template(f"{function}.j2").render(**context)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def system_prompt() -> str:
+    """The system prompt shared by every function."""
+    return render_prompt("_system")
+
+
+# --- parsing replies -------------------------------------------------------
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…")
+
+
+def extract_json_object(text: str, function: str) -> dict[str, Any]:
+    """The JSON object in a model reply.
+
+    Accepts a bare object, an object in a fenced code block (```json ... ```), or an object with
+    prose around it.  Anything else raises :class:`LLMError` naming ``function`` and quoting an
+    excerpt of the reply.
+    """
+    stripped = text.strip()
+    candidates = [stripped] + [m.group(1).strip() for m in _FENCE.finditer(stripped)]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    # An object somewhere inside prose: try each opening brace in turn.
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _end = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise LLMError(f"Claude's {function}() reply is not the JSON object asked for: {_excerpt(text)}")
+
+
+def _malformed(function: str, problem: str, text: str) -> LLMError:
+    return LLMError(f"Claude's {function}() reply {problem}: {_excerpt(text)}")
+
+
+def _normalise_for_match(text: str) -> str:
+    """Case, whitespace and quote-style insensitive form, to check evidence is verbatim."""
+    text = text.translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'}))
+    return " ".join(text.split()).casefold()
+
+
+_YES_NO = re.compile(r"(yes|no)[.!]?", re.IGNORECASE)
+_UNKNOWN_WORDS = frozenset({"", "unknown", "null", "none given", "not stated", "n/a"})
+
+
+def _parse_routed(text: str) -> Routed:
+    obj = extract_json_object(text, "route")
+    flag = obj.get("needs_database")
+    if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
+        flag = flag.strip().lower() == "true"
+    if not isinstance(flag, bool):
+        raise _malformed("route", 'has no boolean "needs_database"', text)
+    reason = obj.get("reason", "")
+    return Routed(needs_database=flag, reason=str(reason).strip() if reason is not None else "")
+
+
+def _parse_sql(text: str) -> str:
+    obj = extract_json_object(text, "parse")
+    sql = obj.get("sql")
+    if not isinstance(sql, str) or not sql.strip():
+        raise _malformed("parse", 'has no "sql" string', text)
+    return sql.strip().rstrip(";").strip()
+
+
+def _parse_values(text: str, candidates: Sequence[str]) -> tuple[str, ...]:
+    obj = extract_json_object(text, "classify")
+    values = obj.get("values")
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list):
+        raise _malformed("classify", 'has no "values" list', text)
+    exact = {c: c for c in candidates}
+    folded: dict[str, str] = {}
+    for c in candidates:
+        folded.setdefault(c.strip().casefold(), c)
+    chosen: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            continue
+        match = exact.get(value) or folded.get(value.strip().casefold())
+        if match is None:
+            log.debug("classify: dropped %r, not among the candidates", value)
+        elif match not in chosen:
+            chosen.append(match)
+    return tuple(chosen)
+
+
+def _parse_answer(reply: str, source: str) -> Answer:
+    obj = extract_json_object(reply, "answer")
+    if "value" not in obj:
+        raise _malformed("answer", 'has no "value"', reply)
+    value = obj["value"]
+    if value is None:
+        return Answer(None)
+    if isinstance(value, bool):
+        value = "Yes" if value else "No"
+    elif isinstance(value, (int, float)):
+        value = str(value)
+    elif not isinstance(value, str):
+        raise _malformed("answer", 'has a "value" that is neither text nor null', reply)
+    value = value.strip()
+    if value.casefold() in _UNKNOWN_WORDS:
+        return Answer(None)
+    if _YES_NO.fullmatch(value):
+        value = "Yes" if value[0] in "yY" else "No"
+    raw = obj.get("evidence") or []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise _malformed("answer", 'has an "evidence" that is not a list', reply)
+    haystack = _normalise_for_match(source)
+    evidence: list[str] = []
+    for sentence in raw:
+        if not isinstance(sentence, str) or not sentence.strip():
+            continue
+        sentence = sentence.strip()
+        if _normalise_for_match(sentence) not in haystack:
+            log.debug("answer: dropped evidence not found verbatim in the text: %r", sentence)
+        elif sentence not in evidence:
+            evidence.append(sentence)
+    return Answer(value, tuple(evidence))
+
+
+def _parse_text(function: str, text: str) -> str:
+    stripped = text.strip()
+    if not stripped:
+        raise LLMError(f"Claude's {function}() reply is empty.")
+    return stripped
+
+
+# --- the backend -----------------------------------------------------------
+
+
+def _api_message(error: anthropic.APIStatusError) -> str:
+    """The API's own explanation of an error response (``error.message`` of the body)."""
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return str(getattr(error, "message", "") or error)
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+def _retry_after(error: anthropic.APIStatusError) -> float | None:
+    """Seconds from a ``retry-after`` header, if the API sent a usable one."""
+    try:
+        raw = error.response.headers.get("retry-after")
+    except AttributeError:
+        return None
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+class ClaudeBackend:
+    """The :class:`~engines.llm.protocol.Backend` answered by Claude.
+
+    ``client`` is injectable (tests pass one whose HTTP transport is a mock); by default one is
+    built from ``settings`` with the SDK's own retries off.  ``sleep`` waits between retries
+    (inject a cancellable wait to make the backoff interruptible); the n-th retry waits
+    ``min(base_delay * 2**(n-1), max_delay)`` seconds, or the server's ``retry-after`` when it
+    asks for longer (still capped at ``max_delay``).
+
+    Thread-safe: it holds no mutable state, and the SDK client may be shared between threads.
+    """
+
+    name = "claude"
+    prompt_version = PROMPT_VERSION
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: anthropic.Anthropic | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        base_delay: float = 1.0,
+        max_delay: float = 30.0,
+    ) -> None:
+        self.model: str = settings.claude_model
+        self.max_retries: int = settings.claude_max_retries
+        self.timeout_s: float = settings.claude_timeout_s
+        self._sleep = sleep
+        self._base_delay = base_delay
+        self._max_delay = max_delay
+        if client is None:
+            if settings.anthropic_api_key is None:
+                raise ConfigurationError(NO_KEY_MESSAGE)
+            client = anthropic.Anthropic(
+                api_key=settings.anthropic_api_key.get_secret_value(),
+                max_retries=0,  # retries are ours (see _create)
+                timeout=settings.claude_timeout_s,
+            )
+        elif client.max_retries != 0:
+            client = client.with_options(max_retries=0)
+        self._client = client
+        self._system = system_prompt()
+
+    def __repr__(self) -> str:
+        return f"ClaudeBackend(model={self.model!r}, prompt_version={self.prompt_version!r})"
+
+    # -- the six functions ---------------------------------------------------
+
+    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
+        prompt = render_prompt("route", utterance=utterance, history=_recent(history), schema=schema)
+        return self._call("route", prompt, _parse_routed)
+
+    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
+        prompt = render_prompt("parse", utterance=utterance, history=_recent(history), schema=schema)
+        return self._call("parse", prompt, _parse_sql)
+
+    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
+        candidates = list(candidates)
+        prompt = render_prompt("classify", value=value, field=field, candidates=candidates)
+        return self._call("classify", prompt, lambda reply: _parse_values(reply, candidates))
+
+    def answer(self, text: str, question: str) -> Output:
+        prompt = render_prompt("answer", text=text, question=question)
+        return self._call("answer", prompt, lambda reply: _parse_answer(reply, text))
+
+    def summary(self, text: str) -> Output:
+        prompt = render_prompt("summary", text=text)
+        return self._call("summary", prompt, lambda reply: _parse_text("summary", reply))
+
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
+        rows = results.rows[:MAX_ROWS_SHOWN] if results is not None else ()
+        prompt = render_prompt(
+            "respond", utterance=utterance, history=_recent(history), results=results, rows=rows
+        )
+        return self._call("respond", prompt, lambda reply: _parse_text("respond", reply))
+
+    # -- the API call --------------------------------------------------------
+
+    def _call(self, function: str, prompt: str, parse: Callable[[str], Any]) -> Output:
+        """Send ``prompt``, parse the reply's text with ``parse``; the value with its token usage."""
+        response = self._create(function, prompt)
+        text = "".join(
+            getattr(block, "text", "")
+            for block in response.content
+            if getattr(block, "type", "") == "text"
+        )
+        usage = Usage(
+            input_tokens=getattr(response.usage, "input_tokens", None),
+            output_tokens=getattr(response.usage, "output_tokens", None),
+        )
+        cut_off = response.stop_reason == "max_tokens"
+        if cut_off:
+            log.warning("claude %s(): the reply was cut off at %d tokens", function, MAX_TOKENS[function])
+        if not text.strip():
+            raise LLMError(f"Claude's {function}() reply has no text (stop reason: {response.stop_reason}).")
+        try:
+            value = parse(text)
+        except LLMError as error:
+            if cut_off:
+                raise LLMError(f"{error} (the reply was cut off at {MAX_TOKENS[function]} tokens)") from error
+            raise
+        return Output(value, usage)
+
+    def _create(self, function: str, prompt: str) -> Any:
+        """``messages.create`` with retries on transient failures; errors become :class:`LLMError`."""
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            last = attempt == attempts
+            try:
+                return self._client.messages.create(
+                    model=self.model,
+                    max_tokens=MAX_TOKENS[function],
+                    system=self._system,
+                    messages=[{"role": "user", "content": prompt}],
+                )
+            except anthropic.APIStatusError as error:
+                status = error.status_code
+                if status not in RETRYABLE_STATUS:
+                    raise LLMError(self._refusal(error)) from error
+                if last:
+                    raise LLMError(
+                        f"Anthropic API {RETRYABLE_STATUS[status]} ({status}) after {_attempts(attempts)}."
+                    ) from error
+                delay = self._delay(attempt, _retry_after(error))
+                log.info(
+                    "claude %s(): %s (%d), retrying in %.1fs", function, RETRYABLE_STATUS[status], status, delay
+                )
+            except anthropic.APITimeoutError as error:
+                if last:
+                    raise LLMError(
+                        f"The Anthropic API did not answer within {self.timeout_s:g}s, "
+                        f"after {_attempts(attempts)}."
+                    ) from error
+                delay = self._delay(attempt)
+                log.info("claude %s(): timed out, retrying in %.1fs", function, delay)
+            except anthropic.APIConnectionError as error:
+                if last:
+                    cause = error.__cause__ or error
+                    raise LLMError(
+                        f"Could not reach the Anthropic API after {_attempts(attempts)}: {cause}"
+                    ) from error
+                delay = self._delay(attempt)
+                log.info("claude %s(): connection error, retrying in %.1fs", function, delay)
+            except anthropic.AnthropicError as error:  # e.g. a response that does not validate
+                raise LLMError(f"The Anthropic API call failed: {error}") from error
+            self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed ``attempt`` (1-based): exponential, or the server's wish."""
+        delay = self._base_delay * 2 ** (attempt - 1)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, self._max_delay)
+
+    def _refusal(self, error: anthropic.APIStatusError) -> str:
+        """The message of a non-retryable error response."""
+        status = error.status_code
+        detail = _api_message(error)
+        if status == 401:
+            return "The Anthropic API rejected the key (401): check ANTHROPIC_API_KEY."
+        if status == 403:
+            return f"The Anthropic API refused the request (403): {detail}"
+        if status == 404:
+            return (
+                f"The Anthropic API found no such resource (404): {detail} "
+                f"(is the model {self.model!r} right? Set CS224V_CLAUDE_MODEL to change it.)"
+            )
+        if status == 400:
+            return f"The Anthropic API rejected the request (400): {detail}"
+        return f"The Anthropic API returned an error ({status}): {detail}"
+
+
+def _recent(history: Sequence[Turn]) -> list[Turn]:
+    return list(history)[-MAX_HISTORY_TURNS:]
+
+
+def make_claude_backend(
+    settings: Settings,
+    *,
+    client: anthropic.Anthropic | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ClaudeBackend:
+    """The claude backend for ``settings``.
+
+    Raises :class:`ConfigurationError` with a plain message when no API key is configured (unless
+    a ready ``client`` is given).
+    """
+    if client is None and settings.anthropic_api_key is None:
+        raise ConfigurationError(NO_KEY_MESSAGE)
+    return ClaudeBackend(settings, client=client, sleep=sleep)

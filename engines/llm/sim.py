@@ -1,0 +1,311 @@
+"""The simulated LLM of the lecture notes (backend ``sim``, the offline default).
+
+It is shown exactly what a real model is shown — the text, the question, the
+schema, the candidate values — and never a world's hidden truth.  What it "knows"
+is general: words for topics ("our children loved it" is about families), a
+little common sense about food (cacio e pepe is pasta), and place names.  It errs
+at seeded rates keyed on (seed, input): 3% when the text touches the question's
+topic, 0.3% when it does not, so every run repeats exactly.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from engines.llm import sim_parser
+from engines.llm.protocol import Answer, Output, Results, Routed, Turn
+from engines.llm.seeded import unit
+
+PROMPT_VERSION = "sim-1"
+
+# --- topics: what a question is about, and the words that touch it -----------------------
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    question: re.Pattern[str]  # the question is about this topic
+    touches: re.Pattern[str]  # a sentence touches the topic
+    negative: re.Pattern[str]  # a touching sentence that says the opposite
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_NEG = r"\b(not|no|never|n't|don't|without|too\s+(loud|noisy|small|cramped)|tiny|tricky|nightmare|difficult|hard to|impossible|bland|mild)\b"
+
+TOPICS: tuple[Topic, ...] = (
+    Topic("family-friendly", _rx(r"famil|kid|child|toddler|little ones"),
+          _rx(r"famil|kids?\b|child|toddler|little ones|high chairs?|crayons"),
+          _rx(r"not a place for kids|too .* (to bring )?(kids|children)|cramped to bring children")),
+    Topic("view", _rx(r"\bviews?\b|scenery|overlook"),
+          _rx(r"\bviews?\b|overlooks?|sunset|window tables"),
+          _rx(r"no view|faces a parking lot")),
+    Topic("spicy", _rx(r"spic|\bheat\b|\bhot\b|fiery|chili"),
+          _rx(r"spic|\bheat\b|\bhot enough|fiery|chili oil|make you sweat|\bmild\b|bland"),
+          _rx(r"nothing here is spicy|bland|flavors are mild")),
+    Topic("romantic", _rx(r"romantic|\bdates?\b|couples?|anniversar|propos"),
+          _rx(r"romantic|\bdate\b|couples|anniversary|proposed|candlelit|intimate"),
+          _rx(r"too noisy for a date|not the most romantic")),
+    Topic("groups", _rx(r"groups?|part(y|ies)|crowd|gathering|team"),
+          _rx(r"groups?|party of|crowd|communal|gatherings|team of"),
+          _rx(r"(don't|do not) come with a big group|room is tiny")),
+    Topic("outdoor seating", _rx(r"outdoor|outside|patio|terrace|garden|al fresco"),
+          _rx(r"outdoor|outside|patio|terrace|garden seating|sidewalk tables"),
+          _rx(r"no outdoor seating")),
+    Topic("parking", _rx(r"park(ing)?\b"),
+          _rx(r"parking|find(ing)? a spot|back lot"),
+          _rx(r"parking (can be|is) (tricky|hard|difficult|a nightmare)|parking nearby is a nightmare")),
+)
+
+# A little common sense about food: a word in a question -> words that count as it.
+FOOD_SENSE: dict[str, tuple[str, ...]] = {
+    "pasta": ("pasta", "spaghetti", "cacio e pepe", "lasagna", "carbonara", "penne", "ravioli", "noodles"),
+    "noodles": ("noodle", "ramen", "pho", "pad thai", "chow fun", "dan dan", "laksa", "udon", "char kway teow"),
+    "burgers": ("burger",),
+    "tacos": ("taco",),
+    "pizza": ("pizza", "margherita", "calzone", "white pie", "pepperoni"),
+    "sushi": ("sushi", "nigiri", "omakase", "roll"),
+    "dumplings": ("dumpling", "har gow", "siu mai", "gyoza", "bao", "wonton"),
+    "seafood": ("seafood", "fish", "oyster", "crab", "clam", "lobster", "branzino", "ceviche", "tuna", "salmon", "cioppino"),
+    "dessert": ("dessert", "tiramisu", "creme brulee", "churros", "baklava", "tart", "macaron", "pie", "sticky rice"),
+    "curry": ("curry", "masala", "vindaloo", "saag", "laksa"),
+    "coffee": ("coffee", "cappuccino", "latte", "cold brew", "espresso"),
+    "vegetarian": ("vegetarian", "vegan", "paneer", "falafel", "tofu", "chana", "misir", "jackfruit", "cauliflower"),
+}
+
+# Common sense for classify(): what a phrase usually means among cuisine categories.  The
+# biases of lecture 6 §3.3 are part of it: "curry" means Indian (Thai is missed), "noodle"
+# pulls in Vietnamese, "latin" pulls in Mexican.
+CUISINE_SENSE: dict[str, tuple[str, ...]] = {
+    "coffee": ("coffee & tea", "cafe"), "cafe": ("cafe", "coffee & tea"), "café": ("cafe", "coffee & tea"),
+    "coffee shop": ("coffee & tea", "cafe"), "tea": ("coffee & tea", "bubble tea"), "boba": ("bubble tea",),
+    "sushi": ("sushi bars", "japanese"), "bbq": ("barbeque",), "barbecue": ("barbeque",),
+    "korean bbq": ("korean", "barbeque"), "sichuan": ("szechuan",), "curry": ("indian",),
+    "noodle": ("noodles", "ramen", "vietnamese"), "noodles": ("noodles", "ramen", "vietnamese"),
+    "latin": ("latin american", "mexican"), "burger": ("burgers",), "steak": ("steakhouses",),
+    "steakhouse": ("steakhouses",), "brunch": ("breakfast & brunch",), "breakfast": ("breakfast & brunch",),
+    "tapas": ("tapas bars",), "pastry": ("bakeries", "desserts"), "bakery": ("bakeries",),
+    "dessert": ("desserts",), "veggie": ("vegetarian", "vegan"), "plant-based": ("vegan",),
+    "dumplings": ("dim sum",), "fish": ("seafood",), "sandwich": ("sandwiches",), "wine": ("wine bars",),
+    "wine bar": ("wine bars",), "middle-eastern": ("middle eastern",), "cajun soul food": ("soul food", "southern"),
+    "hawaiian poke": ("poke", "hawaiian"), "american": ("american (traditional)", "american (new)"),
+    "tacos": ("mexican",), "pho": ("vietnamese",), "pizzeria": ("pizza",), "champagne": ("champagne bars",),
+    "sf": ("Bernal Heights", "Mission District"), "san francisco": ("Bernal Heights", "Mission District"),
+    "bernal": ("Bernal Heights",), "the mission": ("Mission District",), "mission": ("Mission District",),
+}
+
+GLOSSARY: dict[str, str] = {
+    "dim sum": "Dim sum is a Cantonese style of eating small dishes — dumplings such as har gow and siu mai, buns, rolls — usually with tea, often for brunch.",
+    "ramen": "Ramen is a Japanese noodle soup: wheat noodles in a broth such as tonkotsu (pork), shoyu (soy) or miso, with toppings like chashu and egg.",
+    "poke": "Poke is a Hawaiian dish of cubed raw fish, usually ahi tuna, seasoned with soy and sesame and served over rice.",
+    "tapas": "Tapas are small Spanish plates meant for sharing, such as patatas bravas or gambas al ajillo.",
+    "cacio e pepe": "Cacio e pepe is a Roman pasta dish made with pecorino cheese and black pepper.",
+    "pho": "Pho is a Vietnamese soup of rice noodles in a long-simmered beef or chicken broth with herbs.",
+    "banh mi": "Banh mi is a Vietnamese sandwich on a baguette, with meats, pickled vegetables and herbs.",
+    "mapo tofu": "Mapo tofu is a Szechuan dish of tofu in a spicy, numbing sauce with minced meat and chili bean paste.",
+    "szechuan": "Szechuan (Sichuan) cuisine is from south-west China and known for bold, spicy and numbing flavours.",
+    "omakase": "Omakase is a Japanese chef's-choice meal, usually a sequence of sushi chosen by the chef.",
+    "injera": "Injera is a spongy Ethiopian flatbread that serves as both plate and utensil.",
+}
+
+_FEATURE_WORDS = re.compile(
+    r"\b(spicy|family[- ]friendly|kids?|children|romantic|date|view|views|patio|outdoor|parking|groups?|quiet|cozy|vegan[- ]friendly)\b",
+    re.IGNORECASE,
+)
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text.replace("\n", " ")) if s.strip()]
+
+
+class SimBackend:
+    """The seeded, offline LLM.  Deterministic in (seed, input)."""
+
+    name = "sim"
+    prompt_version = PROMPT_VERSION
+
+    def __init__(
+        self,
+        *,
+        seed: int = 224,
+        latency_s: float = 0.0,
+        error_on_topic: float = 0.03,
+        error_off_topic: float = 0.003,
+        parse_drop_rate: float = 0.04,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.seed = seed
+        self.latency_s = latency_s
+        self.error_on_topic = error_on_topic
+        self.error_off_topic = error_off_topic
+        self.parse_drop_rate = parse_drop_rate
+        self._sleep = sleep
+
+    @property
+    def model(self) -> str:
+        # Everything that changes an output is part of the model's identity (cache keys use it).
+        return f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate})"
+
+    def _wait(self, factor: float = 1.0) -> None:
+        if self.latency_s > 0:
+            self._sleep(self.latency_s * factor)
+
+    # --- the six functions ---------------------------------------------------------------
+
+    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
+        self._wait(0.3)
+        needs, reason = sim_parser.route(utterance, history, schema)
+        return Output(Routed(needs, reason))
+
+    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
+        self._wait()
+        return Output(sim_parser.parse(utterance, history, schema, seed=self.seed, drop_rate=self.parse_drop_rate))
+
+    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
+        self._wait(0.5)
+        v = value.strip().lower()
+        by_lower = {c.lower(): c for c in candidates}
+        chosen: list[str] = []
+        if v in by_lower:
+            chosen.append(by_lower[v])
+        for meant in CUISINE_SENSE.get(v, ()):
+            if meant.lower() in by_lower and by_lower[meant.lower()] not in chosen:
+                chosen.append(by_lower[meant.lower()])
+        if not chosen:
+            # A value that names a candidate word for word ("pizza" -> "pizza", "greek" -> "greek").
+            stem = v.rstrip("s")
+            for c in candidates:
+                words = re.findall(r"[a-z]+", c.lower())
+                if stem and any(w.rstrip("s") == stem for w in words):
+                    chosen.append(c)
+        return Output(tuple(chosen))
+
+    def answer(self, text: str, question: str) -> Output:
+        self._wait()
+        verdict = self._read(text, question)
+        u = unit(self.seed, "answer", text, question)
+        touched = verdict.value is not None
+        if touched and u < self.error_on_topic:
+            flipped = {"Yes": "No", "No": "Yes"}.get(verdict.value or "", None)
+            verdict = Answer(flipped, verdict.evidence) if flipped else Answer(None, ())
+        elif not touched and u < self.error_off_topic:
+            sents = sentences(text)
+            pick = sents[int(unit(self.seed, "answer-which", text, question) * len(sents))] if sents else ""
+            verdict = Answer("Yes", (pick,) if pick else ())
+        return Output(verdict)
+
+    def summary(self, text: str) -> Output:
+        self._wait(2.0)
+        sents = sentences(text)
+        if not sents:
+            return Output("")
+        scored = []
+        for i, s in enumerate(sents):
+            topics = sum(1 for t in TOPICS if t.touches.search(s))
+            dish = 1 if re.search(r"\b(loved|excellent|best|try|worth)\b", s, re.I) else 0
+            scored.append((topics * 2 + dish, -i, s))
+        best = [s for _, _, s in sorted(scored, reverse=True)[:3]]
+        best.sort(key=sents.index)
+        return Output("Reviewers say: " + " ".join(best))
+
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
+        self._wait(0.5)
+        if results is None:
+            return Output(self._direct(utterance))
+        return Output(self._reply(utterance, results))
+
+    # --- reading a text ----------------------------------------------------------------
+
+    def _read(self, text: str, question: str) -> Answer:
+        """The verdict of a careful reader, before any seeded mistake."""
+        sents = sentences(text)
+        q = question.lower()
+        for topic in TOPICS:
+            if topic.question.search(q):
+                hits = [s for s in sents if topic.touches.search(s)]
+                if not hits:
+                    return Answer(None)
+                neg = [s for s in hits if topic.negative.search(s)]
+                pos = [s for s in hits if s not in neg]
+                asks_negative = bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
+                if pos:
+                    return Answer("No" if asks_negative else "Yes", tuple(pos))
+                return Answer("Yes" if asks_negative else "No", tuple(neg))
+        # "does it serve X?" with a little common sense about dishes
+        m = re.search(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:any\s+|good\s+)?([a-z][a-z &'-]+?)\??$", q)
+        if m:
+            thing = m.group(2).strip()
+            words = FOOD_SENSE.get(thing) or FOOD_SENSE.get(thing.rstrip("s")) or (thing.rstrip("s"),)
+            hits = [s for s in sents if any(re.search(rf"\b{re.escape(w)}", s, re.I) for w in words)]
+            return Answer("Yes", tuple(hits[:2])) if hits else Answer(None)
+        # Anything else: the sentence that shares most content words with the question.
+        content = {w for w in re.findall(r"[a-z]{4,}", q) if w not in _STOP}
+        best = max(sents, key=lambda s: len(content & set(re.findall(r"[a-z]{4,}", s.lower()))), default="")
+        if best and content & set(re.findall(r"[a-z]{4,}", best.lower())):
+            return Answer(best, (best,))
+        return Answer(None)
+
+    # --- replies -----------------------------------------------------------------------
+
+    def _direct(self, utterance: str) -> str:
+        low = utterance.strip().lower()
+        if re.match(r"^(thanks|thank you|thx|great,? thanks)", low):
+            return "You're welcome! Ask me about restaurants any time."
+        if re.match(r"^(hi|hello|hey)\b", low):
+            return "Hello! Ask me about the restaurants in Palo Alto, Mountain View, Menlo Park, Sunnyvale and San Francisco."
+        if re.match(r"^(bye|goodbye|good night)\b", low):
+            return "Goodbye!"
+        for term, text in GLOSSARY.items():
+            if re.search(rf"\b{re.escape(term)}\b", low):
+                return text
+        return "I can answer questions about the restaurants in the database; I don't have a good answer to that one."
+
+    def _reply(self, utterance: str, results: Results) -> str:
+        lead = results.readback.rstrip(".")
+        ignored = sorted({m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)} - set(re.findall(r"[a-z-]+", results.readback.lower())))
+        note = (
+            f" Note: the database has no column for {', '.join(repr(w) for w in ignored)}, so that part of your request was not searched."
+            if ignored
+            else ""
+        )
+        if results.total == 0:
+            relax = [w for w in ("price", "rated", "cuisine", "location") if w in results.readback.lower() or (w == "location" and " in " in results.readback)]
+            hint = " Would you like me to relax a condition" + (f" such as the {'rating' if relax[0] == 'rated' else relax[0]}" if relax else "") + "?"
+            return f"{lead}, and found no results.{hint}{note}"
+        cols = results.columns
+        if len(cols) == 1 and results.total == 1 and re.match(r"(?i)count", cols[0]):
+            return f"{lead}: the count is {results.rows[0][0]}.{note}"
+        items = [_describe(cols, row) for row in results.rows[:5]]
+        more = results.total - len(items)
+        listing = "; ".join(items) + (f"; and {more} more" if more > 0 else "")
+        found = "1 result" if results.total == 1 else f"{results.total} results"
+        return f"{lead}, and found {found}: {listing}.{note}"
+
+
+_STOP = {"what", "which", "does", "this", "that", "with", "from", "have", "there", "their", "they", "about", "restaurant", "place", "reviews", "review", "they", "them", "your", "some"}
+
+
+def _describe(columns: Sequence[str], row: Sequence[object]) -> str:
+    """One result as a phrase: its name and, for a narrow projection, every column shown."""
+    rec = dict(zip(columns, row))
+    name = rec.pop("name", None)
+    wide = len(columns) > 6  # SELECT *: say what matters, not every column
+    keys = [k for k in ("rating", "address") if k in rec] if wide else [k for k in rec if rec[k] not in (None, "", [])]
+    parts = []
+    for key in keys:
+        value = rec[key]
+        if key == "rating" and value is not None:
+            parts.append(f"rated {float(value):.1f}")  # type: ignore[arg-type]
+        elif isinstance(value, (list, tuple)):
+            parts.append(", ".join(map(str, value)))
+        else:
+            parts.append(str(value))
+    if name is None:
+        return ", ".join(f"{k} {v}" for k, v in rec.items())
+    return f"{name}" + (f" ({'; '.join(parts)})" if parts else "")

@@ -1,0 +1,464 @@
+"""The simulated semantic parser: a lexicon and a small grammar.
+
+It plays the zero-shot LLM parser of lecture 6 §3.1.  Like a real model it is shown
+only the utterance, the dialogue history (earlier utterances and the SQL that ran
+for them) and the schema text; it knows general words about food and places, but
+not the database's 50 cuisine values (they are not in the schema), so it writes
+what the user said (``'coffee' = ANY(cuisines)`` for "a café") and leaves the
+mapping onto real values to ``classify()``.
+
+Follow-ups ("what about italian ones?") refine the previous query, which the
+parser reads back from the previous turn's SQL, exactly as a model reads it in its
+prompt.  Its habits and mistakes are those of §3.1 and §4.4: "good" and "great"
+become ``rating >= 4.0``; a rating order gets a secondary key; at a seeded rate it
+drops one condition.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import sqlglot
+from sqlglot import exp
+
+from engines.llm.protocol import Turn
+from engines.llm.seeded import unit
+
+# --- the model's general knowledge: places and food words -------------------------------
+
+# Place names the model knows (written the way users say them).  Not the database's values.
+PLACES: dict[str, str] = {
+    "palo alto": "Palo Alto", "mountain view": "Mountain View", "menlo park": "Menlo Park",
+    "sunnyvale": "Sunnyvale", "bernal heights": "Bernal Heights", "bernal": "Bernal",
+    "mission district": "Mission District", "the mission": "the Mission", "sf": "SF",
+    "san francisco": "San Francisco", "cupertino": "Cupertino", "san jose": "San Jose",
+    "los altos": "Los Altos", "redwood city": "Redwood City", "oakland": "Oakland",
+    "berkeley": "Berkeley", "santa clara": "Santa Clara", "stanford": "Stanford",
+    "downtown": "downtown", "noe valley": "Noe Valley", "soma": "SoMa",
+}
+
+# Food words, longest first when matched; value = the literal the model writes.
+FOOD_WORDS: dict[str, str] = {
+    # the slides' habit: "a café" becomes 'coffee'
+    "café": "coffee", "cafés": "coffee", "cafe": "cafe", "cafes": "cafe",
+    "coffee shop": "coffee shop", "coffee shops": "coffee shop", "coffee": "coffee",
+    "bubble tea": "bubble tea", "boba": "boba", "tea": "tea",
+    "sushi": "sushi", "ramen": "ramen", "noodle": "noodle", "noodles": "noodles",
+    "dim sum": "dim sum", "dumplings": "dumplings", "dumpling": "dumplings",
+    "bbq": "bbq", "barbecue": "barbecue", "barbeque": "barbeque", "korean bbq": "korean bbq",
+    "burger": "burger", "burgers": "burgers", "steak": "steak", "steakhouse": "steakhouse",
+    "steakhouses": "steakhouses", "seafood": "seafood", "fish": "fish",
+    "vegan": "vegan", "vegetarian": "vegetarian", "veggie": "veggie", "plant-based": "plant-based",
+    "salad": "salad", "salads": "salad", "sandwich": "sandwich", "sandwiches": "sandwiches",
+    "bakery": "bakery", "bakeries": "bakeries", "pastry": "pastry", "pastries": "pastry",
+    "dessert": "dessert", "desserts": "desserts", "brunch": "brunch", "breakfast": "breakfast",
+    "breakfast & brunch": "breakfast & brunch", "tapas": "tapas", "wine bar": "wine bar",
+    "wine bars": "wine bars", "wine": "wine", "champagne": "champagne",
+    "pizza": "pizza", "pizzeria": "pizza", "tacos": "tacos", "taco": "tacos", "pho": "pho",
+    "curry": "curry", "poke": "poke", "latin": "latin", "latin american": "latin american",
+    "soul food": "soul food", "southern": "southern", "cajun": "cajun", "cajun soul food": "cajun soul food",
+    "hawaiian poke": "hawaiian poke", "middle eastern": "middle eastern", "middle-eastern": "middle-eastern",
+    "mediterranean": "mediterranean", "szechuan": "szechuan", "sichuan": "sichuan",
+    "cantonese": "cantonese", "modern european": "modern european",
+    "american": "american", "new american": "american (new)", "traditional american": "american (traditional)",
+}
+for _n in ("italian", "mexican", "chinese", "japanese", "korean", "thai", "vietnamese", "indian",
+           "french", "greek", "spanish", "ethiopian", "peruvian", "brazilian", "hawaiian", "taiwanese",
+           "singaporean", "malaysian", "filipino", "cuban", "turkish", "lebanese", "german", "persian"):
+    FOOD_WORDS[_n] = _n
+
+_PRICE_WORDS: tuple[tuple[str, str], ...] = (
+    (r"\b(cheap|cheapest|inexpensive|affordable|budget|low[- ]cost|cheaply)\b", "cheap"),
+    (r"\b(moderately priced|mid[- ]range|moderate|reasonably priced|mid[- ]priced)\b", "moderate"),
+    (r"\b(expensive|pricey|upscale|high[- ]end)\b", "expensive"),
+    (r"\b(luxury|luxurious|fancy|fine dining|splurge)\b", "luxury"),
+)
+
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+
+_FOLLOW_UP = re.compile(
+    r"^(what|how) about\b|\binstead\b|\bthere\b|\bthose\b|\bthem\b|\bthese\b|\bones\b|\bwhich one\b"
+    r"|\bwhich of\b|\bamong\b|\bof them\b|^(and|also|only|just|now)\b|\bthe same\b|\bany of\b"
+)
+_LIST_REQUEST = re.compile(r"\b(show|find|list|give me|recommend|looking for|search|suggest)\b|^(any|some)\b")
+_RESTAURANT_NOUN = re.compile(r"\b(restaurants?|places?|spots?|eater(y|ies)|joints?|diners?|bistros?|somewhere|anywhere)\b")
+_CHITCHAT = re.compile(r"^\s*(thanks|thank you|thx|ok(ay)?|great,? thanks|cool|hi|hello|hey|bye|goodbye|good night)\b[\s!.]*$")
+_DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are)\s+(an?\s+|the\s+)?(?P<thing>[\w\s&'-]+?)\s*\??\s*$")
+
+
+@dataclass
+class Frame:
+    """What a query asks for, slot by slot (the parser's reading of an utterance or of SQL)."""
+
+    locations: list[str] = field(default_factory=list)
+    cuisines: list[str] = field(default_factory=list)
+    prices: list[str] = field(default_factory=list)
+    rating: tuple[str, float] | None = None  # (">=" or ">", value)
+    name: str | None = None
+    order: list[tuple[str, bool]] = field(default_factory=list)  # (column, descending)
+    limit: int | None = None
+    select: list[str] | None = None  # None: SELECT *
+    count: bool = False
+
+    def filters(self) -> tuple:
+        return (tuple(self.locations), tuple(self.cuisines), tuple(self.prices), self.rating, self.name)
+
+    def has_any(self) -> bool:
+        return any(self.filters()) or bool(self.order) or self.count or self.select is not None
+
+
+# --- reading an utterance ----------------------------------------------------------------
+
+
+def read_utterance(text: str, schema: str) -> tuple[Frame, set[str]]:
+    """Slots mentioned in one utterance, and which slots were mentioned at all."""
+    raw = text.strip()
+    low = raw.lower()
+    f = Frame()
+    said: set[str] = set()
+
+    if re.search(r"\bhow many\b|\bnumber of (restaurants|places)\b|\bcount\b", low):
+        f.count = True
+        said.add("count")
+    proj = _projection(low)
+    if proj:
+        f.select = proj
+        said.add("select")
+
+    places = _places(raw, low)
+    if places:
+        f.locations = places
+        said.add("location")
+
+    foods = _foods(low)
+    if foods:
+        f.cuisines = foods
+        said.add("cuisine")
+
+    enum_prices = _schema_enum(schema, "price")
+    for pattern, value in _PRICE_WORDS:
+        if re.search(pattern, low) and (not enum_prices or value in enum_prices):
+            if value not in f.prices:
+                f.prices.append(value)
+    if f.prices:
+        said.add("price")
+
+    rating = _rating(low)
+    if rating:
+        f.rating = rating
+        said.add("rating")
+
+    order = _superlative(low)
+    if order:
+        f.order, f.limit = order
+        said.add("order")
+
+    name = _restaurant_name(raw, places)
+    if name:
+        f.name = name
+        said.add("name")
+    return f, said
+
+
+def _projection(low: str) -> list[str] | None:
+    cols: list[str] = []
+    if re.search(r"\bphone( number)?\b|\bcall\b|\bnumber for\b", low):
+        cols.append("phone_number")
+    if re.search(r"\baddress\b|\bwhere is\b|\bwhere's\b", low):
+        cols.append("address")
+    if re.search(r"\bhours\b|\bwhen (is|does) .* open\b|\bopening\b|\bclose\b", low):
+        cols.append("opening_hours")
+    if re.search(r"\b(popular|signature) dishes\b|\bwhat (should i|to) order\b", low):
+        cols.append("popular_dishes")
+    return ["name", *cols] if cols else None
+
+
+def _places(raw: str, low: str) -> list[str]:
+    found: list[str] = []
+    taken = low
+    for key in sorted(PLACES, key=len, reverse=True):
+        m = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", taken)
+        if m:
+            found.append(PLACES[key])
+            taken = taken[: m.start()] + " " * len(key) + taken[m.end():]
+    if found:
+        return found
+    # An unknown capitalised place after "in" / "near" / "around".
+    m = re.search(r"\b(?:in|near|around)\s+((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+){0,2})", raw)
+    if m and m.group(1).lower() not in FOOD_WORDS:
+        return [m.group(1)]
+    return []
+
+
+def _foods(low: str) -> list[str]:
+    text = low
+    found: list[str] = []
+    for key in sorted(FOOD_WORDS, key=len, reverse=True):
+        pattern = rf"(?<![\w-]){re.escape(key)}(?![\w-])"
+        m = re.search(pattern, text)
+        if not m:
+            continue
+        # "good for a date" etc. never name food; "wine" in "wine bar" was taken by the longer key.
+        literal = FOOD_WORDS[key]
+        if literal not in found:
+            found.append(literal)
+        text = text[: m.start()] + " " * len(key) + text[m.end():]
+    # keep the order in which they were said
+    return sorted(found, key=lambda lit: _first_pos(low, lit))
+
+
+def _first_pos(low: str, literal: str) -> int:
+    positions = [low.find(k) for k, v in FOOD_WORDS.items() if v == literal and low.find(k) >= 0]
+    return min(positions) if positions else len(low)
+
+
+def _rating(low: str) -> tuple[str, float] | None:
+    m = re.search(r"\b(at least|minimum( of)?|no less than)\s+(\d(?:\.\d)?)\s*(stars?|rating)?", low)
+    if m:
+        return (">=", float(m.group(3)))
+    m = re.search(r"\b(over|above|more than|better than|higher than)\s+(\d(?:\.\d)?)\s*(stars?|rating)?", low)
+    if m:
+        return (">", float(m.group(2)))
+    m = re.search(r"(\d(?:\.\d)?)\s*\+?\s*stars?\s*(or (more|higher|better|above)|and up|\+)?", low)
+    if m:
+        return (">=", float(m.group(1)))
+    if re.search(r"\b(rated|rating of)\s+(\d(?:\.\d)?)\s*(\+|or (more|higher|above))", low):
+        m2 = re.search(r"(\d(?:\.\d)?)", low.split("rat", 1)[1])
+        if m2:
+            return (">=", float(m2.group(1)))
+    # The habit of §3.1: "good" / "great" become a rating condition.
+    if re.search(r"\b(good|great|excellent|highly rated|well[- ]rated|well[- ]reviewed)\b(?!\s+(for|with|view|views|parking|value|place to|spot for))", low):
+        if not re.search(r"\b(top|best|highest)[- ]", low):
+            return (">=", 4.0)
+    return None
+
+
+def _superlative(low: str) -> tuple[list[tuple[str, bool]], int] | None:
+    k = 1
+    m = re.search(rf"\btop\s+{_NUM}\b|\b{_NUM}\s+(best|top|highest|most)\b", low)
+    if m:
+        word = m.group(1) or m.group(2)
+        k = int(word) if word.isdigit() else _NUMBERS[word]
+    elif re.search(r"\b(restaurants|places|ones|spots)\b", low) and not re.search(r"\b(the|which) one\b", low):
+        k = 5
+    if re.search(r"\b(top[- ]rated|highest[- ]rated|best[- ]rated|best|top|highest rating|highest)\b", low):
+        return [("rating", True)], k
+    if re.search(r"\b(most popular|most reviewed|most reviews|busiest|most famous)\b", low):
+        return [("num_reviews", True)], k
+    if re.search(r"\b(lowest[- ]rated|worst)\b", low):
+        return [("rating", False)], k
+    return None
+
+
+def _restaurant_name(raw: str, places: list[str]) -> str | None:
+    m = re.search(r"\b(?:of|at|for|about|called|named|is)\s+((?:[A-Z][\w'&]*)(?:\s+(?:[A-Z][\w'&]*|II|III|IV))+)", raw)
+    if not m:
+        return None
+    name = m.group(1).strip()
+    if name.lower() in PLACES or name in places:
+        return None
+    return name
+
+
+def _schema_enum(schema: str, column: str) -> list[str]:
+    m = re.search(rf"\b{column}\s+ENUM\s*\(([^)]*)\)", schema, re.IGNORECASE)
+    return re.findall(r"'([^']*)'", m.group(1)) if m else []
+
+
+def _schema_table(schema: str) -> str:
+    m = re.search(r"CREATE TABLE\s+(\w+)", schema, re.IGNORECASE)
+    return m.group(1) if m else "restaurants"
+
+
+# --- the input classifier ----------------------------------------------------------------
+
+
+def route(utterance: str, history: Sequence[Turn], schema: str) -> tuple[bool, str]:
+    low = utterance.strip().lower()
+    if not low:
+        return False, "the message is empty"
+    if _CHITCHAT.match(low):
+        return False, "small talk: nothing to look up"
+    frame, said = read_utterance(utterance, schema)
+    has_restaurant_word = bool(_RESTAURANT_NOUN.search(low))
+    d = _DEFINITION.match(low)
+    if d and not has_restaurant_word and not ({"location", "price", "rating", "name", "count", "select"} & said):
+        return False, f"asks what {d.group('thing').strip()} is: general knowledge, not a lookup"
+    if said:
+        return True, "mentions " + ", ".join(sorted(said)) + ": a database lookup"
+    if has_restaurant_word:
+        return True, "asks about restaurants: a database lookup"
+    if _FOLLOW_UP.search(low) and any(t.sql for t in history):
+        return True, "refers back to the previous results"
+    return False, "names nothing in the database"
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+def parse(utterance: str, history: Sequence[Turn], schema: str, *, seed: int, drop_rate: float = 0.04) -> str:
+    """One SQL statement (PostgreSQL dialect) for this turn of the dialogue."""
+    new, said = read_utterance(utterance, schema)
+    previous = next((t.sql for t in reversed(history) if t.sql), None)
+    low = utterance.lower()
+    follow_up = previous is not None and (
+        bool(_FOLLOW_UP.search(low)) or not (_RESTAURANT_NOUN.search(low) or {"location", "name"} & said)
+    )
+    frame = merge(frame_from_sql(previous), new, said, relist=bool(_LIST_REQUEST.search(low))) if follow_up and previous else new
+    key = f"{utterance}\x00{previous or ''}"
+    frame = _maybe_drop_condition(frame, seed=seed, key=key, rate=drop_rate)
+    return to_sql(frame, _schema_table(schema))
+
+
+def merge(old: Frame, new: Frame, said: set[str], *, relist: bool = False) -> Frame:
+    """A follow-up: what it mentions replaces the old slot; the rest carries over.
+
+    "What about in Palo Alto?" asks the same question elsewhere: ordering and the
+    columns asked for stay.  "Show me a café there instead" (``relist``) asks for a
+    list again: a previous "top-rated" or "phone number" is dropped.
+    """
+    out = replace(old, locations=list(old.locations), cuisines=list(old.cuisines), prices=list(old.prices))
+    changed = False
+    for slot, attr in (("location", "locations"), ("cuisine", "cuisines"), ("price", "prices"), ("rating", "rating"), ("name", "name")):
+        if slot in said:
+            setattr(out, attr, getattr(new, attr))
+            changed = True
+    if "order" in said:
+        out.order, out.limit = new.order, new.limit
+    elif changed and relist:
+        out.order, out.limit = [], None
+    if "select" in said:
+        out.select = new.select
+    elif changed and relist:
+        out.select = None
+    out.count = new.count if ("count" in said or (changed and relist)) else old.count
+    return out
+
+
+def _maybe_drop_condition(frame: Frame, *, seed: int, key: str, rate: float) -> Frame:
+    conditions = [s for s, v in (("locations", frame.locations), ("cuisines", frame.cuisines), ("prices", frame.prices), ("rating", frame.rating)) if v]
+    if len(conditions) < 2 or unit(seed, "parse-drop", key) >= rate:
+        return frame
+    victim = conditions[int(unit(seed, "parse-drop-which", key) * len(conditions))]
+    return replace(frame, **{victim: None if victim == "rating" else []})
+
+
+def _q(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def to_sql(frame: Frame, table: str = "restaurants") -> str:
+    conds: list[str] = []
+    if frame.name:
+        conds.append(f"name = {_q(frame.name)}")
+    if frame.cuisines:
+        parts = [f"{_q(c)} = ANY(cuisines)" for c in frame.cuisines]
+        conds.append(parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")")
+    if frame.locations:
+        conds.append(f"location = {_q(frame.locations[0])}" if len(frame.locations) == 1 else "location IN (" + ", ".join(_q(v) for v in frame.locations) + ")")
+    if frame.prices:
+        conds.append(f"price = {_q(frame.prices[0])}" if len(frame.prices) == 1 else "price IN (" + ", ".join(_q(v) for v in frame.prices) + ")")
+    if frame.rating:
+        op, value = frame.rating
+        conds.append(f"rating {op} {value:.1f}")
+    if frame.count:
+        head = "SELECT COUNT(*)"
+    elif frame.select:
+        head = "SELECT " + ", ".join(frame.select)
+    else:
+        head = "SELECT *"
+    sql = f"{head} FROM {table}"
+    if conds:
+        sql += " WHERE " + " AND ".join(conds)
+    if frame.order and not frame.count:
+        keys = list(frame.order)
+        if keys[0][0] == "rating" and len(keys) == 1:
+            keys.append(("num_reviews", True))  # the habit of §4.4: a secondary sort key
+        sql += " ORDER BY " + ", ".join(f"{c} {'DESC' if d else 'ASC'}" for c, d in keys)
+        if frame.limit:
+            sql += f" LIMIT {frame.limit}"
+    return sql
+
+
+# --- reading SQL back into a frame (the model reads the previous query) ----------------------
+
+
+def frame_from_sql(sql: str | None) -> Frame:
+    f = Frame()
+    if not sql:
+        return f
+    try:
+        tree = sqlglot.parse_one(sql, read="postgres")
+    except sqlglot.errors.ParseError:
+        return f
+    if not isinstance(tree, exp.Select):
+        return f
+    cols = [e for e in tree.expressions]
+    if any(isinstance(e, exp.Count) for e in cols):
+        f.count = True
+    elif not any(isinstance(e, exp.Star) for e in cols):
+        f.select = [e.alias_or_name for e in cols]
+    where = tree.args.get("where")
+    if where is not None:
+        for cond in _conjuncts(where.this):
+            _absorb(f, cond)
+    order = tree.args.get("order")
+    if order is not None:
+        f.order = [(o.this.name, bool(o.args.get("desc"))) for o in order.expressions if isinstance(o.this, exp.Column)]
+        if len(f.order) == 2 and f.order[1] == ("num_reviews", True) and f.order[0][0] == "rating":
+            f.order = f.order[:1]
+    limit = tree.args.get("limit")
+    if limit is not None and isinstance(limit.expression, exp.Literal):
+        f.limit = int(limit.expression.name)
+    return f
+
+
+def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    e = e.unnest() if isinstance(e, exp.Paren) else e
+    if isinstance(e, exp.And):
+        return _conjuncts(e.this) + _conjuncts(e.expression)
+    return [e]
+
+
+def _disjuncts(e: exp.Expression) -> list[exp.Expression]:
+    e = e.unnest() if isinstance(e, exp.Paren) else e
+    if isinstance(e, exp.Or):
+        return _disjuncts(e.this) + _disjuncts(e.expression)
+    return [e]
+
+
+def _absorb(f: Frame, cond: exp.Expression) -> None:
+    parts = _disjuncts(cond)
+    cuisines = [_any_literal(p) for p in parts]
+    if all(c is not None for c in cuisines):
+        f.cuisines = [c for c in cuisines if c]
+        return
+    if isinstance(cond, exp.In) and isinstance(cond.this, exp.Column):
+        values = [v.name for v in cond.expressions if isinstance(v, exp.Literal)]
+        _set_column(f, cond.this.name, values)
+    elif isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Literal):
+        _set_column(f, cond.this.name, [cond.expression.name])
+    elif isinstance(cond, (exp.GTE, exp.GT)) and isinstance(cond.this, exp.Column) and cond.this.name == "rating":
+        try:
+            f.rating = (">=" if isinstance(cond, exp.GTE) else ">", float(cond.expression.name))
+        except ValueError:
+            pass
+
+
+def _any_literal(e: exp.Expression) -> str | None:
+    if isinstance(e, exp.EQ) and isinstance(e.this, exp.Literal) and isinstance(e.expression, exp.Any):
+        inner = e.expression.this.unnest() if isinstance(e.expression.this, exp.Paren) else e.expression.this
+        if isinstance(inner, exp.Column) and inner.name == "cuisines":
+            return e.this.name
+    return None
+
+
+def _set_column(f: Frame, column: str, values: list[str]) -> None:
+    if column == "location":
+        f.locations = values
+    elif column == "price":
+        f.prices = values
+    elif column == "name" and values:
+        f.name = values[0]

@@ -1,0 +1,45 @@
+"""User settings: one validated model, overridable from the environment.
+
+Every field can be set with an environment variable ``CS224V_<FIELD>`` (for
+example ``CS224V_BACKEND=claude``).  The Anthropic key is read from
+``ANTHROPIC_API_KEY`` as the SDK does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_cache_dir
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+APP_NAME = "cs224v-tui"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CS224V_", extra="ignore", validate_default=True)
+
+    backend: Literal["sim", "claude"] = "sim"
+    # simulated LLM
+    seed: int = 224
+    sim_latency_s: float = Field(0.0, ge=0.0, le=10.0, description="simulated seconds per LLM call")
+    sim_error_on_topic: float = Field(0.03, ge=0.0, le=1.0)
+    sim_error_off_topic: float = Field(0.003, ge=0.0, le=1.0)
+    # Claude
+    claude_model: str = "claude-sonnet-4-5"
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    claude_max_retries: int = Field(4, ge=0, le=10)
+    claude_timeout_s: float = Field(60.0, gt=0)
+    # the answer cache
+    cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir(APP_NAME)))
+    cache_enabled: bool = True
+    # the SQL sandbox
+    row_cap: int = Field(10_000, ge=1)
+    query_timeout_s: float = Field(5.0, gt=0)
+    # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
+    classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
+
+    @field_validator("anthropic_api_key", mode="before")
+    @classmethod
+    def _blank_is_none(cls, v: object) -> object:
+        return None if v in ("", None) else v

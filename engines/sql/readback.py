@@ -1,0 +1,340 @@
+"""Read a query back to the user: one English sentence built from the query tree, not by an LLM.
+
+The sentence says what *runs*, mistakes included: a text comparison such as
+``opening_hours > '10pm'`` reads "whose opening hours come after '10pm' in
+alphabetical order", because that is what the database will do.  Each rendering
+is a small function of one node kind; unknown nodes fall back to their SQL text.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import sqlglot
+from sqlglot import exp
+
+# How a column is named in a sentence; anything else: underscores become spaces.
+COLUMN_WORDS: dict[str, str] = {
+    "num_reviews": "number of reviews",
+    "phone_number": "phone number",
+    "opening_hours": "opening hours",
+    "popular_dishes": "popular dishes",
+    "_id": "id",
+}
+NUMERIC_HINTS = ("rating", "num_", "count", "price_level", "year", "credits", "stars")
+
+
+def column_words(name: str) -> str:
+    return COLUMN_WORDS.get(name, name.replace("_", " ").strip())
+
+
+def readback(query: str | exp.Expression, *, dialect: str = "postgres") -> str:
+    """The sentence for a SELECT statement (a string or a parsed tree)."""
+    tree = sqlglot.parse_one(query, read=dialect) if isinstance(query, str) else query
+    return _statement(tree) + "."
+
+
+def _statement(tree: exp.Expression) -> str:
+    if isinstance(tree, exp.Union):
+        return f"{_statement(tree.this)}; and also {_lower_first(_statement(tree.expression))}"
+    if isinstance(tree, exp.Except):
+        return f"{_statement(tree.this)}, leaving out those where {_lower_first(_statement(tree.expression))}"
+    if isinstance(tree, exp.Intersect):
+        return f"{_statement(tree.this)}, keeping only those where also {_lower_first(_statement(tree.expression))}"
+    if not isinstance(tree, exp.Select):
+        return f"I ran {tree.sql(dialect='postgres')}"
+    table = _table(tree)
+    parts: list[str] = []
+    counts = [e for e in tree.expressions if isinstance(e.unalias(), exp.Count)]
+    aggregates = [e for e in tree.expressions if isinstance(e.unalias(), exp.AggFunc) and not isinstance(e.unalias(), exp.Count)]
+    head = f"I counted {table}" if counts and len(tree.expressions) == 1 else f"I searched for {table}"
+    where = tree.args.get("where")
+    if where is not None:
+        parts.append(condition(where.this, top=True))
+    if not counts or len(tree.expressions) > 1:
+        shown = _projection(tree, aggregates)
+        if shown:
+            parts.append(shown)
+    group = tree.args.get("group")
+    if group is not None:
+        parts.append("grouped by " + _and(column_words(g.name) if isinstance(g, exp.Column) else g.sql("postgres") for g in group.expressions))
+    order = tree.args.get("order")
+    if order is not None:
+        parts.append(_order(order))
+    limit = tree.args.get("limit")
+    offset = tree.args.get("offset")
+    if offset is not None:
+        parts.append(f"skipping the first {offset.expression.sql('postgres')}")
+    if limit is not None:
+        n = limit.expression.sql("postgres")
+        parts.append(f"keeping the first {n}" if order is None else f"keeping the top {n}")
+    sentence = head
+    for p in parts:
+        if not p:
+            continue
+        sentence += p if p.startswith(" ") else (" " + p if _joins_directly(p) else ", " + p)
+    return sentence
+
+
+def _joins_directly(part: str) -> bool:
+    return part.startswith(("in ", "whose ", "named ", "with ", "priced ", "rated ", "where ", "that "))
+
+
+def _lower_first(s: str) -> str:
+    return s[:1].lower() + s[1:]
+
+
+def _table(tree: exp.Select) -> str:
+    source = tree.args.get("from") or tree.args.get("from_")
+    if source is None:
+        return "a value"
+    t = source.this
+    if isinstance(t, exp.Table):
+        name = t.name
+        joins = tree.args.get("joins") or []
+        if joins:
+            others = [j.this.name for j in joins if isinstance(j.this, exp.Table)]
+            return f"{name} joined with {_and(others)}"
+        return name
+    if isinstance(t, exp.Subquery):
+        return "rows of a subquery (" + _lower_first(_statement(t.this)) + ")"
+    return t.sql("postgres")
+
+
+def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
+    exprs = tree.expressions
+    if len(exprs) == 1 and isinstance(exprs[0], exp.Star):
+        return ""
+    names = []
+    for e in exprs:
+        inner = e.unalias()
+        if isinstance(inner, exp.Star):
+            names.append("every column")
+        elif isinstance(inner, exp.Column):
+            names.append(column_words(inner.name))
+        elif isinstance(inner, exp.Count):
+            names.append("how many")
+        elif isinstance(inner, (exp.Avg, exp.Max, exp.Min, exp.Sum)):
+            arg = inner.this
+            word = {exp.Avg: "the average", exp.Max: "the highest", exp.Min: "the lowest", exp.Sum: "the total"}[type(inner)]
+            names.append(f"{word} {column_words(arg.name) if isinstance(arg, exp.Column) else arg.sql('postgres')}")
+        else:
+            names.append(inner.sql("postgres"))
+    return "showing " + _and(names)
+
+
+def _order(order: exp.Order) -> str:
+    keys = []
+    for o in order.expressions:
+        target = o.this
+        desc = bool(o.args.get("desc"))
+        if isinstance(target, exp.Column):
+            word = column_words(target.name)
+            numeric = target.name.startswith(NUMERIC_HINTS) or target.name in ("rating",)
+            if numeric:
+                keys.append(f"{word} ({'highest' if desc else 'lowest'} first)")
+            else:
+                keys.append(f"{word} ({'reverse ' if desc else ''}alphabetical order)")
+        else:
+            keys.append(f"{target.sql('postgres')} ({'descending' if desc else 'ascending'})")
+    return "sorted by " + ", then ".join(keys)
+
+
+def _and(items) -> str:
+    items = [i for i in items if i]
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _or(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+# --- conditions --------------------------------------------------------------------------------
+
+
+def condition(node: exp.Expression, *, top: bool = False) -> str:
+    """The phrase for a WHERE condition."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if top and isinstance(node, exp.Or):
+        phrase = _render_or(node)
+        return phrase[1:-1] if phrase.startswith("(") else phrase  # nothing around it to bind to
+    for kind, render in _RENDERERS:
+        if isinstance(node, kind):
+            phrase = render(node)
+            if phrase is not None:
+                return phrase
+    return f"where {node.sql(dialect='postgres')}"
+
+
+def _render_and(node: exp.And) -> str:
+    parts = _flatten(node, exp.And)
+    # AND commutes, so the phrases may be put in the order that reads best.
+    phrases = sorted((condition(p) for p in parts), key=_phrase_rank)
+    return _join_conditions(phrases)
+
+
+_PHRASE_ORDER = ("named ", "in ", "whose cuisines", "priced ", "rated ", "with ")
+
+
+def _phrase_rank(phrase: str) -> int:
+    return next((i for i, p in enumerate(_PHRASE_ORDER) if phrase.startswith(p)), len(_PHRASE_ORDER))
+
+
+def _join_conditions(phrases: list[str]) -> str:
+    """'in Palo Alto whose cuisines include x, priced cheap and rated at least 4.0'."""
+    if phrases and phrases[0].startswith("in ") and len(phrases) > 1:
+        return f"{phrases[0]} {_and(phrases[1:])}"
+    return _and(phrases)
+
+
+def _render_or(node: exp.Or) -> str:
+    parts = _flatten(node, exp.Or)
+    # 'a' = ANY(c) OR 'b' = ANY(c): one phrase "whose c include a or b"
+    anys = [_any_parts(p) for p in parts]
+    if all(a is not None for a in anys) and len({a[1] for a in anys}) == 1:  # type: ignore[index]
+        column = anys[0][1]  # type: ignore[index]
+        return f"whose {column_words(column)} include {_or([a[0] for a in anys])}"  # type: ignore[index]
+    return "(" + _or([condition(p) for p in parts]) + ")"
+
+
+def _flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, kind):
+        return _flatten(node.this, kind) + _flatten(node.expression, kind)
+    return [node]
+
+
+def _any_parts(node: exp.Expression) -> tuple[str, str] | None:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.EQ):
+        for lit, other in ((node.this, node.expression), (node.expression, node.this)):
+            if isinstance(lit, exp.Literal) and isinstance(other, exp.Any):
+                inner = other.this.unnest() if isinstance(other.this, exp.Paren) else other.this
+                if isinstance(inner, exp.Column):
+                    return lit.name, inner.name
+    return None
+
+
+def _render_not(node: exp.Not) -> str:
+    inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
+    if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+        return f"whose {_operand(inner.this)} is known"
+    anyp = _any_parts(inner)
+    if anyp is not None:
+        return f"whose {column_words(anyp[1])} do not include {anyp[0]}"
+    return f"not {condition(inner)}"
+
+
+def _operand(node: exp.Expression) -> str:
+    if isinstance(node, exp.Column):
+        return column_words(node.name)
+    if isinstance(node, exp.Literal):
+        return node.name if not node.is_string else f"'{node.name}'"
+    return node.sql(dialect="postgres")
+
+
+def _is_text(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
+
+
+def _render_comparison(node: exp.Binary) -> str | None:
+    left, right = node.this, node.expression
+    anyp = _any_parts(node) if isinstance(node, exp.EQ) else None
+    if anyp is not None:
+        return f"whose {column_words(anyp[1])} include {anyp[0]}"
+    if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+        left, right = right, left
+        node = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(type(node), type(node))(this=left, expression=right)
+    if isinstance(left, exp.Column):
+        col = left.name
+        value = _operand(right)
+        if isinstance(node, exp.EQ):
+            if col == "location":
+                return f"in {right.name if _is_text(right) else value}"
+            if col == "name":
+                return f"named {right.name if _is_text(right) else value}"
+            if col == "price":
+                return f"priced {right.name if _is_text(right) else value}"
+            if col == "rating":
+                return f"rated exactly {value}"
+            return f"whose {column_words(col)} is {value}"
+        if isinstance(node, exp.NEQ):
+            return f"whose {column_words(col)} is not {value}"
+        if _is_text(right):
+            order_words = {exp.GT: "come after", exp.GTE: "come at or after", exp.LT: "come before", exp.LTE: "come at or before"}
+            return f"whose {column_words(col)} {order_words[type(node)]} {value} in alphabetical order"
+        if col == "rating":
+            words = {exp.GT: "rated above", exp.GTE: "rated at least", exp.LT: "rated below", exp.LTE: "rated at most"}
+            return f"{words[type(node)]} {_fmt_rating(right)}"
+        if col == "num_reviews":
+            words = {exp.GT: "with more than", exp.GTE: "with at least", exp.LT: "with fewer than", exp.LTE: "with at most"}
+            return f"{words[type(node)]} {value} reviews"
+        words = {exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below", exp.LTE: "is at most"}
+        return f"whose {column_words(col)} {words[type(node)]} {value}"
+    return None
+
+
+def _fmt_rating(node: exp.Expression) -> str:
+    try:
+        return f"{float(node.name):.1f}"
+    except ValueError:
+        return _operand(node)
+
+
+def _render_in(node: exp.In) -> str | None:
+    if not isinstance(node.this, exp.Column):
+        return None
+    query = node.args.get("query")
+    if query is not None:
+        return f"whose {column_words(node.this.name)} is among the results of a subquery ({_lower_first(_statement(query.unnest()))})"
+    values = [e.name if _is_text(e) else _operand(e) for e in node.expressions]
+    col = node.this.name
+    if col == "location":
+        return f"in {_or(values)}"
+    if col == "price":
+        return f"priced {_or(values)}"
+    return f"whose {column_words(col)} is {_or(values)}"
+
+
+def _render_like(node: exp.Like | exp.ILike) -> str | None:
+    case = " (ignoring case)" if isinstance(node, exp.ILike) else ""
+    return f"whose {_operand(node.this)} matches the pattern {_operand(node.expression)}{case}"
+
+
+def _render_between(node: exp.Between) -> str:
+    return f"whose {_operand(node.this)} is between {_operand(node.args['low'])} and {_operand(node.args['high'])}"
+
+
+def _render_is(node: exp.Is) -> str:
+    if isinstance(node.expression, exp.Null):
+        return f"whose {_operand(node.this)} is missing"
+    return f"whose {_operand(node.this)} is {_operand(node.expression)}"
+
+
+def _render_contains_all(node: exp.ArrayContainsAll) -> str | None:
+    if isinstance(node.this, exp.Column) and isinstance(node.expression, exp.Array):
+        items = [e.name for e in node.expression.expressions]
+        return f"whose {column_words(node.this.name)} include {_and(items)}"
+    return None
+
+
+def _render_boolean(node: exp.Boolean) -> str:
+    return "with no condition" if node.this else "matching nothing (the condition is always false)"
+
+
+_RENDERERS: list[tuple[type, Callable[[exp.Expression], str | None]]] = [
+    (exp.And, _render_and),
+    (exp.Or, _render_or),
+    (exp.Not, _render_not),
+    (exp.In, _render_in),
+    (exp.Like, _render_like),
+    (exp.ILike, _render_like),
+    (exp.Between, _render_between),
+    (exp.Is, _render_is),
+    (exp.ArrayContainsAll, _render_contains_all),
+    (exp.Boolean, _render_boolean),
+    ((exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE), _render_comparison),
+]

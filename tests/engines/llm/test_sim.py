@@ -1,0 +1,128 @@
+"""The simulated LLM: reads only what a model is shown, recognises phrasings, errs at seeded rates."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from engines.llm import sim as sim_module
+from engines.llm.protocol import Answer, Backend, Results
+from engines.llm.sim import SimBackend
+from worlds import restaurants as W
+
+
+@pytest.fixture(scope="module")
+def sim() -> SimBackend:
+    return SimBackend(seed=224)
+
+
+def ans(sim: SimBackend, text: str, question: str) -> Answer:
+    return sim.answer(text, question).value
+
+
+def test_is_a_backend(sim):
+    assert isinstance(sim, Backend)
+    assert sim.name == "sim" and "seed=224" in sim.model
+
+
+def test_never_reads_hidden_truth():
+    source = inspect.getsource(sim_module) + inspect.getsource(__import__("engines.llm.sim_parser", fromlist=["x"]))
+    assert "truth" not in source.replace("hidden truth", "").replace("ground truth", "")
+    assert "worlds" not in source
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Very family-friendly.",
+        "Our children loved it.",
+        "They have a kids menu and crayons for the table.",
+        "A great place to bring the little ones.",
+    ],
+)
+def test_recognises_varied_phrasings(text):
+    sim = SimBackend(seed=1, error_on_topic=0, error_off_topic=0)
+    a = ans(sim, f"Came for lunch. {text} Service was quick.", "is it family-friendly?")
+    assert a.value == "Yes" and a.evidence == (text,)
+
+
+def test_says_no_when_the_text_says_the_opposite_and_unknown_when_silent():
+    sim = SimBackend(seed=1, error_on_topic=0, error_off_topic=0)
+    assert ans(sim, "Parking can be tricky. The pho was great.", "is parking easy?").value == "No"
+    assert ans(sim, "Never had trouble finding a spot.", "is parking easy?").value == "Yes"
+    silent = ans(sim, "The pho was great.", "is parking easy?")
+    assert silent.unknown and silent.evidence == ()
+
+
+def test_common_sense_about_dishes():
+    sim = SimBackend(seed=1, error_on_topic=0, error_off_topic=0)
+    a = ans(sim, "You have to try the cacio e pepe.", "does this restaurant serve pasta?")
+    assert a.value == "Yes" and "cacio e pepe" in a.evidence[0]
+    assert ans(sim, "Loved the pho.", "does it serve pasta?").unknown
+
+
+def test_seeded_error_rates_and_repeatability():
+    world = W.build()
+    sim = SimBackend(seed=7)
+    careful = SimBackend(seed=7, error_on_topic=0, error_off_topic=0)
+    on = off = on_err = off_err = 0
+    for r in world.rows:
+        text = "\n".join(r.reviews)
+        for q in ("is it family-friendly?", "is parking easy?", "is it romantic?", "does it have a great view?"):
+            truth = careful._read(text, q)
+            got = ans(sim, text, q)
+            assert got == ans(sim, text, q)  # the same input repeats exactly
+            if truth.value is not None:
+                on += 1
+                on_err += got.value != truth.value
+            else:
+                off += 1
+                off_err += got.value != truth.value
+    assert 0.01 < on_err / on < 0.06  # 3% when the text touches the topic
+    assert off_err / off < 0.01  # 0.3% when it does not
+    assert ans(SimBackend(seed=8), "Our children loved it.", "is it family-friendly?") is not None
+
+
+def test_summary_is_extractive_and_deterministic(sim):
+    text = "Came in on a rainy Sunday. Our children loved it. The view is stunning. Will be back."
+    s = sim.summary(text).value
+    assert s == sim.summary(text).value
+    assert "Our children loved it." in s and "The view is stunning." in s
+
+
+def test_classify_common_sense_and_biases(sim):
+    pick = lambda v: set(sim.classify(v, "cuisines", W.CUISINES).value)  # noqa: E731
+    assert pick("coffee") == {"coffee & tea", "cafe"}
+    assert pick("sichuan") == {"szechuan"}
+    assert pick("curry") == {"indian"}  # the bias of §3.3: Thai is missed
+    assert "vietnamese" in pick("noodle")  # ... and noodles pull in Vietnamese
+    assert pick("italian") == {"italian"}
+    assert pick("zzz") == set()
+    assert set(sim.classify("coffee", "cuisines", ["cafe"]).value) == {"cafe"}  # only among candidates
+
+
+def test_respond_builds_only_from_rows(sim):
+    rows = (("Velvet Garden", 4.5, "1957 Ramona St, Palo Alto"),)
+    reply = sim.respond("a cafe?", [], Results("I searched for restaurants in Palo Alto.", ("name", "rating", "address"), rows, 1)).value
+    assert "Velvet Garden" in reply and "1 result" in reply
+    empty = sim.respond("x", [], Results("I searched for restaurants in Sunnyvale priced luxury.", ("name",), (), 0)).value
+    assert "no results" in empty and "relax" in empty
+
+
+def test_reply_says_what_it_could_not_search(sim):
+    reply = sim.respond("a spicy chinese place", [], Results("I searched for restaurants whose cuisines include chinese.", ("name",), (("A",),), 1)).value
+    assert "'spicy'" in reply
+
+
+def test_direct_replies(sim):
+    assert "Cantonese" in sim.respond("What is dim sum?", [], None).value
+    assert "welcome" in sim.respond("Thanks!", [], None).value
+
+
+def test_latency_is_a_setting():
+    slept = []
+    SimBackend(latency_s=0.5, sleep=slept.append).answer("x", "is it spicy?")
+    assert slept == [0.5]
+    slept.clear()
+    SimBackend(latency_s=0.0, sleep=slept.append).answer("x", "is it spicy?")
+    assert slept == []

@@ -1,0 +1,98 @@
+"""The simulated parser: a lexicon and a small grammar over the utterance, the history and the schema."""
+from __future__ import annotations
+
+import pytest
+
+from engines.llm.protocol import Turn
+from engines.llm.sim_parser import frame_from_sql, parse, route, to_sql
+from worlds import restaurants as W
+
+SCHEMA = W.build().schema()
+
+
+def p(utterance: str, history=(), seed: int = 224, drop: float = 0.0) -> str:
+    return parse(utterance, list(history), SCHEMA, seed=seed, drop_rate=drop)
+
+
+@pytest.mark.parametrize(
+    "utterance, sql",
+    [
+        ("Show me restaurants in Menlo Park.", "SELECT * FROM restaurants WHERE location = 'Menlo Park'"),
+        ("Show me a café in Palo Alto", "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'"),
+        ("Find inexpensive sushi in SF", "SELECT * FROM restaurants WHERE 'sushi' = ANY(cuisines) AND location = 'SF' AND price = 'cheap'"),
+        ("What's some great Mexican food around Bernal Heights?",
+         "SELECT * FROM restaurants WHERE 'mexican' = ANY(cuisines) AND location = 'Bernal Heights' AND rating >= 4.0"),
+        ("What is the phone number of the most popular cheap Korean restaurant in Sunnyvale?",
+         "SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC LIMIT 1"),
+        ("How many italian places are in Mountain View?",
+         "SELECT COUNT(*) FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Mountain View'"),
+        ("top 3 pizza places in Palo Alto",
+         "SELECT * FROM restaurants WHERE 'pizza' = ANY(cuisines) AND location = 'Palo Alto' ORDER BY rating DESC, num_reviews DESC LIMIT 3"),
+        ("italian or pizza in Sunnyvale with at least 4.5 stars",
+         "SELECT * FROM restaurants WHERE ('italian' = ANY(cuisines) OR 'pizza' = ANY(cuisines)) AND location = 'Sunnyvale' AND rating >= 4.5"),
+        ("What is the address of Old Bowl House?", "SELECT name, address FROM restaurants WHERE name = 'Old Bowl House'"),
+    ],
+)
+def test_single_turn(utterance, sql):
+    assert p(utterance) == sql
+
+
+def test_good_for_is_not_a_rating():
+    assert "rating" not in p("chinese restaurants in Palo Alto that are good for large groups")
+
+
+def test_the_eight_turn_dialogue_of_section_3_4():
+    h: list[Turn] = []
+
+    def turn(u: str, ran: str | None = None) -> str:
+        sql = p(u, h)
+        h.append(Turn(u, ran or sql))
+        return sql
+
+    assert turn("Show me restaurants in Menlo Park.") == "SELECT * FROM restaurants WHERE location = 'Menlo Park'"
+    assert turn("What about italian ones?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Menlo Park'"
+    assert turn("How about in Palo Alto?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Palo Alto'"
+    assert turn("Which one is the top-rated?").endswith("location = 'Palo Alto' ORDER BY rating DESC, num_reviews DESC LIMIT 1")
+    # the history holds the SQL that ran, after classify()
+    cafe = turn("Show me a café there instead.",
+                ran="SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'")
+    assert cafe == "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'"  # a list again: no ORDER BY
+    assert route("What is dim sum?", h, SCHEMA)[0] is False
+    assert p("Show me luxury vegan places in Sunnyvale with at least 4.5 stars.", h) == (
+        "SELECT * FROM restaurants WHERE 'vegan' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'luxury' AND rating >= 4.5"
+    )
+    assert route("Thanks!", h, SCHEMA)[0] is False
+
+
+def test_same_question_elsewhere_keeps_order_and_columns():
+    first = p("What is the phone number of the most popular cheap Korean restaurant in Sunnyvale?")
+    again = p("What about in Palo Alto?", [Turn("q", first)])
+    assert again == first.replace("Sunnyvale", "Palo Alto")
+
+
+@pytest.mark.parametrize("utterance", ["Show me restaurants in Palo Alto", "any good sushi?", "How many cheap places are there in SF?", "Which one is the top-rated?"])
+def test_route_database(utterance):
+    assert route(utterance, [Turn("x", "SELECT * FROM restaurants")], SCHEMA)[0] is True
+
+
+@pytest.mark.parametrize("utterance", ["What is dim sum?", "Thanks!", "hello", "", "what is ramen?"])
+def test_route_no_database(utterance):
+    assert route(utterance, [], SCHEMA)[0] is False
+
+
+def test_seeded_dropped_condition_rate():
+    questions = [f"cheap {c} places in {loc}" for c in ("italian", "thai", "korean", "sushi", "pizza", "vegan", "indian", "french")
+                 for loc in ("Palo Alto", "Sunnyvale", "Menlo Park", "Mountain View", "SF", "Bernal Heights")]
+    for seed in range(5):
+        questions += [f"good {q} #{seed}" for q in questions[:48]]
+    full = [p(q, drop=0.0) for q in questions]
+    noisy = [p(q, drop=0.04) for q in questions]
+    dropped = sum(a != b for a, b in zip(full, noisy))
+    assert 0 < dropped / len(questions) < 0.10
+    assert noisy == [p(q, drop=0.04) for q in questions]  # repeatable
+
+
+def test_sql_round_trips_through_a_frame():
+    sql = "SELECT name, phone_number FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location IN ('Bernal Heights', 'Mission District') AND price = 'cheap' AND rating >= 4.5 ORDER BY rating DESC, num_reviews DESC LIMIT 2"
+    assert to_sql(frame_from_sql(sql)) == sql
+    assert frame_from_sql("not sql at all").has_any() is False

@@ -1,0 +1,41 @@
+"""The read-back: one deterministic sentence, faithful to what runs."""
+from __future__ import annotations
+
+import pytest
+
+from engines.sql.readback import readback
+
+
+@pytest.mark.parametrize(
+    "sql, sentence",
+    [
+        ("SELECT * FROM restaurants", "I searched for restaurants."),
+        ("SELECT * FROM restaurants WHERE location = 'Menlo Park'", "I searched for restaurants in Menlo Park."),
+        ("SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'",
+         "I searched for restaurants in Palo Alto whose cuisines include coffee & tea or cafe."),
+        ("SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC LIMIT 1",
+         "I searched for restaurants in Sunnyvale whose cuisines include korean and priced cheap, showing name and phone number, "
+         "sorted by number of reviews (highest first), keeping the top 1."),
+        ("SELECT COUNT(*) FROM restaurants WHERE location IN ('Bernal Heights', 'Mission District') AND rating >= 4",
+         "I counted restaurants in Bernal Heights or Mission District rated at least 4.0."),
+        ("SELECT name FROM restaurants WHERE opening_hours > '10pm' LIMIT 3",
+         "I searched for restaurants whose opening hours come after '10pm' in alphabetical order, showing name, keeping the first 3."),
+        ("SELECT name FROM restaurants WHERE NOT 'italian' = ANY(cuisines)",
+         "I searched for restaurants whose cuisines do not include italian, showing name."),
+        ("SELECT * FROM restaurants WHERE num_reviews > 100 OR rating = 5",
+         "I searched for restaurants with more than 100 reviews or rated exactly 5."),
+        ("SELECT * FROM restaurants WHERE location = 'SF' AND (rating = 5 OR num_reviews > 100)",
+         "I searched for restaurants in SF (rated exactly 5 or with more than 100 reviews)."),
+        ("SELECT AVG(rating) FROM restaurants WHERE location = 'SF' GROUP BY price",
+         "I searched for restaurants in SF, showing the average rating, grouped by price."),
+    ],
+)
+def test_sentences(sql, sentence):
+    assert readback(sql) == sentence
+
+
+def test_is_deterministic_and_total_on_odd_queries():
+    for sql in ["SELECT 1", "SELECT * FROM a JOIN b ON a.x = b.x WHERE a.y LIKE '%z%'", "SELECT x FROM (SELECT * FROM t) s",
+                "SELECT * FROM t WHERE x BETWEEN 1 AND 2 AND y IS NULL", "SELECT * FROM t UNION SELECT * FROM u"]:
+        assert readback(sql) == readback(sql)
+        assert readback(sql).endswith(".")

@@ -1,0 +1,61 @@
+"""The headless CLI: JSON for scripts, exit codes, no traceback."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tui.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_ask_cafe_in_palo_alto_json(capsys):
+    code, out, _ = run(capsys, "ask", "Show me a café in Palo Alto", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"sql", "readback", "reply", "rows", "calls"} <= set(data)
+    assert data["rows"]
+    for row in data["rows"]:
+        assert row["location"] == "Palo Alto"
+        assert {"cafe", "coffee & tea"} & set(row["cuisines"])
+    assert [c["function"] for c in data["calls"]] == ["route", "parse", "classify", "respond"]
+
+
+def test_ask_several_questions_is_one_dialogue(capsys):
+    code, out, _ = run(capsys, "ask", "Show me restaurants in Menlo Park.", "What about italian ones?", "--json")
+    first, second = json.loads(out)
+    assert code == 0 and "'italian' = ANY(cuisines)" in second["sql"] and "Menlo Park" in second["sql"]
+
+
+def test_ask_human_output(capsys):
+    code, out, _ = run(capsys, "ask", "Show me luxury vegan places in Sunnyvale with at least 4.5 stars.")
+    assert code == 0 and "read-back:" in out and "no results" in out
+
+
+def test_sql_json_and_refusals(capsys):
+    code, out, _ = run(capsys, "sql", "SELECT name, rating FROM restaurants ORDER BY rating DESC, name LIMIT 2", "--json")
+    assert code == 0 and len(json.loads(out)["rows"]) == 2
+    code, out, _ = run(capsys, "sql", "DROP TABLE restaurants", "--json")
+    assert code == 2 and "DROP" in json.loads(out)["error"]
+    code, out, _ = run(capsys, "sql", "SELECT nme FROM restaurants", "--json")
+    assert code == 2 and "nme" in json.loads(out)["error"]
+    code, _, err = run(capsys, "sql", "SELEC 1")
+    assert code == 2 and "Traceback" not in err and err.strip()
+
+
+def test_claude_without_a_key_says_so_plainly(capsys):
+    code, _, err = run(capsys, "--backend", "claude", "ask", "hi")
+    assert code == 1 and "ANTHROPIC_API_KEY" in err and "Traceback" not in err
+
+
+def test_console_script_help():
+    out = subprocess.run([sys.executable, "-m", "tui.cli", "--help"], capture_output=True, text=True, check=True).stdout
+    for command in ("ask", "sql", "screenshots"):
+        assert command in out
