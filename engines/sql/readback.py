@@ -42,6 +42,8 @@ def _statement(tree: exp.Expression) -> str:
         return f"{_statement(tree.this)}, keeping only those where also {_lower_first(_statement(tree.expression))}"
     if not isinstance(tree, exp.Select):
         return f"I ran {tree.sql(dialect='postgres')}"
+    if (tree.args.get("from") or tree.args.get("from_")) is None:
+        return "I computed " + (_projection(tree, []).removeprefix("showing ") or "a value")
     table = _table(tree)
     parts: list[str] = []
     counts = [e for e in tree.expressions if isinstance(e.unalias(), exp.Count)]
@@ -85,8 +87,6 @@ def _lower_first(s: str) -> str:
 
 def _table(tree: exp.Select) -> str:
     source = tree.args.get("from") or tree.args.get("from_")
-    if source is None:
-        return "a value"
     t = source.this
     if isinstance(t, exp.Table):
         name = t.name
@@ -109,6 +109,8 @@ def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
         inner = e.unalias()
         if isinstance(inner, exp.Star):
             names.append("every column")
+        elif e.alias:
+            names.append(column_words(e.alias))
         elif isinstance(inner, exp.Column):
             names.append(column_words(inner.name))
         elif isinstance(inner, exp.Count):

@@ -1,0 +1,121 @@
+"""Restaurant commands: ``ask`` (the Text-to-SQL agent) and ``sql`` (the sandbox)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    ask = sub.add_parser("ask", parents=[common], help="ask the Text-to-SQL agent (restaurants)",
+                         description="Run the Text-to-SQL agent. Several questions run as turns of one dialogue.")
+    ask.add_argument("questions", nargs="+", metavar="QUESTION")
+    ask.add_argument("--json", action="store_true", help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)')
+    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json))
+
+    sql = sub.add_parser("sql", parents=[common], help="run one read-only SQL statement through the sandbox",
+                         description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.")
+    sql.add_argument("statement", metavar="SQL")
+    sql.add_argument("--json", action="store_true", help='print {"rows": [...]} or {"error": "..."}')
+    sql.set_defaults(handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json))
+
+
+# --- ask ---------------------------------------------------------------------------------------
+
+
+def _ask(settings, questions: Sequence[str], *, as_json: bool) -> int:
+    from engines.events import CallFinished, CallStarted, Event
+    from engines.sql.session import open_restaurants
+
+    session = open_restaurants(settings)
+    results = []
+    try:
+        for q in questions:
+            if as_json:
+                turn = session.agent.ask(q)
+            else:
+                print(f"\n> {q}")
+
+                def show(event: Event) -> None:
+                    if isinstance(event, CallFinished):
+                        cached = ", cached" if event.cached else ""
+                        print(f"  · {event.function}: {event.verdict}  [{event.latency_s * 1000:.0f} ms{cached}]")
+                    elif isinstance(event, CallStarted) and settings.sim_latency_s > 0:
+                        print(f"  · {event.function} …", end="\r")
+
+                turn = session.agent.ask(q, emit=show)
+                _print_turn(turn)
+            results.append(turn)
+    finally:
+        session.close()
+    if as_json:
+        payload = [_turn_json(t) for t in results]
+        print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
+    return EXIT_ERROR if any(t.error for t in results) else EXIT_OK
+
+
+def _turn_json(turn) -> dict[str, Any]:
+    return {
+        "question": turn.utterance,
+        "needs_database": turn.needs_database,
+        "classifier": turn.route_reason,
+        "parsed_sql": turn.parsed_sql,
+        "sql": turn.sql,
+        "readback": turn.readback,
+        "reply": turn.reply,
+        "rows": turn.records(),
+        "truncated": turn.truncated,
+        "error": turn.error,
+        "calls": [
+            {"function": c.function, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
+            for c in turn.calls
+        ],
+    }
+
+
+def _print_turn(turn) -> None:
+    print(f"  classifier: {'database' if turn.needs_database else 'no database'} — {turn.route_reason}")
+    if turn.parsed_sql:
+        print(f"  parsed SQL: {turn.parsed_sql}")
+    if turn.sql and turn.sql != turn.parsed_sql:
+        print(f"  after classify(): {turn.sql}")
+    if turn.readback:
+        print(f"  read-back: {turn.readback}")
+    if turn.columns:
+        print_table(turn.columns, turn.rows)
+    print(f"\n{turn.reply}")
+
+
+# --- sql ---------------------------------------------------------------------------------------
+
+
+def _sql(settings, statement: str, *, as_json: bool) -> int:
+    from engines.sql.agent import run_sql
+    from engines.sql.sandbox import SqlError, Sandbox
+    from worlds import restaurants
+
+    world = restaurants.build()
+    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    try:
+        result, sentence = run_sql(sandbox, statement)
+    except SqlError as e:
+        if as_json:
+            print(json.dumps({"error": str(e)}, ensure_ascii=False))
+        else:
+            print(f"cs224v-tui: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    finally:
+        sandbox.close()
+    if as_json:
+        print(json.dumps({"rows": result.records(), "truncated": result.truncated}, indent=2, ensure_ascii=False))
+    else:
+        print(sentence)
+        print_table(result.columns, result.rows)
+        if result.truncated:
+            print(f"  (stopped at the row cap of {settings.row_cap})")
+    return EXIT_OK
+
+
