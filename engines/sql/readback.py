@@ -78,7 +78,7 @@ def _statement(tree: exp.Expression) -> str:
 
 
 def _joins_directly(part: str) -> bool:
-    return part.startswith(("in ", "whose ", "named ", "with ", "priced ", "rated ", "where ", "that "))
+    return part.startswith(("in ", "whose ", "named ", "with ", "priced ", "rated ", "that "))
 
 
 def _lower_first(s: str) -> str:
@@ -100,6 +100,87 @@ def _table(tree: exp.Select) -> str:
     return t.sql("postgres")
 
 
+# --- SUQL's LLM functions ------------------------------------------------------------------------
+
+_SUBJECT = r"(?:this|the)\s+(?:restaurant|place|coffee shop|cafe|bar|course|laptop|person|team|event|game)|it|they|this|the food"
+
+
+def _llm_function(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in ("answer", "summary"):
+        return str(node.this).lower()
+    return None
+
+
+def _text_words(node: exp.Expression) -> str:
+    """'the reviews', 'the popular dishes', 'the Flag Bearer_Info passage'."""
+    if isinstance(node, exp.Column):
+        name = node.name
+        if name.endswith("_Info"):
+            return f"the passage linked from {name[:-5]}"
+        return "the " + column_words(name)
+    return node.sql(dialect="postgres")
+
+
+def statement_of(question: str) -> str | None:
+    """'is it family-friendly?' -> 'it is family-friendly'; None when no simple statement fits."""
+    import re
+
+    q = question.strip().rstrip("?.! ").strip()
+    m = re.match(rf"(?i)^(is|are|was|were)\s+({_SUBJECT})\s+(.+)$", q)
+    if m:
+        verb = {"is": "is", "are": "is", "was": "was", "were": "was"}[m.group(1).lower()]
+        return f"it {verb} {m.group(3)}"
+    m = re.match(rf"(?i)^(does|do|did)\s+({_SUBJECT})\s+(\w+)(.*)$", q)
+    if m:
+        verb = m.group(3)
+        if m.group(1).lower() == "did":
+            conj = verb + "ed" if not verb.endswith("e") else verb + "d"
+        else:
+            conj = {"have": "has", "do": "does", "go": "goes"}.get(verb.lower(), verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s"))
+        return f"it {conj}{m.group(4)}"
+    m = re.match(rf"(?i)^(can|could|will|would|should)\s+({_SUBJECT}|i|we|you)\s+(.+)$", q)
+    if m:
+        who = "it" if m.group(2).lower() not in ("i", "we", "you") else "you"
+        return f"{who} {m.group(1).lower()} {m.group(3)}"
+    return None
+
+
+def _llm_phrase(node: exp.Expression) -> str:
+    fn = _llm_function(node)
+    args = node.expressions
+    if fn == "summary":
+        return f"a summary of {_text_words(args[0])}" if args else "a summary"
+    text = _text_words(args[0]) if args else "the text"
+    q = args[1].name if len(args) > 1 and isinstance(args[1], exp.Literal) else "?"
+    return f"what {text} say to '{q}'"
+
+
+def _render_llm_comparison(node: exp.Binary) -> str | None:
+    """answer(t, 'is it romantic?') = 'Yes'  ->  'where the reviews say it is romantic'."""
+    left, right = node.this, node.expression
+    if not _llm_function(left) and _llm_function(right):
+        left, right = right, left
+    if _llm_function(left) != "answer" or not isinstance(right, exp.Literal):
+        return None
+    args = left.expressions
+    text = _text_words(args[0]) if args else "the text"
+    q = args[1].name if len(args) > 1 and isinstance(args[1], exp.Literal) else ""
+    value = right.name
+    statement = statement_of(q)
+    if isinstance(node, exp.EQ) and value.lower() == "yes" and statement:
+        return f"where {text} say {statement}"
+    if isinstance(node, exp.EQ) and value.lower() == "no" and statement:
+        return f"where {text} say it is not so that {statement}"
+    if isinstance(node, exp.EQ):
+        return f"where {text} answer '{q}' with '{value}'"
+    if isinstance(node, exp.NEQ):
+        return f"where {text} do not answer '{q}' with '{value}'"
+    words = {exp.GT: "after", exp.GTE: "at or after", exp.LT: "before", exp.LTE: "at or before"}
+    if right.is_string and type(node) in words:
+        return f"where what {text} say to '{q}' comes {words[type(node)]} '{value}' in alphabetical order"
+    return None
+
+
 def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
     exprs = tree.expressions
     if len(exprs) == 1 and isinstance(exprs[0], exp.Star):
@@ -109,6 +190,8 @@ def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
         inner = e.unalias()
         if isinstance(inner, exp.Star):
             names.append("every column")
+        elif _llm_function(inner):
+            names.append(_llm_phrase(inner))
         elif e.alias:
             names.append(column_words(e.alias))
         elif isinstance(inner, exp.Column):
@@ -129,7 +212,10 @@ def _order(order: exp.Order) -> str:
     for o in order.expressions:
         target = o.this
         desc = bool(o.args.get("desc"))
-        if isinstance(target, exp.Column):
+        if _llm_function(target) or (isinstance(target, exp.Cast) and _llm_function(target.this)):
+            inner = target if _llm_function(target) else target.this
+            keys.append(f"{_llm_phrase(inner)} ({'descending' if desc else 'ascending'})")
+        elif isinstance(target, exp.Column):
             word = column_words(target.name)
             numeric = target.name.startswith(NUMERIC_HINTS) or target.name in ("rating",)
             if numeric:
@@ -178,7 +264,7 @@ def _render_and(node: exp.And) -> str:
     return _join_conditions(phrases)
 
 
-_PHRASE_ORDER = ("named ", "in ", "whose cuisines", "priced ", "rated ", "with ")
+_PHRASE_ORDER = ("named ", "in ", "whose cuisines", "priced ", "rated ", "with ", "whose ", "where ")
 
 
 def _phrase_rank(phrase: str) -> int:
@@ -231,6 +317,8 @@ def _render_not(node: exp.Not) -> str:
 
 
 def _operand(node: exp.Expression) -> str:
+    if _llm_function(node):
+        return _llm_phrase(node)
     if isinstance(node, exp.Column):
         return column_words(node.name)
     if isinstance(node, exp.Literal):
@@ -244,6 +332,9 @@ def _is_text(node: exp.Expression) -> bool:
 
 def _render_comparison(node: exp.Binary) -> str | None:
     left, right = node.this, node.expression
+    llm = _render_llm_comparison(node)
+    if llm is not None:
+        return llm
     anyp = _any_parts(node) if isinstance(node, exp.EQ) else None
     if anyp is not None:
         return f"whose {column_words(anyp[1])} include {anyp[0]}"

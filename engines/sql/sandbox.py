@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from datetime import time as time_of_day
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from uuid import UUID
 
 import duckdb
@@ -81,6 +82,7 @@ __all__ = [
 ]
 
 DEFAULT_ROW_CAP = 10_000
+SCRATCH_SCHEMA = "scratch"  # compilers' temporary tables (engines.suql)
 DEFAULT_TIMEOUT_S = 5.0
 DIALECTS: tuple[str, ...] = ("postgres", "duckdb")
 """Dialects tried in order when reading a query: the first that parses it wins."""
@@ -662,6 +664,8 @@ class Sandbox:
                 "locked: open it with engines.sql.sandbox.connect() and call lock() once loaded."
             )
         self._con = con
+        self._scratch_lock = threading.Lock()
+        self._scratch_count = 0
         self.row_cap = row_cap
         self.timeout_s = timeout_s
         self.dialects = tuple(dialects)
@@ -767,6 +771,78 @@ class Sandbox:
         finally:
             cursor.close()
         return "\n\n".join(str(sql).strip() for (sql,) in rows if sql)
+
+    # -- for compilers built on the gate (SUQL) --------------------------------------------------
+    #
+    # A compiler rewrites a *validated* tree (adding references to its scratch tables and
+    # functions) and runs the result here.  The tree is validated again before it runs, so
+    # the policy still applies; only the compiler itself may create scratch tables or
+    # register functions, never the SQL it is given.
+
+    def run_tree(self, expression: exp.Expression) -> QueryResult:
+        """Validate, transpile and execute an already parsed query."""
+        validate(expression)
+        duckdb_sql = transpile(expression)
+        _recheck(duckdb_sql)
+        return self._execute(duckdb_sql)
+
+    def columns_of(self, expression: exp.Expression) -> list[tuple[str, str]]:
+        """Names and DuckDB types of a query's result columns, without running it."""
+        validate(expression)
+        sql = transpile(expression)
+        cursor = self._cursor()
+        try:
+            rows = cursor.execute(f"DESCRIBE {sql}").fetchall()
+        except duckdb.Error as e:
+            raise _from_duckdb(e, sql) from e
+        finally:
+            cursor.close()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    @contextmanager
+    def scratch_table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Iterator[exp.Table]:
+        """A table of ``rows`` in the ``scratch`` schema for the duration of the block.
+
+        ``columns`` are (name, DuckDB type) pairs.  Visible to every cursor; dropped on exit.
+        """
+        with self._scratch_lock:
+            self._scratch_count += 1
+            name = f"t{self._scratch_count}"
+            self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCRATCH_SCHEMA}")
+        table = exp.table_(name, db=SCRATCH_SCHEMA)
+        ddl = ", ".join(f'"{c}" {t}' for c, t in columns)
+        cursor = self._cursor()
+        try:
+            cursor.execute(f"CREATE TABLE {SCRATCH_SCHEMA}.{name} ({ddl})")
+            if rows:
+                records = [dict(zip((c for c, _ in columns), row)) for row in rows]
+                cursor.execute(f"INSERT INTO {SCRATCH_SCHEMA}.{name} SELECT UNNEST($rows, recursive := true)", {"rows": records})
+            yield table
+        except duckdb.Error as e:
+            raise _from_duckdb(e, f"-- scratch table {name}") from e
+        finally:
+            try:
+                cursor.execute(f"DROP TABLE IF EXISTS {SCRATCH_SCHEMA}.{name}")
+            finally:
+                cursor.close()
+
+    @contextmanager
+    def function(self, prefix: str, fn: Callable[..., Any], parameters: Sequence[str], return_type: str) -> Iterator[str]:
+        """Register a Python scalar function under a fresh name for the duration of the block."""
+        with self._scratch_lock:
+            self._scratch_count += 1
+            name = f"{prefix}_{self._scratch_count}"
+        try:
+            self._con.create_function(name, fn, list(parameters), return_type, side_effects=True, null_handling="special")
+        except duckdb.Error as e:
+            raise SqlFailed(f"Could not register {prefix}: {e}") from e
+        try:
+            yield name
+        finally:
+            try:
+                self._con.remove_function(name)
+            except duckdb.Error:
+                pass
 
     def close(self) -> None:
         """Close the connection; later queries fail with :class:`SqlFailed`."""

@@ -1,0 +1,943 @@
+"""The SUQL executor: the compiler of lecture 7 §3 and the six execution modes.
+
+For a SELECT whose own clauses hold ``answer()`` / ``summary()``:
+
+1. subqueries and CTEs with LLM calls are compiled first, innermost first, into scratch tables;
+2. the WHERE is normalised to DNF; per conjunct the structured predicates run in DuckDB
+   (one query marks, for every candidate row, which conjuncts' structured parts hold);
+3. candidates are visited in the query's ORDER BY (when it is structured) or by retrieval
+   score, and each row's answer() predicates are evaluated in cost x selectivity order with
+   short-circuit, under Kleene logic (Unknown is SQL NULL);
+4. with LIMIT and an order that does not depend on answer(), evaluation stops once enough
+   rows match;
+5. SELECT-list calls and summary() run only for the output rows;
+6. every LLM value lands in a scratch table, and DuckDB runs the final projection, ordering,
+   LIMIT/OFFSET and aggregation over it.
+
+Rows whose WHERE is Unknown are returned apart, "to verify".
+"""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Sequence
+
+from sqlglot import exp
+
+from engines.errors import Cancelled, EngineError
+from engines.events import Emit, Event, ignore
+from engines.llm.client import LLM
+from engines.retrieval.bm25 import IndexCache, aggregate, as_text
+from engines.sql.readback import readback as read_back
+from engines.sql.sandbox import QueryResult, Sandbox, SqlFailed, to_jsonable
+from engines.suql import language
+from engines.suql.language import LLMCall, SuqlError, as_call, calls_in, has_llm_calls, is_llm_call, pretty
+from engines.suql.plan import (
+    ConjunctPlan,
+    Conjunct,
+    Mode,
+    Plan,
+    PredicateEstimate,
+    dnf_text,
+    expected_cost,
+    mode_named,
+    passes_if_yes,
+    predicate_cost,
+    to_dnf,
+    DEFAULT_MODE,
+)
+
+# --- events -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanBuilt(Event):
+    plan: Plan
+
+
+@dataclass(frozen=True)
+class RowDecided(Event):
+    row_key: str
+    truth: str  # "match" | "no" | "to verify"
+
+
+@dataclass(frozen=True)
+class QueryFinished(Event):
+    result: Any = field(repr=False)
+    readback: str = ""
+    stats: Any = None
+
+
+# --- results ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stats:
+    answer_calls: int
+    summary_calls: int
+    cached_calls: int
+    rows_examined: int
+    wall_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"answer_calls": self.answer_calls, "summary_calls": self.summary_calls, "cached_calls": self.cached_calls,
+                "rows_examined": self.rows_examined, "wall_s": round(self.wall_s, 4)}
+
+
+@dataclass(frozen=True)
+class SuqlResult:
+    query: str
+    mode: str
+    dnf: str
+    plan: Plan
+    readback: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    to_verify: tuple[dict[str, Any], ...]
+    approximate: bool
+    truncated: bool
+    stats: Stats
+
+    def records(self) -> list[dict[str, Any]]:
+        return QueryResult("", self.columns, self.rows, False, 0.0).records()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "dnf": self.dnf,
+            "plan": self.plan.to_json(),
+            "readback": self.readback,
+            "rows": self.records(),
+            "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
+            "approximate": self.approximate,
+            "truncated": self.truncated,
+            "stats": self.stats.to_json(),
+        }
+
+
+# --- the engine ---------------------------------------------------------------------------------
+
+
+class SuqlEngine:
+    """Runs SUQL on the tables of one sandbox with one LLM."""
+
+    def __init__(self, sandbox: Sandbox, llm: LLM, *, pool: int = 1, cap: int = 20) -> None:
+        if pool < 1:
+            raise ValueError("pool must be at least 1")
+        self.sandbox = sandbox
+        self.llm = llm
+        self.pool = pool
+        self.cap = cap
+        self.indexes = IndexCache()
+
+    def compile(self, sql: str) -> tuple[exp.Expression, str]:
+        """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
+        tree = language.parse(sql)
+        select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+        where = select.args.get("where") if select is not None else None
+        if where is None or not calls_in(where.this):
+            return tree, pretty(where.this) if where is not None else ""
+        conjuncts, _ = to_dnf(where.this)
+        return tree, dnf_text(conjuncts)
+
+    def run(
+        self,
+        sql: str,
+        *,
+        mode: str | Mode = DEFAULT_MODE,
+        emit: Emit = ignore,
+        cancel: threading.Event | None = None,
+        order_predicates: bool | None = None,
+    ) -> SuqlResult:
+        m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
+        started = time.perf_counter()
+        tree = language.parse(sql)
+        llm = self.llm.bind(emit, cancel)
+        before = dict(llm.counter.counts), llm.counter.cached
+        run = _Run(self, llm, m, emit, cancel)
+        with ExitStack() as stack:
+            run.stack = stack
+            try:
+                if m.udf:
+                    final = run.udf_rewrite(tree)
+                else:
+                    final = run.compile_statement(tree, top=True)
+                result = self.sandbox.run_tree(final)
+            except (Cancelled, EngineError):
+                raise
+            except RecursionError:
+                raise SuqlError("The query is nested too deeply to compile.") from None
+        counts, cached = llm.counter.counts, llm.counter.cached
+        stats = Stats(
+            answer_calls=counts.get("answer", 0) - before[0].get("answer", 0),
+            summary_calls=counts.get("summary", 0) - before[0].get("summary", 0),
+            cached_calls=cached - before[1],
+            rows_examined=run.rows_examined,
+            wall_s=time.perf_counter() - started,
+        )
+        try:
+            sentence = read_back(tree)
+        except Exception:  # the read-back must never hide a result
+            sentence = "I ran your SUQL query."
+        out = SuqlResult(
+            query=sql,
+            mode=m.name,
+            dnf=run.dnf or "",
+            plan=run.plan or Plan(m, ""),
+            readback=sentence,
+            columns=result.columns,
+            rows=result.rows,
+            to_verify=tuple(run.to_verify),
+            approximate=run.approximate,
+            truncated=result.truncated,
+            stats=stats,
+        )
+        emit(QueryFinished(out, sentence, stats))
+        return out
+
+
+# --- one run of one query -----------------------------------------------------------------------
+
+Truth = bool | None  # True, False, or Unknown
+
+
+@dataclass
+class _Row:
+    key: Any
+    label: str
+    flags: list[Truth]  # per conjunct: does its structured part hold?
+    texts: dict[str, Any]  # text expression sql -> value
+    score: float = 0.0
+
+
+class _Run:
+    def __init__(self, engine: SuqlEngine, llm: LLM, mode: Mode, emit: Emit, cancel: threading.Event | None) -> None:
+        self.engine = engine
+        self.sandbox = engine.sandbox
+        self.llm = llm
+        self.mode = mode
+        self.emit = emit
+        self.cancel = cancel
+        self.stack: ExitStack
+        self.plan: Plan | None = None
+        self.dnf: str | None = None
+        self.to_verify: list[dict[str, Any]] = []
+        self.approximate = False
+        self.rows_examined = 0
+
+    # -- mode B: DuckDB runs the query as written ----------------------------------------------
+
+    def udf_rewrite(self, tree: exp.Expression) -> exp.Expression:
+        answer_fn = self.stack.enter_context(self.sandbox.function("suql_answer", self._udf_answer, ["VARCHAR", "VARCHAR"], "VARCHAR"))
+        summary_fn = self.stack.enter_context(self.sandbox.function("suql_summary", self._udf_summary, ["VARCHAR"], "VARCHAR"))
+        text_types = self._text_types(tree)
+
+        def swap(node: exp.Expression) -> exp.Expression:
+            if is_llm_call(node):
+                call = as_call(node)
+                text = _as_text_sql(call.text, text_types)
+                if call.function == "summary":
+                    return exp.Anonymous(this=summary_fn, expressions=[text])
+                return exp.Anonymous(this=answer_fn, expressions=[text, exp.Literal.string(call.question)])
+            return node
+
+        where = tree.find(exp.Where)
+        self.dnf = pretty(where.this) if where is not None else ""
+        self.plan = Plan(self.mode, self.dnf, visit_order="DuckDB's own", lazy_reason="DuckDB evaluates whole vectors of rows")
+        self.emit(PlanBuilt(self.plan))
+        return tree.copy().transform(swap)
+
+    def _udf_answer(self, text: str | None, question: str | None) -> str | None:
+        self._check_cancel()
+        self.rows_examined += 1
+        return self.llm.answer(text or "", question or "").value
+
+    def _udf_summary(self, text: str | None) -> str | None:
+        self._check_cancel()
+        return self.llm.summary(text or "")
+
+    def _text_types(self, tree: exp.Expression) -> dict[str, str]:
+        """DuckDB types of the columns of the base tables the query reads (to join list columns)."""
+        types: dict[str, str] = {}
+        for table in tree.find_all(exp.Table):
+            if not table.name:
+                continue
+            try:
+                cols = self.sandbox.columns_of(exp.select("*").from_(table.copy()))
+            except EngineError:
+                continue
+            for name, typ in cols:
+                types.setdefault(name, typ)
+        return types
+
+    # -- the compiler -----------------------------------------------------------------------------
+
+    def compile_statement(self, tree: exp.Expression, *, top: bool = False) -> exp.Expression:
+        """A tree with no LLM calls left, equivalent to ``tree``."""
+        if not has_llm_calls(tree):
+            if top:
+                self.plan = Plan(self.mode, "", notes=("no answer() or summary(): DuckDB runs the query as it is",))
+                self.emit(PlanBuilt(self.plan))
+            return tree
+        if isinstance(tree, (exp.Union, exp.Except, exp.Intersect)):
+            out = tree.copy()
+            out.set("this", self.compile_statement(tree.this))
+            out.set("expression", self.compile_statement(tree.expression))
+            return out
+        if isinstance(tree, exp.Subquery):
+            out = tree.copy()
+            out.set("this", self.compile_statement(tree.this))
+            return out
+        if not isinstance(tree, exp.Select):
+            raise SuqlError(f"answer() and summary() are supported in SELECT statements, not in {type(tree).__name__}.")
+        select = tree.copy()
+        self._materialise_ctes(select)
+        self._materialise_subqueries(select)
+        return self._compile_select(select, top=top)
+
+    def _materialise_ctes(self, select: exp.Select) -> None:
+        with_ = select.args.get("with")
+        if with_ is None:
+            return
+        earlier: list[exp.CTE] = []
+        for cte in with_.expressions:
+            if has_llm_calls(cte.this):
+                body = cte.this.copy()
+                if earlier:
+                    body.set("with", exp.With(expressions=[c.copy() for c in earlier]))
+                table = self._materialise(body)
+                cte.set("this", exp.select("*").from_(table))
+            earlier.append(cte)
+
+    def _materialise_subqueries(self, select: exp.Select) -> None:
+        """Innermost first: every nested SELECT with LLM calls becomes a scratch table."""
+        nested = [
+            s for s in select.find_all(exp.Select)
+            if s is not select and has_llm_calls(s) and not _has_nested_llm_select(s)
+            and not isinstance(s.parent, exp.CTE)
+        ]
+        for inner in nested:
+            context = inner.copy()
+            with_ = select.args.get("with")
+            if with_ is not None and context.args.get("with") is None:
+                context.set("with", with_.copy())
+            table = self._materialise(context)
+            inner.replace(exp.select("*").from_(table))
+        if any(s is not select and has_llm_calls(s) for s in select.find_all(exp.Select)):
+            self._materialise_subqueries(select)
+
+    def _materialise(self, select: exp.Expression) -> exp.Table:
+        compiled = self.compile_statement(select)
+        try:
+            columns = self.sandbox.columns_of(compiled)
+        except SqlFailed as e:
+            raise SuqlError(f"A subquery with answer() could not run on its own (is it correlated with the outer query?): {e.message}") from e
+        result = self.sandbox.run_tree(compiled)
+        names = _unique([c for c, _ in columns])
+        return self.stack.enter_context(self.sandbox.scratch_table(list(zip(names, (t for _, t in columns))), result.rows))
+
+    # -- one SELECT with LLM calls in its own clauses --------------------------------------------
+
+    def _compile_select(self, select: exp.Select, *, top: bool) -> exp.Expression:
+        self._materialise_sources(select)
+        key = _row_key(select)
+        nodes = calls_in(select)
+        call_of: dict[int, LLMCall] = {id(n): as_call(n) for n in nodes}
+        calls: dict[tuple, LLMCall] = {}
+        for c in call_of.values():
+            calls.setdefault(c.key, c)
+        index_of = {k: i for i, k in enumerate(calls)}
+
+        where = select.args.get("where")
+        text_where = where is not None and bool(calls_in(where.this))
+        order = select.args.get("order")
+        order_dep = order is not None and bool(calls_in(order))
+        aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
+            isinstance(e.unalias(), exp.AggFunc) or e.find(exp.AggFunc) is not None for e in select.expressions
+        )
+        limit_n = _int_arg(select.args.get("limit"))
+        offset_n = _int_arg(select.args.get("offset")) or 0
+
+        conjuncts: list[Conjunct] = []
+        dnf_ok = True
+        if text_where:
+            conjuncts, dnf_ok = to_dnf(where.this)
+            # DNF copies literals: map the copies' call nodes too
+            for c in conjuncts:
+                for lit in c.text:
+                    for n in calls_in(lit):
+                        call_of[id(n)] = as_call(n)
+        if top or self.dnf is None:
+            self.dnf = dnf_text(conjuncts) if text_where else (pretty(where.this) if where is not None else "")
+
+        text_sqls = sorted({c.text.sql(dialect="duckdb") for c in calls.values()})
+        text_types = self._text_types(select)
+        label = _label_column(select, text_types)
+
+        # 1. candidates, with each conjunct's structured truth
+        lazy_ok, lazy_reason = self._lazy(text_where, limit_n, order, order_dep, aggregated)
+        visit_structured_order = lazy_ok and order is not None
+        rows = self._candidates(select, key, conjuncts, text_where, text_sqls, text_types, label, order if visit_structured_order else None)
+        self.rows_examined += 0
+
+        # 2. estimates, retrieval, and the plan
+        where_calls = [call_of[id(n)] for c in conjuncts for lit in c.text for n in calls_in(lit)]
+        scores = self._retrieval(select, key, text_types, where_calls) if text_where else {}
+        conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores, call_of)
+        visit = self._visit_order(rows, scores, conjuncts, call_of, visit_structured_order, order)
+        select_nodes = [n for n in nodes if not (where is not None and _within(n, where))]
+        select_calls = sorted({call_of[id(n)].sql() for n in select_nodes})
+        plan = Plan(
+            mode=self.mode,
+            dnf=self.dnf or "",
+            conjuncts=tuple(conjunct_plans),
+            visit_order=visit[1] if text_where else "",
+            lazy=lazy_ok,
+            lazy_reason=lazy_reason,
+            stop_after=(limit_n + offset_n) if lazy_ok and limit_n is not None else None,
+            cap=self.mode.cap if text_where and self.mode.cap is not None else None,
+            select_calls=tuple(select_calls),
+            select_calls_for=self._select_calls_scope(aggregated, order_dep),
+            notes=() if dnf_ok else ("the WHERE is too large for DNF: it is evaluated as written, row by row",),
+        )
+        if top or self.plan is None:
+            self.plan = plan
+        self.emit(PlanBuilt(plan))
+
+        # 3. decide the rows
+        values: dict[tuple[Any, tuple], Any] = {}
+        if text_where:
+            decided = self._decide(visit[0], conjuncts, orders, call_of, values, lazy_ok, (limit_n or 0) + offset_n, select, key)
+            matches = [k for k, t in decided if t is True]
+            unknown = [k for k, t in decided if t is None]
+        else:
+            matches = [r.key for r in rows]
+            unknown = []
+
+        # 4. SELECT-list / ORDER BY calls, only where needed
+        by_key = {r.key: r for r in rows}
+        other_calls = [calls[k] for k in calls if any(call_of[id(n)].key == k for n in select_nodes)]
+        if other_calls:
+            order_calls = [calls[k] for k in calls if order is not None and any(call_of[id(n)].key == k for n in calls_in(order))]
+            need_all = aggregated or self.mode.summaries_for_all_matches
+            first = order_calls if not need_all else other_calls
+            self._compute(first, matches, by_key, values)
+            if not need_all:
+                output = self._output_keys(select, key, matches, calls, index_of, values, limit_n, offset_n)
+                rest = [c for c in other_calls if c not in order_calls]
+                self._compute(rest, output, by_key, values)
+
+        # 5. the final query over the scratch tables
+        final = self._final(select, key, calls, index_of, values, matches if text_where else None)
+        if unknown:
+            self._collect_to_verify(select, key, calls, index_of, values, unknown, conjuncts, call_of)
+        return final
+
+    def _materialise_sources(self, select: exp.Select) -> None:
+        """Derived tables in FROM / JOIN become scratch tables, so every row has a rowid."""
+        sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+        for src in sources:
+            if src is None:
+                continue
+            node = src.this
+            if isinstance(node, exp.Subquery):
+                alias = node.alias_or_name
+                table = self._materialise(node.this.copy())
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(alias or table.name)))
+                node.replace(table)
+
+    def _lazy(self, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool, aggregated: bool) -> tuple[bool, str]:
+        if not text_where:
+            return False, "no answer() in the WHERE"
+        if not self.mode.lazy:
+            return False, f"mode {self.mode.name} examines every candidate"
+        if limit_n is None:
+            return False, "no LIMIT: every match is needed"
+        if aggregated:
+            return False, "the query aggregates: every match is needed"
+        if order_dep:
+            return False, "ORDER BY depends on answer(): every candidate must be read before the first is known"
+        if order is not None:
+            return True, "candidates are visited in the query's ORDER BY, so the first matches are the top ones"
+        return True, "no ORDER BY: any matching rows are a valid answer"
+
+    def _select_calls_scope(self, aggregated: bool, order_dep: bool) -> str:
+        if self.mode.summaries_for_all_matches:
+            return "every matching row (naive)"
+        if aggregated:
+            return "every matching row (the query aggregates over them)"
+        if order_dep:
+            return "every matching row for ORDER BY, then the output rows"
+        return "the output rows only"
+
+    # -- candidates -----------------------------------------------------------------------------
+
+    def _candidates(self, select, key, conjuncts, text_where, text_sqls, text_types, label, visit_order) -> list[_Row]:
+        from_ = select.args.get("from_")
+        q = exp.select(exp.alias_(key.copy(), "_k"))
+        if label is not None:
+            q = q.select(exp.alias_(label, "_label"))
+        for i, c in enumerate(conjuncts):
+            q = q.select(exp.alias_(exp.paren(c.structured_sql()), f"_s{i}"))
+        for j, t in enumerate(text_sqls):
+            q = q.select(exp.alias_(_parse_duck(t), f"_t{j}"))
+        q.set("from_", from_.copy() if from_ is not None else None)
+        if select.args.get("joins"):
+            q.set("joins", [j.copy() for j in select.args["joins"]])
+        if select.args.get("with"):
+            q.set("with", select.args["with"].copy())
+        where = select.args.get("where")
+        if not text_where:
+            if where is not None:
+                q.set("where", where.copy())
+        elif self.mode.structured_first and conjuncts:
+            structured_any = exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])
+            q = q.where(exp.Not(this=exp.Is(this=exp.paren(structured_any), expression=exp.false())))
+        if visit_order is not None:
+            ordered = visit_order.copy()
+            ordered.append("expressions", exp.Ordered(this=key.copy()))
+            q.set("order", ordered)
+        else:
+            q = q.order_by(exp.Ordered(this=key.copy()))
+        result = self._run_all(q)
+        rows = []
+        cols = result.columns
+        n_conj = len(conjuncts)
+        for raw in result.rows:
+            rec = dict(zip(cols, raw))
+            rows.append(
+                _Row(
+                    key=rec["_k"],
+                    label=f"#{rec['_k']} {rec['_label']}" if label is not None else f"#{rec['_k']}",
+                    flags=[rec[f"_s{i}"] for i in range(n_conj)],
+                    texts={t: rec[f"_t{j}"] for j, t in enumerate(text_sqls)},
+                )
+            )
+        return rows
+
+    def _run_all(self, q: exp.Expression) -> QueryResult:
+        result = self.sandbox.run_tree(q)
+        if result.truncated:
+            raise SuqlError(f"More than {self.sandbox.row_cap} candidate rows: narrow the structured conditions or raise the row cap.")
+        return result
+
+    # -- retrieval and the cost model ---------------------------------------------------------
+
+    def _retrieval(self, select, key, text_types, where_calls: list[LLMCall]) -> dict[str, dict[Any, float]]:
+        """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks)."""
+        out: dict[str, dict[Any, float]] = {}
+        for call in where_calls:
+            if call.sql() in out:
+                continue
+            text_sql = call.text.sql(dialect="duckdb")
+            cache_key = (_sources_sql(select), text_sql)
+
+            def fetch(text_sql=text_sql):
+                q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(_parse_duck(text_sql), "_t"))
+                q.set("from_", select.args["from_"].copy())
+                if select.args.get("joins"):
+                    q.set("joins", [j.copy() for j in select.args["joins"]])
+                if select.args.get("with"):
+                    q.set("with", select.args["with"].copy())
+                return [(k, t) for k, t in self._run_all(q).rows]
+
+            index = self.engine.indexes.get(cache_key, fetch)
+            out[call.sql()] = index.scores(call.question or "summary")
+        return out
+
+    def _order_predicates(self, conjuncts, rows, scores, call_of):
+        plans, orders = [], []
+        for i, c in enumerate(conjuncts):
+            cands = [r for r in rows if r.flags[i] is not False] if self.mode.structured_first else rows
+            estimates = []
+            for pos, pred in enumerate(c.text):
+                cost = predicate_cost(pred, call_of)
+                sel, source = 0.5, "no estimate"
+                pred_calls = [call_of[id(n)] for n in calls_in(pred)]
+                if pred_calls and cands and all(pc.sql() in scores for pc in pred_calls):
+                    hits = sum(1 for r in cands if all(scores[pc.sql()].get(r.key, 0.0) > 0 for pc in pred_calls))
+                    share = hits / len(cands)
+                    if passes_if_yes(pred):
+                        sel, source = min(0.95, max(0.02, share)), "share of candidates whose text mentions it"
+                    else:
+                        sel, source = min(0.95, max(0.05, 1 - share / 2)), "most rows pass a non-'Yes' test"
+                estimates.append(PredicateEstimate(pretty(pred), pos, cost, sel, source))
+            order = list(range(len(c.text)))
+            if self.mode.order_predicates:
+                order.sort(key=lambda k: (estimates[k].rank, k))
+            ordered = [estimates[k] for k in order]
+            plans.append(ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), expected_cost(ordered)))
+            orders.append(order)
+        return plans, orders
+
+    def _visit_order(self, rows, scores, conjuncts, call_of, structured_order: bool, order) -> tuple[list[_Row], str]:
+        cands = [r for r in rows if any(f is not False for f in r.flags)] if self.mode.structured_first else list(rows)
+        for r in cands:
+            best = 0.0
+            for i, c in enumerate(conjuncts):
+                if r.flags[i] is False and self.mode.structured_first:
+                    continue
+                calls = [call_of[id(n)] for lit in c.text for n in calls_in(lit)]
+                best = max(best, sum(scores.get(cl.sql(), {}).get(r.key, 0.0) for cl in calls))
+            r.score = best
+        if self.mode.cap is not None:
+            capped = sorted(cands, key=lambda r: (-r.score, r.key))[: self.mode.cap]
+            if len(capped) < len(cands):
+                self.approximate = True
+            keep = {id(r) for r in capped}
+            cands = [r for r in cands if id(r) in keep]
+        if structured_order:
+            return cands, f"the query's ORDER BY ({', '.join(pretty(o) for o in order.expressions)}), then row id"
+        if self.mode.retrieval:
+            cands.sort(key=lambda r: (-r.score, r.key))
+            return cands, "retrieval score (BM25, max over chunks, summed over the conjunct's answer() conditions)"
+        return cands, "table order"
+
+    # -- deciding rows ---------------------------------------------------------------------------
+
+    def _decide(self, visit, conjuncts, orders, call_of, values, lazy, needed, select, key) -> list[tuple[Any, Truth]]:
+        """Evaluate rows in visit order on a bounded pool; stop early when lazy."""
+        decided: list[tuple[Any, Truth]] = []
+        matched = 0
+        pool = self.engine.pool
+        if pool == 1:
+            for row in visit:
+                self._check_cancel()
+                truth = self._evaluate_row(row, conjuncts, orders, call_of, values, select, key)
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                matched += truth is True
+                if lazy and matched >= needed:
+                    break
+            return decided
+        with ThreadPoolExecutor(max_workers=pool, thread_name_prefix="suql") as ex:
+            pending: dict[int, Future] = {}
+            next_submit = 0
+            next_take = 0
+            stop = False
+            while next_take < len(visit):
+                while not stop and next_submit < len(visit) and len(pending) < pool:
+                    self._check_cancel()
+                    row = visit[next_submit]
+                    pending[next_submit] = ex.submit(self._evaluate_row, row, conjuncts, orders, call_of, values, select, key)
+                    next_submit += 1
+                if next_take not in pending:
+                    break
+                fut = pending.pop(next_take)
+                truth = fut.result()
+                row = visit[next_take]
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                next_take += 1
+                matched += truth is True
+                if lazy and matched >= needed:
+                    stop = True
+                    wait(list(pending.values()))  # speculative calls already started finish; their rows are not used
+                    for f in pending.values():
+                        if f.exception() and not isinstance(f.exception(), Cancelled):
+                            raise f.exception()  # type: ignore[misc]
+                    break
+        return decided
+
+    def _report(self, row: _Row, truth: Truth) -> None:
+        self.rows_examined += 1
+        self.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
+
+    def _evaluate_row(self, row, conjuncts, orders, call_of, values, select, key) -> Truth:
+        """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting."""
+        if not self.mode.short_circuit:  # naive: every answer() of the WHERE, on every row
+            for c in conjuncts:
+                for lit in c.text:
+                    for n in calls_in(lit):
+                        self._value(row, call_of[id(n)], values)
+        result: Truth = False
+        for i, c in enumerate(conjuncts):
+            flag = row.flags[i]
+            if flag is False and self.mode.short_circuit:
+                continue
+            truth: Truth = flag if flag is not None else None
+            if flag is False:
+                truth = False
+            for k in orders[i]:
+                if truth is False and self.mode.short_circuit:
+                    break
+                t = self._predicate(row, c.text[k], call_of, values, select, key)
+                truth = _and(truth, t)
+            result = _or(result, truth)
+            if result is True and self.mode.short_circuit:
+                break
+        return result
+
+    def _predicate(self, row, pred, call_of, values, select, key) -> Truth:
+        for n in calls_in(pred):
+            self._value(row, call_of[id(n)], values)
+        fast = _fast_truth(pred, lambda n: values[(row.key, call_of[id(n)].key)])
+        if fast is not _NO_FAST:
+            return fast
+        return self._slow_truth(row, pred, call_of, values, select, key)
+
+    def _slow_truth(self, row, pred, call_of, values, select, key) -> Truth:
+        def lit(node):
+            if is_llm_call(node):
+                v = values[(row.key, call_of[id(node)].key)]
+                return exp.null() if v is None else exp.Literal.string(str(v))
+            return node
+
+        q = exp.select(exp.alias_(exp.paren(pred.copy().transform(lit)), "_v"))
+        q.set("from_", select.args["from_"].copy())
+        if select.args.get("joins"):
+            q.set("joins", [j.copy() for j in select.args["joins"]])
+        if select.args.get("with"):
+            q.set("with", select.args["with"].copy())
+        q = q.where(exp.EQ(this=key.copy(), expression=_literal(row.key)))
+        rows = self.sandbox.run_tree(q).rows
+        if not rows or rows[0][0] is None:
+            return None
+        return bool(rows[0][0])
+
+    def _value(self, row: _Row, call: LLMCall, values: dict) -> Any:
+        k = (row.key, call.key)
+        if k in values:
+            return values[k]
+        text = as_text(row.texts.get(call.text.sql(dialect="duckdb")))
+        if call.function == "summary":
+            v = self.llm.summary(text, row_key=row.label)
+        else:
+            v = self.llm.answer(text, call.question, row_key=row.label).value
+        values[k] = v
+        return v
+
+    def _compute(self, calls: Sequence[LLMCall], keys: Sequence[Any], by_key: dict[Any, _Row], values: dict) -> None:
+        for k in keys:
+            row = by_key.get(k)
+            if row is None:
+                continue
+            for call in calls:
+                self._check_cancel()
+                self._value(row, call, values)
+
+    def _check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+
+    # -- output rows and the final query --------------------------------------------------------
+
+    def _values_table(self, calls, index_of, values, keys) -> exp.Table:
+        key_type = _duck_type(next(iter(keys), 0))
+        cols = [("_k", key_type)] + [(f"c{index_of[k]}", "VARCHAR") for k in calls]
+        rows = []
+        for key in keys:
+            rows.append([key] + [_str_or_none(values.get((key, k))) for k in calls])
+        return self.stack.enter_context(self.sandbox.scratch_table(cols, rows))
+
+    def _rewrite(self, select, key, calls, index_of, vals: exp.Table, alias: str) -> exp.Select:
+        out = select.copy()
+
+        def swap(node):
+            if is_llm_call(node):
+                return exp.column(f"c{index_of[as_call(node).key]}", table=alias)
+            return node
+
+        out = out.transform(swap)
+        vals_ref = vals.copy()
+        vals_ref.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        out = out.join(vals_ref, on=exp.EQ(this=exp.column("_k", table=alias), expression=key.copy()), join_type="left")
+        return out
+
+    def _output_keys(self, select, key, matches, calls, index_of, values, limit_n, offset_n) -> list[Any]:
+        if not matches:
+            return []
+        vals = self._values_table(calls, index_of, values, matches)
+        alias = "_suql_v"
+        q = self._rewrite(select, key, calls, index_of, vals, alias)
+        q.set("expressions", [exp.alias_(key.copy(), "_k")])
+        q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[_literal(k) for k in matches])))
+        q.set("distinct", None)
+        order = q.args.get("order")
+        if order is not None:
+            order.append("expressions", exp.Ordered(this=key.copy()))
+        else:
+            q = q.order_by(exp.Ordered(this=key.copy()))
+        return [r[0] for r in self.sandbox.run_tree(q).rows]
+
+    def _final(self, select, key, calls, index_of, values, matches) -> exp.Expression:
+        keys = sorted({k for k, _ in values}, key=_sortable)
+        vals = self._values_table(list(calls), index_of, values, keys)
+        alias = "_suql_v"
+        out = self._rewrite(select, key, calls, index_of, vals, alias)
+        if matches is not None:
+            matched = self.stack.enter_context(self.sandbox.scratch_table([("_k", _duck_type(next(iter(matches), 0)))], [[k] for k in matches]))
+            out.set("where", exp.Where(this=exp.In(this=key.copy(), query=exp.select("_k").from_(matched).subquery())))
+        order = out.args.get("order")
+        if order is not None and not out.args.get("group") and not out.args.get("distinct"):
+            order.append("expressions", exp.Ordered(this=key.copy()))
+        return out
+
+    def _collect_to_verify(self, select, key, calls, index_of, values, unknown, conjuncts, call_of) -> None:
+        keys = sorted(set(unknown), key=_sortable)
+        vals = self._values_table(list(calls), index_of, values, sorted({k for k, _ in values} | set(keys), key=_sortable))
+        alias = "_suql_v"
+        q = self._rewrite(select, key, calls, index_of, vals, alias)
+        aggregated = bool(q.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in q.expressions)
+        if aggregated:
+            q.set("expressions", [exp.Star()])
+            q.set("group", None)
+            q.set("having", None)
+        q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_row")])
+        q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[_literal(k) for k in keys])))
+        q.set("limit", None)
+        q.set("offset", None)
+        q.set("distinct", None)
+        result = self.sandbox.run_tree(q)
+        for rec in result.records():
+            row_key = rec.get("_row")
+            unknown_preds = [
+                pretty(lit) for c in conjuncts for lit in c.text
+                if any(values.get((row_key, call_of[id(n)].key), "missing") is None for n in calls_in(lit))
+            ]
+            rec["unknown"] = sorted(set(unknown_preds))
+            rec["approximate"] = self.approximate
+            self.to_verify.append(rec)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+_NO_FAST = object()
+
+
+def _and(a: Truth, b: Truth) -> Truth:
+    if a is False or b is False:
+        return False
+    if a is None or b is None:
+        return None
+    return True
+
+
+def _or(a: Truth, b: Truth) -> Truth:
+    if a is True or b is True:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+def _fast_truth(pred: exp.Expression, value_of: Callable[[exp.Expression], Any]) -> Any:
+    """Kleene truth of common shapes without a database round trip; _NO_FAST otherwise."""
+    pred = pred.unnest() if isinstance(pred, exp.Paren) else pred
+    if isinstance(pred, exp.Not):
+        inner = _fast_truth(pred.this, value_of)
+        if inner is _NO_FAST or inner is None:
+            return inner
+        return not inner
+    if isinstance(pred, (exp.EQ, exp.NEQ)):
+        for a, b in ((pred.this, pred.expression), (pred.expression, pred.this)):
+            if is_llm_call(a) and isinstance(b, exp.Literal) and b.is_string:
+                v = value_of(a)
+                if v is None:
+                    return None
+                return (str(v) == b.name) if isinstance(pred, exp.EQ) else (str(v) != b.name)
+    if isinstance(pred, exp.Is) and isinstance(pred.expression, exp.Null) and is_llm_call(pred.this):
+        return value_of(pred.this) is None
+    return _NO_FAST
+
+
+def _row_key(select: exp.Select) -> exp.Expression:
+    sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+    names = []
+    for src in sources:
+        if src is None:
+            continue
+        node = src.this
+        if not isinstance(node, exp.Table):
+            raise SuqlError(f"answer() over {type(node).__name__} sources is not supported.")
+        names.append(node.alias_or_name)
+    if not names:
+        raise SuqlError("answer() and summary() need a FROM clause: they read a text column of each row.")
+    keys = [exp.column("rowid", table=n) for n in names]
+    if len(keys) == 1:
+        return keys[0]
+    return exp.func("concat_ws", exp.Literal.string("|"), *keys)
+
+
+def _label_column(select: exp.Select, text_types: dict[str, str]) -> exp.Expression | None:
+    from_ = select.args.get("from_")
+    if from_ is None or not isinstance(from_.this, exp.Table):
+        return None
+    for candidate in ("name", "Name", "title", "Title"):
+        if candidate in text_types:
+            return exp.column(candidate, table=from_.this.alias_or_name)
+    return None
+
+
+def _as_text_sql(node: exp.Expression, text_types: dict[str, str]) -> exp.Expression:
+    """A text argument as VARCHAR: list columns joined with newlines."""
+    if isinstance(node, exp.Column) and text_types.get(node.name, "").endswith("[]"):
+        return exp.func("array_to_string", node.copy(), exp.func("chr", exp.Literal.number(10)))
+    return exp.cast(node.copy(), "VARCHAR")
+
+
+def _has_nested_llm_select(s: exp.Select) -> bool:
+    return any(inner is not s and has_llm_calls(inner) for inner in s.find_all(exp.Select))
+
+
+def _within(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    p = node.parent
+    while p is not None:
+        if p is ancestor:
+            return True
+        p = p.parent
+    return False
+
+
+def _int_arg(node: exp.Expression | None) -> int | None:
+    if node is None:
+        return None
+    value = node.args.get("expression") or node.this
+    if isinstance(value, exp.Literal) and not value.is_string:
+        try:
+            return int(value.name)
+        except ValueError:
+            return None
+    return None
+
+
+def _sources_sql(select: exp.Select) -> str:
+    parts = [select.args["from_"].sql(dialect="duckdb")] + [j.sql(dialect="duckdb") for j in select.args.get("joins") or []]
+    return " ".join(parts)
+
+
+def _parse_duck(sql: str) -> exp.Expression:
+    import sqlglot
+
+    return sqlglot.parse_one(sql, read="duckdb")
+
+
+def _literal(value: Any) -> exp.Expression:
+    if isinstance(value, (int, float)):
+        return exp.Literal.number(value)
+    return exp.Literal.string(str(value))
+
+
+def _duck_type(value: Any) -> str:
+    return "BIGINT" if isinstance(value, int) else "VARCHAR"
+
+
+def _str_or_none(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _sortable(k: Any) -> tuple:
+    return (0, k, "") if isinstance(k, (int, float)) else (1, 0, str(k))
+
+
+def _unique(names: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        c = seen.get(n, 0)
+        seen[n] = c + 1
+        out.append(n if c == 0 else f"{n}_{c}")
+    return out

@@ -1,0 +1,126 @@
+"""SUQL: SQL plus ``answer(text, 'question')`` and ``summary(text)`` (lecture 7 §2).
+
+Input is the SUQL paper's PostgreSQL dialect.  It is parsed with sqlglot and checked
+by the SQL sandbox's policy (one read-only query); the two LLM functions may stand
+wherever a text value may.  This module finds them and refuses, with a message
+naming the construct, what the worlds cannot serve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from engines.sql.sandbox import SqlRefused, check
+
+LLM_FUNCTIONS = ("answer", "summary")
+
+# Functions a query may name that no world here can serve, with the reason.
+UNSERVABLE: dict[str, str] = {
+    "st_distance_sphere": "a geographic function (the worlds store no coordinates)",
+    "st_distance": "a geographic function (the worlds store no coordinates)",
+    "st_dwithin": "a geographic function (the worlds store no coordinates)",
+    "st_point": "a geographic function (the worlds store no coordinates)",
+    "st_makepoint": "a geographic function (the worlds store no coordinates)",
+    "earth_distance": "a geographic function (the worlds store no coordinates)",
+    "ll_to_earth": "a geographic function (the worlds store no coordinates)",
+    "now": "the current time (the worlds have no clock)",
+    "current_timestamp": "the current time (the worlds have no clock)",
+    "current_date": "the current date (the worlds have no clock)",
+}
+
+
+class SuqlError(SqlRefused):
+    """A SUQL query that cannot run: the message names the construct."""
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    """One distinct ``answer()`` / ``summary()`` call of a query."""
+
+    function: str  # "answer" | "summary"
+    text: exp.Expression  # the text argument (usually a column)
+    question: str  # for summary(): "" (its fixed question)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.function, self.text.sql(dialect="postgres"), self.question)
+
+    def sql(self) -> str:
+        if self.function == "summary":
+            return f"summary({self.text.sql(dialect='postgres')})"
+        q = self.question.replace("'", "''")
+        return f"answer({self.text.sql(dialect='postgres')}, '{q}')"
+
+
+def is_llm_call(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() in LLM_FUNCTIONS
+
+
+def as_call(node: exp.Anonymous) -> LLMCall:
+    """The call a node stands for; refuses malformed arguments."""
+    name = str(node.this).lower()
+    args = node.expressions
+    if name == "summary":
+        if len(args) != 1:
+            raise SuqlError(f"summary() takes one text argument, not {len(args)}: {node.sql(dialect='postgres')}")
+        return LLMCall("summary", args[0], "")
+    if len(args) != 2:
+        raise SuqlError(f"answer() takes a text and a question, answer(text, 'question'): {node.sql(dialect='postgres')}")
+    question = args[1]
+    if not (isinstance(question, exp.Literal) and question.is_string):
+        raise SuqlError(f"the question of answer() must be a string literal: {node.sql(dialect='postgres')}")
+    if any(is_llm_call(n) for n in args[0].find_all(exp.Anonymous)):
+        raise SuqlError(f"answer() over the output of another LLM call is not supported: {node.sql(dialect='postgres')}")
+    return LLMCall("answer", args[0], question.name)
+
+
+def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonymous]:
+    """The LLM call nodes under ``node``; with ``own_scope``, not those inside nested SELECTs."""
+    out = []
+    for n in node.find_all(exp.Anonymous):
+        if not is_llm_call(n):
+            continue
+        if own_scope and _inside_nested_select(n, node):
+            continue
+        out.append(n)
+    return out
+
+
+def _inside_nested_select(n: exp.Expression, top: exp.Expression) -> bool:
+    parent = n.parent
+    while parent is not None and parent is not top:
+        if isinstance(parent, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
+            return True
+        parent = parent.parent
+    return False
+
+
+def has_llm_calls(node: exp.Expression) -> bool:
+    return any(is_llm_call(n) for n in node.find_all(exp.Anonymous))
+
+
+def parse(sql: str) -> exp.Expression:
+    """Parse and check a SUQL query: one read-only statement whose LLM calls are well formed."""
+    if not sql or not sql.strip():
+        raise SuqlError("The query is empty.")
+    tree = check(sql.strip().rstrip(";").strip() or sql)
+    for fn in tree.find_all(exp.Func):
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        if name in UNSERVABLE:
+            raise SuqlError(f"{fn.sql(dialect='postgres')[:80]} uses {name}(), {UNSERVABLE[name]}: this world cannot serve it.")
+        if isinstance(fn, exp.Anonymous) and name in LLM_FUNCTIONS:
+            as_call(fn)
+    for join in tree.find_all(exp.Join):
+        on = join.args.get("on")
+        if on is not None and has_llm_calls(on):
+            raise SuqlError("answer() in a JOIN condition is not supported: move the condition to WHERE.")
+    for node in tree.find_all(exp.Having, exp.Window, exp.Qualify):
+        if has_llm_calls(node):
+            raise SuqlError(f"answer() or summary() inside {type(node).__name__.upper()} is not supported: compute it in a subquery and filter outside.")
+    return tree
+
+
+def pretty(node: exp.Expression) -> str:
+    """SQL text for display, with the LLM functions in lower case."""
+    return node.sql(dialect="postgres", normalize_functions=False)

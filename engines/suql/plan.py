@@ -1,0 +1,247 @@
+"""The compiler's view of a query: DNF, execution modes, and the plan it shows.
+
+Each small function here does one rewrite or one estimate (sqlglot style); the
+executor (``engines.suql.execute``) runs what they describe.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+from sqlglot.optimizer.normalize import normalization_distance, normalize
+
+from engines.suql.language import LLMCall, calls_in, is_llm_call, pretty
+
+MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate the WHERE as written
+
+
+# --- execution modes (lecture 7 §3.3) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    title: str
+    udf: bool = False  # B: DuckDB runs the query as written, answer() a per-row function
+    structured_first: bool = True  # per conjunct, structured predicates run first in DuckDB
+    order_predicates: bool = True  # answer() predicates ordered by cost x selectivity
+    short_circuit: bool = True  # stop evaluating a row's conjunct at the first False
+    lazy: bool = True  # stop once LIMIT (+ OFFSET) is met, when the output order allows
+    retrieval: bool = True  # visit candidates by retrieval score
+    cap: int | None = None  # F: visit at most this many candidates (approximate)
+    summaries_for_all_matches: bool = False  # A: SELECT-list calls for every passing row
+
+    def describe(self) -> str:
+        return f"{self.name} — {self.title}"
+
+
+MODES: dict[str, Mode] = {
+    "A": Mode("A", "naive: answer() on every row, then filter, summaries for every passing row, then LIMIT",
+              structured_first=False, order_predicates=False, short_circuit=False, lazy=False, retrieval=False,
+              summaries_for_all_matches=True),
+    "B": Mode("B", "the query as written, run by DuckDB with answer() as a per-row function", udf=True,
+              structured_first=False, order_predicates=False, lazy=False, retrieval=False),
+    "C": Mode("C", "predicate ordering: structured predicates first, answer() ordered by cost x selectivity",
+              lazy=False, retrieval=False),
+    "D": Mode("D", "C + lazy evaluation: stop when LIMIT is met", retrieval=False),
+    "E": Mode("E", "D + retrieval ordering: most promising rows first (BM25)"),
+    "F": Mode("F", "E + a retrieval cap: only the best-scoring candidates are examined (approximate)", cap=20),
+}
+DEFAULT_MODE = "E"
+
+
+def mode_named(name: str, *, cap: int | None = None, order_predicates: bool | None = None) -> Mode:
+    from engines.suql.language import SuqlError
+
+    m = MODES.get(name.strip().upper())
+    if m is None:
+        raise SuqlError(f"Unknown execution mode {name!r}: choose one of {', '.join(MODES)}.")
+    if cap is not None and m.cap is not None:
+        m = replace(m, cap=cap)
+    if order_predicates is not None:
+        m = replace(m, order_predicates=order_predicates)
+    return m
+
+
+# --- DNF ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Conjunct:
+    """One AND-clause of the WHERE in DNF: structured literals and text (answer()) literals."""
+
+    structured: list[exp.Expression]
+    text: list[exp.Expression]
+
+    def structured_sql(self) -> exp.Expression:
+        return exp.and_(*[s.copy() for s in self.structured]) if self.structured else exp.true()
+
+    def sql(self) -> str:
+        parts = [pretty(p) for p in self.structured + self.text]
+        return " AND ".join(parts) if parts else "TRUE"
+
+
+def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, kind):
+        return flatten(node.this, kind) + flatten(node.expression, kind)
+    return [node]
+
+
+def to_dnf(where: exp.Expression) -> tuple[list[Conjunct], bool]:
+    """The WHERE as OR of ANDs; ``False`` as second value when DNF would explode (kept whole)."""
+    if normalization_distance(where, dnf=True, max_=MAX_DNF_DISTANCE + 1) > MAX_DNF_DISTANCE:
+        return [_conjunct([where])], False
+    normal = normalize(where.copy(), dnf=True, max_distance=MAX_DNF_DISTANCE)
+    conjuncts = [_conjunct(flatten(c, exp.And)) for c in flatten(normal, exp.Or)]
+    return _dedupe(conjuncts), True
+
+
+def _conjunct(literals: list[exp.Expression]) -> Conjunct:
+    structured, text = [], []
+    for lit in literals:
+        (text if calls_in(lit) else structured).append(lit)
+    return Conjunct(structured, text)
+
+
+def _dedupe(conjuncts: list[Conjunct]) -> list[Conjunct]:
+    seen: set[str] = set()
+    out = []
+    for c in conjuncts:
+        key = c.sql()
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def dnf_text(conjuncts: list[Conjunct]) -> str:
+    if len(conjuncts) == 1:
+        return conjuncts[0].sql()
+    return "\nOR ".join(f"({c.sql()})" for c in conjuncts)
+
+
+# --- cost model (note 002) --------------------------------------------------------------------
+
+
+CALL_COST = {"answer": 1.0, "summary": 2.0}
+
+
+@dataclass(frozen=True)
+class PredicateEstimate:
+    sql: str
+    written_position: int
+    cost: float  # LLM calls one check costs
+    selectivity: float  # estimated share of candidates that pass
+    source: str  # how the selectivity was estimated
+
+    @property
+    def rank(self) -> float:
+        """Order by c / (1 - s): cheap predicates that reject many rows go first."""
+        return self.cost / max(1e-6, 1.0 - self.selectivity)
+
+
+def predicate_cost(pred: exp.Expression, call_of: dict[int, LLMCall]) -> float:
+    return sum(CALL_COST[call_of[id(n)].function] for n in calls_in(pred))
+
+
+def expected_cost(order: list[PredicateEstimate]) -> float:
+    """Expected calls per row with short-circuit: c1 + s1 c2 + s1 s2 c3 + ..."""
+    total, passing = 0.0, 1.0
+    for p in order:
+        total += passing * p.cost
+        passing *= p.selectivity
+    return total
+
+
+def passes_if_yes(pred: exp.Expression) -> bool:
+    """``answer(...) = 'Yes'`` (either side): retrieval scores estimate how often it passes."""
+    pred = pred.unnest() if isinstance(pred, exp.Paren) else pred
+    if isinstance(pred, exp.EQ):
+        for a, b in ((pred.this, pred.expression), (pred.expression, pred.this)):
+            if is_llm_call(a) and isinstance(b, exp.Literal) and b.is_string and b.name.lower() == "yes":
+                return True
+    return False
+
+
+# --- the plan shown to the user ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConjunctPlan:
+    index: int
+    structured: str
+    candidates: int
+    predicates: tuple[PredicateEstimate, ...]  # in evaluation order
+    expected_calls_per_row: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: Mode
+    dnf: str
+    conjuncts: tuple[ConjunctPlan, ...] = ()
+    visit_order: str = ""
+    lazy: bool = False
+    lazy_reason: str = ""
+    stop_after: int | None = None
+    cap: int | None = None
+    select_calls: tuple[str, ...] = ()
+    select_calls_for: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def lines(self) -> list[str]:
+        out = [f"mode {self.mode.describe()}"]
+        if self.mode.udf:
+            out.append("DuckDB evaluates the WHERE in its own order; answer() runs as a scalar function per row")
+        for c in self.conjuncts:
+            head = f"conjunct {c.index + 1}: structured {c.structured} → {c.candidates} candidate rows"
+            out.append(head)
+            for i, p in enumerate(c.predicates, 1):
+                out.append(
+                    f"  {i}. {p.sql}   cost {p.cost:g} call, selectivity ≈ {p.selectivity:.2f} ({p.source}), "
+                    f"rank {p.rank:.2f}" + (f", written #{p.written_position + 1}" if p.written_position != i - 1 else "")
+                )
+            if c.predicates:
+                out.append(f"  expected calls per candidate ≈ {c.expected_calls_per_row:.2f}")
+        if self.visit_order:
+            out.append(f"visit order: {self.visit_order}")
+        if self.mode.udf:
+            pass
+        elif self.lazy:
+            out.append(f"lazy: stop after {self.stop_after} matching row(s) — {self.lazy_reason}")
+        elif self.lazy_reason:
+            out.append(f"not lazy: {self.lazy_reason}")
+        if self.cap is not None:
+            out.append(f"retrieval cap: at most {self.cap} candidates examined — results are approximate")
+        if self.select_calls:
+            out.append(f"SELECT-list calls ({', '.join(self.select_calls)}) for {self.select_calls_for}")
+        out.extend(self.notes)
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "mode": self.mode.name,
+            "conjuncts": [
+                {
+                    "structured": c.structured,
+                    "candidates": c.candidates,
+                    "predicates": [
+                        {"sql": p.sql, "cost": p.cost, "selectivity": round(p.selectivity, 4), "rank": round(p.rank, 4),
+                         "estimated_from": p.source, "written_position": p.written_position}
+                        for p in c.predicates
+                    ],
+                    "expected_calls_per_row": round(c.expected_calls_per_row, 4),
+                }
+                for c in self.conjuncts
+            ],
+            "visit_order": self.visit_order,
+            "lazy": self.lazy,
+            "lazy_reason": self.lazy_reason,
+            "stop_after": self.stop_after,
+            "cap": self.cap,
+            "select_calls": list(self.select_calls),
+            "select_calls_for": self.select_calls_for,
+            "notes": list(self.notes),
+            "lines": self.lines(),
+        }
