@@ -345,9 +345,9 @@ class _Run:
         self._materialise_sources(select)
         key = _row_key(select)
         nodes = calls_in(select)
-        call_of: dict[int, LLMCall] = {id(n): as_call(n) for n in nodes}
         calls: dict[tuple, LLMCall] = {}
-        for c in call_of.values():
+        for n in nodes:
+            c = as_call(n)
             calls.setdefault(c.key, c)
         index_of = {k: i for i, k in enumerate(calls)}
 
@@ -365,11 +365,6 @@ class _Run:
         dnf_ok = True
         if text_where:
             conjuncts, dnf_ok = to_dnf(where.this)
-            # DNF copies literals: map the copies' call nodes too
-            for c in conjuncts:
-                for lit in c.text:
-                    for n in calls_in(lit):
-                        call_of[id(n)] = as_call(n)
         if top or self.dnf is None:
             self.dnf = dnf_text(conjuncts) if text_where else (pretty(where.this) if where is not None else "")
 
@@ -384,12 +379,12 @@ class _Run:
         self.rows_examined += 0
 
         # 2. estimates, retrieval, and the plan
-        where_calls = [call_of[id(n)] for c in conjuncts for lit in c.text for n in calls_in(lit)]
+        where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
         scores = self._retrieval(select, key, text_types, where_calls) if text_where else {}
-        conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores, call_of)
-        visit = self._visit_order(rows, scores, conjuncts, call_of, visit_structured_order, order)
+        conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores)
+        visit = self._visit_order(rows, scores, conjuncts, visit_structured_order, order)
         select_nodes = [n for n in nodes if not (where is not None and _within(n, where))]
-        select_calls = sorted({call_of[id(n)].sql() for n in select_nodes})
+        select_calls = sorted({as_call(n).sql() for n in select_nodes})
         plan = Plan(
             mode=self.mode,
             dnf=self.dnf or "",
@@ -410,7 +405,7 @@ class _Run:
         # 3. decide the rows
         values: dict[tuple[Any, tuple], Any] = {}
         if text_where:
-            decided = self._decide(visit[0], conjuncts, orders, call_of, values, lazy_ok, (limit_n or 0) + offset_n, select, key)
+            decided = self._decide(visit[0], conjuncts, orders, values, lazy_ok, (limit_n or 0) + offset_n, select, key)
             matches = [k for k, t in decided if t is True]
             unknown = [k for k, t in decided if t is None]
         else:
@@ -419,9 +414,9 @@ class _Run:
 
         # 4. SELECT-list / ORDER BY calls, only where needed
         by_key = {r.key: r for r in rows}
-        other_calls = [calls[k] for k in calls if any(call_of[id(n)].key == k for n in select_nodes)]
+        other_calls = [calls[k] for k in calls if any(as_call(n).key == k for n in select_nodes)]
         if other_calls:
-            order_calls = [calls[k] for k in calls if order is not None and any(call_of[id(n)].key == k for n in calls_in(order))]
+            order_calls = [calls[k] for k in calls if order is not None and any(as_call(n).key == k for n in calls_in(order))]
             need_all = aggregated or self.mode.summaries_for_all_matches
             first = order_calls if not need_all else other_calls
             self._compute(first, matches, by_key, values)
@@ -433,7 +428,7 @@ class _Run:
         # 5. the final query over the scratch tables
         final = self._final(select, key, calls, index_of, values, matches if text_where else None)
         if unknown:
-            self._collect_to_verify(select, key, calls, index_of, values, unknown, conjuncts, call_of)
+            self._collect_to_verify(select, key, calls, index_of, values, unknown, conjuncts)
         return final
 
     def _materialise_sources(self, select: exp.Select) -> None:
@@ -548,15 +543,15 @@ class _Run:
             out[call.sql()] = index.scores(call.question or "summary")
         return out
 
-    def _order_predicates(self, conjuncts, rows, scores, call_of):
+    def _order_predicates(self, conjuncts, rows, scores):
         plans, orders = [], []
         for i, c in enumerate(conjuncts):
             cands = [r for r in rows if r.flags[i] is not False] if self.mode.structured_first else rows
             estimates = []
             for pos, pred in enumerate(c.text):
-                cost = predicate_cost(pred, call_of)
+                cost = predicate_cost(pred)
                 sel, source = 0.5, "no estimate"
-                pred_calls = [call_of[id(n)] for n in calls_in(pred)]
+                pred_calls = [as_call(n) for n in calls_in(pred)]
                 if pred_calls and cands and all(pc.sql() in scores for pc in pred_calls):
                     hits = sum(1 for r in cands if all(scores[pc.sql()].get(r.key, 0.0) > 0 for pc in pred_calls))
                     share = hits / len(cands)
@@ -573,14 +568,14 @@ class _Run:
             orders.append(order)
         return plans, orders
 
-    def _visit_order(self, rows, scores, conjuncts, call_of, structured_order: bool, order) -> tuple[list[_Row], str]:
+    def _visit_order(self, rows, scores, conjuncts, structured_order: bool, order) -> tuple[list[_Row], str]:
         cands = [r for r in rows if any(f is not False for f in r.flags)] if self.mode.structured_first else list(rows)
         for r in cands:
             best = 0.0
             for i, c in enumerate(conjuncts):
                 if r.flags[i] is False and self.mode.structured_first:
                     continue
-                calls = [call_of[id(n)] for lit in c.text for n in calls_in(lit)]
+                calls = [as_call(n) for lit in c.text for n in calls_in(lit)]
                 best = max(best, sum(scores.get(cl.sql(), {}).get(r.key, 0.0) for cl in calls))
             r.score = best
         if self.mode.cap is not None:
@@ -598,7 +593,7 @@ class _Run:
 
     # -- deciding rows ---------------------------------------------------------------------------
 
-    def _decide(self, visit, conjuncts, orders, call_of, values, lazy, needed, select, key) -> list[tuple[Any, Truth]]:
+    def _decide(self, visit, conjuncts, orders, values, lazy, needed, select, key) -> list[tuple[Any, Truth]]:
         """Evaluate rows in visit order on a bounded pool; stop early when lazy."""
         decided: list[tuple[Any, Truth]] = []
         matched = 0
@@ -606,7 +601,7 @@ class _Run:
         if pool == 1:
             for row in visit:
                 self._check_cancel()
-                truth = self._evaluate_row(row, conjuncts, orders, call_of, values, select, key)
+                truth = self._evaluate_row(row, conjuncts, orders, values, select, key)
                 decided.append((row.key, truth))
                 self._report(row, truth)
                 matched += truth is True
@@ -622,7 +617,7 @@ class _Run:
                 while not stop and next_submit < len(visit) and len(pending) < pool:
                     self._check_cancel()
                     row = visit[next_submit]
-                    pending[next_submit] = ex.submit(self._evaluate_row, row, conjuncts, orders, call_of, values, select, key)
+                    pending[next_submit] = ex.submit(self._evaluate_row, row, conjuncts, orders, values, select, key)
                     next_submit += 1
                 if next_take not in pending:
                     break
@@ -646,13 +641,13 @@ class _Run:
         self.rows_examined += 1
         self.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
 
-    def _evaluate_row(self, row, conjuncts, orders, call_of, values, select, key) -> Truth:
+    def _evaluate_row(self, row, conjuncts, orders, values, select, key) -> Truth:
         """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting."""
         if not self.mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in conjuncts:
                 for lit in c.text:
                     for n in calls_in(lit):
-                        self._value(row, call_of[id(n)], values)
+                        self._value(row, as_call(n), values)
         result: Truth = False
         for i, c in enumerate(conjuncts):
             flag = row.flags[i]
@@ -664,25 +659,25 @@ class _Run:
             for k in orders[i]:
                 if truth is False and self.mode.short_circuit:
                     break
-                t = self._predicate(row, c.text[k], call_of, values, select, key)
+                t = self._predicate(row, c.text[k], values, select, key)
                 truth = _and(truth, t)
             result = _or(result, truth)
             if result is True and self.mode.short_circuit:
                 break
         return result
 
-    def _predicate(self, row, pred, call_of, values, select, key) -> Truth:
+    def _predicate(self, row, pred, values, select, key) -> Truth:
         for n in calls_in(pred):
-            self._value(row, call_of[id(n)], values)
-        fast = _fast_truth(pred, lambda n: values[(row.key, call_of[id(n)].key)])
+            self._value(row, as_call(n), values)
+        fast = _fast_truth(pred, lambda n: values[(row.key, as_call(n).key)])
         if fast is not _NO_FAST:
             return fast
-        return self._slow_truth(row, pred, call_of, values, select, key)
+        return self._slow_truth(row, pred, values, select, key)
 
-    def _slow_truth(self, row, pred, call_of, values, select, key) -> Truth:
+    def _slow_truth(self, row, pred, values, select, key) -> Truth:
         def lit(node):
             if is_llm_call(node):
-                v = values[(row.key, call_of[id(node)].key)]
+                v = values[(row.key, as_call(node).key)]
                 return exp.null() if v is None else exp.Literal.string(str(v))
             return node
 
@@ -776,7 +771,7 @@ class _Run:
             order.append("expressions", exp.Ordered(this=key.copy()))
         return out
 
-    def _collect_to_verify(self, select, key, calls, index_of, values, unknown, conjuncts, call_of) -> None:
+    def _collect_to_verify(self, select, key, calls, index_of, values, unknown, conjuncts) -> None:
         keys = sorted(set(unknown), key=_sortable)
         vals = self._values_table(list(calls), index_of, values, sorted({k for k, _ in values} | set(keys), key=_sortable))
         alias = "_suql_v"
@@ -796,7 +791,7 @@ class _Run:
             row_key = rec.get("_row")
             unknown_preds = [
                 pretty(lit) for c in conjuncts for lit in c.text
-                if any(values.get((row_key, call_of[id(n)].key), "missing") is None for n in calls_in(lit))
+                if any(values.get((row_key, as_call(n).key), "missing") is None for n in calls_in(lit))
             ]
             rec["unknown"] = sorted(set(unknown_preds))
             rec["approximate"] = self.approximate

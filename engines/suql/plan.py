@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 from sqlglot.optimizer.normalize import normalization_distance, normalize
 
-from engines.suql.language import LLMCall, calls_in, is_llm_call, pretty
+from engines.suql.language import LLMCall, as_call, calls_in, is_llm_call, pretty
 
 MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate the WHERE as written
 
@@ -141,8 +141,8 @@ class PredicateEstimate:
         return self.cost / max(1e-6, 1.0 - self.selectivity)
 
 
-def predicate_cost(pred: exp.Expression, call_of: dict[int, LLMCall]) -> float:
-    return sum(CALL_COST[call_of[id(n)].function] for n in calls_in(pred))
+def predicate_cost(pred: exp.Expression) -> float:
+    return sum(CALL_COST[as_call(n).function] for n in calls_in(pred))
 
 
 def expected_cost(order: list[PredicateEstimate]) -> float:
