@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
     query_timeout_s: float = Field(5.0, gt=0)
+    # SUQL: parallel answer() checks when calls take time (sim latency > 0, or claude)
+    suql_pool: int = Field(4, ge=1, le=32)
+    suql_cap: int = Field(20, ge=1, description="retrieval cap of execution mode F")
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 

@@ -101,9 +101,12 @@ class Frame:
     limit: int | None = None
     select: list[str] | None = None  # None: SELECT *
     count: bool = False
+    texts: list[tuple[str, str]] = field(default_factory=list)  # SUQL: (text column, question) -> answer() = 'Yes'
+    late: bool = False  # SUQL: "open late" (written as a text comparison: the §4.2 mistake)
+    suql: bool = False
 
     def filters(self) -> tuple:
-        return (tuple(self.locations), tuple(self.cuisines), tuple(self.prices), self.rating, self.name)
+        return (tuple(self.locations), tuple(self.cuisines), tuple(self.prices), self.rating, self.name, tuple(self.texts), self.late)
 
     def has_any(self) -> bool:
         return any(self.filters()) or bool(self.order) or self.count or self.select is not None
@@ -159,7 +162,49 @@ def read_utterance(text: str, schema: str) -> tuple[Frame, set[str]]:
     if name:
         f.name = name
         said.add("name")
+    if suql_schema(schema):
+        f.suql = True
+        without_places = low
+        for key in PLACES:
+            without_places = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", " ", without_places)
+        f.texts = _text_conditions(without_places)
+        if f.texts:
+            said.add("text")
+        if re.search(r"\bopen (late|after)\b|\blate[- ]night\b", low):
+            f.late = True
+            said.add("late")
     return f, said
+
+
+def suql_schema(schema: str) -> bool:
+    """The schema offers SUQL's answer() (the prompt a SUQL parser is shown)."""
+    return "answer(" in schema
+
+
+# Words for what only the reviews can tell -> the question a SUQL parser writes.
+TEXT_FEATURES: tuple[tuple[str, str], ...] = (
+    (r"family[- ]friendly|\bkids?\b|children|toddlers?|little ones", "is it family-friendly?"),
+    (r"romantic|\bdate\b|date night|anniversary", "is it good for a date?"),
+    (r"\bviews?\b", "does it have a great view?"),
+    (r"spicy|\bheat\b", "is the food spicy?"),
+    (r"\bgroups?\b|large party|big party|crowd", "is it good for groups?"),
+    (r"outdoor|patio|outside|terrace", "does it have outdoor seating?"),
+    (r"parking|park easily|place to park", "is parking easy?"),
+    (r"quiet|calm", "is it quiet?"),
+    (r"cozy", "is it cozy?"),
+)
+DISH_WORDS = ("pasta", "burgers", "dumplings", "tacos", "oysters", "noodles", "pizza", "dessert", "curry", "ramen", "pho", "sushi", "croissants")
+
+
+def _text_conditions(low: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for pattern, question in TEXT_FEATURES:
+        if re.search(pattern, low) and ("reviews", question) not in out:
+            out.append(("reviews", question))
+    m = re.search(r"\b(serves?|serving|get|has|have|with|for)\s+(?:good\s+|great\s+|some\s+)?(" + "|".join(DISH_WORDS) + r")\b", low)
+    if m:
+        out.append(("popular_dishes", f"does this restaurant serve {m.group(2)}?"))
+    return out
 
 
 def _projection(low: str) -> list[str] | None:
@@ -309,7 +354,23 @@ def parse(utterance: str, history: Sequence[Turn], schema: str, *, seed: int, dr
     frame = merge(frame_from_sql(previous), new, said, relist=bool(_LIST_REQUEST.search(low))) if follow_up and previous else new
     key = f"{utterance}\x00{previous or ''}"
     frame = _maybe_drop_condition(frame, seed=seed, key=key, rate=drop_rate)
+    if frame.suql:
+        frame = _suql_habits(frame, utterance, seed=seed, key=key)
     return to_sql(frame, _schema_table(schema))
+
+
+def _suql_habits(frame: Frame, utterance: str, *, seed: int, key: str) -> Frame:
+    """A SUQL parser recommends a few places (LIMIT 3 unless asked for all), and makes the
+    mistakes of lecture 7 §4.2 at seeded rates: dishes looked up in the reviews instead of
+    the popular dishes."""
+    low = utterance.lower()
+    wants_all = bool(re.search(r"\b(all|every|list|how many)\b", low))
+    limit = frame.limit if frame.order else (None if wants_all or frame.count else 3)
+    texts = [
+        ("reviews", q) if column == "popular_dishes" and unit(seed, "parse-dish-column", key) < 0.3 else (column, q)
+        for column, q in frame.texts
+    ]
+    return replace(frame, limit=limit, texts=texts)
 
 
 def merge(old: Frame, new: Frame, said: set[str], *, relist: bool = False) -> Frame:
@@ -319,9 +380,9 @@ def merge(old: Frame, new: Frame, said: set[str], *, relist: bool = False) -> Fr
     columns asked for stay.  "Show me a café there instead" (``relist``) asks for a
     list again: a previous "top-rated" or "phone number" is dropped.
     """
-    out = replace(old, locations=list(old.locations), cuisines=list(old.cuisines), prices=list(old.prices))
+    out = replace(old, locations=list(old.locations), cuisines=list(old.cuisines), prices=list(old.prices), texts=list(old.texts), suql=new.suql or old.suql)
     changed = False
-    for slot, attr in (("location", "locations"), ("cuisine", "cuisines"), ("price", "prices"), ("rating", "rating"), ("name", "name")):
+    for slot, attr in (("location", "locations"), ("cuisine", "cuisines"), ("price", "prices"), ("rating", "rating"), ("name", "name"), ("text", "texts"), ("late", "late")):
         if slot in said:
             setattr(out, attr, getattr(new, attr))
             changed = True
@@ -363,10 +424,16 @@ def to_sql(frame: Frame, table: str = "restaurants") -> str:
     if frame.rating:
         op, value = frame.rating
         conds.append(f"rating {op} {value:.1f}")
+    if frame.late:
+        conds.append("opening_hours > '10pm'")
+    for column, question in frame.texts:
+        conds.append(f"answer({column}, {_q(question)}) = 'Yes'")
     if frame.count:
         head = "SELECT COUNT(*)"
     elif frame.select:
         head = "SELECT " + ", ".join(frame.select)
+    elif frame.suql:
+        head = "SELECT *, summary(reviews)"
     else:
         head = "SELECT *"
     sql = f"{head} FROM {table}"
@@ -379,6 +446,8 @@ def to_sql(frame: Frame, table: str = "restaurants") -> str:
         sql += " ORDER BY " + ", ".join(f"{c} {'DESC' if d else 'ASC'}" for c, d in keys)
         if frame.limit:
             sql += f" LIMIT {frame.limit}"
+    elif frame.suql and not frame.count and frame.limit:
+        sql += f" LIMIT {frame.limit}"
     return sql
 
 
@@ -399,7 +468,9 @@ def frame_from_sql(sql: str | None) -> Frame:
     if any(isinstance(e, exp.Count) for e in cols):
         f.count = True
     elif not any(isinstance(e, exp.Star) for e in cols):
-        f.select = [e.alias_or_name for e in cols]
+        f.select = [e.alias_or_name for e in cols if not isinstance(e, exp.Anonymous)]
+    if any(isinstance(e, exp.Anonymous) for e in cols):
+        f.suql = True
     where = tree.args.get("where")
     if where is not None:
         for cond in _conjuncts(where.this):
@@ -440,6 +511,13 @@ def _absorb(f: Frame, cond: exp.Expression) -> None:
         _set_column(f, cond.this.name, values)
     elif isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Column) and isinstance(cond.expression, exp.Literal):
         _set_column(f, cond.this.name, [cond.expression.name])
+    elif isinstance(cond, exp.EQ) and isinstance(cond.this, exp.Anonymous) and str(cond.this.this).lower() == "answer":
+        args = cond.this.expressions
+        if len(args) == 2 and isinstance(args[0], exp.Column) and isinstance(args[1], exp.Literal):
+            f.texts.append((args[0].name, args[1].name))
+            f.suql = True
+    elif isinstance(cond, exp.GT) and isinstance(cond.this, exp.Column) and cond.this.name == "opening_hours":
+        f.late = True
     elif isinstance(cond, (exp.GTE, exp.GT)) and isinstance(cond.this, exp.Column) and cond.this.name == "rating":
         try:
             f.rating = (">=" if isinstance(cond, exp.GTE) else ">", float(cond.expression.name))

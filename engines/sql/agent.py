@@ -66,6 +66,7 @@ class TurnResult:
     truncated: bool = False
     error: str | None = None
     calls: tuple[CallRecord, ...] = ()
+    to_verify: tuple[dict[str, Any], ...] = ()  # SUQL: rows whose text condition is unknown
 
     def records(self) -> list[dict[str, Any]]:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]
@@ -83,7 +84,19 @@ class TurnResult:
             "truncated": self.truncated,
             "error": self.error,
             "calls": [c.__dict__ for c in self.calls],
+            "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
         }
+
+
+@dataclass(frozen=True)
+class Executed:
+    """What running the (rewritten) query gave."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    truncated: bool
+    elapsed_s: float
+    to_verify: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -124,9 +137,9 @@ class TextToSQLAgent:
             tree = self.sandbox.check(parsed)
             classifier = Classifier(self.enum_fields, self.classify_method, llm)
             rewritten = classifier.rewrite(tree, emit)
-            sql = rewritten.sql(dialect="postgres")
+            sql = rewritten.sql(dialect="postgres", normalize_functions=False)
             emit(QueryRewritten(sql))
-            result = self.sandbox.run(sql)
+            result = self.execute(sql, listen, cancel)
         except Cancelled:
             raise
         except EngineError as e:
@@ -141,9 +154,14 @@ class TextToSQLAgent:
         reply = llm.respond(utterance, self.history, shown)
         turn = TurnResult(
             utterance, True, routed.reason, reply, parsed_sql=parsed, sql=sql, readback=sentence,
-            columns=result.columns, rows=result.rows, truncated=result.truncated,
+            columns=result.columns, rows=result.rows, truncated=result.truncated, to_verify=result.to_verify,
         )
         return self._finish(emit, calls, turn, sql=sql)
+
+    def execute(self, sql: str, emit: Emit, cancel: threading.Event | None) -> Executed:
+        """Run the rewritten statement (SQL here; the SUQL agent runs its compiler)."""
+        r = self.sandbox.run(sql)
+        return Executed(r.columns, r.rows, r.truncated, r.elapsed_s)
 
     def _finish(self, emit: Emit, calls: list[CallRecord], turn: TurnResult, *, sql: str | None) -> TurnResult:
         turn = TurnResult(**{**turn.__dict__, "calls": tuple(calls)})

@@ -70,10 +70,10 @@ def _statement(tree: exp.Expression) -> str:
         n = limit.expression.sql("postgres")
         parts.append(f"keeping the first {n}" if order is None else f"keeping the top {n}")
     sentence = head
-    for p in parts:
-        if not p:
-            continue
-        sentence += p if p.startswith(" ") else (" " + p if _joins_directly(p) else ", " + p)
+    for i, p in enumerate(p for p in parts if p):
+        # the WHERE phrase ("in Palo Alto ...") follows the table directly; the rest after commas
+        direct = i == 0 and where is not None and _joins_directly(p)
+        sentence += (" " if direct or p.startswith("(") and i == 0 else ", ") + p
     return sentence
 
 
@@ -128,6 +128,9 @@ def statement_of(question: str) -> str | None:
     q = question.strip().rstrip("?.! ").strip()
     m = re.match(rf"(?i)^(is|are|was|were)\s+({_SUBJECT})\s+(.+)$", q)
     if m:
+        subject = m.group(2).lower()
+        if subject.startswith("the food"):
+            return f"the food {m.group(1).lower()} {m.group(3)}"
         verb = {"is": "is", "are": "is", "was": "was", "were": "was"}[m.group(1).lower()]
         return f"it {verb} {m.group(3)}"
     m = re.match(rf"(?i)^(does|do|did)\s+({_SUBJECT})\s+(\w+)(.*)$", q)
@@ -185,6 +188,13 @@ def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
     exprs = tree.expressions
     if len(exprs) == 1 and isinstance(exprs[0], exp.Star):
         return ""
+    if any(isinstance(e, exp.Star) for e in exprs):  # SELECT *, summary(reviews): "with a summary of ..."
+        rest = _projection_names([e for e in exprs if not isinstance(e, exp.Star)])
+        return "with " + _and(rest)
+    return "showing " + _and(_projection_names(exprs))
+
+
+def _projection_names(exprs: list[exp.Expression]) -> list[str]:
     names = []
     for e in exprs:
         inner = e.unalias()
@@ -204,7 +214,7 @@ def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
             names.append(f"{word} {column_words(arg.name) if isinstance(arg, exp.Column) else arg.sql('postgres')}")
         else:
             names.append(inner.sql("postgres"))
-    return "showing " + _and(names)
+    return names
 
 
 def _order(order: exp.Order) -> str:

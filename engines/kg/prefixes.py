@@ -1,0 +1,59 @@
+"""The prefixes the Wikidata Query Service declares for every query, so queries need no PREFIX lines."""
+from __future__ import annotations
+
+from typing import Mapping
+
+PREFIXES: Mapping[str, str] = {
+    "wd": "http://www.wikidata.org/entity/",
+    "wds": "http://www.wikidata.org/entity/statement/",
+    "wdv": "http://www.wikidata.org/value/",
+    "wdref": "http://www.wikidata.org/reference/",
+    "wdt": "http://www.wikidata.org/prop/direct/",
+    "wdtn": "http://www.wikidata.org/prop/direct-normalized/",
+    "wdno": "http://www.wikidata.org/prop/novalue/",
+    "wdata": "http://www.wikidata.org/wiki/Special:EntityData/",
+    "p": "http://www.wikidata.org/prop/",
+    "ps": "http://www.wikidata.org/prop/statement/",
+    "psv": "http://www.wikidata.org/prop/statement/value/",
+    "psn": "http://www.wikidata.org/prop/statement/value-normalized/",
+    "pq": "http://www.wikidata.org/prop/qualifier/",
+    "pqv": "http://www.wikidata.org/prop/qualifier/value/",
+    "pqn": "http://www.wikidata.org/prop/qualifier/value-normalized/",
+    "pr": "http://www.wikidata.org/prop/reference/",
+    "prv": "http://www.wikidata.org/prop/reference/value/",
+    "prn": "http://www.wikidata.org/prop/reference/value-normalized/",
+    "wikibase": "http://wikiba.se/ontology#",
+    "bd": "http://www.bigdata.com/rdf#",
+    "hint": "http://www.bigdata.com/queryHints#",
+    "gas": "http://www.bigdata.com/rdf/gas#",
+    "mwapi": "https://www.mediawiki.org/ontology#API/",
+    "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+    "owl": "http://www.w3.org/2002/07/owl#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "schema": "http://schema.org/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "geo": "http://www.opengis.net/ont/geosparql#",
+    "geof": "http://www.opengis.net/def/function/geosparql/",
+    "ontolex": "http://www.w3.org/ns/lemon/ontolex#",
+    "dct": "http://purl.org/dc/terms/",
+    "cc": "http://creativecommons.org/ns#",
+    "fn": "http://www.w3.org/2005/xpath-functions#",
+}
+
+WD = PREFIXES["wd"]
+
+
+def compact(iri: str) -> str:
+    """``http://www.wikidata.org/entity/Q42`` → ``wd:Q42`` (the longest matching namespace wins)."""
+    best = ""
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns) and len(ns) > len(PREFIXES.get(best, "")):
+            best = prefix
+    return f"{best}:{iri[len(PREFIXES[best]):]}" if best else f"<{iri}>"
+
+
+def entity_id(iri: str) -> str:
+    """The QID or PID of an entity IRI (``wd:Q42`` → ``Q42``); other IRIs unchanged."""
+    return iri[len(WD):] if iri.startswith(WD) else iri

@@ -1,0 +1,140 @@
+"""SUQL commands: run a query in a mode, a file of queries, or the 60-query workload."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "suql", parents=[common], help="run SUQL (SQL + answer() + summary()) with the optimising compiler",
+        description="Run a SUQL query in one of the six execution modes (A naive ... F retrieval cap), "
+                    "a file of queries, or the seeded 60-query workload of lecture 7 §3.4.",
+    )
+    p.add_argument("query", nargs="?", metavar="QUERY", help="one SUQL query")
+    p.add_argument("--mode", default="E", type=str.upper, choices=list("ABCDEF"), help="execution mode (default E)")
+    p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
+    p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
+    p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
+    p.add_argument("--workload-seed", "--wseed", dest="workload_seed", type=int, default=7, help="seed of the workload (default 7)")
+    p.add_argument("--queries", type=int, default=60, help="workload size (default 60)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_suql)
+
+
+def _suql(settings, args: argparse.Namespace) -> int:
+    from engines.suql.session import open_suql
+
+    chosen = sum(x is not None and x is not False for x in (args.query, args.file, args.workload or None))
+    if chosen != 1:
+        print("cs224v-tui suql: give exactly one of QUERY, --file F or --workload", file=sys.stderr)
+        return EXIT_REFUSED
+    session = open_suql(settings, world=args.world)
+    try:
+        if args.workload:
+            return _workload(session, args)
+        if args.file:
+            return _file(session, args)
+        return _one(session, args)
+    finally:
+        session.close()
+
+
+def _one(session, args) -> int:
+    from engines.errors import Cancelled, EngineError
+    from engines.events import CallFinished
+
+    def show(event) -> None:
+        if not args.json and isinstance(event, CallFinished) and event.function in ("answer", "summary"):
+            cached = " (cached)" if event.cached else ""
+            print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}")
+
+    try:
+        result = session.engine.run(args.query, mode=args.mode, emit=show)
+    except Cancelled:
+        return 130
+    except EngineError as e:
+        if args.json:
+            print(json.dumps({"error": str(e)}, ensure_ascii=False))
+        else:
+            print(f"cs224v-tui: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"DNF: {result.dnf or '(no answer() in the WHERE)'}")
+    print("plan:")
+    for line in result.plan.lines():
+        print(f"  {line}")
+    print(f"read-back: {result.readback}")
+    print_table(result.columns, result.rows)
+    if result.approximate:
+        print("  (approximate: the retrieval cap of mode F left candidates unexamined)")
+    if result.to_verify:
+        print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
+        for rec in result.to_verify[:10]:
+            label = rec.get("name") or rec.get("_row")
+            print(f"  {label}: unknown {'; '.join(rec.get('unknown', []))}")
+    s = result.stats
+    print(f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "
+          f"rows examined {s.rows_examined}, {s.wall_s:.2f} s")
+    return EXIT_OK
+
+
+def _file(session, args) -> int:
+    from engines.errors import EngineError
+    from engines.suql.examples import read_query_file
+
+    try:
+        queries = read_query_file(args.file)
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        print(f"cs224v-tui: cannot read {args.file}: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    out: list[dict[str, Any]] = []
+    for q in queries:
+        try:
+            r = session.engine.run(q, mode=args.mode)
+            out.append({"query": q, "status": "ok", "message": "", "rows": r.records(), "stats": r.stats.to_json()})
+        except EngineError as e:
+            out.append({"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None})
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+    else:
+        for item in out:
+            tag = "ok " if item["status"] == "ok" else "REFUSED"
+            detail = f"{len(item['rows'])} rows, {item['stats']['answer_calls']} answer() calls" if item["stats"] else item["message"]
+            print(f"{tag} {item['query'][:90]}\n     {detail}")
+        ok = sum(i["status"] == "ok" for i in out)
+        print(f"{ok} ran, {len(out) - ok} refused")
+    return EXIT_OK
+
+
+def _workload(session, args) -> int:
+    from engines.suql.workload import evaluate, generate
+
+    if session.world_name != "restaurants":
+        print("cs224v-tui: the workload is defined on the restaurant world", file=sys.stderr)
+        return EXIT_REFUSED
+    queries = generate(args.workload_seed, args.queries)
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r  {done}/{total} runs", end="", file=sys.stderr, flush=True)
+
+    scores = evaluate(session.engine, session.world, queries, progress=progress)
+    if not args.json and sys.stderr.isatty():
+        print(file=sys.stderr)
+    payload = {"queries": len(queries), "modes": {m: s.to_json() for m, s in scores.items()}}
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return EXIT_OK
+    print(f"{len(queries)} queries (seed {args.workload_seed}); precision over returned rows, recall over list-all queries")
+    print("  mode  answer()/query  summary()/query  precision  recall")
+    for m, s in payload["modes"].items():
+        print(f"  {m}     {s['answer_calls_mean']:>10.1f}  {s['summary_calls_mean']:>15.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}")
+    return EXIT_OK
