@@ -1,0 +1,26 @@
+"""``export_screenshots`` drives the app headless and writes the same SVG every time."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engines.errors import ConfigurationError
+from engines.settings import Settings
+from tui.screenshots import export_screenshots
+
+
+def test_export_writes_a_deterministic_restaurants_svg(tmp_path: Path) -> None:
+    first = export_screenshots(tmp_path / "a", Settings(backend="sim", sim_latency_s=0.5))
+    second = export_screenshots(tmp_path / "b", Settings(backend="sim"))
+    assert [p.name for p in first] == ["restaurants.svg"]
+    svg = first[0].read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and "Palo&#160;Alto" in svg and "0&#160;ms" in svg
+    assert svg == second[0].read_text(encoding="utf-8")
+
+
+def test_export_refuses_a_backend_that_cannot_run(tmp_path: Path) -> None:
+    settings = Settings(backend="claude").model_copy(update={"anthropic_api_key": None})
+    with pytest.raises(ConfigurationError):
+        export_screenshots(tmp_path, settings)
+    assert not (tmp_path / "restaurants.svg").exists()

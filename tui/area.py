@@ -1,0 +1,138 @@
+"""What every tab of the app is: a *work area* widget.
+
+A work area owns one engine session (opened in a thread worker), shows what the
+engine reports, and offers its actions to the command palette.  The app knows the
+areas only through this interface, so adding a tab is adding one module with a
+:class:`WorkArea` subclass (and one line in ``tui.app.AREAS``).
+
+Every piece of engine work runs in a thread worker of the area's group (the
+area's id), started with :meth:`WorkArea.run_engine`.  Worker outcomes reach
+exactly one handler, :meth:`WorkArea.on_worker_state_changed`, which hands
+results to :meth:`WorkArea.worker_succeeded` and turns *any* error into a visible
+error inside the tab through :meth:`WorkArea.worker_failed` — a failing query
+never ends the app.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
+
+from textual.widget import Widget
+from textual.worker import Worker, WorkerState
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class PaletteCommand:
+    """One command-palette entry, titled "Area: action"."""
+
+    title: str
+    help: str
+    callback: Callable[[], Any]
+
+
+def describe_error(error: BaseException) -> str:
+    """The message a person should read for an error a worker raised.
+
+    Engine errors carry a message meant for people and are shown as they are;
+    anything else is a bug, shown with its type so it can be reported.
+    """
+    from engines.errors import EngineError
+
+    if isinstance(error, EngineError):
+        return str(error) or type(error).__name__
+    return f"Unexpected {type(error).__name__}: {error}"
+
+
+class WorkArea(Widget):
+    """Base class of the widgets that fill the app's tabs.
+
+    Subclasses set :attr:`AREA_ID` (the tab id), :attr:`TITLE` (the tab label) and
+    :attr:`HELP` (Markdown for the help screen) and implement
+    :meth:`worker_succeeded`, :meth:`worker_failed`, :meth:`use_settings` and
+    :meth:`commands`.
+    """
+
+    AREA_ID: ClassVar[str] = ""
+    TITLE: ClassVar[str] = ""
+    HELP: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        cursor_blink: bool = True,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id or f"{self.AREA_ID}-area", classes=classes)
+        self.settings = settings
+        self.clock = clock
+        self.cursor_blink = cursor_blink
+        self._busy_worker: Worker[Any] | None = None
+
+    # --- workers ----------------------------------------------------------------------------
+
+    @property
+    def is_busy(self) -> bool:
+        """True while a query, a turn or a session rebuild runs in this area."""
+        return self._busy_worker is not None and not self._busy_worker.is_finished
+
+    def run_engine(self, work: Callable[[], Any], *, name: str, busy: bool = True) -> Worker[Any]:
+        """Run ``work`` in a thread worker of this area's group.
+
+        ``busy`` workers (turns, queries, rebuilds) make :attr:`is_busy` true until they end;
+        background ones (warming up the session) do not.
+        """
+        worker = self.run_worker(
+            work,
+            name=name,
+            group=self.AREA_ID,
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+        )
+        if busy:
+            self._busy_worker = worker
+        return worker
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one handler of worker outcomes: results go on screen, errors too."""
+        worker = event.worker
+        if worker.group != self.AREA_ID:
+            return
+        event.stop()
+        if worker.is_finished and worker is self._busy_worker:
+            self._busy_worker = None
+        if event.state == WorkerState.SUCCESS:
+            self.worker_succeeded(worker.name, worker.result)
+        elif event.state == WorkerState.ERROR:
+            error = worker.error
+            assert error is not None
+            self.worker_failed(worker.name, error)
+        self.refresh_bindings()
+
+    def worker_succeeded(self, name: str, result: Any) -> None:
+        """A worker named ``name`` returned ``result``."""
+
+    def worker_failed(self, name: str, error: BaseException) -> None:
+        """A worker named ``name`` raised ``error``: show it inside the tab."""
+        raise NotImplementedError
+
+    # --- the app's view of an area -----------------------------------------------------------
+
+    def use_settings(self, settings: Settings) -> None:
+        """Adopt new settings (another backend): rebuild the session."""
+        raise NotImplementedError
+
+    def commands(self) -> Iterable[PaletteCommand]:
+        """Command-palette entries of this area ("Title: action")."""
+        return ()
+
+    def focus_default(self) -> None:
+        """Focus the widget a user of this tab most likely wants (called when the tab shows)."""

@@ -1,0 +1,644 @@
+"""The Restaurants tab: a dialogue with the Text-to-SQL agent of lecture 6 (§3.4).
+
+Left: the dialogue, the question box and a raw-SQL editor.  Right: one pane per
+step of the agent — the input classifier, the SQL the parser wrote, the SQL after
+``classify()`` rewrote enum values, the read-back sentence, the results and the
+LLM calls as they stream in.
+
+All engine work runs in thread workers of the group ``"restaurants"``.  The
+agent's ``emit`` callback posts :class:`EngineReported` messages (thread-safe), so
+the panes fill while the turn runs; Esc sets the turn's cancel flag and the engine
+stops at its next LLM call.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, Static
+
+from engines.events import (
+    CallFailed,
+    CallFinished,
+    CallStarted,
+    Event,
+    InputClassified,
+    QueryExecuted,
+    QueryFailed,
+    QueryParsed,
+    QueryRewritten,
+    ReadBackWritten,
+    TurnStarted,
+    ValuesClassified,
+)
+from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
+    from engines.sql.agent import TurnResult
+    from engines.sql.sandbox import QueryResult
+    from engines.sql.session import RestaurantSession
+
+CLASSIFY_METHODS: tuple[str, ...] = ("exact", "similarity", "llm_all", "retrieve_llm")
+"""The methods of ``engines.sql.classify`` (lecture 6 §3.3)."""
+
+SAMPLE_DIALOGUE: tuple[str, ...] = (
+    "Show me restaurants in Menlo Park.",
+    "What about italian ones?",
+    "How about in Palo Alto?",
+    "Which one is the top-rated?",
+    "Show me a café there instead.",
+    "What is dim sum?",
+    "Show me luxury vegan places in Sunnyvale with at least 4.5 stars.",
+    "Thanks!",
+)
+"""The 8-turn dialogue of lecture 6 §3.4 (demo 4 of code 02)."""
+
+SAMPLE_QUESTIONS: tuple[str, ...] = (
+    "Show me a café in Palo Alto",
+    "Any coffee shop in Mountain View?",
+    "Where can I get sichuan food in Sunnyvale?",
+    "Cheap bbq in the Mission District",
+    "What are the 3 best rated italian restaurants in Menlo Park?",
+)
+"""Single questions where ``classify()`` has work to do (lecture 6 §3.2)."""
+
+SAMPLE_SQL = "SELECT name, rating, price FROM restaurants\nWHERE location = 'Palo Alto'\nORDER BY rating DESC LIMIT 5"
+"""What the raw-SQL editor holds at first: a query to run or edit."""
+QUESTION_PLACEHOLDER = "Ask about restaurants — e.g. Show me a café in Palo Alto"
+EDITOR_TITLE = "Raw SQL · Ctrl+Enter or Ctrl+J runs it"
+DIALOGUE_HINT = (
+    "Ask about the 600 restaurants of Palo Alto, Mountain View, Menlo Park, Sunnyvale, "
+    "Bernal Heights and the Mission District — or press Ctrl+P for the lecture's sample dialogue."
+)
+
+
+class EngineReported(Message):
+    """The engine emitted an event (posted from the worker thread)."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+@dataclass(frozen=True)
+class SqlRan:
+    """What a raw-SQL worker returns."""
+
+    sql: str
+    result: QueryResult
+    readback: str
+
+
+class RestaurantsArea(WorkArea):
+    """The Restaurants tab (see the module docstring)."""
+
+    AREA_ID = "restaurants"
+    TITLE = "Restaurants"
+    HELP = """\
+## Restaurants — the Text-to-SQL agent (lecture 6)
+
+A dialogue with an agent over one table of 600 restaurants. **Left:** the dialogue (newest at the
+bottom), the question box and a raw-SQL editor. **Right:** what each step of the agent did —
+*Input classifier* (does the turn need the database, and why), *SQL (parser)* (what the semantic
+parser wrote), *SQL (after classify)* (the statement that ran, with the values `classify()` chose,
+e.g. `coffee → coffee & tea, cafe`), *Read-back* (the query said back in words), *Results* (the rows;
+long values are cut at 40 characters, highlight a cell to see all of it) and *LLM calls* (every call,
+streaming in as it starts and finishes: its input, output, latency and whether the cache answered).
+
+**The pipeline.** Each utterance goes to the input classifier; a turn that needs no data is answered
+directly. Otherwise the semantic parser writes one SQL query from the utterance, the dialogue so far
+and the schema; `classify()` maps the enum values the user said onto the real ones (`'coffee'` becomes
+`'coffee & tea'` or `'cafe'`) using the method you choose (`exact`, `similarity`, `llm_all`,
+`retrieve_llm`); the statement runs in a sandboxed, read-only DuckDB; a read-back sentence is written
+from the query, and the reply is written only from the rows — no rows, no made-up answer.
+
+| key | what it does |
+| --- | --- |
+| Enter (in the question box) | ask the question |
+| Ctrl+Enter / Ctrl+J (in the SQL editor) | run the SQL through the sandbox (no LLM) |
+| Esc | cancel the running turn (it stops at the next LLM call; what it showed stays) |
+| Tab / Shift+Tab | move between the question box, the editor and the tables |
+
+In the command palette (Ctrl+P), type *Restaurants* for the sample dialogue of the lecture (one turn at
+a time), sample questions, clearing the dialogue, the SQL editor and the classify method.
+"""
+
+    BINDINGS = [
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            tooltip="Cancel the running turn; the engine stops at its next LLM call.",
+        ),
+    ]
+
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self._session: RestaurantSession | None = None
+        self._session_lock = threading.Lock()
+        self._cancel: threading.Event | None = None
+        self._classified: list[ValuesClassified] = []  # what classify() did in this turn
+        self._rewritten = False  # this turn reached the classify() rewrite
+        self._pending_utterance: str | None = None  # the question of the running turn
+        self._sample_turn = 0
+
+    # --- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="rest-columns"):
+            with Vertical(id="rest-left"):
+                dialogue = VerticalScroll(id="dialogue")
+                dialogue.border_title = "Dialogue"
+                dialogue.border_subtitle = f"classify: {self.settings.classify_method}"
+                with dialogue:
+                    yield Static(DIALOGUE_HINT, id="dialogue-hint", markup=False)
+                editor = SqlEditor(SAMPLE_SQL, id="sql-editor", soft_wrap=True, tab_behavior="focus")
+                editor.cursor_blink = self.cursor_blink
+                editor.border_title = EDITOR_TITLE
+                yield editor
+                error = Static(id="error", markup=False)
+                error.border_title = "Error"
+                error.display = False
+                yield error
+            with Vertical(id="rest-right"):
+                yield _pane("Input classifier", Static("—", id="route"), id="route-pane")
+                with Horizontal(id="sql-row"):
+                    yield _pane("SQL (parser)", SqlView("—", id="sql-parsed"), id="parsed-pane")
+                    yield _pane("SQL (after classify)", SqlView("—", id="sql-rewritten"), id="rewritten-pane")
+                yield _pane("Read-back", Static("—", id="readback", markup=False), id="readback-pane")
+                results = ResultsTable(id="results")
+                results.border_title = "Results"
+                yield results
+                calls = CallsTable(id="calls")
+                calls.border_title = "LLM calls"
+                yield calls
+        question = Input(placeholder=QUESTION_PLACEHOLDER, id="question")
+        question.cursor_blink = self.cursor_blink
+        question.border_title = "Question · Enter asks"
+        yield question
+        yield Static(id="status", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(ResultsTable).show_nothing("no query yet")
+        self.query_one(CallsTable).reset("no calls yet")
+        self._set_status("opening the restaurant database…", "running")
+        self.run_engine(self._open_session, name="open", busy=False)
+
+    def on_unmount(self) -> None:
+        if self._cancel is not None:
+            self._cancel.set()
+        with self._session_lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None
+
+    def focus_default(self) -> None:
+        self.query_one("#question", Input).focus()
+
+    # --- actions (public: the app, the palette and the tests call them) ----------------------
+
+    def ask(self, utterance: str) -> bool:
+        """Start a turn of the dialogue.  False (and a notice) when another one runs."""
+        utterance = utterance.strip()
+        if not utterance:
+            return False
+        if not self._free("ask"):
+            return False
+        self._clear_error()
+        self._add_entry("user", "You", utterance)
+        self._pending_utterance = utterance
+        self._set_status("running… — Esc cancels", "running")
+        self._cancel = threading.Event()
+        cancel = self._cancel
+        self.run_engine(lambda: self._ask_work(utterance, cancel), name="turn")
+        self.refresh_bindings()
+        return True
+
+    def run_sql(self, sql: str | None = None) -> bool:
+        """Run ``sql`` (default: the editor's text) through the sandbox, without the LLM."""
+        text = self.query_one("#sql-editor", SqlEditor).text if sql is None else sql
+        if not text.strip():
+            self._show_error("Nothing to run", "The SQL editor is empty: write a SELECT query first.")
+            return False
+        if not self._free("run SQL"):
+            return False
+        self._clear_error()
+        self._set_status("running the SQL…", "running")
+        self.run_engine(lambda: self._sql_work(text), name="sql")
+        return True
+
+    def cancel(self) -> bool:
+        """Ask the running turn to stop at its next LLM call."""
+        if self._cancel is None or not self.is_busy:
+            return False
+        self._cancel.set()
+        self._set_status("cancelling… (the turn stops at its next LLM call)", "running")
+        return True
+
+    def clear_dialogue(self) -> None:
+        """Forget the dialogue (the agent's history too) and empty the panes."""
+        if not self._free("clear the dialogue"):
+            return
+        if self._session is not None:
+            self._session.agent.reset()
+        self._sample_turn = 0
+        dialogue = self.query_one("#dialogue", VerticalScroll)
+        dialogue.query(".entry").remove()
+        dialogue.query_one("#dialogue-hint").display = True
+        self._reset_panes(placeholder="—")
+        self.query_one(ResultsTable).show_nothing()
+        self.query_one(CallsTable).reset()
+        self._clear_error()
+        self._set_status("dialogue cleared — ready", "idle")
+
+    def ask_next_sample_turn(self) -> None:
+        """Ask the next turn of the lecture's sample dialogue (after the last, start over)."""
+        if self._sample_turn >= len(SAMPLE_DIALOGUE):
+            self.clear_dialogue()
+            if self.is_busy:
+                return
+        if self.ask(SAMPLE_DIALOGUE[self._sample_turn]):
+            self._sample_turn += 1
+
+    def load_question(self, question: str) -> None:
+        """Put ``question`` in the question box (without asking it)."""
+        box = self.query_one("#question", Input)
+        box.value = question
+        box.cursor_position = len(question)
+        box.focus()
+
+    def focus_sql_editor(self) -> None:
+        self.query_one("#sql-editor", SqlEditor).focus()
+
+    def set_classify_method(self, method: str) -> None:
+        """Choose how ``classify()`` maps enum values from the next turn on."""
+        if method not in CLASSIFY_METHODS:
+            raise ValueError(f"unknown classify method {method!r}")
+        self.settings = self.settings.model_copy(update={"classify_method": method})
+        if self._session is not None:
+            self._session.agent.classify_method = method
+        self.query_one("#dialogue").border_subtitle = f"classify: {method}"
+        self.notify(f"classify() now uses the {method} method.", title="Restaurants")
+
+    def use_settings(self, settings: Settings) -> None:
+        """Rebuild the session with ``settings`` (another backend); the dialogue carries over."""
+        settings = settings.model_copy(update={"classify_method": self.settings.classify_method})
+        self._set_status(f"switching to the {settings.backend} backend…", "running")
+        self.run_engine(lambda: self._reopen_work(settings), name="reopen")
+
+    def action_cancel(self) -> None:
+        self.cancel()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "question":
+            return
+        event.stop()
+        if self.ask(event.value):
+            event.input.value = ""
+
+    def on_sql_editor_run_requested(self, event: SqlEditor.RunRequested) -> None:
+        event.stop()
+        self.run_sql(event.sql)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return True if self._cancel is not None and self.is_busy else None
+        return True
+
+    def commands(self) -> Iterable[PaletteCommand]:
+        n = len(SAMPLE_DIALOGUE)
+        if self._sample_turn < n:
+            turn = SAMPLE_DIALOGUE[self._sample_turn]
+            yield PaletteCommand(
+                f"Restaurants: ask sample turn {self._sample_turn + 1}/{n} — {turn}",
+                "The next turn of the 8-turn dialogue of lecture 6 §3.4, asked now.",
+                self.ask_next_sample_turn,
+            )
+        else:
+            yield PaletteCommand(
+                f"Restaurants: restart the sample dialogue — {SAMPLE_DIALOGUE[0]}",
+                "Clears the dialogue and asks turn 1 of the lecture's sample dialogue again.",
+                self.ask_next_sample_turn,
+            )
+        for i, question in enumerate(SAMPLE_DIALOGUE, 1):
+            yield PaletteCommand(
+                f"Restaurants: load sample turn {i}/{n} — {question}",
+                "Puts the question in the question box; press Enter to ask it.",
+                lambda q=question: self.load_question(q),
+            )
+        for question in SAMPLE_QUESTIONS:
+            yield PaletteCommand(
+                f"Restaurants: load sample question — {question}",
+                "Puts the question in the question box; press Enter to ask it.",
+                lambda q=question: self.load_question(q),
+            )
+        yield PaletteCommand(
+            "Restaurants: clear the dialogue",
+            "Forget every turn (the agent's history too) and empty the panes.",
+            self.clear_dialogue,
+        )
+        yield PaletteCommand(
+            "Restaurants: focus the raw SQL editor",
+            "Write a SELECT and run it with Ctrl+Enter or Ctrl+J.",
+            self.focus_sql_editor,
+        )
+        for method in CLASSIFY_METHODS:
+            current = " (current)" if method == self.settings.classify_method else ""
+            yield PaletteCommand(
+                f"Restaurants: classify method {method}{current}",
+                _METHOD_HELP[method],
+                lambda m=method: self.set_classify_method(m),
+            )
+
+    # --- worker bodies (run in threads) -----------------------------------------------------------
+
+    def _session_now(self) -> RestaurantSession:
+        """The open session, opening it first if needed (thread-safe)."""
+        with self._session_lock:
+            if self._session is None:
+                self._session = self._open(self.settings)
+            return self._session
+
+    def _open(self, settings: Settings) -> RestaurantSession:
+        from engines.sql.session import open_restaurants
+
+        if self.clock is None:
+            return open_restaurants(settings)
+        return open_restaurants(settings, clock=self.clock)
+
+    def _open_session(self) -> None:
+        self._session_now()
+
+    def _ask_work(self, utterance: str, cancel: threading.Event) -> TurnResult:
+        session = self._session_now()
+        return session.agent.ask(utterance, emit=self._emit, cancel=cancel)
+
+    def _sql_work(self, sql: str) -> SqlRan:
+        from engines.sql.agent import run_sql
+
+        session = self._session_now()
+        result, readback = run_sql(session.sandbox, sql)
+        return SqlRan(sql, result, readback)
+
+    def _reopen_work(self, settings: Settings) -> Settings:
+        with self._session_lock:
+            fresh = self._open(settings)
+            old, self._session = self._session, fresh
+        if old is not None:
+            fresh.agent.history.extend(old.agent.history)
+            old.close()
+        return settings
+
+    def _emit(self, event: Event) -> None:
+        self.post_message(EngineReported(event))
+
+    # --- engine events (main thread) -----------------------------------------------------------
+
+    def on_engine_reported(self, message: EngineReported) -> None:
+        message.stop()
+        event = message.event
+        calls = self.query_one(CallsTable)
+        if isinstance(event, CallStarted):
+            calls.call_started(event)
+        elif isinstance(event, CallFinished):
+            calls.call_finished(event)
+        elif isinstance(event, CallFailed):
+            calls.call_failed(event)
+        elif isinstance(event, TurnStarted):
+            self._classified = []
+            self._rewritten = False
+            calls.reset()
+            self._reset_panes(placeholder="…")
+            self.query_one(ResultsTable).show_nothing("…")
+            self._set_status(f"running… turn {event.turn} — Esc cancels", "running")
+        elif isinstance(event, InputClassified):
+            self._show_route(event.needs_database, event.reason)
+            if not event.needs_database:
+                note = "not needed — the agent answers without the database"
+                self.query_one("#sql-parsed", SqlView).show_note(note)
+                self.query_one("#sql-rewritten", SqlView).show_note(note)
+                self.query_one("#readback", Static).update("— (no query)")
+                self.query_one(ResultsTable).show_nothing("no query")
+        elif isinstance(event, QueryParsed):
+            self.query_one("#sql-parsed", SqlView).show_sql(event.sql)
+        elif isinstance(event, ValuesClassified):
+            self._classified.append(event)
+        elif isinstance(event, QueryRewritten):
+            self._rewritten = True
+            self.query_one("#sql-rewritten", SqlView).show_sql(event.sql, self._mapping_lines())
+        elif isinstance(event, QueryExecuted):
+            self.query_one(ResultsTable).show_rows(event.columns, event.rows, truncated=event.truncated)
+        elif isinstance(event, QueryFailed):
+            self._show_error("The agent's query failed", event.message)
+            self.query_one(ResultsTable).show_nothing("the query failed")
+            if not self._rewritten:
+                self.query_one("#sql-rewritten", SqlView).show_note("— the parser's query failed before classify()")
+            self.query_one("#readback", Static).update("— (the query failed)")
+        elif isinstance(event, ReadBackWritten):
+            self.query_one("#readback", Static).update(event.sentence)
+
+    def _mapping_lines(self) -> list[Content]:
+        """What ``classify()`` did: one line per value it mapped, the values kept as said on one line."""
+        if not self._classified:
+            return [Content.styled("classify(): no enum values in the query", "$text-muted")]
+        method = self._classified[0].method
+        lines = [Content.from_markup("[b]classify()[/b] [$text-muted]· $method[/]", method=method)]
+        kept: list[str] = []
+        for v in self._classified:
+            if not v.chosen:
+                lines.append(Content.from_markup(
+                    "[b]$value[/b] [$text-error]→ no value matched[/] [$text-muted]($field; kept as written)[/]",
+                    value=v.value, field=v.field,
+                ))
+            elif len(v.chosen) == 1 and v.chosen[0].casefold() == v.value.casefold():
+                kept.append(v.value)
+            else:
+                lines.append(Content.from_markup(
+                    "[b]$value[/b] → [$text-success]$chosen[/] [$text-muted]($field)[/]",
+                    value=v.value, chosen=", ".join(v.chosen), field=v.field,
+                ))
+        if kept:
+            lines.append(Content.from_markup("[$text-muted]✓ as said: $kept[/]", kept=", ".join(kept)))
+        return lines
+
+    # --- worker outcomes (main thread) ----------------------------------------------------------
+
+    def worker_succeeded(self, name: str, result: Any) -> None:
+        if name == "open":
+            if not self.is_busy:
+                self._set_status("ready — Enter asks, Ctrl+Enter runs the SQL", "idle")
+        elif name == "turn":
+            self._finish_turn(result)
+        elif name == "sql":
+            self._finish_sql(result)
+        elif name == "reopen":
+            self.settings = result
+            self._set_status(f"ready — now using the {result.backend} backend", "idle")
+
+    def worker_failed(self, name: str, error: BaseException) -> None:
+        from engines.errors import Cancelled
+        from engines.sql.sandbox import SqlError, SqlRefused
+
+        if name == "turn":
+            self._cancel = None
+        if isinstance(error, Cancelled):
+            if self._pending_utterance is not None:
+                self._add_entry("note", "Cancelled", "The turn was cancelled; it is not part of the dialogue.")
+                self._restore_question()
+            self._set_status("cancelled", "cancelled")
+            return
+        if name == "sql" and isinstance(error, SqlError):
+            self._show_sql_error(error, refused=isinstance(error, SqlRefused))
+            return
+        message = describe_error(error)
+        if name == "turn" and self._pending_utterance is not None:
+            self._add_entry("note", "Error", f"The turn failed: {message}")
+            self._restore_question()
+        if name == "open":
+            self._show_error("Could not open the restaurant database", message)
+        elif name == "reopen":
+            self._show_error("Could not switch the backend", message)
+        else:
+            self._show_error("Error", message)
+        self._set_status("error — see the error pane", "error")
+
+    def _finish_turn(self, turn: TurnResult) -> None:
+        self._cancel = None
+        self._pending_utterance = None
+        if turn.needs_database and turn.error is None:
+            subtitle = count_rows(len(turn.rows))
+        elif turn.needs_database:
+            subtitle = "query failed"
+        else:
+            subtitle = "no database"
+        self._add_entry("agent", "Agent", turn.reply, subtitle=subtitle)
+        if turn.error is not None:
+            self._set_status("done — the query failed (see the error)", "error")
+        elif turn.needs_database:
+            self._set_status(f"done — {count_rows(len(turn.rows))}", "done")
+        else:
+            self._set_status("done — answered without the database", "done")
+
+    def _finish_sql(self, ran: SqlRan) -> None:
+        result = ran.result
+        self._classified = []
+        self.query_one("#route", Static).update(
+            Content.styled("— raw SQL from the editor: no input classifier", "$text-muted italic")
+        )
+        self.query_one("#sql-parsed", SqlView).show_sql(ran.sql, [Content.styled("as written in the editor", "$text-muted")])
+        self.query_one("#sql-rewritten", SqlView).show_sql(
+            result.sql, [Content.styled("the DuckDB SQL that ran (classify() does not rewrite raw SQL)", "$text-muted")]
+        )
+        self.query_one("#readback", Static).update(ran.readback)
+        self.query_one(ResultsTable).show_rows(result.columns, result.rows, truncated=result.truncated)
+        self.query_one(CallsTable).reset("raw SQL: no LLM calls")
+        self._set_status(f"done — {count_rows(len(result.rows))}", "done")
+
+    def _show_sql_error(self, error: Any, *, refused: bool) -> None:
+        """A refused or failing statement from the editor; the editor keeps its text."""
+        editor = self.query_one("#sql-editor", SqlEditor)
+        text = editor.text
+        where = ""
+        if error.line is not None and error.column is not None:
+            where = f"line {error.line}, column {error.column}"
+            if error.sql is not None and error.sql.strip() != text.strip():
+                where += " of the DuckDB SQL it became"
+            else:
+                editor.cursor_location = _location_in(text, error.line, error.column)
+        title = "Refused — nothing ran" if refused else "SQL error"
+        if where:
+            title = f"{title} at {where}"
+        self._show_error(title, error.message)
+        self.query_one(ResultsTable).show_nothing("refused" if refused else "error")
+        self._set_status("refused" if refused else "SQL error — fix it in the editor and run it again", "error")
+
+    # --- small view helpers ----------------------------------------------------------------------
+
+    def _free(self, what: str) -> bool:
+        """True when nothing runs; otherwise a notice says what is running (nothing typed is lost)."""
+        if not self.is_busy:
+            return True
+        running = self._busy_worker.name if self._busy_worker is not None else ""
+        why = {
+            "turn": "a turn is running (Esc cancels it)",
+            "sql": "a query is running",
+            "reopen": "the session is being rebuilt for the new backend",
+        }.get(running, "the tab is busy")
+        self.notify(f"Cannot {what} now: {why}.", severity="warning", title="Restaurants")
+        return False
+
+    def _add_entry(self, kind: str, title: str, text: str, *, subtitle: str = "") -> None:
+        dialogue = self.query_one("#dialogue", VerticalScroll)
+        dialogue.query_one("#dialogue-hint").display = False
+        header = Content.from_markup("[b]$title[/b]", title=title)
+        if subtitle:
+            header += Content.styled(f" · {subtitle}", "$text-muted")
+        entry = Static(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
+        dialogue.mount(entry)
+        dialogue.call_after_refresh(dialogue.scroll_end, animate=False)
+
+    def _restore_question(self) -> None:
+        """Give a turn that did not finish its question back, unless the box holds new text."""
+        utterance, self._pending_utterance = self._pending_utterance, None
+        box = self.query_one("#question", Input)
+        if utterance and not box.value:
+            box.value = utterance
+            box.cursor_position = len(utterance)
+
+    def _reset_panes(self, *, placeholder: str) -> None:
+        self.query_one("#route", Static).update(placeholder)
+        self.query_one("#sql-parsed", SqlView).update(placeholder)
+        self.query_one("#sql-rewritten", SqlView).update(placeholder)
+        self.query_one("#readback", Static).update(placeholder)
+
+    def _show_route(self, needs_database: bool, reason: str) -> None:
+        verdict = "needs the database" if needs_database else "no database needed"
+        style = "$text-success" if needs_database else "$text-accent"
+        self.query_one("#route", Static).update(
+            Content.from_markup(f"[b {style}]$verdict[/] — $reason", verdict=verdict, reason=reason)
+        )
+
+    def _set_status(self, text: str, state: str) -> None:
+        status = self.query_one("#status", Static)
+        status.update(text)
+        for name in ("idle", "running", "done", "cancelled", "error"):
+            status.set_class(name == state, f"-{name}")
+
+    def _show_error(self, title: str, message: str) -> None:
+        error = self.query_one("#error", Static)
+        error.border_title = title
+        error.update(message)
+        error.display = True
+
+    def _clear_error(self) -> None:
+        self.query_one("#error", Static).display = False
+
+
+def _pane(title: str, body: Static, *, id: str) -> VerticalScroll:
+    """A scrollable pane with a border title around ``body``."""
+    pane = VerticalScroll(body, id=id, classes="pane")
+    pane.border_title = title
+    return pane
+
+
+_METHOD_HELP = {
+    "exact": "Only values spelled like the real ones (ignoring case and accents) match.",
+    "similarity": "Values whose character trigrams look alike (rescues 'sichuan' ≈ 'szechuan').",
+    "llm_all": "The LLM sees every value of the field and picks (best recall; prompt grows with the enum).",
+    "retrieve_llm": "The 5 most similar values by trigrams, then the LLM picks among them.",
+}
+
+
+def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
+    """The editor location (0-based row, column) of a 1-based position, kept inside ``text``."""
+    lines = text.split("\n") or [""]
+    row = min(max(line - 1, 0), len(lines) - 1)
+    return row, min(max(column - 1, 0), len(lines[row]))

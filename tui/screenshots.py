@@ -1,0 +1,89 @@
+"""Drive the app headless and write an SVG screenshot of every tab (for the README).
+
+The screens are deterministic: the LLM calls are timed by a clock that always
+says 0.0, the answer cache is off (every call really runs), text cursors do not
+blink, animations are off and the terminal is 140 × 40.
+"""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from engines.settings import Settings
+
+SIZE = (140, 40)
+RESTAURANTS_QUESTION = "Show me a café in Palo Alto"
+
+
+def zero_clock() -> float:
+    """A clock that never moves: every latency shows as 0 ms."""
+    return 0.0
+
+
+def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[Path]:
+    """Write ``restaurants.svg`` (one per tab) into ``out_dir``; returns the files written.
+
+    ``settings`` default to the environment's; the answer cache is always turned off
+    and the simulated latency set to 0 so the screens repeat exactly.
+    """
+    from engines.llm.client import backend_from_settings
+    from engines.settings import Settings
+
+    settings = (settings or Settings()).model_copy(update={"cache_enabled": False, "sim_latency_s": 0.0})
+    backend_from_settings(settings)  # a backend that cannot run fails here, with its own message
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return asyncio.run(_export(out_dir, settings))
+
+
+async def _export(out_dir: Path, settings: Settings) -> list[Path]:
+    from tui.app import CS224VApp
+    from tui.restaurants import RestaurantsArea
+
+    app = CS224VApp(settings, clock=zero_clock, cursor_blink=False)
+    app.animation_level = "none"
+    written: list[Path] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_workers(pilot)
+
+        app.action_show_tab("restaurants")
+        area = app.area("restaurants")
+        assert isinstance(area, RestaurantsArea)
+        area.ask(RESTAURANTS_QUESTION)
+        await wait_for_workers(pilot)
+        written.append(_save(app, out_dir / "restaurants.svg", "cs224v-tui — Restaurants"))
+    return written
+
+
+async def wait_for_workers(pilot: Pilot[object]) -> None:
+    """Wait until no worker runs and the messages they posted are handled.
+
+    A worker that failed or was cancelled is not an error here: the app has shown it.
+    Waits again when finishing workers started new ones (a backend switch does).
+    """
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    app = pilot.app
+    while True:
+        running = [worker for worker in app.workers if not worker.is_finished]
+        if not running:
+            break
+        for worker in running:
+            try:
+                await worker.wait()
+            except (WorkerFailed, WorkerCancelled):
+                pass
+        await pilot.pause()
+    await pilot.pause()
+
+
+def _save(app: object, path: Path, title: str) -> Path:
+    from textual.app import App
+
+    assert isinstance(app, App)
+    path.write_text(app.export_screenshot(title=title), encoding="utf-8")
+    return path

@@ -1,0 +1,241 @@
+"""Widgets every work area can reuse: SQL view and editor, results and LLM-call tables.
+
+They know how to *show* engine output (``engines.events`` records, result rows);
+they hold no engine logic.  Styles live in ``app.tcss``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.content import Content
+from textual.highlight import highlight
+from textual.message import Message
+from textual.widgets import DataTable, Static, TextArea
+
+from engines.events import CallFailed, CallFinished, CallStarted
+
+CELL_CHARS = 40
+"""Longest text a results cell shows; longer values end in an ellipsis."""
+DISPLAY_ROWS = 1_000
+"""Most rows the results table holds (the count above it is still the full one)."""
+
+
+# --- text helpers ------------------------------------------------------------------------
+
+
+def truncate(text: str, width: int = CELL_CHARS) -> str:
+    """``text`` on one line, at most ``width`` characters (the last one ``…`` when cut)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+
+
+def display_value(value: Any) -> str:
+    """A database value as a person reads it: lists comma-separated, NULL as ``NULL``."""
+    from engines.sql.sandbox import to_jsonable  # loaded by then: a query has run
+
+    plain = to_jsonable(value)
+    if plain is None:
+        return "NULL"
+    if isinstance(plain, bool):
+        return "true" if plain else "false"
+    if isinstance(plain, list):
+        return ", ".join("NULL" if v is None else v if isinstance(v, str) else json.dumps(v) for v in plain)
+    if isinstance(plain, dict):
+        return json.dumps(plain, ensure_ascii=False)
+    if isinstance(plain, float):
+        return f"{plain:g}"
+    return str(plain)
+
+
+def count_rows(n: int, noun: str = "row") -> str:
+    """``"1 row"``, ``"13 rows"``, ``"10,000 rows"``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def sql_content(sql: str) -> Content:
+    """SQL highlighted with the theme's colours."""
+    return highlight(sql.strip(), language="sql")
+
+
+# --- SQL view and editor -----------------------------------------------------------------
+
+
+class SqlView(Static):
+    """Read-only, highlighted SQL with optional note lines under it."""
+
+    def show_sql(self, sql: str, notes: Iterable[Content | str] = ()) -> None:
+        parts: list[Content] = [sql_content(sql)]
+        extra = [n if isinstance(n, Content) else Content(n) for n in notes]
+        parts.extend(extra)
+        self.update(Content("\n").join(parts))
+
+    def show_note(self, note: str) -> None:
+        """No SQL to show: a muted one-line explanation instead."""
+        self.update(Content.styled(note, "$text-muted italic"))
+
+
+class SqlEditor(TextArea):
+    """A small SQL editor; Ctrl+Enter (or Ctrl+J) posts :class:`SqlEditor.RunRequested`."""
+
+    BINDINGS = [
+        Binding(
+            "ctrl+enter,ctrl+j",
+            "run",
+            "Run SQL",
+            key_display="^⏎/^J",
+            tooltip="Run the SQL in this editor through the sandbox (Ctrl+J for terminals without Ctrl+Enter).",
+        ),
+    ]
+
+    class RunRequested(Message):
+        """The user asked to run the editor's SQL."""
+
+        def __init__(self, editor: SqlEditor, sql: str) -> None:
+            super().__init__()
+            self.editor = editor
+            self.sql = sql
+
+        @property
+        def control(self) -> SqlEditor:
+            return self.editor
+
+    def action_run(self) -> None:
+        self.post_message(self.RunRequested(self, self.text))
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+class ResultsTable(DataTable):
+    """Columns and rows of a query; the row count (and truncation) in the border subtitle.
+
+    Long values are cut to :data:`CELL_CHARS` characters for display; the highlighted
+    cell's full value is the table's tooltip.
+    """
+
+    COMPONENT_CLASSES = {"results-table--null"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
+        self._full: list[list[str]] = []
+
+    def show_rows(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, truncated: bool = False) -> None:
+        """Replace the table with these rows; ``truncated`` means the row cap cut the result."""
+        self.clear(columns=True)
+        self._full = []
+        null_style = self.get_component_rich_style("results-table--null")
+        for name in columns:
+            self.add_column(Text(truncate(name)))
+        for row in rows[:DISPLAY_ROWS]:
+            values = [display_value(v) for v in row]
+            self._full.append(values)
+            self.add_row(*(Text(truncate(text), style=null_style if raw is None else "")
+                           for text, raw in zip(values, row, strict=True)))
+        subtitle = count_rows(len(rows))
+        if truncated:
+            subtitle += " (truncated at the row cap)"
+        if len(rows) > DISPLAY_ROWS:
+            subtitle += f" · showing the first {DISPLAY_ROWS:,}"
+        self.border_subtitle = subtitle
+        self.tooltip = None
+
+    def show_nothing(self, subtitle: str = "") -> None:
+        """An empty table: no columns, no rows."""
+        self.clear(columns=True)
+        self._full = []
+        self.border_subtitle = subtitle
+        self.tooltip = None
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        row, column = event.coordinate
+        if 0 <= row < len(self._full) and 0 <= column < len(self._full[row]):
+            value = self._full[row][column]
+            self.tooltip = value if len(value) > CELL_CHARS else None
+
+
+class CallsTable(DataTable):
+    """The LLM calls of a turn, streaming in.
+
+    A row appears on :class:`~engines.events.CallStarted` showing ``…`` and is
+    completed on :class:`~engines.events.CallFinished` (or marked failed on
+    :class:`~engines.events.CallFailed`).  The highlighted row's full input and output
+    are the table's tooltip.
+    """
+
+    COMPONENT_CLASSES = {"calls-table--failed"}
+    COLUMNS = (("#", "id"), ("function", "function"), ("input", "input"), ("output", "output"),
+               ("latency", "latency"), ("cached", "cached"))
+    INPUT_CHARS = 22
+    OUTPUT_CHARS = 32
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._full: dict[str, tuple[str, str]] = {}
+        self._cached = 0
+
+    def on_mount(self) -> None:
+        for label, key in self.COLUMNS:
+            self.add_column(label, key=key)
+
+    def reset(self, subtitle: str = "") -> None:
+        """Remove every call."""
+        self.clear()
+        self._full.clear()
+        self._cached = 0
+        self.border_subtitle = subtitle
+        self.tooltip = None
+
+    def call_started(self, event: CallStarted) -> None:
+        key = str(event.call_id)
+        self._full[key] = (event.prompt, "")
+        self.add_row(
+            Text(key, justify="right"),
+            Text(event.function),
+            Text(truncate(event.prompt, self.INPUT_CHARS)),
+            Text("…"),
+            Text("…", justify="right"),
+            Text(""),
+            key=key,
+        )
+        self.move_cursor(row=self.row_count - 1, animate=False)
+        self._update_subtitle()
+
+    def call_finished(self, event: CallFinished) -> None:
+        key = self._ensure_row(event.call_id, event.function)
+        self._full[key] = (self._full[key][0], event.verdict)
+        self._cached += int(event.cached)
+        self.update_cell(key, "output", Text(truncate(event.verdict, self.OUTPUT_CHARS)), update_width=True)
+        self.update_cell(key, "latency", Text(_milliseconds(event.latency_s), justify="right"), update_width=True)
+        self.update_cell(key, "cached", Text("✓" if event.cached else "", justify="center"), update_width=True)
+        self._update_subtitle()
+
+    def call_failed(self, event: CallFailed) -> None:
+        key = self._ensure_row(event.call_id, event.function)
+        self._full[key] = (self._full[key][0], f"failed: {event.error}")
+        style = self.get_component_rich_style("calls-table--failed")
+        self.update_cell(key, "output", Text(truncate(f"✗ {event.error}", self.OUTPUT_CHARS), style=style), update_width=True)
+        self.update_cell(key, "latency", Text(_milliseconds(event.latency_s), justify="right"), update_width=True)
+        self._update_subtitle()
+
+    def _ensure_row(self, call_id: int, function: str) -> str:
+        key = str(call_id)
+        if key not in self._full:  # a finish without a start: still show the call
+            self.call_started(CallStarted(call_id, function, ""))
+        return key
+
+    def _update_subtitle(self) -> None:
+        calls = count_rows(self.row_count, "call")
+        self.border_subtitle = f"{calls} · {self._cached} cached" if self._cached else calls
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value
+        if key in self._full:
+            prompt, verdict = self._full[key]
+            self.tooltip = f"input: {prompt}\noutput: {verdict or '…'}"
+
+
+def _milliseconds(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms"
