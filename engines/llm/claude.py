@@ -11,6 +11,9 @@ per function, plus the shared ``_system.j2`` and ``_dialogue.j2``), sends it wit
   (null is Unknown; evidence keeps only sentences found verbatim in the text)
 * ``summary``  -- plain text; value ``str``
 * ``respond``  -- plain text built only from the rows shown; value ``str``
+* ``policy``   -- SPINACH's step: asks for ``{"thought", "action_name", "action_argument"}``;
+  value :class:`PolicyAction` (the history is shown as SPINACH shows it: the last 10 steps, the
+  observations of searches and entity pages only for the last two)
 
 Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  Transient
 failures (429, 529, 500/502/503/504, timeouts, connection errors) are retried here with
@@ -34,7 +37,7 @@ import anthropic
 import jinja2
 
 from engines.errors import ConfigurationError, LLMError
-from engines.llm.protocol import Answer, Output, Results, Routed, Turn, Usage
+from engines.llm.protocol import Answer, Output, PolicyAction, PolicyStep, Results, Routed, Turn, Usage
 from engines.settings import Settings
 
 __all__ = [
@@ -65,6 +68,7 @@ MAX_TOKENS: Mapping[str, int] = {
     "answer": 1024,
     "summary": 600,
     "respond": 1024,
+    "policy": 1500,
 }
 
 #: HTTP statuses worth retrying: rate limited, server errors, overloaded.
@@ -277,6 +281,45 @@ def _parse_answer(reply: str, source: str) -> Answer:
     return Answer(value, tuple(evidence))
 
 
+POLICY_ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
+#: SPINACH shows the policy its last 10 steps, and search / entity-page observations only for the last two.
+POLICY_STEPS_SHOWN = 10
+
+
+def _policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], int]:
+    shown = list(history)[-POLICY_STEPS_SHOWN:]
+    steps = []
+    for i, step in enumerate(shown):
+        bulky = step.action_name in ("get_wikidata_entry", "search_wikidata") and i < len(shown) - 2
+        steps.append({
+            "thought": step.thought,
+            "action_name": step.action_name,
+            "action_argument": step.action_argument,
+            "observation": step.observation,
+            "show_observation": not bulky and step.action_name != "stop",
+        })
+    return steps, len(history) - len(shown)
+
+
+def _parse_policy_action(text: str) -> PolicyAction:
+    obj = extract_json_object(text, "policy")
+    name = obj.get("action_name")
+    if not isinstance(name, str) or not name.strip():
+        raise _malformed("policy", 'has no "action_name"', text)
+    name = name.strip().removesuffix("()")
+    if name not in POLICY_ACTIONS:
+        raise _malformed("policy", f"names an unknown action {name!r}", text)
+    argument = obj.get("action_argument", "")
+    if argument is None:
+        argument = ""
+    if not isinstance(argument, str):
+        argument = json.dumps(argument, ensure_ascii=False)
+    if name == "execute_sparql" and not argument.strip():
+        raise _malformed("policy", "asks to execute_sparql with no query", text)
+    thought = obj.get("thought", "")
+    return PolicyAction(str(thought).strip() if thought is not None else "", name, argument.strip())
+
+
 def _parse_text(function: str, text: str) -> str:
     stripped = text.strip()
     if not stripped:
@@ -393,6 +436,13 @@ class ClaudeBackend:
             "respond", utterance=utterance, history=_recent(history), results=results, rows=rows
         )
         return self._call("respond", prompt, lambda reply: _parse_text("respond", reply))
+
+    def policy(self, question: str, history: Sequence[PolicyStep], sample: int = 0) -> Output:
+        # ``sample`` needs no use here: Claude samples at its default temperature 1.0, so a
+        # retry after a rollback draws a new action by itself.
+        steps, omitted = _policy_steps(history)
+        prompt = render_prompt("policy", question=question, steps=steps, omitted=omitted)
+        return self._call("policy", prompt, _parse_policy_action)
 
     # -- the API call --------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence
 
 from engines.errors import Cancelled, EngineError, LLMError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
-from engines.llm.protocol import Answer, Backend, Output, Results, Routed, Turn, backend_id
+from engines.llm.protocol import Answer, Backend, Output, PolicyAction, PolicyStep, Results, Routed, Turn, backend_id
 from engines.settings import Settings
 
 
@@ -111,6 +111,16 @@ class LLM:
 
     def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> str:
         return self._call("respond", utterance, lambda: self.backend.respond(utterance, history, results), render=str)
+
+    def policy(self, question: str, history: Sequence[PolicyStep], *, sample: int = 0) -> PolicyAction:
+        """SPINACH's next thought and action (never cached: the policy samples at temperature 1)."""
+        return self._call(
+            "policy",
+            f"step {len(history) + 1}: {question}",
+            lambda: self.backend.policy(question, history, sample),
+            render=lambda a: f"{a.action_name}({a.action_argument})",
+            evidence=lambda a: (a.thought,) if a.thought else (),
+        )
 
     # --- the one place calls happen ---------------------------------------------------------
 

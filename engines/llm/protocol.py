@@ -13,13 +13,15 @@ The six functions:
 ``answer``    a text + a question -> a value with its evidence, or Unknown
 ``summary``   a text -> a short summary
 ``respond``   the reply to the user: from the rows a query returned, or directly
+``policy``    SPINACH's policy step (lecture 8 §3.4): the question and the whole thought / action /
+              observation history -> the next thought and action
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond")
+FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,29 @@ class Results:
 
 
 @dataclass(frozen=True)
+class PolicyAction:
+    """One SPINACH step as the policy writes it: a thought and an action with its one argument.
+
+    ``action_name`` is one of ``search_wikidata``, ``get_wikidata_entry``,
+    ``get_property_examples``, ``execute_sparql``, ``stop``.
+    """
+
+    thought: str
+    action_name: str
+    action_argument: str = ""
+
+
+@dataclass(frozen=True)
+class PolicyStep:
+    """A step of the history the policy is shown: what it did and what it observed."""
+
+    thought: str
+    action_name: str
+    action_argument: str
+    observation: str
+
+
+@dataclass(frozen=True)
 class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -101,6 +126,9 @@ class Backend(Protocol):
         ...
 
     def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:  # value: str
+        ...
+
+    def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:  # value: PolicyAction
         ...
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from engines.llm import sim_parser
-from engines.llm.protocol import Answer, Output, Results, Routed, Turn
+from engines.llm.protocol import Answer, Output, PolicyStep, Results, Routed, Turn
 from engines.llm.seeded import unit
 
 PROMPT_VERSION = "sim-1"
@@ -213,6 +213,15 @@ class SimBackend:
         best = [s for _, _, s in sorted(scored, reverse=True)[:3]]
         best.sort(key=sents.index)
         return Output("Reviewers say: " + " ".join(best))
+
+    # SPINACH (lecture 8): the expert procedure of engines.spinach.sim_policy; None = its defaults
+    policy_params = None
+
+    def policy(self, question: str, history: Sequence[PolicyStep], sample: int = 0) -> Output:
+        self._wait()
+        from engines.spinach import sim_policy
+
+        return Output(sim_policy.decide(question, history, seed=self.seed, sample=sample, params=self.policy_params))
 
     def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
         self._wait(0.5)

@@ -20,6 +20,7 @@ from sqlglot import exp
 from engines.errors import Cancelled, EngineError
 from engines.events import (
     CallFinished,
+    CallStarted,
     Emit,
     Event,
     InputClassified,
@@ -117,10 +118,13 @@ class TextToSQLAgent:
         """Run one turn.  Errors of the query become part of the result, never an exception
         (except :class:`Cancelled`, which stops the turn)."""
         calls: list[CallRecord] = []
+        prompts: dict[int, str] = {}
 
         def listen(event: Event) -> None:
-            if isinstance(event, CallFinished):
-                calls.append(CallRecord(event.function, "", event.verdict, event.latency_s, event.cached))
+            if isinstance(event, CallStarted):
+                prompts[event.call_id] = event.prompt
+            elif isinstance(event, CallFinished):
+                calls.append(CallRecord(event.function, prompts.pop(event.call_id, ""), event.verdict, event.latency_s, event.cached))
             emit(event)
 
         llm = self.llm.bind(listen, cancel)
@@ -133,17 +137,20 @@ class TextToSQLAgent:
 
         parsed = llm.parse(utterance, self.history, self.schema)
         emit(QueryParsed(parsed))
+        sql = parsed  # what failed, if something does: the parse, or the rewritten statement
         try:
             tree = self.sandbox.check(parsed)
             classifier = Classifier(self.enum_fields, self.classify_method, llm)
             rewritten = classifier.rewrite(tree, emit)
             sql = rewritten.sql(dialect="postgres", normalize_functions=False)
             emit(QueryRewritten(sql))
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
             result = self.execute(sql, listen, cancel)
         except Cancelled:
             raise
         except EngineError as e:
-            emit(QueryFailed(parsed, str(e)))
+            emit(QueryFailed(sql, str(e)))
             reply = f"I could not run the query I wrote for that: {e}"
             return self._finish(emit, calls, TurnResult(utterance, True, routed.reason, reply, parsed_sql=parsed, error=str(e)), sql=None)
 

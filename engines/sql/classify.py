@@ -108,7 +108,8 @@ class Classifier:
             key = (field, value)
             if key not in memo:
                 memo[key] = self.classify(value, field)
-                emit(ValuesClassified(field, value, self.method, memo[key]))
+                decided_by = "exact" if classify_exact(value, self.fields[field].values) else self.method
+                emit(ValuesClassified(field, value, decided_by, memo[key]))
             return memo[key]
 
         def visit(node: exp.Expression) -> exp.Expression:

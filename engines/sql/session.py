@@ -32,7 +32,7 @@ def open_restaurants(
     settings: Settings | None = None,
     *,
     world: restaurants.RestaurantWorld | None = None,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
 ) -> RestaurantSession:
     """Build (or reuse) the world, load it into a fresh sandbox and make the agent.
 
@@ -40,7 +40,7 @@ def open_restaurants(
     (``claude`` without an API key).
     """
     settings = settings or Settings()
-    llm = llm_from_settings(settings, clock=clock)
+    llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or restaurants.build(restaurants.DEFAULT_SEED)
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
     agent = TextToSQLAgent(

@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Hashable, Sequence
 
 from sqlglot import exp
@@ -30,7 +30,7 @@ from sqlglot import exp
 from engines.errors import Cancelled, EngineError
 from engines.events import Emit, Event, ignore
 from engines.llm.client import LLM
-from engines.retrieval.bm25 import IndexCache, aggregate, as_text
+from engines.retrieval.bm25 import ChunkIndex, IndexCache, as_text
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, SqlFailed, to_jsonable
 from engines.suql import language
@@ -168,8 +168,8 @@ class SuqlEngine:
                 result = self.sandbox.run_tree(final)
             except (Cancelled, EngineError):
                 raise
-            except RecursionError:
-                raise SuqlError("The query is nested too deeply to compile.") from None
+            except RecursionError as e:
+                raise SuqlError("The query is nested too deeply to compile.") from e
         counts, cached = llm.counter.counts, llm.counter.cached
         stats = Stats(
             answer_calls=counts.get("answer", 0) - before[0].get("answer", 0),
@@ -203,6 +203,11 @@ class SuqlEngine:
 
 Truth = bool | None  # True, False, or Unknown
 
+STRONG_MATCH = 0.5  # share of the best BM25 score a row needs to count as mentioning a question
+NO_GIVEN_MENTION = 0.5  # prior: share of rows mentioning a topic whose text says no
+SAMPLE_ROWS = 8  # rows evaluated in full to estimate how often each answer() predicate says no
+PRIOR_WEIGHT = 4.0  # the prior counts as this many sampled rows
+
 
 @dataclass
 class _Row:
@@ -227,6 +232,7 @@ class _Run:
         self.to_verify: list[dict[str, Any]] = []
         self.approximate = False
         self.rows_examined = 0
+        self._estimates: list[list[PredicateEstimate]] = []
 
     # -- mode B: DuckDB runs the query as written ----------------------------------------------
 
@@ -296,10 +302,14 @@ class _Run:
         select = tree.copy()
         self._materialise_ctes(select)
         self._materialise_subqueries(select)
+        if not calls_in(select):  # every call was in a CTE or subquery
+            if top:
+                self.plan = self.plan or Plan(self.mode, "", notes=("answer() ran in CTEs or subqueries",))
+            return select
         return self._compile_select(select, top=top)
 
     def _materialise_ctes(self, select: exp.Select) -> None:
-        with_ = select.args.get("with")
+        with_ = select.args.get("with_")
         if with_ is None:
             return
         earlier: list[exp.CTE] = []
@@ -307,7 +317,7 @@ class _Run:
             if has_llm_calls(cte.this):
                 body = cte.this.copy()
                 if earlier:
-                    body.set("with", exp.With(expressions=[c.copy() for c in earlier]))
+                    body.set("with_", exp.With(expressions=[c.copy() for c in earlier]))
                 table = self._materialise(body)
                 cte.set("this", exp.select("*").from_(table))
             earlier.append(cte)
@@ -321,12 +331,14 @@ class _Run:
         ]
         for inner in nested:
             context = inner.copy()
-            with_ = select.args.get("with")
-            if with_ is not None and context.args.get("with") is None:
-                context.set("with", with_.copy())
+            with_ = select.args.get("with_")
+            if with_ is not None and context.args.get("with_") is None:
+                context.set("with_", with_.copy())
             table = self._materialise(context)
             inner.replace(exp.select("*").from_(table))
-        if any(s is not select and has_llm_calls(s) for s in select.find_all(exp.Select)):
+        if any(s is not select and has_llm_calls(s) and not isinstance(s.parent, exp.CTE) for s in select.find_all(exp.Select)):
+            if not nested:
+                raise SuqlError("answer() in this kind of nested query is not supported.")
             self._materialise_subqueries(select)
 
     def _materialise(self, select: exp.Expression) -> exp.Table:
@@ -380,7 +392,7 @@ class _Run:
 
         # 2. estimates, retrieval, and the plan
         where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
-        scores = self._retrieval(select, key, text_types, where_calls) if text_where else {}
+        scores = self._retrieval(select, key, text_types, where_calls, rows) if text_where else {}
         conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores)
         visit = self._visit_order(rows, scores, conjuncts, visit_structured_order, order)
         select_nodes = [n for n in nodes if not (where is not None and _within(n, where))]
@@ -405,7 +417,7 @@ class _Run:
         # 3. decide the rows
         values: dict[tuple[Any, tuple], Any] = {}
         if text_where:
-            decided = self._decide(visit[0], conjuncts, orders, values, lazy_ok, (limit_n or 0) + offset_n, select, key)
+            decided = self._decide(visit[0], conjuncts, orders, values, lazy_ok, (limit_n or 0) + offset_n, select, key, plan)
             matches = [k for k, t in decided if t is True]
             unknown = [k for k, t in decided if t is None]
         else:
@@ -432,13 +444,21 @@ class _Run:
         return final
 
     def _materialise_sources(self, select: exp.Select) -> None:
-        """Derived tables in FROM / JOIN become scratch tables, so every row has a rowid."""
+        """Derived tables and CTE names in FROM / JOIN become scratch tables, so every row has a rowid."""
         sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+        with_ = select.args.get("with_")
+        cte_names = {c.alias_or_name for c in with_.expressions} if with_ is not None else set()
         for src in sources:
             if src is None:
                 continue
             node = src.this
-            if isinstance(node, exp.Subquery):
+            if isinstance(node, exp.Table) and not node.db and node.name in cte_names:
+                body = exp.select("*").from_(exp.to_table(node.name))
+                body.set("with_", with_.copy())
+                table = self._materialise(body)
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
+                node.replace(table)
+            elif isinstance(node, exp.Subquery):
                 alias = node.alias_or_name
                 table = self._materialise(node.this.copy())
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(alias or table.name)))
@@ -482,8 +502,8 @@ class _Run:
         q.set("from_", from_.copy() if from_ is not None else None)
         if select.args.get("joins"):
             q.set("joins", [j.copy() for j in select.args["joins"]])
-        if select.args.get("with"):
-            q.set("with", select.args["with"].copy())
+        if select.args.get("with_"):
+            q.set("with_", select.args["with_"].copy())
         where = select.args.get("where")
         if not text_where:
             if where is not None:
@@ -521,13 +541,22 @@ class _Run:
 
     # -- retrieval and the cost model ---------------------------------------------------------
 
-    def _retrieval(self, select, key, text_types, where_calls: list[LLMCall]) -> dict[str, dict[Any, float]]:
-        """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks)."""
+    def _retrieval(self, select, key, text_types, where_calls: list[LLMCall], rows: list[_Row]) -> dict[str, dict[Any, float]]:
+        """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks).
+
+        A single base table gets one index per text column, built once and reused by later
+        queries; joins index only this query's candidates.
+        """
         out: dict[str, dict[Any, float]] = {}
+        single = not select.args.get("joins")
         for call in where_calls:
             if call.sql() in out:
                 continue
             text_sql = call.text.sql(dialect="duckdb")
+            if not single:
+                index = ChunkIndex.build((r.key, r.texts.get(text_sql)) for r in rows)
+                out[call.sql()] = index.scores(call.question or "summary")
+                continue
             cache_key = (_sources_sql(select), text_sql)
 
             def fetch(text_sql=text_sql):
@@ -535,8 +564,8 @@ class _Run:
                 q.set("from_", select.args["from_"].copy())
                 if select.args.get("joins"):
                     q.set("joins", [j.copy() for j in select.args["joins"]])
-                if select.args.get("with"):
-                    q.set("with", select.args["with"].copy())
+                if select.args.get("with_"):
+                    q.set("with_", select.args["with_"].copy())
                 return [(k, t) for k, t in self._run_all(q).rows]
 
             index = self.engine.indexes.get(cache_key, fetch)
@@ -545,6 +574,7 @@ class _Run:
 
     def _order_predicates(self, conjuncts, rows, scores):
         plans, orders = [], []
+        self._estimates = []
         for i, c in enumerate(conjuncts):
             cands = [r for r in rows if r.flags[i] is not False] if self.mode.structured_first else rows
             estimates = []
@@ -553,20 +583,56 @@ class _Run:
                 sel, source = 0.5, "no estimate"
                 pred_calls = [as_call(n) for n in calls_in(pred)]
                 if pred_calls and cands and all(pc.sql() in scores for pc in pred_calls):
-                    hits = sum(1 for r in cands if all(scores[pc.sql()].get(r.key, 0.0) > 0 for pc in pred_calls))
+                    # a row "mentions" the question when its best chunk scores at least half the best
+                    # score anywhere: a chunk sharing only a common word ("great") does not count
+                    strong = {pc.sql(): STRONG_MATCH * max(scores[pc.sql()].values(), default=0.0) for pc in pred_calls}
+                    hits = sum(
+                        1 for r in cands
+                        if all(0 < strong[pc.sql()] <= scores[pc.sql()].get(r.key, 0.0) for pc in pred_calls)
+                    )
                     share = hits / len(cands)
+                    # Under Kleene AND only a False stops a row; Unknown (the text is silent) goes on
+                    # to the next predicate.  Only rows that mention the topic can answer No, so a
+                    # predicate stops about half of the rows that mention it.
                     if passes_if_yes(pred):
-                        sel, source = min(0.95, max(0.02, share)), "share of candidates whose text mentions it"
+                        sel = min(0.98, max(0.02, 1 - NO_GIVEN_MENTION * share))
+                        source = f"{share:.0%} of candidates mention it; about half of those say no"
                     else:
-                        sel, source = min(0.95, max(0.05, 1 - share / 2)), "most rows pass a non-'Yes' test"
+                        sel, source = min(0.95, max(0.05, 1 - share / 2)), "a non-'Yes' test: most rows go on"
                 estimates.append(PredicateEstimate(pretty(pred), pos, cost, sel, source))
-            order = list(range(len(c.text)))
-            if self.mode.order_predicates:
-                order.sort(key=lambda k: (estimates[k].rank, k))
+            order = self._sorted(estimates)
             ordered = [estimates[k] for k in order]
             plans.append(ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), expected_cost(ordered)))
             orders.append(order)
+            self._estimates.append(estimates)
         return plans, orders
+
+    def _sorted(self, estimates: list[PredicateEstimate]) -> list[int]:
+        order = list(range(len(estimates)))
+        if self.mode.order_predicates:
+            order.sort(key=lambda k: (estimates[k].rank, k))
+        return order
+
+    def _reestimate(self, plan: Plan, orders: list[list[int]], observed: dict[tuple[int, int], list[Truth]], sample: int) -> Plan:
+        """Blend each predicate's prior with what a sample of rows showed; re-order; the new plan."""
+        conjunct_plans = list(plan.conjuncts)
+        for i, estimates in enumerate(self._estimates):
+            if len(estimates) < 2:
+                continue
+            updated = []
+            for k, est in enumerate(estimates):
+                seen = observed.get((i, k), [])
+                false = sum(1 for t in seen if t is False)
+                stop = (false + (1 - est.selectivity) * PRIOR_WEIGHT) / (len(seen) + PRIOR_WEIGHT)
+                source = f"{false} of {len(seen)} sampled rows said no, blended with the prior"
+                updated.append(PredicateEstimate(est.sql, est.written_position, est.cost, min(0.98, max(0.02, 1 - stop)), source))
+            self._estimates[i] = updated
+            orders[i] = self._sorted(updated)
+            ordered = [updated[k] for k in orders[i]]
+            old = conjunct_plans[i]
+            conjunct_plans[i] = ConjunctPlan(old.index, old.structured, old.candidates, tuple(ordered), expected_cost(ordered))
+        note = f"predicate order re-estimated after a sample of {sample} rows (evaluated without short-circuit)"
+        return replace(plan, conjuncts=tuple(conjunct_plans), notes=tuple(plan.notes) + (note,))
 
     def _visit_order(self, rows, scores, conjuncts, structured_order: bool, order) -> tuple[list[_Row], str]:
         cands = [r for r in rows if any(f is not False for f in r.flags)] if self.mode.structured_first else list(rows)
@@ -593,10 +659,30 @@ class _Run:
 
     # -- deciding rows ---------------------------------------------------------------------------
 
-    def _decide(self, visit, conjuncts, orders, values, lazy, needed, select, key) -> list[tuple[Any, Truth]]:
-        """Evaluate rows in visit order on a bounded pool; stop early when lazy."""
+    def _decide(self, visit, conjuncts, orders, values, lazy, needed, select, key, plan: Plan) -> list[tuple[Any, Truth]]:
+        """Evaluate rows in visit order on a bounded pool; stop early when lazy.
+
+        When a conjunct has several answer() predicates, the first rows are a sample: every
+        predicate is evaluated on them, and what they say refines the order for the rest.
+        """
         decided: list[tuple[Any, Truth]] = []
         matched = 0
+        sample = SAMPLE_ROWS if self.mode.order_predicates and any(len(c.text) > 1 for c in conjuncts) else 0
+        if sample:
+            observed: dict[tuple[int, int], list[Truth]] = {}
+            for row in visit[:sample]:
+                self._check_cancel()
+                truth = self._evaluate_row(row, conjuncts, orders, values, select, key, observe=observed)
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                matched += truth is True
+                if lazy and matched >= needed:
+                    return decided
+            new_plan = self._reestimate(plan, orders, observed, min(sample, len(visit)))
+            if self.plan is plan:
+                self.plan = new_plan
+            self.emit(PlanBuilt(new_plan))
+            visit = visit[sample:]
         pool = self.engine.pool
         if pool == 1:
             for row in visit:
@@ -641,8 +727,12 @@ class _Run:
         self.rows_examined += 1
         self.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
 
-    def _evaluate_row(self, row, conjuncts, orders, values, select, key) -> Truth:
-        """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting."""
+    def _evaluate_row(self, row, conjuncts, orders, values, select, key, observe=None) -> Truth:
+        """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting.
+
+        With ``observe``, every predicate of every applicable conjunct is evaluated and its
+        value recorded under (conjunct, written position).
+        """
         if not self.mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in conjuncts:
                 for lit in c.text:
@@ -657,12 +747,14 @@ class _Run:
             if flag is False:
                 truth = False
             for k in orders[i]:
-                if truth is False and self.mode.short_circuit:
+                if truth is False and self.mode.short_circuit and observe is None:
                     break
                 t = self._predicate(row, c.text[k], values, select, key)
+                if observe is not None and flag is not False:
+                    observe.setdefault((i, k), []).append(t)
                 truth = _and(truth, t)
             result = _or(result, truth)
-            if result is True and self.mode.short_circuit:
+            if result is True and self.mode.short_circuit and observe is None:
                 break
         return result
 
@@ -685,8 +777,8 @@ class _Run:
         q.set("from_", select.args["from_"].copy())
         if select.args.get("joins"):
             q.set("joins", [j.copy() for j in select.args["joins"]])
-        if select.args.get("with"):
-            q.set("with", select.args["with"].copy())
+        if select.args.get("with_"):
+            q.set("with_", select.args["with_"].copy())
         q = q.where(exp.EQ(this=key.copy(), expression=_literal(row.key)))
         rows = self.sandbox.run_tree(q).rows
         if not rows or rows[0][0] is None:
@@ -777,10 +869,11 @@ class _Run:
         alias = "_suql_v"
         q = self._rewrite(select, key, calls, index_of, vals, alias)
         aggregated = bool(q.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in q.expressions)
-        if aggregated:
+        if aggregated:  # list the underlying rows, not groups
             q.set("expressions", [exp.Star()])
             q.set("group", None)
             q.set("having", None)
+            q.set("order", None)
         q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_row")])
         q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[_literal(k) for k in keys])))
         q.set("limit", None)

@@ -132,12 +132,12 @@ class PredicateEstimate:
     sql: str
     written_position: int
     cost: float  # LLM calls one check costs
-    selectivity: float  # estimated share of candidates that pass
+    selectivity: float  # estimated share of candidates that go on (True or Unknown) past this predicate
     source: str  # how the selectivity was estimated
 
     @property
     def rank(self) -> float:
-        """Order by c / (1 - s): cheap predicates that reject many rows go first."""
+        """Order by c / (1 - s): cheap predicates that stop many rows go first."""
         return self.cost / max(1e-6, 1.0 - self.selectivity)
 
 
@@ -199,7 +199,7 @@ class Plan:
             out.append(head)
             for i, p in enumerate(c.predicates, 1):
                 out.append(
-                    f"  {i}. {p.sql}   cost {p.cost:g} call, selectivity ≈ {p.selectivity:.2f} ({p.source}), "
+                    f"  {i}. {p.sql}   cost {p.cost:g} call, passes ≈ {p.selectivity:.2f} ({p.source}), "
                     f"rank {p.rank:.2f}" + (f", written #{p.written_position + 1}" if p.written_position != i - 1 else "")
                 )
             if c.predicates:

@@ -63,7 +63,7 @@ def open_suql(
     settings: Settings | None = None,
     *,
     world: str = "restaurants",
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] | None = None,
     pool: int | None = None,
 ) -> SuqlSession:
     """``pool``: parallel answer() checks; by default the setting when calls take time, else 1
@@ -75,7 +75,7 @@ def open_suql(
     spec = WORLDS.get(world)
     if spec is None:
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
-    llm = llm_from_settings(settings, clock=clock)
+    llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     data = spec.build()
     sandbox = Sandbox.create(data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
     engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap)

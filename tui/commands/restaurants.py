@@ -70,7 +70,7 @@ def _turn_json(turn) -> dict[str, Any]:
         "truncated": turn.truncated,
         "error": turn.error,
         "calls": [
-            {"function": c.function, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
+            {"function": c.function, "input": c.prompt, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
             for c in turn.calls
         ],
     }

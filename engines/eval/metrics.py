@@ -1,0 +1,136 @@
+"""Scoring answers that are tables (lecture 8 §5.3): SPINACH's row-wise EM and F1, set F1, bootstrap.
+
+Rows are SPARQL JSON bindings (``{variable: {"type", "value", …}}``).  :func:`row_f1` is the
+metric of the SPINACH paper (§5.1) and its ``eval.f1(…, maximal_matching=True)``:
+
+1. the recall of gold row *i* by predicted row *j* is the share of gold *i*'s values (columns
+   whose names end in ``Label`` or ``Description`` left out) found among *j*'s values — variable
+   names do not matter, extra predicted columns cost nothing;
+2. gold and predicted rows are paired one to one to maximise the summed recall (the Hungarian
+   method, ``scipy.optimize.linear_sum_assignment``);
+3. ``tp`` is the summed recall of the pairs; a pair with recall in (0, 1) adds ``1 − recall`` to
+   ``fp + fn``; a pair with recall 0 adds 2; every unpaired row (more rows on one side) adds 1;
+4. ``F1 = 2·tp / (2·tp + fp + fn)``; EM is 1 exactly when F1 is 1.
+
+:func:`set_f1` pours every value of each table into a set and compares the sets — the naive
+metric the lecture contrasts (it punishes extra columns and ignores which values share a row).
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+Binding = Mapping[str, Mapping[str, Any]]
+Rows = Sequence[Binding] | bool | None
+
+__all__ = ["row_f1", "row_em", "set_f1", "Interval", "bootstrap", "bootstrap_difference", "is_label_column"]
+
+
+def is_label_column(name: str) -> bool:
+    return name.endswith("Label") or name.endswith("Description")
+
+
+def _cell(value: Mapping[str, Any]) -> tuple:
+    return tuple(sorted(value.items()))
+
+
+def _match_ratio(predicted: Binding, gold: Binding) -> float:
+    gold_values = [_cell(v) for k, v in gold.items() if not is_label_column(k)]
+    if not gold_values:
+        return 0.0
+    gold_set = set(gold_values)
+    useful = [c for c in (_cell(v) for v in predicted.values()) if c in gold_set]
+    overlap = sum((Counter(gold_values) & Counter(useful)).values())
+    return overlap / len(gold_values)
+
+
+def row_f1(predicted: Rows, gold: Rows) -> float:
+    """SPINACH's row-wise F1 with maximal (Hungarian) matching."""
+    if predicted is None:
+        return 0.0
+    if isinstance(predicted, bool) or isinstance(gold, bool):
+        return float(predicted == gold)
+    if gold is None:
+        return 0.0
+    if not predicted and not gold:
+        return 1.0
+    if not predicted or not gold:
+        return 0.0
+    cost = np.empty((len(predicted), len(gold)))
+    for i, p in enumerate(predicted):
+        for j, g in enumerate(gold):
+            cost[i, j] = _match_ratio(p, g)
+    rows, cols = linear_sum_assignment(cost, maximize=True)
+    assigned = cost[rows, cols]
+    tp = float(assigned[assigned > 0].sum())
+    partial = assigned[(assigned < 1) & (assigned > 0)]
+    fp_or_fn = float((1 - partial).sum())
+    fp_or_fn += 2 * int(np.sum(assigned <= 0))
+    fp_or_fn += (len(predicted) - len(rows)) + (len(gold) - len(cols))
+    if tp == 0:
+        return 0.0
+    return 2 * tp / (2 * tp + fp_or_fn)
+
+
+def row_em(predicted: Rows, gold: Rows) -> float:
+    return 1.0 if row_f1(predicted, gold) == 1.0 else 0.0
+
+
+def set_f1(predicted: Rows, gold: Rows) -> float:
+    """F1 of the set of every value in each table (the naive metric, for contrast)."""
+    if predicted is None or gold is None:
+        return 0.0
+    if isinstance(predicted, bool) or isinstance(gold, bool):
+        return float(predicted == gold)
+    p = {_cell(v) for row in predicted for v in row.values()}
+    g = {_cell(v) for row in gold for k, v in row.items() if not is_label_column(k)}
+    if not p and not g:
+        return 1.0
+    tp = len(p & g)
+    if tp == 0:
+        return 0.0
+    precision, recall = tp / len(p), tp / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+# --- bootstrap -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+    def to_json(self) -> dict[str, float]:
+        return {"mean": round(self.mean, 4), "low": round(self.low, 4), "high": round(self.high, 4), "n": self.n}
+
+
+def bootstrap(scores: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> Interval:
+    """Percentile bootstrap interval of the mean: resample the questions with replacement."""
+    if not scores:
+        return Interval(0.0, 0.0, 0.0, 0)
+    rng = random.Random(seed)
+    n = len(scores)
+    means = sorted(sum(scores[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    lo = means[int((1 - confidence) / 2 * resamples)]
+    hi = means[min(resamples - 1, int((1 + confidence) / 2 * resamples))]
+    return Interval(sum(scores) / n, lo, hi, n)
+
+
+def bootstrap_difference(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95,
+                         seed: int = 0) -> Interval:
+    """Interval of mean(a) − mean(b) for paired scores on the same questions."""
+    if len(a) != len(b):
+        raise ValueError("paired scores must have the same length")
+    return bootstrap([x - y for x, y in zip(a, b)], resamples=resamples, confidence=confidence, seed=seed)

@@ -1,0 +1,31 @@
+"""Wikidata-dialect SPARQL over rdflib (memory or Oxigraph), with entity pages, search and property examples.
+
+The public surface:
+
+* :class:`Endpoint` — ``execute(query) -> QueryResult`` (one of the four feedbacks of §1.5:
+  rows, empty, syntax_error, timeout; refused queries raise :class:`SparqlRefused`),
+  ``prepare(query)`` (dialect handling, parse and plan only), ``page(id)``, ``search(text)``,
+  ``property_examples(pid)``, ``label(id)``.  Build one with ``Endpoint.from_world(world, store=…)``.
+* :func:`open_kg` — the endpoint over the lecture's world, from the settings.
+"""
+from __future__ import annotations
+
+from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError, prepare
+from engines.kg.endpoint import Endpoint, Feedback, QueryResult
+from engines.kg.pages import EntityPage, PageClaim, PageValue, PropertyExample, SearchHit, UnknownEntity
+from engines.kg.store import STORES
+
+__all__ = [
+    "Endpoint", "Feedback", "QueryResult", "Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare",
+    "EntityPage", "PageClaim", "PageValue", "PropertyExample", "SearchHit", "UnknownEntity", "STORES", "open_kg",
+]
+
+
+def open_kg(settings=None, *, store: str = "memory", world=None) -> Endpoint:
+    """The endpoint over the knowledge-graph world (built with its default seed unless given)."""
+    from engines.settings import Settings
+    from worlds import kg
+
+    settings = settings or Settings()
+    world = world or kg.build(kg.DEFAULT_SEED)
+    return Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)

@@ -1,0 +1,412 @@
+"""Wikidata's SPARQL dialect, rewritten into standard SPARQL 1.1 that rdflib and Oxigraph run.
+
+The Wikidata Query Service (Blazegraph) accepts more than the standard: its prefixes need no
+PREFIX lines, ``SERVICE wikibase:label`` fills ``?xLabel`` and ``?xDescription``, named
+subqueries (``WITH { … } AS %x`` … ``INCLUDE %x``) and query hints (``hint:Prior hint:… .``)
+are Blazegraph extensions, and its parser forgives spacing that the standard's does not
+(``wdt:P279 *``, ``?a?b``).  :func:`prepare` handles each of these with a small rewrite on the
+query text, then parses and plans the result with rdflib (``parseQuery`` + ``translateQuery``):
+
+* comments are dropped; strings and IRIs are masked first, so no rewrite ever touches them;
+* ``hint:`` triples are dropped;
+* ``wdt:P279 *`` becomes ``wdt:P279*`` and ``?a?b`` becomes ``?a ?b``;
+* every ``INCLUDE %x`` is replaced by the ``WITH`` block it names, as a subquery;
+* ``SERVICE wikibase:label`` becomes, at the end of the group it stands in, an ``OPTIONAL``
+  per language for each label variable and a ``BIND(COALESCE(…))`` with the bare ID as the
+  last resort (the service's documented behaviour);
+* a ``SERVICE`` addressed to the Wikidata endpoint itself is inlined;
+* ``bd:sample`` / ``bd:slice`` services are inlined (without sampling, noted);
+* the geospatial and MediaWiki-API services (``wikibase:around``, ``wikibase:box``,
+  ``wikibase:mwapi``, ``gas:service``) are part of the real endpoint: a query using them parses
+  and plans, but cannot run offline and says so;
+* any other ``SERVICE`` (a remote endpoint), ``FROM``, ``LOAD`` and every update are refused.
+
+Errors: :class:`SparqlRefused` (the policy says no) and :class:`SparqlSyntaxError` (the query
+does not parse or plan), both :class:`~engines.errors.EngineError` with a message for a person.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from engines.errors import EngineError
+from engines.kg.prefixes import PREFIXES
+
+__all__ = ["Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare", "rewrite", "plan"]
+
+
+class SparqlRefused(EngineError):
+    """The query asks for something this endpoint does not do (an update, a remote SERVICE, …)."""
+
+
+class SparqlSyntaxError(EngineError):
+    """The query does not parse or plan; the message says where."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+
+
+class _RdflibLiteralNoise(logging.Filter):
+    """rdflib logs a traceback for every ill-formed typed literal (Wikidata writes dates such as
+    ``1900-00-00``); the lexical form is kept as written, so the warning is only noise."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Failed to convert Literal lexical form" not in record.getMessage()
+
+
+logging.getLogger("rdflib.term").addFilter(_RdflibLiteralNoise())
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A query after dialect handling."""
+
+    original: str
+    text: str  # standard SPARQL 1.1; the built-in prefixes are supplied separately (no PREFIX lines added)
+    form: str  # SELECT | ASK | CONSTRUCT | DESCRIBE
+    notes: tuple[str, ...] = ()  # what was rewritten, for people
+    unsupported: str | None = None  # why the query cannot run offline although it plans
+    algebra: Any = None  # rdflib's planned query (rdflib.plugins.sparql.sparql.Query)
+
+
+# --- masking: strings, IRIs and comments --------------------------------------------------
+
+_LEXEME = re.compile(
+    r"""(?P<long>'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\")
+      |(?P<string>'(?:[^'\\\n\r]|\\.)*'|"(?:[^"\\\n\r]|\\.)*")
+      |(?P<iri><[^<>"{}|^`\\\x00-\x20]*>)
+      |(?P<comment>\#[^\n]*)""",
+    re.X,
+)
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_SLOT = re.compile(_OPEN + r"(\d+)" + _CLOSE)
+
+
+class _Masked:
+    """The query with every string and IRI replaced by a numbered slot and comments removed."""
+
+    def __init__(self, text: str) -> None:
+        self.slots: list[str] = []
+        out: list[str] = []
+        pos = 0
+        for m in _LEXEME.finditer(text):
+            out.append(text[pos : m.start()])
+            if m.lastgroup == "comment":
+                out.append(" ")
+            else:
+                out.append(f"{_OPEN}{len(self.slots)}{_CLOSE}")
+                self.slots.append(m.group())
+            pos = m.end()
+        out.append(text[pos:])
+        self.code = "".join(out)
+
+    def slot(self, token: str) -> str | None:
+        m = _SLOT.fullmatch(token)
+        return self.slots[int(m.group(1))] if m else None
+
+    def restore(self, code: str) -> str:
+        return _SLOT.sub(lambda m: self.slots[int(m.group(1))], code)
+
+
+def _match_brace(code: str, open_at: int) -> int:
+    """Index of the ``}`` closing the ``{`` at ``open_at``."""
+    depth = 0
+    for i in range(open_at, len(code)):
+        ch = code[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise SparqlSyntaxError("Syntax error: a '{' is never closed (missing '}').")
+
+
+def _enclosing_group(code: str, at: int) -> tuple[int, int] | None:
+    """The ``{``…``}`` span of the innermost group containing position ``at``."""
+    depth = 0
+    for i in range(at - 1, -1, -1):
+        ch = code[i]
+        if ch == "}":
+            depth += 1
+        elif ch == "{":
+            if depth == 0:
+                return i, _match_brace(code, i)
+            depth -= 1
+    return None
+
+
+# --- the rewrites ---------------------------------------------------------------------------
+
+_UPDATE_WORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD")
+_PROLOGUE = re.compile(r"^\s*(?:(?:BASE\s+\S+|PREFIX\s+[\w.-]*:\s*\S+)\s*)*", re.I)
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+_HINT = re.compile(r"hint:\w+\s+hint:\w+\s+(?:" + _OPEN + r"\d+" + _CLOSE + r"|[^\s.;}]+)\s*\.?")
+_PATH_MOD_SPACE = re.compile(r"(\b[A-Za-z][\w-]*:[\w-]+|" + _CLOSE + r")(\s+)([*+])(?=\s)")
+_ADJACENT_VARS = re.compile(r"([?$][A-Za-z_]\w*)(?=[?$][A-Za-z_])")
+_WITH = re.compile(r"\bWITH\s*\{", re.I)
+_AS_NAME = re.compile(r"\s*AS\s+%([\w-]+)", re.I)
+_INCLUDE = re.compile(r"\bINCLUDE\s+%([\w-]+)", re.I)
+_SERVICE = re.compile(r"\bSERVICE\s+(SILENT\s+)?(\S+?)\s*\{", re.I)
+_FROM = re.compile(r"\bFROM\s+(NAMED\s+)?" + _OPEN, re.I)
+_LABEL_VAR = re.compile(r"[?$]([A-Za-z_]\w*?)(Label|Description|AltLabel)\b")
+
+_SELF_ENDPOINTS = (
+    "<https://query.wikidata.org/sparql>",
+    "<https://query.wikidata.org/bigdata/namespace/wdq/sparql>",
+    "<http://query.wikidata.org/sparql>",
+)
+_INLINED_SERVICES = {"bd:sample": "bd:sample (returned every solution, not a sample)", "bd:slice": "bd:slice (returned every solution)"}
+_OFFLINE_SERVICES = {
+    "wikibase:around": "geospatial search (SERVICE wikibase:around)",
+    "wikibase:box": "geospatial search (SERVICE wikibase:box)",
+    "wikibase:mwapi": "the MediaWiki API service (SERVICE wikibase:mwapi)",
+    "gas:service": "the graph-analytics service (SERVICE gas:service)",
+}
+_LABEL_SERVICES = ("wikibase:label", "<http://wikiba.se/ontology#label>")
+
+
+def rewrite(query: str) -> tuple[str, str, tuple[str, ...], str | None]:
+    """Dialect handling on the text: ``(standard text, form, notes, unsupported)``.
+
+    Raises :class:`SparqlRefused` for updates, ``LOAD``, ``FROM`` and remote ``SERVICE`` calls.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise SparqlSyntaxError("Syntax error: the query is empty.")
+    masked = _Masked(query)
+    code = masked.code
+    notes: list[str] = []
+    unsupported: str | None = None
+
+    body_start = _PROLOGUE.match(code).end()  # type: ignore[union-attr]
+    first = _FIRST_WORD.match(code, body_start)
+    word = first.group().upper() if first else ""
+    if word in _UPDATE_WORDS or (word == "WITH" and re.match(r"WITH\s+" + _OPEN, code[body_start:], re.I)):
+        raise SparqlRefused(f"SPARQL Update ({word}) is refused: this endpoint is read-only.")
+    if re.search(r"\bLOAD\s+(SILENT\s+)?" + _OPEN, code, re.I):
+        raise SparqlRefused("LOAD is refused: this endpoint is read-only and never fetches other data.")
+    if _FROM.search(code):
+        raise SparqlRefused("FROM is refused: this endpoint queries only its own graph.")
+    form = word if word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE") else word or "?"
+
+    code, n = _HINT.subn(" ", code)
+    if n:
+        notes.append(f"dropped {n} query hint{'s' if n > 1 else ''} (hint:)")
+    code, n = _PATH_MOD_SPACE.subn(lambda m: m.group(1) + m.group(3), code)
+    if n:
+        notes.append("joined a property path and its * or + (Blazegraph accepts the space)")
+    code, n = _ADJACENT_VARS.subn(lambda m: m.group(1) + " ", code)
+    if n:
+        notes.append("separated adjacent variables (?a?b)")
+    code = _inline_named_subqueries(code, notes)
+    code, unsupported = _handle_services(code, masked, notes)
+    return masked.restore(code), form, tuple(notes), unsupported
+
+
+def _inline_named_subqueries(code: str, notes: list[str]) -> str:
+    named: dict[str, str] = {}
+    while (m := _WITH.search(code)) is not None:
+        close = _match_brace(code, m.end() - 1)
+        as_name = _AS_NAME.match(code, close + 1)
+        if as_name is None:
+            raise SparqlSyntaxError("Syntax error: a named subquery WITH { … } must be followed by AS %name.")
+        named[as_name.group(1)] = code[m.end() : close].strip()
+        code = code[: m.start()] + " " + code[as_name.end() :]
+    if not named:
+        if _INCLUDE.search(code):
+            raise SparqlSyntaxError(f"Syntax error: INCLUDE %{_INCLUDE.search(code).group(1)} names no WITH {{ … }} AS %… block.")  # type: ignore[union-attr]
+        return code
+    for _ in range(len(named) + 1):
+        if not _INCLUDE.search(code):
+            break
+
+        def expand(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name not in named:
+                raise SparqlSyntaxError(f"Syntax error: INCLUDE %{name} names no WITH {{ … }} AS %{name} block.")
+            return "{ " + named[name] + " }"
+
+        code = _INCLUDE.sub(expand, code)
+    if _INCLUDE.search(code):
+        raise SparqlSyntaxError("Syntax error: named subqueries include each other in a cycle.")
+    notes.append(f"inlined named subquer{'ies' if len(named) > 1 else 'y'} " + ", ".join(f"%{n}" for n in named))
+    return code
+
+
+def _handle_services(code: str, masked: _Masked, notes: list[str]) -> tuple[str, str | None]:
+    unsupported: str | None = None
+    search_from = 0
+    label_n = 0
+    while (m := _SERVICE.search(code, search_from)) is not None:
+        target = m.group(2)
+        iri = masked.slot(target)
+        name = iri if iri is not None else target
+        close = _match_brace(code, m.end() - 1)
+        body = code[m.end() : close]
+        if name in _LABEL_SERVICES:
+            group = _enclosing_group(code, m.start())
+            end = close + 1
+            dot = re.match(r"\s*\.", code[end:])  # the service's own trailing '.' goes with it
+            end += dot.end() if dot else 0
+            without = code[: m.start()] + " " + code[end:]
+            if group is None:
+                code = without
+                continue
+            g_open, g_close = group[0], group[1] - (end - m.start()) + 1
+            bindings = _label_bindings(code, body, without[g_open:g_close], masked, label_n)
+            label_n += 1
+            code = without[:g_close] + bindings + without[g_close:]
+            if "emulated SERVICE wikibase:label" not in notes:
+                notes.append("emulated SERVICE wikibase:label")
+        elif name in _SELF_ENDPOINTS:
+            code = code[: m.start()] + "{" + body + "}" + code[close + 1 :]
+            notes.append(f"inlined SERVICE {name} (this endpoint itself)")
+        elif name in _INLINED_SERVICES:
+            inner = re.sub(r"bd:serviceParam\s+\S+\s+\S+\s*[.;]?", " ", body)
+            code = code[: m.start()] + "{" + inner + "}" + code[close + 1 :]
+            notes.append(f"inlined SERVICE {_INLINED_SERVICES[name]}")
+        elif name in _OFFLINE_SERVICES:
+            unsupported = unsupported or (
+                f"This query uses {_OFFLINE_SERVICES[name]}, which the real Wikidata endpoint provides "
+                "but this offline endpoint cannot run."
+            )
+            search_from = close + 1
+        else:
+            raise SparqlRefused(
+                f"SERVICE {name} is refused: this endpoint never calls other endpoints "
+                "(only SERVICE wikibase:label is available)."
+            )
+    return code, unsupported
+
+
+_LANG = re.compile(r"wikibase:language\s+(" + _OPEN + r"\d+" + _CLOSE + r")")
+_MANUAL = re.compile(r"([?$][A-Za-z_]\w*)\s+(rdfs:label|schema:description|skos:altLabel)\s+([?$][A-Za-z_]\w*)")
+_WD = PREFIXES["wd"]
+
+
+def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: int) -> str:
+    """The patterns that stand in for one ``SERVICE wikibase:label`` block."""
+    langs = ["en"]
+    lm = _LANG.search(body)
+    if lm:
+        raw = masked.slot(lm.group(1)) or '"en"'
+        value = raw.strip("'\"")
+        langs = [("en" if x.strip() in ("[AUTO_LANGUAGE]", "") else x.strip()) for x in value.split(",")]
+        langs = [x for i, x in enumerate(langs) if x and x not in langs[:i]] or ["en"]
+    targets: list[tuple[str, str, str]] = []  # (subject var, kind, output var)
+    manual = _MANUAL.findall(body)
+    kinds = {"rdfs:label": "Label", "schema:description": "Description", "skos:altLabel": "AltLabel"}
+    if manual:
+        targets = [(s[1:], kinds[p], o[1:]) for s, p, o in manual]
+    else:
+        seen: set[str] = set()
+        for m in _LABEL_VAR.finditer(code):
+            base, kind = m.group(1), m.group(2)
+            out = base + kind
+            if out in seen or not re.search(r"[?$]" + re.escape(base) + r"\b", group_text):
+                continue
+            seen.add(out)
+            targets.append((base, kind, out))
+    parts: list[str] = []
+    for i, (base, kind, out) in enumerate(targets):
+        tmp = f"?__lbl{n}_{i}"
+        if kind == "AltLabel":
+            lang = langs[0]
+            parts.append(
+                f" OPTIONAL {{ SELECT ?{base} (GROUP_CONCAT(?__alt{n}_{i}; separator=\", \") AS ?{out}) "
+                f"WHERE {{ ?{base} <http://www.w3.org/2004/02/skos/core#altLabel> ?__alt{n}_{i} . "
+                f"FILTER(LANG(?__alt{n}_{i}) = \"{lang}\") }} GROUP BY ?{base} }}"
+            )
+            continue
+        pred = "<http://www.w3.org/2000/01/rdf-schema#label>" if kind == "Label" else "<http://schema.org/description>"
+        options = []
+        for j, lang in enumerate(langs):
+            v = f"{tmp}_{j}"
+            parts.append(f" OPTIONAL {{ ?{base} {pred} {v} . FILTER(LANG({v}) = \"{lang}\") }}")
+            options.append(v)
+        if kind == "Label":
+            options.append(
+                f'IF(isIRI(?{base}), IF(STRSTARTS(STR(?{base}), "{_WD}"), STRAFTER(STR(?{base}), "{_WD}"), STR(?{base})), STR(?{base}))'
+            )
+        parts.append(f" BIND(COALESCE({', '.join(options)}) AS ?{out})")
+    return "".join(parts) + " "
+
+
+# --- parse and plan ---------------------------------------------------------------------------
+
+_INIT_NS: dict[str, Any] | None = None
+
+
+def _init_ns() -> dict[str, Any]:
+    global _INIT_NS
+    if _INIT_NS is None:
+        from rdflib import URIRef
+
+        _INIT_NS = {k: URIRef(v) for k, v in PREFIXES.items()}
+    return _INIT_NS
+
+
+def plan(text: str) -> Any:
+    """rdflib's parse and algebra for standard SPARQL text with the built-in prefixes."""
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import parseQuery
+
+    try:
+        parsed = parseQuery(text)
+    except ParseException as e:
+        found = e.line[e.col - 1 : e.col + 19].strip() if e.line and e.col else ""
+        near = f" near {found!r}" if found else ""
+        raise SparqlSyntaxError(f"Syntax error at line {e.lineno}, column {e.col}{near}: {e.msg}.", e.lineno, e.col) from None
+    except RecursionError:
+        raise SparqlSyntaxError("Syntax error: the query is nested too deeply to parse.") from None
+    try:
+        algebra = translateQuery(parsed, initNs=_init_ns())
+        _scope_values(algebra.algebra)
+        return algebra
+    except RecursionError:
+        raise SparqlSyntaxError("Syntax error: the query is nested too deeply to plan.") from None
+    except Exception as e:  # rdflib reports unknown prefixes, bad aggregates … as plain exceptions
+        message = str(e).strip() or type(e).__name__
+        message = message.replace("Unknown namespace prefix : ", "unknown prefix ")
+        raise SparqlSyntaxError(f"Syntax error: {message}.") from None
+
+
+def _scope_values(node: Any) -> set:
+    """Record the variables of ``VALUES`` blocks in the ``_vars`` of the algebra nodes above them.
+
+    rdflib leaves them out (it does not look inside the rows of a ``VALUES`` block), and its
+    OPTIONAL then drops rows: ``VALUES ?x { … } OPTIONAL { ?x rdfs:label ?l }`` loses every ``?x``
+    without a label.  Returns the VALUES variables visible from ``node``.
+    """
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    if isinstance(node, CompValue):
+        found: set = set()
+        if node.name == "values":
+            found = {k for row in (node.get("res") or ()) for k in row}
+        for key, child in list(node.items()):
+            if key != "_vars":
+                found |= _scope_values(child)
+        if node.name == "Project":
+            found &= set(node.get("PV") or ())
+        if found:
+            node["_vars"] = set(node.get("_vars") or ()) | found
+        return found
+    if isinstance(node, (list, tuple)):
+        out: set = set()
+        for child in node:
+            out |= _scope_values(child)
+        return out
+    return set()
+
+
+def prepare(query: str) -> Prepared:
+    """Dialect handling, then rdflib's parse and plan.  Raises SparqlRefused or SparqlSyntaxError."""
+    text, form, notes, unsupported = rewrite(query)
+    algebra = plan(text)
+    return Prepared(query, text, form, notes, unsupported, algebra)

@@ -1,0 +1,148 @@
+"""The SPINACH agent (lecture 8 §3.4–§3.5): a ReAct loop over the five actions, with rollback.
+
+At step *n* the policy (``LLM.policy``) is shown the question and the state — every thought,
+action and observation still in it — and answers with a thought and one action, which the agent
+runs with :class:`~engines.spinach.tools.Tools`.  Two failure modes of sampling at temperature 1
+are caught before they cost the budget of the state:
+
+* a **repeat**: the action equals one of the last four actions in the state;
+* a **premature stop**: ``stop()`` while the last executed query returned no rows (or none ran).
+
+Either is rolled back: the step is kept in the trajectory (marked) but taken out of the state,
+and the policy is asked again with a new ``sample`` number, so a real model (or the seeded
+simulation) draws a different action.  The loop ends on a ``stop()`` that stands, after 15
+actions in the state, or after 30 actions in all (rolled-back ones included).  The answer is the
+last query in the state that returned rows.
+
+Events (``emit``): ``AgentStarted``, a ``StepTaken`` per action, ``RolledBack`` for each
+rollback, the LLM's ``CallStarted``/``CallFinished``, and ``AgentFinished``.  ``cancel`` is
+checked before every policy call.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Iterable
+
+from engines.errors import Cancelled, EngineError
+from engines.events import Emit, ignore
+from engines.kg.endpoint import Endpoint, QueryResult
+from engines.llm.client import LLM
+from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
+from engines.spinach.tools import Tools
+from engines.spinach.trajectory import ACTIONS, Step, Trajectory
+
+BUDGET = 15
+TOTAL_BUDGET = 30
+REPEAT_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    budget: int = BUDGET  # actions in the state after rollbacks
+    total_budget: int = TOTAL_BUDGET  # actions in all
+    rollback: bool = True  # loop detection and rollback on
+    disabled: tuple[str, ...] = ()  # actions switched off (the ablation of §3.7)
+
+
+class SpinachAgent:
+    def __init__(self, endpoint: Endpoint, llm: LLM, options: AgentOptions | None = None) -> None:
+        self.endpoint = endpoint
+        self.llm = llm
+        self.options = options or AgentOptions()
+        self.tools = Tools(endpoint, disabled=self.options.disabled)
+
+    def run(self, question: str, *, emit: Emit = ignore, cancel: threading.Event | None = None) -> Trajectory:
+        """Answer ``question``; the whole run as a :class:`Trajectory` (also sent in AgentFinished)."""
+        question = " ".join((question or "").split())
+        if not question:
+            raise EngineError("Ask a question: it is empty.")
+        opts = self.options
+        llm = self.llm.bind(emit=emit, cancel=cancel)
+        emit(AgentStarted(question, self.llm.backend.name, opts.budget, opts.total_budget))
+        steps: list[Step] = []
+        state: list[Step] = []
+        results: dict[int, QueryResult] = {}
+        rollbacks = 0
+        finish, error = "", None
+        while True:
+            if cancel is not None and cancel.is_set():
+                finish = "cancelled"
+                break
+            if len(state) >= opts.budget or len(steps) >= opts.total_budget:
+                finish = "budget"
+                break
+            try:
+                action = llm.policy(question, [s.as_policy_step() for s in state], sample=rollbacks)
+            except Cancelled:
+                finish = "cancelled"
+                break
+            except EngineError as e:
+                finish, error = "error", str(e)
+                break
+            index = len(steps) + 1
+            name, arg = action.action_name.strip(), (action.action_argument or "").strip()
+            reason = self._rollback_reason(name, arg, state) if opts.rollback else None
+            if reason is not None:
+                repeated = next((s.index for s in reversed(state) if (s.action, s.argument) == (name, arg)), None)
+                note = (f"(not run: the same action as step {repeated}; rolled back)" if reason == "repeat"
+                        else "(stop before any query returned rows; rolled back)")
+                step = Step(index, action.thought, name, arg, note, in_state=len(state), total=index,
+                            rolled_back=True, rollback_reason=reason)
+                steps.append(step)
+                emit(StepTaken(step))
+                rollbacks += 1
+                emit(RolledBack(state[-1].index if state else 0, (index,), reason))
+                continue
+            if name not in ACTIONS:
+                finish, error = "error", f"The policy chose an unknown action {name!r}."
+                break
+            outcome = self.tools.run(name, arg)
+            row_count = len(outcome.result) if outcome.result is not None else None
+            step = Step(index, action.thought, name, arg, outcome.observation, outcome.feedback, row_count,
+                        in_state=len(state) + 1, total=index)
+            steps.append(step)
+            state.append(step)
+            if outcome.result is not None:
+                results[index] = outcome.result
+            emit(StepTaken(step))
+            if name == "stop":
+                finish = "stop"
+                break
+        final = self._final(state, results)
+        trajectory = Trajectory(
+            question,
+            tuple(steps),
+            final_sparql=final.query if final is not None else None,
+            answer=final.bindings if final is not None else (),
+            columns=final.columns if final is not None else (),
+            finish=finish,
+            policy=self.llm.backend.name,
+            error=error,
+            meta={"rollbacks": rollbacks, "budget": opts.budget, "total_budget": opts.total_budget, "rollback": opts.rollback},
+        )
+        emit(AgentFinished(trajectory))
+        return trajectory
+
+    @staticmethod
+    def _rollback_reason(name: str, arg: str, state: list[Step]) -> str | None:
+        if any((s.action, s.argument) == (name, arg) for s in state[-REPEAT_WINDOW:]):
+            return "repeat"
+        if name == "stop":
+            last = next((s for s in reversed(state) if s.action == "execute_sparql"), None)
+            if last is None or last.feedback != "rows":
+                return "premature stop"
+        return None
+
+    def _final(self, state: Iterable[Step], results: dict[int, QueryResult]) -> QueryResult | None:
+        """The answer: the last query in the state that returned rows (SPINACH drops a final LIMIT 10)."""
+        for s in reversed(list(state)):
+            if s.action == "execute_sparql" and s.feedback == "rows":
+                result = results[s.index]
+                text = s.argument.strip()
+                if text.upper().endswith("LIMIT 10"):
+                    again = self.tools.execute_sparql(text[: -len("LIMIT 10")]).result
+                    if again is not None and again.has_rows:
+                        return again
+                return result
+        return None
