@@ -232,6 +232,8 @@ def _order(order: exp.Order) -> str:
                 keys.append(f"{word} ({'highest' if desc else 'lowest'} first)")
             else:
                 keys.append(f"{word} ({'reverse ' if desc else ''}alphabetical order)")
+        elif isinstance(target, exp.Literal) and not target.is_string:
+            keys.append(f"column {target.name} ({'descending' if desc else 'ascending'})")
         else:
             keys.append(f"{target.sql('postgres')} ({'descending' if desc else 'ascending'})")
     return "sorted by " + ", then ".join(keys)
@@ -295,7 +297,8 @@ def _render_or(node: exp.Or) -> str:
     if all(a is not None for a in anys) and len({a[1] for a in anys}) == 1:  # type: ignore[index]
         column = anys[0][1]  # type: ignore[index]
         return f"whose {column_words(column)} include {_or([a[0] for a in anys])}"  # type: ignore[index]
-    return "(" + _or([condition(p) for p in parts]) + ")"
+    rendered = [f"({condition(p)})" if isinstance(p.unnest() if isinstance(p, exp.Paren) else p, exp.And) else condition(p) for p in parts]
+    return "(" + _or(rendered) + ")"
 
 
 def _flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:

@@ -132,6 +132,7 @@ class SuqlEngine:
         self.pool = pool
         self.cap = cap
         self.indexes = IndexCache()
+        self._rowid: dict[str, bool] = {}
 
     def compile(self, sql: str) -> tuple[exp.Expression, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
@@ -452,7 +453,11 @@ class _Run:
             if src is None:
                 continue
             node = src.this
-            if isinstance(node, exp.Table) and not node.db and node.name in cte_names:
+            if isinstance(node, exp.Table) and node.db != "scratch" and node.name not in cte_names and not self._has_rowid(node):
+                table = self._materialise(exp.select("*").from_(exp.table_(node.name, db=node.db or None)))
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
+                node.replace(table)
+            elif isinstance(node, exp.Table) and not node.db and node.name in cte_names:
                 body = exp.select("*").from_(exp.to_table(node.name))
                 body.set("with_", with_.copy())
                 table = self._materialise(body)
@@ -463,6 +468,19 @@ class _Run:
                 table = self._materialise(node.this.copy())
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(alias or table.name)))
                 node.replace(table)
+
+    def _has_rowid(self, table: exp.Table) -> bool:
+        """Base tables have a rowid; views do not (they are materialised first)."""
+        name = table.sql(dialect="duckdb").split(" AS ")[0]
+        cached = self.engine._rowid.get(name)
+        if cached is None:
+            try:
+                self.sandbox.columns_of(exp.select("rowid").from_(exp.table_(table.name, db=table.db or None)))
+                cached = True
+            except EngineError:
+                cached = False
+            self.engine._rowid[name] = cached
+        return cached
 
     def _lazy(self, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool, aggregated: bool) -> tuple[bool, str]:
         if not text_where:
@@ -954,7 +972,7 @@ def _label_column(select: exp.Select, text_types: dict[str, str]) -> exp.Express
     from_ = select.args.get("from_")
     if from_ is None or not isinstance(from_.this, exp.Table):
         return None
-    for candidate in ("name", "Name", "title", "Title"):
+    for candidate in ("name", "Name", "title", "Title", "course_id", "id"):
         if candidate in text_types:
             return exp.column(candidate, table=from_.this.alias_or_name)
     return None

@@ -27,8 +27,37 @@ def _restaurants():
     return restaurants.build()
 
 
+def _courses():
+    from worlds import courses
+
+    return courses.build()
+
+
+COURSE_EXAMPLES: tuple[Example, ...] = (
+    Example("autumn courses with no conflicting meeting (NOT EXISTS)",
+            "SELECT o.course_id FROM offerings AS o WHERE o.term = 'autumn' AND NOT EXISTS (SELECT 1 FROM meetings AS m "
+            "JOIN busy AS b ON m.day = b.day WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min) ORDER BY 1",
+            "note 003"),
+    Example("is it practical? (Unknown is not No)",
+            "SELECT course_id, answer(reviews, 'is it practical?') AS practical FROM course_reviews ORDER BY course_id",
+            "note 002"),
+    Example("(autumn and practical) or exactly C4",
+            "SELECT DISTINCT o.course_id FROM offerings o JOIN course_reviews r ON r.course_id = o.course_id "
+            "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1",
+            "note 002"),
+    Example("join fan-out: review rows are not courses",
+            "SELECT COUNT(*) AS review_rows, COUNT(DISTINCT c.id) AS courses FROM courses c JOIN reviews r ON r.course_id = c.id",
+            "note 003"),
+    Example("prerequisites in three states",
+            "SELECT p.course_id, p.prerequisite_id, COALESCE(c.status::VARCHAR, 'unknown') AS status FROM prerequisites p "
+            "LEFT JOIN completed c ON c.course_id = p.prerequisite_id ORDER BY 1, 2",
+            "note 003"),
+)
+
+
 WORLDS: dict[str, SuqlWorld] = {
     "restaurants": SuqlWorld("restaurants", "600 restaurants (lectures 6-7)", _restaurants, LECTURE),
+    "courses": SuqlWorld("courses", "the course assistant's C1-C6 (notes 002-003)", _courses, COURSE_EXAMPLES),
 }
 
 

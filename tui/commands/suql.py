@@ -78,7 +78,7 @@ def _one(session, args) -> int:
     if result.to_verify:
         print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
         for rec in result.to_verify[:10]:
-            label = rec.get("name") or rec.get("_row")
+            label = rec.get("name") or next((v for k, v in rec.items() if k not in ("_row", "unknown", "approximate")), rec.get("_row"))
             print(f"  {label}: unknown {'; '.join(rec.get('unknown', []))}")
     s = result.stats
     print(f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "

@@ -1,0 +1,60 @@
+"""Course-assistant commands: the three-valued plan for C1-C6 and note 002's top-k trap."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from tui.commands import EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "courses", parents=[common], help="the course assistant: confirmed, to verify, excluded",
+        description="Plan the student's courses C1-C6: hard conditions in SQL, 'is it practical?' through SUQL's "
+                    "answer(); each course ends confirmed, to verify (with what is unknown) or excluded (with the reason).",
+    )
+    p.add_argument("--plan", action="store_true", help="print the plan (the default)")
+    p.add_argument("--top-k", type=int, metavar="K", help="also show note 002's trap: rank by review similarity, keep K, then filter")
+    p.add_argument("--credit-cap", type=int, help="change the student's credit cap (a metamorphic test of the notes)")
+    p.add_argument("--c2-start", type=str, metavar="HH:MM", help="move C2's Wednesday meeting (e.g. 16:00)")
+    p.add_argument("--json", action="store_true", help='print {"confirmed", "to_verify", "excluded"}')
+    p.set_defaults(handler=_courses)
+
+
+def _courses(settings, args: argparse.Namespace) -> int:
+    from engines.courses import plan, top_k_trap
+    from engines.llm.client import llm_from_settings
+    from engines.sql.sandbox import Sandbox
+    from worlds.courses import build, hm
+
+    knobs = {}
+    if args.credit_cap is not None:
+        knobs["credit_cap"] = args.credit_cap
+    if args.c2_start:
+        hours, _, minutes = args.c2_start.partition(":")
+        knobs["c2_start"] = hm(int(hours), int(minutes or 0))
+    world = build(**knobs)
+    llm = llm_from_settings(settings)
+    with Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s) as sandbox:
+        result = plan(world, sandbox, llm)
+        trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k else None
+    if args.json:
+        payload = result.to_json()
+        if trap is not None:
+            payload["top_k"] = {"k": trap.k, "ranking": [c for c, _ in trap.ranking],
+                                "rank_then_filter": list(trap.rank_then_filter), "filter_then_rank": list(trap.filter_then_rank)}
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"confirmed: {', '.join(result.confirmed) or '(none)'}")
+    print("to verify:")
+    for course, what in result.to_verify.items():
+        print(f"  {course}: {what}")
+    print("excluded:")
+    for course, why in result.excluded.items():
+        print(f"  {course}: {why}")
+    print(f"answer() calls: {result.answer_calls}")
+    if trap is not None:
+        print(f"\ntop-{trap.k} by review similarity: {', '.join(c for c, _ in trap.ranking[:trap.k])}")
+        print(f"  rank, keep {trap.k}, then filter: {', '.join(trap.rank_then_filter) or '(nothing)'}")
+        print(f"  filter, then rank:        {', '.join(trap.filter_then_rank) or '(nothing)'}")
+    return EXIT_OK
