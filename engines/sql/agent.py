@@ -73,10 +73,11 @@ class TurnResult:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]
 
     def to_json(self) -> dict[str, Any]:
+        """The shape ``cs224v-tui ask --json`` prints."""
         return {
-            "utterance": self.utterance,
+            "question": self.utterance,
             "needs_database": self.needs_database,
-            "route_reason": self.route_reason,
+            "classifier": self.route_reason,
             "parsed_sql": self.parsed_sql,
             "sql": self.sql,
             "readback": self.readback,
@@ -84,7 +85,10 @@ class TurnResult:
             "rows": self.records(),
             "truncated": self.truncated,
             "error": self.error,
-            "calls": [c.__dict__ for c in self.calls],
+            "calls": [
+                {"function": c.function, "input": c.prompt, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
+                for c in self.calls
+            ],
             "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
         }
 

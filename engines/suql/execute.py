@@ -509,7 +509,6 @@ class _Run:
     # -- candidates -----------------------------------------------------------------------------
 
     def _candidates(self, select, key, conjuncts, text_where, text_sqls, text_types, label, visit_order) -> list[_Row]:
-        from_ = select.args.get("from_")
         q = exp.select(exp.alias_(key.copy(), "_k"))
         if label is not None:
             q = q.select(exp.alias_(label, "_label"))
@@ -517,11 +516,7 @@ class _Run:
             q = q.select(exp.alias_(exp.paren(c.structured_sql()), f"_s{i}"))
         for j, t in enumerate(text_sqls):
             q = q.select(exp.alias_(_parse_duck(t), f"_t{j}"))
-        q.set("from_", from_.copy() if from_ is not None else None)
-        if select.args.get("joins"):
-            q.set("joins", [j.copy() for j in select.args["joins"]])
-        if select.args.get("with_"):
-            q.set("with_", select.args["with_"].copy())
+        _over_sources(q, select)
         where = select.args.get("where")
         if not text_where:
             if where is not None:
@@ -578,12 +573,7 @@ class _Run:
             cache_key = (_sources_sql(select), text_sql)
 
             def fetch(text_sql=text_sql):
-                q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(_parse_duck(text_sql), "_t"))
-                q.set("from_", select.args["from_"].copy())
-                if select.args.get("joins"):
-                    q.set("joins", [j.copy() for j in select.args["joins"]])
-                if select.args.get("with_"):
-                    q.set("with_", select.args["with_"].copy())
+                q = _over_sources(exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(_parse_duck(text_sql), "_t")), select)
                 return [(k, t) for k, t in self._run_all(q).rows]
 
             index = self.engine.indexes.get(cache_key, fetch)
@@ -791,12 +781,7 @@ class _Run:
                 return exp.null() if v is None else exp.Literal.string(str(v))
             return node
 
-        q = exp.select(exp.alias_(exp.paren(pred.copy().transform(lit)), "_v"))
-        q.set("from_", select.args["from_"].copy())
-        if select.args.get("joins"):
-            q.set("joins", [j.copy() for j in select.args["joins"]])
-        if select.args.get("with_"):
-            q.set("with_", select.args["with_"].copy())
+        q = _over_sources(exp.select(exp.alias_(exp.paren(pred.copy().transform(lit)), "_v")), select)
         q = q.where(exp.EQ(this=key.copy(), expression=_literal(row.key)))
         rows = self.sandbox.run_tree(q).rows
         if not rows or rows[0][0] is None:
@@ -948,6 +933,17 @@ def _fast_truth(pred: exp.Expression, value_of: Callable[[exp.Expression], Any])
     if isinstance(pred, exp.Is) and isinstance(pred.expression, exp.Null) and is_llm_call(pred.this):
         return value_of(pred.this) is None
     return _NO_FAST
+
+
+def _over_sources(q: exp.Select, select: exp.Select) -> exp.Select:
+    """``q`` reading the same FROM, JOINs and CTEs as ``select``."""
+    from_ = select.args.get("from_")
+    q.set("from_", from_.copy() if from_ is not None else None)
+    if select.args.get("joins"):
+        q.set("joins", [j.copy() for j in select.args["joins"]])
+    if select.args.get("with_"):
+        q.set("with_", select.args["with_"].copy())
+    return q
 
 
 def _row_key(select: exp.Select) -> exp.Expression:

@@ -52,28 +52,9 @@ def _ask(settings, questions: Sequence[str], *, as_json: bool) -> int:
     finally:
         session.close()
     if as_json:
-        payload = [_turn_json(t) for t in results]
+        payload = [t.to_json() for t in results]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
     return EXIT_ERROR if any(t.error for t in results) else EXIT_OK
-
-
-def _turn_json(turn) -> dict[str, Any]:
-    return {
-        "question": turn.utterance,
-        "needs_database": turn.needs_database,
-        "classifier": turn.route_reason,
-        "parsed_sql": turn.parsed_sql,
-        "sql": turn.sql,
-        "readback": turn.readback,
-        "reply": turn.reply,
-        "rows": turn.records(),
-        "truncated": turn.truncated,
-        "error": turn.error,
-        "calls": [
-            {"function": c.function, "input": c.prompt, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
-            for c in turn.calls
-        ],
-    }
 
 
 def _print_turn(turn) -> None:
