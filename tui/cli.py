@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
 
-COMMAND_MODULES = ("tui.commands.restaurants", "tui.commands.suql", "tui.commands.courses")
+COMMAND_MODULES = ("tui.commands.restaurants", "tui.commands.suql", "tui.commands.courses", "tui.commands.kg", "tui.commands.hybridqa", "tui.commands.lab")
 
 
 def _common_options() -> argparse.ArgumentParser:

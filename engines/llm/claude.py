@@ -14,6 +14,9 @@ per function, plus the shared ``_system.j2`` and ``_dialogue.j2``), sends it wit
 * ``policy``   -- SPINACH's step: asks for ``{"thought", "action_name", "action_argument"}``;
   value :class:`PolicyAction` (the history is shown as SPINACH shows it: the last 10 steps, the
   observations of searches and entity pages only for the last two)
+* ``hybrid_parse`` -- HybridQA's zero-shot parse: asks for ``{"sql": str}`` (SUQL over one table's
+  schema, with the attempts that returned nothing); value ``str``
+* ``short_answer`` -- asks for ``{"answer": str | null}``; value ``str`` ("" for null)
 
 Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  Transient
 failures (429, 529, 500/502/503/504, timeouts, connection errors) are retried here with
@@ -37,6 +40,7 @@ import anthropic
 import jinja2
 
 from engines.errors import ConfigurationError, LLMError
+from engines.llm.waiting import pause
 from engines.llm.protocol import Answer, Output, PolicyAction, PolicyStep, Results, Routed, Turn, Usage
 from engines.settings import Settings
 
@@ -69,6 +73,8 @@ MAX_TOKENS: Mapping[str, int] = {
     "summary": 600,
     "respond": 1024,
     "policy": 1500,
+    "hybrid_parse": 1024,
+    "short_answer": 256,
 }
 
 #: HTTP statuses worth retrying: rate limited, server errors, overloaded.
@@ -320,6 +326,19 @@ def _parse_policy_action(text: str) -> PolicyAction:
     return PolicyAction(str(thought).strip() if thought is not None else "", name, argument.strip())
 
 
+def _parse_short_answer(text: str) -> str:
+    obj = extract_json_object(text, "short_answer")
+    if "answer" not in obj:
+        raise _malformed("short_answer", 'has no "answer"', text)
+    value = obj["answer"]
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else ""
+    value = str(value).strip().strip('"').strip()
+    return "" if value.casefold() in _UNKNOWN_WORDS else value
+
+
 def _parse_text(function: str, text: str) -> str:
     stripped = text.strip()
     if not stripped:
@@ -381,7 +400,7 @@ class ClaudeBackend:
         settings: Settings,
         *,
         client: anthropic.Anthropic | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = pause,
         base_delay: float = 1.0,
         max_delay: float = 30.0,
     ) -> None:
@@ -443,6 +462,15 @@ class ClaudeBackend:
         steps, omitted = _policy_steps(history)
         prompt = render_prompt("policy", question=question, steps=steps, omitted=omitted)
         return self._call("policy", prompt, _parse_policy_action)
+
+    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> Output:
+        prompt = render_prompt("hybrid_parse", question=question, schema=schema, failed=list(failed))
+        return self._call("hybrid_parse", prompt, _parse_sql)
+
+    def short_answer(self, question: str, results: Results) -> Output:
+        rows = results.rows[:MAX_ROWS_SHOWN]
+        prompt = render_prompt("short_answer", question=question, results=results, rows=rows)
+        return self._call("short_answer", prompt, _parse_short_answer)
 
     # -- the API call --------------------------------------------------------
 
@@ -549,7 +577,7 @@ def make_claude_backend(
     settings: Settings,
     *,
     client: anthropic.Anthropic | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] = pause,
 ) -> ClaudeBackend:
     """The claude backend for ``settings``.
 

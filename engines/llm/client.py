@@ -11,6 +11,7 @@ from engines.errors import Cancelled, EngineError, LLMError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
 from engines.llm.protocol import Answer, Backend, Output, PolicyAction, PolicyStep, Results, Routed, Turn, backend_id
 from engines.settings import Settings
+from engines.llm.waiting import cancellable
 
 
 @dataclass
@@ -122,6 +123,21 @@ class LLM:
             evidence=lambda a: (a.thought,) if a.thought else (),
         )
 
+    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> str:
+        """HybridQA's zero-shot SUQL for one question over one table (``failed``: earlier attempts
+        that returned nothing, so a retry writes another query)."""
+        attempt = f" (attempt {len(failed) + 1})" if failed else ""
+        return self._call("hybrid_parse", question + attempt, lambda: self.backend.hybrid_parse(question, schema, tuple(failed)), render=str)
+
+    def short_answer(self, question: str, results: Results) -> str:
+        """The one short answer HybridQA expects, from the rows a query returned."""
+        return self._call(
+            "short_answer",
+            f"{question} ({results.total} row{'s' if results.total != 1 else ''})",
+            lambda: self.backend.short_answer(question, results),
+            render=lambda v: v or "(no answer)",
+        )
+
     # --- the one place calls happen ---------------------------------------------------------
 
     def _call(
@@ -150,7 +166,8 @@ class LLM:
                 self.emit(CallFinished(call_id, function, _one_line(render(value)), evidence(value), self.clock() - start, True, row_key=row_key))
                 return value
         try:
-            out = run()
+            with cancellable(self.cancel):
+                out = run()
         except EngineError as e:
             self.emit(CallFailed(call_id, function, str(e), self.clock() - start))
             raise

@@ -15,13 +15,16 @@ The six functions:
 ``respond``   the reply to the user: from the rows a query returned, or directly
 ``policy``    SPINACH's policy step (lecture 8 §3.4): the question and the whole thought / action /
               observation history -> the next thought and action
+``hybrid_parse``  HybridQA's zero-shot parse (lecture 7 §6.2): one question + one table's schema (and
+              the earlier attempts that returned nothing) -> one SUQL query
+``short_answer``  HybridQA's last step: the question + the rows a query returned -> one short answer
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy")
+FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy", "hybrid_parse", "short_answer")
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,12 @@ class Backend(Protocol):
         ...
 
     def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:  # value: PolicyAction
+        ...
+
+    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str]) -> Output:  # value: str (SUQL)
+        ...
+
+    def short_answer(self, question: str, results: Results) -> Output:  # value: str ("" when the rows hold none)
         ...
 
 

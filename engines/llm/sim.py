@@ -14,11 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from engines.llm import sim_parser
+from engines.llm import sim_hybrid, sim_parser, sim_reader
+from engines.llm.waiting import pause
 from engines.llm.protocol import Answer, Output, PolicyStep, Results, Routed, Turn
 from engines.llm.seeded import unit
 
-PROMPT_VERSION = "sim-1"
+PROMPT_VERSION = "sim-2"  # sim-2: passages are read for dates, places and events (sim_reader)
 
 # --- topics: what a question is about, and the words that touch it -----------------------
 
@@ -141,7 +142,7 @@ class SimBackend:
         error_on_topic: float = 0.03,
         error_off_topic: float = 0.003,
         parse_drop_rate: float = 0.04,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = pause,
     ) -> None:
         self.seed = seed
         self.latency_s = latency_s
@@ -153,7 +154,8 @@ class SimBackend:
     @property
     def model(self) -> str:
         # Everything that changes an output is part of the model's identity (cache keys use it).
-        return f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate})"
+        misread = "" if self.misread_rate == sim_reader.MISREAD_RATE else f",misread={self.misread_rate}"
+        return f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}{misread})"
 
     def _wait(self, factor: float = 1.0) -> None:
         if self.latency_s > 0:
@@ -191,6 +193,9 @@ class SimBackend:
 
     def answer(self, text: str, question: str) -> Output:
         self._wait()
+        passage = self._read_passage(text, question)
+        if passage is not None:
+            return Output(passage)
         verdict = self._read(text, question)
         u = unit(self.seed, "answer", text, question)
         touched = verdict.value is not None
@@ -231,6 +236,42 @@ class SimBackend:
         if results is None:
             return Output(self._direct(utterance))
         return Output(self._reply(utterance, results))
+
+    # HybridQA (lecture 7 §6): the zero-shot parser and the short answer of engines.llm.sim_hybrid;
+    # None = its default mistake rates (sim_hybrid.HybridRates)
+    hybrid_params = None
+    misread_rate = sim_reader.MISREAD_RATE  # a value read from a passage is another of its kind
+
+    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> Output:
+        self._wait()
+        return Output(sim_hybrid.parse(question, schema, failed, seed=self.seed, rates=self.hybrid_params))
+
+    def short_answer(self, question: str, results: Results) -> Output:
+        self._wait(0.3)
+        return Output(sim_hybrid.short_answer(question, results, seed=self.seed, rates=self.hybrid_params))
+
+    def _read_passage(self, text: str, question: str) -> Answer | None:
+        """A question asking for what a passage states (a date, a place, an event, or a yes/no on
+        one): the careful reading of sim_reader, then the seeded mistakes — a value misread as
+        another of its kind in the text (a different date, 6%), a yes/no flipped (a "Yes" at the
+        on-topic rate; a "No", where the text states another value, at the off-topic rate).
+        None for other questions."""
+        reading = sim_reader.read(text, question)
+        if reading is None:
+            return None
+        verdict, others = reading
+        u = unit(self.seed, "answer", text, question)
+        if verdict.value in ("Yes", "No"):
+            # "Yes": the text states what was asked (on topic); "No": it states something else
+            if u < (self.error_on_topic if verdict.value == "Yes" else self.error_off_topic):
+                return Answer("No" if verdict.value == "Yes" else "Yes", verdict.evidence)
+            return verdict
+        if verdict.value is not None and u < self.misread_rate:
+            if not others:
+                return Answer(None)
+            pick = others[int(unit(self.seed, "answer-which", text, question) * len(others))]
+            return Answer(pick, verdict.evidence)
+        return verdict
 
     # --- reading a text ----------------------------------------------------------------
 

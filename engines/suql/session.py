@@ -33,6 +33,18 @@ def _courses():
     return courses.build()
 
 
+def _hybridqa():
+    from worlds import hybridqa
+
+    return hybridqa.build()
+
+
+def _hybridqa_examples() -> tuple[Example, ...]:
+    from engines.hybridqa.examples import type_examples
+
+    return type_examples(_hybridqa())
+
+
 COURSE_EXAMPLES: tuple[Example, ...] = (
     Example("autumn courses with no conflicting meeting (NOT EXISTS)",
             "SELECT o.course_id FROM offerings AS o WHERE o.term = 'autumn' AND NOT EXISTS (SELECT 1 FROM meetings AS m "
@@ -58,6 +70,8 @@ COURSE_EXAMPLES: tuple[Example, ...] = (
 WORLDS: dict[str, SuqlWorld] = {
     "restaurants": SuqlWorld("restaurants", "600 restaurants (lectures 6-7)", _restaurants, LECTURE),
     "courses": SuqlWorld("courses", "the course assistant's C1-C6 (notes 002-003)", _courses, COURSE_EXAMPLES),
+    "hybridqa": SuqlWorld("hybridqa", "50 flag-bearer tables with linked passages (HybridQA, lecture 7 §2.3, §6)",
+                          _hybridqa, _hybridqa_examples()),
 }
 
 

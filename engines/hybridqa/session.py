@@ -1,0 +1,89 @@
+"""A HybridQA session: a world (generated or real tables), its sandbox, an LLM and the pipeline."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from engines.errors import ConfigurationError
+from engines.hybridqa.pipeline import HybridQA
+from engines.llm.client import LLM, llm_from_settings
+from engines.settings import Settings
+from engines.sql.sandbox import Sandbox
+
+SIM_KNOWS_GENERATED_ONLY = (
+    "The simulated LLM knows only the generated worlds: its parser's grammar and its reader's cues are those of "
+    "the flag-bearer tables, so on real HybridQA tables it cannot answer. Real tables are for the claude backend "
+    "(--backend claude with ANTHROPIC_API_KEY); loading and browsing them works offline."
+)
+
+
+@dataclass
+class HybridSession:
+    settings: Settings
+    source: str  # "generated" | "real"
+    world: object  # worlds.hybridqa.HybridWorld (GeneratedWorld for "generated")
+    sandbox: Sandbox
+    llm: LLM
+    pipeline: HybridQA
+
+    @property
+    def truth(self):
+        """The hidden truth of a generated world (for evaluators only); None for real tables."""
+        return getattr(self.world, "truth", None)
+
+    def grade(self, question, answer):
+        """EM and F1 of ``answer`` against ``question``'s gold; with hidden truth (generated tables),
+        the judgement and the error class too (engines.hybridqa.scoring.Score)."""
+        from engines.hybridqa.scoring import score
+
+        truth = self.truth.of(question.question_id) if self.truth is not None else None
+        return score(answer, question.gold, truth, self.sandbox)
+
+    @property
+    def simulated_on_real(self) -> bool:
+        return self.source == "real" and self.llm.backend.name == "sim"
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> HybridSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_hybridqa(
+    settings: Settings | None = None,
+    *,
+    source: str = "generated",
+    directory: Path | str | None = None,
+    seed: int | None = None,
+    n_tables: int | None = None,
+    llm: LLM | None = None,
+    clock: Callable[[], float] | None = None,
+) -> HybridSession:
+    """Load a HybridQA world into a sandbox and wire the pipeline.
+
+    ``source="generated"`` builds the 50 flag-bearer tables (``seed``, ``n_tables``);
+    ``source="real"`` loads the HybridQA tables of ``directory`` (default ../shared/data/hybridqa).
+    ``llm`` overrides the one the settings choose (tests and ablations pass their own).
+    """
+    from worlds import hybridqa as W
+
+    settings = settings or Settings()
+    if source == "generated":
+        world = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)
+    elif source == "real":
+        world = W.load_real(directory)
+    else:
+        raise ConfigurationError(f"Unknown HybridQA source {source!r}: choose generated or real.")
+    if llm is None:
+        llm = llm_from_settings(settings, clock=clock or time.perf_counter)
+    rows = max((len(t.rows) for t in world.tables), default=0)
+    sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s)
+    slow = settings.backend == "claude" or settings.sim_latency_s > 0
+    pipeline = HybridQA(sandbox, llm, pool=settings.suql_pool if slow else 1)
+    return HybridSession(settings, source, world, sandbox, llm, pipeline)

@@ -1,0 +1,64 @@
+"""What experiments share: the settings, an LLM per experiment, the restaurant world, memoised simulations."""
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any, Callable, Hashable
+
+from engines.llm.client import LLM
+from engines.settings import Settings
+
+
+def lab_settings(settings: Settings | None) -> Settings:
+    return settings if settings is not None else Settings()
+
+
+def make_llm(settings: Settings, *, cancel: threading.Event | None = None, **sim_overrides: Any) -> LLM:
+    """A fresh LLM with its own call counter.
+
+    The simulated LLM runs without its display latency (an experiment makes thousands of calls) and
+    without the persistent cache (it is faster than the cache); ``sim_overrides`` change its simulation
+    parameters (e.g. ``error_on_topic=0`` for a careful reader).  Another backend (``claude``) is built
+    from the settings, with the persistent cache when it is enabled.
+    """
+    if settings.backend == "sim":
+        from engines.llm.sim import SimBackend
+
+        params: dict[str, Any] = {
+            "seed": settings.seed,
+            "latency_s": 0.0,
+            "error_on_topic": settings.sim_error_on_topic,
+            "error_off_topic": settings.sim_error_off_topic,
+        }
+        params.update(sim_overrides)
+        return LLM(SimBackend(**params), cancel=cancel)
+    from engines.llm.client import llm_from_settings
+
+    return llm_from_settings(settings).bind(cancel=cancel)
+
+
+@lru_cache(maxsize=2)
+def restaurant_world(seed: int | None = None):
+    """The restaurant world of lectures 6-7 (visible rows and hidden truth), built once per process."""
+    from worlds import restaurants
+
+    return restaurants.build(restaurants.DEFAULT_SEED if seed is None else seed)
+
+
+_memo: dict[Hashable, Any] = {}
+_memo_lock = threading.Lock()
+
+
+def memo(key: Hashable, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per key and process (a cancelled or failed computation is not kept)."""
+    with _memo_lock:
+        if key in _memo:
+            return _memo[key]
+    value = compute()
+    with _memo_lock:
+        return _memo.setdefault(key, value)
+
+
+def clear_memo() -> None:
+    with _memo_lock:
+        _memo.clear()

@@ -1,0 +1,67 @@
+"""Wiring for the Knowledge-graph tab, the CLI and the tests: the world, its endpoint, an LLM, the agent.
+
+    session = open_spinach(settings)                 # sim or claude, from the settings
+    session.endpoint.execute("SELECT …")             # the SPARQL console (four feedbacks)
+    session.endpoint.search("Ashford"); session.endpoint.page("Q1053")   # the entity browser
+    trajectory = session.agent.run(question, emit=…, cancel=…)           # StepTaken, RolledBack, …
+    session.score(trajectory, question_id)           # row-wise F1 against the gold answer
+
+The question sets (with their gold SPARQL) are evaluator data: the session hands the agent only a
+question's text; gold rows are computed here, for scoring, by running the gold query.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from engines.eval.metrics import row_em, row_f1
+from engines.kg.endpoint import Endpoint
+from engines.llm.client import LLM, llm_from_settings
+from engines.settings import Settings
+from engines.spinach.agent import AgentOptions, SpinachAgent
+from engines.spinach.trajectory import Trajectory
+from worlds import kg
+
+
+@dataclass
+class SpinachSession:
+    settings: Settings
+    world: kg.KGWorld
+    endpoint: Endpoint
+    llm: LLM
+    agent: SpinachAgent
+    questions: kg.QuestionSets
+    _gold: dict[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict, repr=False)
+
+    def question(self, question_id: str) -> kg.KGQuestion:
+        return self.questions.by_id(question_id)
+
+    def gold(self, question_id: str) -> tuple[Mapping[str, Any], ...]:
+        """The gold answer rows of a question (its gold query, executed)."""
+        if question_id not in self._gold:
+            self._gold[question_id] = self.endpoint.execute(self.question(question_id).gold_sparql).bindings
+        return self._gold[question_id]
+
+    def score(self, trajectory: Trajectory, question_id: str) -> dict[str, float]:
+        gold = list(self.gold(question_id))
+        pred = list(trajectory.answer)
+        return {"em": row_em(pred, gold), "f1": row_f1(pred, gold)}
+
+    def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> "SpinachSession":
+        """The same world and endpoint with another policy (e.g. claude next to sim)."""
+        return SpinachSession(self.settings, self.world, self.endpoint, llm,
+                              SpinachAgent(self.endpoint, llm, options or self.agent.options), self.questions, self._gold)
+
+
+def open_spinach(settings: Settings | None = None, *, store: str = "memory", world: kg.KGWorld | None = None,
+                 options: AgentOptions | None = None, llm: LLM | None = None) -> SpinachSession:
+    """Build the world (default seed), its endpoint, the LLM the settings choose and the agent.
+
+    Raises ``ConfigurationError`` when the settings choose ``claude`` without an API key.
+    """
+    settings = settings or Settings()
+    llm = llm or llm_from_settings(settings)
+    world = world or kg.build(kg.DEFAULT_SEED)
+    endpoint = Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
+    agent = SpinachAgent(endpoint, llm, options)
+    return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world))

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+
+from engines.hybridqa.pipeline import HybridQA
+from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.llm.sim_hybrid import HybridRates
+from engines.sql.sandbox import Sandbox
+from worlds import hybridqa as W
+
+NO_MISTAKES = HybridRates(wrong_column=0, no_result=0, semantic=0, format_rate=0)
+
+
+@pytest.fixture(scope="session")
+def world() -> W.GeneratedWorld:
+    return W.build()
+
+
+@pytest.fixture(scope="session")
+def sandbox(world):
+    sb = Sandbox.create(world.load)
+    yield sb
+    sb.close()
+
+
+def careful_backend() -> SimBackend:
+    """A simulated LLM that makes none of its seeded mistakes."""
+    b = SimBackend(seed=224, error_on_topic=0, error_off_topic=0)
+    b.hybrid_params = NO_MISTAKES
+    b.misread_rate = 0
+    return b
+
+
+class Scripted(SimBackend):
+    """The simulated LLM, but its parser writes the queries a test gives (one per attempt)."""
+
+    def __init__(self, *queries: str) -> None:
+        super().__init__(seed=224, error_on_topic=0, error_off_topic=0)
+        self.hybrid_params = NO_MISTAKES
+        self.misread_rate = 0
+        self.queries = list(queries)
+        self.shown: list[tuple[str, ...]] = []
+
+    def hybrid_parse(self, question, schema, failed=()):
+        from engines.llm.protocol import Output
+
+        self.shown.append(tuple(failed))
+        return Output(self.queries[min(len(failed), len(self.queries) - 1)])
+
+
+@pytest.fixture
+def pipeline(sandbox) -> HybridQA:
+    return HybridQA(sandbox, LLM(careful_backend()))

@@ -1,0 +1,117 @@
+"""Lecture 6's experiments at their reduced size: the shape of each table and the qualitative result."""
+from __future__ import annotations
+
+import math
+
+from engines import lab
+
+
+def run(name: str, **params):
+    return lab.get(name).run("small", params or None)
+
+
+def test_algebra_each_phrase_adds_a_clause_and_union_equals_or():
+    t = run("l6-algebra")
+    assert t.columns == ("step", "phrase", "operation", "SQL", "clauses", "rows", "parser agrees")
+    assert len(t.rows) == 10
+    chain = t.rows[:6]
+    assert [r[4] for r in chain] == [0, 1, 2, 3, 4, 5]
+    counts = [r[5] for r in chain]
+    assert counts[0] == 600 and all(b <= a for a, b in zip(counts, counts[1:])) and counts[-1] == 1
+    union, as_or, diff, as_not = (r[5] for r in t.rows[6:])
+    assert union == as_or and diff == as_not
+    assert chart_ok(t)
+
+
+def test_query_space_is_computed_from_the_world():
+    t = run("l6-query-space")
+    product = math.prod(r[4] for r in t.rows[:-1])
+    assert t.rows[-1][-1] == product and product >= 10**9
+    assert t.row("cuisines")["values"] == 50 and t.row("location")["values"] == 6 and t.row("price")["values"] == 4
+
+
+def test_classify_methods_llm_all_has_the_best_recall():
+    t = run("l6-classify")
+    assert [r[0] for r in t.rows] == ["exact", "similarity", "llm_all", "retrieve_llm"]
+    recall = {r[0]: r[2] for r in t.rows}
+    precision = {r[0]: r[1] for r in t.rows}
+    assert recall["llm_all"] == max(recall.values()) and recall["exact"] < 0.1
+    assert precision["similarity"] >= 0.9 and recall["similarity"] < recall["retrieve_llm"] < recall["llm_all"]
+    assert t.row("llm_all")["values shown per call"] == 50 and t.row("similarity")["LLM calls"] == 0
+    assert chart_ok(t)
+
+
+def test_threshold_sweep_recall_up_precision_down():
+    t = run("l6-classify-threshold")
+    by_t = sorted(t.rows, key=lambda r: -r[0])  # high threshold first
+    recalls, precisions = [r[2] for r in by_t], [r[1] for r in by_t]
+    assert all(b >= a for a, b in zip(recalls, recalls[1:]))
+    assert precisions[-1] < precisions[0]
+    assert max(recalls) < 0.8  # the ceiling of characters
+
+
+def test_execution_accuracy_classify_beats_zero_shot():
+    t = run("l6-exec-accuracy")
+    assert [r[0] for r in t.rows] == ["zero-shot", "exact", "similarity", "llm_all", "retrieve_llm"]
+    acc = {r[0]: r[1] for r in t.rows}
+    assert acc["llm_all"] > acc["similarity"] > acc["zero-shot"]
+    zero = t.row("zero-shot")
+    assert zero["plain cuisine words"] > zero["colloquial words"] and zero["wrong and empty (share)"] > 0.5
+
+
+def test_dialogue_eight_turns():
+    t = run("l6-dialogue")
+    assert len(t.rows) == 8
+    classifier = [r[2] for r in t.rows]
+    assert classifier[5] == classifier[7] == "answer directly" and classifier.count("database") == 6
+    assert t.rows[6][5] == 0 and "no result" in t.rows[6][6].lower()
+    assert "coffee & tea" in t.rows[4][4] and all(n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs")))
+
+
+def test_evaluation_metrics_execution_beats_exact_match_and_conventions_move_it():
+    t = run("l6-eval-metrics")
+    assert [r[0] for r in t.rows] == ["mixed", "A", "B"]
+    m = {r[0]: dict(zip(t.columns, r)) for r in t.rows}
+    for conv in m.values():
+        assert conv["exact match"] < conv["execution accuracy"] < conv["human judgement"]
+    assert m["A"]["execution accuracy"] > m["B"]["execution accuracy"]
+    assert len({conv["human judgement"] for conv in m.values()}) == 1
+
+
+def test_evaluation_without_annotation_errors_has_acceptable_gold():
+    """The numbers are computed: a simulation parameter changes them."""
+    t = run("l6-eval-metrics", error_rate=0.0)
+    assert all(r[-1] == 1.0 for r in t.rows)
+
+
+def test_evaluation_breakdown_counts_every_disagreement():
+    t = run("l6-eval-breakdown")
+    total = t.rows[-1]
+    assert total[0] == "all disagreements"
+    assert sum(r[2] for r in t.rows[:-1]) == total[2] > 0
+    assert {r[1] for r in t.rows[:-1]} == {"test set", "test set (ambiguous question)", "evaluation (execution accuracy)", "parser"}
+
+
+def test_evaluation_ties_and_coincidences():
+    t = run("l6-eval-ties")
+    assert t.columns == ("case", "count", "out of", "example") and len(t.rows) == 5
+    for r in t.rows:
+        assert 0 <= r[1] <= r[2]
+    assert t.rows[1][2] == t.rows[0][1]  # ties are counted among the top-k questions
+
+
+def test_hybrid_suql_wins_the_combined_classes():
+    t = run("l6-hybrid")
+    assert t.columns[2:7] == ("db only", "review of one", "both: set", "both: top", "both: count")
+    assert len(t.rows) == 9  # four approaches at two k, and SUQL
+    k10 = {r[0]: dict(zip(t.columns, r)) for r in t.rows if r[1] in (10, "—")}
+    suql = k10["5 compositional (SUQL)"]
+    assert all(suql["both (mean)"] > row["both (mean)"] for name, row in k10.items() if row is not suql)
+    assert k10["1 classify first (SK-TOD)"]["review of one"] >= k10["2 both, then pick (Chirpy)"]["review of one"]
+    assert suql["answer() calls / question"] > 0
+    assert chart_ok(t)
+
+
+def chart_ok(t) -> bool:
+    c = t.chart
+    return c is not None and c.series and all(len(s.values) == len(c.x) for s in c.series)

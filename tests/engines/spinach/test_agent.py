@@ -1,0 +1,175 @@
+"""The SPINACH agent: the ReAct loop, rollback on repeats and premature stops, budgets, events, cancel."""
+from __future__ import annotations
+
+import threading
+from typing import Sequence
+
+import pytest
+
+from engines.events import CallFinished, CallStarted, Event
+from engines.kg import Endpoint
+from engines.llm.client import LLM
+from engines.llm.protocol import Output, PolicyAction, PolicyStep
+from engines.spinach.agent import AgentOptions, SpinachAgent
+from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
+from worlds import kg as K
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    return Endpoint.from_world(K.build())
+
+
+class Scripted:
+    """A backend whose policy follows a script (a function of the state), recording what it was shown."""
+
+    name = "scripted"
+    model = "scripted"
+    prompt_version = "1"
+
+    def __init__(self, script) -> None:
+        self.script = script
+        self.calls: list[tuple[int, int]] = []  # (len(history), sample)
+
+    def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:
+        self.calls.append((len(history), sample))
+        return Output(self.script(history, sample))
+
+    def route(self, *a):  # pragma: no cover - unused protocol functions
+        raise NotImplementedError
+
+    parse = classify = answer = summary = respond = route
+
+
+MOUNTAINS = "SELECT ?m WHERE { ?m wdt:P31 wd:Q1007 . } LIMIT 3"
+
+
+def run(endpoint, script, options=None, cancel=None):
+    events: list[Event] = []
+    backend = Scripted(script)
+    agent = SpinachAgent(endpoint, LLM(backend), options or AgentOptions())
+    trajectory = agent.run("Which mountains are there?", emit=events.append, cancel=cancel)
+    return trajectory, events, backend
+
+
+def test_a_plain_run_and_its_events(endpoint):
+    plan = [PolicyAction("find it", "search_wikidata", "mountain"), PolicyAction("query", "execute_sparql", MOUNTAINS),
+            PolicyAction("done", "stop", "")]
+    trajectory, events, _ = run(endpoint, lambda h, s: plan[len(h)])
+    assert isinstance(events[0], AgentStarted) and isinstance(events[-1], AgentFinished)
+    taken = [e.step for e in events if isinstance(e, StepTaken)]
+    assert [s.action for s in taken] == ["search_wikidata", "execute_sparql", "stop"]
+    assert sum(isinstance(e, CallStarted) for e in events) == sum(isinstance(e, CallFinished) for e in events) == 3
+    assert trajectory.finish == "stop" and trajectory.final_sparql == MOUNTAINS
+    assert len(trajectory.answer) == 3 and trajectory.columns == ("m",)
+    assert taken[1].feedback == "rows" and taken[1].row_count == 3 and "[3 rows x 1 column]" in taken[1].observation
+    assert "mountain (Q1007)" in taken[0].observation
+    assert (taken[2].in_state, taken[2].total) == (3, 3)
+
+
+def test_a_repeat_is_rolled_back_and_resampled(endpoint):
+    def script(h, sample):
+        if len(h) == 0:
+            return PolicyAction("find", "search_wikidata", "mountain")
+        if len(h) == 1 and sample == 0:
+            return PolicyAction("again", "search_wikidata", "mountain")  # the loop
+        if len(h) == 1:
+            return PolicyAction("query", "execute_sparql", MOUNTAINS)
+        return PolicyAction("done", "stop", "")
+
+    trajectory, events, backend = run(endpoint, script)
+    rolled = [e for e in events if isinstance(e, RolledBack)]
+    assert len(rolled) == 1 and rolled[0].reason == "repeat" and rolled[0].to_step == 1 and rolled[0].discarded == (2,)
+    assert [s.rolled_back for s in trajectory.steps] == [False, True, False, False]
+    assert trajectory.steps[1].observation.startswith("(not run")
+    assert (1, 0) in backend.calls and (1, 1) in backend.calls  # asked again with a new sample
+    assert trajectory.actions_in_state == 3 and trajectory.rollbacks == 1 and trajectory.finish == "stop"
+
+
+def test_a_premature_stop_is_rolled_back(endpoint):
+    def script(h, sample):
+        if len(h) == 0:
+            return PolicyAction("q", "execute_sparql", "SELECT ?x WHERE { ?x wdt:P31 wd:Q424242 }")
+        if sample == 0:
+            return PolicyAction("give up", "stop", "")
+        if len(h) == 1:
+            return PolicyAction("q", "execute_sparql", MOUNTAINS)
+        return PolicyAction("done", "stop", "")
+
+    trajectory, events, _ = run(endpoint, script)
+    assert [e.reason for e in events if isinstance(e, RolledBack)] == ["premature stop"]
+    assert trajectory.finish == "stop" and len(trajectory.answer) == 3
+
+
+def test_budget_of_15_in_the_state(endpoint):
+    trajectory, _, _ = run(endpoint, lambda h, s: PolicyAction("look", "search_wikidata", f"mount {len(h)}"))
+    assert trajectory.finish == "budget" and trajectory.actions_in_state == 15 and len(trajectory.steps) == 15
+
+
+def test_budget_of_30_in_all(endpoint):
+    def script(h, sample):
+        if len(h) < 2:
+            return PolicyAction("look", "search_wikidata", f"mount {len(h)}")
+        return PolicyAction("again", "search_wikidata", "mount 1")  # loops forever
+
+    trajectory, events, _ = run(endpoint, script)
+    assert trajectory.finish == "budget" and len(trajectory.steps) == 30 and trajectory.actions_in_state == 2
+    assert sum(isinstance(e, RolledBack) for e in events) == 28
+
+
+def test_without_rollback_repeats_stay_and_cost_the_budget(endpoint):
+    def script(h, sample):
+        return PolicyAction("again", "search_wikidata", "mountain")
+
+    trajectory, events, _ = run(endpoint, script, AgentOptions(rollback=False))
+    assert not any(isinstance(e, RolledBack) for e in events)
+    assert trajectory.finish == "budget" and trajectory.actions_in_state == 15
+
+
+def test_cancel(endpoint):
+    cancel = threading.Event()
+
+    def script(h, sample):
+        cancel.set()
+        return PolicyAction("look", "search_wikidata", "mountain")
+
+    trajectory, _, _ = run(endpoint, script, cancel=cancel)
+    assert trajectory.finish == "cancelled" and len(trajectory.steps) == 1
+
+
+def test_disabled_tools_observe_so(endpoint):
+    plan = [PolicyAction("s", "search_wikidata", "mountain"), PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("d", "stop", "")]
+    trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)], AgentOptions(disabled=("search_wikidata",)))
+    assert trajectory.steps[0].observation == "The action search_wikidata is not available."
+
+
+def test_an_unknown_action_ends_the_run_with_an_error(endpoint):
+    trajectory, _, _ = run(endpoint, lambda h, s: PolicyAction("?", "fly", "away"))
+    assert trajectory.finish == "error" and "fly" in (trajectory.error or "")
+
+
+def test_refused_queries_are_an_observation(endpoint):
+    plan = [PolicyAction("q", "execute_sparql", "DELETE WHERE { ?s ?p ?o }"), PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("d", "stop", "")]
+    trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
+    assert trajectory.steps[0].feedback == "refused" and trajectory.steps[0].observation.startswith("Query refused")
+
+
+def test_first_five_and_last_five_rows(endpoint):
+    plan = [PolicyAction("q", "execute_sparql", "SELECT ?c WHERE { ?c wdt:P31 wd:Q1003 . }"), PolicyAction("d", "stop", "")]
+    trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
+    lines = trajectory.steps[0].observation.splitlines()
+    assert len(lines) == 1 + 5 + 1 + 5 + 1 and "(27 omitted)" in lines[6] and lines[-1] == "[37 rows x 1 column]"
+    assert len(trajectory.answer) == 37
+
+
+def test_session_wiring():
+    from engines.spinach.session import open_spinach
+
+    session = open_spinach()
+    q = session.questions.simple[0]
+    t = session.agent.run(q.question)
+    scores = session.score(t, q.id)
+    assert set(scores) == {"em", "f1"} and 0 <= scores["f1"] <= 1
+    assert session.gold(q.id) and session.endpoint.search("Ashford")
+    other = session.with_llm(session.llm, AgentOptions(rollback=False))
+    assert other.endpoint is session.endpoint and not other.agent.options.rollback

@@ -1,0 +1,131 @@
+"""HybridQA worlds: the generated flag-bearer tables (visible data apart from hidden truth) and real tables."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+
+import pytest
+
+from engines.errors import EngineError
+from engines.sql.sandbox import Sandbox
+from worlds import hybridqa as W
+
+
+@pytest.fixture(scope="module")
+def world() -> W.GeneratedWorld:
+    return W.build()
+
+
+def test_fifty_tables_of_eight_to_sixteen_rows_six_questions_each(world):
+    assert len(world.tables) == 50 and len(world.questions) == 300
+    for t in world.tables:
+        assert 8 <= len(t.rows) <= 16
+        assert [q.qtype for q in t.questions] == list(W.TYPES)
+        assert t.columns == ("Name", "Event year", "Event year_Info", "Flag Bearer", "Flag Bearer_Info", "Gender")
+        assert t.info_columns == ("Event year_Info", "Flag Bearer_Info")
+        assert len({r[3] for r in t.rows}) == len(t.rows)  # one row per bearer
+
+
+def test_real_games_and_their_host_cities_in_the_linked_passages(world):
+    games = {(g[0], str(g[1])): g for g in W.SUMMER_GAMES}
+    for t in world.tables:
+        for rec in t.records():
+            roman, year, city, country = games[(rec["Name"], rec["Event year"])]
+            assert city in rec["Event year_Info"] and country in rec["Event year_Info"]
+            assert rec["Flag Bearer"] in rec["Flag Bearer_Info"] and "born" in rec["Flag Bearer_Info"]
+            assert rec["Gender"] in ("Male", "Female")
+
+
+def test_deterministic_by_seed(world):
+    again = W.build()
+    assert again.tables == world.tables and again.truth == world.truth
+    assert W.build(seed=8).tables != world.tables
+
+
+def test_golds_as_the_seed_describes_them(world):
+    wrong = [q for q in world.questions if world.truth.of(q.question_id).gold_wrong]
+    assert 0.02 <= len(wrong) / 300 <= 0.07  # about 4% of the golds are wrong
+    several = [q for q in world.questions if len(world.truth.of(q.question_id).answers) > 1]
+    assert len(several) >= 20  # some questions have several right answers ...
+    for q in several:
+        truth = world.truth.of(q.question_id)
+        if not truth.gold_wrong:  # ... and the gold names just one of them
+            assert sum(q.gold in a.forms for a in truth.answers) == 1
+    kinds = Counter(a.kind for q in world.questions for a in world.truth.of(q.question_id).answers[:1])
+    assert set(kinds) == {"date", "place", "games", "person", "event"}
+
+
+def test_hidden_truth_is_a_separate_object(world):
+    visible = {f.name for f in dataclasses.fields(W.HybridQuestion)} | {f.name for f in dataclasses.fields(W.HybridTable)}
+    assert not visible & {"truth", "answers", "suql", "gold_wrong"}
+    assert "truth" not in repr(world)
+    assert all(q.question_id in world.truth.questions for q in world.questions)
+
+
+def test_loads_into_duckdb_in_row_order(world):
+    with Sandbox.create(world.load) as sb:
+        t = world.tables[0]
+        got = sb.run(f'SELECT "Name", "Flag Bearer_Info" FROM {t.name} ORDER BY rowid').rows
+        assert got == tuple((r[0], r[4]) for r in t.rows)
+        assert '"Event year_Info" TEXT' in t.schema() and "INSERT" not in t.schema()
+
+
+# --- real tables ------------------------------------------------------------------------------------
+
+TABLE = {
+    "table_id": "Tiny_0", "title": "Tiny", "section_title": "Results", "url": "https://example.org",
+    "header": [{"name": "Year", "links": []}, {"name": "Winner", "links": []}, {"name": "Winner", "links": []}],
+    "rows": [
+        [{"text": "2001", "links": []}, {"text": "Ann", "links": ["/wiki/Ann", "/wiki/Ann_2"]}, {"text": "x", "links": []}],
+        [{"text": "2002", "links": []}, {"text": "Bo", "links": ["/wiki/Missing"]}, {"text": "y", "links": []}],
+    ],
+    "passages": {"/wiki/Ann": "Ann is a cyclist.", "/wiki/Ann_2": "Ann won in 2001."},
+    "questions": [{"question_id": "q1", "question": "Who won in 2001?", "answer-text": "Ann"}],
+}
+
+
+def test_real_table_gains_info_columns_with_the_linked_passages():
+    t = W.real_table(TABLE, name="tiny_0")
+    assert t.columns == ("Year", "Winner", "Winner_Info", "Winner (2)")
+    recs = t.records()
+    assert recs[0]["Winner_Info"] == "Ann is a cyclist.\n\nAnn won in 2001."
+    assert recs[1]["Winner_Info"] is None  # a link without a passage
+    assert [(q.question, q.gold, q.qtype) for q in t.questions] == [("Who won in 2001?", "Ann", None)]
+    with Sandbox.create(t.load) as sb:
+        assert sb.run('SELECT "Winner_Info" FROM tiny_0 WHERE "Year" = \'2001\'').rows[0][0].startswith("Ann is")
+
+
+def test_real_tables_refuse_bad_input_with_a_message(tmp_path):
+    with pytest.raises(W.HybridDataError, match="row 0 has 2 cells"):
+        W.real_table({**TABLE, "rows": [TABLE["rows"][0][:2]]}, name="t")
+    with pytest.raises(W.HybridDataError, match="not a folder"):
+        W.load_real(tmp_path / "nowhere")
+    with pytest.raises(W.HybridDataError, match="no HybridQA tables"):
+        W.load_real(tmp_path)
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(EngineError, match="bad.json"):
+        W.load_real(tmp_path)
+
+
+def test_a_folder_without_manifest(tmp_path):
+    (tmp_path / "Tiny_0.json").write_text(json.dumps(TABLE), encoding="utf-8")
+    world = W.load_real(tmp_path)
+    assert [t.table_id for t in world.tables] == ["Tiny_0"] and world.tables[0].name == "tiny_0"
+
+
+def test_the_shared_hybridqa_tables():
+    folder = W.real_data_dir()
+    if folder is None:
+        pytest.skip("../shared/data/hybridqa is not present")
+    world = W.load_real()
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert len(world.tables) == manifest["n_tables"] == 14
+    assert len(world.questions) == manifest["n_questions"] == 42
+    assert len({t.name for t in world.tables}) == 14
+    for t, listed in zip(world.tables, manifest["tables"]):
+        assert t.table_id == listed["table_id"] and len(t.rows) == listed["n_rows"] and t.info_columns
+    with Sandbox.create(world.load) as sb:
+        romania = world.table("Romania_1")
+        (info,) = sb.run(f'SELECT "Development region_Info" FROM {romania.name} WHERE "Development region" = \'Nord-Vest\'').rows[0]
+        assert "Nord-Vest" in info or "development region" in info.lower()

@@ -1,0 +1,272 @@
+"""Knowledge-graph commands: ``sparql`` (Wikidata-dialect SPARQL), ``score`` (row-wise EM/F1) and
+``spinach`` (the agent, or the evaluation of §2.5/§4/§5)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("sparql", parents=[common], help="run Wikidata-dialect SPARQL on the knowledge-graph world",
+                       description="Run one SPARQL query (Wikidata's dialect: built-in prefixes, SERVICE wikibase:label, "
+                                   "named subqueries) on the fictional knowledge graph. Exit 0 with rows or no rows, 1 on a "
+                                   "syntax error or timeout, 2 when the query is refused (updates, LOAD, remote SERVICE).")
+    s.add_argument("query", nargs="?", metavar="QUERY")
+    s.add_argument("--check-dialect", type=Path, metavar="FILE",
+                   help="parse and plan every query of a SPINACH dataset file (a JSON list of {id, sparql})")
+    s.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
+    s.add_argument("--json", action="store_true", help='print {"feedback", "rows"} (or the dialect report)')
+    s.set_defaults(handler=_sparql)
+
+    sc = sub.add_parser("score", parents=[common], help="row-wise EM and F1 of two SPARQL JSON results",
+                        description="Score predicted rows against gold rows with SPINACH's row-wise EM and F1 (Hungarian "
+                                    "matching). Each file holds a list of SPARQL JSON bindings or a SPARQL JSON results document.")
+    sc.add_argument("predicted", type=Path, metavar="PRED.json")
+    sc.add_argument("gold", type=Path, metavar="GOLD.json")
+    sc.add_argument("--json", action="store_true", help='print {"em", "f1", "set_f1"}')
+    sc.set_defaults(handler=_score)
+
+    sp = sub.add_parser("spinach", parents=[common], help="ask the SPINACH agent, or evaluate it against the baselines",
+                        description="Run the SPINACH agent on one question, printing every step, or (--eval) run it and the "
+                                    "four baselines on the simple and forum-style question sets.")
+    sp.add_argument("question", nargs="?", metavar="QUESTION")
+    sp.add_argument("--policy", choices=("sim", "claude"), help="the policy's LLM (default: the --backend setting)")
+    sp.add_argument("--save", type=Path, metavar="FILE", help="save the trajectory as JSON")
+    sp.add_argument("--eval", action="store_true", help="evaluate on the question sets")
+    sp.add_argument("--limit", type=int, metavar="N", help="with --eval: only the first N questions of each category")
+    sp.add_argument("--no-rollback", action="store_true", help="switch loop detection and rollback off")
+    sp.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(handler=_spinach)
+
+
+# --- sparql ----------------------------------------------------------------------------------------
+
+
+def _endpoint(settings, store: str):
+    from engines.kg import open_kg
+
+    return open_kg(settings, store=store)
+
+
+def _sparql(settings, args: argparse.Namespace) -> int:
+    if args.check_dialect is not None:
+        return _check_dialect(args.check_dialect, as_json=args.json)
+    if not args.query:
+        print("cs224v-tui sparql: give a QUERY or --check-dialect FILE", file=sys.stderr)
+        return EXIT_REFUSED
+    from engines.kg import SparqlRefused
+
+    endpoint = _endpoint(settings, args.store)
+    try:
+        result = endpoint.execute(args.query)
+    except SparqlRefused as e:
+        if args.json:
+            print(json.dumps({"error": str(e)}, ensure_ascii=False))
+        else:
+            print(f"cs224v-tui: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(f"feedback: {result.feedback.value}  ({result.elapsed_s * 1000:.0f} ms)")
+        for note in result.notes:
+            print(f"  dialect: {note}")
+        if result.message:
+            print(f"  {result.message}")
+        if result.columns and result.bindings:
+            print_table(result.columns, result.rows())
+    return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
+
+
+def _check_dialect(path: Path, *, as_json: bool) -> int:
+    from engines.kg.dialect import SparqlRefused, SparqlSyntaxError, prepare
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        print(f"cs224v-tui: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_REFUSED
+    except json.JSONDecodeError as e:
+        print(f"cs224v-tui: {path} is not JSON: {e.msg} at line {e.lineno}", file=sys.stderr)
+        return EXIT_REFUSED
+    items = data if isinstance(data, list) else data.get("data", []) if isinstance(data, dict) else []
+    failures: list[dict[str, str]] = []
+    total = 0
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        query = item.get("sparql") or item.get("gold_sparql") or item.get("query")
+        if not isinstance(query, str):
+            continue
+        total += 1
+        try:
+            prepare(query)
+        except (SparqlRefused, SparqlSyntaxError) as e:
+            failures.append({"id": str(item.get("id", n)), "reason": str(e)})
+    report = {"total": total, "accepted": total - len(failures), "failures": failures}
+    if as_json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(f"{report['accepted']} of {total} queries accepted (parsed and planned after dialect handling)")
+        for f in failures:
+            print(f"  {f['id']}: {f['reason']}")
+    return EXIT_OK
+
+
+# --- score -----------------------------------------------------------------------------------------
+
+
+def _read_rows(path: Path) -> Any:
+    from engines.kg.endpoint import results_from_json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise _InputError(f"cannot read {path}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise _InputError(f"{path} is not JSON: {e.msg} at line {e.lineno}") from None
+    if isinstance(doc, dict) and "boolean" in doc:
+        return bool(doc["boolean"])
+    try:
+        rows = results_from_json(doc)
+    except ValueError as e:
+        raise _InputError(f"{path}: {e}") from None
+    for row in rows:
+        if not isinstance(row, dict) or not all(isinstance(v, dict) and "value" in v for v in row.values()):
+            raise _InputError(f"{path}: every row must map variables to {{\"type\", \"value\"}} objects")
+    return rows
+
+
+class _InputError(Exception):
+    pass
+
+
+def _score(settings, args: argparse.Namespace) -> int:
+    from engines.eval.metrics import row_em, row_f1, set_f1
+
+    try:
+        pred, gold = _read_rows(args.predicted), _read_rows(args.gold)
+    except _InputError as e:
+        print(f"cs224v-tui: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    out = {"em": row_em(pred, gold), "f1": row_f1(pred, gold), "set_f1": set_f1(pred, gold)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"row-wise EM {out['em']:.3f}  row-wise F1 {out['f1']:.3f}  (set F1 {out['set_f1']:.3f})")
+    return EXIT_OK
+
+
+# --- spinach -----------------------------------------------------------------------------------------
+
+
+def _llm(settings, policy: str | None):
+    from engines.llm.client import llm_from_settings
+
+    if policy:
+        settings = settings.model_copy(update={"backend": policy})
+    return llm_from_settings(settings)
+
+
+def _spinach(settings, args: argparse.Namespace) -> int:
+    from engines.spinach.agent import AgentOptions
+
+    options = AgentOptions(rollback=not args.no_rollback)
+    if args.eval:
+        return _evaluate(settings, args, options)
+    if not args.question:
+        print("cs224v-tui spinach: give a QUESTION or --eval", file=sys.stderr)
+        return EXIT_REFUSED
+    from engines.events import CallStarted, Event
+    from engines.spinach.agent import SpinachAgent
+    from engines.spinach.events import RolledBack, StepTaken
+    from engines.spinach.trajectory import save
+
+    llm = _llm(settings, args.policy)
+    endpoint = _endpoint(settings, args.store)
+    agent = SpinachAgent(endpoint, llm, options)
+
+    def show(event: Event) -> None:
+        if isinstance(event, StepTaken):
+            s = event.step
+            mark = "↺" if s.rolled_back else " "
+            print(f"[{s.index:2d}]{mark} ({s.in_state}/{options.budget}, {s.total}/{options.total_budget}) Thought: {s.thought}")
+            print(f"      {s.action}({_one_line(s.argument, 200)})")
+            for line in s.observation.splitlines()[:12]:
+                print(f"      │ {line}")
+        elif isinstance(event, RolledBack):
+            print(f"      rolled back ({event.reason}) to step {event.to_step}")
+        elif isinstance(event, CallStarted) and settings.sim_latency_s > 0:
+            print("      …", end="\r")
+
+    trajectory = agent.run(args.question, emit=ignore_json if args.json else show)
+    if args.save is not None:
+        save(trajectory, args.save)
+    if args.json:
+        print(json.dumps(trajectory.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(f"\nfinished: {trajectory.finish}  ({trajectory.actions_in_state} actions in the state, "
+              f"{len(trajectory.steps)} in all, {trajectory.rollbacks} rolled back)")
+        if trajectory.error:
+            print(f"error: {trajectory.error}")
+        if trajectory.final_sparql:
+            print("final SPARQL:\n  " + trajectory.final_sparql.replace("\n", "\n  "))
+            rows = [[b.get(c, {}).get("value") for c in trajectory.columns] for b in trajectory.answer]
+            print_table(trajectory.columns, rows)
+        if args.save is not None:
+            print(f"saved to {args.save}")
+    return EXIT_ERROR if trajectory.finish == "error" else EXIT_OK
+
+
+def ignore_json(_event: Any) -> None:
+    """Events are not printed when the output is JSON."""
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _evaluate(settings, args: argparse.Namespace, options) -> int:
+    from engines.eval.kgqa import evaluate
+    from worlds import kg
+
+    llm = _llm(settings, args.policy)
+    world = kg.build(kg.DEFAULT_SEED)
+    from engines.kg import Endpoint
+
+    endpoint = Endpoint.from_world(world, store=args.store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
+
+    def progress(qid: str, done: int, total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"  {done}/{total} {qid}   ", end="\r", file=sys.stderr)
+
+    sets = kg.questions(world)
+    if args.limit is not None:
+        n = max(1, args.limit)
+        sets = kg.QuestionSets(sets.simple[:n], tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:n]))
+    report = evaluate(endpoint, sets, llm, options=options, world=world, seed=settings.seed, progress=progress)
+    out = report.to_json()
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"SPINACH ({llm.backend.name} policy), row-wise EM / F1 (set F1 for contrast):")
+    for name, s in out["sets"].items():
+        ci = s.get("f1_ci95")
+        print(f"  {name:7s} EM {s['em']:5.1f}  F1 {s['f1']:5.1f}  [{ci[0]:.1f}, {ci[1]:.1f}]  set F1 {s['set_f1']:5.1f}  (n={s['n']})")
+        for cat, c in s.get("by_category", {}).items():
+            print(f"    {cat}  EM {c['em']:5.1f}  F1 {c['f1']:5.1f}  (n={c['n']})")
+    print("baselines (F1 simple / forum):")
+    for name, b in out["baselines"].items():
+        print(f"  {name:9s} {b['simple']['f1']:5.1f} / {b['forum']['f1']:5.1f}")
+    syn = out["template_parser_synthetic"]
+    print(f"  template parser on its own synthetic test set: {syn['right']}/{syn['total']} properties right")
+    print("actions per forum question (in the state): " + ", ".join(f"{k}: {v}%" for k, v in out["actions"].items()))
+    print(f"mean actions {out['mean_actions']}, mean rollbacks {out['mean_rollbacks']}, budget exhausted {out['budget_exhausted']}%")
+    return EXIT_OK
