@@ -50,6 +50,7 @@ class AreaSpec:
 
 AREAS: tuple[AreaSpec, ...] = (
     AreaSpec("restaurants", "Restaurants", "tui.restaurants:RestaurantsArea", "restaurants.tcss"),
+    AreaSpec("suql", "SUQL", "tui.suql:SuqlArea", "suql.tcss"),
 )
 """The tabs, in order; tab *n* is on key *n*.  Adding a tab is adding one line here."""
 
@@ -98,6 +99,11 @@ class CS224VApp(App[None]):
         Binding("f1", "help", "Help", key_display="F1", priority=True,
                 tooltip="Open (or close) the help, even while typing."),
         Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit the app."),
+        # Tabs from anywhere, also where Alt+digit does not reach the app (tmux, some terminals).
+        Binding("ctrl+pagedown", "cycle_tab(1)", "Next tab", key_display="^PgDn", priority=True, show=False,
+                tooltip="Show the next tab, even while typing."),
+        Binding("ctrl+pageup", "cycle_tab(-1)", "Previous tab", key_display="^PgUp", priority=True, show=False,
+                tooltip="Show the previous tab, even while typing."),
     ]
 
     def __init__(
@@ -157,6 +163,13 @@ class CS224VApp(App[None]):
         """Show the tab ``tab_id`` and focus its main input."""
         self.query_one("#areas", TabbedContent).active = tab_id
         self.area(tab_id).focus_default()
+
+    def action_cycle_tab(self, step: int) -> None:
+        """Show the tab ``step`` places after (or before) the current one."""
+        tabs = self.query_one("#areas", TabbedContent)
+        ids = [spec.id for spec in AREAS]
+        current = ids.index(tabs.active) if tabs.active in ids else 0
+        self.action_show_tab(ids[(current + step) % len(ids)])
 
     def action_help(self) -> None:
         """Open the help for the current tab (or close it if it is open)."""

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 SIZE = (140, 40)
 RESTAURANTS_QUESTION = "Show me a café in Palo Alto"
+SUQL_EXAMPLE = "lecture 7 §2.5"
+"""The lecture example the SUQL screenshot runs (romantic or a great view in Mountain View, top 3)."""
 
 
 def zero_clock() -> float:
@@ -25,7 +27,7 @@ def zero_clock() -> float:
 
 
 def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[Path]:
-    """Write ``restaurants.svg`` (one per tab) into ``out_dir``; returns the files written.
+    """Write ``restaurants.svg`` and ``suql.svg`` (one per tab) into ``out_dir``; returns the files written.
 
     ``settings`` default to the environment's; the answer cache is always turned off
     and the simulated latency set to 0 so the screens repeat exactly.
@@ -43,6 +45,7 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[
 async def _export(out_dir: Path, settings: Settings) -> list[Path]:
     from tui.app import CS224VApp
     from tui.restaurants import RestaurantsArea
+    from tui.suql import SuqlArea
 
     app = CS224VApp(settings, clock=zero_clock, cursor_blink=False)
     app.animation_level = "none"
@@ -56,6 +59,14 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
         area.ask(RESTAURANTS_QUESTION)
         await wait_for_workers(pilot)
         written.append(_save(app, out_dir / "restaurants.svg", "cs224v-tui — Restaurants"))
+
+        app.action_show_tab("suql")
+        suql = app.area("suql")
+        assert isinstance(suql, SuqlArea)
+        suql.load_example(suql.example(SUQL_EXAMPLE))
+        suql.run_query()
+        await wait_for_workers(pilot)
+        written.append(_save(app, out_dir / "suql.svg", "cs224v-tui — SUQL"))
     return written
 
 

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import sqlglot
 from sqlglot import exp
 
+from engines.errors import Cancelled, EngineError
 from engines.lab.judge import Meaning, meaning
 
 CONVENTIONS = ("mixed", "A", "B")
@@ -64,7 +65,7 @@ class Case:
 
 
 def generate(rows, rng: random.Random, n: int, *, good_share: float, top_share: float, colloquial_share: float) -> list[Intent]:
-    from engines.lab.lecture6 import PRICE_WORDS, plain_cuisines
+    from engines.lab.questions import PRICE_WORDS, plain_cuisines
     from worlds.restaurants import CUISINE_PHRASINGS, LOCATIONS
 
     plain = plain_cuisines()
@@ -222,7 +223,7 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_
             try:
                 ids = [r[0] for r in sandbox.run(executable(sql, sandbox)).rows]
                 run_cache[sql] = tuple(ids)
-            except Exception:
+            except EngineError:  # a statement the sandbox refuses or DuckDB cannot run: no rows to compare
                 run_cache[sql] = None
         got = run_cache[sql]
         return got if got is None or ordered else tuple(sorted(got))
@@ -230,8 +231,6 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_
     cases: list[Case] = []
     for i, intent in enumerate(intents):
         if cancel is not None and cancel.is_set():
-            from engines.errors import Cancelled
-
             raise Cancelled()
         progress(i, len(intents), intent.question)
         qrng = random.Random(f"{seed}/annotation/{i}")
@@ -246,7 +245,9 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_
         parsed = llm.parse(intent.question, [], world.schema())
         try:
             predicted = Classifier(world.enum_fields, method, llm).rewrite(sandbox.check(parsed)).sql(dialect="postgres")
-        except Exception:
+        except Cancelled:
+            raise
+        except EngineError:
             predicted = None
         ordered = intent.top_k is not None
         case = Case(intent, annotator, error, gold, predicted, rows_of(predicted, ordered),

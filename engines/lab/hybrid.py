@@ -30,6 +30,7 @@ import bm25s
 import numpy as np
 from sqlglot import exp
 
+from engines.errors import EngineError
 from engines.lab.judge import one_minus_relative_error, set_f1
 
 CLASSES = ("db only", "review of one", "both: set", "both: top", "both: count")
@@ -61,7 +62,7 @@ class Question:
 
 
 def generate(world, rng: random.Random, per_class: int) -> list[Question]:
-    from engines.lab.lecture6 import plain_cuisines
+    from engines.lab.questions import plain_cuisines
     from engines.llm.sim_parser import FOOD_WORDS
     from worlds.restaurants import LOCATIONS
 
@@ -283,7 +284,7 @@ class Toolkit:
     def _structured_ids(self, sql: str) -> set[int] | None:
         try:
             tree = self.sandbox.check(sql)
-        except Exception:
+        except EngineError:
             return None
         if not isinstance(tree, exp.Select):
             return None
@@ -293,7 +294,7 @@ class Toolkit:
             tree.set(part, None)
         try:
             return {r[0] for r in self.sandbox.run_tree(tree).rows}
-        except Exception:
+        except EngineError:
             return None
 
     def rows_reply(self, turn, qtype: str) -> Reply:

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from engines.errors import Cancelled, EngineError
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import mean, rounded, share
 
@@ -59,7 +60,7 @@ def algebra(ctx: RunContext) -> Table:
 
     # The chain: each phrase of the question adds one operation (the slides' sequence).
     chain = [
-        ("restaurants", "relation", f"Show me restaurants.", lambda q: q),
+        ("restaurants", "relation", "Show me restaurants.", lambda q: q),
         (f"in {loc}", "selection σ", f"Show me restaurants in {loc}.", lambda q: q.where(cond(f"location = '{loc}'"))),
         (cap, "selection σ", f"Show me {cap} restaurants in {loc}.", lambda q: q.where(cond(f"'{cuisine}' = ANY(cuisines)"))),
         (f"with at least {stars:g} stars", "selection σ", f"Show me {cap} restaurants in {loc} with at least {stars:g} stars.",
@@ -155,7 +156,7 @@ def _ids_of(sandbox, sql: str | None) -> set | None:
         elif isinstance(tree, (exp.Union, exp.Except, exp.Intersect)):
             return {r[0] for r in sandbox.run(sql).rows}
         return {r[0] for r in sandbox.run(ids.sql(dialect="postgres")).rows}
-    except Exception:
+    except EngineError:
         return None
 
 
@@ -175,7 +176,7 @@ class _IdCache:
 def _parser_agrees(sandbox, parsed: str, expected: list[tuple]) -> bool:
     try:
         got = _rows_of(sandbox, parsed)
-    except Exception:
+    except EngineError:
         return False
     return _same_rows(got, expected)
 
@@ -203,8 +204,7 @@ def query_space(ctx: RunContext) -> Table:
         ctx.progress(i, len(columns), col)
         if sql is None:
             values = len(enums[col].values)
-            source = "enum values"
-            used = _rows_of(sandbox, f"SELECT COUNT(DISTINCT v) FROM (SELECT UNNEST(cuisines) AS v FROM restaurants)" if col == "cuisines"
+            used = _rows_of(sandbox, "SELECT COUNT(DISTINCT v) FROM (SELECT UNNEST(cuisines) AS v FROM restaurants)" if col == "cuisines"
                             else f"SELECT COUNT(DISTINCT {col}) FROM restaurants")[0][0]
             source = f"enum values ({used} used by some row)"
         else:
@@ -327,56 +327,6 @@ def classify_threshold(ctx: RunContext) -> Table:
 
 # --- §3.3 execution accuracy on 200 questions ----------------------------------------------------------
 
-PRICE_WORDS = {"cheap": "cheap", "moderate": "moderately priced", "expensive": "expensive", "luxury": "luxury"}
-
-
-def plain_cuisines() -> tuple[str, ...]:
-    """Enum values a user says as they are (one plain word, or 'dim sum')."""
-    from worlds.restaurants import CUISINES
-
-    return tuple(c for c in CUISINES if c.isalpha() or c == "dim sum")
-
-
-def generate_structured_questions(rows, rng, n: int, *, colloquial_share: float = 0.5, max_tries: int = 50) -> list[dict[str, Any]]:
-    """Questions with gold SQL written from their intent (location, cuisine values, price, rating).
-
-    About half name the cuisine colloquially (one of the 28 phrasings, gold = the values a person would
-    pick); only questions whose gold result (computed from the visible ``rows``; the same rows the gold SQL
-    returns) is non-empty are kept.
-    """
-    from worlds.restaurants import CUISINE_PHRASINGS, LOCATIONS
-
-    plain = plain_cuisines()
-    out: list[dict[str, Any]] = []
-    templates = ("Show me {adj}{cw} places in {loc}{r}.", "Any {adj}{cw} restaurants in {loc}{r}?", "I want {adj}{cw} in {loc}{r}.")
-    tries = 0
-    while len(out) < n and tries < n * max_tries:
-        tries += 1
-        colloquial = rng.random() < colloquial_share
-        if colloquial:
-            word, gold = rng.choice(CUISINE_PHRASINGS)
-        else:
-            word = rng.choice(plain)
-            gold = frozenset({word})
-        loc = rng.choice(LOCATIONS)
-        price = rng.choice((None, None, "cheap", "moderate", "expensive"))
-        rating = rng.choice((None, None, None, 4.0, 4.5))
-        text = rng.choice(templates).format(
-            adj=f"{PRICE_WORDS[price]} " if price else "", cw=word, loc=loc, r=f" with at least {rating:g} stars" if rating else "")
-        conds = [f"location = '{loc}'", "(" + " OR ".join(f"'{g}' = ANY(cuisines)" for g in sorted(gold)) + ")"]
-        if price:
-            conds.append(f"price = '{price}'")
-        if rating:
-            conds.append(f"rating >= {rating}")
-        gold_sql = "SELECT * FROM restaurants WHERE " + " AND ".join(conds)
-        gold_ids = {r._id for r in rows if r.location == loc and gold & set(r.cuisines)
-                    and (price is None or r.price == price) and (rating is None or r.rating >= rating)}
-        if not gold_ids:
-            continue
-        out.append({"question": text, "colloquial": colloquial, "word": word, "gold": gold, "location": loc,
-                    "price": price, "rating": rating, "gold_sql": gold_sql, "gold_ids": gold_ids})
-    return out
-
 
 def execution_accuracy(ctx: RunContext) -> Table:
     import random
@@ -385,6 +335,8 @@ def execution_accuracy(ctx: RunContext) -> Table:
 
     world, sandbox = ctx.restaurants()
     llm = ctx.llm()
+    from engines.lab.questions import generate_structured_questions
+
     questions = generate_structured_questions(world.rows, random.Random(ctx["question_seed"]), ctx["questions"])
     ids_of = _IdCache(sandbox)
     methods = ("zero-shot",) + tuple(METHODS)
@@ -400,7 +352,9 @@ def execution_accuracy(ctx: RunContext) -> Table:
                 before = llm.counter.counts.get("classify", 0)
                 try:
                     sql = Classifier(world.enum_fields, m, llm).rewrite(sandbox.check(parsed)).sql(dialect="postgres")
-                except Exception:
+                except Cancelled:
+                    raise
+                except EngineError:  # the parse is not a statement the sandbox accepts: a wrong answer
                     sql = None
                 calls[m] += llm.counter.counts.get("classify", 0) - before
             ids = ids_of(sql)
@@ -651,7 +605,7 @@ def hybrid_approaches(ctx: RunContext) -> Table:
     if len(ks) > 1:
         k1 = ks[-1]
         lin0, lin1 = table[(hybrid.APPROACHES[2], k0)], table[(hybrid.APPROACHES[2], k1)]
-        ctx.claim(f"a larger k helps linearisation, at proportionally more calls, and still does not catch SUQL (exercise 4)",
+        ctx.claim("a larger k helps linearisation, at proportionally more calls, and still does not catch SUQL (exercise 4)",
                   lin1["combined"] > lin0["combined"] and lin1["answer_calls"] > lin0["answer_calls"] and lin1["combined"] < suql["combined"],
                   f"k={k0}: {lin0['combined']:.2f} with {lin0['answer_calls']:.1f} answer() calls; k={k1}: {lin1['combined']:.2f} with "
                   f"{lin1['answer_calls']:.1f}; SUQL {suql['combined']:.2f} with {suql['answer_calls']:.1f}")

@@ -233,7 +233,7 @@ def agent_against_k(ctx: RunContext) -> Table:
             after += run.after_sql
             done += 1
         success[k] = share(wins, len(answerable))
-        rows.append([f"function-calling agent", k, rounded(success[k]), round(calls / len(answerable), 1), round(after / len(answerable), 1)])
+        rows.append(["function-calling agent", k, rounded(success[k]), round(calls / len(answerable), 1), round(after / len(answerable), 1)])
     engine = _engine(ctx)
     wins = calls = 0
     for q in answerable:
@@ -296,8 +296,8 @@ def yelp_precision(ctx: RunContext) -> Table:
         ctx.claim("taking the top 3 is worse than the top 1: lower ranks satisfy less often", top[-1] <= top[0],
                   ", ".join(f"top {m} {p:.1%}" for m, p in zip(sim.ms, top)) + "; by rank " +
                   ", ".join(f"#{r + 1} {p:.1%}" for r, p in enumerate(by_rank)),
-                  "BM25's rank carries little signal here: a question shares with a passage only its location and cuisine words, "
-                  "which every matching row's passage contains once, so the first passage is hardly likelier than the third to satisfy the rest")
+                  "BM25's rank says little here about satisfying every condition (precision by rank above): many passages share "
+                  "the question's few words — its location, its cuisine — about equally, and word overlap cannot tell a rating or the hours apart")
     chart = Chart("bar", "Precision, Yelp-style", "system", "precision", tuple(label for label, _ in systems),
                   (Series("structured", tuple(s["structured"][k][0] or 0.0 for _, k in systems)),
                    Series("hybrid", tuple(s["hybrid"][k][0] or 0.0 for _, k in systems))))

@@ -75,7 +75,7 @@ def satisfies(world, row, intent: YelpIntent) -> bool:
 
 
 def generate(rng: random.Random, n: int, hybrid_share: float, late_share: float = 0.15) -> list[YelpIntent]:
-    from engines.lab.lecture6 import plain_cuisines
+    from engines.lab.questions import plain_cuisines
     from worlds.restaurants import CUISINE_PHRASINGS, LOCATIONS
 
     plain = plain_cuisines()

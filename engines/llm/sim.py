@@ -288,8 +288,8 @@ class SimBackend:
                 pos = [s for s in hits if s not in neg]
                 asks_negative = bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
                 if pos:
-                    return Answer("No" if asks_negative else "Yes", tuple(pos))
-                return Answer("Yes" if asks_negative else "No", tuple(neg))
+                    return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
+                return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
         # "does it serve X?" with a little common sense about dishes
         m = re.search(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:any\s+|good\s+)?([a-z][a-z &'-]+?)\??$", q)
         if m:

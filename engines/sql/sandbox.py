@@ -572,7 +572,7 @@ def connect(*, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
 
 def lock(con: duckdb.DuckDBPyConnection) -> None:
     """Freeze the configuration: no ``SET`` can change a setting afterwards."""
-    con.execute("SET lock_configuration = true")
+    con.execute("SET lock_configuration = true").fetchall()  # no pending result left on the connection
 
 
 def _from_duckdb(error: duckdb.Error, sql: str) -> SqlFailed:
@@ -657,7 +657,7 @@ class Sandbox:
             raise ConfigurationError(f"timeout_s must be positive, not {timeout_s}.")
         external, locked = con.execute(
             "SELECT current_setting('enable_external_access'), current_setting('lock_configuration')"
-        ).fetchone()
+        ).fetchall()[0]  # fetchall: no unfinished result may stay on the connection
         if external or not locked:
             raise ConfigurationError(
                 "The sandbox needs a connection with external access disabled and the configuration "
@@ -808,7 +808,7 @@ class Sandbox:
         with self._scratch_lock:
             self._scratch_count += 1
             name = f"t{self._scratch_count}"
-            self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCRATCH_SCHEMA}")
+            self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCRATCH_SCHEMA}").fetchall()
         table = exp.table_(name, db=SCRATCH_SCHEMA)
         ddl = ", ".join(f'"{c}" {t}' for c, t in columns)
         cursor = self._cursor()

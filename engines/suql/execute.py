@@ -162,6 +162,7 @@ class SuqlEngine:
         with ExitStack() as stack:
             run.stack = stack
             try:
+                run.precheck(tree)
                 if m.udf:
                     final = run.udf_rewrite(tree)
                 else:
@@ -235,12 +236,29 @@ class _Run:
         self.rows_examined = 0
         self._estimates: list[list[PredicateEstimate]] = []
 
+    def precheck(self, tree: exp.Expression) -> None:
+        """Bind the query with every LLM call replaced by NULL: a misspelt column fails here,
+        before a single call is made."""
+        if not has_llm_calls(tree):
+            return
+        probe = tree.copy().transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
+        try:
+            self.sandbox.columns_of(probe)
+        except SqlFailed as e:
+            # DuckDB's own words, without the probe's internals (its LINE/caret block)
+            lines = [ln for ln in e.message.splitlines() if ln.strip() and not ln.startswith("LINE ") and set(ln.strip()) != {"^"}]
+            raise SqlFailed("\n".join(lines) + "\n(checked before any LLM call)", sql=pretty(tree)) from e
+
     # -- mode B: DuckDB runs the query as written ----------------------------------------------
 
     def udf_rewrite(self, tree: exp.Expression) -> exp.Expression:
         answer_fn = self.stack.enter_context(self.sandbox.function("suql_answer", self._udf_answer, ["VARCHAR", "VARCHAR"], "VARCHAR"))
         summary_fn = self.stack.enter_context(self.sandbox.function("suql_summary", self._udf_summary, ["VARCHAR"], "VARCHAR"))
         text_types = self._text_types(tree)
+
+        tree = tree.copy()
+        if isinstance(tree, exp.Select):  # a bare summary(reviews) keeps its own text as the column name
+            tree.set("expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in tree.expressions])
 
         def swap(node: exp.Expression) -> exp.Expression:
             if is_llm_call(node):
@@ -253,7 +271,8 @@ class _Run:
 
         where = tree.find(exp.Where)
         self.dnf = pretty(where.this) if where is not None else ""
-        self.plan = Plan(self.mode, self.dnf, visit_order="DuckDB's own", lazy_reason="DuckDB evaluates whole vectors of rows")
+        self.plan = Plan(self.mode, self.dnf, visit_order="DuckDB's own", lazy_reason="DuckDB evaluates whole vectors of rows",
+                         notes=("DuckDB drops rows whose condition is unknown: mode B cannot list rows to verify",))
         self.emit(PlanBuilt(self.plan))
         return tree.copy().transform(swap)
 
@@ -825,6 +844,10 @@ class _Run:
 
     def _rewrite(self, select, key, calls, index_of, vals: exp.Table, alias: str) -> exp.Select:
         out = select.copy()
+        # a bare summary(reviews) in the SELECT list keeps its own text as the column name
+        out.set("expressions", [
+            exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in out.expressions
+        ])
 
         def swap(node):
             if is_llm_call(node):

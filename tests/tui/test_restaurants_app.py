@@ -128,7 +128,7 @@ async def test_sql_error_reports_line_and_column() -> None:
 
 @drive
 async def test_escape_cancels_a_running_turn_and_the_app_lives_on() -> None:
-    app = make_app(sim_latency_s=0.2)
+    app = make_app(sim_latency_s=2.0)  # long calls: Esc interrupts the wait at once
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _ask(pilot, "Show me a café in Palo Alto")

@@ -10,13 +10,16 @@ from engines.settings import Settings
 from tui.screenshots import export_screenshots
 
 
-def test_export_writes_a_deterministic_restaurants_svg(tmp_path: Path) -> None:
+def test_export_writes_a_deterministic_svg_per_tab(tmp_path: Path) -> None:
     first = export_screenshots(tmp_path / "a", Settings(backend="sim", sim_latency_s=0.5))
     second = export_screenshots(tmp_path / "b", Settings(backend="sim"))
-    assert [p.name for p in first] == ["restaurants.svg"]
+    assert [p.name for p in first] == ["restaurants.svg", "suql.svg"]
     svg = first[0].read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "Palo&#160;Alto" in svg and "0&#160;ms" in svg
-    assert svg == second[0].read_text(encoding="utf-8")
+    suql = first[1].read_text(encoding="utf-8")
+    assert "Mountain&#160;View" in suql and "conjunct&#160;2" in suql and "0.00&#160;s" in suql
+    for a, b in zip(first, second, strict=True):
+        assert a.read_text(encoding="utf-8") == b.read_text(encoding="utf-8")
 
 
 def test_export_refuses_a_backend_that_cannot_run(tmp_path: Path) -> None:

@@ -134,7 +134,7 @@ def format_cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
     if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 100_000 else str(value)
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
     text = " ".join(str(value).split())
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 

@@ -115,3 +115,19 @@ def test_hybrid_suql_wins_the_combined_classes():
 def chart_ok(t) -> bool:
     c = t.chart
     return c is not None and c.series and all(len(s.values) == len(c.x) for s in c.series)
+
+
+def test_generated_gold_rows_are_what_the_gold_sql_returns():
+    import random
+
+    from engines.lab.questions import generate_structured_questions
+    from engines.lab.resources import restaurant_world
+    from engines.sql.sandbox import Sandbox
+
+    world = restaurant_world()
+    questions = generate_structured_questions(world.rows, random.Random(5), 25)
+    assert len(questions) == 25 and {q["colloquial"] for q in questions} == {True, False}
+    with Sandbox.create(world.load) as sandbox:
+        for q in questions:
+            ran = {r[0] for r in sandbox.run(q["gold_sql"].replace("SELECT *", "SELECT _id", 1)).rows}
+            assert ran == q["gold_ids"] and ran

@@ -1,0 +1,1393 @@
+"""The SUQL tab: SQL plus ``answer()`` and ``summary()``, compiled and run in six modes (lecture 7).
+
+Left: the world and the execution mode, the examples (the lecture's and the SUQL
+paper's 100 real queries), the SUQL editor, the WHERE in DNF and the read-back.
+Right: running counters, the plan, the results beside the rows "to verify", and
+at the bottom the per-row LLM calls streaming in (or the compare-modes table).
+
+All engine work runs in thread workers of the group ``"suql"``.  The engine's
+``emit`` callback posts :class:`EngineReported` messages (thread-safe), so the
+plan and the calls appear while the query runs; Esc sets the run's cancel flag and
+the engine makes no further call.  Elapsed and wall times are read from the app's
+injected clock, so screens under test do not change from run to run.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
+from textual.widgets.data_table import ColumnKey
+from textual.widgets.option_list import Option
+
+from engines.events import CallFailed, CallFinished, CallStarted, Event
+from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, truncate
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
+    from engines.suql.examples import Example
+    from engines.suql.execute import SuqlResult
+    from engines.suql.plan import Plan
+    from engines.suql.session import SuqlSession
+
+MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
+"""The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
+DEFAULT_MODE = "E"
+DEFAULT_WORLD = "restaurants"
+PAPER_WORLD = "restaurants"
+"""The world the SUQL paper's 100 queries are written for (they read the ``restaurants`` table)."""
+EDITOR_TITLE = "SUQL · Ctrl+Enter or Ctrl+J runs it"
+EXAMPLE_CHARS = 44
+PLAN_HINT = Content.styled(
+    "Run the query (Ctrl+Enter or Ctrl+J) to see how the compiler plans it: the structured predicates first, "
+    "the answer() predicates ordered by cost × selectivity, the visit order, lazy or not, the cap. "
+    "Ctrl+O runs it in all six modes and compares their calls.", "$text-muted italic")
+COMPARE_PROGRESS_EVERY = 10
+"""While comparing modes, the table's call counts are refreshed every this many calls."""
+
+
+# --- messages (posted from the worker threads) ------------------------------------------------
+
+
+class EngineReported(Message):
+    """The SUQL engine emitted an event (plan, call, row decision)."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ModeStarted(Message):
+    """Compare modes: the run in ``mode`` began."""
+
+    def __init__(self, mode: str) -> None:
+        super().__init__()
+        self.mode = mode
+
+
+class ModeProgressed(Message):
+    """Compare modes: the run in ``mode`` has made this many calls so far."""
+
+    def __init__(self, mode: str, answer_calls: int, summary_calls: int) -> None:
+        super().__init__()
+        self.mode = mode
+        self.answer_calls = answer_calls
+        self.summary_calls = summary_calls
+
+
+class ModeCompared(Message):
+    """Compare modes: the run in one mode ended (or failed)."""
+
+    def __init__(self, row: ModeRow) -> None:
+        super().__init__()
+        self.row = row
+
+
+# --- what the workers return ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A session on a world, with what the controls list."""
+
+    session: SuqlSession
+    worlds: tuple[tuple[str, str], ...]  # (name, title)
+    modes: tuple[tuple[str, str], ...]  # (name, title)
+    lecture: tuple[Example, ...]
+    paper: tuple[Example, ...]
+
+
+@dataclass(frozen=True)
+class QueryRan:
+    """A finished query and its elapsed time on the injected clock."""
+
+    result: SuqlResult
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class ModeRow:
+    """One line of the compare-modes table."""
+
+    mode: str
+    title: str
+    answer_calls: int = 0
+    summary_calls: int = 0
+    cached_calls: int = 0
+    rows_examined: int = 0
+    rows: int = 0
+    to_verify: int = 0
+    approximate: bool = False
+    wall_s: float = 0.0
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    query: str
+    rows: tuple[ModeRow, ...]
+
+
+# --- the SUQL editor: SQL highlighting without tree-sitter ---------------------------------------
+
+_KEYWORDS = frozenset(
+    """select from where and or not in is null as on join left right inner outer full cross natural using group by
+    order having limit offset distinct asc desc with union all except intersect case when then else end like ilike
+    between any some array exists true false cast nulls first last over partition recursive lateral interval""".split()
+)
+_TOKEN = re.compile(
+    r"(?P<comment>--.*)|(?P<string>'(?:[^']|'')*'?)|(?P<quoted>\"[^\"]*\"?)|(?P<number>\b\d+(?:\.\d+)?\b)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P<call>\s*\()?|(?P<operator>@>|<@|::|\|\||[=<>!]+|[*+/%-])"
+)
+LLM_FUNCTIONS = frozenset({"answer", "summary"})
+
+
+def sql_highlights(line: str) -> list[tuple[int, int, str]]:
+    """Highlight ranges of one line of SUQL: (start byte, end byte, TextArea theme name).
+
+    ``answer()`` and ``summary()`` get their own colour, so the LLM calls stand out.
+    """
+    out: list[tuple[int, int, str]] = []
+
+    def add(start: int, end: int, name: str) -> None:
+        out.append((len(line[:start].encode()), len(line[:end].encode()), name))
+
+    for m in _TOKEN.finditer(line):
+        kind = m.lastgroup if m.lastgroup != "call" else "word"
+        if m.group("word") is not None:
+            word = m.group("word")
+            start, end = m.span("word")
+            if m.group("call") is not None:
+                add(start, end, "method.call" if word.lower() in LLM_FUNCTIONS else "function.call")
+            elif word.lower() in _KEYWORDS:
+                add(start, end, "keyword")
+        elif kind == "comment":
+            add(*m.span(), "comment")
+        elif kind == "string":
+            add(*m.span(), "string")
+        elif kind == "number":
+            add(*m.span(), "number")
+        elif kind == "operator":
+            add(*m.span(), "keyword.operator")
+    return out
+
+
+class SuqlEditor(SqlEditor):
+    """The SQL editor with SUQL highlighting (keywords, strings, numbers; answer()/summary() apart).
+
+    TextArea highlights through tree-sitter, which this app does not require; the
+    highlight map is filled from :func:`sql_highlights` instead.
+    """
+
+    BINDINGS = [
+        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
+                tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
+    ]
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()  # clears the map and the line cache
+        for row, line in enumerate(self.text.split("\n")):
+            spans = sql_highlights(line)
+            if spans:
+                self._highlights[row].extend(spans)
+
+
+_CLAUSE = re.compile(
+    r"\s+(?=(?:FROM|WHERE|GROUP\s+BY|ORDER\s+BY|HAVING|LIMIT|OFFSET|UNION|EXCEPT|INTERSECT|SELECT)\b)"
+    r"|\s+(?=(?:AND|OR)\b)",
+    re.IGNORECASE,
+)
+
+
+def layout_sql(sql: str) -> str:
+    """A one-line query on several lines: a new line before each top-level clause, and
+    before AND / OR at the top level of WHERE.  Only whitespace changes."""
+    sql = sql.strip()
+    if "\n" in sql:
+        return sql
+    depth, quote = 0, False
+    levels = []  # paren depth (or -1 inside a string) before each character
+    for ch in sql:
+        levels.append(-1 if quote else depth)
+        if ch == "'":
+            quote = not quote
+        elif not quote and ch == "(":
+            depth += 1
+        elif not quote and ch == ")":
+            depth = max(0, depth - 1)
+    out, last, in_where = [], 0, False
+    for m in _CLAUSE.finditer(sql):
+        if m.start() == 0 or levels[m.start()] != 0:
+            continue
+        word = sql[m.end():m.end() + 6].split(None, 1)[0].upper() if sql[m.end():].strip() else ""
+        if word in ("AND", "OR"):
+            if not in_where:
+                continue
+            sep = "\n  "
+        else:
+            in_where = word == "WHERE"
+            sep = "\n"
+        out.append(sql[last:m.start()])
+        out.append(sep)
+        last = m.end()
+    out.append(sql[last:])
+    return "".join(out)
+
+
+# --- the LLM calls of a query: one line per call, per row -------------------------------------------
+
+
+EVIDENCE_CHARS = 80
+
+
+class _FreshWidths:
+    """A DataTable mixin: repaint once the column widths are measured.
+
+    DataTable measures new rows when it is idle, but cells painted before that
+    stay cached at the old widths (the cache key does not hold the widths); a repaint
+    in between (the elapsed counter ticks) would leave columns cut to their labels.
+    """
+
+    async def _on_idle(self, event: Any) -> None:
+        table = cast(DataTable, self)
+        before = [c.get_render_width(table) for c in table.columns.values()]
+        await DataTable._on_idle(table, event)  # measure now; the base handler then finds nothing to do
+        if before != [c.get_render_width(table) for c in table.columns.values()]:
+            table.notify_style_update()  # drops the render caches and repaints
+
+
+class SuqlResultsTable(_FreshWidths, ResultsTable):
+    """The shared results table, repainted when its widths change."""
+
+
+class SuqlCallsTable(_FreshWidths, CallsTable):
+    """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
+
+    COMPONENT_CLASSES = {
+        "calls-table--failed", "suql-calls--yes", "suql-calls--no", "suql-calls--unknown", "suql-calls--muted",
+    }
+    COLUMNS = (("row", "row"), ("call", "call"), ("verdict", "verdict"), ("latency", "latency"),
+               ("cached", "cached"), ("evidence", "evidence"))
+    ROW_CHARS = 18
+    CALL_CHARS = 22
+    VERDICT_CHARS = 12
+
+    FIXED_WIDTHS = {"latency": 8, "evidence": EVIDENCE_CHARS}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._details: dict[str, tuple[str, str, str, str]] = {}
+
+    def _fix_widths(self) -> None:
+        """Fixed widths for the cells filled in later: measuring a column on every update is quadratic."""
+        for key, width in self.FIXED_WIDTHS.items():
+            column = self.columns.get(ColumnKey(key))
+            if column is not None and column.auto_width:
+                column.auto_width = False
+                column.width = width
+
+    def call_started(self, event: CallStarted) -> None:
+        self._fix_widths()
+        key = str(event.call_id)
+        call = "summary()" if event.function == "summary" else (
+            event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
+        self._full[key] = (f"{event.row_key or '—'} · {call}", "")
+        self._details[key] = (event.row_key or "—", call, "…", "")
+        muted = self.get_component_rich_style("suql-calls--muted")
+        self.add_row(
+            Text(truncate(event.row_key or "—", self.ROW_CHARS)),
+            Text(truncate(call, self.CALL_CHARS)),
+            Text("…", style=muted),
+            Text("…", justify="right", style=muted),
+            Text(""),
+            Text(""),
+            key=key,
+        )
+        self.move_cursor(row=self.row_count - 1, animate=False)
+        self._update_subtitle()
+
+    def call_finished(self, event: CallFinished) -> None:
+        key = self._ensure_row(event.call_id, event.function)
+        if event.function == "summary":
+            verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
+            evidence = event.verdict
+        else:
+            verdict = Text(truncate(event.verdict, self.VERDICT_CHARS), style=self._verdict_style(event.verdict))
+            evidence = _evidence_text(event.evidence)
+        self._full[key] = (self._full[key][0], f"{event.verdict}\nevidence: {evidence}")
+        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
+        self._details[key] = (row, call, "summary" if event.function == "summary" else event.verdict, evidence)
+        self._cached += int(event.cached)
+        self.update_cell(key, "verdict", verdict)
+        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
+        self.update_cell(key, "cached", Text("✓" if event.cached else "", justify="center"))
+        self.update_cell(key, "evidence", Text(truncate(evidence, EVIDENCE_CHARS)))
+        self._update_subtitle()
+
+    def call_failed(self, event: CallFailed) -> None:
+        """A call that failed, or that Esc stopped while it was in flight."""
+        key = self._ensure_row(event.call_id, event.function)
+        stopped = _is_cancellation(event.error)
+        verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
+        self._full[key] = (self._full[key][0], why)
+        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
+        self._details[key] = (row, call, verdict, why)
+        style = self.get_component_rich_style("suql-calls--muted" if stopped else "calls-table--failed")
+        self.update_cell(key, "verdict", Text(verdict, style=style))
+        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
+        self.update_cell(key, "evidence", Text(truncate(why, EVIDENCE_CHARS), style=style))
+        self._update_subtitle()
+
+    def reset(self, subtitle: str = "") -> None:
+        super().reset(subtitle)
+        self._details.clear()
+
+    @property
+    def cursor_key(self) -> str | None:
+        """The key (call id) of the highlighted call."""
+        if not self.row_count:
+            return None
+        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+
+    def detail(self, key: str | None) -> Content:
+        """One call in full: row, question, verdict and all of its evidence (or the summary)."""
+        if key is None or key not in self._details:
+            return Content.styled("the highlighted call's verdict and evidence appear here", "$text-muted italic")
+        row, call, verdict, evidence = self._details[key]
+        style = {"yes": "bold $text-success", "no": "$text-error", "unknown": "italic $text-warning"}.get(verdict.lower(), "bold")
+        return Content.assemble(
+            Content.styled(row, "bold"), Content.styled(" · ", "$text-muted"), call, Content.styled(" → ", "$text-muted"),
+            Content.styled(verdict, style), Content.styled("  ", ""), Content.styled(evidence, "italic"),
+        )
+
+    def _verdict_style(self, verdict: str) -> Any:
+        name = {"yes": "suql-calls--yes", "no": "suql-calls--no", "unknown": "suql-calls--unknown"}.get(verdict.lower())
+        return self.get_component_rich_style(name) if name else ""
+
+
+class CompareTable(_FreshWidths, DataTable):
+    """Compare modes: per mode, the calls, the rows and the wall time of the current query.
+
+    The last column says how far each mode got: waiting, running, its wall time, or why
+    it stopped; the highlighted row's tooltip holds the mode's full title (and error).
+    """
+
+    COLUMNS = (("mode", "mode"), ("strategy", "strategy"), ("answer()", "answer"), ("summary", "summary"),
+               ("cached", "cached"), ("examined", "examined"), ("rows", "rows"), ("verify", "to_verify"),
+               ("wall", "wall"))
+    COMPONENT_CLASSES = {"compare-table--muted", "compare-table--error", "compare-table--running"}
+    STRATEGY_CHARS = 20
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._titles: dict[str, str] = {}
+
+    def on_mount(self) -> None:
+        for label, key in self.COLUMNS:
+            self.add_column(label, key=key)
+
+    def start(self, modes: Sequence[tuple[str, str]]) -> None:
+        """One waiting row per mode."""
+        self.clear()
+        self._titles = {name: f"{name} — {title}" for name, title in modes}
+        muted = self.get_component_rich_style("compare-table--muted")
+        for name, title in modes:
+            self.add_row(
+                Text(name, style="bold"), Text(truncate(_strategy(title), self.STRATEGY_CHARS)),
+                *(Text("", justify="right") for _ in range(6)), Text("waiting", style=muted, justify="right"), key=name,
+            )
+        self.border_subtitle = "running…"
+
+    def running(self, mode: str, answer_calls: int = 0, summary_calls: int = 0) -> None:
+        style = self.get_component_rich_style("compare-table--running")
+        self.update_cell(mode, "mode", Text(mode, style=style))
+        self.update_cell(mode, "answer", Text(f"{answer_calls:,}", justify="right"))
+        self.update_cell(mode, "summary", Text(f"{summary_calls:,}", justify="right"))
+        self.update_cell(mode, "wall", Text("running", style=style, justify="right"))
+
+    def finished(self, row: ModeRow) -> None:
+        self.update_cell(row.mode, "mode", Text(row.mode, style="bold"))
+        if row.error is not None:
+            self._titles[row.mode] = f"{self._titles.get(row.mode, row.mode)}\nfailed: {row.error}"
+            self.update_cell(row.mode, "wall", Text("✗ error", style=self.get_component_rich_style("compare-table--error"),
+                                                    justify="right"))
+            return
+        values = {
+            "answer": f"{row.answer_calls:,}", "summary": f"{row.summary_calls:,}", "cached": f"{row.cached_calls:,}",
+            "examined": f"{row.rows_examined:,}", "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
+            "to_verify": f"{row.to_verify:,}", "wall": f"{row.wall_s:.2f} s",
+        }
+        for key, value in values.items():
+            self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
+
+    def stopped(self, mode: str, why: str) -> None:
+        self.update_cell(mode, "mode", Text(mode, style="bold"))
+        self.update_cell(mode, "wall", Text(why, style=self.get_component_rich_style("compare-table--error"), justify="right"),
+                         update_width=True)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.tooltip = self._titles.get(str(event.row_key.value))
+
+
+# --- rendering the plan ---------------------------------------------------------------------------
+
+
+def plan_content(plan: Plan) -> Content:
+    """The plan as lines: the mode; what the whole run does (visit order, lazy or not and why,
+    the cap, the SELECT-list calls); then per conjunct the structured part and its candidates,
+    and its answer() predicates in evaluation order with their estimates."""
+    muted = "$text-muted"
+
+    def label(text: str, style: str = "bold") -> Content:
+        return Content.styled(f"{text} ", style)
+
+    lines: list[Content] = [Content.from_markup("[b]mode $name[/b] [$text-muted]— $title[/]",
+                                                name=plan.mode.name, title=plan.mode.title)]
+    if plan.mode.udf:
+        lines.append(Content.styled("DuckDB evaluates the WHERE in its own order; answer() is a per-row function", muted))
+    if plan.visit_order:
+        lines.append(Content.assemble(label("visit"), plan.visit_order))
+    if plan.mode.udf:
+        pass
+    elif plan.lazy:
+        lines.append(Content.assemble(label("lazy", "bold $text-success"),
+                                      f"stop after {plan.stop_after} matching row(s) — {plan.lazy_reason}"))
+    elif plan.lazy_reason:
+        lines.append(Content.assemble(label("not lazy", "bold $text-warning"), plan.lazy_reason))
+    if plan.cap is not None:
+        lines.append(Content.assemble(label("cap", "bold $text-warning"),
+                                      f"at most {plan.cap} candidates examined — results are approximate"))
+    elif plan.conjuncts:
+        lines.append(Content.assemble(label("cap"), Content.styled("none: any candidate may be examined", muted)))
+    if plan.select_calls:
+        lines.append(Content.assemble(label("SELECT-list calls"), sql_content(", ".join(plan.select_calls)),
+                                      f" for {plan.select_calls_for}"))
+    for c in plan.conjuncts:
+        head = Content.assemble(
+            label(f"conjunct {c.index + 1}", "bold $text-accent"), sql_content(c.structured),
+            Content.styled(f" → {c.candidates:,} candidate{'s' if c.candidates != 1 else ''}", "bold"),
+        )
+        if c.predicates:
+            head += Content.styled(f" · ≈ {c.expected_calls_per_row:.2f} calls each", muted)
+        lines.append(head)
+        for i, p in enumerate(c.predicates, 1):
+            moved = f" · written #{p.written_position + 1}" if p.written_position != i - 1 else ""
+            lines.append(Content.assemble(f"  {i}. ", sql_content(p.sql)))
+            lines.append(Content.styled(f"     cost {p.cost:g} · passes ≈ {p.selectivity:.2f} · rank {p.rank:.2f}{moved}",
+                                        "$text-primary"))
+            lines.append(Content.styled(f"     {p.source}", muted))
+    for note in plan.notes:
+        lines.append(Content.styled(note, muted))
+    return Content("\n").join(lines)
+
+
+# --- the tab ------------------------------------------------------------------------------------
+
+
+class SuqlArea(WorkArea):
+    """The SUQL tab (see the module docstring)."""
+
+    AREA_ID = "suql"
+    TITLE = "SUQL"
+    HELP = """\
+## SUQL — SQL plus answer() and summary() (lecture 7)
+
+SUQL is SQL where `answer(text, 'question')` and `summary(text)` may stand wherever a text value may:
+the LLM reads a row's text (its reviews, its popular dishes) and answers. The compiler makes this cheap:
+the WHERE is normalised to **DNF**; in each conjunct the structured predicates run first in DuckDB; the
+answer() predicates are ordered by cost × selectivity; candidates are visited in the query's ORDER BY or by
+retrieval score (BM25); and evaluation stops as soon as LIMIT is met when the order allows it.
+
+**Left:** the world and the execution mode, the examples (the lecture's, then the SUQL paper's 100 real
+queries — Enter or a click loads one into the editor), the editor, the WHERE in DNF and the read-back
+(the query said back in words, built from the query tree, mistakes included).
+**Right:** running counters (answer() and summary() calls, cached answers, rows examined, elapsed time),
+the *plan* (per conjunct: the structured part and its candidates, the answer() predicates in evaluation
+order with cost, estimated pass rate and rank; the visit order; lazy or not and why; the cap), the
+*results* beside the rows *to verify* (the condition is Unknown — SQL NULL — for them: never counted as
+matches), and the *LLM calls* streaming in: row, question, verdict, latency, cached, evidence — the line under
+them shows the highlighted call's verdict with all of its evidence. The *World* switch opens another world
+(the restaurants, the course assistant's courses, …): its examples replace the list.
+
+**Modes** (lecture 7 §3.3): **A** naive (answer() on every row, then filter); **B** DuckDB runs the query as
+written with answer() as a per-row function; **C** predicate ordering; **D** C + lazy evaluation; **E** D +
+retrieval ordering; **F** E + a retrieval cap (approximate: its rows are labelled so). *Compare modes* runs the
+query in all six and tabulates the calls, the rows and the wall time. With the answer cache on, later modes
+reuse earlier answers (the *cached* column): compare the call counts.
+
+| key | what it does |
+| --- | --- |
+| Ctrl+Enter / Ctrl+J | run the query in the editor |
+| Ctrl+O | compare modes: run the query in A–F and show the table |
+| a … f (outside the editor), Alt+A … Alt+F (anywhere) | execution mode A … F for the next run |
+| Esc | cancel the running query: no further LLM call; what was decided stays on screen |
+| Enter (in the examples) | load the example into the editor |
+| Tab / Shift+Tab | move between the controls, the examples, the editor and the tables |
+
+In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a world, or load any example.
+"""
+
+    BINDINGS = [
+        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
+                tooltip="Run the query in the editor (Ctrl+J for terminals without Ctrl+Enter)."),
+        Binding("ctrl+o", "compare", "Compare modes",
+                tooltip="Run the editor's query in all six modes and compare calls, rows and wall time."),
+        Binding("escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."),
+        *(Binding(m.lower(), f"mode('{m}')", f"Mode {m}", show=False,
+                  tooltip=f"Execution mode {m} (when not typing in the editor).") for m in MODE_NAMES),
+        *(Binding(f"alt+{m.lower()}", f"mode('{m}')", f"Mode {m}", show=False, priority=True,
+                  tooltip=f"Execution mode {m}, even while typing.") for m in MODE_NAMES),
+    ]
+
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self.mode = DEFAULT_MODE
+        self.world = DEFAULT_WORLD
+        self._session: SuqlSession | None = None
+        self._session_lock = threading.Lock()  # opening / swapping the session
+        self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
+        self._cancel: threading.Event | None = None
+        self._modes: tuple[tuple[str, str], ...] = ()
+        self._worlds: tuple[tuple[str, str], ...] = ()
+        self._lecture: tuple[Example, ...] = ()
+        self._paper: tuple[Example, ...] = ()
+        self._loaded: Example | None = None  # the example the editor started from
+        self._started = 0.0
+        self._ticker: Timer | None = None
+        self._counts: dict[str, Any] = {}
+        self._decided: list[tuple[str, str]] = []
+        self._compared: list[ModeRow] = []
+        self._comparing: str | None = None
+
+    # --- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        from engines.suql.examples import LECTURE
+
+        with Horizontal(id="suql-columns"):
+            with Vertical(id="suql-left"):
+                with Horizontal(id="suql-controls"):
+                    yield Static("opening the world…", id="suql-opening", markup=False)
+                examples = OptionList(id="suql-examples")
+                examples.border_title = "Examples · Enter loads one"
+                yield examples
+                editor = SuqlEditor(layout_sql(LECTURE[1].sql), id="suql-editor", soft_wrap=True, tab_behavior="focus")
+                editor.cursor_blink = self.cursor_blink
+                editor.border_title = EDITOR_TITLE
+                editor.border_subtitle = LECTURE[1].source
+                self._loaded = LECTURE[1]
+                yield editor
+                error = Static(id="suql-error", markup=False)
+                error.border_title = "Error"
+                error.display = False
+                yield error
+                yield _pane("DNF (the WHERE as OR of ANDs)", SqlView("—", id="suql-dnf"), id="suql-dnf-pane")
+                yield _pane("Read-back", Static("—", id="suql-readback", markup=False), id="suql-readback-pane")
+            with Vertical(id="suql-right"):
+                yield Static(id="suql-counters")
+                yield _pane("Plan", Static(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
+                with Horizontal(id="suql-tables"):
+                    results = SuqlResultsTable(id="suql-results")
+                    results.border_title = "Results"
+                    yield results
+                    verify = SuqlResultsTable(id="suql-verify")
+                    verify.border_title = "To verify · condition unknown"
+                    yield verify
+                with TabbedContent(id="suql-bottom", initial="suql-calls-pane"):
+                    with TabPane("LLM calls", id="suql-calls-pane"):
+                        yield SuqlCallsTable(id="suql-calls")
+                        yield Static(id="suql-call-detail")
+                    with TabPane("Compare modes", id="suql-compare-pane"):
+                        yield CompareTable(id="suql-compare")
+        yield Static(id="suql-status", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#suql-results", ResultsTable).show_nothing("no query yet")
+        self.query_one("#suql-verify", ResultsTable).show_nothing()
+        self.query_one(SuqlCallsTable).reset("no calls yet")
+        self._show_call_detail()
+        self.query_one(CompareTable).border_subtitle = "Ctrl+O compares the six modes on the editor's query"
+        self._reset_counts()
+        self._render_counters()
+        self._set_status("opening the world…", "running")
+        self.run_engine(self._open_work, name="open")
+
+    def on_unmount(self) -> None:
+        if self._cancel is not None:
+            self._cancel.set()
+        self._stop_ticker()
+        # A running query stops at its next call; wait (briefly) so the database is not closed under it.
+        acquired = self._run_lock.acquire(timeout=2.0)
+        try:
+            with self._session_lock:
+                if self._session is not None:
+                    self._session.close()
+                    self._session = None
+        finally:
+            if acquired:
+                self._run_lock.release()
+
+    def focus_default(self) -> None:
+        self.query_one("#suql-editor", SuqlEditor).focus()
+
+    # --- actions (public: the app, the palette and the tests call them) ----------------------------
+
+    def run_query(self, sql: str | None = None) -> bool:
+        """Run ``sql`` (default: the editor's text) in the current mode.  False when it cannot start."""
+        text = self._query_text(sql, "run")
+        if text is None or not self._free("run a query"):
+            return False
+        self._clear_error()
+        self._begin_run()
+        self._set_status(f"running in mode {self.mode}… — Esc cancels", "running")
+        cancel = self._cancel = threading.Event()
+        mode = self.mode
+        self.run_engine(lambda: self._query_work(text, mode, cancel), name="query")
+        self.refresh_bindings()
+        return True
+
+    def compare_modes(self, sql: str | None = None) -> bool:
+        """Run ``sql`` (default: the editor's text) in all six modes and fill the compare table."""
+        text = self._query_text(sql, "compare")
+        if text is None or not self._free("compare modes"):
+            return False
+        self._clear_error()
+        self._compared = []
+        self._comparing = None
+        self.query_one(CompareTable).start(self._modes or tuple((m, "") for m in MODE_NAMES))
+        self.query_one("#suql-bottom", TabbedContent).active = "suql-compare-pane"
+        self._set_status("comparing the six modes… — Esc cancels", "running")
+        cancel = self._cancel = threading.Event()
+        self._started = self._now()
+        self.run_engine(lambda: self._compare_work(text, cancel), name="compare")
+        self.refresh_bindings()
+        return True
+
+    def cancel(self) -> bool:
+        """Ask the running query (or comparison) to stop: the engine makes no further call."""
+        if self._cancel is None or not self.is_busy:
+            return False
+        self._cancel.set()
+        self._set_status("cancelling… (no further LLM call is made)", "running")
+        return True
+
+    def set_mode(self, mode: str) -> None:
+        """Choose the execution mode of the next run (A–F)."""
+        mode = mode.strip().upper()
+        if mode not in MODE_NAMES:
+            raise ValueError(f"unknown execution mode {mode!r}: choose one of {', '.join(MODE_NAMES)}")
+        if mode == self.mode:
+            return
+        self.mode = mode
+        selects = self.query("#suql-mode")
+        if selects:
+            select = selects.first(Select)
+            if select.value != mode:
+                select.value = mode
+        self._render_counters()
+        if not self.is_busy:
+            self._set_status(f"mode {mode} — {self._mode_title(mode)} · Ctrl+J runs", "idle")
+
+    def set_world(self, world: str) -> bool:
+        """Open a session on another world (its examples replace the list)."""
+        if world == self.world:
+            return True
+        if not self._free("switch the world"):
+            self._sync_world_select()
+            return False
+        self._set_status(f"opening the {world} world…", "running")
+        self.run_engine(lambda: self._reopen_work(self.settings, world), name="reopen")
+        return True
+
+    def load_example(self, example: Example) -> None:
+        """Put an example's query in the editor (laid out on several lines), without running it."""
+        editor = self.query_one("#suql-editor", SuqlEditor)
+        editor.text = layout_sql(example.sql)
+        editor.border_subtitle = example.source
+        self._loaded = example
+        if not self.is_busy:
+            self._set_status(f"loaded {example.source} — Ctrl+J runs it in mode {self.mode}", "idle")
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        """The examples in the list: the world's (the lecture's), then the SUQL paper's."""
+        return (*self._lecture, *self._paper)
+
+    def example(self, key: str) -> Example:
+        """The first example whose source is ``key`` (``"lecture 7 §2.5"``, ``"SUQL paper #8"``)
+        or whose title starts with it (``"family-friendly"``)."""
+        for example in self.examples:
+            if example.source == key or example.title.startswith(key):
+                return example
+        raise KeyError(f"no example {key!r} in the {self.world} world")
+
+    def option_id(self, example: Example) -> str:
+        """The id of ``example``'s entry in the examples list."""
+        for kind, pool in (("lecture", self._lecture), ("paper", self._paper)):
+            for i, candidate in enumerate(pool):
+                if candidate is example:
+                    return f"{kind}-{i}"
+        raise KeyError(f"{example.source} is not in the list")
+
+    def use_settings(self, settings: Settings) -> None:
+        """Rebuild the session with ``settings`` (another backend), on the same world."""
+        self._set_status(f"switching to the {settings.backend} backend…", "running")
+        self.run_engine(lambda: self._reopen_work(settings, self.world), name="reopen")
+
+    def action_run(self) -> None:
+        self.run_query()
+
+    def action_compare(self) -> None:
+        self.compare_modes()
+
+    def action_cancel(self) -> None:
+        self.cancel()
+
+    def action_mode(self, mode: str) -> None:
+        self.set_mode(mode)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":
+            return True if self._cancel is not None and self.is_busy else None
+        return True
+
+    def on_sql_editor_run_requested(self, event: SqlEditor.RunRequested) -> None:
+        event.stop()
+        self.run_query(event.sql)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id != "suql-examples":
+            return
+        event.stop()
+        example = self._example_by_id(event.option.id or "")
+        if example is not None:
+            self.load_example(example)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        if event.value is Select.BLANK:
+            return
+        if event.select.id == "suql-mode":
+            self.set_mode(str(event.value))
+        elif event.select.id == "suql-world":
+            self.set_world(str(event.value))
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id != "suql-editor" or self._loaded is None:
+            return
+        if event.text_area.text != layout_sql(self._loaded.sql):
+            event.text_area.border_subtitle = f"edited from {self._loaded.source}"
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "suql-calls":
+            self._show_call_detail()
+
+    def _show_call_detail(self) -> None:
+        calls = self.query_one(SuqlCallsTable)
+        self.query_one("#suql-call-detail", Static).update(calls.detail(calls.cursor_key))
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id == "suql-bottom":
+            event.stop()
+
+    def commands(self) -> Iterable[PaletteCommand]:
+        yield PaletteCommand("SUQL: run the query in the editor", f"Runs it in mode {self.mode} (Ctrl+J).", self.run_query)
+        yield PaletteCommand(
+            "SUQL: compare modes A–F on the query in the editor",
+            "Runs it in all six modes and tabulates answer()/summary() calls, rows, to verify and wall time (Ctrl+O).",
+            self.compare_modes,
+        )
+        if self.is_busy:
+            yield PaletteCommand("SUQL: cancel the running query", "No further LLM call is made (Esc).", self.cancel)
+        for name, title in self._modes or tuple((m, "") for m in MODE_NAMES):
+            current = " (current)" if name == self.mode else ""
+            yield PaletteCommand(f"SUQL: mode {name} — {_short_title(title)}{current}", title or f"Mode {name}",
+                                 lambda m=name: self.set_mode(m))
+        for name, title in self._worlds:
+            current = " (current)" if name == self.world else ""
+            yield PaletteCommand(f"SUQL: world {name}{current}", title, lambda w=name: self.set_world(w))
+        yield PaletteCommand("SUQL: focus the editor", "Write SUQL and run it with Ctrl+Enter or Ctrl+J.", self.focus_default)
+        yield PaletteCommand("SUQL: focus the examples", "Pick an example with ↑/↓ and load it with Enter.",
+                             lambda: self.query_one("#suql-examples", OptionList).focus())
+        for example in (*self._lecture, *self._paper):
+            yield PaletteCommand(f"SUQL: load {example.source} — {example.title}", example.sql,
+                                 lambda e=example: self.load_example(e))
+
+    # --- worker bodies (run in threads) ------------------------------------------------------------
+
+    def _open(self, settings: Settings, world: str) -> SuqlSession:
+        from engines.suql.session import open_suql
+
+        return open_suql(settings, world=world, clock=self.clock)
+
+    def _opened(self, session: SuqlSession) -> Opened:
+        from engines.suql.examples import paper_queries
+        from engines.suql.plan import MODES
+        from engines.suql.session import WORLDS
+
+        paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
+        return Opened(
+            session=session,
+            worlds=tuple((w.name, w.title) for w in WORLDS.values()),
+            modes=tuple((m.name, m.title) for m in MODES.values()),
+            lecture=tuple(session.examples),
+            paper=paper,
+        )
+
+    def _open_work(self) -> Opened:
+        with self._session_lock:
+            if self._session is None:
+                self._session = self._open(self.settings, self.world)
+            return self._opened(self._session)
+
+    def _reopen_work(self, settings: Settings, world: str) -> tuple[Settings, Opened]:
+        fresh = self._open(settings, world)
+        with self._session_lock:
+            old, self._session = self._session, fresh
+        if old is not None:
+            with self._run_lock:
+                old.close()
+        return settings, self._opened(fresh)
+
+    def _session_now(self) -> SuqlSession:
+        with self._session_lock:
+            if self._session is None:
+                self._session = self._open(self.settings, self.world)
+            return self._session
+
+    def _query_work(self, sql: str, mode: str, cancel: threading.Event) -> QueryRan:
+        session = self._session_now()
+        with self._run_lock:
+            start = self._now()
+            result = session.engine.run(sql, mode=mode, emit=self._emit, cancel=cancel)
+            return QueryRan(result, self._now() - start)
+
+    def _compare_work(self, sql: str, cancel: threading.Event) -> Comparison:
+        from engines.errors import Cancelled, EngineError
+        from engines.suql.plan import MODES
+
+        session = self._session_now()
+        rows: list[ModeRow] = []
+        with self._run_lock:
+            session.engine.compile(sql)  # a query that cannot parse fails once, not six times
+            for name, mode in MODES.items():
+                if cancel.is_set():
+                    raise Cancelled()
+                self.post_message(ModeStarted(name))
+                progress = _Progress(self, name)
+                start = self._now()
+                try:
+                    result = session.engine.run(sql, mode=name, emit=progress, cancel=cancel)
+                except Cancelled:
+                    raise
+                except EngineError as e:
+                    row = ModeRow(name, mode.title, error=str(e))
+                else:
+                    s = result.stats
+                    row = ModeRow(
+                        name, mode.title, s.answer_calls, s.summary_calls, s.cached_calls, s.rows_examined,
+                        len(result.rows), len(result.to_verify), result.approximate, self._now() - start,
+                    )
+                rows.append(row)
+                self.post_message(ModeCompared(row))
+        return Comparison(sql, tuple(rows))
+
+    def _emit(self, event: Event) -> None:
+        self.post_message(EngineReported(event))
+
+    def _now(self) -> float:
+        return (self.clock or time.perf_counter)()
+
+    # --- engine events (main thread) ---------------------------------------------------------------
+
+    def on_engine_reported(self, message: EngineReported) -> None:
+        from engines.suql.execute import PlanBuilt, RowDecided
+
+        message.stop()
+        event = message.event
+        calls = self.query_one(SuqlCallsTable)
+        if isinstance(event, CallStarted):
+            calls.call_started(event)
+        elif isinstance(event, CallFinished):
+            calls.call_finished(event)
+            if calls.cursor_key == str(event.call_id):
+                self._show_call_detail()
+            if event.function in ("answer", "summary"):
+                self._counts[event.function] += 1
+            self._counts["cached"] += int(event.cached)
+        elif isinstance(event, CallFailed):
+            calls.call_failed(event)
+            self._counts["stopped" if _is_cancellation(event.error) else "failed"] += 1
+            if calls.cursor_key == str(event.call_id):
+                self._show_call_detail()
+        elif isinstance(event, PlanBuilt):
+            self._show_plan(event.plan)
+        elif isinstance(event, RowDecided):
+            self._decided.append((event.row_key, event.truth))
+            self._counts["examined"] += 1
+            self._counts[event.truth] = self._counts.get(event.truth, 0) + 1
+        else:
+            return
+        self._render_counters()
+
+    def on_mode_started(self, message: ModeStarted) -> None:
+        message.stop()
+        self._comparing = message.mode
+        self.query_one(CompareTable).running(message.mode)
+        done = len(self._compared)
+        self._set_status(f"comparing modes… {message.mode} ({done + 1}/{len(MODE_NAMES)}) — Esc cancels", "running")
+
+    def on_mode_progressed(self, message: ModeProgressed) -> None:
+        message.stop()
+        self.query_one(CompareTable).running(message.mode, message.answer_calls, message.summary_calls)
+
+    def on_mode_compared(self, message: ModeCompared) -> None:
+        message.stop()
+        self._compared.append(message.row)
+        self._comparing = None
+        self.query_one(CompareTable).finished(message.row)
+
+    # --- worker outcomes (main thread) ---------------------------------------------------------------
+
+    def worker_succeeded(self, name: str, result: Any) -> None:
+        if name == "open":
+            self._adopt(result)
+            self._set_status(f"ready — Ctrl+J runs the query in mode {self.mode} · Ctrl+O compares modes", "idle")
+        elif name == "reopen":
+            settings, opened = result
+            self.settings = settings
+            changed_world = opened.session.world_name != self.world
+            self._adopt(opened)
+            if changed_world:
+                self._world_changed()
+                self._set_status(f"ready — world {self.world} · pick an example or write a query", "idle")
+            else:
+                self._set_status(f"ready — now using the {settings.backend} backend", "idle")
+        elif name == "query":
+            self._cancel = None
+            self._finish_query(result)
+        elif name == "compare":
+            self._cancel = None
+            self._finish_compare(result)
+
+    def worker_failed(self, name: str, error: BaseException) -> None:
+        from engines.errors import Cancelled
+        from engines.sql.sandbox import SqlError, SqlRefused
+
+        self._stop_ticker()
+        if name in ("query", "compare"):
+            self._cancel = None
+        if isinstance(error, Cancelled):
+            if name == "compare":
+                self._cancelled_compare()
+            else:
+                self._cancelled_query()
+            return
+        if name in ("query", "compare") and isinstance(error, SqlError):
+            self._show_query_error(error, refused=isinstance(error, SqlRefused), compare=name == "compare")
+            return
+        message = describe_error(error)
+        if name == "compare":
+            self._stop_compare_rows("✗ error")
+        if name == "open":
+            self._show_error("Could not open the world", message)
+        elif name == "reopen":
+            self._sync_world_select()
+            self._show_error("Could not open the session", message)
+        else:
+            self._show_error("Error", message)
+            self._show_nothing("error")
+        self._set_status("error — see the error pane", "error")
+
+    def _adopt(self, opened: Opened) -> None:
+        self.world = opened.session.world_name
+        self._modes = opened.modes
+        self._worlds = opened.worlds
+        self._lecture = opened.lecture
+        self._paper = opened.paper
+        self._mount_controls()
+        self._fill_examples()
+
+    def _world_changed(self) -> None:
+        """Another world: empty the panes; an unedited example gives way to the new world's first."""
+        editor = self.query_one("#suql-editor", SuqlEditor)
+        unedited = self._loaded is not None and editor.text == layout_sql(self._loaded.sql)
+        if (unedited or not editor.text.strip()) and self.examples:
+            self.load_example(self.examples[0])
+        self._reset_counts()
+        self._render_counters()
+        self._show_nothing("no query yet")
+        self.query_one("#suql-plan", Static).update(PLAN_HINT)
+        self.query_one("#suql-readback", Static).update("—")
+        self.query_one(SuqlCallsTable).reset("no calls yet")
+        self._show_call_detail()
+        self._clear_error()
+
+    def _finish_query(self, ran: QueryRan) -> None:
+        self._stop_ticker()
+        result = ran.result
+        self._show_plan(result.plan)
+        self._show_dnf(result.dnf)
+        self.query_one("#suql-readback", Static).update(result.readback)
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_rows(result.columns, result.rows, truncated=result.truncated)
+        if result.approximate:
+            results.border_title = "Results ≈ approximate"
+            results.border_subtitle = f"{count_rows(len(result.rows))} · cap {result.plan.cap}: not every candidate examined"
+        else:
+            results.border_title = "Results"
+        self._show_to_verify(result)
+        s = result.stats
+        self._counts.update(answer=s.answer_calls, summary=s.summary_calls, cached=s.cached_calls,
+                            examined=s.rows_examined, elapsed=ran.elapsed_s, running=False)
+        self._render_counters()
+        parts = [count_rows(len(result.rows))]
+        if result.to_verify:
+            parts.append(f"{len(result.to_verify)} to verify")
+        if result.approximate:
+            parts.append("approximate")
+        self._set_status(f"done — {' · '.join(parts)} · mode {result.mode}", "done")
+
+    def _finish_compare(self, comparison: Comparison) -> None:
+        self._stop_ticker()
+        table = self.query_one(CompareTable)
+        failed = [r.mode for r in comparison.rows if r.error is not None]
+        calls = {r.mode: r.answer_calls for r in comparison.rows if r.error is None}
+        subtitle = f"{len(comparison.rows)} modes"
+        if calls:
+            fewest = min(calls.values())
+            best = [m for m, n in calls.items() if n == fewest]
+            subtitle += f" · fewest answer() calls: {', '.join(best)} ({fewest:,})"
+        if any(r.approximate for r in comparison.rows):
+            subtitle += " · ≈ approximate (retrieval cap)"
+        table.border_subtitle = subtitle
+        if failed:
+            self._set_status(f"compared — {', '.join(failed)} failed (see the note column)", "error")
+        else:
+            self._set_status(f"compared the six modes — {subtitle}", "done")
+
+    def _cancelled_query(self) -> None:
+        counts = self._counts
+        calls = counts["answer"] + counts["summary"]
+        self._counts.update(elapsed=self._now() - self._started, running=False)
+        self._render_counters()
+        rows = [(label, truth) for label, truth in self._decided]
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_rows(("row", "decided"), rows)
+        results.border_title = "Results · cancelled"
+        results.border_subtitle = f"{count_rows(len(rows))} decided before Esc"
+        self.query_one("#suql-verify", ResultsTable).show_nothing("cancelled: no final query ran")
+        self.query_one("#suql-readback", Static).update("— (cancelled)")
+        stopped = f" ({counts['stopped']} in flight stopped)" if counts["stopped"] else ""
+        self._set_status(
+            f"cancelled — {count_rows(calls, 'LLM call')} made{stopped}, {count_rows(len(rows))} decided; no further calls",
+            "cancelled",
+        )
+
+    def _stop_compare_rows(self, current: str) -> None:
+        """The comparison ended early: the running mode says ``current``, the ones after it "not run"."""
+        table = self.query_one(CompareTable)
+        done = [r.mode for r in self._compared]
+        for name in MODE_NAMES:
+            if name == self._comparing:
+                table.stopped(name, current)
+            elif name not in done:
+                table.stopped(name, "not run")
+        table.border_subtitle = "stopped early"
+
+    def _cancelled_compare(self) -> None:
+        self._stop_compare_rows("stopped")
+        self.query_one(CompareTable).border_subtitle = "cancelled"
+        done = [r.mode for r in self._compared]
+        ran = f"compared {', '.join(done)}" if done else "no mode finished"
+        self._set_status(f"cancelled — {ran}; no further calls", "cancelled")
+
+    def _show_query_error(self, error: Any, *, refused: bool, compare: bool) -> None:
+        """A query the engine refused or could not run; the editor keeps its text."""
+        editor = self.query_one("#suql-editor", SuqlEditor)
+        text = editor.text
+        where = ""
+        if error.line is not None and error.column is not None:
+            if error.sql is not None and _bare(error.sql) != _bare(text):
+                where = "in the SQL the compiler generated"
+            else:
+                where = f"at line {error.line}, column {error.column}"
+                editor.cursor_location = _location_in(text, error.line, error.column)
+        title = "Refused — nothing ran" if refused else "SUQL error"
+        if where:
+            title = f"{title} {where}"
+        self._show_error(title, error.message)
+        self._show_nothing("refused" if refused else "error")
+        if compare:
+            table = self.query_one(CompareTable)
+            for name in MODE_NAMES:
+                table.stopped(name, "not run")
+            table.border_subtitle = "the query cannot run"
+        self._set_status("refused — fix the query in the editor" if refused
+                         else "error — fix the query in the editor and run it again", "error")
+
+    # --- view helpers -------------------------------------------------------------------------------
+
+    def _query_text(self, sql: str | None, what: str) -> str | None:
+        text = self.query_one("#suql-editor", SuqlEditor).text if sql is None else sql
+        if not text.strip():
+            self._show_error("Nothing to run", f"The editor is empty: write a SUQL query (or pick an example) to {what}.")
+            return None
+        return text
+
+    def _free(self, what: str) -> bool:
+        if not self.is_busy:
+            return True
+        running = self._busy_worker.name if self._busy_worker is not None else ""
+        why = {
+            "query": "a query is running (Esc cancels it)",
+            "compare": "the modes are being compared (Esc cancels)",
+            "open": "the world is being opened",
+            "reopen": "the session is being rebuilt",
+        }.get(running, "the tab is busy")
+        self.notify(f"Cannot {what} now: {why}.", severity="warning", title="SUQL")
+        return False
+
+    def _begin_run(self) -> None:
+        """Empty the panes for a new run and start the elapsed counter."""
+        self._decided = []
+        self._reset_counts()
+        self._started = self._now()
+        self._counts["running"] = True
+        self.query_one("#suql-dnf", SqlView).update("…")
+        self.query_one("#suql-plan", Static).update("…")
+        self.query_one("#suql-readback", Static).update("…")
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_nothing("running…")
+        results.border_title = "Results"
+        self.query_one("#suql-verify", ResultsTable).show_nothing()
+        self.query_one(SuqlCallsTable).reset()
+        self._show_call_detail()
+        self.query_one("#suql-bottom", TabbedContent).active = "suql-calls-pane"
+        self._render_counters()
+        self._stop_ticker()
+        self._ticker = self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:
+        if self._counts.get("running"):
+            self._counts["elapsed"] = self._now() - self._started
+            self._render_counters()
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def _reset_counts(self) -> None:
+        self._counts = {"answer": 0, "summary": 0, "cached": 0, "examined": 0, "match": 0, "no": 0,
+                        "to verify": 0, "stopped": 0, "failed": 0, "elapsed": 0.0, "running": False}
+
+    def _render_counters(self) -> None:
+        c = self._counts
+
+        def item(label: str, value: str) -> Content:
+            return Content.assemble(Content.styled(label + " ", "$text-muted"), Content.styled(value, "bold"))
+
+        parts = [
+            item("answer()", f"{c['answer']:,}"),
+            item("summary()", f"{c['summary']:,}"),
+            item("cached", f"{c['cached']:,}"),
+            item("examined", f"{c['examined']:,}"),
+        ]
+        if c["match"] or c["no"] or c["to verify"]:
+            parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$text-muted")
+        parts.append(item("elapsed", f"{c['elapsed']:.2f} s"))
+        self.query_one("#suql-counters", Static).update(Content("   ").join(parts))
+
+    def _show_plan(self, plan: Plan) -> None:
+        self.query_one("#suql-plan", Static).update(plan_content(plan))
+        self._show_dnf(plan.dnf)
+
+    def _show_dnf(self, dnf: str) -> None:
+        view = self.query_one("#suql-dnf", SqlView)
+        if dnf:
+            view.show_sql(dnf)
+        else:
+            view.show_note("— no answer() in the WHERE: nothing to normalise")
+
+    def _show_to_verify(self, result: SuqlResult) -> None:
+        table = self.query_one("#suql-verify", ResultsTable)
+        if not result.to_verify:
+            table.show_nothing("none: every examined row was decided")
+            return
+        hidden = {"_row", "unknown", "approximate", "name"}
+        others = [k for k in result.to_verify[0] if k not in hidden]
+        columns = ["row", "unknown", *(["approx."] if result.approximate else []), *others]
+        rows = []
+        for rec in result.to_verify:
+            label = f"#{rec.get('_row')} {rec['name']}" if "name" in rec else f"#{rec.get('_row')}"
+            unknown = "; ".join(_unknown_label(u) for u in rec.get("unknown") or []) or "—"
+            rows.append([label, unknown, *(["≈ yes"] if result.approximate else []), *(rec.get(k) for k in others)])
+        table.show_rows(columns, rows)
+        if result.approximate:
+            table.border_subtitle = f"{count_rows(len(rows))} · approximate (mode {result.mode})"
+
+    def _show_nothing(self, why: str) -> None:
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_nothing(why)
+        results.border_title = "Results"
+        self.query_one("#suql-verify", ResultsTable).show_nothing()
+        self.query_one("#suql-readback", Static).update(f"— ({why})")
+        self.query_one("#suql-plan", Static).update("—")
+        self.query_one("#suql-dnf", SqlView).update("—")
+        self._counts["running"] = False
+        self._render_counters()
+
+    def _mount_controls(self) -> None:
+        """The world and mode selects, built once the engine modules are loaded."""
+        controls = self.query_one("#suql-controls", Horizontal)
+        if controls.query("#suql-mode"):
+            self._sync_world_select()
+            return
+        controls.query("#suql-opening").remove()
+        world = Select([(name, name) for name, _ in self._worlds], value=self.world, allow_blank=False, compact=True,
+                       id="suql-world")
+        world.border_title = "World"
+        world.tooltip = "The data the queries run on; more worlds join as they are built."
+        mode = Select([(f"{name} · {_short_title(title)}", name) for name, title in self._modes], value=self.mode,
+                      allow_blank=False, compact=True, id="suql-mode")
+        mode.border_title = "Mode · keys a–f"
+        mode.tooltip = "\n".join(f"{name} — {title}" for name, title in self._modes)
+        controls.mount_all([world, mode])
+
+    def _sync_world_select(self) -> None:
+        selects = self.query("#suql-world")
+        if selects:
+            select = selects.first(Select)
+            if select.value != self.world:
+                select.value = self.world
+
+    def _fill_examples(self) -> None:
+        options: list[Option | None] = []
+        if self._lecture:
+            options.append(Option(Content.styled(f"Lecture and notes · {len(self._lecture)}", "bold $text-accent"),
+                                  disabled=True))
+            options.extend(_example_option(f"lecture-{i}", e) for i, e in enumerate(self._lecture))
+        if self._paper:
+            options.append(None)
+            options.append(Option(Content.styled(f"SUQL paper · {len(self._paper)} real queries", "bold $text-accent"),
+                                  disabled=True))
+            options.extend(_example_option(f"paper-{i}", e) for i, e in enumerate(self._paper))
+        examples = self.query_one("#suql-examples", OptionList)
+        examples.set_options(options)
+        examples.border_subtitle = f"{len(self._lecture) + len(self._paper)} queries · world {self.world}"
+
+    def _example_by_id(self, option_id: str) -> Example | None:
+        kind, _, index = option_id.partition("-")
+        pool = {"lecture": self._lecture, "paper": self._paper}.get(kind, ())
+        return pool[int(index)] if index.isdigit() and int(index) < len(pool) else None
+
+    def _mode_title(self, mode: str) -> str:
+        return dict(self._modes).get(mode, "")
+
+    def _set_status(self, text: str, state: str) -> None:
+        status = self.query_one("#suql-status", Static)
+        status.update(text)
+        for name in ("idle", "running", "done", "cancelled", "error"):
+            status.set_class(name == state, f"-{name}")
+
+    def _show_error(self, title: str, message: str) -> None:
+        error = self.query_one("#suql-error", Static)
+        error.border_title = title
+        error.update(message)
+        error.display = True
+
+    def _clear_error(self) -> None:
+        self.query_one("#suql-error", Static).display = False
+
+
+class _Progress:
+    """The ``emit`` of one mode's run while comparing: counts the calls, reports every few."""
+
+    def __init__(self, area: SuqlArea, mode: str) -> None:
+        self.area = area
+        self.mode = mode
+        self.answer = 0
+        self.summary = 0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, CallFinished) and event.function in ("answer", "summary"):
+            if event.function == "answer":
+                self.answer += 1
+            else:
+                self.summary += 1
+            if (self.answer + self.summary) % COMPARE_PROGRESS_EVERY == 0:
+                self.area.post_message(ModeProgressed(self.mode, self.answer, self.summary))
+
+
+def _is_cancellation(error: str) -> bool:
+    """A failed call's message says it was cancelled (engines.errors.Cancelled)."""
+    return error.strip().rstrip(".").lower() == "cancelled"
+
+
+def _evidence_text(evidence: Sequence[str]) -> str:
+    """The sentences an answer relied on, each once (``×2`` when several texts say it)."""
+    if not evidence:
+        return "—"
+    counts: dict[str, int] = {}
+    for sentence in evidence:
+        counts[sentence] = counts.get(sentence, 0) + 1
+    return " … ".join(s if n == 1 else f"{s} (×{n})" for s, n in counts.items())
+
+
+_YES_TEST = re.compile(r"^answer\((?P<text>[^,]+), '(?P<question>(?:[^']|'')*)'\) = 'Yes'$")
+
+
+def _unknown_label(predicate: str) -> str:
+    """``answer(reviews, 'is it romantic?') = 'Yes'`` → ``is it romantic?``; other shapes as written."""
+    m = _YES_TEST.match(predicate)
+    return m.group("question").replace("''", "'") if m else predicate
+
+
+def _strategy(title: str) -> str:
+    """What a mode adds, in a few words: ``'D + retrieval ordering: …'`` → ``'+ retrieval ordering'``."""
+    return re.sub(r"^[A-F] \+ ", "+ ", _short_title(title))
+
+
+def _short_title(title: str) -> str:
+    """``'C + lazy evaluation: stop when …'`` → ``'C + lazy evaluation'``."""
+    return re.split(r"[:,]", title, maxsplit=1)[0].strip() if title else ""
+
+
+def _example_option(option_id: str, example: Example) -> Option:
+    source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
+    room = max(8, EXAMPLE_CHARS - len(source) - 1)
+    return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$text-muted")), id=option_id)
+
+
+def _pane(title: str, body: Static, *, id: str) -> VerticalScroll:
+    pane = VerticalScroll(body, id=id, classes="pane")
+    pane.border_title = title
+    return pane
+
+
+def _bare(sql: str) -> str:
+    return sql.strip().rstrip(";").strip()
+
+
+def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
+    lines = text.split("\n") or [""]
+    row = min(max(line - 1, 0), len(lines) - 1)
+    return row, min(max(column - 1, 0), len(lines[row]))
+
+
+__all__ = [
+    "Comparison", "CompareTable", "EngineReported", "ModeCompared", "ModeProgressed", "ModeRow", "ModeStarted",
+    "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content", "sql_highlights",
+]
