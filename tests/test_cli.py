@@ -59,3 +59,11 @@ def test_console_script_help():
     out = subprocess.run([sys.executable, "-m", "tui.cli", "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("ask", "sql", "screenshots"):
         assert command in out
+
+
+def test_ask_suql_agent(capsys):
+    code, out, _ = run(capsys, "ask", "--suql", "Find me a spicy Chinese restaurant in Palo Alto!", "--json")
+    data = json.loads(out)
+    assert code == 0 and "answer(reviews, 'is the food spicy?') = 'Yes'" in data["sql"]
+    assert "where the reviews say the food is spicy" in data["readback"]
+    assert all(r["location"] == "Palo Alto" for r in data["rows"])

@@ -14,7 +14,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                          description="Run the Text-to-SQL agent. Several questions run as turns of one dialogue.")
     ask.add_argument("questions", nargs="+", metavar="QUESTION")
     ask.add_argument("--json", action="store_true", help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)')
-    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json))
+    ask.add_argument("--suql", action="store_true",
+                     help="the SUQL agent (lecture 7 §4): text-only wishes become answer() conditions, run by the SUQL compiler")
+    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql))
 
     sql = sub.add_parser("sql", parents=[common], help="run one read-only SQL statement through the sandbox",
                          description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.")
@@ -26,16 +28,24 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 # --- ask ---------------------------------------------------------------------------------------
 
 
-def _ask(settings, questions: Sequence[str], *, as_json: bool) -> int:
+def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = False) -> int:
     from engines.events import CallFinished, CallStarted, Event
-    from engines.sql.session import open_restaurants
 
-    session = open_restaurants(settings)
+    if suql:
+        from engines.suql.session import open_suql
+
+        session = open_suql(settings)
+        agent = session.agent()
+    else:
+        from engines.sql.session import open_restaurants
+
+        session = open_restaurants(settings)
+        agent = session.agent
     results = []
     try:
         for q in questions:
             if as_json:
-                turn = session.agent.ask(q)
+                turn = agent.ask(q)
             else:
                 print(f"\n> {q}")
 
@@ -46,7 +56,7 @@ def _ask(settings, questions: Sequence[str], *, as_json: bool) -> int:
                     elif isinstance(event, CallStarted) and settings.sim_latency_s > 0:
                         print(f"  · {event.function} …", end="\r")
 
-                turn = session.agent.ask(q, emit=show)
+                turn = agent.ask(q, emit=show)
                 _print_turn(turn)
             results.append(turn)
     finally:
