@@ -75,6 +75,7 @@ MAX_TOKENS: Mapping[str, int] = {
     "policy": 1500,
     "hybrid_parse": 1024,
     "short_answer": 256,
+    "prune_entry": 512,
 }
 
 #: HTTP statuses worth retrying: rate limited, server errors, overloaded.
@@ -307,6 +308,18 @@ def _policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], 
     return steps, len(history) - len(shown)
 
 
+def _parse_kept_lines(text: str, count: int) -> tuple[int, ...]:
+    """``{"keep": [line numbers]}`` -> the valid numbers, in page order; the first two lines
+    (label, description) are always kept."""
+    obj = extract_json_object(text, "prune_entry")
+    keep = obj.get("keep")
+    if not isinstance(keep, list):
+        raise _malformed("prune_entry", 'has no "keep" list', text)
+    chosen = {int(k) for k in keep if isinstance(k, (int, float, str)) and str(k).strip().lstrip("-").isdigit()}
+    chosen |= {0, 1}
+    return tuple(sorted(k for k in chosen if 0 <= k < count))
+
+
 def _parse_policy_action(text: str) -> PolicyAction:
     obj = extract_json_object(text, "policy")
     name = obj.get("action_name")
@@ -455,6 +468,11 @@ class ClaudeBackend:
             "respond", utterance=utterance, history=_recent(history), results=results, rows=rows
         )
         return self._call("respond", prompt, lambda reply: _parse_text("respond", reply))
+
+    def prune_entry(self, question: str, entry: str) -> Output:
+        lines = entry.splitlines()
+        prompt = render_prompt("prune_entry", question=question, lines=list(enumerate(lines)))
+        return self._call("prune_entry", prompt, lambda reply: _parse_kept_lines(reply, len(lines)))
 
     def policy(self, question: str, history: Sequence[PolicyStep], sample: int = 0) -> Output:
         # ``sample`` needs no use here: Claude samples at its default temperature 1.0, so a

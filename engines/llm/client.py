@@ -98,6 +98,17 @@ class LLM:
             decode=lambda d: Answer(d["value"], tuple(d.get("evidence", ()))),
         )
 
+    def prune_entry(self, question: str, entry: str) -> str:
+        """The entity page with only the lines that bear on the question (SPINACH's pruning)."""
+        lines = entry.splitlines()
+        keep = self._call(
+            "prune_entry",
+            question,
+            lambda: self.backend.prune_entry(question, entry),
+            render=lambda k: f"kept {len(k)} of {len(lines)} lines",
+        )
+        return "\n".join(lines[i] for i in keep if 0 <= i < len(lines))
+
     def summary(self, text: str, *, row_key: str | None = None) -> str:
         return self._call(
             "summary",

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy", "hybrid_parse", "short_answer")
+FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy", "hybrid_parse", "short_answer", "prune_entry")
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,9 @@ class Backend(Protocol):
         ...
 
     def short_answer(self, question: str, results: Results) -> Output:  # value: str ("" when the rows hold none)
+        ...
+
+    def prune_entry(self, question: str, entry: str) -> Output:  # value: tuple[int, ...] (entry lines to keep, 0-based)
         ...
 
 

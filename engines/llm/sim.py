@@ -246,6 +246,10 @@ class SimBackend:
         self._wait()
         return Output(sim_hybrid.parse(question, schema, failed, seed=self.seed, rates=self.hybrid_params))
 
+    def prune_entry(self, question: str, entry: str) -> Output:
+        """The simulated policy reads this world's short pages whole: every line is kept."""
+        return Output(tuple(range(len(entry.splitlines()))))
+
     def short_answer(self, question: str, results: Results) -> Output:
         self._wait(0.3)
         return Output(sim_hybrid.short_answer(question, results, seed=self.seed, rates=self.hybrid_params))

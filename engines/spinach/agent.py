@@ -52,6 +52,16 @@ class SpinachAgent:
         self.options = options or AgentOptions()
         self.tools = Tools(endpoint, disabled=self.options.disabled)
 
+    @staticmethod
+    def _pruned(llm: LLM, question: str, page: str) -> str:
+        """The page cut to the question; the whole page when the pruning call fails."""
+        try:
+            return llm.prune_entry(question, page) or page
+        except Cancelled:
+            raise
+        except EngineError:
+            return page
+
     def run(self, question: str, *, emit: Emit = ignore, cancel: threading.Event | None = None) -> Trajectory:
         """Answer ``question``; the whole run as a :class:`Trajectory` (also sent in AgentFinished)."""
         question = " ".join((question or "").split())
@@ -59,6 +69,8 @@ class SpinachAgent:
             raise EngineError("Ask a question: it is empty.")
         opts = self.options
         llm = self.llm.bind(emit=emit, cancel=cancel)
+        # SPINACH prunes entity pages to the question with a real LLM; the simulated policy reads them whole
+        prune = (lambda page: self._pruned(llm, question, page)) if self.llm.backend.name != "sim" else None
         emit(AgentStarted(question, self.llm.backend.name, opts.budget, opts.total_budget))
         steps: list[Step] = []
         state: list[Step] = []
@@ -97,7 +109,11 @@ class SpinachAgent:
             if name not in ACTIONS:
                 finish, error = "error", f"The policy chose an unknown action {name!r}."
                 break
-            outcome = self.tools.run(name, arg)
+            try:
+                outcome = self.tools.run(name, arg, prune=prune)
+            except Cancelled:
+                finish = "cancelled"
+                break
             row_count = len(outcome.result) if outcome.result is not None else None
             step = Step(index, action.thought, name, arg, outcome.observation, outcome.feedback, row_count,
                         in_state=len(state) + 1, total=index)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from engines.kg.dialect import SparqlRefused
 from engines.kg.endpoint import Endpoint, Feedback, QueryResult
@@ -74,14 +74,17 @@ class Tools:
         self.endpoint = endpoint
         self.disabled = frozenset(disabled)
 
-    def run(self, action: str, argument: str) -> ToolOutcome:
+    def run(self, action: str, argument: str, *, prune: Callable[[str], str] | None = None) -> ToolOutcome:
+        """Run one action.  ``prune`` (the claude backend) cuts an entity page down to the
+        lines that bear on the question before the policy sees it."""
         if action in self.disabled:
             return ToolOutcome(f"The action {action} is not available.")
         arg = _clean_argument(argument)
         if action == "search_wikidata":
             return ToolOutcome(self.search_wikidata(arg))
         if action == "get_wikidata_entry":
-            return ToolOutcome(self.get_wikidata_entry(arg))
+            page = self.get_wikidata_entry(arg)
+            return ToolOutcome(prune(page) if prune is not None and "\n" in page else page)
         if action == "get_property_examples":
             return ToolOutcome(self.get_property_examples(arg))
         if action == "execute_sparql":

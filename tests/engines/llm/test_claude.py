@@ -422,3 +422,28 @@ def test_an_injected_client_with_sdk_retries_has_them_switched_off() -> None:
     with pytest.raises(LLMError):
         b.summary("text")
     assert len(api.requests) == 1
+
+
+# --- SPINACH: the entity page pruned to the question ----------------------------------------------
+
+PAGE = "label: Anna Varga\ndescription: fictional violinist\nP31 instance of: human\nP1303 instrument: violin\nP2048 height: 170"
+
+
+def test_prune_entry_renders_numbered_lines_and_keeps_what_the_model_chose() -> None:
+    api = FakeAPI(message('{"keep": [3, 99, "2"]}'))
+    out = backend(api).prune_entry("Which instruments does Anna Varga play?", PAGE)
+    assert "3: P1303 instrument: violin" in api.prompt and "Which instruments" in api.prompt
+    assert out.value == (0, 1, 2, 3)  # label and description always; 99 is not a line
+
+
+def test_prune_entry_through_the_client_returns_the_pruned_page() -> None:
+    from engines.llm.client import LLM
+
+    api = FakeAPI(message('{"keep": [3]}'))
+    text = LLM(backend(api)).prune_entry("Which instruments?", PAGE)
+    assert text.splitlines() == ["label: Anna Varga", "description: fictional violinist", "P1303 instrument: violin"]
+
+
+def test_prune_entry_malformed_reply_is_an_llm_error() -> None:
+    with pytest.raises(LLMError, match="prune_entry"):
+        backend(FakeAPI(message("I would keep the violin."))).prune_entry("q", PAGE)

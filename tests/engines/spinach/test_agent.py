@@ -173,3 +173,39 @@ def test_session_wiring():
     assert session.gold(q.id) and session.endpoint.search("Ashford")
     other = session.with_llm(session.llm, AgentOptions(rollback=False))
     assert other.endpoint is session.endpoint and not other.agent.options.rollback
+
+
+def _lines(endpoint, qid: str) -> int:
+    try:
+        return len(endpoint.page(qid).render().splitlines())
+    except Exception:
+        return 0
+
+
+class Pruning(Scripted):
+    """A non-simulated backend: entity pages are pruned to the question before the policy sees them."""
+
+    def prune_entry(self, question: str, entry: str) -> Output:
+        self.pruned = entry
+        keep = [i for i, line in enumerate(entry.splitlines()) if i < 2 or line.startswith("P31")]
+        return Output(tuple(keep))
+
+
+def test_entity_pages_are_pruned_to_the_question_with_a_real_llm(endpoint):
+    page_of = max((f"Q{n}" for n in range(1000, 1300)), key=lambda q: _lines(endpoint, q))
+    script = lambda history, sample: (  # noqa: E731
+        PolicyAction("look at the class", "get_wikidata_entry", page_of) if not history
+        else PolicyAction("done", "stop", ""))
+    backend = Pruning(script)
+    trajectory = SpinachAgent(endpoint, LLM(backend), AgentOptions(rollback=False)).run("Which mountains are there?")
+    full = endpoint.page(page_of).render()
+    observed = trajectory.steps[0].observation
+    assert backend.pruned == full
+    assert len(observed.splitlines()) < len(full.splitlines())
+    assert observed.splitlines()[:2] == full.splitlines()[:2]
+
+
+def test_the_simulated_policy_reads_pages_whole(endpoint):
+    from engines.llm.sim import SimBackend
+
+    assert SimBackend().prune_entry("q", "a\nb\nc").value == (0, 1, 2)
