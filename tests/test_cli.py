@@ -67,3 +67,16 @@ def test_ask_suql_agent(capsys):
     assert code == 0 and "answer(reviews, 'is the food spicy?') = 'Yes'" in data["sql"]
     assert "where the reviews say the food is spicy" in data["readback"]
     assert all(r["location"] == "Palo Alto" for r in data["rows"])
+
+
+def test_suql_json_refusal_and_workload(capsys):
+    code, out, _ = run(capsys, "suql", "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes' LIMIT 1", "--mode", "D", "--json")
+    data = json.loads(out)
+    assert code == 0 and {"mode", "dnf", "plan", "readback", "rows", "to_verify", "stats"} <= set(data)
+    assert data["mode"] == "D" and set(data["stats"]) >= {"answer_calls", "summary_calls", "wall_s"}
+    code, out, _ = run(capsys, "suql", "SELECT * FROM restaurants WHERE ST_Distance_Sphere(location, 'x') < 1", "--json")
+    assert code == 2 and "st_distance_sphere" in json.loads(out)["error"]
+    code, out, _ = run(capsys, "suql", "--workload", "--seed", "3", "--queries", "4", "--json")
+    data = json.loads(out)
+    assert data["queries"] == 4 and set(data["modes"]) == set("ABCDEF")
+    assert set(data["modes"]["E"]) == {"answer_calls_mean", "summary_calls_mean", "precision", "recall"}

@@ -21,7 +21,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
     p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
-    p.add_argument("--workload-seed", "--wseed", dest="workload_seed", type=int, default=7, help="seed of the workload (default 7)")
+    p.add_argument("--workload-seed", dest="workload_seed", type=int, default=None,
+                   help="seed of the workload alone (default: --seed when given, else 7)")
     p.add_argument("--queries", type=int, default=60, help="workload size (default 60)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_suql)
@@ -120,7 +121,8 @@ def _workload(session, args) -> int:
     if session.world_name != "restaurants":
         print("cs224v-tui: the workload is defined on the restaurant world", file=sys.stderr)
         return EXIT_REFUSED
-    queries = generate(args.workload_seed, args.queries)
+    seed = args.workload_seed if args.workload_seed is not None else getattr(args, "seed", 7)
+    queries = generate(seed, args.queries)
 
     def progress(done: int, total: int) -> None:
         if not args.json and sys.stderr.isatty():
@@ -133,7 +135,7 @@ def _workload(session, args) -> int:
     if args.json:
         print(json.dumps(payload, indent=2))
         return EXIT_OK
-    print(f"{len(queries)} queries (seed {args.workload_seed}); precision over returned rows, recall over list-all queries")
+    print(f"{len(queries)} queries (seed {seed}); precision over returned rows, recall over list-all queries")
     print("  mode  answer()/query  summary()/query  precision  recall")
     for m, s in payload["modes"].items():
         print(f"  {m}     {s['answer_calls_mean']:>10.1f}  {s['summary_calls_mean']:>15.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}")
