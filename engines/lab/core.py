@@ -1,7 +1,7 @@
 """The Lab's framework: an experiment is a named function that runs the engines and returns a table.
 
-    Experiment(name, lecture, title, section, caption, fn, full, small, chart)
-        .run(size="full" | "small", params=None, progress=None, cancel=None, settings=None) -> Table
+    Experiment(name, lecture, title, section, caption, fn, full={...}, small={...})
+        .run(size="full" | "small", params=None, *, progress=None, cancel=None, settings=None) -> Table
 
 ``fn(ctx)`` receives a :class:`RunContext`: the parameters of the run (the experiment's defaults for
 the size, updated with ``params``), a progress callback, the cancel flag, an LLM built from the

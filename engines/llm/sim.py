@@ -61,7 +61,7 @@ TOPICS: tuple[Topic, ...] = (
           _rx(r"practical|hands[- ]on|projects?\b|applied|real data|deploy|build|theoretical"),
           _rx(r"\bno projects|theoretical|not practical|no applied")),
     Topic("parking", _rx(r"park(ing)?\b"),
-          _rx(r"parking|find(ing)? a spot|back lot"),
+          _rx(r"parking(?! lot\b)|find(ing)? a spot|back lot"),  # "faces a parking lot" says nothing about parking
           _rx(r"parking (can be|is) (tricky|hard|difficult|a nightmare)|parking nearby is a nightmare")),
 )
 

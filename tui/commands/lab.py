@@ -68,6 +68,9 @@ def _run(settings, args: argparse.Namespace) -> int:
             print(f"cs224v-tui: {e}", file=sys.stderr)
             return EXIT_REFUSED
     size = "small" if args.small else "full"
+    if settings.backend != "sim":
+        print(f"cs224v-tui lab: note — the experiments make thousands of LLM calls each; with --backend {settings.backend} "
+              "they are slow and cost money, and the simulation parameters of the captions no longer apply.", file=sys.stderr)
     out: list[dict[str, Any]] = []
     for i, experiment in enumerate(chosen):
         progress = _Progress(experiment.name, i, len(chosen))
