@@ -37,6 +37,7 @@ from engines.events import (
     TurnStarted,
     ValuesClassified,
 )
+from engines.sql.dialogue import SAMPLE_DIALOGUE
 from tui.area import PaletteCommand, WorkArea, describe_error
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
@@ -48,18 +49,6 @@ if TYPE_CHECKING:
 
 CLASSIFY_METHODS: tuple[str, ...] = ("exact", "similarity", "llm_all", "retrieve_llm")
 """The methods of ``engines.sql.classify`` (lecture 6 §3.3)."""
-
-SAMPLE_DIALOGUE: tuple[str, ...] = (
-    "Show me restaurants in Menlo Park.",
-    "What about italian ones?",
-    "How about in Palo Alto?",
-    "Which one is the top-rated?",
-    "Show me a café there instead.",
-    "What is dim sum?",
-    "Show me luxury vegan places in Sunnyvale with at least 4.5 stars.",
-    "Thanks!",
-)
-"""The 8-turn dialogue of lecture 6 §3.4 (demo 4 of code 02)."""
 
 SAMPLE_QUESTIONS: tuple[str, ...] = (
     "Show me a café in Palo Alto",

@@ -14,6 +14,7 @@ from sqlglot import exp
 from engines.errors import Cancelled, EngineError
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import mean, rounded, share
+from engines.sql.dialogue import SAMPLE_DIALOGUE
 
 SEED_NOTE = "The simulated LLM's seed and error rates come from the settings (CS224V_SEED, default 224)."
 
@@ -394,16 +395,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
 
 # --- §3.4 the eight-turn dialogue ---------------------------------------------------------------------
 
-DIALOGUE = (
-    "Show me restaurants in Menlo Park.",
-    "What about italian ones?",
-    "How about in Palo Alto?",
-    "Which one is the top-rated?",
-    "Show me a café there instead.",
-    "What is dim sum?",
-    "Show me luxury vegan places in Sunnyvale with at least 4.5 stars.",
-    "Thanks!",
-)
+DIALOGUE = SAMPLE_DIALOGUE
 
 
 def dialogue(ctx: RunContext) -> Table:

@@ -42,6 +42,7 @@ from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 REPLY_ROWS = 20  # rows the reply writer is shown
 
 
+
 @dataclass(frozen=True)
 class CallRecord:
     function: str

@@ -22,6 +22,7 @@ from engines.events import (
 from engines.llm.protocol import Output
 from engines.settings import Settings
 from engines.sql.agent import run_sql
+from engines.sql.dialogue import SAMPLE_DIALOGUE
 from engines.sql.sandbox import SqlRefused
 from engines.sql.session import open_restaurants
 from worlds import restaurants as W
@@ -57,8 +58,7 @@ def test_cafe_in_palo_alto_returns_only_palo_alto_cafes(session):
 
 def test_the_eight_turn_dialogue_plays_out(session):
     replies = []
-    for u in ["Show me restaurants in Menlo Park.", "What about italian ones?", "How about in Palo Alto?", "Which one is the top-rated?",
-              "Show me a café there instead.", "What is dim sum?", "Show me luxury vegan places in Sunnyvale with at least 4.5 stars.", "Thanks!"]:
+    for u in SAMPLE_DIALOGUE:
         replies.append(session.agent.ask(u))
     menlo, italian, palo, top, cafe, dimsum, vegan, thanks = replies
     assert {r["location"] for r in menlo.records()} == {"Menlo Park"} and len(menlo.rows) > 50
