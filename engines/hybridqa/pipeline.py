@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.errors import Cancelled, EngineError, LLMError
+from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError
 from engines.events import Emit, ignore
 from engines.hybridqa.events import (
     AnswerShortened,
@@ -130,6 +130,7 @@ class HybridQA:
         self.mode = mode
         self.pool = pool
         self._indexes = IndexCache()  # BM25 indexes, shared by every question
+        self.refusal: str | None = None  # set when this LLM cannot answer these tables (sim on real ones)
         self._directories: dict[str, PassageDirectory] = {}
         self._schemas: dict[str, str] = {}
 
@@ -161,6 +162,8 @@ class HybridQA:
     ) -> HybridAnswer:
         """Answer one question over one table.  ``schema`` is what the parser is shown (default:
         the table's CREATE TABLE, no rows)."""
+        if self.refusal is not None:
+            raise ConfigurationError(self.refusal)
         if not question or not question.strip():
             raise EngineError("The question is empty.")
         shown = self.schema(table, schema)

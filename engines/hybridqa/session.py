@@ -86,4 +86,7 @@ def open_hybridqa(
     sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s)
     slow = settings.backend == "claude" or settings.sim_latency_s > 0
     pipeline = HybridQA(sandbox, llm, pool=settings.suql_pool if slow else 1)
-    return HybridSession(settings, source, world, sandbox, llm, pipeline)
+    session = HybridSession(settings, source, world, sandbox, llm, pipeline)
+    if session.simulated_on_real:  # the engine refuses, not just the CLI and the tab
+        pipeline.refusal = SIM_KNOWS_GENERATED_ONLY
+    return session

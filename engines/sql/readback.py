@@ -148,6 +148,12 @@ def statement_of(question: str) -> str | None:
     return None
 
 
+def _verb(text: str, plural: str, singular: str) -> str:
+    """'the reviews say' but 'the passage ... says'."""
+    head = text.split(" linked from ")[0].split()[-1] if text else ""
+    return plural if head.endswith("s") and not head.endswith("ss") else singular
+
+
 def _llm_phrase(node: exp.Expression) -> str:
     fn = _llm_function(node)
     args = node.expressions
@@ -155,7 +161,7 @@ def _llm_phrase(node: exp.Expression) -> str:
         return f"a summary of {_text_words(args[0])}" if args else "a summary"
     text = _text_words(args[0]) if args else "the text"
     q = args[1].name if len(args) > 1 and isinstance(args[1], exp.Literal) else "?"
-    return f"what {text} say to '{q}'"
+    return f"what {text} {_verb(text, 'say', 'says')} to '{q}'"
 
 
 def _render_llm_comparison(node: exp.Binary) -> str | None:
@@ -170,17 +176,18 @@ def _render_llm_comparison(node: exp.Binary) -> str | None:
     q = args[1].name if len(args) > 1 and isinstance(args[1], exp.Literal) else ""
     value = right.name
     statement = statement_of(q)
+    say, answer, do = _verb(text, "say", "says"), _verb(text, "answer", "answers"), _verb(text, "do", "does")
     if isinstance(node, exp.EQ) and value.lower() == "yes" and statement:
-        return f"where {text} say {statement}"
+        return f"where {text} {say} {statement}"
     if isinstance(node, exp.EQ) and value.lower() == "no" and statement:
-        return f"where {text} say it is not so that {statement}"
+        return f"where {text} {say} it is not so that {statement}"
     if isinstance(node, exp.EQ):
-        return f"where {text} answer '{q}' with '{value}'"
+        return f"where {text} {answer} '{q}' with '{value}'"
     if isinstance(node, exp.NEQ):
-        return f"where {text} do not answer '{q}' with '{value}'"
+        return f"where {text} {do} not answer '{q}' with '{value}'"
     words = {exp.GT: "after", exp.GTE: "at or after", exp.LT: "before", exp.LTE: "at or before"}
     if right.is_string and type(node) in words:
-        return f"where what {text} say to '{q}' comes {words[type(node)]} '{value}' in alphabetical order"
+        return f"where what {text} {say} to '{q}' comes {words[type(node)]} '{value}' in alphabetical order"
     return None
 
 

@@ -94,3 +94,16 @@ def test_superlative_reads_every_row_type_iv_only_the_filtered_ones(world, pipel
     males = sum(r[5] == "Male" for r in t.rows)
     iv = pipeline.ask(T, "Which male flag bearer competed in athletics?")
     assert iv.answer_calls == males
+
+
+def test_the_simulated_llm_is_refused_on_real_tables_by_the_engine():
+    from engines.errors import ConfigurationError
+    from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY, open_hybridqa
+    from engines.settings import Settings
+
+    with open_hybridqa(Settings(cache_enabled=False), source="real") as session:
+        table = session.world.tables[0]
+        assert session.simulated_on_real
+        with pytest.raises(ConfigurationError) as err:
+            session.pipeline.ask(table.name, table.questions[0].question)
+        assert str(err.value) == SIM_KNOWS_GENERATED_ONLY
