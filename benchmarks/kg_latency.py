@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         row: dict[str, tuple] = {}
         for store in args.stores:
             t0 = time.perf_counter()
-            ep = Endpoint.from_triples(triples, store=store, timeout_s=args.timeout, row_cap=10**7)
+            ep = Endpoint.from_triples(triples, store=store, timeout_s=args.timeout, row_cap=10**7, cache_size=0)
             load = time.perf_counter() - t0
             medians, timeouts = [], 0
             for q in queries:

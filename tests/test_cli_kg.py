@@ -101,4 +101,4 @@ def test_spinach_eval_json(capsys):
     assert {"em", "f1", "by_category"} <= set(data["sets"]["forum"]) and len(data["sets"]["forum"]["by_category"]) == 8
     assert set(data["baselines"]) == {"direct", "one_shot", "template", "tog"}
     assert all(set(b) == {"simple", "forum"} for b in data["baselines"].values())
-    assert set(data["actions"]) == {"3-5", "6-8", "9-11", "12-14", "15"}
+    assert set(data["actions"]) == {"0-5", "6-8", "9-11", "12-14", "15"}

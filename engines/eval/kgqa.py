@@ -21,7 +21,7 @@ from engines.llm.client import LLM
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.trajectory import Trajectory
 
-ACTION_BINS = (("3-5", 0, 5), ("6-8", 6, 8), ("9-11", 9, 11), ("12-14", 12, 14), ("15", 15, 10**6))
+ACTION_BINS = (("0-5", 0, 5), ("6-8", 6, 8), ("9-11", 9, 11), ("12-14", 12, 14), ("15", 15, 10**6))
 
 
 @dataclass(frozen=True)

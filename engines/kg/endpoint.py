@@ -17,6 +17,7 @@ Usage::
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 import time
 from dataclasses import dataclass, field
 from enum import Enum
@@ -131,8 +132,13 @@ class Endpoint:
     """Wikidata-dialect SPARQL over one graph.  Thread-safe for queries."""
 
     def __init__(self, graph: Graph, *, store: str = "memory", timeout_s: float = 5.0, row_cap: int = 10_000,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, cache_size: int = 256) -> None:
+        """``cache_size``: results kept per query text (the graph is read-only; most of a query's
+        cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks)."""
         self.graph = graph
+        self.cache_size = cache_size
+        self._results: OrderedDict[str, QueryResult] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.store = store
         self.timeout_s = timeout_s
         self.row_cap = row_cap
@@ -159,7 +165,24 @@ class Endpoint:
         return dialect.prepare(query)
 
     def execute(self, query: str) -> QueryResult:
-        """Run ``query``; one of the four feedbacks.  Raises SparqlRefused for what is never run."""
+        """Run ``query``; one of the four feedbacks.  Raises SparqlRefused for what is never run.
+
+        A query seen before returns its kept result (timeouts are never kept)."""
+        if self.cache_size:
+            with self._cache_lock:
+                hit = self._results.get(query)
+                if hit is not None:
+                    self._results.move_to_end(query)
+                    return hit
+        result = self._execute(query)
+        if self.cache_size and result.feedback is not Feedback.TIMEOUT:
+            with self._cache_lock:
+                self._results[query] = result
+                while len(self._results) > self.cache_size:
+                    self._results.popitem(last=False)
+        return result
+
+    def _execute(self, query: str) -> QueryResult:
         start = self.clock()
         try:
             prepared = dialect.prepare(query)

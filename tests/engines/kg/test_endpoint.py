@@ -167,3 +167,19 @@ def test_random_text_fails_cleanly(endpoints, text):
         assert str(e)
     else:
         assert r.feedback in Feedback
+
+
+def test_results_are_kept_per_query_text_and_the_cache_can_be_off():
+    from engines.kg import Endpoint
+    from worlds import kg
+
+    world = kg.build()
+    q = "SELECT ?x WHERE { ?x wdt:P31 wd:Q1007 . }"
+    cached = Endpoint.from_world(world, cache_size=2)
+    first = cached.execute(q)
+    assert first.has_rows and cached.execute(q) is first
+    cached.execute(q + " LIMIT 1")
+    cached.execute(q + " LIMIT 2")  # the oldest entry is dropped
+    assert cached.execute(q) is not first and cached.execute(q).records() == first.records()
+    fresh = Endpoint.from_world(world, cache_size=0)
+    assert fresh.execute(q) is not fresh.execute(q)

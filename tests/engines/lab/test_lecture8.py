@@ -1,0 +1,199 @@
+"""Lecture 8's experiments at their reduced size: the shape of each table and the qualitative result.
+
+The experiments share one evaluation and the agent's runs (memoised per process), so the whole file runs
+the engines once at the small size.
+"""
+from __future__ import annotations
+
+import pytest
+
+from engines import lab
+from engines.lab import lecture8
+from engines.spinach.trajectory import Step, Trajectory
+from engines.suql.examples import shared_data_dir
+
+NAMES = ("l8-quirks", "l8-baselines", "l8-ablation", "l8-policy-params", "l8-actions", "l8-errors", "l8-row-f1",
+         "l8-complexity", "l8-template-trap", "l8-bootstrap")
+
+
+def run(name: str, **params):
+    return lab.get(name).run("small", params or None)
+
+
+def rows_by_first(table) -> dict:
+    return {r[0]: dict(zip(table.columns, r)) for r in table.rows}
+
+
+def test_lecture_8_is_registered_with_a_small_size():
+    found = {e.name: e for e in lab.experiments(8)}
+    assert set(NAMES) <= set(found)
+    assert 8 in lab.lectures()
+    for name in NAMES:
+        e = found[name]
+        assert e.lecture == 8 and "Measured" in e.caption and e.section.startswith("§")
+        assert e.parameters("small") is not None
+
+
+def test_quirks_naive_queries_are_legal_and_half_are_silent():
+    t = run("l8-quirks")
+    quirks = {r[0].split()[0] for r in t.rows}
+    assert quirks == {"1", "2", "3", "4", "5", "6", "7"}
+    for r in t.rows:
+        row = dict(zip(t.columns, r))
+        assert row["correct rows"] > 0
+        assert row["right"] + row["wrong"] == row["naive rows"] and row["right"] + row["missed"] == row["correct rows"]
+        assert row["naive feedback"] in ("no rows: a signal", "rows: silent")
+        assert (row["naive rows"] == 0) == (row["naive feedback"] == "no rows: a signal")
+        assert row["correct = hidden truth"] in (True, None)
+    silent = sum(1 for r in t.rows if r[t.columns.index("naive feedback")] == "rows: silent")
+    assert 0 < silent < len(t.rows)
+    assert any(n.startswith("holds — no fixed schema") for n in t.notes)
+
+
+def test_baselines_spinach_wins_the_forum_set():
+    t = run("l8-baselines")
+    s = rows_by_first(t)
+    assert list(s) == [label for _k, label, _g in lecture8.SYSTEMS]
+    spinach, direct, one_shot, template, tog = (s[label] for _k, label, _g in lecture8.SYSTEMS)
+    assert direct["forum F1"] == direct["simple F1"] == 0 and one_shot["forum F1"] == one_shot["simple F1"] == 0
+    assert spinach["forum F1"] > tog["forum F1"] > template["forum F1"]
+    assert template["simple F1"] > template["forum F1"] and tog["forum F1, count/sort"] == 0
+    assert all(r["EM"] <= r["F1"] for r in ({"EM": x["forum EM"], "F1": x["forum F1"]} for x in s.values()))
+    assert t.chart is not None and t.chart.x == tuple(k for k, _l, _g in lecture8.SYSTEMS)
+
+
+def test_ablation_removing_search_hurts_and_rollback_saves_actions():
+    t = run("l8-ablation")
+    s = rows_by_first(t)
+    full = s[lecture8.FULL.name]
+    assert full["ΔF1"] == 0 and len(s) == 7
+    assert s["without search_wikidata"]["F1"] < full["F1"]
+    assert s["without get_wikidata_entry"]["F1"] < full["F1"]
+    assert s["rollback off"]["rollbacks / question"] == 0 and s["rollback off"]["actions / question"] > full["actions / question"]
+    small, large = (r for name, r in s.items() if name.startswith("budget"))
+    assert small["budget exhausted (%)"] > 0 and large["F1"] >= small["F1"]
+
+
+def test_policy_params_exercises_2_and_3():
+    t = run("l8-policy-params")
+    rows = t.rows
+    assert len(rows) == 6
+    s = rows_by_first(t)
+    v0, v1 = s["p_verify 0.0"], s["p_verify 1.0"]
+    assert v0["F1"] <= v1["F1"] and v0["actions / question"] <= v1["actions / question"]
+    default = dict(zip(t.columns, rows[0]))
+    assert s["P_MEMORY[P17] 0.5"]["C2 F1"] > default["C2 F1"]  # checking P17 finds the P131 chain
+    on, off = dict(zip(t.columns, rows[-2])), dict(zip(t.columns, rows[-1]))
+    assert off["F1"] < on["F1"] and off["actions / question"] > on["actions / question"] and off["budget exhausted (%)"] > 0
+
+
+def test_policy_params_need_the_sim_backend():
+    from engines.errors import ConfigurationError
+    from engines.settings import Settings
+
+    with pytest.raises(ConfigurationError):
+        lab.get("l8-policy-params").run("small", settings=Settings(backend="claude"))
+
+
+def test_actions_histogram_covers_every_question():
+    t = run("l8-actions")
+    assert [r[0] for r in t.rows][1:] == ["6-8", "9-11", "12-14", "15"]
+    forum = sum(r[1] for r in t.rows)
+    assert forum == 16 and sum(r[5] for r in t.rows) == 5
+    assert abs(sum(r[2] for r in t.rows) - 100) < 0.5
+    assert t.chart is not None and t.chart.kind == "bar"
+
+
+def test_errors_cross_tab_adds_up():
+    t = run("l8-errors")
+    failed = next(r for r in t.rows if r[0].startswith("failed"))
+    classes = [r for r in t.rows if r[0] in lecture8.ERROR_CLASSES]
+    assert {r[0] for r in classes} >= set(lecture8.LECTURE_CLASSES)
+    n = len(t.columns)
+    for i in range(1, n - 2):  # per category and total
+        assert sum(r[i] for r in classes) == failed[i]
+    mean_f1 = t.rows[-1]
+    assert mean_f1[0] == "mean F1 (%)" and all(0 <= v <= 100 for v in mean_f1[1:9])
+
+
+def _trajectory(final: str | None, *, finish: str = "stop", earlier: tuple[tuple[str, str], ...] = ()) -> Trajectory:
+    steps = [Step(i + 1, "", "execute_sparql", q, "", fb) for i, (q, fb) in enumerate(earlier)]
+    if final is not None:
+        steps.append(Step(len(steps) + 1, "", "execute_sparql", final, "", "rows"))
+    return Trajectory("q", tuple(steps), final_sparql=final, finish=finish)
+
+
+@pytest.mark.parametrize("final,expected", [
+    ("SELECT DISTINCT ?s WHERE { wd:Q1 wdt:P185 ?s . }", "property / structure"),
+    ("SELECT ?sLabel WHERE { ?s wdt:P184 wd:Q1 . SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } }", "format"),
+    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }", "extra condition"),
+    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q9 . }", "wrong entity"),
+    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184+ wd:Q1 . }", "complex clause"),
+    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . } LIMIT 1", "complex clause"),
+    ("SELECT DISTINCT ?s ?t WHERE { ?s wdt:P184 wd:Q1 . ?s wdt:P184 ?t }", "format"),
+])
+def test_classify_error_reads_the_final_query_against_the_gold(final, expected):
+    gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
+    assert lecture8.classify_error(_trajectory(final), gold) == expected
+
+
+def test_classify_error_budget_no_answer_and_probe():
+    gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
+    assert lecture8.classify_error(_trajectory(None, finish="budget"), gold) == "ran out of actions"
+    assert lecture8.classify_error(_trajectory(None), gold) == "no answer"
+    fuller = "SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P184 wd:Q1 . }"
+    probe = _trajectory("SELECT ?s WHERE { ?s wdt:P31 wd:Q5 . } LIMIT 5", earlier=((fuller, "empty"),))
+    assert lecture8.classify_error(probe, gold) == "a probe as the answer"
+
+
+def test_query_shape_counts_clauses_columns_and_paths():
+    s = lecture8.query_shape(
+        "SELECT ?m ?mLabel ?e WHERE { ?m wdt:P31 wd:Q7 ; wdt:P131*/wdt:P17 wd:Q3 ; wdt:P2044 ?e . "
+        "SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } } ORDER BY DESC(?e) LIMIT 3")
+    assert s.counts["triples"] == 3 and s.clauses == 5 and s.columns == 2 and not s.label_only
+    assert s.properties == {"P31", "P131", "P17", "P2044"} and s.paths == {"wdt:P131*/wdt:P17"} and s.limit == "3"
+    q = lecture8.query_shape("SELECT ?l ?d WHERE { ?l p:P166 ?s . ?s ps:P166 wd:Q9 ; pq:P585 ?d . FILTER(YEAR(?d) >= 2000) }")
+    assert q.qualifiers and q.counts["filter"] == 1 and q.entities == {"Q9"}
+
+
+def test_row_f1_against_set_f1():
+    t = run("l8-row-f1")
+    s = rows_by_first(t)
+    ex4 = next(r for name, r in s.items() if name.startswith("exercise 4"))
+    assert abs(ex4["row F1"] - 3 / 5.5) < 1e-3
+    if shared_data_dir() is not None and (shared_data_dir() / "spinach" / "row_f1_cases.json").is_file():
+        shared = [r for r in s.values() if r["source"].startswith("SPINACH's tests")]
+        assert len(shared) == 14 and all(r["reproduced"] for r in shared)
+    extra = next(r for name, r in s.items() if "plus a column of names" in name)
+    shifted = next(r for name, r in s.items() if "shifted by one row" in name)
+    assert extra["row F1"] == 1 and extra["set F1"] < 1
+    assert shifted["set F1"] == 1 and shifted["row F1"] < 1
+    assert any(r["source"].startswith("our evaluation") for r in s.values())
+
+
+def test_complexity_grows_from_simple_to_forum():
+    t = run("l8-complexity")
+    s = rows_by_first(t)
+    clauses, columns = s["clauses / query"], s["columns / query (labels left out)"]
+    assert clauses["simple"] == 1.0 and columns["simple"] == 1.0
+    assert clauses["forum-style"] > 2 and columns["forum-style"] > 1
+    if len(t.columns) == 4:  # the real SPINACH queries from the shared data
+        real = t.columns[3]
+        assert clauses[real] > clauses["forum-style"] and s["queries"][real] == 20
+
+
+def test_template_trap():
+    t = run("l8-template-trap")
+    syn, simple, forum = t.rows
+    assert syn[3] == 100.0 and syn[5] == 100.0
+    assert forum[5] < 20 and forum[5] < simple[5]
+
+
+def test_bootstrap_intervals_contain_the_mean_and_separate_a_large_gap():
+    t = run("l8-bootstrap")
+    for r in t.rows:
+        row = dict(zip(t.columns, r))
+        assert row["95% low"] <= row["mean"] <= row["95% high"]
+    big = rows_by_first(t)["SPINACH − ToG (paired)"]
+    assert big["separated from 0"] is True and big["questions to separate"] <= 16
+    assert t.chart is not None and t.chart.kind == "line" and t.chart.x == ("20", "56")
