@@ -98,7 +98,7 @@ class SpinachAgent:
             if reason is not None:
                 repeated = next((s.index for s in reversed(state) if (s.action, s.argument) == (name, arg)), None)
                 note = (f"(not run: the same action as step {repeated}; rolled back)" if reason == "repeat"
-                        else "(stop before any query returned rows; rolled back)")
+                        else "(stop while the last query returned no rows; rolled back)")
                 step = Step(index, action.thought, name, arg, note, in_state=len(state), total=index,
                             rolled_back=True, rollback_reason=reason)
                 steps.append(step)

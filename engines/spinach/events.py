@@ -2,7 +2,7 @@
 
 A run reports ``AgentStarted``, then for every action the policy takes a ``StepTaken`` (the
 step with its observation and the budget counters), a ``RolledBack`` whenever loop detection
-discards a step (a repeat, or a stop before any query returned rows), and finally
+discards a step (a repeat, or a stop while the last query returned no rows), and finally
 ``AgentFinished`` with the whole trajectory.  The LLM's own ``CallStarted``/``CallFinished``
 arrive in between through the same ``emit``.
 """

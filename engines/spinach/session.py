@@ -11,6 +11,8 @@ question's text; gold rows are computed here, for scoring, by running the gold q
 """
 from __future__ import annotations
 
+from engines.errors import EngineError
+
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -34,7 +36,10 @@ class SpinachSession:
     _gold: dict[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict, repr=False)
 
     def question(self, question_id: str) -> kg.KGQuestion:
-        return self.questions.by_id(question_id)
+        try:
+            return self.questions.by_id(question_id)
+        except KeyError:
+            raise EngineError(f"No question {question_id!r}: ids look like simple_01 … simple_40 and c1_1 … c8_7.") from None
 
     def gold(self, question_id: str) -> tuple[Mapping[str, Any], ...]:
         """The gold answer rows of a question (its gold query, executed)."""
