@@ -51,6 +51,9 @@ class AreaSpec:
 AREAS: tuple[AreaSpec, ...] = (
     AreaSpec("restaurants", "Restaurants", "tui.restaurants:RestaurantsArea", "restaurants.tcss"),
     AreaSpec("suql", "SUQL", "tui.suql:SuqlArea", "suql.tcss"),
+    AreaSpec("hybridqa", "HybridQA", "tui.hybridqa:HybridArea", "hybridqa.tcss"),
+    AreaSpec("kg", "Knowledge graph", "tui.kg:KgArea", "kg.tcss"),
+    AreaSpec("lab", "Lab", "tui.lab:LabArea", "lab.tcss"),
 )
 """The tabs, in order; tab *n* is on key *n*.  Adding a tab is adding one line here."""
 
@@ -67,11 +70,12 @@ def _tab_bindings() -> list[Binding]:
     for n, spec in enumerate(AREAS[:9], 1):
         action = f"show_tab('{spec.id}')"
         bindings.append(
-            Binding(str(n), action, spec.title, tooltip=f"Show the {spec.title} tab (when not typing in a text box).")
+            Binding(str(n), action, spec.title, show=False,
+                    tooltip=f"Show the {spec.title} tab (when not typing in a text box).")
         )
-        # Same action: the footer shows "1" and, where a text box takes digits, "alt+1".
+        # Same action: "1" where digits are not typed, "alt+1" anywhere; the tab bar shows the tabs, the help the keys.
         bindings.append(
-            Binding(f"alt+{n}", action, spec.title, key_display=f"Alt+{n}", priority=True,
+            Binding(f"alt+{n}", action, spec.title, key_display=f"Alt+{n}", priority=True, show=False,
                     tooltip=f"Show the {spec.title} tab, even while typing.")
         )
     return bindings

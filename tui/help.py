@@ -12,11 +12,11 @@ GENERAL_HELP = """\
 
 | key | what it does |
 | --- | --- |
-| 1 … 9 | switch tab (1 = Restaurants, 2 = SUQL) — when the focus is not in a text box, where digits are typed |
+| 1 … 9 | switch tab (1 = Restaurants, 2 = SUQL, 3 = HybridQA, 4 = Knowledge graph, 5 = Lab) — when the focus is not in a text box, where digits are typed |
 | Alt+1 … Alt+9 | switch tab from anywhere, text boxes included |
 | Ctrl+PgDn / Ctrl+PgUp | next / previous tab from anywhere (where Alt+digit does not reach the app, e.g. in tmux) |
 | ? or F1 | this help (Esc, ? or F1 closes it) |
-| Ctrl+P | command palette: type *Restaurants*, *SUQL* or *LLM* for the actions of each area |
+| Ctrl+P | command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM* for the actions of each area |
 | Ctrl+Q | quit |
 
 ## The LLM backend

@@ -437,7 +437,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     def _mapping_lines(self) -> list[Content]:
         """What ``classify()`` did: one line per value it mapped, the values kept as said on one line."""
         if not self._classified:
-            return [Content.styled("classify(): no enum values in the query", "$text-muted")]
+            return [Content.styled("classify(): no enum values in the query", "$foreground-muted")]
         method = self._classified[0].method
         lines = [Content.from_markup("[b]classify()[/b] [$text-muted]· $method[/]", method=method)]
         kept: list[str] = []
@@ -520,11 +520,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         result = ran.result
         self._classified = []
         self.query_one("#route", Static).update(
-            Content.styled("— raw SQL from the editor: no input classifier", "$text-muted italic")
+            Content.styled("— raw SQL from the editor: no input classifier", "$foreground-muted italic")
         )
-        self.query_one("#sql-parsed", SqlView).show_sql(ran.sql, [Content.styled("as written in the editor", "$text-muted")])
+        self.query_one("#sql-parsed", SqlView).show_sql(ran.sql, [Content.styled("as written in the editor", "$foreground-muted")])
         self.query_one("#sql-rewritten", SqlView).show_sql(
-            result.sql, [Content.styled("the DuckDB SQL that ran (classify() does not rewrite raw SQL)", "$text-muted")]
+            result.sql, [Content.styled("the DuckDB SQL that ran (classify() does not rewrite raw SQL)", "$foreground-muted")]
         )
         self.query_one("#readback", Static).update(ran.readback)
         self.query_one(ResultsTable).show_rows(result.columns, result.rows, truncated=result.truncated)
@@ -569,7 +569,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         dialogue.query_one("#dialogue-hint").display = False
         header = Content.from_markup("[b]$title[/b]", title=title)
         if subtitle:
-            header += Content.styled(f" · {subtitle}", "$text-muted")
+            header += Content.styled(f" · {subtitle}", "$foreground-muted")
         entry = Static(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
         dialogue.mount(entry)
         dialogue.call_after_refresh(dialogue.scroll_end, animate=False)

@@ -19,6 +19,12 @@ SIZE = (140, 40)
 RESTAURANTS_QUESTION = "Show me a café in Palo Alto"
 SUQL_EXAMPLE = "lecture 7 §2.5"
 """The lecture example the SUQL screenshot runs (romantic or a great view in Mountain View, top 3)."""
+HYBRIDQA_QUESTION = "veloria_flag_bearers-V"
+"""The HybridQA screenshot's question: a type-V comparison the column fallback rescues."""
+KG_QUESTION = "c3_3"
+"""The knowledge-graph screenshot's question: SPINACH on the highest mountain, two rollbacks, stepped to the answer."""
+LAB_EXPERIMENT = "l6-classify"
+"""The Lab screenshot's experiment, run small: classify()'s four methods, a table, notes and a bar chart."""
 
 
 def zero_clock() -> float:
@@ -27,7 +33,7 @@ def zero_clock() -> float:
 
 
 def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[Path]:
-    """Write ``restaurants.svg`` and ``suql.svg`` (one per tab) into ``out_dir``; returns the files written.
+    """Write one SVG per tab (``restaurants.svg``, ``suql.svg``, ``hybridqa.svg``, …, ``lab.svg``) into ``out_dir``; returns the files written.
 
     ``settings`` default to the environment's; the answer cache is always turned off
     and the simulated latency set to 0 so the screens repeat exactly.
@@ -67,6 +73,35 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
         suql.run_query()
         await wait_for_workers(pilot)
         written.append(_save(app, out_dir / "suql.svg", "cs224v-tui — SUQL"))
+
+        from tui.hybridqa import HybridArea
+
+        app.action_show_tab("hybridqa")
+        hybrid = app.area("hybridqa")
+        assert isinstance(hybrid, HybridArea)
+        hybrid.choose_question(HYBRIDQA_QUESTION)
+        hybrid.run_question()
+        await wait_for_workers(pilot)
+        written.append(_save(app, out_dir / "hybridqa.svg", "cs224v-tui — HybridQA"))
+
+        from tui.kg import KgArea
+
+        app.action_show_tab("kg")
+        kg = app.area("kg")
+        assert isinstance(kg, KgArea)
+        kg.show_view("stepper")
+        kg.run_question(KG_QUESTION)
+        await wait_for_workers(pilot)
+        written.append(_save(app, out_dir / "kg.svg", "cs224v-tui — Knowledge graph"))
+
+        from tui.lab import LabArea
+
+        app.action_show_tab("lab")
+        lab = app.area("lab")
+        assert isinstance(lab, LabArea)
+        lab.run_experiment(LAB_EXPERIMENT, size="small")
+        await wait_for_workers(pilot)
+        written.append(_save(app, out_dir / "lab.svg", "cs224v-tui — Lab"))
     return written
 
 

@@ -52,7 +52,7 @@ EXAMPLE_CHARS = 44
 PLAN_HINT = Content.styled(
     "Run the query (Ctrl+Enter or Ctrl+J) to see how the compiler plans it: the structured predicates first, "
     "the answer() predicates ordered by cost × selectivity, the visit order, lazy or not, the cap. "
-    "Ctrl+O runs it in all six modes and compares their calls.", "$text-muted italic")
+    "Ctrl+O runs it in all six modes and compares their calls.", "$foreground-muted italic")
 COMPARE_PROGRESS_EVERY = 10
 """While comparing modes, the table's call counts are refreshed every this many calls."""
 
@@ -363,11 +363,11 @@ class SuqlCallsTable(_FreshWidths, CallsTable):
     def detail(self, key: str | None) -> Content:
         """One call in full: row, question, verdict and all of its evidence (or the summary)."""
         if key is None or key not in self._details:
-            return Content.styled("the highlighted call's verdict and evidence appear here", "$text-muted italic")
+            return Content.styled("the highlighted call's verdict and evidence appear here", "$foreground-muted italic")
         row, call, verdict, evidence = self._details[key]
         style = {"yes": "bold $text-success", "no": "$text-error", "unknown": "italic $text-warning"}.get(verdict.lower(), "bold")
         return Content.assemble(
-            Content.styled(row, "bold"), Content.styled(" · ", "$text-muted"), call, Content.styled(" → ", "$text-muted"),
+            Content.styled(row, "bold"), Content.styled(" · ", "$foreground-muted"), call, Content.styled(" → ", "$foreground-muted"),
             Content.styled(verdict, style), Content.styled("  ", ""), Content.styled(evidence, "italic"),
         )
 
@@ -447,7 +447,7 @@ def plan_content(plan: Plan) -> Content:
     """The plan as lines: the mode; what the whole run does (visit order, lazy or not and why,
     the cap, the SELECT-list calls); then per conjunct the structured part and its candidates,
     and its answer() predicates in evaluation order with their estimates."""
-    muted = "$text-muted"
+    muted = "$foreground-muted"
 
     def label(text: str, style: str = "bold") -> Content:
         return Content.styled(f"{text} ", style)
@@ -1197,7 +1197,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         c = self._counts
 
         def item(label: str, value: str) -> Content:
-            return Content.assemble(Content.styled(label + " ", "$text-muted"), Content.styled(value, "bold"))
+            return Content.assemble(Content.styled(label + " ", "$foreground-muted"), Content.styled(value, "bold"))
 
         parts = [
             item("answer()", f"{c['answer']:,}"),
@@ -1206,7 +1206,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             item("examined", f"{c['examined']:,}"),
         ]
         if c["match"] or c["no"] or c["to verify"]:
-            parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$text-muted")
+            parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
         parts.append(item("elapsed", f"{c['elapsed']:.2f} s"))
         self.query_one("#suql-counters", Static).update(Content("   ").join(parts))
 
@@ -1368,7 +1368,7 @@ def _short_title(title: str) -> str:
 def _example_option(option_id: str, example: Example) -> Option:
     source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
     room = max(8, EXAMPLE_CHARS - len(source) - 1)
-    return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$text-muted")), id=option_id)
+    return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id)
 
 
 def _pane(title: str, body: Static, *, id: str) -> VerticalScroll:

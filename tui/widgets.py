@@ -74,7 +74,7 @@ class SqlView(Static):
 
     def show_note(self, note: str) -> None:
         """No SQL to show: a muted one-line explanation instead."""
-        self.update(Content.styled(note, "$text-muted italic"))
+        self.update(Content.styled(note, "$foreground-muted italic"))
 
 
 class SqlEditor(TextArea):

@@ -13,11 +13,17 @@ from tui.screenshots import export_screenshots
 def test_export_writes_a_deterministic_svg_per_tab(tmp_path: Path) -> None:
     first = export_screenshots(tmp_path / "a", Settings(backend="sim", sim_latency_s=0.5))
     second = export_screenshots(tmp_path / "b", Settings(backend="sim"))
-    assert [p.name for p in first] == ["restaurants.svg", "suql.svg"]
+    assert [p.name for p in first] == ["restaurants.svg", "suql.svg", "hybridqa.svg", "kg.svg", "lab.svg"]
     svg = first[0].read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "Palo&#160;Alto" in svg and "0&#160;ms" in svg
     suql = first[1].read_text(encoding="utf-8")
     assert "Mountain&#160;View" in suql and "conjunct&#160;2" in suql and "0.00&#160;s" in suql
+    hybridqa = first[2].read_text(encoding="utf-8")
+    assert "Karel&#160;Brask" in hybridqa and "fallback" in hybridqa and "correct" in hybridqa
+    kg = first[3].read_text(encoding="utf-8")
+    assert "Quintara&#160;Ridge" in kg and "row-F1" in kg
+    lab = first[4].read_text(encoding="utf-8")
+    assert "retrieve_llm" in lab and "holds" in lab and "l6-classify&#160;(small)" in lab
     for a, b in zip(first, second, strict=True):
         assert a.read_text(encoding="utf-8") == b.read_text(encoding="utf-8")
 

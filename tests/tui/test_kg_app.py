@@ -1,0 +1,319 @@
+"""The Knowledge-graph tab driven headless through the pilot: behaviour, not pixels."""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+
+from engines.events import Event
+from engines.settings import Settings
+from engines.spinach.events import StepTaken
+from tests.tui.support import SIZE, drive, make_app, settle
+from tui.app import CS224VApp
+from tui.kg import EXAMPLES, ClaimsTable, FeedbackBar, KgArea, KgResultsTable, SparqlEditor, StepView, sparql_tokens
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRAJECTORY = FIXTURES / "spinach_c3_3.json"
+"""SPINACH on c3_3 (the highest mountain in Quintara), saved by ``cs224v-tui spinach --save``:
+10 steps, a premature stop rolled back at step 4 and a repeat at step 8, row-F1 1.0."""
+ROLLBACK_QUESTION = "c3_3"
+
+
+class StepGate:
+    """Holds the agent after its ``after``-th step until the run's cancel flag is set (Esc, or the app closing).
+
+    It wraps the area's ``emit`` (called in the worker thread): the event is posted as usual, then
+    the thread waits — a deterministic "mid-run" state with exactly ``after`` steps taken.
+    """
+
+    def __init__(self, area: KgArea, after: int) -> None:
+        self.area = area
+        self.after = after
+        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
+        self.steps = 0
+        self.paused = threading.Event()
+
+    def __call__(self, event: Event) -> None:
+        self.inner(event)
+        if isinstance(event, StepTaken):
+            self.steps += 1
+            if self.steps == self.after:
+                cancel = self.area._cancel  # noqa: SLF001 - the running agent's flag
+                self.paused.set()
+                if cancel is not None:
+                    cancel.wait(timeout=30)
+
+    def install(self) -> StepGate:
+        self.area._emit = self  # type: ignore[method-assign]  # noqa: SLF001
+        return self
+
+    async def wait(self, pilot: Pilot) -> None:
+        for _ in range(1000):
+            if self.paused.is_set():
+                break
+            await pilot.pause(0.01)
+        assert self.paused.is_set(), "the agent never reached the gate"
+        await pilot.pause()
+        await pilot.pause()
+
+
+async def open_tab(pilot: Pilot, view: str = "console") -> KgArea:
+    """Wait for the sessions, show the Knowledge-graph tab and one of its views, return its area."""
+    app = pilot.app
+    assert isinstance(app, CS224VApp)
+    await settle(pilot)
+    app.action_show_tab("kg")
+    area = app.area("kg")
+    assert isinstance(area, KgArea)
+    area.show_view(view)
+    await pilot.pause()
+    return area
+
+
+def _text(app: CS224VApp, selector: str) -> str:
+    return str(app.query_one(selector, Static).render())
+
+
+# --- the console --------------------------------------------------------------------------------------
+
+
+@drive
+async def test_console_shows_which_of_the_four_feedbacks_came_back() -> None:
+    app = make_app(query_timeout_s=0.3)
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot)
+        feedback = app.query_one(FeedbackBar)
+        results = app.query_one("#kg-results", KgResultsTable)
+        editor = app.query_one("#kg-editor", SparqlEditor)
+
+        await pilot.press("ctrl+j")  # the first example, as the editor opens
+        await settle(pilot)
+        assert feedback.feedback == "rows" and results.row_count == 25
+        assert "25 rows" in _text(app, "#kg-feedback") and "emulated SERVICE wikibase:label" in _text(app, "#kg-feedback")
+        first = results.entity_at(0, 0)
+        assert first is not None and str(results.get_cell_at((0, 0))) == first  # entities as their IDs
+        results.focus()
+        await pilot.press("enter")  # opens the page of the highlighted ID
+        await settle(pilot)
+        assert area.view == "browser" and area._page is not None and area._page.id == first  # noqa: SLF001
+        area.show_view("console")
+        await pilot.pause()
+
+        for key, expected in (("P279 without", "empty"), ("missing brace", "syntax_error"),
+                              ("cross product", "timeout")):
+            area.load_example(area.example(key))
+            editor.focus()
+            await pilot.press("ctrl+j")
+            await settle(pilot)
+            assert feedback.feedback == expected, key
+        error = app.query_one("#kg-console-error", Static)
+        assert error.display and "timed out after 0.3 s" in _text(app, "#kg-console-error")
+
+        area.load_example(area.example("missing brace"))
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+        assert "line 4, column 1" in _text(app, "#kg-console-error")
+        assert editor.cursor_location == (3, 0)  # the editor points at the error
+
+        refused = area.example("an update").query
+        area.load_example(area.example("an update"))
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+        assert feedback.feedback == "refused"
+        assert "read-only" in _text(app, "#kg-console-error")
+        assert editor.text == refused  # the editor keeps the text
+        assert "refused" in _text(app, "#kg-status")
+
+
+def test_every_example_gets_the_feedback_it_promises() -> None:
+    from engines.kg import SparqlRefused, open_kg
+
+    endpoint = open_kg(Settings(query_timeout_s=0.3))
+    for example in EXAMPLES:
+        try:
+            got = endpoint.execute(example.query).feedback.value
+        except SparqlRefused:
+            got = "refused"
+        assert got == example.expect, example.title
+    naive = endpoint.execute(next(e for e in EXAMPLES if "P17 only" in e.title).query)
+    chain = endpoint.execute(next(e for e in EXAMPLES if "P131 chain" in e.title).query)
+    assert 0 < len(naive) < len(chain)  # quirk 6: the naive query is silently short
+
+
+def test_sparql_tokens_mark_keywords_variables_entities_and_strings() -> None:
+    line = 'SELECT ?x WHERE { ?x wdt:P31 wd:Q5 ; rdfs:label "a # b"@en . } # note'
+    kinds = {line[s:e]: k for s, e, k in sparql_tokens(line)}
+    assert kinds["SELECT"] == kinds["WHERE"] == "keyword"
+    assert kinds["?x"] == "variable" and kinds["wdt:P31"] == kinds["wd:Q5"] == "pname"
+    assert kinds['"a # b"@en'] == "string" and kinds["# note"] == "comment"
+    include = "INCLUDE %mountains ."
+    assert [(include[s:e], k) for s, e, k in sparql_tokens(include)] == [("INCLUDE", "keyword"), ("%mountains", "named")]
+
+
+# --- the entity browser ---------------------------------------------------------------------------------
+
+
+@drive
+async def test_search_open_a_page_follow_a_link_and_go_back() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.active_area.AREA_ID == "restaurants"
+        command = next(c for c in app.palette_commands() if c.title == "Knowledge graph: show the entity browser")
+        command.callback()  # from another tab, as the palette does
+        await pilot.pause()
+        await pilot.pause()
+        area = app.active_area
+        assert isinstance(area, KgArea) and area.view == "browser"
+        assert isinstance(app.focused, Input) and app.focused.id == "kg-search"
+        app.query_one("#kg-search", Input).insert_text_at_cursor("Whitlock")
+        await settle(pilot)
+        assert [h.id for h in area._hits] == ["Q1190", "Q1199", "Q1289"]  # noqa: SLF001
+        await pilot.press("enter")  # the first hit
+        await settle(pilot)
+        claims = app.query_one(ClaimsTable)
+        assert area._page is not None and area._page.label == "Ilse Whitlock"  # noqa: SLF001
+        assert app.focused is claims
+        award = next(i for i, p in enumerate(claims.properties) if p == "P166")
+        assert "P585 point in time: 1994" in str(claims.get_row_at(award)[1])  # the qualifier, under the value
+
+        advisor = claims.properties.index("P184")
+        claims.move_cursor(row=advisor)
+        await pilot.press("enter")  # follow the value
+        await settle(pilot)
+        assert area._page.id == "Q1192" and area._page.label == "Kasimir Falk"  # noqa: SLF001
+        assert "back to Q1190" in _text(app, "#kg-page-head")
+
+        await pilot.press("o")  # the property of the highlighted claim
+        await settle(pilot)
+        assert area._page.datatype is not None  # noqa: SLF001
+        await pilot.press("backspace", "b")
+        await settle(pilot)
+        assert area._page.id == "Q1190"  # noqa: SLF001
+
+        box = app.query_one("#kg-search", Input)
+        box.focus()
+        box.clear()
+        await pilot.press(*"Q9999", "enter")  # an ID opens directly
+        await settle(pilot)
+        assert "no entity Q9999" in _text(app, "#kg-browser-error")
+
+
+# --- the trajectory stepper -------------------------------------------------------------------------------
+
+
+@drive
+async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        area.run_question(ROLLBACK_QUESTION)
+        await settle(pilot)
+        steps = area.steps
+        assert len(steps) == 10 and [s.index for s in steps if s.rolled_back] == [4, 8]
+        assert area.position == 9  # a live run follows the last step
+        assert app.query_one("#kg-answer").display
+        assert "row-F1 1.00" in _text(app, "#kg-answer-head") and "EM 1" in _text(app, "#kg-answer-head")
+        assert isinstance(app.focused, StepView)
+
+        await pilot.press("home")
+        assert area.position == 0 and not app.query_one("#kg-answer").display
+        await pilot.press("right", "n", "n")
+        assert area.position == 3 and area.current_step is not None and area.current_step.rolled_back
+        banner = _text(app, "#kg-step-banner")
+        assert "ROLLED BACK" in banner and "premature stop" in banner and "after step 3" in banner
+        assert "3/15" in _text(app, "#kg-budget") and "4/30" in _text(app, "#kg-budget")
+        await pilot.press("left", "p")
+        assert area.position == 1
+        await pilot.press("end")
+        assert area.position == 9
+        await pilot.press("right")  # no step after the last
+        assert area.position == 9
+
+        area.step_to_edge(False)
+        await pilot.press("right", "right", "right", "right", "right")  # step 6: get_property_examples P2048
+        observation = app.query_one("#kg-step-observation", Static)
+        assert not observation.has_class("-full")
+        await pilot.press("v")
+        assert observation.has_class("-full")
+        await pilot.press("v")
+        assert not observation.has_class("-full")
+
+        await pilot.press("e")  # explore: the property's page in the browser
+        await settle(pilot)
+        assert area.view == "browser" and area._page is not None and area._page.id == "P2048"  # noqa: SLF001
+
+        area.show_view("stepper")
+        await pilot.pause()
+        await pilot.press("g")  # the question's gold query, run in the console
+        await settle(pilot)
+        assert area.view == "console" and app.query_one(FeedbackBar).feedback == "rows"
+        assert app.query_one("#kg-editor", SparqlEditor).border_subtitle == "gold query of c3_3"
+
+
+@drive
+async def test_steps_stream_in_while_the_agent_runs_and_esc_stops_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        gate = StepGate(area, after=3).install()
+        area.run_question(ROLLBACK_QUESTION)
+        await gate.wait(pilot)
+        assert area.is_running and len(area.steps) == 3 and area.position == 2
+        assert "so far" in str(app.query_one(StepView).border_title)
+        assert "(Esc stops)" in _text(app, "#kg-run-head")
+        assert not app.query_one("#kg-answer").display
+
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not area.is_running
+        assert len(area.steps) == 3  # no further action was taken
+        assert area._scored is not None and area._scored.trajectory.finish == "cancelled"  # noqa: SLF001
+        assert "stopped by Esc after 3 steps" in _text(app, "#kg-status")
+        assert app.query_one("#kg-answer").display  # what the agent had: no rows yet, F1 0
+        assert "row-F1 0.00" in _text(app, "#kg-answer-head")
+
+
+@drive
+async def test_load_a_trajectory_file_ours_and_a_spinach_log(tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        titles = [c.title for c in app.palette_commands()]
+        assert "Knowledge graph: show the trajectory stepper" in titles
+        assert any(t.startswith("Knowledge graph: load example — award years") for t in titles)
+        assert any(t.startswith("Knowledge graph: run c3_3 (forum C3) — What is the highest") for t in titles)
+
+        box = app.query_one("#kg-load", Input)
+        box.focus()
+        box.value = str(TRAJECTORY)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(area.steps) == 10 and area.position == 0  # a loaded trajectory starts at its first step
+        assert isinstance(app.focused, StepView)
+        assert "c3_3" in _text(app, "#kg-run-head") and "spinach_c3_3.json" in _text(app, "#kg-run-head")
+        await pilot.press("end")
+        assert "row-F1 1.00" in _text(app, "#kg-answer-head")
+
+        # SPINACH's own log: a list of states; the final query is run here for the answer rows
+        saved = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+        log = [{"question": saved["question"], "final_sparql": {"sparql": saved["final_sparql"]},
+                "actions": [{"thought": s["thought"], "action_name": s["action"], "action_argument": s["argument"],
+                             "observation": s["observation"]} for s in saved["steps"] if not s["rolled_back"]]}]
+        path = tmp_path / "spinach_log.json"
+        path.write_text(json.dumps(log), encoding="utf-8")
+        area.load_trajectory(str(path))
+        await settle(pilot)
+        assert len(area.steps) == 8 and not any(s.rolled_back for s in area.steps)
+        area.step_to_edge(True)
+        await pilot.pause()
+        assert "row-F1 1.00" in _text(app, "#kg-answer-head")
+
+        area.load_trajectory(str(tmp_path / "missing.json"))
+        await settle(pilot)
+        assert app.query_one("#kg-stepper-error", Static).display
+        assert "Cannot read" in _text(app, "#kg-stepper-error")
+        assert len(area.steps) == 8  # the trajectory on screen stays
