@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from typing import Any, Awaitable, Callable
 
 from textual.pilot import Pilot
@@ -11,7 +12,7 @@ from engines.settings import Settings
 from tui.app import CS224VApp
 from tui.screenshots import SIZE, wait_for_workers, zero_clock
 
-__all__ = ["SIZE", "drive", "make_app", "settle", "zero_clock"]
+__all__ = ["SIZE", "EventGate", "drive", "finished_answer_call", "make_app", "open_tab", "settle", "zero_clock"]
 
 
 def make_app(**overrides: Any) -> CS224VApp:
@@ -37,3 +38,60 @@ def drive(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
         asyncio.run(test(*args, **kwargs))
 
     return run
+
+
+class EventGate:
+    """Holds a tab's engine still after the ``after``-th event that ``counts`` (until its cancel flag is set).
+
+    It wraps the area's ``emit`` (called in the worker thread): the event is posted as usual, then
+    the thread waits — a deterministic "mid-run" state.  Esc (or the app closing) sets the flag.
+    """
+
+    def __init__(self, area: Any, after: int, counts: Callable[[Any], bool]) -> None:
+        self.area = area
+        self.after = after
+        self.counts = counts
+        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
+        self.seen = 0
+        self.paused = threading.Event()
+
+    def __call__(self, event: Any) -> None:
+        self.inner(event)
+        if self.counts(event):
+            self.seen += 1
+            if self.seen == self.after:
+                cancel = self.area._cancel  # noqa: SLF001 - the running operation's flag
+                self.paused.set()
+                if cancel is not None:
+                    cancel.wait(timeout=30)
+
+    def install(self) -> "EventGate":
+        self.area._emit = self  # noqa: SLF001
+        return self
+
+    async def wait(self, pilot: Pilot) -> None:
+        """Until the engine is held and every event it posted is on screen."""
+        for _ in range(1000):
+            if self.paused.is_set():
+                break
+            await pilot.pause(0.01)
+        assert self.paused.is_set(), "the engine never reached the gate"
+        await pilot.pause()
+        await pilot.pause()
+
+
+def finished_answer_call(event: Any) -> bool:
+    """``counts`` for EventGate: a finished answer() call."""
+    from engines.events import CallFinished
+
+    return isinstance(event, CallFinished) and event.function == "answer"
+
+
+async def open_tab(pilot: Pilot, tab_id: str) -> Any:
+    """Wait for the sessions, show tab ``tab_id``, return its area."""
+    app = pilot.app
+    assert isinstance(app, CS224VApp)
+    await settle(pilot)
+    app.action_show_tab(tab_id)
+    await pilot.pause()
+    return app.area(tab_id)

@@ -1,16 +1,13 @@
 """The HybridQA tab driven headless through the pilot: behaviour, not pixels."""
 from __future__ import annotations
 
-import threading
-
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, OptionList, Select, Static
 
-from engines.events import CallFinished, Event
 from engines.llm.protocol import Output
 from engines.llm.sim import SimBackend
 from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
-from tests.tui.support import SIZE, drive, make_app, settle
+from tests.tui.support import EventGate, finished_answer_call, open_tab as show_tab, SIZE, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.hybridqa import HybridArea, PassagesTable, RowsTable
 from worlds.hybridqa import TYPE_TITLES
@@ -25,48 +22,16 @@ AMSTERDAM = "veloria_flag_bearers-III"
 """Type III: an answer() condition on every row (27 passages read): a long run to cancel."""
 
 
-class EmitGate:
-    """Holds the engine still after ``after`` answer() calls have finished (until Esc sets the flag)."""
 
-    def __init__(self, area: HybridArea, after: int) -> None:
-        self.area = area
-        self.after = after
-        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
-        self.answers = 0
-        self.paused = threading.Event()
 
-    def __call__(self, event: Event) -> None:
-        self.inner(event)
-        if isinstance(event, CallFinished) and event.function == "answer":
-            self.answers += 1
-            if self.answers == self.after:
-                cancel = self.area._cancel  # noqa: SLF001 - the running question's flag
-                self.paused.set()
-                if cancel is not None:
-                    cancel.wait(timeout=30)
-
-    def install(self) -> EmitGate:
-        self.area._emit = self  # type: ignore[method-assign]  # noqa: SLF001
-        return self
-
-    async def wait(self, pilot: Pilot) -> None:
-        for _ in range(1000):
-            if self.paused.is_set():
-                break
-            await pilot.pause(0.01)
-        assert self.paused.is_set(), "the engine never reached the gate"
-        await pilot.pause()
-        await pilot.pause()
+def EmitGate(area: HybridArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+    """Holds the engine after ``after`` finished answer() calls, until Esc."""
+    return EventGate(area, after, finished_answer_call)
 
 
 async def open_tab(pilot: Pilot) -> HybridArea:
     """Wait for the sessions, show the HybridQA tab, return its area."""
-    app = pilot.app
-    assert isinstance(app, CS224VApp)
-    await settle(pilot)
-    app.action_show_tab("hybridqa")
-    await pilot.pause()
-    area = app.area("hybridqa")
+    area = await show_tab(pilot, "hybridqa")
     assert isinstance(area, HybridArea)
     return area
 

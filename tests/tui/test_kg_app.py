@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from engines.events import Event
 from engines.settings import Settings
 from engines.spinach.events import StepTaken
-from tests.tui.support import SIZE, drive, make_app, settle
+from tests.tui.support import EventGate, open_tab as show_tab, SIZE, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.kg import EXAMPLES, ClaimsTable, FeedbackBar, KgArea, KgResultsTable, SparqlEditor, StepView, sparql_tokens
 
@@ -22,51 +20,16 @@ TRAJECTORY = FIXTURES / "spinach_c3_3.json"
 ROLLBACK_QUESTION = "c3_3"
 
 
-class StepGate:
-    """Holds the agent after its ``after``-th step until the run's cancel flag is set (Esc, or the app closing).
 
-    It wraps the area's ``emit`` (called in the worker thread): the event is posted as usual, then
-    the thread waits — a deterministic "mid-run" state with exactly ``after`` steps taken.
-    """
 
-    def __init__(self, area: KgArea, after: int) -> None:
-        self.area = area
-        self.after = after
-        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
-        self.steps = 0
-        self.paused = threading.Event()
-
-    def __call__(self, event: Event) -> None:
-        self.inner(event)
-        if isinstance(event, StepTaken):
-            self.steps += 1
-            if self.steps == self.after:
-                cancel = self.area._cancel  # noqa: SLF001 - the running agent's flag
-                self.paused.set()
-                if cancel is not None:
-                    cancel.wait(timeout=30)
-
-    def install(self) -> StepGate:
-        self.area._emit = self  # type: ignore[method-assign]  # noqa: SLF001
-        return self
-
-    async def wait(self, pilot: Pilot) -> None:
-        for _ in range(1000):
-            if self.paused.is_set():
-                break
-            await pilot.pause(0.01)
-        assert self.paused.is_set(), "the agent never reached the gate"
-        await pilot.pause()
-        await pilot.pause()
+def StepGate(area: KgArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+    """Holds the agent after its ``after``-th step, until Esc (or the app closing)."""
+    return EventGate(area, after, lambda event: isinstance(event, StepTaken))
 
 
 async def open_tab(pilot: Pilot, view: str = "console") -> KgArea:
     """Wait for the sessions, show the Knowledge-graph tab and one of its views, return its area."""
-    app = pilot.app
-    assert isinstance(app, CS224VApp)
-    await settle(pilot)
-    app.action_show_tab("kg")
-    area = app.area("kg")
+    area = await show_tab(pilot, "kg")
     assert isinstance(area, KgArea)
     area.show_view(view)
     await pilot.pause()

@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent
 
 from engines.events import CallFinished, Event
-from tests.tui.support import SIZE, drive, make_app, settle
+from tests.tui.support import EventGate, finished_answer_call, open_tab as show_tab, SIZE, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.suql import CompareTable, SuqlArea, SuqlCallsTable, SuqlEditor, _Progress, layout_sql, sql_highlights
 
@@ -17,55 +17,16 @@ FAMILY = "family-friendly"  # lecture 7 §3.3: answer() written first, LIMIT 1, 
 ROMANTIC = "lecture 7 §2.5"  # romantic OR a great view in Mountain View, ORDER BY rating LIMIT 3
 
 
-class EmitGate:
-    """Holds the engine still after ``after`` answer() calls have finished.
 
-    It wraps the area's ``emit`` (which runs in the worker thread): the event is
-    posted as usual, then the thread waits until the run is cancelled (Esc, or the
-    app closing).  The screen then shows exactly ``after`` calls — a deterministic
-    mid-stream state.
-    """
 
-    def __init__(self, area: SuqlArea, after: int) -> None:
-        self.area = area
-        self.after = after
-        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
-        self.answers = 0
-        self.paused = threading.Event()
-
-    def __call__(self, event: Event) -> None:
-        self.inner(event)
-        if isinstance(event, CallFinished) and event.function == "answer":
-            self.answers += 1
-            if self.answers == self.after:
-                cancel = self.area._cancel  # noqa: SLF001 - the running query's flag
-                self.paused.set()
-                if cancel is not None:
-                    cancel.wait(timeout=30)
-
-    def install(self) -> EmitGate:
-        self.area._emit = self  # type: ignore[method-assign]  # noqa: SLF001
-        return self
-
-    async def wait(self, pilot: Pilot) -> None:
-        """Until the engine is held and every event it posted is on screen."""
-        for _ in range(1000):
-            if self.paused.is_set():
-                break
-            await pilot.pause(0.01)
-        assert self.paused.is_set(), "the engine never reached the gate"
-        await pilot.pause()
-        await pilot.pause()
+def EmitGate(area: SuqlArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+    """Holds the engine after ``after`` finished answer() calls, until Esc."""
+    return EventGate(area, after, finished_answer_call)
 
 
 async def open_tab(pilot: Pilot) -> SuqlArea:
     """Wait for the sessions, show the SUQL tab, return its area."""
-    app = pilot.app
-    assert isinstance(app, CS224VApp)
-    await settle(pilot)
-    app.action_show_tab("suql")
-    await pilot.pause()
-    area = app.area("suql")
+    area = await show_tab(pilot, "suql")
     assert isinstance(area, SuqlArea)
     return area
 
