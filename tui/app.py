@@ -58,11 +58,16 @@ AREAS: tuple[AreaSpec, ...] = (
 """The tabs, in order; tab *n* is on key *n*.  Adding a tab is adding one line here."""
 
 
+LATENCIES: tuple[float, ...] = (0.0, 0.3, 1.0)
+"""Simulated seconds per LLM call offered in the command palette."""
+
+
 def backend_label(settings: Settings) -> str:
     """The header subtitle: ``sim · seed 224`` or ``claude · claude-sonnet-4-5``."""
     if settings.backend == "claude":
         return f"claude · {settings.claude_model}"
-    return f"{settings.backend} · seed {settings.seed}"
+    latency = f" · {settings.sim_latency_s:g} s per call" if settings.sim_latency_s else ""
+    return f"{settings.backend} · seed {settings.seed}{latency}"
 
 
 def _tab_bindings() -> list[Binding]:
@@ -196,10 +201,24 @@ class CS224VApp(App[None]):
         if any(area.is_busy for area in self.areas):
             self.notify("A query is running: press Esc to cancel it, then switch.", title="LLM", severity="warning")
             return
-        candidate = self.settings.model_copy(update={"backend": backend})
+        self._switch_settings({"backend": backend}, name=f"use-{backend}")
+
+    def use_latency(self, seconds: float) -> None:
+        """Set the simulated LLM's seconds per call (0 is instant; more lets you watch calls stream in)."""
+        if seconds == self.settings.sim_latency_s:
+            self.notify(f"The simulated calls already take {seconds:g} s.", title="LLM")
+            return
+        if any(area.is_busy for area in self.areas):
+            self.notify("A query is running: press Esc to cancel it, then change the latency.", title="LLM", severity="warning")
+            return
+        self._switch_settings({"sim_latency_s": seconds}, name="use-latency")
+
+    def _switch_settings(self, update: dict, *, name: str) -> None:
+        """Rebuild every area's session with changed settings (checked first, in a worker)."""
+        candidate = self.settings.model_copy(update=update)
         self.run_worker(
             lambda: _check_backend(candidate),
-            name=f"use-{backend}",
+            name=name,
             group="app",
             thread=True,
             exclusive=True,
@@ -240,6 +259,14 @@ class CS224VApp(App[None]):
                 f"Rebuild the sessions with {what}; the dialogue is kept.",
                 lambda b=backend: self.use_backend(b),
             )
+        if self.settings.backend == "sim":
+            for seconds in LATENCIES:
+                current = " (current)" if seconds == self.settings.sim_latency_s else ""
+                yield PaletteCommand(
+                    f"LLM: simulated latency {seconds:g} s per call{current}",
+                    "Make every simulated LLM call take this long, to watch the calls stream in (0: instant).",
+                    lambda t=seconds: self.use_latency(t),
+                )
         active = self.active_area
         yield from active.commands()
         for area in self.areas:

@@ -26,7 +26,8 @@ The app starts with the backend the settings choose: `sim`, a seeded simulated L
 Choose it when starting with `CS224V_BACKEND=sim|claude` (Claude needs `ANTHROPIC_API_KEY`;
 `CS224V_CLAUDE_MODEL` picks the model), or switch while running with the command palette:
 **LLM: use sim** / **LLM: use claude**. Switching rebuilds the session and keeps the dialogue.
-`CS224V_SIM_LATENCY_S=0.3` makes the simulated calls take time, so you can watch them stream in.
+`CS224V_SIM_LATENCY_S=0.3` (or **LLM: simulated latency 0.3 s per call** in the palette) makes the simulated
+calls take time, so you can watch them stream in; the header shows the latency in force.
 """
 
 

@@ -313,3 +313,17 @@ async def test_switching_backend_rebuilds_the_session_and_keeps_the_dialogue() -
         assert app.sub_title == "sim · seed 224"
         assert area._session.llm.backend.name == "sim"  # noqa: SLF001
         assert len(app.query(".entry")) == 2
+
+
+@drive
+async def test_simulated_latency_is_a_setting_in_the_app() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.palette_commands()]
+        assert "LLM: simulated latency 0 s per call (current)" in titles
+        app.use_latency(0.3)
+        await settle(pilot)
+        assert app.settings.sim_latency_s == 0.3
+        assert "0.3 s per call" in app.sub_title
+        assert all(area.settings.sim_latency_s == 0.3 for area in app.areas if hasattr(area, "settings"))
