@@ -211,3 +211,40 @@ def top_k_trap(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, k: int = 2) ->
         rank_then_filter=tuple(c for c in top if c in ok),
         filter_then_rank=tuple(c for c, _ in ranking if c in ok)[:k],
     )
+
+
+@dataclass
+class CourseSession:
+    """The agent tab's course world: the same shape as ``RestaurantSession``."""
+
+    settings: Any
+    world: CourseWorld
+    sandbox: Sandbox
+    llm: LLM
+    agent: Any  # engines.suql.agent.SuqlAgent
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+
+def open_courses_agent(settings: Any = None, *, clock: Any = None, world: CourseWorld | None = None) -> CourseSession:
+    """A SUQL dialogue agent over the course world, in a fresh sandbox.
+
+    Raises ``ConfigurationError`` when the settings choose a backend that cannot run.
+    """
+    import time
+
+    from engines.llm.client import llm_from_settings
+    from engines.settings import Settings
+    from engines.suql.agent import SuqlAgent, suql_schema
+    from worlds import courses
+
+    settings = settings or Settings()
+    llm = llm_from_settings(settings, clock=clock or time.perf_counter)
+    world = world or courses.build()
+    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    agent = SuqlAgent(
+        sandbox=sandbox, llm=llm, schema=suql_schema(world.schema()), enum_fields={},
+        classify_method=settings.classify_method, engine=SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap),
+    )
+    return CourseSession(settings, world, sandbox, llm, agent)

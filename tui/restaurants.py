@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Input, Select, Static
 
 from engines.events import (
     CallFailed,
@@ -66,6 +66,19 @@ EDITOR_TITLE = "Raw SQL · Ctrl+Enter or Ctrl+J runs it"
 DIALOGUE_HINT = (
     "Ask about the 600 restaurants of Palo Alto, Mountain View, Menlo Park, Sunnyvale, "
     "Bernal Heights and the Mission District — or press Ctrl+P for the lecture's sample dialogue."
+)
+
+
+WORLDS: tuple[str, ...] = ("restaurants", "courses")
+"""The worlds the agent can talk about: the 600 restaurants, or the course assistant's C1-C6."""
+COURSE_SQL = (
+    "SELECT o.course_id, o.term, m.day, m.start_min, m.end_min\nFROM offerings o JOIN meetings m ON m.offering_id = o.id\n"
+    "ORDER BY o.course_id, m.day"
+)
+COURSE_PLACEHOLDER = "Ask about courses — e.g. Which autumn courses fit my schedule and are practical?"
+COURSE_HINT = (
+    "Ask about the courses C1-C6: which fit your schedule (and are practical), whether a course is practical, "
+    "when it meets, its prerequisites, how many courses have reviews. Unknown answers come back as to verify."
 )
 
 
@@ -116,6 +129,11 @@ from the query, and the reply is written only from the rows — no rows, no made
 | Esc | cancel the running turn (it stops at the next LLM call; what it showed stays) |
 | Tab / Shift+Tab | move between the question box, the editor and the tables |
 
+**World.** The selector above the dialogue switches the agent to the course assistant's world (notes
+002-003, C1-C6): a SUQL agent that answers which courses fit your schedule (the `NOT EXISTS` conflict
+check), whether they are practical (`answer()`; unknown rows come back *to verify*), meetings,
+prerequisites and counts. Switching clears the dialogue; raw SQL runs on the chosen world.
+
 In the command palette (Ctrl+P), type *Restaurants* for the sample dialogue of the lecture (one turn at
 a time), sample questions, clearing the dialogue, the SQL editor and the classify method.
 """
@@ -138,12 +156,17 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._rewritten = False  # this turn reached the classify() rewrite
         self._pending_utterance: str | None = None  # the question of the running turn
         self._sample_turn = 0
+        self._world = "restaurants"  # the world the agent talks about (WORLDS)
 
     # --- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="rest-columns"):
             with Vertical(id="rest-left"):
+                world = Select([(f"World · {name}", name) for name in WORLDS], value=self._world, allow_blank=False,
+                               compact=True, id="rest-world")
+                world.tooltip = "The world the agent talks about: the restaurants, or the course assistant's C1-C6."
+                yield world
                 dialogue = VerticalScroll(id="dialogue")
                 dialogue.border_title = "Dialogue"
                 dialogue.border_subtitle = f"classify: {self.settings.classify_method}"
@@ -277,6 +300,35 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self.query_one("#dialogue").border_subtitle = f"classify: {method}"
         self.notify(f"classify() now uses the {method} method.", title="Restaurants")
 
+    def set_world(self, world: str) -> bool:
+        """Talk about another world: the session is rebuilt and the dialogue cleared."""
+        if world not in WORLDS:
+            raise ValueError(f"unknown world {world!r}")
+        if world == self._world:
+            return False
+        if not self._free("switch the world"):
+            self.query_one("#rest-world", Select).value = self._world
+            return False
+        self._world = world
+        self.query_one("#rest-world", Select).value = world
+        self.clear_dialogue()
+        courses = world == "courses"
+        self.query_one("#question", Input).placeholder = COURSE_PLACEHOLDER if courses else QUESTION_PLACEHOLDER
+        self.query_one("#dialogue-hint", Static).update(COURSE_HINT if courses else DIALOGUE_HINT)
+        editor = self.query_one("#sql-editor", SqlEditor)
+        if editor.text in (SAMPLE_SQL, COURSE_SQL):
+            editor.text = COURSE_SQL if courses else SAMPLE_SQL
+        self._set_status(f"opening the {world} database…", "running")
+        settings = self.settings
+        self.run_engine(lambda: self._reopen_work(settings, carry=False), name="world")
+        return True
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id != "rest-world" or event.value is Select.BLANK:
+            return
+        event.stop()
+        self.set_world(str(event.value))
+
     def use_settings(self, settings: Settings) -> None:
         """Rebuild the session with ``settings`` (another backend); the dialogue carries over."""
         settings = settings.model_copy(update={"classify_method": self.settings.classify_method})
@@ -359,6 +411,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     def _open(self, settings: Settings) -> RestaurantSession:
         from engines.sql.session import open_restaurants
 
+        if self._world == "courses":
+            from engines.courses import open_courses_agent
+
+            return open_courses_agent(settings, clock=self.clock)  # type: ignore[return-value]
+
         if self.clock is None:
             return open_restaurants(settings)
         return open_restaurants(settings, clock=self.clock)
@@ -377,12 +434,13 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         result, readback = run_sql(session.sandbox, sql)
         return SqlRan(sql, result, readback)
 
-    def _reopen_work(self, settings: Settings) -> Settings:
+    def _reopen_work(self, settings: Settings, *, carry: bool = True) -> Settings:
         with self._session_lock:
             fresh = self._open(settings)
             old, self._session = self._session, fresh
         if old is not None:
-            fresh.agent.history.extend(old.agent.history)
+            if carry:
+                fresh.agent.history.extend(old.agent.history)
             old.close()
         return settings
 
@@ -471,6 +529,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         elif name == "reopen":
             self.settings = result
             self._set_status(f"ready — now using the {result.backend} backend", "idle")
+        elif name == "world":
+            self._set_status(f"ready — the agent now talks about the {self._world}", "idle")
 
     def worker_failed(self, name: str, error: BaseException) -> None:
         from engines.errors import Cancelled
@@ -495,6 +555,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             self._show_error("Could not open the restaurant database", message)
         elif name == "reopen":
             self._show_error("Could not switch the backend", message)
+        elif name == "world":
+            self._show_error(f"Could not open the {self._world} database", message)
         else:
             self._show_error("Error", message)
         self._set_status("error — see the error pane", "error")
@@ -508,7 +570,13 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             subtitle = "query failed"
         else:
             subtitle = "no database"
-        self._add_entry("agent", "Agent", turn.reply, subtitle=subtitle)
+        reply = turn.reply
+        if turn.to_verify:
+            unknown = "; ".join(
+                f"{r.get('course_id') or r.get('name') or r.get('_row')} (unknown: {', '.join(r.get('unknown', []))})"
+                for r in turn.to_verify)
+            reply += f"\nTo verify — neither confirmed nor excluded: {unknown}"
+        self._add_entry("agent", "Agent", reply, subtitle=subtitle)
         if turn.error is not None:
             self._set_status("done — the query failed (see the error)", "error")
         elif turn.needs_database:
@@ -560,6 +628,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             "turn": "a turn is running (Esc cancels it)",
             "sql": "a query is running",
             "reopen": "the session is being rebuilt for the new backend",
+            "world": "the session is being rebuilt for the new world",
         }.get(running, "the tab is busy")
         self.notify(f"Cannot {what} now: {why}.", severity="warning", title="Restaurants")
         return False

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from engines.llm import sim_hybrid, sim_parser, sim_reader
+from engines.llm import sim_courses, sim_hybrid, sim_parser, sim_reader
 from engines.llm.waiting import pause
 from engines.llm.protocol import Answer, Output, PolicyStep, Results, Routed, Turn
 from engines.llm.seeded import unit
@@ -165,11 +165,16 @@ class SimBackend:
 
     def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
         self._wait(0.3)
+        if sim_courses.is_course_schema(schema):
+            needs, reason = sim_courses.route(utterance, history, schema)
+            return Output(Routed(needs, reason))
         needs, reason = sim_parser.route(utterance, history, schema)
         return Output(Routed(needs, reason))
 
     def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
         self._wait()
+        if sim_courses.is_course_schema(schema):
+            return Output(sim_courses.parse(utterance, history, schema))
         return Output(sim_parser.parse(utterance, history, schema, seed=self.seed, drop_rate=self.parse_drop_rate))
 
     def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
@@ -234,7 +239,11 @@ class SimBackend:
     def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
         self._wait(0.5)
         if results is None:
+            if sim_courses.course_dialogue(history):
+                return Output(sim_courses.direct(utterance))
             return Output(self._direct(utterance))
+        if sim_courses.is_course_result(results):
+            return Output(sim_courses.reply(utterance, results))
         return Output(self._reply(utterance, results))
 
     # HybridQA (lecture 7 §6): the zero-shot parser and the short answer of engines.llm.sim_hybrid;

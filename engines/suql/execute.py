@@ -402,7 +402,7 @@ class _Run:
 
         text_sqls = sorted({c.text.sql(dialect="duckdb") for c in calls.values()})
         text_types = self._text_types(select)
-        label = _label_column(select, text_types)
+        label = self._label_column(select)
 
         # 1. candidates, with each conjunct's structured truth
         lazy_ok, lazy_reason = self._lazy(text_where, limit_n, order, order_dep, aggregated)
@@ -500,6 +500,21 @@ class _Run:
                 cached = False
             self.engine._rowid[name] = cached
         return cached
+
+    def _label_column(self, select: exp.Select) -> exp.Expression | None:
+        """A readable column of the FROM table (name, title, an id) to label rows in events."""
+        from_ = select.args.get("from_")
+        if from_ is None or not isinstance(from_.this, exp.Table):
+            return None
+        table = from_.this
+        try:
+            names = {c for c, _ in self.sandbox.columns_of(exp.select("*").from_(exp.table_(table.name, db=table.db or None)))}
+        except EngineError:
+            return None
+        for candidate in ("name", "Name", "title", "Title", "course_id", "id"):
+            if candidate in names:
+                return exp.column(candidate, table=table.alias_or_name)
+        return None
 
     def _lazy(self, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool, aggregated: bool) -> tuple[bool, str]:
         if not text_where:
@@ -985,16 +1000,6 @@ def _row_key(select: exp.Select) -> exp.Expression:
     if len(keys) == 1:
         return keys[0]
     return exp.func("concat_ws", exp.Literal.string("|"), *keys)
-
-
-def _label_column(select: exp.Select, text_types: dict[str, str]) -> exp.Expression | None:
-    from_ = select.args.get("from_")
-    if from_ is None or not isinstance(from_.this, exp.Table):
-        return None
-    for candidate in ("name", "Name", "title", "Title", "course_id", "id"):
-        if candidate in text_types:
-            return exp.column(candidate, table=from_.this.alias_or_name)
-    return None
 
 
 def _as_text_sql(node: exp.Expression, text_types: dict[str, str]) -> exp.Expression:

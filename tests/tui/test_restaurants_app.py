@@ -327,3 +327,30 @@ async def test_simulated_latency_is_a_setting_in_the_app() -> None:
         assert app.settings.sim_latency_s == 0.3
         assert "0.3 s per call" in app.sub_title
         assert all(area.settings.sim_latency_s == 0.3 for area in app.areas if hasattr(area, "settings"))
+
+
+@drive
+async def test_the_course_world_is_selectable_in_the_agent_tab() -> None:
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _ask(pilot, "Show me a café in Palo Alto")
+        await settle(pilot)
+        app.query_one("#rest-world", Select).value = "courses"
+        await settle(pilot)
+        assert _area(app)._world == "courses"
+        assert not list(app.query(".entry"))  # switching the world clears the dialogue
+        assert "courses" in app.query_one("#question", Input).placeholder
+        assert "C1-C6" in _text(app, "#dialogue-hint")
+        await _ask(pilot, "Which autumn courses fit my schedule and are practical?")
+        await settle(pilot)
+        results = app.query_one(ResultsTable)
+        assert _column(results, "course_id") == ["C1", "C3"]
+        replies = [str(e.render()) for e in app.query(".entry-agent").results(Static)]
+        assert "C1" in replies[-1] and "To verify" in replies[-1] and "C6" in replies[-1]
+        assert "NOT EXISTS" in _text(app, "#sql-parsed")
+        assert _area(app).run_sql("SELECT id FROM courses ORDER BY id")  # raw SQL on the course sandbox
+        await settle(pilot)
+        assert "C1" in _column(results, "id")
