@@ -14,10 +14,13 @@ never ends the app.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
+from textual.message import Message
 from textual.widget import Widget
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
@@ -60,6 +63,8 @@ class WorkArea(Widget):
     AREA_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
     HELP: ClassVar[str] = ""
+    STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
+    STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
 
     def __init__(
         self,
@@ -75,6 +80,28 @@ class WorkArea(Widget):
         self.clock = clock
         self.cursor_blink = cursor_blink
         self._busy_worker: Worker[Any] | None = None
+        self._cancel: threading.Event | None = None  # the running work's cancel flag
+
+    # --- status and cancellation ------------------------------------------------------------
+
+    def _set_status(self, text: str, state: str) -> None:
+        """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES)."""
+        status = self.query_one(f"#{self.STATUS_ID}", Static)
+        status.update(text)
+        for name in self.STATUS_STATES:
+            status.set_class(name == state, f"-{name}")
+
+    def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
+        """Set the running work's cancel flag and say so; False when nothing runs.
+
+        The engine checks the flag before its next LLM call (or step), so what it already
+        decided stays on screen.
+        """
+        if self._cancel is None or not (self.is_busy if running is None else running):
+            return False
+        self._cancel.set()
+        self._set_status(status, "running")
+        return True
 
     # --- workers ----------------------------------------------------------------------------
 
@@ -136,3 +163,11 @@ class WorkArea(Widget):
 
     def focus_default(self) -> None:
         """Focus the widget a user of this tab most likely wants (called when the tab shows)."""
+
+
+class EngineReported(Message):
+    """An engine emitted an event (posted from the worker thread that runs it)."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event

@@ -29,13 +29,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted, Event
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.suql import layout_sql, plan_content
 from tui.widgets import count_rows, sql_content, truncate
 
@@ -78,12 +77,8 @@ ERROR_CLASS_NOTES: dict[str, str] = {
 # --- messages (posted from the worker threads) ------------------------------------------------
 
 
-class PipelineReported(Message):
+class PipelineReported(EngineReported):
     """The HybridQA pipeline (or the SUQL engine or the LLM under it) emitted an event."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 # --- what the workers return ----------------------------------------------------------------
@@ -402,6 +397,7 @@ class HybridArea(WorkArea):
     """The HybridQA tab (see the module docstring)."""
 
     AREA_ID = "hybridqa"
+    STATUS_ID = "hqa-status"
     TITLE = "HybridQA"
     HELP = """\
 ## HybridQA — questions over tables with linked passages (lecture 7 §6)
@@ -471,7 +467,6 @@ table or question.
         self._sessions: dict[str, HybridSession] = {}
         self._session_lock = threading.Lock()  # opening / swapping sessions
         self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
-        self._cancel: threading.Event | None = None
         self._tables: dict[str, str] = {}  # source -> the table shown
         self._questions: dict[str, str] = {}  # table -> the question chosen
         self._table: HybridTable | None = None
@@ -622,11 +617,7 @@ table or question.
 
     def cancel(self) -> bool:
         """Ask the running question to stop: the engine makes no further LLM call."""
-        if self._cancel is None or not self.is_busy:
-            return False
-        self._cancel.set()
-        self._set_status("cancelling… (no further LLM call is made)", "running")
-        return True
+        return self.request_cancel("cancelling… (no further LLM call is made)")
 
     def set_source(self, source: str) -> bool:
         """Show the generated tables or the real ones (opening their session the first time)."""
@@ -1266,11 +1257,6 @@ table or question.
             with self.prevent(Select.Changed):
                 select.value = self._table.name
 
-    def _set_status(self, text: str, state: str) -> None:
-        status = self.query_one("#hqa-status", Static)
-        status.update(text)
-        for name in ("idle", "running", "done", "cancelled", "error"):
-            status.set_class(name == state, f"-{name}")
 
     def _show_error(self, title: str, message: str) -> None:
         error = self.query_one("#hqa-error", Static)

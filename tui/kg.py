@@ -43,7 +43,7 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import Worker, WorkerState
 
 from engines.events import CallStarted, Event
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import DISPLAY_ROWS, ResultsTable, SqlEditor, count_rows, truncate
 
 if TYPE_CHECKING:
@@ -596,12 +596,8 @@ class BrowserView(Horizontal):
 # --- messages (posted from the worker threads) ----------------------------------------------------------
 
 
-class AgentReported(Message):
+class AgentReported(EngineReported):
     """The SPINACH agent (or its LLM) emitted an event."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 # --- what the workers return ----------------------------------------------------------------------------
@@ -646,6 +642,7 @@ class KgArea(WorkArea):
     """The Knowledge-graph tab (see the module docstring)."""
 
     AREA_ID = "kg"
+    STATUS_ID = "kg-status"
     TITLE = "Knowledge graph"
     HELP = """\
 ## Knowledge graph — SPARQL, entity pages and the SPINACH agent (lecture 8)
@@ -704,7 +701,6 @@ load a trajectory or stop a run.
         self._session: SpinachSession | None = None
         self._session_lock = threading.Lock()
         self._busy: dict[str, Worker[Any]] = {}
-        self._cancel: threading.Event | None = None
         # browser
         self._history: list[str] = []
         self._page: EntityPage | None = None
@@ -894,11 +890,7 @@ load a trajectory or stop a run.
 
     def cancel(self) -> bool:
         """Stop the running agent: it checks the flag before every policy call."""
-        if self._cancel is None or not self.is_running:
-            return False
-        self._cancel.set()
-        self._set_status("stopping the agent… (no further action is taken)", "running")
-        return True
+        return self.request_cancel("stopping the agent… (no further action is taken)", running=self.is_running)
 
     def use_settings(self, settings: Settings) -> None:
         """Another backend: the same graph, a new LLM for the policy."""
@@ -1721,11 +1713,6 @@ load a trajectory or stop a run.
 
     # --- helpers ---------------------------------------------------------------------------------------------
 
-    def _set_status(self, text: str, state: str) -> None:
-        status = self.query_one("#kg-status", Static)
-        status.update(text)
-        for name in ("idle", "running", "done", "cancelled", "error"):
-            status.set_class(name == state, f"-{name}")
 
     def _show_error(self, box_id: str, title: str, message: str) -> None:
         box = self.query_one(f"#{box_id}", Static)

@@ -100,6 +100,7 @@ class LabArea(WorkArea):
     """The Lab tab (see the module docstring)."""
 
     AREA_ID = "lab"
+    STATUS_ID = "lab-status"
     TITLE = "Lab"
     HELP = """\
 ## Lab — the experiments of lectures 6–8
@@ -141,7 +142,6 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         self.run_size = DEFAULT_SIZE
         self._selected: str | None = None
         self._running: str | None = None
-        self._cancel: threading.Event | None = None
         self._results: dict[tuple[str, str], Table] = {}
         self._experiments: dict[str, Experiment] = {}
 
@@ -266,11 +266,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def cancel(self) -> bool:
         """Ask the running experiment to stop at its next step."""
-        if self._cancel is None or not self.is_busy:
-            return False
-        self._cancel.set()
-        self._set_status(f"cancelling {self._running}…", "running")
-        return True
+        return self.request_cancel(f"cancelling {self._running}…")
 
     def action_cancel(self) -> None:
         self.cancel()
@@ -394,11 +390,6 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
     def _hide_progress(self) -> None:
         self.query_one("#lab-progress-row").display = False
 
-    def _set_status(self, text: str, state: str) -> None:
-        status = self.query_one("#lab-status", Static)
-        status.update(text)
-        for name in ("idle", "running", "done", "cancelled", "error"):
-            status.set_class(name == state, f"-{name}")
 
 
 # --- pure helpers ----------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Input, Select, Static
 
 from engines.events import (
@@ -38,7 +37,7 @@ from engines.events import (
     ValuesClassified,
 )
 from engines.sql.dialogue import SAMPLE_DIALOGUE
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
 if TYPE_CHECKING:
@@ -82,12 +81,6 @@ COURSE_HINT = (
 )
 
 
-class EngineReported(Message):
-    """The engine emitted an event (posted from the worker thread)."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 @dataclass(frozen=True)
@@ -151,7 +144,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         super().__init__(settings, **kwargs)
         self._session: RestaurantSession | None = None
         self._session_lock = threading.Lock()
-        self._cancel: threading.Event | None = None
         self._classified: list[ValuesClassified] = []  # what classify() did in this turn
         self._rewritten = False  # this turn reached the classify() rewrite
         self._pending_utterance: str | None = None  # the question of the running turn
@@ -249,11 +241,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
 
     def cancel(self) -> bool:
         """Ask the running turn to stop at its next LLM call."""
-        if self._cancel is None or not self.is_busy:
-            return False
-        self._cancel.set()
-        self._set_status("cancelling… (the turn stops at its next LLM call)", "running")
-        return True
+        return self.request_cancel("cancelling… (the turn stops at its next LLM call)")
 
     def clear_dialogue(self) -> None:
         """Forget the dialogue (the agent's history too) and empty the panes."""
@@ -664,11 +652,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             Content.from_markup(f"[b {style}]$verdict[/] — $reason", verdict=verdict, reason=reason)
         )
 
-    def _set_status(self, text: str, state: str) -> None:
-        status = self.query_one("#status", Static)
-        status.update(text)
-        for name in ("idle", "running", "done", "cancelled", "error"):
-            status.set_class(name == state, f"-{name}")
 
     def _show_error(self, title: str, message: str) -> None:
         error = self.query_one("#error", Static)

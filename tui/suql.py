@@ -31,7 +31,7 @@ from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted, Event
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, truncate
 
 if TYPE_CHECKING:
@@ -60,12 +60,6 @@ COMPARE_PROGRESS_EVERY = 10
 # --- messages (posted from the worker threads) ------------------------------------------------
 
 
-class EngineReported(Message):
-    """The SUQL engine emitted an event (plan, call, row decision)."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 class ModeStarted(Message):
@@ -499,6 +493,7 @@ class SuqlArea(WorkArea):
     """The SUQL tab (see the module docstring)."""
 
     AREA_ID = "suql"
+    STATUS_ID = "suql-status"
     TITLE = "SUQL"
     HELP = """\
 ## SUQL — SQL plus answer() and summary() (lecture 7)
@@ -557,7 +552,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._session: SuqlSession | None = None
         self._session_lock = threading.Lock()  # opening / swapping the session
         self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
-        self._cancel: threading.Event | None = None
         self._modes: tuple[tuple[str, str], ...] = ()
         self._worlds: tuple[tuple[str, str], ...] = ()
         self._lecture: tuple[Example, ...] = ()
@@ -676,11 +670,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 
     def cancel(self) -> bool:
         """Ask the running query (or comparison) to stop: the engine makes no further call."""
-        if self._cancel is None or not self.is_busy:
-            return False
-        self._cancel.set()
-        self._set_status("cancelling… (no further LLM call is made)", "running")
-        return True
+        return self.request_cancel("cancelling… (no further LLM call is made)")
 
     def set_mode(self, mode: str) -> None:
         """Choose the execution mode of the next run (A–F)."""
@@ -1296,11 +1286,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def _mode_title(self, mode: str) -> str:
         return dict(self._modes).get(mode, "")
 
-    def _set_status(self, text: str, state: str) -> None:
-        status = self.query_one("#suql-status", Static)
-        status.update(text)
-        for name in ("idle", "running", "done", "cancelled", "error"):
-            status.set_class(name == state, f"-{name}")
 
     def _show_error(self, title: str, message: str) -> None:
         error = self.query_one("#suql-error", Static)
