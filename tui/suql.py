@@ -17,7 +17,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -32,7 +32,7 @@ from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted, Event
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
-from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, truncate
+from tui.widgets import CallsTable, FreshWidths, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, truncate
 
 if TYPE_CHECKING:
     from engines.settings import Settings
@@ -245,27 +245,12 @@ def layout_sql(sql: str) -> str:
 EVIDENCE_CHARS = 80
 
 
-class _FreshWidths:
-    """A DataTable mixin: repaint once the column widths are measured.
 
-    DataTable measures new rows when it is idle, but cells painted before that
-    stay cached at the old widths (the cache key does not hold the widths); a repaint
-    in between (the elapsed counter ticks) would leave columns cut to their labels.
-    """
-
-    async def _on_idle(self, event: Any) -> None:
-        table = cast(DataTable, self)
-        before = [c.get_render_width(table) for c in table.columns.values()]
-        await DataTable._on_idle(table, event)  # measure now; the base handler then finds nothing to do
-        if before != [c.get_render_width(table) for c in table.columns.values()]:
-            table.notify_style_update()  # drops the render caches and repaints
-
-
-class SuqlResultsTable(_FreshWidths, ResultsTable):
+class SuqlResultsTable(ResultsTable):
     """The shared results table, repainted when its widths change."""
 
 
-class SuqlCallsTable(_FreshWidths, CallsTable):
+class SuqlCallsTable(CallsTable):
     """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
 
     COMPONENT_CLASSES = {
@@ -370,7 +355,7 @@ class SuqlCallsTable(_FreshWidths, CallsTable):
         return self.get_component_rich_style(name) if name else ""
 
 
-class CompareTable(_FreshWidths, DataTable):
+class CompareTable(FreshWidths, DataTable):
     """Compare modes: per mode, the calls, the rows and the wall time of the current query.
 
     The last column says how far each mode got: waiting, running, its wall time, or why

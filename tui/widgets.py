@@ -6,7 +6,7 @@ they hold no engine logic.  Styles live in ``app.tcss``.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from rich.text import Text
 from textual.binding import Binding
@@ -109,7 +109,23 @@ class SqlEditor(TextArea):
 # --- tables ------------------------------------------------------------------------------
 
 
-class ResultsTable(DataTable):
+class FreshWidths:
+    """A DataTable mixin: repaint once the column widths are measured.
+
+    DataTable measures new rows when it is idle, but cells painted before that
+    stay cached at the old widths (the cache key does not hold the widths); a repaint
+    in between (the elapsed counter ticks) would leave columns cut to their labels.
+    """
+
+    async def _on_idle(self, event: Any) -> None:
+        table = cast(DataTable, self)
+        before = [c.get_render_width(table) for c in table.columns.values()]
+        await DataTable._on_idle(table, event)  # measure now; the base handler then finds nothing to do
+        if before != [c.get_render_width(table) for c in table.columns.values()]:
+            table.notify_style_update()  # drops the render caches and repaints
+
+
+class ResultsTable(FreshWidths, DataTable):
     """Columns and rows of a query; the row count (and truncation) in the border subtitle.
 
     Long values are cut to :data:`CELL_CHARS` characters for display; the highlighted
@@ -156,7 +172,7 @@ class ResultsTable(DataTable):
             self.tooltip = value if len(value) > CELL_CHARS else None
 
 
-class CallsTable(DataTable):
+class CallsTable(FreshWidths, DataTable):
     """The LLM calls of a turn, streaming in.
 
     A row appears on :class:`~engines.events.CallStarted` showing ``…`` and is
