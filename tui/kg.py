@@ -1007,9 +1007,14 @@ load a trajectory or stop a run.
         cancel = self._cancel = threading.Event()
         questions = self.query_one("#kg-questions", OptionList)
         try:
-            questions.highlighted = questions.get_option_index(question_id)
+            index = questions.get_option_index(question_id)
         except OptionDoesNotExist:  # the list is not filled yet
-            pass
+            index = None
+        if index is not None and questions.highlighted != index:
+            # Not the user's move: its "Enter runs it" hint must not land on the run's status line
+            # (the message is handled after a fast run has already finished).
+            with self.prevent(OptionList.OptionHighlighted):
+                questions.highlighted = index
         self._set_status(f"running the agent on {question_id} ({self.settings.backend})… — Esc stops it", "running")
         self._start("stepper", lambda: self._run_work(question_id, cancel), name="run")
         self.query_one(StepView).focus()

@@ -218,6 +218,30 @@ async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
 
 
 @drive
+async def test_a_run_ends_on_its_result_not_on_the_question_list_hint(monkeypatch) -> None:  # noqa: ANN001
+    """Running a question moves the list's highlight to it; that move is not the user's, so its
+    "Enter runs it" hint never reaches the status line (a fast run used to finish before it did)."""
+    hints: list[str] = []
+    handler = KgArea.on_option_list_option_highlighted
+
+    def spy(self: KgArea, event) -> None:  # noqa: ANN001
+        if event.option_list.id == "kg-questions":
+            hints.append(event.option.id or "")
+        handler(self, event)
+
+    monkeypatch.setattr(KgArea, "on_option_list_option_highlighted", spy)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        hints.clear()  # the list's first highlight, as it fills
+        assert area.run_question(ROLLBACK_QUESTION)
+        await settle(pilot)
+        await pilot.pause()
+        assert hints == []
+        assert "stopped after 10 steps" in _text(app, f"#{area.STATUS_ID}")
+
+
+@drive
 async def test_steps_stream_in_while_the_agent_runs_and_esc_stops_it() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
