@@ -218,6 +218,7 @@ class _Row:
     flags: list[Truth]  # per conjunct: does its structured part hold?
     texts: dict[str, Any]  # text expression sql -> value
     score: float = 0.0
+    leaves: list[Truth] = field(default_factory=list)  # mode B: each structured leaf of the written WHERE
 
 
 class _Run:
@@ -407,13 +408,18 @@ class _Run:
         # 1. candidates, with each conjunct's structured truth
         lazy_ok, lazy_reason = self._lazy(text_where, limit_n, order, order_dep, aggregated)
         visit_structured_order = lazy_ok and order is not None
-        rows = self._candidates(select, key, conjuncts, text_where, text_sqls, text_types, label, order if visit_structured_order else None)
-        self.rows_examined += 0
+        written = self.mode.as_written and text_where
+        leaves = _structured_leaves(where.this) if written else []
+        rows = self._candidates(select, key, conjuncts, text_where, text_sqls, text_types, label,
+                                order if visit_structured_order else None, leaves)
 
         # 2. estimates, retrieval, and the plan
         where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
-        scores = self._retrieval(select, key, text_types, where_calls, rows) if text_where else {}
+        scores = self._retrieval(select, key, text_types, where_calls, rows) if text_where and not written else {}
         conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores)
+        if written:  # a row-at-a-time engine sees the WHERE as written, not its DNF
+            conjunct_plans = []
+            self._written = (where.this, {id(leaf): j for j, leaf in enumerate(leaves)})
         visit = self._visit_order(rows, scores, conjuncts, visit_structured_order, order)
         select_nodes = [n for n in nodes if not (where is not None and _within(n, where))]
         select_calls = sorted({as_call(n).sql() for n in select_nodes})
@@ -428,7 +434,9 @@ class _Run:
             cap=self.mode.cap if text_where and self.mode.cap is not None else None,
             select_calls=tuple(select_calls),
             select_calls_for=self._select_calls_scope(aggregated, order_dep),
-            notes=() if dnf_ok else ("the WHERE is too large for DNF: it is evaluated as written, row by row",),
+            notes=(("the WHERE as written, left to right on each row: AND stops at the first false condition, OR at "
+                    "the first true one; a condition written before the structured ones is asked of every row",)
+                   if written else () if dnf_ok else ("the WHERE is too large for DNF: it is evaluated as written, row by row",)),
         )
         if top or self.plan is None:
             self.plan = plan
@@ -527,6 +535,8 @@ class _Run:
             return False, "the query aggregates: every match is needed"
         if order_dep:
             return False, "ORDER BY depends on answer(): every candidate must be read before the first is known"
+        if order is not None and self.mode.as_written:
+            return False, "a row-at-a-time engine filters every row, then sorts, then takes the LIMIT"
         if order is not None:
             return True, "candidates are visited in the query's ORDER BY, so the first matches are the top ones"
         return True, "no ORDER BY: any matching rows are a valid answer"
@@ -542,12 +552,15 @@ class _Run:
 
     # -- candidates -----------------------------------------------------------------------------
 
-    def _candidates(self, select, key, conjuncts, text_where, text_sqls, text_types, label, visit_order) -> list[_Row]:
+    def _candidates(self, select, key, conjuncts, text_where, text_sqls, text_types, label, visit_order,
+                    leaves: list[exp.Expression] = ()) -> list[_Row]:
         q = exp.select(exp.alias_(key.copy(), "_k"))
         if label is not None:
             q = q.select(exp.alias_(label, "_label"))
         for i, c in enumerate(conjuncts):
             q = q.select(exp.alias_(exp.paren(c.structured_sql()), f"_s{i}"))
+        for j, leaf in enumerate(leaves):
+            q = q.select(exp.alias_(exp.paren(leaf.copy()), f"_w{j}"))
         for j, t in enumerate(text_sqls):
             q = q.select(exp.alias_(_parse_duck(t), f"_t{j}"))
         _over_sources(q, select)
@@ -576,6 +589,7 @@ class _Run:
                     label=f"#{rec['_k']} {rec['_label']}" if label is not None else f"#{rec['_k']}",
                     flags=[rec[f"_s{i}"] for i in range(n_conj)],
                     texts={t: rec[f"_t{j}"] for j, t in enumerate(text_sqls)},
+                    leaves=[rec[f"_w{j}"] for j in range(len(leaves))],
                 )
             )
         return rows
@@ -775,6 +789,9 @@ class _Run:
         With ``observe``, every predicate of every applicable conjunct is evaluated and its
         value recorded under (conjunct, written position).
         """
+        if self.mode.as_written:
+            tree, leaf_index = self._written
+            return self._written_truth(tree, leaf_index, row, values, select, key)
         if not self.mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in conjuncts:
                 for lit in c.text:
@@ -799,6 +816,26 @@ class _Run:
             if result is True and self.mode.short_circuit and observe is None:
                 break
         return result
+
+    def _written_truth(self, node, leaf_index, row, values, select, key) -> Truth:
+        """Mode B: the WHERE as a row-at-a-time engine evaluates it — left to right, Kleene logic,
+        AND stopping at the first False and OR at the first True."""
+        if isinstance(node, exp.Paren):
+            return self._written_truth(node.this, leaf_index, row, values, select, key)
+        if isinstance(node, exp.Not):
+            inner = self._written_truth(node.this, leaf_index, row, values, select, key)
+            return None if inner is None else not inner
+        if isinstance(node, (exp.And, exp.Or)):
+            stop = isinstance(node, exp.Or)  # the value that decides the connective
+            left = self._written_truth(node.this, leaf_index, row, values, select, key)
+            if left is stop:
+                return left
+            right = self._written_truth(node.expression, leaf_index, row, values, select, key)
+            return _or(left, right) if stop else _and(left, right)
+        if id(node) in leaf_index:
+            value = row.leaves[leaf_index[id(node)]]
+            return None if value is None else bool(value)
+        return self._predicate(row, node, values, select, key)
 
     def _predicate(self, row, pred, values, select, key) -> Truth:
         for n in calls_in(pred):
@@ -935,6 +972,18 @@ class _Run:
 # --- helpers -------------------------------------------------------------------------------------
 
 _NO_FAST = object()
+
+
+def _structured_leaves(node: exp.Expression) -> list[exp.Expression]:
+    """The maximal parts of a WHERE below AND / OR / NOT / parentheses that hold no LLM call,
+    left to right: the conditions a row-at-a-time engine tests without asking the LLM."""
+    if isinstance(node, exp.Paren):
+        return _structured_leaves(node.this)
+    if isinstance(node, exp.Not):
+        return _structured_leaves(node.this)
+    if isinstance(node, (exp.And, exp.Or)):
+        return _structured_leaves(node.this) + _structured_leaves(node.expression)
+    return [] if calls_in(node) else [node]
 
 
 def _and(a: Truth, b: Truth) -> Truth:

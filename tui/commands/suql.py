@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                     "a file of queries, or the seeded 60-query workload of lecture 7 §3.4.",
     )
     p.add_argument("query", nargs="?", metavar="QUERY", help="one SUQL query")
-    p.add_argument("--mode", default="E", type=str.upper, choices=list("ABCDEF"), help="execution mode (default E)")
+    p.add_argument("--mode", default="E", type=str.upper, choices=[*"ABCDEF", "B-DUCKDB"],
+                   help="execution mode (default E); B-duckdb: the query as written, run by DuckDB with answer() "
+                        "as a per-row function, for comparison with B")
     p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
     p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")

@@ -41,6 +41,52 @@ def test_six_modes_on_the_lecture_query(engine, world):
     assert runs["F"].approximate and not runs["E"].approximate
 
 
+def test_mode_b_runs_the_where_as_written_row_by_row(sandbox, world):
+    """B is a row-at-a-time engine (the notes' SQLite): the written order decides which rows are asked,
+    AND stops at the first False, OR at the first True, and the scan stops once LIMIT is met."""
+    sequential = SuqlEngine(sandbox, LLM(SimBackend(seed=224)), pool=1)
+    first = sequential.run(FAMILY_PA, mode="B")
+    # answer() written first: every row up to the first match is asked, in table order
+    assert first.stats.answer_calls == first.stats.rows_examined > 1
+    assert first.plan.conjuncts == () and "as written" in " ".join(first.plan.lines())
+    swapped = FAMILY_PA.replace("answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto'",
+                                "location = 'Palo Alto' AND answer(reviews, 'is it family-friendly?') = 'Yes'")
+    second = sequential.run(swapped, mode="B")
+    examined = world.rows[: second.stats.rows_examined]
+    assert second.stats.answer_calls == sum(r.location == "Palo Alto" for r in examined) < first.stats.answer_calls
+    assert second.rows == first.rows  # the same first match, found more cheaply
+
+    # OR: a row the structured side already accepts is never asked
+    either = ("SELECT _id FROM restaurants WHERE location = 'Palo Alto' OR answer(reviews, 'is it romantic?') = 'Yes'")
+    r = sequential.run(either, mode="B")
+    assert r.stats.answer_calls == sum(row.location != "Palo Alto" for row in world.rows)
+    assert ids(r) == ids(sequential.run(either, mode="A"))
+
+    # an ORDER BY on a structured column: a row-at-a-time engine filters every row, then sorts
+    ordered = sequential.run("SELECT name FROM restaurants WHERE location = 'Palo Alto' "
+                             "AND answer(reviews, 'is it romantic?') = 'Yes' ORDER BY rating DESC LIMIT 1", mode="B")
+    palo_alto = sum(row.location == "Palo Alto" for row in world.rows)
+    assert not ordered.plan.lazy and ordered.stats.answer_calls == palo_alto
+
+
+def test_mode_b_keeps_three_valued_logic(careful_engine, world):
+    """NOT over an unknown answer stays unknown in B too: such rows are to verify, not matches."""
+    q = ("SELECT _id FROM restaurants WHERE location = 'Sunnyvale' "
+         "AND NOT (answer(reviews, 'is parking easy?') = 'Yes')")
+    b, c = careful_engine.run(q, mode="B"), careful_engine.run(q, mode="C")
+    assert ids(b) == ids(c)
+    assert {v["_id"] for v in b.to_verify} == {v["_id"] for v in c.to_verify} != set()
+    assert all(v["unknown"] for v in b.to_verify)
+
+
+def test_duckdb_as_is_orders_filters_itself_but_never_stops_at_limit(engine, world):
+    from engines.suql.plan import DUCKDB_UDF
+
+    r = engine.run(FAMILY_PA, mode=DUCKDB_UDF.name)
+    assert r.mode == DUCKDB_UDF.name and len(r.rows) == 1
+    assert r.stats.answer_calls == sum(row.location == "Palo Alto" for row in world.rows)
+
+
 def test_modes_a_to_e_return_exactly_the_same_rows_with_an_order(engine):
     results = {m: engine.run(MV_DATE, mode=m) for m in "ABCDE"}
     first = results["A"].rows
