@@ -36,7 +36,7 @@ from engines.events import (
     TurnStarted,
     ValuesClassified,
 )
-from engines.sql.dialogue import SAMPLE_DIALOGUE
+from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
@@ -259,13 +259,19 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._clear_error()
         self._set_status("dialogue cleared — ready", "idle")
 
+    @property
+    def sample_dialogue(self) -> tuple[str, ...]:
+        """The sample dialogue of the current world: lecture 6 §3.4's, or the course assistant's."""
+        return COURSE_DIALOGUE if self._world == "courses" else SAMPLE_DIALOGUE
+
     def ask_next_sample_turn(self) -> None:
-        """Ask the next turn of the lecture's sample dialogue (after the last, start over)."""
-        if self._sample_turn >= len(SAMPLE_DIALOGUE):
+        """Ask the next turn of the world's sample dialogue (after the last, start over)."""
+        dialogue = self.sample_dialogue
+        if self._sample_turn >= len(dialogue):
             self.clear_dialogue()
             if self.is_busy:
                 return
-        if self.ask(SAMPLE_DIALOGUE[self._sample_turn]):
+        if self.ask(dialogue[self._sample_turn]):
             self._sample_turn += 1
 
     def load_question(self, question: str) -> None:
@@ -343,27 +349,30 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         return True
 
     def commands(self) -> Iterable[PaletteCommand]:
-        n = len(SAMPLE_DIALOGUE)
+        dialogue = self.sample_dialogue
+        n = len(dialogue)
+        which = ("the course assistant's sample dialogue (note 003)" if self._world == "courses"
+                 else "the 8-turn dialogue of lecture 6 §3.4")
         if self._sample_turn < n:
-            turn = SAMPLE_DIALOGUE[self._sample_turn]
+            turn = dialogue[self._sample_turn]
             yield PaletteCommand(
                 f"Restaurants: ask sample turn {self._sample_turn + 1}/{n} — {turn}",
-                "The next turn of the 8-turn dialogue of lecture 6 §3.4, asked now.",
+                f"The next turn of {which}, asked now.",
                 self.ask_next_sample_turn,
             )
         else:
             yield PaletteCommand(
-                f"Restaurants: restart the sample dialogue — {SAMPLE_DIALOGUE[0]}",
-                "Clears the dialogue and asks turn 1 of the lecture's sample dialogue again.",
+                f"Restaurants: restart the sample dialogue — {dialogue[0]}",
+                f"Clears the dialogue and asks turn 1 of {which} again.",
                 self.ask_next_sample_turn,
             )
-        for i, question in enumerate(SAMPLE_DIALOGUE, 1):
+        for i, question in enumerate(dialogue, 1):
             yield PaletteCommand(
                 f"Restaurants: load sample turn {i}/{n} — {question}",
                 "Puts the question in the question box; press Enter to ask it.",
                 lambda q=question: self.load_question(q),
             )
-        for question in SAMPLE_QUESTIONS:
+        for question in SAMPLE_QUESTIONS if self._world == "restaurants" else ():
             yield PaletteCommand(
                 f"Restaurants: load sample question — {question}",
                 "Puts the question in the question box; press Enter to ask it.",

@@ -60,7 +60,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
-PROMPT_VERSION = "p1"
+PROMPT_VERSION = "p2"
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
@@ -462,10 +462,10 @@ class ClaudeBackend:
         prompt = render_prompt("summary", text=text)
         return self._call("summary", prompt, lambda reply: _parse_text("summary", reply))
 
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> Output:
         rows = results.rows[:MAX_ROWS_SHOWN] if results is not None else ()
         prompt = render_prompt(
-            "respond", utterance=utterance, history=_recent(history), results=results, rows=rows
+            "respond", utterance=utterance, history=_recent(history), results=results, rows=rows, schema=schema
         )
         return self._call("respond", prompt, lambda reply: _parse_text("respond", reply))
 

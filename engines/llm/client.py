@@ -121,8 +121,8 @@ class LLM:
             decode=lambda d: str(d["value"]),
         )
 
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> str:
-        return self._call("respond", utterance, lambda: self.backend.respond(utterance, history, results), render=str)
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> str:
+        return self._call("respond", utterance, lambda: self.backend.respond(utterance, history, results, schema), render=str)
 
     def policy(self, question: str, history: Sequence[PolicyStep], *, sample: int = 0) -> PolicyAction:
         """SPINACH's next thought and action (never cached: the policy samples at temperature 1)."""

@@ -128,7 +128,8 @@ class Backend(Protocol):
     def summary(self, text: str) -> Output:  # value: str
         ...
 
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:  # value: str
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None,
+                schema: str = "") -> Output:  # value: str (the schema tells a direct reply what the database holds)
         ...
 
     def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:  # value: PolicyAction

@@ -236,10 +236,10 @@ class SimBackend:
 
         return Output(sim_policy.decide(question, history, seed=self.seed, sample=sample, params=self.policy_params))
 
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None) -> Output:
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> Output:
         self._wait(0.5)
         if results is None:
-            if sim_courses.course_dialogue(history):
+            if sim_courses.is_course_schema(schema) or sim_courses.course_dialogue(history):
                 return Output(sim_courses.direct(utterance))
             return Output(self._direct(utterance))
         if sim_courses.is_course_result(results):

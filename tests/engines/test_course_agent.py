@@ -29,6 +29,12 @@ def test_fit_and_practical_confirms_c1_c3_and_leaves_c6_to_verify(session):
     assert "C1" in turn.reply and "C3" in turn.reply
 
 
+def test_a_greeting_on_the_first_turn_is_about_courses(session):
+    """The reply is shown the schema, so even before any query it knows the database holds courses."""
+    turn = session.agent.ask("hello")
+    assert not turn.needs_database and "courses" in turn.reply and "restaurant" not in turn.reply.lower()
+
+
 def test_fit_without_term_uses_the_profile(session):
     turn = session.agent.ask("Which courses fit my schedule?")
     assert "profile" in turn.sql

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 from tests.tui.support import SIZE, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.help import HelpScreen
+from engines.sql.dialogue import COURSE_DIALOGUE
 from tui.restaurants import SAMPLE_DIALOGUE, RestaurantsArea
 from tui.widgets import CallsTable, ResultsTable, SqlEditor
 
@@ -354,3 +355,12 @@ async def test_the_course_world_is_selectable_in_the_agent_tab() -> None:
         assert _area(app).run_sql("SELECT id FROM courses ORDER BY id")  # raw SQL on the course sandbox
         await settle(pilot)
         assert "C1" in _column(results, "id")
+
+        # the palette offers the course world's sample dialogue, not the restaurants'
+        titles = [c.title for c in app.palette_commands()]
+        assert f"Restaurants: ask sample turn 1/{len(COURSE_DIALOGUE)} — {COURSE_DIALOGUE[0]}" in titles
+        assert not any(SAMPLE_DIALOGUE[0] in t or "café" in t for t in titles)
+        _area(app).ask_next_sample_turn()  # "hello": the greeting knows the database holds courses
+        await settle(pilot)
+        greeting = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
+        assert "courses" in greeting and "restaurant" not in greeting.lower()

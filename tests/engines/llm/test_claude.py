@@ -124,8 +124,8 @@ RESULTS = Results(
          ["The patio is heated. Dogs are welcome.", "Is there a patio?", '"Yes"', "null", "evidence"]),
         ("summary", {"text": "The patio is heated. Dogs are welcome."},
          ["The patio is heated. Dogs are welcome."]),
-        ("respond", {"utterance": "any thai?", "history": HISTORY, "results": RESULTS, "rows": RESULTS.rows},
-         ["any thai?", RESULTS.readback, "Siam Garden", "Bangkok Bites", "ONLY"]),
+        ("respond", {"utterance": "any thai?", "history": HISTORY, "results": RESULTS, "rows": RESULTS.rows, "schema": SCHEMA},
+         ["any thai?", RESULTS.readback, "Siam Garden", "Bangkok Bites", "ONLY", SCHEMA]),
     ],
 )
 def test_each_template_renders_its_inputs(function: str, context: dict, expected: list[str]) -> None:
@@ -151,10 +151,10 @@ def test_json_in_prompts_is_not_html_escaped() -> None:
 
 
 def test_respond_prompt_without_results_and_with_zero_rows() -> None:
-    direct = render_prompt("respond", utterance="hello!", history=(), results=None, rows=())
+    direct = render_prompt("respond", utterance="hello!", history=(), results=None, rows=(), schema="")
     assert "does not need the database" in direct and "<conversation>" not in direct
     empty = Results("I searched for Thai restaurants in Fresno.", ("name",), (), 0)
-    nothing = render_prompt("respond", utterance="thai in fresno", history=(), results=empty, rows=())
+    nothing = render_prompt("respond", utterance="thai in fresno", history=(), results=empty, rows=(), schema="")
     assert "nothing matched" in nothing and "relaxing" in nothing and empty.readback in nothing
 
 
@@ -232,7 +232,13 @@ def test_summary_and_respond_return_plain_text() -> None:
 def test_respond_without_results() -> None:
     api = FakeAPI(message("Hello! Ask me about restaurants."))
     assert backend(api).respond("hi", (), None).value == "Hello! Ask me about restaurants."
-    assert "does not need the database" in api.prompt
+    assert "does not need the database" in api.prompt and "<schema>" not in api.prompt
+
+
+def test_a_direct_reply_is_shown_what_the_database_holds() -> None:
+    api = FakeAPI(message("Hello! Ask me about courses."))
+    backend(api).respond("hello", (), None, "CREATE TABLE courses (course_id TEXT, title TEXT)")
+    assert "<schema>\nCREATE TABLE courses (course_id TEXT, title TEXT)\n</schema>" in api.prompt
 
 
 def test_every_output_carries_usage() -> None:
