@@ -137,7 +137,7 @@ class TextToSQLAgent:
         routed = llm.route(utterance, self.history, self.schema)
         emit(InputClassified(routed.needs_database, routed.reason))
         if not routed.needs_database:
-            reply = llm.respond(utterance, self.history, None)
+            reply = llm.respond(utterance, self.history, None, self.schema)
             return self._finish(emit, calls, TurnResult(utterance, False, routed.reason, reply), sql=None)
 
         parsed = llm.parse(utterance, self.history, self.schema)
@@ -160,10 +160,10 @@ class TextToSQLAgent:
             return self._finish(emit, calls, TurnResult(utterance, True, routed.reason, reply, parsed_sql=parsed, error=str(e)), sql=None)
 
         emit(QueryExecuted(result.columns, result.rows, result.truncated, result.elapsed_s))
-        sentence = read_back(rewritten)
+        sentence = read_back(rewritten, types=self.sandbox.column_types(rewritten))
         emit(ReadBackWritten(sentence))
         shown = Results(sentence, result.columns, result.rows[:REPLY_ROWS], len(result.rows))
-        reply = llm.respond(utterance, self.history, shown)
+        reply = llm.respond(utterance, self.history, shown, self.schema)
         turn = TurnResult(
             utterance, True, routed.reason, reply, parsed_sql=parsed, sql=sql, readback=sentence,
             columns=result.columns, rows=result.rows, truncated=result.truncated, to_verify=result.to_verify,
@@ -187,7 +187,7 @@ def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:
     tree = sandbox.check(sql)
     result = sandbox.run(sql)
     try:
-        sentence = read_back(tree)
+        sentence = read_back(tree, types=sandbox.column_types(tree))
     except (sqlglot.errors.SqlglotError, AttributeError, KeyError, TypeError):
         sentence = "I ran your query."
     return result, sentence

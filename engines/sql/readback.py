@@ -7,7 +7,8 @@ is a small function of one node kind; unknown nodes fall back to their SQL text.
 """
 from __future__ import annotations
 
-from typing import Callable
+from contextvars import ContextVar
+from typing import Callable, Mapping
 
 import sqlglot
 from sqlglot import exp
@@ -21,16 +22,41 @@ COLUMN_WORDS: dict[str, str] = {
     "_id": "id",
 }
 NUMERIC_HINTS = ("rating", "num_", "count", "price_level", "year", "credits", "stars")
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
+                 "FLOAT", "DOUBLE", "REAL", "DECIMAL", "NUMERIC", "INT")
+
+# While one sentence is built: the columns' database types (when the caller knows them) and the
+# tables behind the statement's aliases.
+_TYPES: ContextVar[Mapping[str, str]] = ContextVar("readback_types", default={})
+_ALIASES: ContextVar[Mapping[str, str]] = ContextVar("readback_aliases", default={})
 
 
 def column_words(name: str) -> str:
     return COLUMN_WORDS.get(name, name.replace("_", " ").strip())
 
 
-def readback(query: str | exp.Expression, *, dialect: str = "postgres") -> str:
-    """The sentence for a SELECT statement (a string or a parsed tree)."""
+def readback(query: str | exp.Expression, *, dialect: str = "postgres", types: Mapping[str, str] | None = None) -> str:
+    """The sentence for a SELECT statement (a string or a parsed tree).
+
+    ``types`` maps column names to their database types: a numeric column then reads "lowest
+    first", a text one "alphabetical order", whatever its name suggests.
+    """
     tree = sqlglot.parse_one(query, read=dialect) if isinstance(query, str) else query
-    return _statement(tree) + "."
+    aliases = {t.alias: t.name for t in tree.find_all(exp.Table) if t.alias and t.name}
+    types_token, aliases_token = _TYPES.set(dict(types or {})), _ALIASES.set(aliases)
+    try:
+        return _statement(tree) + "."
+    finally:
+        _TYPES.reset(types_token)
+        _ALIASES.reset(aliases_token)
+
+
+def is_numeric(column: str) -> bool:
+    """Whether a column sorts as a number: its type when known, else its name."""
+    typ = _TYPES.get().get(column)
+    if typ is not None:
+        return typ.upper().split("(")[0].strip() in NUMERIC_TYPES
+    return column.startswith(NUMERIC_HINTS) or column == "rating"
 
 
 def _statement(tree: exp.Expression) -> str:
@@ -234,8 +260,7 @@ def _order(order: exp.Order) -> str:
             keys.append(f"{_llm_phrase(inner)} ({'descending' if desc else 'ascending'})")
         elif isinstance(target, exp.Column):
             word = column_words(target.name)
-            numeric = target.name.startswith(NUMERIC_HINTS) or target.name in ("rating",)
-            if numeric:
+            if is_numeric(target.name):
                 keys.append(f"{word} ({'highest' if desc else 'lowest'} first)")
             else:
                 keys.append(f"{word} ({'reverse ' if desc else ''}alphabetical order)")
@@ -326,8 +351,22 @@ def _any_parts(node: exp.Expression) -> tuple[str, str] | None:
     return None
 
 
+def _render_exists(node: exp.Exists, *, negated: bool = False) -> str | None:
+    """'where there is no row of meetings joined with busy with …': the subquery's own conditions."""
+    query = node.this.unnest() if isinstance(node.this, exp.Subquery) else node.this
+    if not isinstance(query, exp.Select) or (query.args.get("from") or query.args.get("from_")) is None:
+        return None
+    where = query.args.get("where")
+    head = f"where there is {'no' if negated else 'a'} row of {_table(query)}"
+    return head if where is None else f"{head} ({condition(where.this)})"
+
+
 def _render_not(node: exp.Not) -> str:
     inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
+    if isinstance(inner, exp.Exists):
+        phrase = _render_exists(inner, negated=True)
+        if phrase is not None:
+            return phrase
     if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
         return f"whose {_operand(inner.this)} is known"
     anyp = _any_parts(inner)
@@ -358,6 +397,10 @@ def _render_comparison(node: exp.Binary) -> str | None:
     anyp = _any_parts(node) if isinstance(node, exp.EQ) else None
     if anyp is not None:
         return f"whose {column_words(anyp[1])} include {anyp[0]}"
+    if isinstance(left, exp.Column) and isinstance(right, exp.Column) and (left.table or right.table):
+        words = {exp.EQ: "equal to", exp.NEQ: "different from", exp.GT: "above", exp.GTE: "at least",
+                 exp.LT: "below", exp.LTE: "at most"}
+        return f"with {_qualified(left)} {words[type(node)]} {_qualified(right)}"
     if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
         left, right = right, left
         node = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(type(node), type(node))(this=left, expression=right)
@@ -388,6 +431,15 @@ def _render_comparison(node: exp.Binary) -> str | None:
         words = {exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below", exp.LTE: "is at most"}
         return f"whose {column_words(col)} {words[type(node)]} {value}"
     return None
+
+
+def _qualified(column: exp.Column) -> str:
+    """'the meetings' start min': a column named with the table behind its alias."""
+    if not column.table:
+        return f"the {column_words(column.name)}"
+    table = _ALIASES.get().get(column.table, column.table)
+    owner = table + ("'" if table.endswith("s") else "'s")
+    return f"the {owner} {column_words(column.name)}"
 
 
 def _fmt_rating(node: exp.Expression) -> str:
@@ -449,5 +501,6 @@ _RENDERERS: list[tuple[type, Callable[[exp.Expression], str | None]]] = [
     (exp.Is, _render_is),
     (exp.ArrayContainsAll, _render_contains_all),
     (exp.Boolean, _render_boolean),
+    (exp.Exists, _render_exists),
     ((exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE), _render_comparison),
 ]

@@ -799,6 +799,21 @@ class Sandbox:
             cursor.close()
         return [(str(r[0]), str(r[1])) for r in rows]
 
+    def column_types(self, expression: exp.Expression) -> dict[str, str]:
+        """Column name -> DuckDB type over every base table the query reads (the first table wins a
+        name they share); tables it cannot describe (CTE names, scratch tables gone) are skipped."""
+        types: dict[str, str] = {}
+        for table in expression.find_all(exp.Table):
+            if not table.name:
+                continue
+            try:
+                columns = self.columns_of(exp.select("*").from_(exp.table_(table.name, db=table.db or None)))
+            except EngineError:
+                continue
+            for name, typ in columns:
+                types.setdefault(name, typ)
+        return types
+
     @contextmanager
     def scratch_table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Iterator[exp.Table]:
         """A table of ``rows`` in the ``scratch`` schema for the duration of the block.

@@ -181,7 +181,7 @@ class SuqlEngine:
             wall_s=time.perf_counter() - started,
         )
         try:
-            sentence = read_back(tree)
+            sentence = read_back(tree, types=self.sandbox.column_types(tree))
         except Exception:  # the read-back must never hide a result
             sentence = "I ran your SUQL query."
         out = SuqlResult(
@@ -288,17 +288,7 @@ class _Run:
 
     def _text_types(self, tree: exp.Expression) -> dict[str, str]:
         """DuckDB types of the columns of the base tables the query reads (to join list columns)."""
-        types: dict[str, str] = {}
-        for table in tree.find_all(exp.Table):
-            if not table.name:
-                continue
-            try:
-                cols = self.sandbox.columns_of(exp.select("*").from_(table.copy()))
-            except EngineError:
-                continue
-            for name, typ in cols:
-                types.setdefault(name, typ)
-        return types
+        return self.sandbox.column_types(tree)
 
     # -- the compiler -----------------------------------------------------------------------------
 

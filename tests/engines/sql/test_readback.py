@@ -39,3 +39,25 @@ def test_is_deterministic_and_total_on_odd_queries():
                 "SELECT * FROM t WHERE x BETWEEN 1 AND 2 AND y IS NULL", "SELECT * FROM t UNION SELECT * FROM u"]:
         assert readback(sql) == readback(sql)
         assert readback(sql).endswith(".")
+
+
+def test_not_exists_reads_its_subquery_with_each_alias_named_by_its_table():
+    """The course assistant's conflict check (note 003), read back without any SQL left in it."""
+    sql = ("SELECT o.course_id FROM offerings AS o WHERE o.term = 'autumn' AND NOT EXISTS (SELECT 1 FROM meetings AS m "
+           "JOIN busy AS b ON m.day = b.day WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min)")
+    assert readback(sql) == (
+        "I searched for offerings whose term is 'autumn' and where there is no row of meetings joined with busy (with the "
+        "meetings' offering id equal to the offerings' id, with the meetings' start min below the busy's end min and with "
+        "the busy's start min below the meetings' end min), showing course id.")
+    assert readback("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.x = t.x)") == \
+        "I searched for t, where there is a row of u (with the u's x equal to the t's x)."
+
+
+def test_the_column_types_decide_how_an_order_reads():
+    sql = "SELECT day, start_min FROM meetings ORDER BY day, start_min DESC"
+    # by name alone, start_min looks like text; its type says it is a number
+    assert readback(sql).endswith("sorted by day (alphabetical order), then start min (reverse alphabetical order).")
+    typed = readback(sql, types={"day": "VARCHAR", "start_min": "INTEGER"})
+    assert typed.endswith("sorted by day (alphabetical order), then start min (highest first).")
+    # a column named like a number but stored as text sorts as text, and the sentence says so
+    assert readback("SELECT * FROM t ORDER BY rating", types={"rating": "VARCHAR"}).endswith("sorted by rating (alphabetical order).")
