@@ -165,12 +165,8 @@ class SparqlEditor(SqlEditor):
                 tooltip="Run the SPARQL in this editor on the knowledge graph (Ctrl+J for terminals without Ctrl+Enter)."),
     ]
 
-    def _build_highlight_map(self) -> None:
-        super()._build_highlight_map()  # clears the map and the line cache
-        for row, line in enumerate(self.text.split("\n")):
-            spans = sparql_highlights(line)
-            if spans:
-                self._highlights[row].extend(spans)
+    def line_highlights(self, line: str) -> list[tuple[int, int, str]]:
+        return sparql_highlights(line)
 
 
 # --- the console's examples ---------------------------------------------------------------------

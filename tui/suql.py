@@ -32,7 +32,8 @@ from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted, Event
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
-from tui.widgets import CallsTable, FreshWidths, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, truncate
+from tui.widgets import (CallsTable, FreshWidths, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, sql_highlights,
+                         truncate)
 
 if TYPE_CHECKING:
     from engines.settings import Settings
@@ -133,68 +134,17 @@ class Comparison:
     rows: tuple[ModeRow, ...]
 
 
-# --- the SUQL editor: SQL highlighting without tree-sitter ---------------------------------------
-
-_KEYWORDS = frozenset(
-    """select from where and or not in is null as on join left right inner outer full cross natural using group by
-    order having limit offset distinct asc desc with union all except intersect case when then else end like ilike
-    between any some array exists true false cast nulls first last over partition recursive lateral interval""".split()
-)
-_TOKEN = re.compile(
-    r"(?P<comment>--.*)|(?P<string>'(?:[^']|'')*'?)|(?P<quoted>\"[^\"]*\"?)|(?P<number>\b\d+(?:\.\d+)?\b)"
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P<call>\s*\()?|(?P<operator>@>|<@|::|\|\||[=<>!]+|[*+/%-])"
-)
-LLM_FUNCTIONS = frozenset({"answer", "summary"})
-
-
-def sql_highlights(line: str) -> list[tuple[int, int, str]]:
-    """Highlight ranges of one line of SUQL: (start byte, end byte, TextArea theme name).
-
-    ``answer()`` and ``summary()`` get their own colour, so the LLM calls stand out.
-    """
-    out: list[tuple[int, int, str]] = []
-
-    def add(start: int, end: int, name: str) -> None:
-        out.append((len(line[:start].encode()), len(line[:end].encode()), name))
-
-    for m in _TOKEN.finditer(line):
-        kind = m.lastgroup if m.lastgroup != "call" else "word"
-        if m.group("word") is not None:
-            word = m.group("word")
-            start, end = m.span("word")
-            if m.group("call") is not None:
-                add(start, end, "method.call" if word.lower() in LLM_FUNCTIONS else "function.call")
-            elif word.lower() in _KEYWORDS:
-                add(start, end, "keyword")
-        elif kind == "comment":
-            add(*m.span(), "comment")
-        elif kind == "string":
-            add(*m.span(), "string")
-        elif kind == "number":
-            add(*m.span(), "number")
-        elif kind == "operator":
-            add(*m.span(), "keyword.operator")
-    return out
+# --- the SUQL editor ----------------------------------------------------------------------------
 
 
 class SuqlEditor(SqlEditor):
-    """The SQL editor with SUQL highlighting (keywords, strings, numbers; answer()/summary() apart).
-
-    TextArea highlights through tree-sitter, which this app does not require; the
-    highlight map is filled from :func:`sql_highlights` instead.
-    """
+    """The SQL editor (highlighted by :func:`tui.widgets.sql_highlights`, answer()/summary() apart)
+    whose Ctrl+Enter runs SUQL."""
 
     BINDINGS = [
         Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
                 tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
     ]
-
-    def _build_highlight_map(self) -> None:
-        super()._build_highlight_map()  # clears the map and the line cache
-        for row, line in enumerate(self.text.split("\n")):
-            spans = sql_highlights(line)
-            if spans:
-                self._highlights[row].extend(spans)
 
 
 _CLAUSE = re.compile(

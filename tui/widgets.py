@@ -6,6 +6,7 @@ they hold no engine logic.  Styles live in ``app.tcss``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable, Sequence, cast
 
 from rich.text import Text
@@ -77,8 +78,54 @@ class SqlView(Static):
         self.update(Content.styled(note, "$foreground-muted italic"))
 
 
+_KEYWORDS = frozenset(
+    """select from where and or not in is null as on join left right inner outer full cross natural using group by
+    order having limit offset distinct asc desc with union all except intersect case when then else end like ilike
+    between any some array exists true false cast nulls first last over partition recursive lateral interval""".split()
+)
+_TOKEN = re.compile(
+    r"(?P<comment>--.*)|(?P<string>'(?:[^']|'')*'?)|(?P<quoted>\"[^\"]*\"?)|(?P<number>\b\d+(?:\.\d+)?\b)"
+    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)(?P<call>\s*\()?|(?P<operator>@>|<@|::|\|\||[=<>!]+|[*+/%-])"
+)
+LLM_FUNCTIONS = frozenset({"answer", "summary"})
+
+
+def sql_highlights(line: str) -> list[tuple[int, int, str]]:
+    """Highlight ranges of one line of SQL or SUQL: (start byte, end byte, TextArea theme name).
+
+    ``answer()`` and ``summary()`` get their own colour, so the LLM calls stand out.
+    """
+    out: list[tuple[int, int, str]] = []
+
+    def add(start: int, end: int, name: str) -> None:
+        out.append((len(line[:start].encode()), len(line[:end].encode()), name))
+
+    for m in _TOKEN.finditer(line):
+        kind = m.lastgroup if m.lastgroup != "call" else "word"
+        if m.group("word") is not None:
+            word = m.group("word")
+            start, end = m.span("word")
+            if m.group("call") is not None:
+                add(start, end, "method.call" if word.lower() in LLM_FUNCTIONS else "function.call")
+            elif word.lower() in _KEYWORDS:
+                add(start, end, "keyword")
+        elif kind == "comment":
+            add(*m.span(), "comment")
+        elif kind == "string":
+            add(*m.span(), "string")
+        elif kind == "number":
+            add(*m.span(), "number")
+        elif kind == "operator":
+            add(*m.span(), "keyword.operator")
+    return out
+
+
 class SqlEditor(TextArea):
-    """A small SQL editor; Ctrl+Enter (or Ctrl+J) posts :class:`SqlEditor.RunRequested`."""
+    """A small SQL editor; Ctrl+Enter (or Ctrl+J) posts :class:`SqlEditor.RunRequested`.
+
+    TextArea highlights through tree-sitter, which this app does not require; the highlight map
+    is filled from :func:`line_highlights` (SQL here; subclasses highlight other languages).
+    """
 
     BINDINGS = [
         Binding(
@@ -104,6 +151,16 @@ class SqlEditor(TextArea):
 
     def action_run(self) -> None:
         self.post_message(self.RunRequested(self, self.text))
+
+    def line_highlights(self, line: str) -> list[tuple[int, int, str]]:
+        return sql_highlights(line)
+
+    def _build_highlight_map(self) -> None:
+        super()._build_highlight_map()  # clears the map and the line cache
+        for row, line in enumerate(self.text.split("\n")):
+            spans = self.line_highlights(line)
+            if spans:
+                self._highlights[row].extend(spans)
 
 
 # --- tables ------------------------------------------------------------------------------
