@@ -11,7 +11,7 @@ import threading
 from engines.errors import EngineError
 from engines.lab.core import Experiment
 
-MODULES: tuple[str, ...] = ("engines.lab.lecture6", "engines.lab.lecture7", "engines.lab.lecture8")
+MODULES: tuple[str, ...] = ("engines.lab.lecture6", "engines.lab.lecture7", "engines.lab.lecture8", "engines.lab.notes")
 
 _lock = threading.Lock()
 _loaded: tuple[Experiment, ...] | None = None
