@@ -68,8 +68,23 @@ DIALOGUE_HINT = (
 )
 
 
-WORLDS: tuple[str, ...] = ("restaurants", "courses")
-"""The worlds the agent can talk about: the 600 restaurants, or the course assistant's C1-C6."""
+WORLDS: dict[str, str] = {
+    "restaurants": "restaurants · Text-to-SQL",
+    "restaurants-suql": "restaurants · SUQL agent",
+    "courses": "courses · SUQL agent",
+}
+"""What the agent talks about, and which agent: the 600 restaurants with the Text-to-SQL agent
+(lecture 6) or the SUQL agent (lecture 7 §4), or the course assistant's C1-C6 (a SUQL agent)."""
+SUQL_HINT = (
+    " The SUQL agent turns wishes no column holds (family-friendly, spicy, a view, open late) into "
+    "answer() conditions over the reviews; rows whose reviews do not say come back as to verify."
+)
+SUQL_QUESTIONS: tuple[str, ...] = (
+    "Find me a spicy vegan place in Sunnyvale with a view",
+    "Any chinese restaurants in Mountain View that are open late?",
+    "A family-friendly italian restaurant in Palo Alto",
+)
+"""Single questions where the SUQL agent writes answer() conditions (lecture 7 §4)."""
 COURSE_SQL = (
     "SELECT o.course_id, o.term, m.day, m.start_min, m.end_min\nFROM offerings o JOIN meetings m ON m.offering_id = o.id\n"
     "ORDER BY o.course_id, m.day"
@@ -122,10 +137,13 @@ from the query, and the reply is written only from the rows — no rows, no made
 | Esc | cancel the running turn (it stops at the next LLM call; what it showed stays) |
 | Tab / Shift+Tab | move between the question box, the editor and the tables |
 
-**World.** The selector above the dialogue switches the agent to the course assistant's world (notes
-002-003, C1-C6): a SUQL agent that answers which courses fit your schedule (the `NOT EXISTS` conflict
-check), whether they are practical (`answer()`; unknown rows come back *to verify*), meetings,
-prerequisites and counts. Switching clears the dialogue; raw SQL runs on the chosen world.
+**World.** The selector above the dialogue chooses the agent and its world. *restaurants · SUQL agent*
+is lecture 7 §4's agent: the same dialogue loop writing SUQL, so wishes no column holds (family-friendly,
+spicy, a view) become `answer()` conditions over the reviews, run by the SUQL compiler; rows whose
+reviews do not say come back *to verify*. *courses · SUQL agent* is the course assistant (notes
+002-003, C1-C6): which courses fit your schedule (the `NOT EXISTS` conflict check), whether they are
+practical, meetings, prerequisites and counts. Switching clears the dialogue; raw SQL runs on the
+chosen world.
 
 In the command palette (Ctrl+P), type *Restaurants* for the sample dialogue of the lecture (one turn at
 a time), sample questions, clearing the dialogue, the SQL editor and the classify method.
@@ -148,16 +166,17 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._rewritten = False  # this turn reached the classify() rewrite
         self._pending_utterance: str | None = None  # the question of the running turn
         self._sample_turn = 0
-        self._world = "restaurants"  # the world the agent talks about (WORLDS)
+        self._world = "restaurants"  # what the agent talks about, and which agent (WORLDS)
 
     # --- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="rest-columns"):
             with Vertical(id="rest-left"):
-                world = Select([(f"World · {name}", name) for name in WORLDS], value=self._world, allow_blank=False,
-                               compact=True, id="rest-world")
-                world.tooltip = "The world the agent talks about: the restaurants, or the course assistant's C1-C6."
+                world = Select([(f"World · {label}", name) for name, label in WORLDS.items()], value=self._world,
+                               allow_blank=False, compact=True, id="rest-world")
+                world.tooltip = ("What the agent talks about, and which agent: the restaurants with the Text-to-SQL agent "
+                                 "or the SUQL agent, or the course assistant's C1-C6.")
                 yield world
                 dialogue = VerticalScroll(id="dialogue")
                 dialogue.border_title = "Dialogue"
@@ -308,11 +327,12 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self.clear_dialogue()
         courses = world == "courses"
         self.query_one("#question", Input).placeholder = COURSE_PLACEHOLDER if courses else QUESTION_PLACEHOLDER
-        self.query_one("#dialogue-hint", Static).update(COURSE_HINT if courses else DIALOGUE_HINT)
+        self.query_one("#dialogue-hint", Static).update(
+            COURSE_HINT if courses else DIALOGUE_HINT + (SUQL_HINT if world == "restaurants-suql" else ""))
         editor = self.query_one("#sql-editor", SqlEditor)
         if editor.text in (SAMPLE_SQL, COURSE_SQL):
             editor.text = COURSE_SQL if courses else SAMPLE_SQL
-        self._set_status(f"opening the {world} database…", "running")
+        self._set_status(f"opening {WORLDS[world]}…", "running")
         settings = self.settings
         self.run_engine(lambda: self._reopen_work(settings, carry=False), name="world")
         return True
@@ -372,7 +392,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                 "Puts the question in the question box; press Enter to ask it.",
                 lambda q=question: self.load_question(q),
             )
-        for question in SAMPLE_QUESTIONS if self._world == "restaurants" else ():
+        questions = {"restaurants": SAMPLE_QUESTIONS, "restaurants-suql": SUQL_QUESTIONS + SAMPLE_QUESTIONS}
+        for question in questions.get(self._world, ()):
             yield PaletteCommand(
                 f"Restaurants: load sample question — {question}",
                 "Puts the question in the question box; press Enter to ask it.",
@@ -413,9 +434,10 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
 
             return open_courses_agent(settings, clock=self.clock)  # type: ignore[return-value]
 
+        suql = self._world == "restaurants-suql"
         if self.clock is None:
-            return open_restaurants(settings)
-        return open_restaurants(settings, clock=self.clock)
+            return open_restaurants(settings, suql=suql)
+        return open_restaurants(settings, clock=self.clock, suql=suql)
 
     def _open_session(self) -> None:
         self._session_now()
@@ -527,7 +549,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             self.settings = result
             self._set_status(f"ready — now using the {result.backend} backend", "idle")
         elif name == "world":
-            self._set_status(f"ready — the agent now talks about the {self._world}", "idle")
+            self._set_status(f"ready — {WORLDS[self._world]}", "idle")
 
     def worker_failed(self, name: str, error: BaseException) -> None:
         from engines.errors import Cancelled
@@ -553,7 +575,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         elif name == "reopen":
             self._show_error("Could not switch the backend", message)
         elif name == "world":
-            self._show_error(f"Could not open the {self._world} database", message)
+            self._show_error(f"Could not open {WORLDS[self._world]}", message)
         else:
             self._show_error("Error", message)
         self._set_status("error — see the error pane", "error")
@@ -569,8 +591,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             subtitle = "no database"
         reply = turn.reply
         if turn.to_verify:
+            from engines.sql.readback import unknown_phrase
+
             unknown = "; ".join(
-                f"{r.get('course_id') or r.get('name') or r.get('_row')} (unknown: {', '.join(r.get('unknown', []))})"
+                f"{r.get('course_id') or r.get('name') or r.get('_row')} "
+                f"(unknown {' or '.join(unknown_phrase(p) for p in r.get('unknown', [])) or 'condition'})"
                 for r in turn.to_verify)
             reply += f"\nTo verify — neither confirmed nor excluded: {unknown}"
         self._add_entry("agent", "Agent", reply, subtitle=subtitle)

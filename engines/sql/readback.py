@@ -174,6 +174,24 @@ def statement_of(question: str) -> str | None:
     return None
 
 
+def unknown_phrase(predicate: str, *, dialect: str = "postgres") -> str:
+    """What an unknown condition leaves open, in words: ``answer(reviews, 'is it romantic?') = 'Yes'``
+    reads "whether it is romantic"; anything else "whether <the condition's phrase>"."""
+    try:
+        node = sqlglot.parse_one(predicate, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return f"whether {predicate}"
+    while isinstance(node, (exp.Paren, exp.Not)):  # NOT unknown is unknown: what is open is the same
+        node = node.this
+    if isinstance(node, exp.EQ):
+        call = next((n for n in (node.this, node.expression) if _llm_function(n) == "answer"), None)
+        if call is not None and len(call.expressions) > 1 and isinstance(call.expressions[1], exp.Literal):
+            question = call.expressions[1].name
+            statement = statement_of(question)
+            return f"whether {statement}" if statement else f"what {_text_words(call.expressions[0])} say to '{question}'"
+    return f"whether {node.sql(dialect=dialect)} holds"
+
+
 def _verb(text: str, plural: str, singular: str) -> str:
     """'the reviews say' but 'the passage ... says'."""
     head = text.split(" linked from ")[0].split()[-1] if text else ""

@@ -33,8 +33,11 @@ def open_restaurants(
     *,
     world: restaurants.RestaurantWorld | None = None,
     clock: Callable[[], float] | None = None,
+    suql: bool = False,
 ) -> RestaurantSession:
-    """Build (or reuse) the world, load it into a fresh sandbox and make the agent.
+    """Build (or reuse) the world, load it into a fresh sandbox and make the agent: the
+    Text-to-SQL agent, or with ``suql`` the SUQL agent of lecture 7 §4 (text-only wishes become
+    answer() conditions, run by the SUQL compiler in mode E).
 
     Raises ``ConfigurationError`` when the settings choose a backend that cannot run
     (``claude`` without an API key).
@@ -43,11 +46,22 @@ def open_restaurants(
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or restaurants.build(restaurants.DEFAULT_SEED)
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
-    agent = TextToSQLAgent(
-        sandbox=sandbox,
-        llm=llm,
-        schema=world.schema(),
-        enum_fields=world.enum_fields,
-        classify_method=settings.classify_method,
-    )
+    if suql:
+        from engines.suql.agent import SuqlAgent, suql_schema
+        from engines.suql.execute import SuqlEngine
+
+        slow = settings.backend == "claude" or settings.sim_latency_s > 0  # a pool only pays when calls take time
+        agent: TextToSQLAgent = SuqlAgent(
+            sandbox=sandbox, llm=llm, schema=suql_schema(world.schema()), enum_fields=world.enum_fields,
+            classify_method=settings.classify_method,
+            engine=SuqlEngine(sandbox, llm, pool=settings.suql_pool if slow else 1, cap=settings.suql_cap),
+        )
+    else:
+        agent = TextToSQLAgent(
+            sandbox=sandbox,
+            llm=llm,
+            schema=world.schema(),
+            enum_fields=world.enum_fields,
+            classify_method=settings.classify_method,
+        )
     return RestaurantSession(settings, world, sandbox, llm, agent)

@@ -364,3 +364,30 @@ async def test_the_course_world_is_selectable_in_the_agent_tab() -> None:
         await settle(pilot)
         greeting = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
         assert "courses" in greeting and "restaurant" not in greeting.lower()
+
+
+@drive
+async def test_the_suql_agent_over_the_restaurants() -> None:
+    """Lecture 7 §4 in the agent tab: text-only wishes become answer() conditions; unknown rows wait, in words."""
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#rest-world", Select).value = "restaurants-suql"
+        await settle(pilot)
+        assert "answer() conditions" in _text(app, "#dialogue-hint")
+        titles = [c.title for c in app.palette_commands()]
+        assert any("Find me a spicy vegan place" in t for t in titles)
+        await _ask(pilot, "Find me a spicy vegan place in Sunnyvale with a view")
+        await settle(pilot)
+        parsed = _text(app, "#sql-parsed")
+        assert "answer(reviews, 'does it have a great view?')" in parsed and "answer(reviews, 'is the food spicy?')" in parsed
+        reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
+        assert "To verify" in reply and "whether it has a great view" in reply and "answer(" not in reply.split("To verify")[1]
+        # back to the Text-to-SQL agent: the same wish has no column, and the reply says so
+        app.query_one("#rest-world", Select).value = "restaurants"
+        await settle(pilot)
+        await _ask(pilot, "Find me a spicy vegan place in Sunnyvale with a view")
+        await settle(pilot)
+        assert "answer(" not in _text(app, "#sql-parsed")

@@ -61,3 +61,14 @@ def test_the_column_types_decide_how_an_order_reads():
     assert typed.endswith("sorted by day (alphabetical order), then start min (highest first).")
     # a column named like a number but stored as text sorts as text, and the sentence says so
     assert readback("SELECT * FROM t ORDER BY rating", types={"rating": "VARCHAR"}).endswith("sorted by rating (alphabetical order).")
+
+
+def test_an_unknown_condition_says_what_is_open():
+    from engines.sql.readback import unknown_phrase
+
+    assert unknown_phrase("answer(reviews, 'does it have a great view?') = 'Yes'") == "whether it has a great view"
+    assert unknown_phrase("answer(r.reviews, 'is it practical?') = 'Yes'") == "whether it is practical"
+    # NOT over an unknown is unknown: the open question is the same one
+    assert unknown_phrase("NOT (answer(reviews, 'is parking easy?') = 'Yes')") == "what the reviews say to 'is parking easy?'"
+    assert unknown_phrase("answer(reviews, 'what cuisine?') = 'thai'") == "what the reviews say to 'what cuisine?'"
+    assert unknown_phrase("location = 'x'") == "whether location = 'x' holds"
