@@ -15,6 +15,7 @@ never ends the app.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
@@ -65,6 +66,7 @@ class WorkArea(Widget):
     HELP: ClassVar[str] = ""
     STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
     STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+    REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
 
     def __init__(
         self,
@@ -81,6 +83,16 @@ class WorkArea(Widget):
         self.cursor_blink = cursor_blink
         self._busy_worker: Worker[Any] | None = None
         self._cancel: threading.Event | None = None  # the running work's cancel flag
+
+    # --- engine events and time ---------------------------------------------------------------
+
+    def _emit(self, event: Any) -> None:
+        """An engine's event callback (called in the worker thread): post it to this area."""
+        self.post_message(self.REPORTED(event))
+
+    def _now(self) -> float:
+        """The app's clock (a fixed one in tests), else ``time.perf_counter``."""
+        return (self.clock or time.perf_counter)()
 
     # --- status and cancellation ------------------------------------------------------------
 
@@ -171,3 +183,6 @@ class EngineReported(Message):
     def __init__(self, event: Any) -> None:
         super().__init__()
         self.event = event
+
+
+WorkArea.REPORTED = EngineReported

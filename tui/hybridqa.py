@@ -20,7 +20,6 @@ knows only the generated worlds (the session says so, and the tab shows its mess
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -33,7 +32,7 @@ from textual.timer import Timer
 from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from engines.events import CallFailed, CallFinished, CallStarted, Event
+from engines.events import CallFailed, CallFinished, CallStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.suql import layout_sql, plan_content
 from tui.widgets import count_rows, sql_content, truncate
@@ -396,6 +395,7 @@ class PassagesTable(DataTable):
 class HybridArea(WorkArea):
     """The HybridQA tab (see the module docstring)."""
 
+    REPORTED = PipelineReported
     AREA_ID = "hybridqa"
     STATUS_ID = "hqa-status"
     TITLE = "HybridQA"
@@ -847,11 +847,7 @@ table or question.
             score = session.grade(question, answer)
             return Answered(table, question, answer, score, self._now() - start)
 
-    def _emit(self, event: Event) -> None:
-        self.post_message(PipelineReported(event))
 
-    def _now(self) -> float:
-        return (self.clock or time.perf_counter)()
 
     # --- engine events (main thread) ---------------------------------------------------------------
 

@@ -42,7 +42,7 @@ from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent,
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import Worker, WorkerState
 
-from engines.events import CallStarted, Event
+from engines.events import CallStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import DISPLAY_ROWS, ResultsTable, SqlEditor, count_rows, truncate
 
@@ -639,6 +639,7 @@ class KgArea(WorkArea):
 
     AREA_ID = "kg"
     STATUS_ID = "kg-status"
+    REPORTED = AgentReported
     TITLE = "Knowledge graph"
     HELP = """\
 ## Knowledge graph — SPARQL, entity pages and the SPINACH agent (lecture 8)
@@ -1235,8 +1236,6 @@ load a trajectory or stop a run.
             self._session = fresh
         return settings, fresh
 
-    def _now(self) -> float:
-        return (self.clock or time.perf_counter)()
 
     def _query_work(self, query: str) -> QueryRan:
         session = self._session_now()
@@ -1293,8 +1292,6 @@ load a trajectory or stop a run.
         score = session.score(trajectory, question.id)
         return Scored(trajectory, question, score["em"], score["f1"], len(session.gold(question.id)), source, others)
 
-    def _emit(self, event: Event) -> None:
-        self.post_message(AgentReported(event))
 
     # --- engine events (main thread) -------------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ from engines.events import (
     CallFailed,
     CallFinished,
     CallStarted,
-    Event,
     InputClassified,
     QueryExecuted,
     QueryFailed,
@@ -463,8 +462,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             old.close()
         return settings
 
-    def _emit(self, event: Event) -> None:
-        self.post_message(EngineReported(event))
 
     # --- engine events (main thread) -----------------------------------------------------------
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -828,11 +827,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 self.post_message(ModeCompared(row))
         return Comparison(sql, tuple(rows))
 
-    def _emit(self, event: Event) -> None:
-        self.post_message(EngineReported(event))
 
-    def _now(self) -> float:
-        return (self.clock or time.perf_counter)()
 
     # --- engine events (main thread) ---------------------------------------------------------------
 

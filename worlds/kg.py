@@ -361,7 +361,7 @@ def build(seed: int = DEFAULT_SEED) -> KGWorld:
     instrument_class: dict[str, str] = {}
     instruments: list[str] = []
     for top, subs in INSTRUMENT_TREE.items():
-        C[top] = b.new(top, f"class of musical instruments", "class")
+        C[top] = b.new(top, "class of musical instruments", "class")
         b.claim(C[top], "P279", item(C["musical instrument"]))
         for sub, names in subs.items():
             parent = C[top]

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 

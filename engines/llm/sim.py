@@ -10,7 +10,6 @@ topic, 0.3% when it does not, so every run repeats exactly.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from engines.llm.protocol import PolicyAction, PolicyStep
 from engines.llm.seeded import unit

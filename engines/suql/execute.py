@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 

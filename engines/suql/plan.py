@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from sqlglot import exp
 from sqlglot.optimizer.normalize import normalization_distance, normalize
 
-from engines.suql.language import LLMCall, as_call, calls_in, is_llm_call, pretty
+from engines.suql.language import as_call, calls_in, is_llm_call, pretty
 
 MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate the WHERE as written
 

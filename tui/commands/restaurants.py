@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence
+from typing import Sequence
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+from tui.commands import EXIT_OK, EXIT_REFUSED, print_table
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -1,7 +1,6 @@
 """The evaluation of §2.5/§4: SPINACH against the baselines, on a sample of the questions (fast)."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 import pytest
 
