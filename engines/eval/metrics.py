@@ -81,6 +81,14 @@ def row_em(predicted: Rows, gold: Rows) -> float:
     return 1.0 if row_f1(predicted, gold) == 1.0 else 0.0
 
 
+def overlap_f1(overlap: float, predicted: float, gold: float) -> float:
+    """F1 from the size of the overlap and of each side (0 when nothing overlaps)."""
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / predicted, overlap / gold
+    return 2 * precision * recall / (precision + recall)
+
+
 def set_f1(predicted: Rows, gold: Rows) -> float:
     """F1 of the set of every value in each table (the naive metric, for contrast)."""
     if predicted is None or gold is None:
@@ -91,11 +99,7 @@ def set_f1(predicted: Rows, gold: Rows) -> float:
     g = {_cell(v) for row in gold for k, v in row.items() if not is_label_column(k)}
     if not p and not g:
         return 1.0
-    tp = len(p & g)
-    if tp == 0:
-        return 0.0
-    precision, recall = tp / len(p), tp / len(g)
-    return 2 * precision * recall / (precision + recall)
+    return overlap_f1(len(p & g), len(p), len(g))
 
 
 # --- bootstrap -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from engines.errors import EngineError
+from engines.eval.metrics import overlap_f1
 from engines.llm.sim_reader import parse_date
 from engines.sql.sandbox import Sandbox
 from engines.suql.language import as_call, calls_in, is_llm_call
@@ -55,11 +56,7 @@ def f1(prediction: str, gold: str) -> float:
     if not pred or not ref:
         return float(pred == ref)
     common = Counter(pred) & Counter(ref)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred), same / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    return overlap_f1(sum(common.values()), len(pred), len(ref))
 
 
 def canonical(text: str) -> str:

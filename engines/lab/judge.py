@@ -209,14 +209,11 @@ DISH_KINDS: dict[str, frozenset[str]] = {
 
 
 def set_f1(predicted: Iterable[Any], gold: Iterable[Any]) -> float:
+    """F1 of two sets of values (both empty: 1)."""
+    from engines.eval.metrics import overlap_f1
+
     p, g = set(predicted), set(gold)
-    if not p and not g:
-        return 1.0
-    tp = len(p & g)
-    if tp == 0:
-        return 0.0
-    precision, recall = tp / len(p), tp / len(g)
-    return 2 * precision * recall / (precision + recall)
+    return 1.0 if not p and not g else overlap_f1(len(p & g), len(p), len(g))
 
 
 def one_minus_relative_error(predicted: float | None, gold: float) -> float:
