@@ -428,10 +428,15 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
     labels = list(chart.x)
     if chart.kind == "bar":
         values = [[0.0 if v is None else float(v) for v in s.values] for s in chart.series]
+        # One series needs no legend (the chart's title names it); thinner bars leave room between
+        # categories in the narrow chart pane.
         if len(values) == 1:
-            plt.bar(labels, values[0], label=chart.series[0].name)
+            plt.bar(labels, values[0], width=0.5)
         else:
-            plt.multiple_bar(labels, values, labels=[s.name for s in chart.series])
+            plt.multiple_bar(labels, values, labels=[s.name for s in chart.series], width=0.8)
+        top = max((v for vs in values for v in vs), default=0.0)
+        if 0 < top <= 10 and all(v == int(v) for vs in values for v in vs):  # counts: whole-number ticks
+            plt.yticks(list(range(0, int(top) + 1)))
     else:
         positions = list(range(1, len(labels) + 1))
         for s in chart.series:

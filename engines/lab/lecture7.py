@@ -69,7 +69,8 @@ def six_modes(ctx: RunContext) -> Table:
               "row (not in the notes, which use SQLite)")
     ctx.claim("every mode returns a correct restaurant: the order of execution changes the cost, not the verdicts",
               all(row[-1] for row in rows), "; ".join(f"{row[0]}: {row[5]}" for row in rows))
-    chart = Chart("bar", "answer() calls per execution mode", "mode", "answer() calls", tuple(m for m, _ in runs),
+    short = {DUCKDB_UDF.name: "Duck"}  # the chart's axis has room for a few characters a bar
+    chart = Chart("bar", "answer() calls per execution mode", "mode", "answer() calls", tuple(short.get(m, m) for m, _ in runs),
                   (Series("answer()", tuple(float(a[m]) for m, _ in runs)),))
     return ctx.table(("mode", "execution", "answer() calls", "summary() calls", "rows examined", "result", "correct"), rows, chart)
 
