@@ -398,6 +398,13 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                 "Puts the question in the question box; press Enter to ask it.",
                 lambda q=question: self.load_question(q),
             )
+        for world, label in WORLDS.items():
+            current = " (current)" if world == self._world else ""
+            yield PaletteCommand(
+                f"Restaurants: agent and world — {label}{current}",
+                "Switch the agent and its world (the dialogue is cleared).",
+                lambda w=world: self.set_world(w),
+            )
         yield PaletteCommand(
             "Restaurants: clear the dialogue",
             "Forget every turn (the agent's history too) and empty the panes.",
