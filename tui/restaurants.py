@@ -74,6 +74,8 @@ WORLDS: dict[str, str] = {
 }
 """What the agent talks about, and which agent: the 600 restaurants with the Text-to-SQL agent
 (lecture 6) or the SUQL agent (lecture 7 §4), or the course assistant's C1-C6 (a SUQL agent)."""
+TO_VERIFY_SHOWN = 5
+"""Rows a reply lists as "to verify" (the rest are counted)."""
 SUQL_HINT = (
     " The SUQL agent turns wishes no column holds (family-friendly, spicy, a view, open late) into "
     "answer() conditions over the reviews; rows whose reviews do not say come back as to verify."
@@ -597,10 +599,14 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         if turn.to_verify:
             from engines.sql.readback import unknown_phrase
 
+            shown = turn.to_verify[:TO_VERIFY_SHOWN]
             unknown = "; ".join(
                 f"{r.get('course_id') or r.get('name') or r.get('_row')} "
                 f"(unknown {' or '.join(unknown_phrase(p) for p in r.get('unknown', [])) or 'condition'})"
-                for r in turn.to_verify)
+                for r in shown)
+            more = len(turn.to_verify) - len(shown)
+            if more:
+                unknown += f"; and {more} more"
             reply += f"\nTo verify — neither confirmed nor excluded: {unknown}"
         self._add_entry("agent", "Agent", reply, subtitle=subtitle)
         if turn.error is not None:

@@ -1,6 +1,7 @@
 """The Restaurants tab driven headless through the pilot: behaviour, not pixels."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from typing import Any
@@ -387,6 +388,11 @@ async def test_the_suql_agent_over_the_restaurants() -> None:
         assert "answer(reviews, 'does it have a great view?')" in parsed and "answer(reviews, 'is the food spicy?')" in parsed
         reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
         assert "To verify" in reply and "whether it has a great view" in reply and "answer(" not in reply.split("To verify")[1]
+        await _ask(pilot, "Find me a romantic place in Palo Alto with a great view")
+        await settle(pilot)
+        reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
+        listed = reply.split("To verify")[1]
+        assert listed.count("(unknown") == 5 and re.search(r"; and \d+ more$", listed)  # a long list is counted
         # back to the Text-to-SQL agent: the same wish has no column, and the reply says so
         app.query_one("#rest-world", Select).value = "restaurants"
         await settle(pilot)
