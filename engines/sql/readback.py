@@ -104,7 +104,7 @@ def _statement(tree: exp.Expression) -> str:
 
 
 def _joins_directly(part: str) -> bool:
-    return part.startswith(("in ", "whose ", "named ", "with ", "priced ", "rated ", "that "))
+    return part.startswith(("in ", "whose ", "named ", "with ", "priced ", "rated ", "that ", "where "))
 
 
 def _lower_first(s: str) -> str:

@@ -50,7 +50,7 @@ def test_not_exists_reads_its_subquery_with_each_alias_named_by_its_table():
         "meetings' offering id equal to the offerings' id, with the meetings' start min below the busy's end min and with "
         "the busy's start min below the meetings' end min), showing course id.")
     assert readback("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.x = t.x)") == \
-        "I searched for t, where there is a row of u (with the u's x equal to the t's x)."
+        "I searched for t where there is a row of u (with the u's x equal to the t's x)."
 
 
 def test_the_column_types_decide_how_an_order_reads():
