@@ -5,7 +5,6 @@ import json
 import subprocess
 import sys
 
-
 from tui.cli import main
 
 
@@ -66,6 +65,15 @@ def test_ask_suql_agent(capsys):
     assert code == 0 and "answer(reviews, 'is the food spicy?') = 'Yes'" in data["sql"]
     assert "where the reviews say the food is spicy" in data["readback"]
     assert all(r["location"] == "Palo Alto" for r in data["rows"])
+
+
+def test_ask_the_course_assistant(capsys):
+    code, out, _ = run(capsys, "ask", "--world", "courses", "hello", "Which autumn courses fit my schedule and are practical?",
+                       "--json")
+    hello, plan = json.loads(out)
+    assert code == 0 and not hello["needs_database"] and "courses" in hello["reply"]
+    assert [r["course_id"] for r in plan["rows"]] == ["C1", "C3"] and [r["course_id"] for r in plan["to_verify"]] == ["C6"]
+    assert "where there is no row of meetings joined with busy" in plan["readback"]
 
 
 def test_suql_json_refusal_and_workload(capsys):

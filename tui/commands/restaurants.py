@@ -16,7 +16,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ask.add_argument("--json", action="store_true", help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)')
     ask.add_argument("--suql", action="store_true",
                      help="the SUQL agent (lecture 7 §4): text-only wishes become answer() conditions, run by the SUQL compiler")
-    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql))
+    ask.add_argument("--world", choices=("restaurants", "courses"), default="restaurants",
+                     help="what the agent talks about: the restaurants (default) or the course assistant's C1-C6 "
+                          "(notes 002-003; always the SUQL agent)")
+    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql,
+                                                         world=args.world))
 
     sql = sub.add_parser("sql", parents=[common], help="run one read-only SQL statement through the sandbox",
                          description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.")
@@ -28,19 +32,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 # --- ask ---------------------------------------------------------------------------------------
 
 
-def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = False) -> int:
+def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = False, world: str = "restaurants") -> int:
     from engines.events import CallFinished, CallStarted, Event
 
-    if suql:
-        from engines.suql.session import open_suql
+    if world == "courses":
+        from engines.courses import open_courses_agent
 
-        session = open_suql(settings)
-        agent = session.agent()
+        session = open_courses_agent(settings)
     else:
         from engines.sql.session import open_restaurants
 
-        session = open_restaurants(settings)
-        agent = session.agent
+        session = open_restaurants(settings, suql=suql)
+    agent = session.agent
     results = []
     try:
         for q in questions:
