@@ -85,9 +85,10 @@ SQL_WORDS = ["SELECT", "*", "FROM", "restaurants", "WHERE", "answer(", "reviews"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(SQL_WORDS), max_size=18).map(" ".join)))
-def test_random_and_mangled_queries_only_ever_give_clear_errors(engine, text):
+@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(SQL_WORDS), max_size=18).map(" ".join)),
+       st.sampled_from(["A", "B", "C", "D", "E", "F", "B-duckdb"]))
+def test_random_and_mangled_queries_only_ever_give_clear_errors(engine, text, mode):
     try:
-        engine.run(text, mode="E")
+        engine.run(text, mode=mode)
     except EngineError as e:
         assert str(e).strip()
