@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from textual.message import Message
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -67,6 +68,7 @@ class WorkArea(Widget):
     STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
     STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
     REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
+    BUSY_REASONS: ClassVar[dict[str, str]] = {}  # worker name -> what a "cannot … now" notice says is running
 
     def __init__(
         self,
@@ -83,6 +85,9 @@ class WorkArea(Widget):
         self.cursor_blink = cursor_blink
         self._busy_worker: Worker[Any] | None = None
         self._cancel: threading.Event | None = None  # the running work's cancel flag
+        self._ticker: Timer | None = None
+        self._counts: dict[str, Any] = {}
+        self._started = 0.0
 
     # --- engine events and time ---------------------------------------------------------------
 
@@ -94,7 +99,36 @@ class WorkArea(Widget):
         """The app's clock (a fixed one in tests), else ``time.perf_counter``."""
         return (self.clock or time.perf_counter)()
 
+    # --- an elapsed-time counter while a run goes on ---------------------------------------------
+
+    def _start_ticker(self) -> None:
+        """Refresh the run's counters ten times a second (``_counts["elapsed"]`` since ``_started``)."""
+        self._stop_ticker()
+        self._ticker = self.set_interval(0.1, self._tick)
+
+    def _tick(self) -> None:
+        if self._counts.get("running"):
+            self._counts["elapsed"] = self._now() - self._started
+            self._render_counters()
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def _render_counters(self) -> None:
+        """Areas with a run counter line draw it here."""
+
     # --- status and cancellation ------------------------------------------------------------
+
+    def _free(self, what: str) -> bool:
+        """True when nothing runs; otherwise a notice says what is running (nothing typed is lost)."""
+        if not self.is_busy:
+            return True
+        running = self._busy_worker.name if self._busy_worker is not None else ""
+        why = self.BUSY_REASONS.get(running, "the tab is busy")
+        self.notify(f"Cannot {what} now: {why}.", severity="warning", title=self.TITLE)
+        return False
 
     def _set_status(self, text: str, state: str) -> None:
         """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES)."""

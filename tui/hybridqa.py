@@ -28,7 +28,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.timer import Timer
 from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
@@ -399,6 +398,8 @@ class HybridArea(WorkArea):
     AREA_ID = "hybridqa"
     STATUS_ID = "hqa-status"
     TITLE = "HybridQA"
+    BUSY_REASONS = {"ask": "a question is running (Esc cancels it)", "open": "the tables are being opened",
+                    "reopen": "the session is being rebuilt"}
     HELP = """\
 ## HybridQA — questions over tables with linked passages (lecture 7 §6)
 
@@ -474,9 +475,6 @@ table or question.
         self._running_question: HybridQuestion | None = None
         self._result: Answered | None = None
         self._attempts: list[dict[str, Any]] = []
-        self._counts: dict[str, Any] = {}
-        self._started = 0.0
-        self._ticker: Timer | None = None
         self._short: str | None = None
         self._opening: str | None = None  # the source whose session is being opened
 
@@ -1033,15 +1031,6 @@ table or question.
 
     # --- view helpers -------------------------------------------------------------------------------
 
-    def _free(self, what: str) -> bool:
-        if not self.is_busy:
-            return True
-        running = self._busy_worker.name if self._busy_worker is not None else ""
-        why = {"ask": "a question is running (Esc cancels it)", "open": "the tables are being opened",
-               "reopen": "the session is being rebuilt"}.get(running, "the tab is busy")
-        self.notify(f"Cannot {what} now: {why}.", severity="warning", title="HybridQA")
-        return False
-
     def _begin_run(self, question: HybridQuestion) -> None:
         self._running_question = question
         self._result = None
@@ -1058,8 +1047,7 @@ table or question.
         self._render_suql()
         self._render_card(state="running")
         self._render_counters()
-        self._stop_ticker()
-        self._ticker = self.set_interval(0.1, self._tick)
+        self._start_ticker()
 
     def _clear_run(self) -> None:
         """Another table: no run to show."""
@@ -1073,16 +1061,6 @@ table or question.
         self.query_one(PassagesTable).reset("no calls yet")
         self._show_call_detail()
         self._clear_error()
-
-    def _tick(self) -> None:
-        if self._counts.get("running"):
-            self._counts["elapsed"] = self._now() - self._started
-            self._render_counters()
-
-    def _stop_ticker(self) -> None:
-        if self._ticker is not None:
-            self._ticker.stop()
-            self._ticker = None
 
     def _reset_counts(self) -> None:
         self._counts = {"calls": 0, "read": 0, "fallback": 0, "silent": 0, "tried": 0, "attempts": 0,

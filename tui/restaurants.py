@@ -113,6 +113,9 @@ class RestaurantsArea(WorkArea):
 
     AREA_ID = "restaurants"
     TITLE = "Restaurants"
+    BUSY_REASONS = {"turn": "a turn is running (Esc cancels it)", "sql": "a query is running",
+                    "reopen": "the session is being rebuilt for the new backend",
+                    "world": "the session is being rebuilt for the new world"}
     HELP = """\
 ## Restaurants — the Text-to-SQL agent (lecture 6)
 
@@ -650,20 +653,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._set_status("refused" if refused else "SQL error — fix it in the editor and run it again", "error")
 
     # --- small view helpers ----------------------------------------------------------------------
-
-    def _free(self, what: str) -> bool:
-        """True when nothing runs; otherwise a notice says what is running (nothing typed is lost)."""
-        if not self.is_busy:
-            return True
-        running = self._busy_worker.name if self._busy_worker is not None else ""
-        why = {
-            "turn": "a turn is running (Esc cancels it)",
-            "sql": "a query is running",
-            "reopen": "the session is being rebuilt for the new backend",
-            "world": "the session is being rebuilt for the new world",
-        }.get(running, "the tab is busy")
-        self.notify(f"Cannot {what} now: {why}.", severity="warning", title="Restaurants")
-        return False
 
     def _add_entry(self, kind: str, title: str, text: str, *, subtitle: str = "") -> None:
         dialogue = self.query_one("#dialogue", VerticalScroll)

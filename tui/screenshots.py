@@ -109,11 +109,13 @@ async def wait_for_workers(pilot: Pilot[object]) -> None:
     """Wait until no worker runs and the messages they posted are handled.
 
     A worker that failed or was cancelled is not an error here: the app has shown it.
-    Waits again when finishing workers started new ones (a backend switch does).
+    Waits again when finishing workers started new ones (a backend switch does), and first lets
+    messages already posted start theirs.
     """
     from textual.worker import WorkerCancelled, WorkerFailed
 
     app = pilot.app
+    await pilot.pause()  # messages already posted (a Select's Changed, say) may start workers: let them
     while True:
         running = [worker for worker in app.workers if not worker.is_finished]
         if not running:

@@ -24,7 +24,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
@@ -429,6 +428,8 @@ class SuqlArea(WorkArea):
     AREA_ID = "suql"
     STATUS_ID = "suql-status"
     TITLE = "SUQL"
+    BUSY_REASONS = {"query": "a query is running (Esc cancels it)", "compare": "the modes are being compared (Esc cancels)",
+                    "open": "the world is being opened", "reopen": "the session is being rebuilt"}
     HELP = """\
 ## SUQL — SQL plus answer() and summary() (lecture 7)
 
@@ -491,9 +492,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._lecture: tuple[Example, ...] = ()
         self._paper: tuple[Example, ...] = ()
         self._loaded: Example | None = None  # the example the editor started from
-        self._started = 0.0
-        self._ticker: Timer | None = None
-        self._counts: dict[str, Any] = {}
         self._decided: list[tuple[str, str]] = []
         self._compared: list[ModeRow] = []
         self._comparing: str | None = None
@@ -1066,19 +1064,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             return None
         return text
 
-    def _free(self, what: str) -> bool:
-        if not self.is_busy:
-            return True
-        running = self._busy_worker.name if self._busy_worker is not None else ""
-        why = {
-            "query": "a query is running (Esc cancels it)",
-            "compare": "the modes are being compared (Esc cancels)",
-            "open": "the world is being opened",
-            "reopen": "the session is being rebuilt",
-        }.get(running, "the tab is busy")
-        self.notify(f"Cannot {what} now: {why}.", severity="warning", title="SUQL")
-        return False
-
     def _begin_run(self) -> None:
         """Empty the panes for a new run and start the elapsed counter."""
         self._decided = []
@@ -1096,18 +1081,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._show_call_detail()
         self.query_one("#suql-bottom", TabbedContent).active = "suql-calls-pane"
         self._render_counters()
-        self._stop_ticker()
-        self._ticker = self.set_interval(0.1, self._tick)
-
-    def _tick(self) -> None:
-        if self._counts.get("running"):
-            self._counts["elapsed"] = self._now() - self._started
-            self._render_counters()
-
-    def _stop_ticker(self) -> None:
-        if self._ticker is not None:
-            self._ticker.stop()
-            self._ticker = None
+        self._start_ticker()
 
     def _reset_counts(self) -> None:
         self._counts = {"answer": 0, "summary": 0, "cached": 0, "examined": 0, "match": 0, "no": 0,
