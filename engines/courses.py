@@ -236,15 +236,13 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
 
     from engines.llm.client import llm_from_settings
     from engines.settings import Settings
-    from engines.suql.agent import SuqlAgent, suql_schema
+    from engines.suql.agent import SuqlAgent
     from worlds import courses
 
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or courses.build()
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
-    agent = SuqlAgent(
-        sandbox=sandbox, llm=llm, schema=suql_schema(world.schema()), enum_fields={},
-        classify_method=settings.classify_method, engine=SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap),
-    )
+    agent = SuqlAgent.over(SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap), world.schema(), enum_fields={},
+                           classify_method=settings.classify_method)
     return CourseSession(settings, world, sandbox, llm, agent)

@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 
+    @property
+    def effective_suql_pool(self) -> int:
+        """``suql_pool`` when LLM calls take time (claude, or sim latency), else 1: with instant calls a
+        pool gains nothing and only makes call counts depend on thread timing."""
+        return self.suql_pool if self.backend == "claude" or self.sim_latency_s > 0 else 1
+
     @field_validator("anthropic_api_key", mode="before")
     @classmethod
     def _blank_is_none(cls, v: object) -> object:

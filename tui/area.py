@@ -137,6 +137,12 @@ class WorkArea(Widget):
         for name in self.STATUS_STATES:
             status.set_class(name == state, f"-{name}")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc (``cancel``) shows in the footer only while something it can stop runs."""
+        if action == "cancel":
+            return True if self._cancel is not None and self.is_busy else None
+        return True
+
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
         """Set the running work's cancel flag and say so; False when nothing runs.
 

@@ -726,11 +726,6 @@ table or question.
     def action_step_table(self, step: int) -> None:
         self.step_table(step)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":
-            return True if self._cancel is not None and self.is_busy else None
-        return True
-
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
         if event.value is Select.NULL:

@@ -281,11 +281,6 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         if self._selected is not None:
             self._show_result(self._selected)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":
-            return True if self._cancel is not None and self.is_busy else None
-        return True
-
     def commands(self) -> Iterable[PaletteCommand]:
         if self.is_busy:
             yield PaletteCommand(f"Lab: cancel {self._running}", "It stops at its next step (Esc).", self.cancel)

@@ -276,7 +276,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         dialogue = self.query_one("#dialogue", VerticalScroll)
         dialogue.query(".entry").remove()
         dialogue.query_one("#dialogue-hint").display = True
-        self._reset_panes(placeholder="—")
+        self._reset_panes(blank="—")
         self.query_one(ResultsTable).show_nothing()
         self.query_one(CallsTable).reset()
         self._clear_error()
@@ -367,11 +367,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         event.stop()
         self.run_sql(event.sql)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":
-            return True if self._cancel is not None and self.is_busy else None
-        return True
-
     def commands(self) -> Iterable[PaletteCommand]:
         dialogue = self.sample_dialogue
         n = len(dialogue)
@@ -445,10 +440,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
 
             return open_courses_agent(settings, clock=self.clock)  # type: ignore[return-value]
 
-        suql = self._world == "restaurants-suql"
-        if self.clock is None:
-            return open_restaurants(settings, suql=suql)
-        return open_restaurants(settings, clock=self.clock, suql=suql)
+        return open_restaurants(settings, clock=self.clock, suql=self._world == "restaurants-suql")
 
     def _open_session(self) -> None:
         self._session_now()
@@ -491,7 +483,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             self._classified = []
             self._rewritten = False
             calls.reset()
-            self._reset_panes(placeholder="…")
+            self._reset_panes(blank="…")
             self.query_one(ResultsTable).show_nothing("…")
             self._set_status(f"running… turn {event.turn} — Esc cancels", "running")
         elif isinstance(event, InputClassified):
@@ -672,11 +664,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             box.value = utterance
             box.cursor_position = len(utterance)
 
-    def _reset_panes(self, *, placeholder: str) -> None:
-        self.query_one("#route", Static).update(placeholder)
-        self.query_one("#sql-parsed", SqlView).update(placeholder)
-        self.query_one("#sql-rewritten", SqlView).update(placeholder)
-        self.query_one("#readback", Static).update(placeholder)
+    def _reset_panes(self, *, blank: str) -> None:
+        self.query_one("#route", Static).update(blank)
+        self.query_one("#sql-parsed", SqlView).update(blank)
+        self.query_one("#sql-rewritten", SqlView).update(blank)
+        self.query_one("#readback", Static).update(blank)
 
     def _show_route(self, needs_database: bool, reason: str) -> None:
         verdict = "needs the database" if needs_database else "no database needed"

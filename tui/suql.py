@@ -679,11 +679,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def action_mode(self, mode: str) -> None:
         self.set_mode(mode)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel":
-            return True if self._cancel is not None and self.is_busy else None
-        return True
-
     def on_sql_editor_run_requested(self, event: SqlEditor.RunRequested) -> None:
         event.stop()
         self.run_query(event.sql)

@@ -84,8 +84,7 @@ def open_hybridqa(
         llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     rows = max((len(t.rows) for t in world.tables), default=0)
     sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s)
-    slow = settings.backend == "claude" or settings.sim_latency_s > 0
-    pipeline = HybridQA(sandbox, llm, pool=settings.suql_pool if slow else 1)
+    pipeline = HybridQA(sandbox, llm, pool=settings.effective_suql_pool)
     session = HybridSession(settings, source, world, sandbox, llm, pipeline)
     if session.simulated_on_real:  # the engine refuses, not just the CLI and the tab
         pipeline.refusal = SIM_KNOWS_GENERATED_ONLY

@@ -666,6 +666,7 @@ class Sandbox:
         self._con = con
         self._scratch_lock = threading.Lock()
         self._scratch_count = 0
+        self._table_types: dict[tuple[str, str], list[tuple[str, str]]] = {}  # base tables never change
         self.row_cap = row_cap
         self.timeout_s = timeout_s
         self.dialects = tuple(dialects)
@@ -806,10 +807,15 @@ class Sandbox:
         for table in expression.find_all(exp.Table):
             if not table.name:
                 continue
-            try:
-                columns = self.columns_of(exp.select("*").from_(exp.table_(table.name, db=table.db or None)))
-            except EngineError:
-                continue
+            key = (table.db, table.name)
+            columns = self._table_types.get(key)
+            if columns is None:
+                try:
+                    columns = self.columns_of(exp.select("*").from_(exp.table_(table.name, db=table.db or None)))
+                except EngineError:
+                    continue
+                if table.db != SCRATCH_SCHEMA:  # the read-only world's tables: described once
+                    self._table_types[key] = columns
             for name, typ in columns:
                 types.setdefault(name, typ)
         return types

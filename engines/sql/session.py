@@ -47,15 +47,12 @@ def open_restaurants(
     world = world or restaurants.build(restaurants.DEFAULT_SEED)
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
     if suql:
-        from engines.suql.agent import SuqlAgent, suql_schema
+        from engines.suql.agent import SuqlAgent
         from engines.suql.execute import SuqlEngine
 
-        slow = settings.backend == "claude" or settings.sim_latency_s > 0  # a pool only pays when calls take time
-        agent: TextToSQLAgent = SuqlAgent(
-            sandbox=sandbox, llm=llm, schema=suql_schema(world.schema()), enum_fields=world.enum_fields,
-            classify_method=settings.classify_method,
-            engine=SuqlEngine(sandbox, llm, pool=settings.suql_pool if slow else 1, cap=settings.suql_cap),
-        )
+        engine = SuqlEngine(sandbox, llm, pool=settings.effective_suql_pool, cap=settings.suql_cap)
+        agent: TextToSQLAgent = SuqlAgent.over(engine, world.schema(), enum_fields=world.enum_fields,
+                                               classify_method=settings.classify_method)
     else:
         agent = TextToSQLAgent(
             sandbox=sandbox,

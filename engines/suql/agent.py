@@ -31,6 +31,13 @@ class SuqlAgent(TextToSQLAgent):
     engine: SuqlEngine | None = None
     mode: str = "E"
 
+    @classmethod
+    def over(cls, engine: SuqlEngine, world_schema: str, *, enum_fields: dict, classify_method: str,
+             mode: str = "E") -> "SuqlAgent":
+        """The agent over ``engine``'s sandbox and LLM, shown the world's schema with SUQL's functions."""
+        return cls(sandbox=engine.sandbox, llm=engine.llm, schema=suql_schema(world_schema), enum_fields=enum_fields,
+                   classify_method=classify_method, engine=engine, mode=mode)
+
     def execute(self, sql: str, emit: Emit, cancel: threading.Event | None) -> Executed:
         assert self.engine is not None
         r = self.engine.run(sql, mode=self.mode, emit=emit, cancel=cancel)

@@ -236,6 +236,7 @@ class _Run:
         self.approximate = False
         self.rows_examined = 0
         self._estimates: list[list[PredicateEstimate]] = []
+        self._written: tuple[exp.Expression, dict[int, int]] | None = None  # mode B: the WHERE and its leaves
 
     def precheck(self, tree: exp.Expression) -> None:
         """Bind the query with every LLM call replaced by NULL: a misspelt column fails here,
@@ -406,10 +407,11 @@ class _Run:
         # 2. estimates, retrieval, and the plan
         where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
         scores = self._retrieval(select, key, text_types, where_calls, rows) if text_where and not written else {}
-        conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores)
-        if written:  # a row-at-a-time engine sees the WHERE as written, not its DNF
-            conjunct_plans = []
+        if written:  # a row-at-a-time engine sees the WHERE as written, not its DNF: nothing to order
+            conjunct_plans, orders = [], [[] for _ in conjuncts]
             self._written = (where.this, {id(leaf): j for j, leaf in enumerate(leaves)})
+        else:
+            conjunct_plans, orders = self._order_predicates(conjuncts, rows, scores)
         visit = self._visit_order(rows, scores, conjuncts, visit_structured_order, order)
         select_nodes = [n for n in nodes if not (where is not None and _within(n, where))]
         select_calls = sorted({as_call(n).sql() for n in select_nodes})
@@ -780,6 +782,7 @@ class _Run:
         value recorded under (conjunct, written position).
         """
         if self.mode.as_written:
+            assert self._written is not None
             tree, leaf_index = self._written
             return self._written_truth(tree, leaf_index, row, values, select, key)
         if not self.mode.short_circuit:  # naive: every answer() of the WHERE, on every row

@@ -90,13 +90,10 @@ class SuqlSession:
 
     def agent(self, mode: str = "E"):
         """A SUQL dialogue agent over this session's world (restaurants)."""
-        from engines.suql.agent import SuqlAgent, suql_schema
+        from engines.suql.agent import SuqlAgent
 
-        return SuqlAgent(
-            sandbox=self.sandbox, llm=self.llm, schema=suql_schema(self.world.schema()),
-            enum_fields=getattr(self.world, "enum_fields", {}), classify_method=self.settings.classify_method,
-            engine=self.engine, mode=mode,
-        )
+        return SuqlAgent.over(self.engine, self.world.schema(), enum_fields=getattr(self.world, "enum_fields", {}),
+                              classify_method=self.settings.classify_method, mode=mode)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -113,8 +110,7 @@ def open_suql(
     (with instant calls a pool only makes call counts depend on thread timing)."""
     settings = settings or Settings()
     if pool is None:
-        slow = settings.backend == "claude" or settings.sim_latency_s > 0
-        pool = settings.suql_pool if slow else 1
+        pool = settings.effective_suql_pool
     spec = WORLDS.get(world)
     if spec is None:
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
