@@ -195,14 +195,16 @@ class TopKTrap:
     filter_then_rank: tuple[str, ...]
 
 
-def top_k_trap(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, k: int = 2) -> TopKTrap:
-    """Note 002: ranking by similarity, keeping k, then filtering can lose the right course."""
+def top_k_trap(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, k: int = 2, planned: CoursePlan | None = None) -> TopKTrap:
+    """Note 002: ranking by similarity, keeping k, then filtering can lose the right course.
+
+    ``planned``: the world's plan when the caller has it already (a sweep over k), else it is made here."""
     by_course: dict[str, list[str]] = {}
     for _, course, text in world.reviews:
         by_course.setdefault(course, []).append(text)
     scores = ChunkIndex.build(by_course.items()).scores(PRACTICAL)
     ranking = tuple(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
-    result = plan(world, sandbox, llm)
+    result = planned or plan(world, sandbox, llm)
     ok = set(result.confirmed)
     top = [c for c, _ in ranking[:k]]
     return TopKTrap(

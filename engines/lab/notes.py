@@ -38,7 +38,6 @@ def course_plan(ctx: RunContext) -> Table:
         cells = ["not asked" if v.details.get(c, "").startswith("not asked") else CELL[v.conditions[c]] if c in v.conditions
                  else "—" for c in CONDITIONS]
         rows.append([course, *cells, VERDICT_WORDS[v.truth], why])
-    asked = sum(1 for v in p.verdicts.values() if v.details.get("practical", "").startswith(("reviews say", "whether")))
     ctx.note(f"answer() ran {p.answer_calls} times: only for courses no hard condition had already excluded (F AND U = F; "
              "'not asked' in the table).")
     ctx.claim("on hard conditions alone C1, C5 and C6 pass; C2 conflicts in time, C3's prerequisite is unknown, C4 is in the wrong term",
@@ -52,7 +51,7 @@ def course_plan(ctx: RunContext) -> Table:
               f"excluded {', '.join(p.excluded) or 'none'}")
     ctx.claim("unknown is never shown as satisfied or failed: it stays unknown and the course waits",
               all(v.truth is None for c, v in p.verdicts.items() if c in p.to_verify),
-              f"{len(p.to_verify)} course(s) to verify, each with what is unknown; answer() asked for {asked}")
+              f"{len(p.to_verify)} course(s) to verify, each with what is unknown")
     return ctx.table(("course", *CONDITIONS, "verdict", "why"), rows)
 
 
@@ -74,28 +73,27 @@ def course_metamorphic(ctx: RunContext) -> Table:
     rows, plans = [], {}
     for i, (label, knobs) in enumerate(variants):
         ctx.progress(i, total, label)
-        world, sandbox, p = _plan(ctx, **knobs)
+        _, sandbox, p = _plan(ctx, **knobs)
         plans[label] = (p, sandbox)
         rows.append([label, ", ".join(p.confirmed) or "—", ", ".join(p.to_verify) or "—", ", ".join(p.excluded) or "—"])
-    base, _ = plans[variants[0][0]]
+    base, base_sandbox = plans[variants[0][0]]
     moved, _ = plans[variants[1][0]]
     capped, _ = plans[variants[2][0]]
     second, second_sandbox = plans[variants[3][0]]
+    courses, review_rows = (second_sandbox.run(sql).rows[0][0] for sql in (COUNT_COURSES_SQL, COUNT_ROWS_SQL))
     relations = [
         ("[14:00, 16:00) and [16:00, 18:00) do not overlap: C2 passes the time check",
          moved.verdicts["C2"].conditions["time"] is True, f"C2's time check: {CELL[moved.verdicts['C2'].conditions['time']]}"),
         ("a cap of 6 credits leaves nothing to confirm or verify",
          capped.confirmed == () and capped.to_verify == {}, f"{len(capped.excluded)} excluded, all above the cap"),
         ("a second review adds no candidate: courses are counted, not review rows",
-         second.to_json() == base.to_json() and second_sandbox.run(COUNT_COURSES_SQL).rows[0][0] == 6,
-         f"COUNT(DISTINCT course) {second_sandbox.run(COUNT_COURSES_SQL).rows[0][0]}, COUNT(*) over the join "
-         f"{second_sandbox.run(COUNT_ROWS_SQL).rows[0][0]}"),
+         second.to_json() == base.to_json() and courses == 6,
+         f"COUNT(DISTINCT course) {courses}, COUNT(*) over the join {review_rows}"),
     ]
     ctx.progress(len(variants), total, "the OR query")
-    _, sandbox, _ = _plan(ctx)
     or_query = ("SELECT DISTINCT o.course_id FROM offerings o JOIN course_reviews r ON r.course_id = o.course_id "
                 "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1")
-    result = SuqlEngine(sandbox, ctx.llm()).run(or_query, cancel=ctx.cancel)
+    result = SuqlEngine(base_sandbox, ctx.llm()).run(or_query, cancel=ctx.cancel)
     got = [r[0] for r in result.rows]
     unknown = sorted({str(v.get("course_id")) for v in result.to_verify})
     rows.append(["OR query: (autumn and practical) or exactly C4", ", ".join(got) or "—", ", ".join(unknown) or "—", "—"])
@@ -120,7 +118,7 @@ def top_k_trap(ctx: RunContext) -> Table:
     ranking: tuple[tuple[str, float], ...] = ()
     for i, k in enumerate(ks):
         ctx.progress(i, len(ks), f"k = {k}")
-        trap = trap_of(world, sandbox, ctx.llm(), k=k)
+        trap = trap_of(world, sandbox, ctx.llm(), k=k, planned=p)
         ranking = trap.ranking
         rows.append([k, ", ".join(c for c, _ in trap.ranking[:k]), ", ".join(trap.rank_then_filter) or "— (nothing)",
                      ", ".join(trap.filter_then_rank) or "—"])
