@@ -36,9 +36,16 @@ class Settings(BaseSettings):
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
     query_timeout_s: float = Field(5.0, gt=0)
+    duckdb_memory_limit: str = Field("1GB", description="DuckDB memory_limit for every query (e.g. 512MB, 2GB)")
+    duckdb_threads: int = Field(2, ge=1, le=64, description="DuckDB worker threads")
+    duckdb_temp_limit: str = Field("1GB", description="DuckDB max_temp_directory_size (spill to disk)")
+    # SPARQL: the memory a query's worker process may use
+    sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
     # SUQL: parallel answer() checks when calls take time (sim latency > 0, or claude)
     suql_pool: int = Field(4, ge=1, le=32)
     suql_cap: int = Field(20, ge=1, description="retrieval cap of execution mode F")
+    suql_call_budget: int = Field(2000, ge=1, description="most LLM calls one SUQL query may make")
+    suql_confirm_calls: int = Field(200, ge=0, description="with a paid backend, ask before a run expected to exceed this many calls (0: never ask)")
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 
