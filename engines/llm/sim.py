@@ -18,7 +18,7 @@ from engines.llm.waiting import pause
 from engines.llm.protocol import Answer, Output, PolicyStep, Results, Routed, Turn
 from engines.llm.seeded import unit
 
-PROMPT_VERSION = "sim-2"  # sim-2: passages are read for dates, places and events (sim_reader)
+PROMPT_VERSION = "sim-3"  # sim-2: passages are read for dates, places and events (sim_reader); sim-3: a yes/no question off the lexicon is Unknown
 
 # --- topics: what a question is about, and the words that touch it -----------------------
 
@@ -200,6 +200,10 @@ class SimBackend:
         passage = self._read_passage(text, question)
         if passage is not None:
             return Output(passage)
+        if not self.understands(question):
+            # a yes/no question about something the lexicon does not cover: the reader cannot
+            # tell, and says so (no value taken from a word it does not understand, no seeded Yes)
+            return Output(Answer(None))
         verdict = self._read(text, question)
         u = unit(self.seed, "answer", text, question)
         touched = verdict.value is not None
@@ -287,6 +291,16 @@ class SimBackend:
 
     # --- reading a text ----------------------------------------------------------------
 
+    @staticmethod
+    def understands(question: str) -> bool:
+        """Whether this reader can answer the question as asked: any extraction question (its value
+        is a sentence of the text), and a yes/no question only on a topic of its lexicon or a
+        dish it knows ("does it serve pasta?")."""
+        if not is_yes_no(question):
+            return True
+        q = question.lower()
+        return any(t.question.search(q) for t in TOPICS) or _dish_words(q) is not None
+
     def _read(self, text: str, question: str) -> Answer:
         """The verdict of a careful reader, before any seeded mistake."""
         sents = sentences(text)
@@ -303,13 +317,14 @@ class SimBackend:
                     return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
                 return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
         # "does it serve X?" with a little common sense about dishes
-        m = re.search(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:any\s+|good\s+)?([a-z][a-z &'-]+?)\??$", q)
-        if m:
-            thing = m.group(2).strip()
-            words = FOOD_SENSE.get(thing) or FOOD_SENSE.get(thing.rstrip("s")) or (thing.rstrip("s"),)
+        words = _dish_words(q)
+        if words is not None:
             hits = [s for s in sents if any(re.search(rf"\b{re.escape(w)}", s, re.I) for w in words)]
-            return Answer("Yes", tuple(hits[:2])) if hits else Answer(None)
-        # Anything else: the sentence that shares most content words with the question.
+            said = [s for s in hits if not _DENIED.search(s)]  # "no pasta here" does not say it serves pasta
+            return Answer("Yes", tuple(said[:2])) if said else Answer(None)
+        if is_yes_no(question):  # a yes/no question off the lexicon: never a sentence for a verdict
+            return Answer(None)
+        # An extraction question: the sentence that shares most content words with the question.
         content = {w for w in re.findall(r"[a-z]{4,}", q) if w not in _STOP}
         best = max(sents, key=lambda s: len(content & set(re.findall(r"[a-z]{4,}", s.lower()))), default="")
         if best and content & set(re.findall(r"[a-z]{4,}", best.lower())):
@@ -351,6 +366,42 @@ class SimBackend:
         listing = "; ".join(items) + (f"; and {more} more" if more > 0 else "")
         found = "1 result" if results.total == 1 else f"{results.total} results"
         return f"{lead}, and found {found}: {listing}.{note}"
+
+
+_SERVES = re.compile(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:any\s+|good\s+)?([a-z][a-z &'-]+?)\??$")
+_DENIED = re.compile(r"\b(no|not|never|without)\b|n't\b", re.IGNORECASE)
+
+
+def _dish_words(q: str) -> tuple[str, ...] | None:
+    """"does it serve pasta?" -> the words that count as pasta; None when the question is not about a
+    dish: "serve/offer/sell X" names a dish, "have X" only when X is a food the lexicon knows."""
+    m = _SERVES.search(q)
+    if not m:
+        return None
+    thing = m.group(2).strip()
+    known = FOOD_SENSE.get(thing) or FOOD_SENSE.get(thing.rstrip("s"))
+    if known:
+        return known
+    return (thing.rstrip("s"),) if m.group(1).startswith(("serve", "offer", "sell")) else None
+
+
+_YES_NO_HEAD = re.compile(
+    r"^(is|isn't|are|aren't|was|wasn't|were|am|does|doesn't|do|don't|did|didn't|can|could|will|would|should|shall"
+    r"|may|might|must|has|hasn't|have|haven't|had)\b")
+_EXTRACTION_HEAD = re.compile(
+    r"^(what|what's|which|who|whom|whose|where|when|why|how|list|name|describe|summari[sz]e|give|tell|quote)\b")
+
+
+def is_yes_no(question: str) -> bool:
+    """A yes/no question ('is it cozy?', 'does it serve pasta?', 'cozy?'), as opposed to one asking for a
+    value ('what is the signature dish?', 'the signature dish'): the answer protocol gives the first
+    only Yes, No or Unknown."""
+    q = question.strip().lower()
+    if _YES_NO_HEAD.match(q):
+        return True
+    if _EXTRACTION_HEAD.match(q):
+        return False
+    return q.endswith("?")
 
 
 _STOP = {"what", "which", "does", "this", "that", "with", "from", "have", "there", "their", "they", "about", "restaurant", "place", "reviews", "review", "they", "them", "your", "some"}

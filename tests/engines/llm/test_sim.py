@@ -126,3 +126,36 @@ def test_latency_is_a_setting():
     slept.clear()
     SimBackend(latency_s=0.0, sleep=slept.append).answer("x", "is it spicy?")
     assert slept == []
+
+
+UNKNOWN_YES_NO = ("is it cozy?", "is the service good?", "is it quiet?", "does it have wifi?", "Is it open on Sundays?",
+                  "can I bring my dog?", "are the portions generous?", "cozy?", "was the staff friendly?")
+KNOWN_YES_NO = ("is it family-friendly?", "is it romantic?", "does it have a great view?", "is parking easy?",
+                "does it serve pasta?", "is the food spicy?")
+
+
+def test_answer_keeps_to_the_contract_on_yes_no_questions():
+    """A yes/no question gets Yes, No or Unknown (never a review sentence), whatever the text; a question
+    off the sim's lexicon is Unknown, even where the text has its very word ('Intimate and cozy, ...')."""
+    world = W.build()
+    sim = SimBackend(seed=224)  # with its seeded mistakes on
+    for r in world.rows:
+        text = "\n".join(r.reviews)
+        for q in UNKNOWN_YES_NO:
+            assert ans(sim, text, q) == Answer(None), (r.name, q)
+        for q in KNOWN_YES_NO:
+            a = ans(sim, text, q)
+            assert a.value in ("Yes", "No", None), (r.name, q, a)
+            assert a.value is None or a.evidence  # a verdict cites its sentences
+    cozy = "Intimate and cozy, great for couples. The service is slow but friendly."
+    assert ans(sim, cozy, "is it cozy?").unknown and ans(sim, cozy, "is the service good?").unknown
+    assert ans(sim, cozy, "is it romantic?").value == "Yes"  # the lexicon's word for it: 'couples', 'intimate'
+
+
+def test_answer_gives_a_value_only_to_an_extraction_question():
+    sim = SimBackend(seed=1, error_on_topic=0, error_off_topic=0)
+    text = "Intimate and cozy, great for couples. The service is slow but friendly."
+    assert ans(sim, text, "what do reviewers say about the service?").value == "The service is slow but friendly."
+    assert ans(sim, "We had no pasta: they do not serve pasta.", "does it serve pasta?").unknown  # denied, not served
+    assert sim_module.is_yes_no("Is it cozy?") and sim_module.is_yes_no("cozy?")
+    assert not sim_module.is_yes_no("What is the signature dish?") and not sim_module.is_yes_no("the signature dish")
