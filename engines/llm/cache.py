@@ -1,22 +1,39 @@
-"""The persistent answer cache: ``answer(text, question)`` outputs kept across runs.
+"""The persistent answer cache: ``answer()`` and ``summary()`` outputs kept across runs.
 
-An entry is keyed by
+An entry is keyed by everything that shapes the output:
 
-* the SHA-256 (hex) of the text, exactly as given (the text is data: it is not normalised),
-* the question, normalised by :func:`normalise_question` (case, spacing and final ``?.!`` do not
-  matter),
-* the backend id, :func:`engines.llm.protocol.backend_id` (backend name, model, prompt version),
+* the function (``answer``, ``summary``): the same text and question asked of two functions are
+  two entries,
+* the SHA-256 (hex) of the text, exactly as given,
+* the question, exactly as given: nothing is normalised, because a backend is shown the exact
+  text (the simulated LLM's seeded mistakes are drawn from it, and a real model may read
+  ``"IS IT ROMANTIC"`` and ``"is it romantic?"`` differently), so two spellings may get two answers,
+* the backend id, :func:`engines.llm.protocol.backend_id`: backend name, model and prompt version
+  (for the simulated LLM the "model" holds its seed and error rates),
 
-and holds a JSON object (for instance ``{"value": "Yes", "evidence": [...]}``) and the time it was
-written.  Changing any part of the key misses.
+and holds a JSON object (for instance ``{"value": "Yes", "evidence": [...]}``), a checksum of the
+key and the payload, and the time it was written.  Changing any part of the key misses, and an
+entry whose checksum does not match (a flipped bit) is never served.
 
 Storage is one SQLite file, ``answers.sqlite3``, in the cache folder (by default
 ``Settings().cache_dir``, the platform's user cache folder).  Writes are SQLite transactions in
-WAL mode, so a crash or a kill in the middle of a write leaves the previous contents intact.  A
-file that is not a readable SQLite database when the cache opens (truncated, overwritten with
-garbage) is moved aside to ``answers.sqlite3.corrupt-<timestamp>`` and the cache starts empty: a
-cache is never worth a crash.  For the same reason, corruption found later, while reading or
-writing, is logged and handled the same way instead of failing the call that used the cache.
+WAL mode, so a crash or a kill in the middle of a write leaves the previous contents intact.
+
+A cache is never worth a crash, nor a wait.  Whatever goes wrong with the file — damaged,
+read-only, locked by another process, a full disk, a folder that cannot be created, a directory
+where the file should be — the trouble is reported as one line (a ``logging`` warning of this
+module's logger, the ``on_warning`` callback, and :attr:`AnswerCache.warnings`), once per
+problem per file per process, and the run goes on with what still works:
+
+* damaged (not a database, malformed, an unknown layout): moved aside to
+  ``answers.sqlite3.corrupt-<timestamp>`` and started afresh; if it cannot be moved, uncached;
+* read-only (the file or its folder): opened read-only; stored answers are still served, new
+  ones are not stored.  Opening never needs a write when the file already holds the current
+  layout;
+* locked past a short busy timeout (:data:`BUSY_TIMEOUT_S`): no more writes this run (in WAL mode
+  reads do not wait for a writer); a lock that stops reads too turns the cache off;
+* full disk or any other I/O error on a write: no more writes this run;
+* missing (a folder that cannot be created, a directory in the file's place): uncached.
 
 One :class:`AnswerCache` may be shared by threads (every use of its connection is under a
 lock), and several processes may use the same folder (SQLite's locking, with a busy timeout).
@@ -26,139 +43,167 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import sqlite3
 import threading
 import time
-import unicodedata
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from engines.errors import ConfigurationError
-
-__all__ = ["AnswerCache", "normalise_question", "text_digest", "FILENAME", "SCHEMA_VERSION"]
+__all__ = ["AnswerCache", "text_digest", "FILENAME", "SCHEMA_VERSION", "BUSY_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
 FILENAME = "answers.sqlite3"
-#: ``PRAGMA user_version`` of the file layout below; a file with another version is moved aside.
-SCHEMA_VERSION = 1
-#: How long a write waits for another process's write lock before giving up.
-BUSY_TIMEOUT_S = 10.0
+#: ``PRAGMA user_version`` of the file layout below.  Version 1 (no function in the key, questions
+#: normalised) is dropped on open: its entries may be poisoned.  Any other version is moved aside.
+SCHEMA_VERSION = 2
+#: How long an operation waits for another process's lock before the cache gives up on it.
+BUSY_TIMEOUT_S = 1.0
 
+_COLUMNS = ("function", "text_sha256", "question", "backend", "payload", "checksum", "created_at")
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS answers (
+CREATE TABLE answers (
+    function    TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
     question    TEXT NOT NULL,
     backend     TEXT NOT NULL,
     payload     TEXT NOT NULL,
+    checksum    TEXT NOT NULL,
     created_at  REAL NOT NULL,
-    PRIMARY KEY (text_sha256, question, backend)
+    PRIMARY KEY (function, text_sha256, question, backend)
 ) WITHOUT ROWID
 """
+_KEY_WHERE = "function = ? AND text_sha256 = ? AND question = ? AND backend = ?"
 
 _T = TypeVar("_T")
+_Key = tuple[str, str, str, str]
 
-_SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[\s?.!]+$")
-
-
-def normalise_question(question: str) -> str:
-    """The form of a question used in cache keys.
-
-    Unicode NFC, lower case, runs of whitespace collapsed to one space, ends stripped of
-    whitespace and of trailing ``?``, ``.`` and ``!``: ``"Does it have a  patio? "`` and
-    ``"does it have a patio"`` are the same question.
-    """
-    text = unicodedata.normalize("NFC", question).lower()
-    text = _SPACES.sub(" ", text).strip()
-    return _TRAILING.sub("", text)
+# (database path, problem) pairs already reported in this process: one line per problem per run.
+_reported: set[tuple[str, str]] = set()
+_reported_lock = threading.Lock()
 
 
 def text_digest(text: str) -> str:
     """SHA-256 hex digest of ``text`` (UTF-8): the text part of a cache key."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _checksum(key: _Key, payload: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in (*key, payload):
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _lenient_text(data: bytes) -> str:
+    # A flipped bit may leave a stored string that is not UTF-8: decode it anyway (the checksum
+    # then fails) instead of letting sqlite3 raise on the whole row.
+    return data.decode("utf-8", "replace")
 
 
 class _Corrupt(Exception):
-    """The database file is not usable (raised while opening)."""
+    """The database file is not usable (found while opening)."""
+
+
+class _ReadOnly(Exception):
+    """The file needs a write before it can be used, and cannot be written."""
 
 
 class AnswerCache:
-    """A persistent, thread-safe map ``(text, question, backend id) -> JSON object``.
+    """A persistent, thread-safe map ``(function, text, question, backend id) -> JSON object``.
 
     ``folder`` is created if needed; ``None`` means the ``cache_dir`` of the default
     :class:`~engines.settings.Settings`.  Use :meth:`from_settings` to honour a settings object.
+    Nothing the file system or SQLite does makes the constructor or a method raise: see the
+    module docstring.  ``on_warning`` is called with each one-line warning (once per problem).
     The cache is a context manager that closes itself.
     """
 
-    def __init__(self, folder: Path | str | None = None, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        folder: Path | str | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        busy_timeout_s: float = BUSY_TIMEOUT_S,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
         if folder is None:
             from engines.settings import Settings  # lazy: keeps importing this module cheap
 
             folder = Settings().cache_dir
-        self.folder = Path(folder).expanduser()
+        self.folder = Path(folder).expanduser().absolute()
         self.path = self.folder / FILENAME
         self._clock = clock
+        self._busy_timeout_s = busy_timeout_s
+        self._on_warning = on_warning
         self._lock = threading.Lock()
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ConfigurationError(
-                f"Cannot create the answer cache folder {self.folder}: {error.strerror or error}. "
-                "Set CS224V_CACHE_DIR to a writable folder, or CS224V_CACHE_ENABLED=false."
-            ) from error
-        self._conn: sqlite3.Connection | None = self._open()
+        self._closed = False
+        self._conn: sqlite3.Connection | None = None
+        self._readable = False
+        self._writable = False
+        #: The one-line warnings this cache reported (each problem once).
+        self.warnings: list[str] = []
+        self._open()
 
     @classmethod
-    def from_settings(cls, settings: Any) -> AnswerCache:
+    def from_settings(cls, settings: Any, **kwargs: Any) -> AnswerCache:
         """The cache in ``settings.cache_dir``."""
-        return cls(settings.cache_dir)
+        return cls(settings.cache_dir, **kwargs)
 
     # -- public API ----------------------------------------------------------
 
-    def get(self, text: str, question: str, backend: str) -> dict[str, Any] | None:
+    @property
+    def readable(self) -> bool:
+        """Whether stored answers are served (false: running uncached)."""
+        return self._conn is not None and self._readable
+
+    @property
+    def writable(self) -> bool:
+        """Whether new answers are stored."""
+        return self._conn is not None and self._writable
+
+    def get(self, function: str, text: str, question: str, backend: str) -> dict[str, Any] | None:
         """The payload stored for this key, or ``None`` (a miss)."""
-        key = (text_digest(text), normalise_question(question), backend)
+        key: _Key = (function, text_digest(text), question, backend)
 
-        def read(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute(
-                "SELECT payload FROM answers WHERE text_sha256 = ? AND question = ? AND backend = ?", key
-            ).fetchone()
-            return None if row is None else row[0]
+        def read(conn: sqlite3.Connection) -> tuple[str, str] | None:
+            return conn.execute(f"SELECT payload, checksum FROM answers WHERE {_KEY_WHERE}", key).fetchone()
 
-        raw = self._run(read, default=None)
-        if raw is None:
+        row = self._run(read, write=False, default=None)
+        if row is None:
             return None
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            payload = None
+        raw, checksum = row
+        payload: Any = None
+        if isinstance(raw, str) and checksum == _checksum(key, raw):
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                payload = None
         if not isinstance(payload, dict):
-            log.warning("answer cache: dropping an unreadable entry")
-            self._run(lambda conn: self._delete(conn, key), default=None)
+            self._warn("entry", "dropped a damaged entry (its checksum does not match)")
+            self._run(lambda conn: self._delete(conn, key), write=True, default=None)
             return None
         return payload
 
-    def put(self, text: str, question: str, backend: str, payload: dict[str, Any]) -> None:
+    def put(self, function: str, text: str, question: str, backend: str, payload: dict[str, Any]) -> None:
         """Store ``payload`` (a JSON-serialisable dict) for this key, replacing any previous one.
 
-        Raises :class:`TypeError` or :class:`ValueError` if ``payload`` is not a JSON object.
+        Raises :class:`TypeError` or :class:`ValueError` if ``payload`` is not a JSON object (a
+        caller's bug); trouble with the file is a warning, never an exception.
         """
         if not isinstance(payload, dict):
             raise TypeError(f"an answer cache payload must be a dict, not {type(payload).__name__}")
         encoded = json.dumps(payload, ensure_ascii=False, sort_keys=True, allow_nan=False)
-        row = (text_digest(text), normalise_question(question), backend, encoded, self._clock())
+        key: _Key = (function, text_digest(text), question, backend)
+        row = (*key, encoded, _checksum(key, encoded), self._clock())
 
         def write(conn: sqlite3.Connection) -> None:
             with conn:
-                conn.execute(
-                    "INSERT OR REPLACE INTO answers (text_sha256, question, backend, payload, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    row,
-                )
+                conn.execute(f"INSERT OR REPLACE INTO answers ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
 
-        self._run(write, default=None, retry=True)
+        self._run(write, write=True, default=None)
 
     def clear(self) -> None:
         """Delete every entry."""
@@ -167,17 +212,16 @@ class AnswerCache:
             with conn:
                 conn.execute("DELETE FROM answers")
 
-        self._run(wipe, default=None)
+        self._run(wipe, write=True, default=None)
 
     def __len__(self) -> int:
-        return self._run(lambda conn: conn.execute("SELECT count(*) FROM answers").fetchone()[0], default=0)
+        return self._run(lambda conn: conn.execute("SELECT count(*) FROM answers").fetchone()[0], write=False, default=0)
 
     def close(self) -> None:
         """Close the database (checkpointing the WAL).  Idempotent."""
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._closed = True
+            self._drop_connection()
 
     def __enter__(self) -> AnswerCache:
         return self
@@ -188,112 +232,257 @@ class AnswerCache:
     def __repr__(self) -> str:
         return f"AnswerCache({str(self.folder)!r})"
 
-    # -- internals -----------------------------------------------------------
+    # -- warnings ------------------------------------------------------------
+
+    def _warn(self, problem: str, message: str) -> None:
+        """Report ``message`` as one line, unless this problem was already reported for this file."""
+        with _reported_lock:
+            first = (str(self.path), problem) not in _reported
+            _reported.add((str(self.path), problem))
+        if not first:
+            return
+        line = _one_line(f"answer cache {self.path}: {message}")
+        self.warnings.append(line)
+        log.warning("%s", line)
+        if self._on_warning is not None:
+            try:
+                self._on_warning(line)
+            except Exception:  # a listener's bug must not break the cache either
+                log.exception("answer cache: the warning listener failed")
+
+    # -- running an operation ------------------------------------------------
 
     @staticmethod
-    def _delete(conn: sqlite3.Connection, key: tuple[str, str, str]) -> None:
+    def _delete(conn: sqlite3.Connection, key: _Key) -> None:
         with conn:
-            conn.execute("DELETE FROM answers WHERE text_sha256 = ? AND question = ? AND backend = ?", key)
+            conn.execute(f"DELETE FROM answers WHERE {_KEY_WHERE}", key)
 
-    def _run(self, op: Callable[[sqlite3.Connection], _T], *, default: _T, retry: bool = False) -> _T:
-        """Run ``op`` on the connection under the lock.
-
-        If the file turns out to be corrupt, it is moved aside, the cache restarts empty, and
-        ``op`` is run again on the fresh file when ``retry`` (writes) or ``default`` is returned
-        (reads: a miss).  Other SQLite errors (a locked database past the busy timeout, a full
-        disk) are logged and also give ``default``: the cache must never fail the caller.
-        """
+    def _run(self, op: Callable[[sqlite3.Connection], _T], *, write: bool, default: _T) -> _T:
+        """Run ``op`` on the connection under the lock; any SQLite trouble gives ``default``."""
         with self._lock:
-            conn = self._connection()
+            if self._closed:
+                raise ValueError("the answer cache is closed")
+            conn = self._conn
+            if conn is None or not (self._writable if write else self._readable):
+                return default
             try:
                 return op(conn)
-            except sqlite3.DatabaseError as error:
-                if not _is_corruption(error):
-                    log.warning("answer cache %s: %s", self.path, error)
-                    return default
-                log.warning("answer cache %s is corrupt (%s); starting afresh", self.path, error)
-                conn.close()
-                self._conn = None
-                self._move_aside()
-                self._conn = self._open()
-                if not retry:
-                    return default
-                try:
-                    return op(self._conn)
-                except sqlite3.DatabaseError as again:
-                    log.warning("answer cache %s: %s", self.path, again)
-                    return default
+            except sqlite3.Error as error:
+                self._trouble(error, write=write)
+                return default
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise ValueError("the answer cache is closed")
-        return self._conn
+    def _trouble(self, error: sqlite3.Error, *, write: bool) -> None:
+        """Decide what an error during an operation means for the rest of the run (lock held)."""
+        code = _primary_code(error)
+        if _is_corruption(error):
+            self._drop_connection()
+            if self._move_aside(f"is damaged ({error})"):
+                self._open_locked()
+            return
+        if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            if write:
+                self._writable = False
+                self._warn("locked-write", f"locked by another process ({error}); storing no new answers this run")
+            else:
+                self._drop_connection()
+                self._warn("locked", f"locked by another process ({error}); running uncached")
+            return
+        if write:
+            self._writable = False
+            if code == sqlite3.SQLITE_FULL:
+                self._warn("full", f"the disk is full ({error}); storing no new answers this run")
+            elif code == sqlite3.SQLITE_READONLY:
+                self._warn("read-only", f"read-only ({error}); serving stored answers, storing no new ones")
+            else:
+                self._warn("write", f"cannot write ({error}); storing no new answers this run")
+            return
+        self._drop_connection()
+        self._warn("read", f"cannot read ({error}); running uncached")
 
-    def _open(self) -> sqlite3.Connection:
-        """Open (and if needed create) the database; a corrupt or foreign file is moved aside."""
+    def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+        self._conn = None
+        self._readable = self._writable = False
+
+    # -- opening -------------------------------------------------------------
+
+    def _open(self) -> None:
+        with self._lock:
+            self._open_locked()
+
+    def _open_locked(self, *, moved: bool = False) -> None:
+        """Open the database read-write, else read-only, else not at all (with a warning)."""
         try:
-            return self._connect()
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            if not self.folder.is_dir():
+                self._warn("folder", f"cannot create the folder ({error.strerror or error}); running uncached")
+                return
+        try:
+            exists = self.path.exists()
+            odd = self.path.is_symlink() or (exists and not self.path.is_file())
+        except OSError as error:
+            self._warn("folder", f"cannot look into the folder ({error.strerror or error}); running uncached")
+            return
+        if odd:
+            self._warn("not-a-file", "is not a regular file; running uncached")
+            return
+        try:
+            conn = self._connect("rw" if exists else "rwc")
+            try:
+                self._prepare(conn, writable=True)
+            except BaseException:
+                conn.close()
+                raise
         except (_Corrupt, sqlite3.DatabaseError) as error:
-            if isinstance(error, sqlite3.OperationalError) and not _is_corruption(error):
-                raise  # e.g. locked or unopenable: not a reason to discard the file
-            log.warning("answer cache %s is unreadable (%s); moving it aside", self.path, error)
-            self._move_aside()
-            return self._connect()
+            if isinstance(error, _Corrupt) or _is_corruption(error):
+                if moved:
+                    self._warn("open", f"a fresh file is unusable too ({error}); running uncached")
+                elif self._move_aside(f"is damaged ({error})"):
+                    self._open_locked(moved=True)
+                return
+            if _primary_code(error) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                self._warn("locked", f"locked by another process ({error}); running uncached")
+                return
+            if exists:
+                self._open_read_only(error)
+            else:
+                self._warn("open", f"cannot be created ({error}); running uncached")
+            return
+        except _ReadOnly as error:
+            self._warn("read-only", f"read-only and {error}; running uncached")
+            return
+        self._conn, self._readable, self._writable = conn, True, True
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open_read_only(self, first: sqlite3.DatabaseError) -> None:
+        """The file exists but cannot be opened read-write: read it, if it holds the current layout."""
+        attempts = ["ro"]
+        wal = self.path.with_name(FILENAME + "-wal")
+        try:
+            pending = wal.exists() and wal.stat().st_size > 0
+        except OSError:
+            pending = True
+        if not pending:
+            # No write-ahead log to replay: the main file alone is the whole database, and reading it
+            # as immutable needs no -shm file (which a read-only folder cannot hold).
+            attempts.append("ro&immutable=1")
+        error: Exception = first
+        for mode in attempts:
+            try:
+                conn = self._connect(mode)
+                try:
+                    self._prepare(conn, writable=False)
+                except BaseException:
+                    conn.close()
+                    raise
+            except _ReadOnly as reason:
+                self._warn("read-only", f"read-only and {reason}; running uncached")
+                return
+            except (_Corrupt, sqlite3.DatabaseError) as problem:
+                if isinstance(problem, _Corrupt) or _is_corruption(problem):
+                    self._warn("corrupt", f"is damaged ({problem}) and read-only; running uncached")
+                    return
+                error = problem
+                continue
+            self._conn, self._readable, self._writable = conn, True, False
+            self._warn("read-only", f"cannot be written ({first}); serving stored answers, storing no new ones")
+            return
+        self._warn("open", f"cannot be opened ({error}); running uncached")
+
+    def _connect(self, mode: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path,
-            timeout=BUSY_TIMEOUT_S,
+            f"{self.path.as_uri()}?mode={mode}",
+            uri=True,
+            timeout=self._busy_timeout_s,
             check_same_thread=False,  # shared by worker threads; self._lock serialises use
             isolation_level="DEFERRED",
         )
-        try:
-            # Reading the journal mode reads the header: garbage fails here with "not a database".
-            conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            conn.execute("PRAGMA synchronous=NORMAL")  # in WAL mode: durable across app crashes
-            check = conn.execute("PRAGMA quick_check").fetchall()
-            if check != [("ok",)]:
-                raise _Corrupt("; ".join(str(r[0]) for r in check[:3]))
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise _Corrupt(f"unknown layout version {version}")
-            with conn:
-                conn.execute(_SCHEMA)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            # The table must have the columns this module uses (a foreign file may have another).
-            try:
-                conn.execute("SELECT text_sha256, question, backend, payload, created_at FROM answers LIMIT 0")
-            except sqlite3.OperationalError as error:
-                raise _Corrupt(f"unexpected table layout: {error}") from error
-        except BaseException:
-            conn.close()
-            raise
+        conn.text_factory = _lenient_text
         return conn
 
-    def _move_aside(self) -> None:
-        """Rename the database file (and its WAL and shared-memory files) to ``*.corrupt-<timestamp>``."""
+    def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:
+        """Check the file; write to it only if it is new or of the old layout (and ``writable``)."""
+        # Reading the header: garbage fails here with "file is not a database".
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        check = conn.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            raise _Corrupt("; ".join(str(r[0]) for r in check[:3]))
+        if version == SCHEMA_VERSION:
+            try:
+                conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM answers LIMIT 0")
+            except sqlite3.OperationalError as error:
+                raise _Corrupt(f"unexpected table layout: {error}") from error
+            return
+        if version == 0 and tables:
+            raise _Corrupt(f"not an answer cache (tables {', '.join(tables[:3])})")
+        if version not in (0, 1):
+            raise _Corrupt(f"unknown layout version {version}")
+        # A new file (version 0, empty) or the old layout (1, whose entries may be poisoned): set it up.
+        state = "empty" if version == 0 else "of an old layout"
+        if not writable:
+            raise _ReadOnly(state)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have set the file up since it was read above.
+                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    conn.execute("DROP TABLE IF EXISTS answers")
+                    conn.execute(_SCHEMA)
+                    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+        except sqlite3.OperationalError as error:
+            if _primary_code(error) == sqlite3.SQLITE_READONLY:
+                raise _ReadOnly(state) from error
+            raise
+
+    def _move_aside(self, why: str) -> bool:
+        """Rename the database file (and its WAL and shared-memory files) to ``*.corrupt-<timestamp>``.
+
+        Reports one line either way; False if the file could not be moved (then: uncached).
+        """
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
         suffix = f".corrupt-{stamp}"
         n = 1
         while self.path.with_name(self.path.name + suffix).exists():
             n += 1
             suffix = f".corrupt-{stamp}-{n}"
-        for name in (FILENAME, FILENAME + "-wal", FILENAME + "-shm"):
-            source = self.folder / name
-            if source.exists():
-                try:
+        try:
+            for name in (FILENAME, FILENAME + "-wal", FILENAME + "-shm"):
+                source = self.folder / name
+                if source.exists():
                     source.rename(self.folder / (name + suffix))
-                except OSError:
-                    source.unlink(missing_ok=True)
-        log.warning("answer cache: moved the unreadable file to %s", self.path.name + suffix)
+        except OSError as error:
+            self._warn("corrupt", f"{why} and cannot be moved aside ({error.strerror or error}); running uncached")
+            return False
+        self._warn("corrupt", f"{why}; moved it to {self.path.name + suffix} and started afresh")
+        return True
 
 
-def _is_corruption(error: sqlite3.DatabaseError) -> bool:
+def _primary_code(error: BaseException) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _is_corruption(error: BaseException) -> bool:
     """Whether an SQLite error means the file itself is damaged (rather than busy or unwritable)."""
     if isinstance(error, _Corrupt):
         return True
-    code = getattr(error, "sqlite_errorcode", None)
+    code = _primary_code(error)
     if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+        return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_FORMAT)
     message = str(error).lower()
     return "malformed" in message or "not a database" in message or "corrupt" in message
+
+
+def _one_line(text: str, width: int = 400) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

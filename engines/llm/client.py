@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from engines.errors import Cancelled, EngineError, LLMError
+from engines.errors import Cancelled, EngineError, LLMError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
 from engines.llm.protocol import Answer, Backend, Output, PolicyAction, PolicyStep, Results, Routed, Turn, backend_id
 from engines.settings import Settings
@@ -86,6 +86,14 @@ class LLM:
         )
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> Answer:
+        """The answer, or Unknown when the backend's reply cannot be used (:class:`ReplyError`):
+        the call is reported failed and nothing is cached, so one bad reply loses its own row only."""
+        try:
+            return self._answer(text, question, row_key)
+        except ReplyError:
+            return Answer(None)
+
+    def _answer(self, text: str, question: str, row_key: str | None) -> Answer:
         return self._call(
             "answer",
             question,
@@ -109,7 +117,14 @@ class LLM:
         )
         return "\n".join(lines[i] for i in keep if 0 <= i < len(lines))
 
-    def summary(self, text: str, *, row_key: str | None = None) -> str:
+    def summary(self, text: str, *, row_key: str | None = None) -> str | None:
+        """The summary, or ``None`` when the backend's reply cannot be used (as :meth:`answer`)."""
+        try:
+            return self._summary(text, row_key)
+        except ReplyError:
+            return None
+
+    def _summary(self, text: str, row_key: str | None) -> str:
         return self._call(
             "summary",
             "summarise",
@@ -170,7 +185,7 @@ class LLM:
         self.emit(CallStarted(call_id, function, _one_line(prompt), row_key, self.backend.name))
         start = self.clock()
         if cache_key is not None and self.cache is not None and decode is not None:
-            hit = self.cache.get(cache_key[0], cache_key[1], self.backend_id)
+            hit = self.cache.get(function, cache_key[0], cache_key[1], self.backend_id)
             if hit is not None:
                 value = decode(hit)
                 self.counter.add(function, cached=True)
@@ -187,7 +202,7 @@ class LLM:
             raise LLMError(f"the {self.backend.name} backend failed in {function}(): {type(e).__name__}: {e}") from e
         value = out.value
         if cache_key is not None and self.cache is not None and encode is not None:
-            self.cache.put(cache_key[0], cache_key[1], self.backend_id, encode(value))
+            self.cache.put(function, cache_key[0], cache_key[1], self.backend_id, encode(value))
         self.counter.add(function, cached=False)
         self.emit(
             CallFinished(
