@@ -65,6 +65,7 @@ class Results:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     total: int  # rows the query returned (``rows`` may be a prefix)
+    why_empty: str | None = None  # no rows: which condition emptied it, found by the agent running the query without each
 
 
 @dataclass(frozen=True)

@@ -247,7 +247,7 @@ class SimBackend:
             return Output(self._direct(utterance))
         if sim_courses.is_course_result(results):
             return Output(sim_courses.reply(utterance, results))
-        return Output(self._reply(utterance, results))
+        return Output(self._reply(utterance, results, suql=sim_parser.suql_schema(schema)))
 
     # HybridQA (lecture 7 §6): the zero-shot parser and the short answer of engines.llm.sim_hybrid;
     # None = its default mistake rates (sim_hybrid.HybridRates)
@@ -346,17 +346,21 @@ class SimBackend:
                 return text
         return "I can answer questions about the restaurants in the database; I don't have a good answer to that one."
 
-    def _reply(self, utterance: str, results: Results) -> str:
+    def _reply(self, utterance: str, results: Results, *, suql: bool = False) -> str:
         lead = results.readback.rstrip(".")
-        ignored = sorted({m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)} - set(re.findall(r"[a-z-]+", results.readback.lower())))
-        note = (
-            f" Note: the database has no column for {', '.join(repr(w) for w in ignored)}, so that part of your request was not searched."
-            if ignored
-            else ""
-        )
+        ignored = sorted(w for w in {m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)}
+                         if not _searched(w, results.readback))
+        listed = ", ".join(repr(w) for w in ignored)
+        if not ignored:
+            note = ""
+        elif suql:  # the reviews could have been asked: the query simply has no condition for it
+            note = f" Note: the search has no condition for {listed}, so that part of your request was not searched."
+        else:
+            note = f" Note: the database has no column for {listed}, so that part of your request was not searched."
         if results.total == 0:
-            relax = [w for w in ("price", "rated", "cuisine", "location") if w in results.readback.lower() or (w == "location" and " in " in results.readback)]
-            hint = " Would you like me to relax a condition" + (f" such as the {'rating' if relax[0] == 'rated' else relax[0]}" if relax else "") + "?"
+            # which condition emptied the search is what the agent found by running it without each;
+            # the reply never guesses one from the read-back's words
+            hint = f" {results.why_empty}" if results.why_empty else " Would you like me to relax one of its conditions?"
             return f"{lead}, and found no results.{hint}{note}"
         cols = results.columns
         if len(cols) == 1 and results.total == 1 and re.match(r"(?i)count", cols[0]):
@@ -366,6 +370,15 @@ class SimBackend:
         listing = "; ".join(items) + (f"; and {more} more" if more > 0 else "")
         found = "1 result" if results.total == 1 else f"{results.total} results"
         return f"{lead}, and found {found}: {listing}.{note}"
+
+
+def _searched(word: str, readback: str) -> bool:
+    """Whether the search read back covers a wish: its word is in it, or a word the lexicon puts on the
+    same topic ('romantic' is searched by "where the reviews say it is good for a date")."""
+    low = readback.lower()
+    if word in set(re.findall(r"[a-z-]+", low)):
+        return True
+    return any(t.question.search(word) and t.question.search(low) for t in TOPICS)
 
 
 _SERVES = re.compile(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:any\s+|good\s+)?([a-z][a-z &'-]+?)\??$")

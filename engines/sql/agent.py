@@ -36,10 +36,13 @@ from engines.events import (
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
 from engines.sql.classify import Classifier, EnumSpec
+from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 
 REPLY_ROWS = 20  # rows the reply writer is shown
+MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
+LLM_FUNCTIONS = ("answer", "summary")
 
 
 
@@ -69,6 +72,7 @@ class TurnResult:
     error: str | None = None
     calls: tuple[CallRecord, ...] = ()
     to_verify: tuple[dict[str, Any], ...] = ()  # SUQL: rows whose text condition is unknown
+    emptied: "Emptied | None" = None  # no rows: the condition without which the query returns some
 
     def records(self) -> list[dict[str, Any]]:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]
@@ -91,7 +95,27 @@ class TurnResult:
                 for c in self.calls
             ],
             "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
+            "why_empty": self.emptied.sentence if self.emptied is not None else None,
         }
+
+
+@dataclass(frozen=True)
+class Emptied:
+    """Why a query returned no rows: the first of its top-level conditions without which it returns some.
+
+    Found by running the query again without each condition (built on the tree, run through the same
+    sandbox or engine), at most :data:`MAX_VARIANTS` times."""
+
+    condition: str | None  # that condition's SQL (PostgreSQL dialect); None when leaving out any one finds nothing
+    phrase: str  # the condition in the read-back's words ("in Tokyo")
+    rows: int  # rows the query returns without it
+    at_least: bool  # ``rows`` stopped at the variant's LIMIT (SUQL runs a bounded variant)
+    alone_empty: bool | None  # the condition by itself matches no row (None: not checked)
+    text: bool  # the condition asks an LLM (answer() / summary())
+    tried: int  # variants run
+    conditions: int  # top-level conditions of the query
+    sentence: str  # what the reply says
+    match_nothing: tuple[str, ...] = ()  # no single condition found: those of the table's own that match no row at all
 
 
 @dataclass(frozen=True)
@@ -115,6 +139,7 @@ class TextToSQLAgent:
     enum_fields: Mapping[str, EnumSpec]
     classify_method: str = "llm_all"
     history: list[Turn] = field(default_factory=list)
+    diagnose_empty: bool = True  # an empty result: find the condition that emptied it (explain_empty)
 
     def reset(self) -> None:
         self.history.clear()
@@ -162,11 +187,14 @@ class TextToSQLAgent:
         emit(QueryExecuted(result.columns, result.rows, result.truncated, result.elapsed_s))
         sentence = read_back(rewritten, types=self.sandbox.column_types(rewritten))
         emit(ReadBackWritten(sentence))
-        shown = Results(sentence, result.columns, result.rows[:REPLY_ROWS], len(result.rows))
+        emptied = self.explain_empty(rewritten, listen, cancel) if not result.rows and self.diagnose_empty else None
+        shown = Results(sentence, result.columns, result.rows[:REPLY_ROWS], len(result.rows),
+                        why_empty=emptied.sentence if emptied is not None else None)
         reply = llm.respond(utterance, self.history, shown, self.schema)
         turn = TurnResult(
             utterance, True, routed.reason, reply, parsed_sql=parsed, sql=sql, readback=sentence,
             columns=result.columns, rows=result.rows, truncated=result.truncated, to_verify=result.to_verify,
+            emptied=emptied,
         )
         return self._finish(emit, calls, turn, sql=sql)
 
@@ -174,6 +202,76 @@ class TextToSQLAgent:
         """Run the rewritten statement (SQL here; the SUQL agent runs its compiler)."""
         r = self.sandbox.run(sql)
         return Executed(r.columns, r.rows, r.truncated, r.elapsed_s)
+
+    # --- an empty result: which condition emptied it ------------------------------------------
+
+    def explain_empty(self, tree: exp.Expression, emit: Emit = ignore, cancel: threading.Event | None = None) -> Emptied | None:
+        """Run ``tree`` (a query that returned no rows) again without each top-level WHERE condition, in
+        order — conditions on the table's own columns first, those asking an LLM last (leaving one of them
+        out costs calls) — and report the first variant that returns rows.  None when the query has no
+        WHERE to drop from.  A variant that fails (a timeout, a refusal) counts as tried and is skipped."""
+        if not isinstance(tree, exp.Select) or tree.args.get("where") is None:
+            return None
+        parts = conjuncts(tree.args["where"].this)
+        order = sorted(range(len(parts)), key=lambda i: (asks_llm(parts[i]), i))
+        noun = _noun(tree)
+        tried = 0
+        for i in order[:MAX_VARIANTS]:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            tried += 1
+            try:
+                rows, capped = self.rows_without(without(tree, i), emit, cancel)
+            except Cancelled:
+                raise
+            except EngineError:
+                continue
+            if rows <= 0:
+                continue
+            text = asks_llm(parts[i])
+            alone = None if text else self._matches_nothing(tree, parts[i])
+            phrase = _phrase(parts[i])
+            found = f"{'at least ' if capped else ''}{rows} {noun if rows == 1 else _plural(noun)}"
+            if alone:
+                head = f"No {noun} {phrase} is in this database"
+            else:
+                head = f"No {noun} {phrase} also meets the other conditions"
+            sentence = f"{head}; without that condition the search finds {found}."
+            if any(asks_llm(p) for p in parts):
+                sentence += (" (I left out the conditions on the table's own columns first: leaving out an answer() "
+                             "condition costs LLM calls.)")
+            sentence += " Would you like me to relax it?"
+            return Emptied(parts[i].sql(dialect="postgres", normalize_functions=False), phrase, rows, capped, alone, text, tried, len(parts), sentence)
+        scope = (f"any one of its {len(parts)} conditions" if tried == len(parts) else
+                 f"any one of {tried} of its {len(parts)} conditions")
+        if len(parts) == 1:
+            scope = "its one condition"
+        # more than one condition empties it: say which of the table's own match nothing by themselves
+        nothing = [p for p in parts[:MAX_VARIANTS] if not asks_llm(p) and self._matches_nothing(tree, p)]
+        sentence = "".join(f"No {noun} {_phrase(p)} is in this database. " for p in nothing)
+        sentence += f"Leaving out {scope} still finds nothing: more than one would have to be relaxed."
+        return Emptied(None, "", 0, False, None, False, tried, len(parts), sentence,
+                       tuple(p.sql(dialect="postgres", normalize_functions=False) for p in nothing))
+
+    def rows_without(self, variant: exp.Select, emit: Emit, cancel: threading.Event | None) -> tuple[int, bool]:
+        """How many rows ``variant`` returns (and whether that number stopped at a cap): here its exact
+        count, through the sandbox; the SUQL agent runs a bounded variant through its engine."""
+        counted = _count_of(variant)
+        r = self.sandbox.run(counted.sql(dialect="postgres"))
+        return int(r.rows[0][0]) if r.rows and r.rows[0][0] is not None else 0, False
+
+    def _matches_nothing(self, tree: exp.Select, part: exp.Expression) -> bool | None:
+        """Whether a condition on the table's own columns, by itself, matches no row (None: could not tell)."""
+        alone = tree.copy()
+        for key in ("group", "having", "qualify", "distinct", "order", "limit", "offset"):
+            alone.set(key, None)
+        alone.set("expressions", [exp.Count(this=exp.Star()).as_("n")])  # the FROM and its joins, counted
+        alone.set("where", exp.Where(this=part.copy()))
+        try:
+            r = self.sandbox.run(alone.sql(dialect="postgres"))
+        except EngineError:
+            return None
+        return bool(r.rows) and (r.rows[0][0] or 0) == 0
 
     def _finish(self, emit: Emit, calls: list[CallRecord], turn: TurnResult, *, sql: str | None) -> TurnResult:
         turn = TurnResult(**{**turn.__dict__, "calls": tuple(calls)})
@@ -195,3 +293,59 @@ def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:
 
 def is_select(tree: exp.Expression) -> bool:
     return isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect))
+
+
+# --- conditions of a query, and the query without one ----------------------------------------------
+
+
+def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    """The top-level AND-ed conditions of a WHERE (parentheses around an AND see through)."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.And):
+        return conjuncts(node.this) + conjuncts(node.expression)
+    return [node]
+
+
+def asks_llm(node: exp.Expression) -> bool:
+    """The condition calls SUQL's answer() or summary()."""
+    return any(str(f.this).lower() in LLM_FUNCTIONS for f in node.find_all(exp.Anonymous))
+
+
+def without(tree: exp.Select, index: int) -> exp.Select:
+    """A copy of the query with its ``index``-th top-level condition left out."""
+    parts = conjuncts(tree.args["where"].this)
+    rest = [p.copy() for i, p in enumerate(parts) if i != index]
+    variant = tree.copy()
+    variant.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    return variant
+
+
+def _count_of(query: exp.Select) -> exp.Select:
+    """``SELECT COUNT(*) FROM (query) AS _rows`` with the query's ORDER BY, LIMIT and OFFSET left out."""
+    inner = query.copy()
+    for key in ("order", "limit", "offset"):
+        inner.set(key, None)
+    return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(inner.subquery("_rows"))
+
+
+def _phrase(node: exp.Expression) -> str:
+    try:
+        return condition_phrase(node)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return "where " + node.sql(dialect="postgres")
+
+
+def _noun(tree: exp.Select) -> str:
+    """'restaurant' for a query over restaurants; 'row' for a join or a subquery."""
+    source = tree.args.get("from") or tree.args.get("from_")
+    table = source.this if source is not None else None
+    if tree.args.get("joins") or not isinstance(table, exp.Table) or not table.name:
+        return "row"
+    name = table.name.replace("_", " ")
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+
+
+def _plural(noun: str) -> str:
+    return noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"

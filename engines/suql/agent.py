@@ -10,9 +10,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from engines.events import Emit
-from engines.sql.agent import Executed, TextToSQLAgent
+from sqlglot import exp
+
+from engines.events import CallFailed, CallFinished, CallStarted, Emit, Event
+from engines.sql.agent import Executed, TextToSQLAgent, asks_llm
 from engines.suql.execute import SuqlEngine
+
+VARIANT_LIMIT = 10  # an empty result's variants stop at this many rows (or the query's own LIMIT, if smaller)
 
 SUQL_FUNCTIONS = (
     "-- SUQL adds two functions usable wherever a text value may stand:\n"
@@ -42,3 +46,29 @@ class SuqlAgent(TextToSQLAgent):
         assert self.engine is not None
         r = self.engine.run(sql, mode=self.mode, emit=emit, cancel=cancel)
         return Executed(r.columns, r.rows, r.truncated, r.stats.wall_s, r.to_verify)
+
+    def rows_without(self, variant: exp.Select, emit: Emit, cancel: threading.Event | None) -> tuple[int, bool]:
+        """Run a variant of an empty query through the engine, bounded so that it costs few LLM calls:
+        no ORDER BY (rows either come back or not), LLM functions dropped from the projection, and at
+        most ``VARIANT_LIMIT`` rows (the query's own LIMIT when smaller), which answer() is asked for lazily.
+        Only the variant's LLM calls are reported (they are part of the turn's cost)."""
+        probe = variant.copy()
+        probe.set("order", None)
+        probe.set("offset", None)
+        kept = [e for e in probe.expressions if not asks_llm(e)]
+        probe.set("expressions", kept or [exp.Literal.number(1).as_("found")])
+        limit = probe.args.get("limit")
+        own = limit.expression if limit is not None else None
+        n = VARIANT_LIMIT
+        if isinstance(own, exp.Literal) and own.is_int:
+            n = min(n, int(own.name))
+        probe.set("limit", None)
+        probe = probe.limit(n)
+
+        def calls_only(event: Event) -> None:
+            if isinstance(event, (CallStarted, CallFinished, CallFailed)):
+                emit(event)
+
+        r = self.execute(probe.sql(dialect="postgres"), calls_only, cancel)
+        return len(r.rows), len(r.rows) >= n
+

@@ -159,3 +159,15 @@ def test_answer_gives_a_value_only_to_an_extraction_question():
     assert ans(sim, "We had no pasta: they do not serve pasta.", "does it serve pasta?").unknown  # denied, not served
     assert sim_module.is_yes_no("Is it cozy?") and sim_module.is_yes_no("cozy?")
     assert not sim_module.is_yes_no("What is the signature dish?") and not sim_module.is_yes_no("the signature dish")
+
+
+def test_reply_counts_a_wish_searched_in_other_words_and_takes_the_agents_empty_finding(sim):
+    suql = "x\n-- answer(text, 'question')"
+    searched = Results("I searched for restaurants where the reviews say it is good for a date.", ("name",), (("A",),), 1)
+    assert "not searched" not in sim.respond("a romantic place", [], searched, suql).value
+    unsearched = Results("I searched for restaurants in Palo Alto.", ("name",), (("A",),), 1)
+    assert "the search has no condition for 'romantic'" in sim.respond("a romantic place", [], unsearched, suql).value
+    why = "No restaurant in Tokyo is in this database; without that condition the search finds 35 restaurants."
+    empty = Results("I searched for restaurants in Tokyo whose cuisines include sushi bars.", ("name",), (), 0, why_empty=why)
+    reply = sim.respond("sushi in Tokyo", [], empty).value
+    assert why in reply and "such as" not in reply
