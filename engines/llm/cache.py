@@ -76,6 +76,9 @@ CREATE TABLE answers (
 _KEY_WHERE = "function = ? AND text_sha256 = ? AND question = ? AND backend = ?"
 
 _T = TypeVar("_T")
+_ELSEWHERE = "(set CS224V_CACHE_DIR to another folder, or CS224V_CACHE_ENABLED=false)"
+#: What SQLite work may raise on a damaged or unusable file.
+_DB_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 _Key = tuple[str, str, str, str]
 
 # (database path, problem) pairs already reported in this process: one line per problem per run.
@@ -267,11 +270,11 @@ class AnswerCache:
                 return default
             try:
                 return op(conn)
-            except sqlite3.Error as error:
+            except _DB_ERRORS as error:
                 self._trouble(error, write=write)
                 return default
 
-    def _trouble(self, error: sqlite3.Error, *, write: bool) -> None:
+    def _trouble(self, error: Exception, *, write: bool) -> None:
         """Decide what an error during an operation means for the rest of the run (lock held)."""
         code = _primary_code(error)
         if _is_corruption(error):
@@ -320,16 +323,16 @@ class AnswerCache:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             if not self.folder.is_dir():
-                self._warn("folder", f"cannot create the folder ({error.strerror or error}); running uncached")
+                self._warn("folder", f"cannot create the folder ({error.strerror or error}); running uncached " + _ELSEWHERE)
                 return
         try:
             exists = self.path.exists()
             odd = self.path.is_symlink() or (exists and not self.path.is_file())
         except OSError as error:
-            self._warn("folder", f"cannot look into the folder ({error.strerror or error}); running uncached")
+            self._warn("folder", f"cannot look into the folder ({error.strerror or error}); running uncached " + _ELSEWHERE)
             return
         if odd:
-            self._warn("not-a-file", "is not a regular file; running uncached")
+            self._warn("not-a-file", "is not a regular file; running uncached " + _ELSEWHERE)
             return
         try:
             conn = self._connect("rw" if exists else "rwc")
@@ -338,8 +341,8 @@ class AnswerCache:
             except BaseException:
                 conn.close()
                 raise
-        except (_Corrupt, sqlite3.DatabaseError) as error:
-            if isinstance(error, _Corrupt) or _is_corruption(error):
+        except (_Corrupt, *_DB_ERRORS) as error:
+            if _is_corruption(error):
                 if moved:
                     self._warn("open", f"a fresh file is unusable too ({error}); running uncached")
                 elif self._move_aside(f"is damaged ({error})"):
@@ -351,14 +354,14 @@ class AnswerCache:
             if exists:
                 self._open_read_only(error)
             else:
-                self._warn("open", f"cannot be created ({error}); running uncached")
+                self._warn("open", f"cannot be created ({error}); running uncached " + _ELSEWHERE)
             return
         except _ReadOnly as error:
             self._warn("read-only", f"read-only and {error}; running uncached")
             return
         self._conn, self._readable, self._writable = conn, True, True
 
-    def _open_read_only(self, first: sqlite3.DatabaseError) -> None:
+    def _open_read_only(self, first: Exception) -> None:
         """The file exists but cannot be opened read-write: read it, if it holds the current layout."""
         attempts = ["ro"]
         wal = self.path.with_name(FILENAME + "-wal")
@@ -382,8 +385,8 @@ class AnswerCache:
             except _ReadOnly as reason:
                 self._warn("read-only", f"read-only and {reason}; running uncached")
                 return
-            except (_Corrupt, sqlite3.DatabaseError) as problem:
-                if isinstance(problem, _Corrupt) or _is_corruption(problem):
+            except (_Corrupt, *_DB_ERRORS) as problem:
+                if _is_corruption(problem):
                     self._warn("corrupt", f"is damaged ({problem}) and read-only; running uncached")
                     return
                 error = problem
@@ -402,6 +405,11 @@ class AnswerCache:
             isolation_level="DEFERRED",
         )
         conn.text_factory = _lenient_text
+        try:
+            conn.execute("PRAGMA synchronous=NORMAL")  # per connection, not a write: in WAL mode, durable across app crashes
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:
@@ -474,8 +482,8 @@ def _primary_code(error: BaseException) -> int | None:
 
 def _is_corruption(error: BaseException) -> bool:
     """Whether an SQLite error means the file itself is damaged (rather than busy or unwritable)."""
-    if isinstance(error, _Corrupt):
-        return True
+    if isinstance(error, (_Corrupt, UnicodeDecodeError)):
+        return True  # (SQLite's message about a damaged schema may quote bytes that are not UTF-8)
     code = _primary_code(error)
     if code is not None:
         return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_FORMAT)
