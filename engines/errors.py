@@ -17,5 +17,10 @@ class LLMError(EngineError):
     """An LLM backend failed: no key, the service refused, or the output was malformed."""
 
 
+class ReplyError(LLMError):
+    """One LLM call got no usable reply (malformed, empty, cut off, refused): that call fails, but
+    the operation around it may go on (``LLM.answer`` makes it Unknown, so one SUQL row is lost)."""
+
+
 class ConfigurationError(EngineError):
     """A setting is missing or invalid."""

@@ -18,10 +18,21 @@ per function, plus the shared ``_system.j2`` and ``_dialogue.j2``), sends it wit
   schema, with the attempts that returned nothing); value ``str``
 * ``short_answer`` -- asks for ``{"answer": str | null}``; value ``str`` ("" for null)
 
-Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  Transient
-failures (429, 529, 500/502/503/504, timeouts, connection errors) are retried here with
-exponential backoff -- the SDK's own retries are switched off so that the policy is in one place
-and testable: the ``sleep`` callable is injectable.
+Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  A reply that
+cannot be used -- a 200 whose body is not a message (HTML, empty, a JSON list, ``content: null``),
+no text, a cut-off reply, text without the JSON asked for -- is a
+:class:`~engines.errors.ReplyError`: that one call fails, and ``LLM.answer`` turns it into
+Unknown, so one bad reply loses only its own SUQL row.
+
+Transient failures are retried here, by the SDK's own rule (``x-should-retry`` when the server
+sends it, else 408, 409, 429 and every 5xx, timeouts and connection errors), with exponential
+backoff that honours ``retry-after`` / ``retry-after-ms``.  The SDK's own retries are switched
+off because its waits cannot be interrupted: ours go through :func:`~engines.llm.waiting.pause`,
+so Esc stops a backoff at once, and the ``sleep`` callable is injectable for tests.
+
+Requests go through the SDK's *async* client on the shared I/O loop
+(:func:`~engines.llm.waiting.run_async`): cancelling the running operation cancels the request
+in flight -- its connection is closed -- instead of waiting for the reply or the timeout.
 
 Whenever a template changes in a way that changes what the model answers, bump
 :data:`PROMPT_VERSION`: it is part of :func:`~engines.llm.protocol.backend_id`, hence of every
@@ -29,17 +40,20 @@ cache key, so stale cached answers stop matching.
 """
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
 import re
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import anthropic
 import jinja2
 
-from engines.errors import ConfigurationError, LLMError
-from engines.llm.waiting import pause
+from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.waiting import pause, run_async
 from engines.llm.protocol import Answer, Output, PolicyAction, PolicyStep, Results, Routed, Turn, Usage
 from engines.settings import Settings
 
@@ -54,6 +68,8 @@ __all__ = [
     "render_prompt",
     "system_prompt",
     "extract_json_object",
+    "read_message",
+    "Reply",
 ]
 
 log = logging.getLogger(__name__)
@@ -77,8 +93,11 @@ MAX_TOKENS: Mapping[str, int] = {
     "prune_entry": 512,
 }
 
-#: HTTP statuses worth retrying: rate limited, server errors, overloaded.
+#: What the retried HTTP statuses mean (any other 5xx is retried too, as "server error"); the SDK's
+#: rule, see :func:`_should_retry`.
 RETRYABLE_STATUS: Mapping[int, str] = {
+    408: "request timeout",
+    409: "conflict",
     429: "rate limit reached",
     500: "internal server error",
     502: "bad gateway",
@@ -192,11 +211,11 @@ def extract_json_object(text: str, function: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    raise LLMError(f"Claude's {function}() reply is not the JSON object asked for: {_excerpt(text)}")
+    raise ReplyError(f"Claude's {function}() reply is not the JSON object asked for: {_excerpt(text)}")
 
 
-def _malformed(function: str, problem: str, text: str) -> LLMError:
-    return LLMError(f"Claude's {function}() reply {problem}: {_excerpt(text)}")
+def _malformed(function: str, problem: str, text: str) -> ReplyError:
+    return ReplyError(f"Claude's {function}() reply {problem}: {_excerpt(text)}")
 
 
 def _normalise_for_match(text: str) -> str:
@@ -354,7 +373,7 @@ def _parse_short_answer(text: str) -> str:
 def _parse_text(function: str, text: str) -> str:
     stripped = text.strip()
     if not stripped:
-        raise LLMError(f"Claude's {function}() reply is empty.")
+        raise ReplyError(f"Claude's {function}() reply is empty.")
     return stripped
 
 
@@ -377,31 +396,134 @@ def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
 
 
+def _should_retry(error: anthropic.APIStatusError) -> bool:
+    """The SDK's rule (``_should_retry`` of its base client): the server's ``x-should-retry``
+    when it sends one, else 408, 409, 429 and every 5xx."""
+    header = error.response.headers.get("x-should-retry")
+    if header == "true":
+        return True
+    if header == "false":
+        return False
+    status = error.status_code
+    return status in (408, 409, 429) or status >= 500
+
+
+def _status_name(status: int) -> str:
+    return RETRYABLE_STATUS.get(status) or ("server error" if status >= 500 else "error")
+
+
 def _retry_after(error: anthropic.APIStatusError) -> float | None:
-    """Seconds from a ``retry-after`` header, if the API sent a usable one."""
+    """Seconds the server asks us to wait: ``retry-after-ms``, or ``retry-after`` in seconds or as
+    an HTTP date (as the SDK reads them); ``None`` when there is no usable one."""
     try:
-        raw = error.response.headers.get("retry-after")
+        headers = error.response.headers
     except AttributeError:
         return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            seconds = float(raw_ms) / 1000
+        except ValueError:
+            seconds = -1.0
+        if seconds >= 0:
+            return seconds
+    raw = headers.get("retry-after")
     if raw is None:
         return None
     try:
         seconds = float(raw)
     except ValueError:
-        return None
+        date = email.utils.parsedate_tz(raw)
+        if date is None:
+            return None
+        seconds = email.utils.mktime_tz(date) - time.time()
     return seconds if seconds >= 0 else None
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {dict: "object", list: "array", str: "string"}.get(type(value), type(value).__name__)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a Messages API response says, as far as the backend needs it."""
+
+    text: str  # the text blocks, joined
+    stop_reason: str | None
+    usage: Usage
+
+
+def read_message(function: str, response: Any) -> Reply:
+    """The :class:`Reply` in a 200 response (an ``httpx`` response) of the Messages API.
+
+    A body that is not a message -- not JSON (an HTML page from a proxy), empty, a JSON list, an
+    error object, no ``content`` list, blocks that are not objects, a text block without text --
+    raises :class:`ReplyError` naming what was wrong and quoting the start of the body.
+    """
+    body: bytes = response.content or b""
+    media = (response.headers.get("content-type") or "").split(";")[0].strip() or "no content type"
+    shown = body.decode("utf-8", "replace")
+
+    def bad(problem: str, quote: bool = True) -> ReplyError:
+        tail = f": {_excerpt(shown)}" if quote else "."
+        return ReplyError(f"Claude returned a 200 to {function}() whose body {problem}{tail}")
+
+    if not body.strip():
+        raise bad(f"is empty ({media})", quote=False)
+    try:
+        data = json.loads(body)
+    except ValueError:  # includes UnicodeDecodeError
+        raise bad(f"is not JSON ({media})")
+    if not isinstance(data, dict):
+        raise bad(f"is a JSON {_json_kind(data)}, not a message object")
+    if data.get("type") == "error":
+        inner = data.get("error")
+        detail = inner.get("message") if isinstance(inner, dict) else None
+        raise bad(f"is an error: {detail}" if isinstance(detail, str) else "is an error object")
+    if "content" not in data:
+        raise bad('is a message with no "content"')
+    content = data["content"]
+    if not isinstance(content, list):
+        raise bad(f'has a "content" that is {_json_kind(content)}, not a list of blocks')
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            raise bad(f'has a "content" block that is a JSON {_json_kind(block)}, not an object')
+        if block.get("type") != "text":
+            continue  # thinking, tool use ...: not the reply's text
+        text = block.get("text")
+        if not isinstance(text, str):
+            raise bad(f'has a text block whose "text" is {_json_kind(text)}, not a string')
+        parts.append(text)
+    stop = data.get("stop_reason")
+    usage = data.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+
+    def tokens(name: str) -> int | None:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return Reply("".join(parts), stop if isinstance(stop, str) else None, Usage(tokens("input_tokens"), tokens("output_tokens")))
 
 
 class ClaudeBackend:
     """The :class:`~engines.llm.protocol.Backend` answered by Claude.
 
-    ``client`` is injectable (tests pass one whose HTTP transport is a mock); by default one is
-    built from ``settings`` with the SDK's own retries off.  ``sleep`` waits between retries
-    (inject a cancellable wait to make the backoff interruptible); the n-th retry waits
+    ``client`` is injectable: an ``anthropic.AsyncAnthropic`` (tests point one at a stub server,
+    or give it a mock transport); by default one is built from ``settings`` with the SDK's own
+    retries off.  It is only ever used on the shared I/O loop (:func:`run_async`), which is what
+    lets a cancel abort a request in flight.  ``sleep`` waits between retries (by default
+    :func:`pause`, which a cancel interrupts); the n-th retry waits
     ``min(base_delay * 2**(n-1), max_delay)`` seconds, or the server's ``retry-after`` when it
     asks for longer (still capped at ``max_delay``).
 
-    Thread-safe: it holds no mutable state, and the SDK client may be shared between threads.
+    Thread-safe: it holds no mutable state, and calls from many threads share the one client.
     """
 
     name = "claude"
@@ -411,7 +533,7 @@ class ClaudeBackend:
         self,
         settings: Settings,
         *,
-        client: anthropic.Anthropic | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
         sleep: Callable[[float], None] = pause,
         base_delay: float = 1.0,
         max_delay: float = 30.0,
@@ -425,10 +547,15 @@ class ClaudeBackend:
         if client is None:
             if settings.anthropic_api_key is None:
                 raise ConfigurationError(NO_KEY_MESSAGE)
-            client = anthropic.Anthropic(
+            client = anthropic.AsyncAnthropic(
                 api_key=settings.anthropic_api_key.get_secret_value(),
                 max_retries=0,  # retries are ours (see _create)
                 timeout=settings.claude_timeout_s,
+            )
+        elif not isinstance(client, anthropic.AsyncAnthropic):
+            raise TypeError(
+                f"ClaudeBackend needs an anthropic.AsyncAnthropic client (so a request in flight can be "
+                f"cancelled), not {type(client).__name__}"
             )
         elif client.max_retries != 0:
             client = client.with_options(max_retries=0)
@@ -437,6 +564,10 @@ class ClaudeBackend:
 
     def __repr__(self) -> str:
         return f"ClaudeBackend(model={self.model!r}, prompt_version={self.prompt_version!r})"
+
+    def close(self) -> None:
+        """Close the client's connections (the backend is unusable afterwards)."""
+        run_async(self._client.close())
 
     # -- the six functions ---------------------------------------------------
 
@@ -493,53 +624,51 @@ class ClaudeBackend:
 
     def _call(self, function: str, prompt: str, parse: Callable[[str], Any]) -> Output:
         """Send ``prompt``, parse the reply's text with ``parse``; the value with its token usage."""
-        response = self._create(function, prompt)
-        text = "".join(
-            getattr(block, "text", "")
-            for block in response.content
-            if getattr(block, "type", "") == "text"
-        )
-        usage = Usage(
-            input_tokens=getattr(response.usage, "input_tokens", None),
-            output_tokens=getattr(response.usage, "output_tokens", None),
-        )
-        cut_off = response.stop_reason == "max_tokens"
+        reply = self._create(function, prompt)
+        cut_off = reply.stop_reason == "max_tokens"
         if cut_off:
             log.warning("claude %s(): the reply was cut off at %d tokens", function, MAX_TOKENS[function])
-        if not text.strip():
-            raise LLMError(f"Claude's {function}() reply has no text (stop reason: {response.stop_reason}).")
+        if not reply.text.strip():
+            raise ReplyError(f"Claude's {function}() reply has no text (stop reason: {reply.stop_reason}).")
         try:
-            value = parse(text)
+            value = parse(reply.text)
         except LLMError as error:
             if cut_off:
-                raise LLMError(f"{error} (the reply was cut off at {MAX_TOKENS[function]} tokens)") from error
+                raise ReplyError(f"{error} (the reply was cut off at {MAX_TOKENS[function]} tokens)") from error
             raise
-        return Output(value, usage)
+        return Output(value, reply.usage)
 
-    def _create(self, function: str, prompt: str) -> Any:
-        """``messages.create`` with retries on transient failures; errors become :class:`LLMError`."""
+    async def _post(self, function: str, prompt: str) -> Any:
+        """One Messages API request; the raw ``httpx`` response of a 2xx (errors raise)."""
+        raw = await self._client.messages.with_raw_response.create(
+            model=self.model,
+            max_tokens=MAX_TOKENS[function],
+            system=self._system,
+            messages=[{"role": "user", "content": prompt}],
+        )
+        return raw.http_response
+
+    def _create(self, function: str, prompt: str) -> Reply:
+        """The request with retries on transient failures; errors become :class:`LLMError`.
+
+        Cancelling the current operation aborts a request in flight or a backoff wait
+        (:class:`~engines.errors.Cancelled`).
+        """
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             last = attempt == attempts
             try:
-                return self._client.messages.create(
-                    model=self.model,
-                    max_tokens=MAX_TOKENS[function],
-                    system=self._system,
-                    messages=[{"role": "user", "content": prompt}],
-                )
+                response = run_async(self._post(function, prompt))
             except anthropic.APIStatusError as error:
                 status = error.status_code
-                if status not in RETRYABLE_STATUS:
-                    raise LLMError(self._refusal(error)) from error
+                if not _should_retry(error):
+                    raise self._refusal(error) from error
                 if last:
                     raise LLMError(
-                        f"Anthropic API {RETRYABLE_STATUS[status]} ({status}) after {_attempts(attempts)}."
+                        f"Anthropic API {_status_name(status)} ({status}) after {_attempts(attempts)}."
                     ) from error
                 delay = self._delay(attempt, _retry_after(error))
-                log.info(
-                    "claude %s(): %s (%d), retrying in %.1fs", function, RETRYABLE_STATUS[status], status, delay
-                )
+                log.info("claude %s(): %s (%d), retrying in %.1fs", function, _status_name(status), status, delay)
             except anthropic.APITimeoutError as error:
                 if last:
                     raise LLMError(
@@ -556,8 +685,10 @@ class ClaudeBackend:
                     ) from error
                 delay = self._delay(attempt)
                 log.info("claude %s(): connection error, retrying in %.1fs", function, delay)
-            except anthropic.AnthropicError as error:  # e.g. a response that does not validate
+            except anthropic.AnthropicError as error:
                 raise LLMError(f"The Anthropic API call failed: {error}") from error
+            else:
+                return read_message(function, response)
             self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -568,22 +699,27 @@ class ClaudeBackend:
             delay = max(delay, retry_after)
         return min(delay, self._max_delay)
 
-    def _refusal(self, error: anthropic.APIStatusError) -> str:
-        """The message of a non-retryable error response."""
+    def _refusal(self, error: anthropic.APIStatusError) -> LLMError:
+        """The error for a response that is not retried.  A request too large (413: this call's
+        text is too long) is a :class:`ReplyError`: other calls may well go through."""
         status = error.status_code
         detail = _api_message(error)
         if status == 401:
-            return "The Anthropic API rejected the key (401): check ANTHROPIC_API_KEY."
+            return LLMError("The Anthropic API rejected the key (401): check ANTHROPIC_API_KEY.")
         if status == 403:
-            return f"The Anthropic API refused the request (403): {detail}"
+            return LLMError(f"The Anthropic API refused the request (403): {detail}")
         if status == 404:
-            return (
+            return LLMError(
                 f"The Anthropic API found no such resource (404): {detail} "
                 f"(is the model {self.model!r} right? Set CS224V_CLAUDE_MODEL to change it.)"
             )
         if status == 400:
-            return f"The Anthropic API rejected the request (400): {detail}"
-        return f"The Anthropic API returned an error ({status}): {detail}"
+            return LLMError(f"The Anthropic API rejected the request (400): {detail}")
+        if status == 413:
+            return ReplyError(f"The Anthropic API refused the request as too large (413): {detail}")
+        if status < 400 or status >= 600:
+            return LLMError(f"The Anthropic API answered with HTTP status {status}: {detail}")
+        return LLMError(f"The Anthropic API returned an error ({status}): {detail}")
 
 
 def _recent(history: Sequence[Turn]) -> list[Turn]:
@@ -593,7 +729,7 @@ def _recent(history: Sequence[Turn]) -> list[Turn]:
 def make_claude_backend(
     settings: Settings,
     *,
-    client: anthropic.Anthropic | None = None,
+    client: anthropic.AsyncAnthropic | None = None,
     sleep: Callable[[float], None] = pause,
 ) -> ClaudeBackend:
     """The claude backend for ``settings``.

@@ -1,4 +1,7 @@
-"""The claude backend, offline: a real ``anthropic.Anthropic`` client over a mock HTTP transport."""
+"""The claude backend, offline: a real ``anthropic.AsyncAnthropic`` client over a mock HTTP transport.
+
+Faults on the wire (malformed 200s, retries, cancelling a request in flight) are tested against a
+stub server in ``test_claude_faults.py``."""
 from __future__ import annotations
 
 import json
@@ -86,8 +89,8 @@ class FakeAPI:
 
 
 def backend(api: FakeAPI, sleeps: list[float] | None = None, **overrides: Any) -> ClaudeBackend:
-    client = anthropic.Anthropic(
-        api_key="test-key", max_retries=0, http_client=http.Client(transport=http.MockTransport(api))
+    client = anthropic.AsyncAnthropic(
+        api_key="test-key", max_retries=0, http_client=http.AsyncClient(transport=http.MockTransport(api))
     )
     sleep: Callable[[float], None] = sleeps.append if sleeps is not None else _no_sleep
     return ClaudeBackend(settings(**overrides), client=client, sleep=sleep)
@@ -341,7 +344,7 @@ def test_529_forever_gives_up_after_max_retries_plus_one_attempts() -> None:
 def test_backoff_is_capped() -> None:
     sleeps: list[float] = []
     api = FakeAPI(error(503, "api_error", "unavailable"))
-    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=http.Client(transport=http.MockTransport(api)))
+    client = anthropic.AsyncAnthropic(api_key="k", max_retries=0, http_client=http.AsyncClient(transport=http.MockTransport(api)))
     b = ClaudeBackend(settings(claude_max_retries=6), client=client, sleep=sleeps.append, base_delay=0.5, max_delay=4.0)
     with pytest.raises(LLMError, match=r"\(503\) after 7 attempts"):
         b.summary("text")
@@ -423,7 +426,7 @@ def test_a_key_builds_a_client_without_sdk_retries() -> None:
 
 def test_an_injected_client_with_sdk_retries_has_them_switched_off() -> None:
     api = FakeAPI(OVERLOADED)
-    client = anthropic.Anthropic(api_key="k", max_retries=3, http_client=http.Client(transport=http.MockTransport(api)))
+    client = anthropic.AsyncAnthropic(api_key="k", max_retries=3, http_client=http.AsyncClient(transport=http.MockTransport(api)))
     b = make_claude_backend(settings(claude_max_retries=0), client=client, sleep=[].append)
     with pytest.raises(LLMError):
         b.summary("text")
