@@ -62,7 +62,7 @@ def test_the_shared_real_tables(capsys):
 
 def test_bad_input_says_so_without_a_traceback(capsys, tmp_path):
     code, _, err = run(capsys, "hybridqa", "--tables", str(tmp_path / "nowhere"))
-    assert code == 1 and "not a folder" in err and "Traceback" not in err
+    assert code == 2 and "not a folder" in err and "Traceback" not in err
     code, out, _ = run(capsys, "hybridqa", "--ask", "Who?", "--table", "atlantis", "--json")
     assert code == 1 and "atlantis" in json.loads(out)["error"]
     code, _, err = run(capsys, "hybridqa", "--ask", "Who?")

@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
+from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadInput
+
+REPORT_HINT = "this is a bug in cs224v-tui; please report it with the command line that caused it"
 
 COMMAND_MODULES = ("tui.commands.restaurants", "tui.commands.suql", "tui.commands.courses", "tui.commands.kg", "tui.commands.hybridqa", "tui.commands.lab")
 
@@ -47,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
     shots = sub.add_parser("screenshots", parents=[common], help="write an SVG screenshot of every tab")
-    shots.add_argument("--out", type=Path, default=Path("screenshots"), help="folder for the SVG files (default: screenshots/)")
+    shots.add_argument("--out", type=Path, default=Path("screenshots"),
+                       help="folder for the SVG files (default: screenshots/); created if its parent folder exists")
     shots.set_defaults(handler=_screenshots)
     return p
 
@@ -64,20 +67,88 @@ def _settings(args: argparse.Namespace):
 
 
 def _screenshots(settings, args: argparse.Namespace) -> int:
+    from tui.commands import shown
     from tui.screenshots import export_screenshots
 
     for path in export_screenshots(args.out, settings):
-        print(path)
+        print(shown(path))
     return EXIT_OK
 
 
+def _not_unicode(value: str) -> str | None:
+    """Why ``value`` is not text that can be printed or passed on (None when it is).
+
+    Bytes of the command line that are not UTF-8 reach Python as lone surrogates (``\\udcff``)."""
+    for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            if "\udc80" <= ch <= "\udcff":
+                return f"it is not valid UTF-8 (the byte 0x{ord(ch) - 0xDC00:02x})"
+            return f"it holds a lone surrogate (U+{ord(ch):04X}), which is not text"
+    return None
+
+
+def _check_text_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Text arguments must be text.  File names (``Path`` values) may hold any bytes the file system allows."""
+    names = {a.dest: (a.option_strings[0] if a.option_strings else a.metavar or a.dest) for a in _actions(parser, args)}
+    for dest, value in vars(args).items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and (why := _not_unicode(item)):
+                raise BadInput(f"argument {names.get(dest, dest)}: {why}")
+
+
+def _actions(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """The actions of ``parser`` and of the subcommands ``args`` chose (dests repeat across commands)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                yield from _actions(chosen, args)
+        else:
+            yield action
+
+
+def _fail(args: argparse.Namespace | None, message: str) -> None:
+    if args is not None and getattr(args, "json", False):
+        import json
+
+        print(json.dumps({"error": message}, ensure_ascii=False))
+    else:
+        print(f"cs224v-tui: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    """Run the command line ``argv`` (default ``sys.argv[1:]``) and return the exit code.
+
+    0 done, 1 the work failed (an engine error, a syntax error of the query), 2 the input was
+    refused (argparse's usage errors included), 70 a bug of ours (one line, no traceback), 130
+    interrupted."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) and usage errors (2): argparse has printed them
+        return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_REFUSED)
+    try:
+        return _run(parser, args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the last guard: one line, never a traceback
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        print(f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from engines.errors import EngineError
 
     try:
+        _check_text_arguments(parser, args)
         settings = _settings(args)
         handler = getattr(args, "handler", None)
         if handler is None:
@@ -90,16 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = e.errors()[0]
         print(f"cs224v-tui: invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
         return EXIT_REFUSED
+    except BadInput as e:
+        _fail(args, str(e))
+        return EXIT_REFUSED
     except EngineError as e:
         print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,6 +27,10 @@ LAB_EXPERIMENT = "l6-classify"
 """The Lab screenshot's experiment, run small: classify()'s four methods, a table, notes and a bar chart."""
 
 
+FILES = ("restaurants.svg", "suql.svg", "hybridqa.svg", "kg.svg", "lab.svg")
+"""What :func:`export_screenshots` writes, in order."""
+
+
 def zero_clock() -> float:
     """A clock that never moves: every latency shows as 0 ms."""
     return 0.0
@@ -41,10 +45,13 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[
     from engines.llm.client import backend_from_settings
     from engines.settings import Settings
 
+    from tui.commands import output_folder
+
     settings = (settings or Settings()).model_copy(update={"cache_enabled": False, "sim_latency_s": 0.0})
     backend_from_settings(settings)  # a backend that cannot run fails here, with its own message
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # before the app runs: a missing folder is made when its parent exists; a file in its place,
+    # a missing parent or a folder that cannot be written is a BadInput naming it
+    out_dir = output_folder(Path(out_dir), FILES)
     return asyncio.run(_export(out_dir, settings))
 
 

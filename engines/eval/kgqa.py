@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from engines.eval.baselines import BASELINES, TemplateParser, direct_answer, one_shot, template_answer, think_on_graph
-from engines.eval.metrics import bootstrap, row_em, row_f1, set_f1
+from engines.eval.metrics import bootstrap, em_of, row_f1, set_f1
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint
 from engines.llm.client import LLM
@@ -123,7 +123,8 @@ def evaluate(
             trajectory = agent.run(q.question, emit=emit, cancel=cancel)
             report.trajectories[q.id] = trajectory
             pred, g = list(trajectory.answer), gold[q.id]
-            scored.append(Scored(q.id, q.category, row_f1(pred, g), row_em(pred, g), set_f1(pred, g),
+            f1 = row_f1(pred, g)
+            scored.append(Scored(q.id, q.category, f1, em_of(f1), set_f1(pred, g),
                                  trajectory.actions_in_state, trajectory.rollbacks, trajectory.finish))
             done += 1
             if progress is not None:
@@ -144,6 +145,7 @@ def evaluate(
             out: list[Scored] = []
             for q in qs:
                 pred, g = rows_of(q), gold[q.id]
-                out.append(Scored(q.id, q.category, row_f1(pred, g), row_em(pred, g), set_f1(pred, g)))
+                f1 = row_f1(pred, g)
+                out.append(Scored(q.id, q.category, f1, em_of(f1), set_f1(pred, g)))
             report.baselines.setdefault(b, {})[name] = out
     return report

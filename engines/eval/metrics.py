@@ -25,10 +25,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from engines.errors import EngineError
+
 Binding = Mapping[str, Mapping[str, Any]]
 Rows = Sequence[Binding] | bool | None
 
-__all__ = ["row_f1", "row_em", "set_f1", "Interval", "bootstrap", "bootstrap_difference", "is_label_column"]
+__all__ = ["row_f1", "row_em", "em_of", "check_size", "TooManyRows", "MAX_PAIRS", "set_f1", "Interval", "bootstrap", "bootstrap_difference", "is_label_column"]
 
 
 def is_label_column(name: str) -> bool:
@@ -40,6 +42,7 @@ def _cell(value: Mapping[str, Any]) -> tuple:
 
 
 def _match_ratio(predicted: Binding, gold: Binding) -> float:
+    """Recall of one gold row by one predicted row (the definition; :func:`_recall_matrix` computes it for all pairs)."""
     gold_values = [_cell(v) for k, v in gold.items() if not is_label_column(k)]
     if not gold_values:
         return 0.0
@@ -49,8 +52,76 @@ def _match_ratio(predicted: Binding, gold: Binding) -> float:
     return overlap / len(gold_values)
 
 
+MAX_PAIRS = 25_000_000
+"""The most (predicted rows × gold rows) :func:`row_f1` matches: 5,000 × 5,000.  The recall matrix
+then takes 200 MB and the Hungarian method (cubic) a few seconds; beyond it both grow past what an
+interactive command should take, so larger tables are refused with :class:`TooManyRows`."""
+
+
+class TooManyRows(EngineError, ValueError):
+    """The tables are too large to pair row by row within the bound."""
+
+
+def _recall_matrix(predicted: Sequence[Binding], gold: Sequence[Binding]) -> np.ndarray:
+    """``_match_ratio(p, g)`` for every pair, as a (len(predicted), len(gold)) array — same values, vectorised.
+
+    The overlap of two multisets is the number of (value, occurrence) pairs they share: the second
+    copy of a value in a row is the token (value, 1).  Every token of the gold rows gets a column;
+    each side becomes a 0/1 sparse matrix and the overlaps are one sparse product.
+    """
+    from scipy.sparse import csr_matrix
+
+    tokens: dict[tuple, int] = {}
+    g_rows: list[int] = []
+    g_cols: list[int] = []
+    g_len = np.zeros(len(gold))
+    for j, row in enumerate(gold):
+        seen: Counter = Counter()
+        for k, v in row.items():
+            if is_label_column(k):
+                continue
+            c = _cell(v)
+            g_rows.append(j)
+            g_cols.append(tokens.setdefault((c, seen[c]), len(tokens)))
+            seen[c] += 1
+        g_len[j] = sum(seen.values())
+    p_rows: list[int] = []
+    p_cols: list[int] = []
+    for i, row in enumerate(predicted):
+        seen = Counter()
+        for v in row.values():
+            c = _cell(v)
+            token = tokens.get((c, seen[c]))
+            seen[c] += 1
+            if token is not None:
+                p_rows.append(i)
+                p_cols.append(token)
+    width = max(1, len(tokens))
+    p = csr_matrix((np.ones(len(p_rows)), (p_rows, p_cols)), shape=(len(predicted), width))
+    g = csr_matrix((np.ones(len(g_rows)), (g_rows, g_cols)), shape=(len(gold), width))
+    recall = (p @ g.T).toarray()  # the overlaps; a gold row with no values overlaps nothing, so stays 0
+    np.divide(recall, g_len, out=recall, where=g_len > 0)
+    return recall
+
+
+def check_size(predicted: Rows, gold: Rows) -> None:
+    """Raise :class:`TooManyRows` when :func:`row_f1` would pair more than :data:`MAX_PAIRS` rows."""
+    if isinstance(predicted, bool) or isinstance(gold, bool) or not predicted or not gold:
+        return
+    pairs = len(predicted) * len(gold)
+    if pairs > MAX_PAIRS:
+        raise TooManyRows(
+            f"row-wise F1 pairs every predicted row with every gold row (Hungarian matching, cubic time): "
+            f"{len(predicted):,} × {len(gold):,} rows make {pairs:,} pairs, more than the {MAX_PAIRS:,} "
+            f"(5,000 × 5,000) it scores; score a sample of the rows"
+        )
+
+
 def row_f1(predicted: Rows, gold: Rows) -> float:
-    """SPINACH's row-wise F1 with maximal (Hungarian) matching."""
+    """SPINACH's row-wise F1 with maximal (Hungarian) matching.
+
+    Raises :class:`TooManyRows` beyond :data:`MAX_PAIRS` pairs of rows.
+    """
     if predicted is None:
         return 0.0
     if isinstance(predicted, bool) or isinstance(gold, bool):
@@ -61,10 +132,8 @@ def row_f1(predicted: Rows, gold: Rows) -> float:
         return 1.0
     if not predicted or not gold:
         return 0.0
-    cost = np.empty((len(predicted), len(gold)))
-    for i, p in enumerate(predicted):
-        for j, g in enumerate(gold):
-            cost[i, j] = _match_ratio(p, g)
+    check_size(predicted, gold)
+    cost = _recall_matrix(predicted, gold)
     rows, cols = linear_sum_assignment(cost, maximize=True)
     assigned = cost[rows, cols]
     tp = float(assigned[assigned > 0].sum())
@@ -77,8 +146,13 @@ def row_f1(predicted: Rows, gold: Rows) -> float:
     return 2 * tp / (2 * tp + fp_or_fn)
 
 
+def em_of(f1: float) -> float:
+    """Row-wise EM from row-wise F1: 1 exactly when F1 is 1."""
+    return 1.0 if f1 == 1.0 else 0.0
+
+
 def row_em(predicted: Rows, gold: Rows) -> float:
-    return 1.0 if row_f1(predicted, gold) == 1.0 else 0.0
+    return em_of(row_f1(predicted, gold))
 
 
 def overlap_f1(overlap: float, predicted: float, gold: float) -> float:

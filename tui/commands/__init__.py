@@ -1,10 +1,167 @@
-"""Headless subcommands, one module per area.  Shared helpers for printing live here."""
+"""Headless subcommands, one module per area.  Shared helpers for printing, for reading the
+user's files and for checking where output goes live here."""
 from __future__ import annotations
 
+import argparse
+import json
 import os
-from typing import Any, Sequence
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, not the user's input
+
+
+class BadInput(Exception):
+    """The user's input (an argument, a file, an output path) cannot be used; ``str(e)`` says why.
+
+    ``tui.cli.main`` prints it and exits 2, like argparse's own usage errors."""
+
+
+def shown(path: Path | str) -> str:
+    """A path as text that prints anywhere: bytes that are not UTF-8 show as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+# --- arguments -------------------------------------------------------------------------------------
+
+
+def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in [low, high]; anything else is a usage error (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {_excerpt(text)}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
+def _excerpt(text: str, width: int = 40) -> str:
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def nonempty_text(what: str, text: str, *, limit: int = 100_000) -> str:
+    """``text`` unless it is blank or longer than ``limit`` characters (then :class:`BadInput`)."""
+    if not text.strip():
+        raise BadInput(f"the {what} is empty")
+    if len(text) > limit:
+        raise BadInput(f"the {what} is {len(text):,} characters long; the most accepted is {limit:,}")
+    return text
+
+
+# --- files the user gives --------------------------------------------------------------------------
+
+
+def _no_nul(path: Path) -> None:
+    if "\x00" in str(path):
+        raise BadInput(f"the file name {shown(path)!r} holds a NUL byte")
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path``, or :class:`BadInput` saying plainly why it cannot be read."""
+    _no_nul(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise BadInput(f"cannot read {shown(path)}: it is a folder, not a file") from None
+    except OSError as e:
+        raise BadInput(f"cannot read {shown(path)}: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{shown(path)} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document of ``path``; every way it can fail is a :class:`BadInput` with a clear message."""
+    text = read_text(path)
+    if not text.strip():
+        raise BadInput(f"{shown(path)} is empty (expected JSON)")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{shown(path)} is not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    except RecursionError:
+        raise BadInput(f"{shown(path)} nests arrays or objects too deeply to read") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise BadInput(f"{shown(path)}: a number is too long to read ({str(e).split(';')[0]})") from None
+
+
+# --- where output goes -----------------------------------------------------------------------------
+
+
+def _probe_folder(folder: Path) -> None:
+    """Create and remove a file in ``folder``: the one sure test that writing works (root passes
+    ``os.access`` everywhere; a read-only mount or a full quota does not)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".cs224v-write-test-"):
+            pass
+    except OSError as e:
+        raise BadInput(f"cannot write into the folder {shown(folder)}: {e.strerror or e}") from None
+
+
+def output_file(path: Path) -> Path:
+    """Check, before any long work, that ``path`` can be written: its folder exists and is writable,
+    and ``path`` is not a folder.  An existing file is overwritten later, not now."""
+    _no_nul(path)
+    if path.is_dir():
+        raise BadInput(f"cannot save to {shown(path)}: it is a folder; give a file name")
+    folder = path.parent
+    if not folder.exists():
+        raise BadInput(f"cannot save to {shown(path)}: the folder {shown(folder)} does not exist")
+    if not folder.is_dir():
+        raise BadInput(f"cannot save to {shown(path)}: {shown(folder)} is a file, not a folder")
+    if path.exists():
+        try:
+            with path.open("ab"):  # opening to append changes nothing
+                pass
+        except OSError as e:
+            raise BadInput(f"cannot save to {shown(path)}: {e.strerror or e}") from None
+    else:
+        _probe_folder(folder)
+    return path
+
+
+def output_folder(path: Path, names: Sequence[str] = ()) -> Path:
+    """Check, before any long work, that files ``names`` can be written into the folder ``path``.
+
+    A missing folder is created when its parent exists (``--out newdir``); a missing parent is an
+    error naming it (a typo should not grow a tree of folders), and so is a file where the folder
+    should be or a folder where one of the files should be."""
+    _no_nul(path)
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"cannot write into {shown(path)}: it is a file, not a folder")
+    if not path.exists():
+        parent = path.parent
+        if not parent.is_dir():
+            what = "is a file, not a folder" if parent.exists() else "does not exist"
+            raise BadInput(f"cannot create the folder {shown(path)}: {shown(parent)} {what}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise BadInput(f"cannot create the folder {shown(path)}: {e.strerror or e}") from None
+    for name in names:
+        target = path / name
+        if target.exists() and not target.is_file():
+            raise BadInput(f"cannot write {shown(target)}: something other than a file is in the way")
+        if target.exists():
+            try:
+                with target.open("ab"):
+                    pass
+            except OSError as e:
+                raise BadInput(f"cannot write {shown(target)}: {e.strerror or e}") from None
+    _probe_folder(path)
+    return path
 
 _KEY_COLUMNS = ("name", "cuisines", "price", "rating", "num_reviews", "location")
 

@@ -4,7 +4,19 @@ from __future__ import annotations
 import argparse
 import json
 
-from tui.commands import EXIT_OK
+from tui.commands import EXIT_OK, int_at_least
+
+
+def clock_time(text: str) -> tuple[int, int]:
+    """An argparse ``type``: ``HH:MM`` (or ``HH``) on a 24-hour clock."""
+    hours, sep, minutes = text.strip().partition(":")
+    try:
+        h, m = int(hours), int(minutes) if sep else 0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a time as HH:MM (e.g. 16:00), got {text[:40]!r}") from None
+    if not (0 <= h <= 23 and 0 <= m <= 59) or (sep and not minutes.strip()):
+        raise argparse.ArgumentTypeError(f"expected a time of day from 00:00 to 23:59, got {text[:40]!r}")
+    return h, m
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -14,9 +26,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                     "answer(); each course ends confirmed, to verify (with what is unknown) or excluded (with the reason).",
     )
     p.add_argument("--plan", action="store_true", help="print the plan (the default)")
-    p.add_argument("--top-k", type=int, metavar="K", help="also show note 002's trap: rank by review similarity, keep K, then filter")
-    p.add_argument("--credit-cap", type=int, help="change the student's credit cap (a metamorphic test of the notes)")
-    p.add_argument("--c2-start", type=str, metavar="HH:MM", help="move C2's Wednesday meeting (e.g. 16:00)")
+    p.add_argument("--top-k", type=int_at_least(1), metavar="K", help="also show note 002's trap: rank by review similarity, keep K, then filter")
+    p.add_argument("--credit-cap", type=int_at_least(0, 1000), help="change the student's credit cap (a metamorphic test of the notes)")
+    p.add_argument("--c2-start", type=clock_time, metavar="HH:MM", help="move C2's Wednesday meeting (e.g. 16:00)")
     p.add_argument("--json", action="store_true", help='print {"confirmed", "to_verify", "excluded"}')
     p.set_defaults(handler=_courses)
 
@@ -30,14 +42,13 @@ def _courses(settings, args: argparse.Namespace) -> int:
     knobs = {}
     if args.credit_cap is not None:
         knobs["credit_cap"] = args.credit_cap
-    if args.c2_start:
-        hours, _, minutes = args.c2_start.partition(":")
-        knobs["c2_start"] = hm(int(hours), int(minutes or 0))
+    if args.c2_start is not None:
+        knobs["c2_start"] = hm(*args.c2_start)
     world = build(**knobs)
     llm = llm_from_settings(settings)
     with Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s) as sandbox:
         result = plan(world, sandbox, llm)
-        trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k else None
+        trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k is not None else None
     if args.json:
         payload = result.to_json()
         if trap is not None:

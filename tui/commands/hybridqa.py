@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="with --ask or --eval: use the real tables of DIR (default ../shared/data/hybridqa); needs the claude backend")
     p.add_argument("--no-fallback", action="store_true", help="switch off improvement 1 (other passage columns)")
     p.add_argument("--no-retry", action="store_true", help="switch off improvement 2 (parse again when nothing comes back)")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N tables")
+    p.add_argument("--limit", type=int_at_least(1), metavar="N", help="only the first N tables (more than there are: all of them)")
     p.add_argument("--world-seed", type=int, default=None, help="seed of the generated world (default 7)")
     p.add_argument("--format-rate", type=float, metavar="P",
                    help="sim backend: the chance the short answer changes format (default 0.3; exercise 4 sets 0)")
@@ -46,9 +46,12 @@ def _fail(args: argparse.Namespace, message: str, code: int = EXIT_REFUSED) -> i
 
 def _hybridqa(settings, args: argparse.Namespace) -> int:
     from engines.errors import Cancelled, EngineError
+    from worlds.hybridqa import HybridDataError
 
-    if args.limit is not None and args.limit < 1:
-        return _fail(args, "--limit must be at least 1")
+    if args.ask is not None and not args.ask.strip():
+        return _fail(args, "the question of --ask is empty")
+    if args.ask is not None and len(args.ask) > 100_000:
+        return _fail(args, f"the question of --ask is {len(args.ask):,} characters long; the most accepted is 100,000")
     if args.format_rate is not None and not 0 <= args.format_rate <= 1:
         return _fail(args, "--format-rate must be between 0 and 1")
     if args.format_rate is not None and settings.backend != "sim":
@@ -59,6 +62,8 @@ def _hybridqa(settings, args: argparse.Namespace) -> int:
         return _run(settings, args)
     except Cancelled:
         return 130
+    except HybridDataError as e:  # the user's folder of tables is not usable: bad input
+        return _fail(args, str(e))
     except EngineError as e:
         return _fail(args, str(e), EXIT_ERROR)
 
@@ -100,7 +105,9 @@ def _open(settings, args: argparse.Namespace):
     if args.real is not None:
         session = open_hybridqa(settings, source="real", directory=Path(args.real) if args.real else None)
     else:
-        session = open_hybridqa(settings, seed=args.world_seed, n_tables=args.limit)
+        from worlds.hybridqa import N_TABLES
+
+        session = open_hybridqa(settings, seed=args.world_seed, n_tables=min(args.limit, N_TABLES) if args.limit else None)
     if args.format_rate is not None:
         from dataclasses import replace
 
@@ -114,12 +121,12 @@ def _run(settings, args: argparse.Namespace) -> int:
     from engines.hybridqa.pipeline import Improvements
     from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
 
-    if args.real is not None and settings.backend == "sim" and (args.eval or args.ablation or args.ask):
+    if args.real is not None and settings.backend == "sim" and (args.eval or args.ablation or args.ask is not None):
         return _fail(args, SIM_KNOWS_GENERATED_ONLY)
     improvements = Improvements(fallback=not args.no_fallback, retry=not args.no_retry)
     session = _open(settings, args)
     try:
-        if args.ask:
+        if args.ask is not None:
             return _ask(session, args, improvements)
         if args.ablation:
             return _ablation(session, args)

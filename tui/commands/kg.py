@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, nonempty_text, output_file, print_table, read_json, shown
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sp.add_argument("--policy", choices=("sim", "claude"), help="the policy's LLM (default: the --backend setting)")
     sp.add_argument("--save", type=Path, metavar="FILE", help="save the trajectory as JSON")
     sp.add_argument("--eval", action="store_true", help="evaluate on the question sets")
-    sp.add_argument("--limit", type=int, metavar="N", help="with --eval: only the first N questions of each category")
+    sp.add_argument("--limit", type=int_at_least(1), metavar="N", help="with --eval: only the first N questions of each category")
     sp.add_argument("--no-rollback", action="store_true", help="switch loop detection and rollback off")
     sp.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
     sp.add_argument("--json", action="store_true", help="print JSON")
@@ -87,75 +87,108 @@ def _sparql(settings, args: argparse.Namespace) -> int:
 def _check_dialect(path: Path, *, as_json: bool) -> int:
     from engines.kg.dialect import SparqlRefused, SparqlSyntaxError, prepare
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        print(f"cs224v-tui: cannot read {path}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_REFUSED
-    except json.JSONDecodeError as e:
-        print(f"cs224v-tui: {path} is not JSON: {e.msg} at line {e.lineno}", file=sys.stderr)
-        return EXIT_REFUSED
-    items = data if isinstance(data, list) else data.get("data", []) if isinstance(data, dict) else []
+    data = read_json(path)
+    items = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise BadInput(f"{shown(path)}: expected a JSON list of {{\"id\", \"sparql\"}} objects (or {{\"data\": [...]}})")
     failures: list[dict[str, str]] = []
-    total = 0
+    total = skipped = 0
     for n, item in enumerate(items):
-        if not isinstance(item, dict):
-            continue
-        query = item.get("sparql") or item.get("gold_sparql") or item.get("query")
+        query = next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None) if isinstance(item, dict) else None
         if not isinstance(query, str):
+            skipped += 1
             continue
         total += 1
         try:
             prepare(query)
         except (SparqlRefused, SparqlSyntaxError) as e:
-            failures.append({"id": str(item.get("id", n)), "reason": str(e)})
-    report = {"total": total, "accepted": total - len(failures), "failures": failures}
+            failures.append({"id": _id_of(item, n), "reason": str(e)})
+    if not total:
+        raise BadInput(f"{shown(path)} holds no queries: expected objects with a \"sparql\" string")
+    report = {"total": total, "accepted": total - len(failures), "failures": failures, "skipped": skipped}
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(f"{report['accepted']} of {total} queries accepted (parsed and planned after dialect handling)")
+        if skipped:
+            print(f"  ({skipped} items without a \"sparql\" string skipped)")
         for f in failures:
             print(f"  {f['id']}: {f['reason']}")
     return EXIT_OK
 
 
+def _id_of(item: dict, n: int) -> str:
+    given = item.get("id", n)
+    return given if isinstance(given, str) else json.dumps(given)[:200]
+
+
 # --- score -----------------------------------------------------------------------------------------
 
 
+_CELL_KEYS = ("type", "value", "xml:lang", "datatype")
+
+
 def _read_rows(path: Path) -> Any:
+    """A list of SPARQL JSON bindings (or a boolean) from ``path``; :class:`BadInput` names what is wrong."""
     from engines.kg.endpoint import results_from_json
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise _InputError(f"cannot read {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise _InputError(f"{path} is not JSON: {e.msg} at line {e.lineno}") from None
+    doc = read_json(path)
+    where = shown(path)
     if isinstance(doc, dict) and "boolean" in doc:
-        return bool(doc["boolean"])
+        if not isinstance(doc["boolean"], bool):
+            raise BadInput(f"{where}: \"boolean\" must be true or false")
+        return doc["boolean"]
+    if isinstance(doc, dict) and "results" in doc and not isinstance(doc["results"], dict):
+        raise BadInput(f"{where}: \"results\" must be an object holding \"bindings\", a list of rows")
     try:
         rows = results_from_json(doc)
     except ValueError as e:
-        raise _InputError(f"{path}: {e}") from None
-    for row in rows:
-        if not isinstance(row, dict) or not all(isinstance(v, dict) and "value" in v for v in row.values()):
-            raise _InputError(f"{path}: every row must map variables to {{\"type\", \"value\"}} objects")
+        raise BadInput(f"{where}: {e}") from None
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row, dict):
+            raise BadInput(f"{where}: row {n} is not an object; every row must map variables to {{\"type\", \"value\"}} objects")
+        for var, cell in row.items():
+            problem = _cell_problem(cell)
+            if problem:
+                raise BadInput(f"{where}: row {n}, variable ?{var[:60]}: {problem}")
     return rows
 
 
-class _InputError(Exception):
-    pass
+def _cell_problem(cell: Any) -> str | None:
+    """What makes ``cell`` not a SPARQL JSON term (``{"type": "uri", "value": "..."}``), or None."""
+    if not isinstance(cell, dict):
+        return f"expected a {{\"type\", \"value\"}} object, got {_json_kind(cell)}"
+    for key in ("type", "value"):
+        if key not in cell:
+            return f"the term has no \"{key}\""
+    for key, v in cell.items():
+        if key not in _CELL_KEYS:
+            return f"unknown field \"{key[:60]}\" (a term has {', '.join(_CELL_KEYS)})"
+        if not isinstance(v, str):
+            return f"\"{key}\" must be a string, got {_json_kind(v)}"
+    return None
+
+
+def _json_kind(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
 
 
 def _score(settings, args: argparse.Namespace) -> int:
-    from engines.eval.metrics import row_em, row_f1, set_f1
+    from engines.eval.metrics import TooManyRows, check_size, em_of, row_f1, set_f1
 
+    pred, gold = _read_rows(args.predicted), _read_rows(args.gold)
     try:
-        pred, gold = _read_rows(args.predicted), _read_rows(args.gold)
-    except _InputError as e:
-        print(f"cs224v-tui: {e}", file=sys.stderr)
-        return EXIT_REFUSED
-    out = {"em": row_em(pred, gold), "f1": row_f1(pred, gold), "set_f1": set_f1(pred, gold)}
+        check_size(pred, gold)
+    except TooManyRows as e:
+        raise BadInput(str(e)) from None
+    f1 = row_f1(pred, gold)
+    out = {"em": em_of(f1), "f1": f1, "set_f1": set_f1(pred, gold)}
     if args.json:
         print(json.dumps(out))
     else:
@@ -180,9 +213,12 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     options = AgentOptions(rollback=not args.no_rollback)
     if args.eval:
         return _evaluate(settings, args, options)
-    if not args.question:
+    if args.question is None:
         print("cs224v-tui spinach: give a QUESTION or --eval", file=sys.stderr)
         return EXIT_REFUSED
+    nonempty_text("question", args.question)
+    if args.save is not None:
+        output_file(args.save)  # before the run: a path that cannot be written loses nothing
     from engines.events import CallStarted, Event
     from engines.spinach.agent import SpinachAgent
     from engines.spinach.events import RolledBack, StepTaken
@@ -206,8 +242,12 @@ def _spinach(settings, args: argparse.Namespace) -> int:
             print("      …", end="\r")
 
     trajectory = agent.run(args.question, emit=ignore_json if args.json else show)
+    save_error = None
     if args.save is not None:
-        save(trajectory, args.save)
+        try:
+            save(trajectory, args.save)
+        except OSError as e:  # the disk filled, the folder went away: the trajectory is still printed
+            save_error = f"could not save the trajectory to {shown(args.save)}: {e.strerror or e}"
     if args.json:
         print(json.dumps(trajectory.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -219,8 +259,11 @@ def _spinach(settings, args: argparse.Namespace) -> int:
             print("final SPARQL:\n  " + trajectory.final_sparql.replace("\n", "\n  "))
             rows = [[b.get(c, {}).get("value") for c in trajectory.columns] for b in trajectory.answer]
             print_table(trajectory.columns, rows)
-        if args.save is not None:
-            print(f"saved to {args.save}")
+        if args.save is not None and save_error is None:
+            print(f"saved to {shown(args.save)}")
+    if save_error:
+        print(f"cs224v-tui: {save_error}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_ERROR if trajectory.finish == "error" else EXIT_OK
 
 
@@ -249,7 +292,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
 
     sets = kg.questions(world)
     if args.limit is not None:
-        n = max(1, args.limit)
+        n = args.limit
         sets = kg.QuestionSets(sets.simple[:n], tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:n]))
     report = evaluate(endpoint, sets, llm, options=options, world=world, seed=settings.seed, progress=progress)
     out = report.to_json()

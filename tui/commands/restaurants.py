@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Sequence
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, print_table
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, nonempty_text, print_table
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = False, world: str = "restaurants") -> int:
     from engines.events import CallFinished, CallStarted, Event
 
+    for q in questions:
+        nonempty_text("question", q)
     if world == "courses":
         from engines.courses import open_courses_agent
 

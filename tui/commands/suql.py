@@ -7,7 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_OK, EXIT_REFUSED, print_table
+from tui.commands import EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
+
+
+MAX_WORKLOAD = 1000
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -25,18 +28,23 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
     p.add_argument("--workload-seed", dest="workload_seed", type=int, default=None,
                    help="seed of the workload alone (default: --seed when given, else 7)")
-    p.add_argument("--queries", type=int, default=60, help="workload size (default 60)")
+    p.add_argument("--queries", type=int_at_least(1, MAX_WORKLOAD), default=60,
+                   help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_suql)
 
 
 def _suql(settings, args: argparse.Namespace) -> int:
-    from engines.suql.session import open_suql
+    from engines.suql.session import WORLDS, open_suql
 
     chosen = sum(x is not None and x is not False for x in (args.query, args.file, args.workload or None))
     if chosen != 1:
         print("cs224v-tui suql: give exactly one of QUERY, --file F or --workload", file=sys.stderr)
         return EXIT_REFUSED
+    if args.world not in WORLDS:
+        raise BadInput(f"unknown world {args.world[:60]!r} for --world: choose one of {', '.join(WORLDS)}")
+    if args.file is not None:
+        read_text(args.file)  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
     session = open_suql(settings, world=args.world)
     try:
         if args.workload:
@@ -90,14 +98,21 @@ def _one(session, args) -> int:
 
 
 def _file(session, args) -> int:
+    import csv
+
     from engines.errors import EngineError
     from engines.suql.examples import read_query_file
 
     try:
         queries = read_query_file(args.file)
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        print(f"cs224v-tui: cannot read {args.file}: {e}", file=sys.stderr)
-        return EXIT_REFUSED
+    except OSError as e:
+        raise BadInput(f"cannot read {shown(args.file)}: {e.strerror or e}") from None
+    except csv.Error as e:
+        raise BadInput(f"{shown(args.file)} is not a readable CSV: {e}") from None
+    except ValueError as e:  # no 'Predicted SUQL' column: the message names the file
+        raise BadInput(str(e)) from None
+    if not queries:
+        raise BadInput(f"{shown(args.file)} holds no queries (one per line, or a CSV with a 'Predicted SUQL' column)")
     out: list[dict[str, Any]] = []
     for q in queries:
         try:
