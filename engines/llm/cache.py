@@ -76,6 +76,8 @@ CREATE TABLE answers (
 _KEY_WHERE = "function = ? AND text_sha256 = ? AND question = ? AND backend = ?"
 
 _T = TypeVar("_T")
+#: The (write, read) format versions of an SQLite header: 1 rollback journal, 2 WAL.
+_FORMATS = {(1, 1), (2, 2), (1, 2), (2, 1)}
 _ELSEWHERE = "(set CS224V_CACHE_DIR to another folder, or CS224V_CACHE_ENABLED=false)"
 #: What SQLite work may raise on a damaged or unusable file.
 _DB_ERRORS = (sqlite3.Error, UnicodeDecodeError)
@@ -335,6 +337,8 @@ class AnswerCache:
             self._warn("not-a-file", "is not a regular file; running uncached " + _ELSEWHERE)
             return
         try:
+            if exists:
+                self._check_header()
             conn = self._connect("rw" if exists else "rwc")
             try:
                 self._prepare(conn, writable=True)
@@ -411,6 +415,17 @@ class AnswerCache:
             conn.close()
             raise
         return conn
+
+    def _check_header(self) -> None:
+        """SQLite opens a file whose header names an unknown write format read-only, without a word:
+        for this cache, which only ever writes formats 1 and 2, that is damage."""
+        try:
+            with open(self.path, "rb") as f:
+                header = f.read(100)
+        except OSError:
+            return  # unreadable: SQLite will say why
+        if len(header) == 100 and header.startswith(b"SQLite format 3\x00") and (header[18], header[19]) not in _FORMATS:
+            raise _Corrupt(f"unknown file format {header[18]}/{header[19]}")
 
     def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:
         """Check the file; write to it only if it is new or of the old layout (and ``writable``)."""

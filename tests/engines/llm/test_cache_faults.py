@@ -83,9 +83,11 @@ def check_flipped(offset: int, mask: int) -> None:
             assert_one_line_each(c.warnings)
             # at most one line per problem: a few problems, not one per call
             assert len(c.warnings) <= 4, c.warnings
-        # the next run opens whatever is left (or was moved aside) without trouble
+        # the next run opens whatever is left (or was moved aside) and uses it fully
         with AnswerCache(folder) as again:
             exercise(again, rounds=1)
+            assert again.readable and again.writable, (offset, mask, again.warnings)
+            assert again.get("answer", NEW[0], NEW[1], BACKEND) == NEW[2]
 
 
 # The header (magic, page size, versions, reserved space, schema cookie, layout number, text
@@ -291,6 +293,16 @@ def test_a_read_only_folder_with_an_empty_file_runs_uncached(shared_tmp: Path) -
     assert out["hits"] == [None] * len(ENTRY_LIST) and not out["readable"]
     assert len(lines) == 1 and "running uncached" in lines[0]
     assert (cache_dir / FILENAME).read_bytes() == b""
+
+
+def test_a_read_only_folder_without_the_file_runs_uncached(shared_tmp: Path) -> None:
+    cache_dir = shared_tmp / "cache"
+    cache_dir.mkdir()
+    cache_dir.chmod(0o555)
+    out, lines = run_unprivileged(cache_dir, ENTRY_LIST)
+    assert out["hits"] == [None] * len(ENTRY_LIST) and not out["readable"]
+    assert len(lines) == 1 and "cannot be created" in lines[0]
+    assert list(cache_dir.iterdir()) == []
 
 
 def test_a_missing_folder_under_a_read_only_parent_runs_uncached(shared_tmp: Path) -> None:
