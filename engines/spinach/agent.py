@@ -6,13 +6,21 @@ runs with :class:`~engines.spinach.tools.Tools`.  Two failure modes of sampling 
 are caught before they cost the budget of the state:
 
 * a **repeat**: the action equals one of the last four actions in the state;
-* a **premature stop**: ``stop()`` while the last executed query returned no rows (or none ran).
+* a **premature stop**: ``stop()`` while the query it answers with returned no rows (or never ran).
+
+The answer is a query the policy *meant* as its answer, not whichever ran last: ``stop(SPARQL)``
+names it (the simulated policy does, so a debugging fragment or a verification probe that
+happens to return rows is never taken for the answer), and a bare ``stop()`` means the last
+executed query, as SPINACH's prompt says ("marks the last executed SPARQL query as the final
+answer").  A premature stop is judged on that query.
 
 Either is rolled back: the step is kept in the trajectory (marked) but taken out of the state,
 and the policy is asked again with a new ``sample`` number, so a real model (or the seeded
 simulation) draws a different action.  The loop ends on a ``stop()`` that stands, after 15
 actions in the state, or after 30 actions in all (rolled-back ones included).  The answer is the
-last query in the state that returned rows.
+query of the stop that stands; a run that ends without one (the budget) answers with the query
+its last stop named, if it returned rows, and only when the policy never stopped, with the last
+query in the state that returned rows.
 
 Events (``emit``): ``AgentStarted``, a ``StepTaken`` per action, ``RolledBack`` for each
 rollback, the LLM's ``CallStarted``/``CallFinished``, and ``AgentFinished``.  ``cancel`` is
@@ -77,6 +85,7 @@ class SpinachAgent:
         results: dict[int, QueryResult] = {}
         rollbacks = 0
         finish, error = "", None
+        meant: str | None = None  # the query the policy last named as its answer (a stop, standing or not)
         while True:
             if cancel is not None and cancel.is_set():
                 finish = "cancelled"
@@ -94,11 +103,13 @@ class SpinachAgent:
                 break
             index = len(steps) + 1
             name, arg = action.action_name.strip(), (action.action_argument or "").strip()
+            if name == "stop":
+                meant = self.answer_query(arg, state)
             reason = self._rollback_reason(name, arg, state) if opts.rollback else None
             if reason is not None:
                 repeated = next((s.index for s in reversed(state) if (s.action, s.argument) == (name, arg)), None)
                 note = (f"(not run: the same action as step {repeated}; rolled back)" if reason == "repeat"
-                        else "(stop while the last query returned no rows; rolled back)")
+                        else "(stop while the query it answers with returned no rows; rolled back)")
                 step = Step(index, action.thought, name, arg, note, in_state=len(state), total=index,
                             rolled_back=True, rollback_reason=reason)
                 steps.append(step)
@@ -125,7 +136,7 @@ class SpinachAgent:
             if name == "stop":
                 finish = "stop"
                 break
-        final = self._final(state, results)
+        final = self._final(state, results, meant, stopped=finish == "stop")
         trajectory = Trajectory(
             question,
             tuple(steps),
@@ -141,24 +152,49 @@ class SpinachAgent:
         return trajectory
 
     @staticmethod
-    def _rollback_reason(name: str, arg: str, state: list[Step]) -> str | None:
+    def answer_query(argument: str, state: Iterable[Step]) -> str | None:
+        """The query a ``stop`` answers with: the one it names, else the last executed query in the state."""
+        named = " ".join(argument.split())
+        if named:
+            return named
+        last = next((s for s in reversed(list(state)) if s.action == "execute_sparql"), None)
+        return " ".join(last.argument.split()) if last is not None else None
+
+    @staticmethod
+    def _answer_step(query: str | None, state: Iterable[Step]) -> Step | None:
+        """The latest step in the state that executed ``query`` (compared with whitespace folded)."""
+        if query is None:
+            return None
+        return next((s for s in reversed(list(state))
+                     if s.action == "execute_sparql" and " ".join(s.argument.split()) == query), None)
+
+    @classmethod
+    def _rollback_reason(cls, name: str, arg: str, state: list[Step]) -> str | None:
         if any((s.action, s.argument) == (name, arg) for s in state[-REPEAT_WINDOW:]):
             return "repeat"
         if name == "stop":
-            last = next((s for s in reversed(state) if s.action == "execute_sparql"), None)
-            if last is None or last.feedback != "rows":
+            answer = cls._answer_step(cls.answer_query(arg, state), state)
+            if answer is None or answer.feedback != "rows":
                 return "premature stop"
         return None
 
-    def _final(self, state: Iterable[Step], results: dict[int, QueryResult]) -> QueryResult | None:
-        """The answer: the last query in the state that returned rows (SPINACH drops a final LIMIT 10)."""
-        for s in reversed(list(state)):
-            if s.action == "execute_sparql" and s.feedback == "rows":
-                result = results[s.index]
-                text = s.argument.strip()
-                if text.upper().endswith("LIMIT 10"):
-                    again = self.tools.execute_sparql(text[: -len("LIMIT 10")]).result
-                    if again is not None and again.has_rows:
-                        return again
-                return result
-        return None
+    def _final(self, state: Iterable[Step], results: dict[int, QueryResult], meant: str | None, *,
+               stopped: bool) -> QueryResult | None:
+        """The answer: the query the standing stop (or, after the budget, the last stop) named; with no stop
+        at all, the last query in the state that returned rows.  SPINACH drops a final LIMIT 10."""
+        state = list(state)
+        if stopped or meant is not None:
+            step = self._answer_step(meant, state)
+            if step is None or step.feedback != "rows":
+                return None
+        else:
+            step = next((s for s in reversed(state) if s.action == "execute_sparql" and s.feedback == "rows"), None)
+            if step is None:
+                return None
+        result = results[step.index]
+        text = step.argument.strip()
+        if text.upper().endswith("LIMIT 10"):
+            again = self.tools.execute_sparql(text[: -len("LIMIT 10")]).result
+            if again is not None and again.has_rows:
+                return again
+        return result

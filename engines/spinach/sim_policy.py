@@ -12,7 +12,8 @@ not the world, not its hidden truth, not the gold queries.  Like an expert it
 4. on rows, with probability ``p_verify`` checks the assumptions it is not sure of (properties
    remembered with confidence below 0.8) with a probe query or an entity page — the silent
    errors of §1.4 are only found this way;
-5. stops.
+5. stops, naming the whole query it means as the answer (``stop(query)``: a probe run after it to
+   check an assumption is not the answer).
 
 What it learns comes from the observations themselves: a page that shows ``P279 (subclass of)``
 and no ``P31`` tells it instruments are classes; examples of ``P2048`` whose subjects are people
@@ -782,12 +783,12 @@ def decide(question: str, history: Sequence[PolicyStep], *, seed: int = 224, sam
     if feedback != "rows":
         just_failed = history[-1].action_name == "execute_sparql" and history[-1].action_argument.strip() == query.strip()
         if just_failed and mind.draw("stop-early", n, sample) < params.p_stop_early:
-            return PolicyAction("I could not find more; stop.", "stop", "")
+            return PolicyAction("I could not find more; stop.", "stop", query)
         for c in clauses:
             probe = None if _settled(mind, c) else _next_probe(mind, c, loud=True)
             if probe:
                 return PolicyAction(probe[2], probe[0], probe[1])
-        return PolicyAction("I have tried what I could think of.", "stop", "")
+        return PolicyAction("I have tried what I could think of.", "stop", query)
 
     # rows: check the assumptions I am not sure of, then stop
     for c in clauses:
@@ -800,7 +801,8 @@ def decide(question: str, history: Sequence[PolicyStep], *, seed: int = 224, sam
         probe = _next_probe(mind, c, loud=False)
         if probe:
             return PolicyAction(probe[2] if started else f"Verify my assumption: {probe[2]}", probe[0], probe[1])
-    return PolicyAction("The last query answers the question.", "stop", "")
+    # the answer is the whole query, not the probe that may have run after it
+    return PolicyAction("My query answers the question.", "stop", query)
 
 
 def _explore(mind: Mind) -> PolicyAction:
@@ -815,4 +817,5 @@ def _explore(mind: Mind) -> PolicyAction:
             return PolicyAction(f"Read the page of {ids[0]}.", "get_wikidata_entry", ids[0])
         if query not in mind.results:
             return PolicyAction("List what the graph says about it.", "execute_sparql", query)
+        return PolicyAction("This is as far as I can get.", "stop", query)
     return PolicyAction("This is as far as I can get.", "stop", "")

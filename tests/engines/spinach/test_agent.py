@@ -209,3 +209,49 @@ def test_the_simulated_policy_reads_pages_whole(endpoint):
     from engines.llm.sim import SimBackend
 
     assert SimBackend().prune_entry("q", "a\nb\nc").value == (0, 1, 2)
+
+
+PROBE = "SELECT ?x WHERE { ?x wdt:P31 wd:Q1007 . } LIMIT 1"  # a check: it happens to return rows
+NOTHING = "SELECT ?x WHERE { ?x wdt:P31 wd:Q424242 }"
+
+
+def test_a_probe_run_after_the_answer_is_not_the_answer(endpoint):
+    plan = [PolicyAction("the whole query", "execute_sparql", MOUNTAINS), PolicyAction("verify", "execute_sparql", PROBE),
+            PolicyAction("my query answers it", "stop", MOUNTAINS)]
+    trajectory, events, _ = run(endpoint, lambda h, s: plan[len(h)])
+    assert not any(isinstance(e, RolledBack) for e in events)
+    assert trajectory.finish == "stop" and trajectory.final_sparql == MOUNTAINS and len(trajectory.answer) == 3
+
+
+def test_a_stop_whose_answer_returned_nothing_is_premature_even_after_a_probe_with_rows(endpoint):
+    def script(h, sample):
+        if len(h) == 0:
+            return PolicyAction("the whole query", "execute_sparql", NOTHING)
+        if len(h) == 1:
+            return PolicyAction("debug a fragment", "execute_sparql", PROBE)  # rows
+        if sample == 0:
+            return PolicyAction("give up", "stop", NOTHING)  # the answer it means returned nothing
+        if len(h) == 2:
+            return PolicyAction("fixed", "execute_sparql", MOUNTAINS)
+        return PolicyAction("done", "stop", MOUNTAINS)
+
+    trajectory, events, _ = run(endpoint, script)
+    assert [e.reason for e in events if isinstance(e, RolledBack)] == ["premature stop"]
+    assert trajectory.final_sparql == MOUNTAINS and len(trajectory.answer) == 3
+
+
+def test_a_bare_stop_means_the_last_executed_query_and_a_budget_end_the_last_named(endpoint):
+    plan = [PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("q", "execute_sparql", PROBE),
+            PolicyAction("done", "stop", "")]
+    trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
+    assert trajectory.final_sparql == PROBE  # SPINACH's stop(): "marks the last executed SPARQL query"
+
+    def stubborn(h, sample):  # names an empty answer again and again, after a probe with rows
+        if len(h) == 0:
+            return PolicyAction("q", "execute_sparql", NOTHING)
+        if len(h) == 1:
+            return PolicyAction("probe", "execute_sparql", PROBE)
+        return PolicyAction("stop", "stop", NOTHING)
+
+    trajectory, _, _ = run(endpoint, stubborn)
+    assert trajectory.finish == "budget" and trajectory.final_sparql is None and trajectory.answer == ()

@@ -116,3 +116,21 @@ def test_exercise_3_rollback_matters_when_the_policy_loops(endpoint, qsets):
     without = score(endpoint, questions, loopy, AgentOptions(rollback=False))
     assert with_rb[0] > without[0]
     assert without[2] > with_rb[2]  # budgets run out without rollback
+
+
+def test_the_answer_is_the_query_the_policy_meant_never_a_probe(endpoint, qsets):
+    """Every standing stop of the simulated policy names its whole query, and that is the answer, also when
+    a verification probe or a debugging fragment ran after it and returned rows."""
+    agent = SpinachAgent(endpoint, LLM(Sim()))
+    after_probe = 0
+    for q in qsets.forum[::2]:
+        t = agent.run(q.question)
+        stop = t.state[-1]
+        if t.finish != "stop":
+            continue
+        assert stop.action == "stop" and stop.argument
+        assert t.final_sparql is None or " ".join(t.final_sparql.split()) == " ".join(stop.argument.split())
+        executed = [s for s in t.state if s.action == "execute_sparql"]
+        if executed and " ".join(executed[-1].argument.split()) != " ".join(stop.argument.split()):
+            after_probe += 1  # something ran after the answer: the answer is still the meant query
+    assert after_probe > 0
