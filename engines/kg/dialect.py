@@ -5,8 +5,11 @@ PREFIX lines, ``SERVICE wikibase:label`` fills ``?xLabel`` and ``?xDescription``
 subqueries (``WITH { … } AS %x`` … ``INCLUDE %x``) and query hints (``hint:Prior hint:… .``)
 are Blazegraph extensions, and its parser forgives spacing that the standard's does not
 (``wdt:P279 *``, ``?a?b``).  :func:`prepare` handles each of these with a small rewrite on the
-query text, then parses and plans the result with rdflib (``parseQuery`` + ``translateQuery``):
+query text, then parses and plans the result with rdflib (``parseQuery`` + ``translateQuery``)
+and decides what may run on that plan (:func:`check`), never on the text:
 
+* ``\\uXXXX`` / ``\\UXXXXXXXX`` escapes are expanded first, over the whole query, as SPARQL
+  specifies (and rdflib does): every rewrite, the plan and both stores see the same text;
 * comments are dropped; strings and IRIs are masked first, so no rewrite ever touches them;
 * ``hint:`` triples are dropped;
 * ``wdt:P279 *`` becomes ``wdt:P279*`` and ``?a?b`` becomes ``?a ?b``;
@@ -19,7 +22,9 @@ query text, then parses and plans the result with rdflib (``parseQuery`` + ``tra
 * the geospatial and MediaWiki-API services (``wikibase:around``, ``wikibase:box``,
   ``wikibase:mwapi``, ``gas:service``) are part of the real endpoint: a query using them parses
   and plans, but cannot run offline and says so;
-* any other ``SERVICE`` (a remote endpoint), ``FROM``, ``LOAD`` and every update are refused.
+* on the plan: any other ``SERVICE`` left in it (a remote endpoint, a variable, a spelling of the
+  label service the rewrite did not take), ``FROM`` / ``FROM NAMED``, and every update (``LOAD``,
+  ``INSERT`` … — the text parses as an update, not a query) are refused.
 
 Errors: :class:`SparqlRefused` (the policy says no) and :class:`SparqlSyntaxError` (the query
 does not parse or plan), both :class:`~engines.errors.EngineError` with a message for a person.
@@ -29,12 +34,12 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 from engines.errors import EngineError
 from engines.kg.prefixes import PREFIXES
 
-__all__ = ["Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare", "rewrite", "plan"]
+__all__ = ["Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare", "rewrite", "plan", "check", "expand_escapes"]
 
 
 class SparqlRefused(EngineError):
@@ -142,7 +147,6 @@ def _enclosing_group(code: str, at: int) -> tuple[int, int] | None:
 
 # --- the rewrites ---------------------------------------------------------------------------
 
-_UPDATE_WORDS = ("INSERT", "DELETE", "LOAD", "CLEAR", "CREATE", "DROP", "COPY", "MOVE", "ADD")
 _PROLOGUE = re.compile(r"^\s*(?:(?:BASE\s+\S+|PREFIX\s+[\w.-]*:\s*\S+)\s*)*", re.I)
 _FIRST_WORD = re.compile(r"[A-Za-z]+")
 _HINT = re.compile(r"hint:\w+\s+hint:\w+\s+(?:" + _OPEN + r"\d+" + _CLOSE + r"|[^\s.;}]+)\s*\.?")
@@ -151,8 +155,7 @@ _ADJACENT_VARS = re.compile(r"([?$][A-Za-z_]\w*)(?=[?$][A-Za-z_])")
 _WITH = re.compile(r"\bWITH\s*\{", re.I)
 _AS_NAME = re.compile(r"\s*AS\s+%([\w-]+)", re.I)
 _INCLUDE = re.compile(r"\bINCLUDE\s+%([\w-]+)", re.I)
-_SERVICE = re.compile(r"\bSERVICE\s+(SILENT\s+)?(\S+?)\s*\{", re.I)
-_FROM = re.compile(r"\bFROM\s+(NAMED\s+)?" + _OPEN, re.I)
+_SERVICE = re.compile(r"\bSERVICE\s*(SILENT\s*)?(\S+?)\s*\{", re.I)
 _LABEL_VAR = re.compile(r"[?$]([A-Za-z_]\w*?)(Label|Description|AltLabel)\b")
 
 _SELF_ENDPOINTS = (
@@ -170,14 +173,33 @@ _OFFLINE_SERVICES = {
 _LABEL_SERVICES = ("wikibase:label", "<http://wikiba.se/ontology#label>")
 
 
+def expand_escapes(query: str) -> str:
+    """The query with its ``\\u`` / ``\\U`` escapes expanded (SPARQL 1.1 §19.2, done before parsing).
+
+    Expansion is a single pass, as in rdflib; a query whose expansion still holds escapes
+    (``\\u005Cu0053``) would read differently to a store that expands again, so it is refused."""
+    from rdflib.plugins.sparql.parser import expandUnicodeEscapes
+
+    try:
+        text = expandUnicodeEscapes(query)
+        again = expandUnicodeEscapes(text)
+    except ValueError as e:
+        raise SparqlSyntaxError(f"Syntax error: {e}.") from None
+    if again != text:
+        raise SparqlSyntaxError("Syntax error: a \\u escape expands to another escape; write the character itself.")
+    return text
+
+
 def rewrite(query: str) -> tuple[str, str, tuple[str, ...], str | None]:
     """Dialect handling on the text: ``(standard text, form, notes, unsupported)``.
 
-    Raises :class:`SparqlRefused` for updates, ``LOAD``, ``FROM`` and remote ``SERVICE`` calls.
+    Only rewrites: what may run is decided on the plan of the result (:func:`check`).  ``form``
+    is the query's first keyword, ``unsupported`` the offline service the text names, if any
+    (:func:`prepare` takes both from the plan instead).
     """
     if not isinstance(query, str) or not query.strip():
         raise SparqlSyntaxError("Syntax error: the query is empty.")
-    masked = _Masked(query)
+    masked = _Masked(expand_escapes(query))
     code = masked.code
     notes: list[str] = []
     unsupported: str | None = None
@@ -185,12 +207,6 @@ def rewrite(query: str) -> tuple[str, str, tuple[str, ...], str | None]:
     body_start = _PROLOGUE.match(code).end()  # type: ignore[union-attr]
     first = _FIRST_WORD.match(code, body_start)
     word = first.group().upper() if first else ""
-    if word in _UPDATE_WORDS or (word == "WITH" and re.match(r"WITH\s+" + _OPEN, code[body_start:], re.I)):
-        raise SparqlRefused(f"SPARQL Update ({word}) is refused: this endpoint is read-only.")
-    if re.search(r"\bLOAD\s+(SILENT\s+)?" + _OPEN, code, re.I):
-        raise SparqlRefused("LOAD is refused: this endpoint is read-only and never fetches other data.")
-    if _FROM.search(code):
-        raise SparqlRefused("FROM is refused: this endpoint queries only its own graph.")
     form = word if word in ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE") else word or "?"
 
     code, n = _HINT.subn(" ", code)
@@ -275,11 +291,8 @@ def _handle_services(code: str, masked: _Masked, notes: list[str]) -> tuple[str,
                 "but this offline endpoint cannot run."
             )
             search_from = close + 1
-        else:
-            raise SparqlRefused(
-                f"SERVICE {name} is refused: this endpoint never calls other endpoints "
-                "(only SERVICE wikibase:label is available)."
-            )
+        else:  # left in place: the plan's check refuses it, however it is spelled
+            search_from = close + 1
     return code, unsupported
 
 
@@ -351,7 +364,9 @@ def _init_ns() -> dict[str, Any]:
 
 
 def plan(text: str) -> Any:
-    """rdflib's parse and algebra for standard SPARQL text with the built-in prefixes."""
+    """rdflib's parse and algebra for standard SPARQL text with the built-in prefixes.
+
+    Raises SparqlSyntaxError, or SparqlRefused when the text is a SPARQL Update."""
     from pyparsing import ParseException
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import parseQuery
@@ -359,11 +374,14 @@ def plan(text: str) -> Any:
     try:
         parsed = parseQuery(text)
     except ParseException as e:
+        _refuse_update(text)
         found = e.line[e.col - 1 : e.col + 19].strip() if e.line and e.col else ""
         near = f" near {found!r}" if found else ""
         raise SparqlSyntaxError(f"Syntax error at line {e.lineno}, column {e.col}{near}: {e.msg}.", e.lineno, e.col) from None
     except RecursionError:
         raise SparqlSyntaxError("Syntax error: the query is nested too deeply to parse.") from None
+    except ValueError as e:  # an escape naming no code point
+        raise SparqlSyntaxError(f"Syntax error: {e}.") from None
     try:
         algebra = translateQuery(parsed, initNs=_init_ns())
         _scope_values(algebra.algebra)
@@ -374,6 +392,99 @@ def plan(text: str) -> Any:
         message = str(e).strip() or type(e).__name__
         message = message.replace("Unknown namespace prefix : ", "unknown prefix ")
         raise SparqlSyntaxError(f"Syntax error: {message}.") from None
+
+
+_UPDATE_NAMES = {
+    "Load": "LOAD", "Clear": "CLEAR", "Drop": "DROP", "Create": "CREATE", "Add": "ADD", "Move": "MOVE", "Copy": "COPY",
+    "InsertData": "INSERT DATA", "DeleteData": "DELETE DATA", "DeleteWhere": "DELETE WHERE", "Modify": "DELETE/INSERT",
+}
+
+
+def _refuse_update(text: str) -> None:
+    """Raise SparqlRefused if ``text`` parses as a SPARQL Update (it did not parse as a query)."""
+    from rdflib.plugins.sparql.parser import parseUpdate
+
+    try:
+        update = parseUpdate(text)
+    except Exception:  # neither a query nor an update: the query's syntax error stands
+        return
+    ops = [_UPDATE_NAMES.get(getattr(op, "name", ""), "an update") for op in (update.get("request") or ())]
+    if "LOAD" in ops:
+        raise SparqlRefused("LOAD is refused: this endpoint is read-only and never fetches other data.")
+    raise SparqlRefused(f"SPARQL Update ({', '.join(dict.fromkeys(ops)) or 'an update'}) is refused: this endpoint is read-only.")
+
+
+# --- what may run: decided on the plan ------------------------------------------------------------
+
+_WIKIBASE, _BD, _GAS = PREFIXES["wikibase"], PREFIXES["bd"], PREFIXES["gas"]
+_OFFLINE_IRIS = {
+    _WIKIBASE + "around": "geospatial search (SERVICE wikibase:around)",
+    _WIKIBASE + "box": "geospatial search (SERVICE wikibase:box)",
+    _WIKIBASE + "mwapi": "the MediaWiki API service (SERVICE wikibase:mwapi)",
+    _GAS + "service": "the graph-analytics service (SERVICE gas:service)",
+}
+_HANDLED_IRIS = {_WIKIBASE + "label": "SERVICE wikibase:label { … }", _BD + "sample": "SERVICE bd:sample { … }",
+                 _BD + "slice": "SERVICE bd:slice { … }"}
+_HANDLED_IRIS.update({iri.strip("<>"): f"SERVICE {iri} {{ … }}" for iri in _SELF_ENDPOINTS})
+
+
+def _short(iri: str) -> str:
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns) and re.fullmatch(r"[\w-]+", iri[len(ns):]):
+            return f"{prefix}:{iri[len(ns):]}"
+    return f"<{iri}>"
+
+
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every CompValue in a plan, depth first, without recursion (plans can be deep)."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CompValue):
+            yield node
+            stack.extend(v for k, v in node.items() if k != "_vars")
+        elif isinstance(node, Mapping):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)) or type(node).__name__ == "ParseResults":
+            stack.extend(node)
+
+
+def check(query: Any) -> str | None:
+    """Decide on a planned query (rdflib's ``Query``) whether it may run here.
+
+    Raises SparqlRefused for a dataset clause (``FROM`` / ``FROM NAMED``: data from elsewhere)
+    and for every ``SERVICE`` still in the plan (the rewrite has taken the label service, this
+    endpoint's own address and ``bd:sample`` / ``bd:slice`` when written plainly), except the
+    real endpoint's built-in services, for which it returns why the query cannot run offline.
+    """
+    from rdflib import URIRef
+
+    unsupported: str | None = None
+    for node in _nodes(query.algebra):
+        clause = dict.get(node, "datasetClause")
+        if clause:
+            named = any(dict.get(d, "named") is not None for d in clause)
+            kind = "FROM NAMED" if named else "FROM"
+            raise SparqlRefused(f"{kind} is refused: this endpoint queries only its own graph and never fetches other data.")
+        if node.name != "ServiceGraphPattern":
+            continue
+        term = dict.get(node, "term")
+        iri = str(term) if isinstance(term, URIRef) else None
+        if iri in _OFFLINE_IRIS:
+            unsupported = unsupported or (
+                f"This query uses {_OFFLINE_IRIS[iri]}, which the real Wikidata endpoint provides "
+                "but this offline endpoint cannot run."
+            )
+            continue
+        name = _short(iri) if iri is not None else (f"?{term}" if term is not None else "(unnamed)")
+        hint = f" Write it as {_HANDLED_IRIS[iri]}." if iri in _HANDLED_IRIS else " (only SERVICE wikibase:label is available)."
+        raise SparqlRefused(f"SERVICE {name} is refused: this endpoint never calls other endpoints.{hint}".replace(". (", " ("))
+    return unsupported
 
 
 def _scope_values(node: Any) -> set:
@@ -405,8 +516,18 @@ def _scope_values(node: Any) -> set:
     return set()
 
 
+_FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
+
+
 def prepare(query: str) -> Prepared:
-    """Dialect handling, then rdflib's parse and plan.  Raises SparqlRefused or SparqlSyntaxError."""
-    text, form, notes, unsupported = rewrite(query)
+    """Dialect handling, then rdflib's parse and plan, then :func:`check` on the plan.
+
+    Raises SparqlRefused or SparqlSyntaxError."""
+    text, _form, notes, _unsupported = rewrite(query)
     algebra = plan(text)
+    try:
+        unsupported = check(algebra)
+    except RecursionError:  # pragma: no cover - the walk is iterative
+        raise SparqlSyntaxError("Syntax error: the query is nested too deeply to plan.") from None
+    form = _FORMS.get(getattr(algebra.algebra, "name", ""), _form)
     return Prepared(query, text, form, notes, unsupported, algebra)

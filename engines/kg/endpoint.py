@@ -17,8 +17,9 @@ Usage::
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 import time
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
@@ -27,8 +28,9 @@ from rdflib import BNode, Graph, Literal, URIRef
 
 from engines.kg import dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
-from engines.kg.prefixes import PREFIXES, entity_id
-from engines.kg.store import QueryTimeout, deadline, make_graph, oxigraph_store
+from engines.kg.prefixes import entity_id
+from engines.kg.store import make_graph
+from engines.kg.worker import QueryWorker, WorkerUnavailable
 
 if TYPE_CHECKING:
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
@@ -107,23 +109,6 @@ def term_json(term: Any) -> dict[str, str]:
     return {"type": "literal", "value": str(term)}
 
 
-def _ox_json(term: Any) -> dict[str, str]:
-    import pyoxigraph as ox
-
-    if isinstance(term, ox.NamedNode):
-        return {"type": "uri", "value": term.value}
-    if isinstance(term, ox.BlankNode):
-        return {"type": "bnode", "value": term.value}
-    if isinstance(term, ox.Literal):
-        out = {"type": "literal", "value": term.value}
-        if term.language:
-            out["xml:lang"] = term.language
-        elif term.datatype is not None and term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
-            out["datatype"] = term.datatype.value
-        return out
-    return {"type": "literal", "value": str(term)}
-
-
 def _is_internal(var: str) -> bool:
     return var.startswith("__")  # helper variables of the label-service emulation
 
@@ -132,9 +117,17 @@ class Endpoint:
     """Wikidata-dialect SPARQL over one graph.  Thread-safe for queries."""
 
     def __init__(self, graph: Graph, *, store: str = "memory", timeout_s: float = 5.0, row_cap: int = 10_000,
-                 clock: Callable[[], float] = time.perf_counter, cache_size: int = 256) -> None:
+                 clock: Callable[[], float] = time.perf_counter, cache_size: int = 256,
+                 memory_limit_mb: int | None = None, isolate_network: bool = True,
+                 triples: Callable[[], Iterable[tuple]] | None = None) -> None:
         """``cache_size``: results kept per query text (the graph is read-only; most of a query's
-        cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks)."""
+        cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
+
+        Queries run in a worker process (:mod:`engines.kg.worker`) holding a copy of the graph:
+        ``memory_limit_mb`` caps its address space (default: ``settings.sparql_memory_limit_mb``);
+        ``isolate_network`` puts it in a network namespace of its own where the OS allows (only
+        tests switch it off, to show the checks hold without it); ``triples`` gives the statements
+        the worker loads (by default the graph's own, read back)."""
         self.graph = graph
         self.cache_size = cache_size
         self._results: OrderedDict[str, QueryResult] = OrderedDict()
@@ -146,17 +139,28 @@ class Endpoint:
         self._labels: dict[str, str] | None = None
         self._browser: Any = None
         self._lock = threading.Lock()
+        self.memory_limit_mb = memory_limit_mb
+        self.isolate_network = isolate_network
+        self._worker: QueryWorker | None = None
+        self._triples = triples
+        self._finalizer: Any = None
 
     @classmethod
-    def from_triples(cls, triples: Iterable[tuple], *, store: str = "memory", **kwargs: Any) -> "Endpoint":
-        return cls(make_graph(triples, store), store=store, **kwargs)
+    def from_triples(cls, triples: Iterable[tuple], *, store: str = "memory",
+                     source: Callable[[], Iterable[tuple]] | None = None, **kwargs: Any) -> "Endpoint":
+        """An endpoint over ``triples``; ``source``, if given, produces them again for the worker
+        (otherwise they are kept)."""
+        if source is None:
+            kept = tuple(triples)
+            triples, source = kept, (lambda: kept)
+        return cls(make_graph(triples, store), store=store, triples=source, **kwargs)
 
     @classmethod
     def from_world(cls, world: Any, *, store: str = "memory", **kwargs: Any) -> "Endpoint":
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 
-        return cls.from_triples(rdf_triples(world), store=store, **kwargs)
+        return cls.from_triples(rdf_triples(world), store=store, source=lambda: rdf_triples(world), **kwargs)
 
     # --- queries -------------------------------------------------------------------------
 
@@ -183,111 +187,73 @@ class Endpoint:
         return result
 
     def _execute(self, query: str) -> QueryResult:
+        if not isinstance(query, str) or not query.strip():
+            return QueryResult(query, Feedback.SYNTAX_ERROR, message="Syntax error: the query is empty.")
         start = self.clock()
         try:
-            prepared = dialect.prepare(query)
-        except SparqlSyntaxError as e:
-            return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e), elapsed_s=self.clock() - start)
-        if prepared.unsupported:
-            raise SparqlRefused(prepared.unsupported)
-        try:
-            if self.store == "oxigraph":
-                columns, bindings, truncated, boolean = self._run_oxigraph(prepared)
-            else:
-                columns, bindings, truncated, boolean = self._run_rdflib(prepared)
-        except QueryTimeout:
-            return QueryResult(query, Feedback.TIMEOUT, message=f"Query execution timed out after {self.timeout_s:g} s.",
-                               elapsed_s=self.clock() - start, notes=prepared.notes, standard=prepared.text)
-        except _QueryError as e:
-            return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e), elapsed_s=self.clock() - start,
-                               notes=prepared.notes, standard=prepared.text)
+            self.worker.start()  # loading the graph is not the query's time
+            start = self.clock()
+            answer = self.worker.run(query, self.timeout_s, self.row_cap)
+        except WorkerUnavailable as e:
+            return QueryResult(query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.", elapsed_s=self.clock() - start)
         elapsed = self.clock() - start
+        kind = answer.get("kind")
+        meta = {"notes": tuple(answer.get("notes") or ()), "standard": answer.get("standard") or ""}
+        if kind == "refused":
+            raise SparqlRefused(answer["message"])
+        if kind == "syntax":
+            return QueryResult(query, Feedback.SYNTAX_ERROR, message=answer["message"], elapsed_s=elapsed)
+        if kind == "timeout":
+            return QueryResult(query, Feedback.TIMEOUT, message=f"Query execution timed out after {self.timeout_s:g} s.",
+                               elapsed_s=elapsed, **meta)
+        if kind == "error":
+            return QueryResult(query, Feedback.SYNTAX_ERROR, message=answer["message"], elapsed_s=elapsed, **meta)
+        if kind == "crash":
+            detail = answer.get("message") or "stopped"
+            return QueryResult(query, Feedback.SYNTAX_ERROR, elapsed_s=elapsed, message=(
+                f"Query error: the triple store failed on this query (its worker process {detail}); "
+                "the endpoint is fine and the next query starts a new worker."))
+        boolean = answer.get("boolean")
         if boolean is not None:
             return QueryResult(query, Feedback.ROWS, ("ASK",), ({"ASK": {"type": "literal", "value": str(boolean).lower(),
                                "datatype": "http://www.w3.org/2001/XMLSchema#boolean"}},), elapsed_s=elapsed,
-                               boolean=boolean, notes=prepared.notes, standard=prepared.text)
+                               boolean=boolean, **meta)
+        bindings = tuple(answer["bindings"])
         feedback = Feedback.ROWS if bindings else Feedback.EMPTY
-        return QueryResult(query, feedback, columns, bindings, truncated=truncated, elapsed_s=elapsed,
-                           notes=prepared.notes, standard=prepared.text)
+        return QueryResult(query, feedback, tuple(answer["columns"]), bindings, truncated=bool(answer["truncated"]),
+                           elapsed_s=elapsed, **meta)
 
-    def _run_rdflib(self, prepared: Prepared) -> tuple[tuple[str, ...], tuple[Binding, ...], bool, bool | None]:
-        with deadline(self.timeout_s):
-            try:
-                result = self.graph.query(prepared.algebra)
-                if result.type == "ASK":
-                    return (), (), False, bool(result.askAnswer)
-                if result.type in ("CONSTRUCT", "DESCRIBE"):
-                    cols = ("subject", "predicate", "object")
-                    rows: list[Binding] = []
-                    for s, p, o in result.graph:  # type: ignore[union-attr]
-                        rows.append({"subject": term_json(s), "predicate": term_json(p), "object": term_json(o)})
-                        if len(rows) >= self.row_cap:
-                            return cols, tuple(rows), True, None
-                    return cols, tuple(rows), False, None
-                columns = tuple(str(v) for v in (result.vars or ()) if not _is_internal(str(v)))
-                out: list[Binding] = []
-                truncated = False
-                for row in result:
-                    b = {str(v): term_json(t) for v, t in row.asdict().items() if t is not None and not _is_internal(str(v))}  # type: ignore[union-attr]
-                    out.append(b)
-                    if len(out) >= self.row_cap:
-                        truncated = True
-                        break
-                return columns, tuple(out), truncated, None
-            except QueryTimeout:
-                raise
-            except RecursionError:
-                raise _QueryError("Query error: the query is nested too deeply to evaluate.") from None
-            except Exception as e:  # rdflib's evaluation errors (type errors, unknown functions …)
-                raise _QueryError(f"Query error: {str(e).strip() or type(e).__name__}") from None
+    # --- the worker process ------------------------------------------------------------------
 
-    def _run_oxigraph(self, prepared: Prepared) -> tuple[tuple[str, ...], tuple[Binding, ...], bool, bool | None]:
-        import pyoxigraph as ox
+    @property
+    def worker(self) -> QueryWorker:
+        """The process that runs this endpoint's queries (started on first use)."""
+        with self._lock:
+            if self._worker is None:
+                limit = self.memory_limit_mb
+                if limit is None:
+                    from engines.settings import Settings
 
-        store = oxigraph_store(self.graph)
-        box: dict[str, Any] = {}
-        limit = time.monotonic() + self.timeout_s
+                    limit = Settings().sparql_memory_limit_mb
+                graph = self.graph
+                source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
+                self._worker = QueryWorker(source, self.store,
+                                           memory_limit_mb=limit, isolate_network=self.isolate_network)
+                self._finalizer = weakref.finalize(self, self._worker.close)
+            return self._worker
 
-        def work() -> None:
-            try:
-                res = store.query(prepared.text, prefixes=dict(PREFIXES), use_default_graph_as_union=True)
-                if isinstance(res, ox.QueryBoolean):
-                    box["value"] = ((), (), False, bool(res))
-                    return
-                if isinstance(res, ox.QueryTriples):
-                    rows = []
-                    for t in res:
-                        rows.append({"subject": _ox_json(t.subject), "predicate": _ox_json(t.predicate), "object": _ox_json(t.object)})
-                        if len(rows) >= self.row_cap or time.monotonic() > limit:
-                            break
-                    box["value"] = (("subject", "predicate", "object"), tuple(rows), len(rows) >= self.row_cap, None)
-                    return
-                names = [v.value for v in res.variables]
-                keep = [n for n in names if not _is_internal(n)]
-                out = []
-                truncated = False
-                for sol in res:
-                    out.append({n: _ox_json(sol[n]) for n in keep if sol[n] is not None})
-                    if len(out) >= self.row_cap:
-                        truncated = True
-                        break
-                    if time.monotonic() > limit:
-                        box["timeout"] = True
-                        return
-                box["value"] = (tuple(keep), tuple(out), truncated, None)
-            except SyntaxError as e:
-                box["error"] = f"Syntax error: {e}"
-            except Exception as e:  # Oxigraph's evaluation errors
-                box["error"] = f"Query error: {str(e).strip() or type(e).__name__}"
+    def close(self) -> None:
+        """Stop the worker process (the endpoint starts a new one if queried again)."""
+        with self._lock:
+            worker = self._worker
+        if worker is not None:
+            worker.close()
 
-        worker = threading.Thread(target=work, name="oxigraph-query", daemon=True)
-        worker.start()
-        worker.join(self.timeout_s)
-        if worker.is_alive() or box.get("timeout"):
-            raise QueryTimeout()  # the worker finishes on its own; its result is dropped
-        if "error" in box:
-            raise _QueryError(box["error"])
-        return box["value"]
+    def __enter__(self) -> "Endpoint":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- browsing: pages, search, property examples --------------------------------------------
 
@@ -317,10 +283,6 @@ class Endpoint:
     def label(self, iri_or_id: str) -> str | None:
         """The English label of an entity (QID, PID or IRI), if it has one."""
         return self.browser.label(entity_id(iri_or_id))
-
-
-class _QueryError(Exception):
-    """An error while evaluating a planned query (internal; becomes a syntax_error feedback)."""
 
 
 def results_from_json(doc: Any) -> list[Binding]:

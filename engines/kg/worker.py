@@ -1,0 +1,540 @@
+"""The process that runs SPARQL queries, so that no query can outlast its timeout or take the app down.
+
+rdflib evaluates in pure Python (a catastrophic ``REGEX`` inside ``re`` cannot be interrupted) and
+Oxigraph can abort the whole process on a query (a Rust panic) or keep its threads busy after the
+caller gave up.  So every query runs in a separate worker process that the endpoint kills at the
+deadline.  :class:`QueryWorker` is the endpoint's side:
+
+* the worker is a fresh interpreter (``python -I``, the endpoint's ``sys.path``; no
+  ``multiprocessing`` start method, so no main module is re-imported and no threads are forked),
+  started on the first query; it loads the graph once and is reused until it is killed;
+* each query gets ``timeout_s`` plus a short grace: the worker stops itself at the deadline where
+  it can (the memory store checks it on every triple lookup, the Oxigraph loop between
+  solutions); otherwise the endpoint kills it — the next query starts a new one;
+* a worker that dies (a crash, the memory cap) becomes an error result naming what happened;
+* the worker answers every message with plain data (the SPARQL JSON bindings), never objects.
+
+Inside the worker (:func:`_confine`), before the graph is loaded:
+
+* its address space is capped (``RLIMIT_AS``, ``settings.sparql_memory_limit_mb``), and it cannot
+  write files larger than 1 MB (``RLIMIT_FSIZE``);
+* on Linux it enters a network namespace of its own (no interfaces but a down loopback), when the
+  kernel allows unprivileged user namespaces: even a ``SERVICE`` the dialect's check missed
+  cannot reach any address — Oxigraph offers no switch for its HTTP client;
+* rdflib's own remote access is off: ``SPARQL_LOAD_GRAPHS = False`` (``FROM`` never loads), a
+  custom evaluation refuses every ``SERVICE`` it is asked to evaluate, and an audit hook refuses
+  sockets, URL requests, process launches and opening any file outside Python's own code;
+* its CPU time is capped per query (``RLIMIT_CPU``, twice the timeout plus 10 s), so a query
+  stops even if the endpoint that sent it is gone; an idle worker exits when its socket closes;
+* it runs in its own session (Ctrl-C at the terminal does not reach it) and its stderr goes to a
+  private temporary file whose last lines become part of a crash message.
+
+The worker prepares each query itself (:func:`engines.kg.dialect.prepare`: rewrite, parse, plan,
+and the check on the plan), so parsing — most of a query's cost — happens once, and inside the
+bounds.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from multiprocessing.connection import Connection
+from typing import Any, Callable, Iterable
+
+__all__ = ["QueryWorker", "evaluate"]
+
+_GRACE_S = 0.75  # beyond the query's timeout before the worker is killed
+_START_TIMEOUT_S = 300.0  # loading a large graph takes a while
+_FSIZE_LIMIT = 1 << 20
+
+
+# --- inside the worker -------------------------------------------------------------------------
+
+class _Blocked(PermissionError):
+    pass
+
+
+def _is_internal(var: str) -> bool:
+    return var.startswith("__")  # helper variables of the label-service emulation
+
+
+_CODE_SUFFIXES = (".py", ".pyc", ".so", ".pyd", ".pth", ".typed")
+
+
+def _allowed_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(directories whose files may be read, directories whose code files may be read)."""
+    import site
+    import sysconfig
+
+    whole = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *sysconfig.get_paths().values()}
+    try:
+        whole.update(site.getsitepackages())
+        whole.add(site.getusersitepackages())
+    except Exception:  # pragma: no cover - virtualenv variants
+        pass
+    code = {entry for entry in sys.path if entry and os.path.isdir(entry)}
+    clean = lambda paths: tuple(sorted({os.path.realpath(p) for p in paths if p} - {os.path.realpath("/")}))  # noqa: E731
+    return clean(whole), clean(code)
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r + os.sep) for r in roots)
+
+
+def _install_audit_hook() -> None:
+    """Refuse network, URL requests, subprocesses and reading anything but Python's own code."""
+    whole, code = _allowed_roots()
+    blocked_events = {
+        "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
+        "socket.sendto", "urllib.Request", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
+        "os.spawn", "os.fork", "os.forkpty", "ctypes.dlopen", "shutil.copyfile", "os.remove", "os.rename",
+    }
+
+    def hook(event: str, args: tuple) -> None:
+        if event in blocked_events:
+            raise _Blocked(f"the SPARQL worker does not allow {event}")
+        if event == "open" and args:
+            path, mode, flags = (tuple(args) + (None, None))[:3]
+            if isinstance(path, int):
+                return
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND))
+            try:
+                real = os.path.realpath(os.fsdecode(path))
+            except Exception:
+                raise _Blocked("the SPARQL worker does not open files") from None
+            readable = _under(real, whole) or (_under(real, code) and real.endswith(_CODE_SUFFIXES))
+            if writing or not readable:
+                raise _Blocked(f"the SPARQL worker does not open files ({real})")
+
+    sys.addaudithook(hook)
+
+
+def _new_network_namespace() -> bool:
+    """Enter an empty network namespace (Linux; needs root or unprivileged user namespaces)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        clone_newuser, clone_newnet = 0x10000000, 0x40000000
+        if libc.unshare(clone_newuser | clone_newnet) == 0:
+            return True
+        return libc.unshare(clone_newnet) == 0
+    except Exception:
+        return False
+
+
+def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bool]:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.disable(logging.CRITICAL)
+    netns = _new_network_namespace() if isolate_network else False  # before any thread starts
+    try:
+        import resource
+
+        if memory_limit_mb:
+            limit = int(memory_limit_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (_FSIZE_LIMIT, _FSIZE_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    _switch_off_rdflib_remote_access()
+    _install_audit_hook()
+    return {"network_namespace": netns}
+
+
+def _bound_cpu(seconds: float) -> None:
+    """Let this process use at most ``seconds`` more CPU time (SIGXCPU ends it): a query stops
+    even if the endpoint that sent it is gone."""
+    try:
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = used.ru_utime + used.ru_stime
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        soft = int(spent + seconds) + 1
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _switch_off_rdflib_remote_access() -> None:
+    import rdflib.plugins.sparql as rdflib_sparql
+
+    rdflib_sparql.SPARQL_LOAD_GRAPHS = False  # FROM / FROM NAMED never load data
+
+    def no_service(ctx: Any, part: Any) -> Any:
+        if getattr(part, "name", None) == "ServiceGraphPattern":
+            raise _Blocked("SERVICE is never evaluated by this endpoint")
+        raise NotImplementedError
+
+    rdflib_sparql.CUSTOM_EVALS["cs224v_no_service"] = no_service
+
+
+def _encode(term: Any) -> tuple:
+    """An rdflib term as plain data, the lexical form of a literal exactly as stored."""
+    from rdflib import BNode, Literal
+
+    if isinstance(term, Literal):
+        return ("l", str(term), term.language, str(term.datatype) if term.datatype is not None else None)
+    if isinstance(term, BNode):
+        return ("b", str(term))
+    return ("u", str(term))
+
+
+def _decoder() -> Callable[[tuple], Any]:
+    from rdflib import BNode, Literal, URIRef
+
+    cache: dict[tuple, Any] = {}
+
+    def decode(item: tuple) -> Any:
+        term = cache.get(item)
+        if term is None:
+            if item[0] == "l":
+                term = Literal(item[1], lang=item[2], datatype=URIRef(item[3]) if item[3] else None, normalize=False)
+            elif item[0] == "b":
+                term = BNode(item[1])
+            else:
+                term = URIRef(item[1])
+            cache[item] = term
+        return term
+
+    return decode
+
+
+def _term_json(term: Any) -> dict[str, str]:
+    from engines.kg.endpoint import term_json
+
+    return term_json(term)
+
+
+def _ox_json(term: Any) -> dict[str, str]:
+    import pyoxigraph as ox
+
+    if isinstance(term, ox.NamedNode):
+        return {"type": "uri", "value": term.value}
+    if isinstance(term, ox.BlankNode):
+        return {"type": "bnode", "value": term.value}
+    if isinstance(term, ox.Literal):
+        out = {"type": "literal", "value": term.value}
+        if term.language:
+            out["xml:lang"] = term.language
+        elif term.datatype is not None and term.datatype.value != "http://www.w3.org/2001/XMLSchema#string":
+            out["datatype"] = term.datatype.value
+        return out
+    return {"type": "literal", "value": str(term)}
+
+
+def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int) -> dict[str, Any]:
+    """Prepare and run one query on ``graph``; a plain-data answer (what the worker sends back).
+
+    ``{"kind": "refused" | "syntax" | "timeout" | "error" | "ok", …}``.  Runs in the worker."""
+    from engines.kg import dialect
+    from engines.kg.store import QueryTimeout
+
+    began = time.monotonic()
+    try:
+        prepared = dialect.prepare(query)
+    except dialect.SparqlRefused as e:
+        return {"kind": "refused", "message": str(e)}
+    except dialect.SparqlSyntaxError as e:
+        return {"kind": "syntax", "message": str(e)}
+    except MemoryError:
+        return {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use to plan."}
+    if prepared.unsupported:
+        return {"kind": "refused", "message": prepared.unsupported}
+    meta = {"notes": prepared.notes, "standard": prepared.text}
+    timeout_s -= time.monotonic() - began  # the deadline counts from the query's arrival
+    try:
+        if timeout_s <= 0:
+            raise QueryTimeout()
+        if store == "oxigraph":
+            value = _run_oxigraph(graph, prepared, timeout_s, row_cap)
+        else:
+            value = _run_rdflib(graph, prepared, timeout_s, row_cap)
+    except QueryTimeout:
+        return {"kind": "timeout", **meta}
+    except MemoryError:
+        return {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use.", **meta}
+    except RecursionError:
+        return {"kind": "error", "message": "Query error: the query is nested too deeply to evaluate.", **meta}
+    except SyntaxError as e:  # Oxigraph's parser
+        return {"kind": "error", "message": f"Syntax error: {e}", **meta}
+    except Exception as e:  # the stores' evaluation errors (type errors, unknown functions …)
+        return {"kind": "error", "message": f"Query error: {str(e).strip() or type(e).__name__}", **meta}
+    columns, bindings, truncated, boolean = value
+    return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
+
+
+def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
+    from engines.kg.store import deadline
+
+    with deadline(timeout_s):
+        result = graph.query(prepared.algebra)
+        if result.type == "ASK":
+            return (), (), False, bool(result.askAnswer)
+        if result.type in ("CONSTRUCT", "DESCRIBE"):
+            cols = ("subject", "predicate", "object")
+            rows: list[dict] = []
+            for s, p, o in result.graph:  # type: ignore[union-attr]
+                rows.append({"subject": _term_json(s), "predicate": _term_json(p), "object": _term_json(o)})
+                if len(rows) >= row_cap:
+                    return cols, tuple(rows), True, None
+            return cols, tuple(rows), False, None
+        columns = tuple(str(v) for v in (result.vars or ()) if not _is_internal(str(v)))
+        out: list[dict] = []
+        truncated = False
+        for row in result:
+            out.append({str(v): _term_json(t) for v, t in row.asdict().items() if t is not None and not _is_internal(str(v))})  # type: ignore[union-attr]
+            if len(out) >= row_cap:
+                truncated = True
+                break
+        return columns, tuple(out), truncated, None
+
+
+def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
+    import pyoxigraph as ox
+
+    from engines.kg.prefixes import PREFIXES
+    from engines.kg.store import QueryTimeout, oxigraph_store
+
+    limit = time.monotonic() + timeout_s
+    res = oxigraph_store(graph).query(prepared.text, prefixes=dict(PREFIXES), use_default_graph_as_union=True)
+    if isinstance(res, ox.QueryBoolean):
+        return (), (), False, bool(res)
+    if isinstance(res, ox.QueryTriples):
+        rows = []
+        for t in res:
+            rows.append({"subject": _ox_json(t.subject), "predicate": _ox_json(t.predicate), "object": _ox_json(t.object)})
+            if len(rows) >= row_cap:
+                break
+            if time.monotonic() > limit:
+                raise QueryTimeout()
+        return ("subject", "predicate", "object"), tuple(rows), len(rows) >= row_cap, None
+    names = [v.value for v in res.variables]
+    keep = [n for n in names if not _is_internal(n)]
+    out = []
+    truncated = False
+    for sol in res:
+        out.append({n: _ox_json(sol[n]) for n in keep if sol[n] is not None})
+        if len(out) >= row_cap:
+            truncated = True
+            break
+        if time.monotonic() > limit:
+            raise QueryTimeout()
+    if time.monotonic() > limit:
+        raise QueryTimeout()
+    return tuple(keep), tuple(out), truncated, None
+
+
+def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: bool) -> None:
+    """The worker's loop: load the graph, then answer ``(query, timeout_s, row_cap)`` until EOF."""
+    try:
+        info = _confine(memory_limit_mb, isolate_network)
+        encoded = conn.recv()
+        from engines.kg.store import make_graph
+
+        decode = _decoder()
+        graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in encoded), store)
+        del encoded, decode
+    except MemoryError:
+        conn.send({"kind": "fatal", "message": f"the graph does not fit in the SPARQL worker's {memory_limit_mb} MB "
+                                               "(settings: sparql_memory_limit_mb)"})
+        return
+    except Exception as e:
+        conn.send({"kind": "fatal", "message": f"the SPARQL worker could not load the graph: {e}"})
+        return
+    conn.send({"kind": "ready", **info})
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        query, timeout_s, row_cap = message
+        _bound_cpu(2 * timeout_s + 10)
+        try:
+            answer = evaluate(graph, store, query, timeout_s, row_cap)
+        except MemoryError:
+            answer = {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use."}
+        try:
+            conn.send(answer)
+        except (EOFError, OSError):
+            return
+        except MemoryError:
+            conn.send({"kind": "error", "message": "Query error: the result needs more memory than the SPARQL worker may use."})
+
+
+def _child_main(argv: list[str]) -> None:
+    """Entry point of the worker process: ``fd store memory_limit_mb isolate_network``."""
+    from multiprocessing.connection import Connection
+
+    fd, store, limit, isolate = int(argv[0]), argv[1], int(argv[2]), argv[3] == "1"
+    _serve(Connection(fd), store, limit or None, isolate)
+
+
+# --- the endpoint's side ---------------------------------------------------------------------------
+
+class WorkerUnavailable(Exception):
+    """The worker could not start (internal; becomes an error result)."""
+
+
+class QueryWorker:
+    """One worker process holding the graph, started on first use and replaced when killed."""
+
+    def __init__(self, triples: Callable[[], Iterable[tuple]], store: str, *, memory_limit_mb: int | None = 2048,
+                 isolate_network: bool = True, grace_s: float = _GRACE_S) -> None:
+        self._triples = triples
+        self.store = store
+        self.memory_limit_mb = memory_limit_mb
+        self.isolate_network = isolate_network
+        self.grace_s = grace_s
+        self._process: Any = None
+        self._conn: Any = None
+        self._stderr: Any = None
+        self._lock = threading.Lock()
+        self.info: dict[str, Any] = {}
+        self.started = 0  # workers started so far (for tests and the lab)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def run(self, query: str, timeout_s: float, row_cap: int) -> dict[str, Any]:
+        """Send one query; its answer, ``{"kind": "timeout"}`` after ``timeout_s`` + grace, or
+        ``{"kind": "crash", …}`` when the worker died."""
+        with self._lock:
+            self._ensure_started()
+            try:
+                self._conn.send((query, float(timeout_s), int(row_cap)))
+            except (OSError, EOFError):
+                return self._crashed()
+            if not self._conn.poll(timeout_s + self.grace_s):
+                self._kill()
+                return {"kind": "timeout", "killed": True}
+            try:
+                return self._conn.recv()
+            except (OSError, EOFError):
+                return self._crashed()
+
+    def start(self) -> None:
+        """Start the worker now if none is running (raises WorkerUnavailable)."""
+        with self._lock:
+            self._ensure_started()
+
+    def _ensure_started(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        self._kill()
+        ours, theirs = socket.socketpair()
+        self._stderr = tempfile.TemporaryFile(prefix="cs224v-sparql-")
+        code = ("import sys; sys.path[:] = " + repr(list(sys.path)) +
+                "; from engines.kg.worker import _child_main; _child_main(sys.argv[1:])")
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-c", code, str(theirs.fileno()), self.store, str(int(self.memory_limit_mb or 0)),
+                 "1" if self.isolate_network else "0"],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
+                start_new_session=True, close_fds=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+        except OSError as e:
+            ours.close()
+            raise WorkerUnavailable(f"the SPARQL worker could not start: {e}") from None
+        finally:
+            theirs.close()
+        self._process, self._conn = process, Connection(ours.detach())
+        self.started += 1
+        try:
+            self._conn.send([(_encode(s), _encode(p), _encode(o)) for s, p, o in self._triples()])
+            if not self._conn.poll(_START_TIMEOUT_S):
+                raise WorkerUnavailable("the SPARQL worker did not load the graph in time")
+            reply = self._conn.recv()
+        except (OSError, EOFError):
+            reply = {"kind": "fatal", "message": "the SPARQL worker stopped while loading the graph (it "
+                                                 + (self._exit_text() or "stopped") + ")"}
+        except WorkerUnavailable as e:
+            reply = {"kind": "fatal", "message": str(e)}
+        if reply.get("kind") != "ready":
+            self._kill()
+            raise WorkerUnavailable(reply.get("message") or "the SPARQL worker could not start")
+        self.info = reply
+
+    def _crashed(self) -> dict[str, Any]:
+        detail = self._exit_text()
+        self._kill()
+        return {"kind": "crash", "message": detail}
+
+    def _exit_text(self) -> str:
+        process = self._process
+        if process is None:
+            return ""
+        try:
+            code = process.wait(2.0)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
+            how = "stopped answering"
+        elif code < 0:
+            try:
+                how = f"was ended by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was ended by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        if code in (134, -signal.SIGABRT):
+            how += ", an abort in the store"
+        elif code in (137, -signal.SIGKILL):
+            how += ", perhaps over its memory limit"
+        elif code in (-signal.SIGXCPU, 152):
+            how += ", over its CPU time"
+        tail = self._stderr_tail()
+        return how + (f": {tail}" if tail else "")
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            f = self._stderr
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 2000))
+            text = f.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith(("note: ", "  "))]
+        lines = [line for line in lines if not (line.startswith("thread '") and " panicked at " in line)]  # Rust's location
+        return " ".join(lines[-2:])[:400]
+
+    def _kill(self) -> None:
+        process, conn, err = self._process, self._conn, self._stderr
+        self._process = self._conn = self._stderr = None
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            try:
+                process.wait(10.0)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not refused
+                pass
+        if conn is not None:
+            conn.close()
+        if err is not None:
+            err.close()
+
+    def close(self) -> None:
+        """Stop the worker (a new one starts if another query comes)."""
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.send(None)
+                except (OSError, EOFError):
+                    pass
+            self._kill()
