@@ -479,7 +479,9 @@ def read_message(function: str, response: Any) -> Reply:
     try:
         data = json.loads(body)
     except ValueError:  # includes UnicodeDecodeError
-        raise bad(f"is not JSON ({media})")
+        raise bad(f"is not JSON ({media})") from None
+    except RecursionError:
+        raise bad("is JSON nested too deeply to read") from None
     if not isinstance(data, dict):
         raise bad(f"is a JSON {_json_kind(data)}, not a message object")
     if data.get("type") == "error":

@@ -419,6 +419,7 @@ def test_no_key_is_a_configuration_error_with_a_plain_message() -> None:
 
 def test_a_key_builds_a_client_without_sdk_retries() -> None:
     b = make_claude_backend(settings(ANTHROPIC_API_KEY="sk-ant-test", claude_timeout_s=12.5))
+    assert isinstance(b._client, anthropic.AsyncAnthropic)  # so that a request in flight can be cancelled
     assert b._client.max_retries == 0
     assert b._client.timeout == 12.5
     assert b._client.api_key == "sk-ant-test"
@@ -456,3 +457,9 @@ def test_prune_entry_through_the_client_returns_the_pruned_page() -> None:
 def test_prune_entry_malformed_reply_is_an_llm_error() -> None:
     with pytest.raises(LLMError, match="prune_entry"):
         backend(FakeAPI(message("I would keep the violin."))).prune_entry("q", PAGE)
+
+
+def test_a_sync_client_is_refused_plainly() -> None:
+    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=http.Client(transport=http.MockTransport(FakeAPI(message("x")))))
+    with pytest.raises(TypeError, match="AsyncAnthropic"):
+        ClaudeBackend(settings(), client=client)

@@ -197,6 +197,7 @@ MALFORMED = [
     pytest.param(Step(b'{"id": "msg_1", "content": [{"type": "text", "te'), "whose body is not JSON (application/json)",
                  id="truncated-json"),
     pytest.param(Step([message('{"value": "Yes"}')]), "is a JSON array, not a message object", id="json-list"),
+    pytest.param(Step(b"[" * 100_000 + b"]" * 100_000), "is JSON nested too deeply to read", id="deeply-nested"),
     pytest.param(Step("just a string"), "is a JSON string, not a message object", id="json-string"),
     pytest.param(Step(None), "is a JSON null, not a message object", id="json-null"),
     pytest.param(Step({**message("x"), "content": None}), 'has a "content" that is null, not a list of blocks',
@@ -234,7 +235,8 @@ def test_a_malformed_200_names_what_was_wrong(stub: StubAPI, claude: ClaudeBacke
     assert len(stub.requests) == 1  # not retried: a malformed 200 is this call's failure
 
 
-@pytest.mark.parametrize(("step", "expected"), MALFORMED[:3] + MALFORMED[5:6] + MALFORMED[8:9])
+@pytest.mark.parametrize(("step", "expected"), [p for p in MALFORMED if p.id in ("html", "empty", "json-list", "content-null",
+                                                                           "text-without-json", "cut-off")])
 def test_through_the_llm_a_malformed_reply_is_a_failed_call_and_unknown(stub: StubAPI, claude: ClaudeBackend,
                                                                         step: Step, expected: str) -> None:
     stub.script(step)
@@ -416,3 +418,42 @@ def test_calls_from_many_threads_share_the_client(stub: StubAPI, claude: ClaudeB
     for t in threads:
         t.join(10)
     assert results == {i: f"Summary {i}." for i in range(12)} and len(stub.requests) == 12
+
+
+# --- the I/O loop the requests run on --------------------------------------------------------
+
+
+def test_run_async_returns_results_and_raises_the_coroutine_s_own_errors() -> None:
+    import asyncio
+
+    from engines.llm.waiting import run_async
+
+    async def value() -> int:
+        await asyncio.sleep(0.01)
+        return 7
+
+    async def times_out() -> None:
+        await asyncio.sleep(0.12)  # longer than a poll: the wait must not mistake its TimeoutError for its own
+        raise TimeoutError("the coroutine's own")
+
+    cancel = threading.Event()
+    assert run_async(value()) == 7
+    with cancellable(cancel):
+        assert run_async(value()) == 7
+        with pytest.raises(TimeoutError, match="the coroutine's own"):
+            run_async(times_out())
+
+
+def test_run_async_under_a_set_cancel_flag_does_not_start() -> None:
+    from engines.llm.waiting import run_async
+
+    started: list[bool] = []
+
+    async def work() -> None:
+        started.append(True)
+
+    cancel = threading.Event()
+    cancel.set()
+    with cancellable(cancel), pytest.raises(Cancelled):
+        run_async(work())
+    assert started == []
