@@ -25,11 +25,12 @@ where the file should be — the trouble is reported as one line (a ``logging`` 
 module's logger, the ``on_warning`` callback, and :attr:`AnswerCache.warnings`), once per
 problem per file per process, and the run goes on with what still works:
 
-* damaged (not a database, malformed, an unknown layout): moved aside to
+* damaged (not a database, malformed, an unknown format or layout): moved aside to
   ``answers.sqlite3.corrupt-<timestamp>`` and started afresh; if it cannot be moved, uncached;
-* read-only (the file or its folder): opened read-only; stored answers are still served, new
-  ones are not stored.  Opening never needs a write when the file already holds the current
-  layout;
+* read-only (the file or its folder): opened read-only (as an immutable file when the folder
+  cannot hold SQLite's ``-shm`` file and no write-ahead log is pending); stored answers are still
+  served, new ones are not stored.  Opening never needs a write when the file already holds the
+  current layout; a read-only file that is empty or of the old layout runs uncached;
 * locked past a short busy timeout (:data:`BUSY_TIMEOUT_S`): no more writes this run (in WAL mode
   reads do not wait for a writer); a lock that stops reads too turns the cache off;
 * full disk or any other I/O error on a write: no more writes this run;
