@@ -13,6 +13,8 @@ command palette, ``Ctrl+Q`` quits.
 from __future__ import annotations
 
 import importlib
+import logging
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -29,6 +31,30 @@ if TYPE_CHECKING:
     from engines.settings import Settings
 
 BACKENDS: tuple[str, ...] = ("sim", "claude")
+
+
+WARNING_LOGGERS: tuple[str, ...] = ("engines",)
+"""Loggers whose warnings the app shows as notifications (the answer cache's trouble, for one): a
+warning printed to the terminal would tear the screen."""
+
+
+class _NotifyHandler(logging.Handler):
+    """Shows each warning an engine logs as a notification, from whichever thread logged it."""
+
+    def __init__(self, app: App[None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._app = app
+        self._thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = self.format(record)
+            if threading.get_ident() == self._thread:
+                self._app.notify(message, title="Warning", severity="warning", timeout=10)
+            else:
+                self._app.call_from_thread(self._app.notify, message, title="Warning", severity="warning", timeout=10)
+        except Exception:  # the app is closing: the warning has nowhere to go
+            pass
 
 
 @dataclass(frozen=True)
@@ -144,9 +170,18 @@ class CS224VApp(App[None]):
                     yield area_class(self.settings, clock=self.clock, cursor_blink=self.cursor_blink)
         yield Footer()
 
+    def on_load(self) -> None:
+        self._warnings = _NotifyHandler(self)  # before the tabs mount: their sessions open the cache
+        for name in WARNING_LOGGERS:
+            logging.getLogger(name).addHandler(self._warnings)
+
     def on_mount(self) -> None:
         self.sub_title = backend_label(self.settings)
         self.active_area.focus_default()
+
+    def on_unmount(self) -> None:
+        for name in WARNING_LOGGERS:
+            logging.getLogger(name).removeHandler(self._warnings)
 
     @property
     def areas(self) -> list[WorkArea]:
