@@ -443,7 +443,8 @@ def to_sql(frame: Frame, table: str = "restaurants") -> str:
         keys = list(frame.order)
         if keys[0][0] == "rating" and len(keys) == 1:
             keys.append(("num_reviews", True))  # the habit of §4.4: a secondary sort key
-        sql += " ORDER BY " + ", ".join(f"{c} {'DESC' if d else 'ASC'}" for c, d in keys)
+        # "best first" means the known values first: PostgreSQL sorts NULLs first in DESC, so say NULLS LAST
+        sql += " ORDER BY " + ", ".join(f"{c} {'DESC NULLS LAST' if d else 'ASC'}" for c, d in keys)
         if frame.limit:
             sql += f" LIMIT {frame.limit}"
     elif frame.suql and not frame.count and frame.limit:

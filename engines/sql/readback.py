@@ -87,7 +87,7 @@ def _statement(tree: exp.Expression) -> str:
         parts.append("grouped by " + _and(column_words(g.name) if isinstance(g, exp.Column) else g.sql("postgres") for g in group.expressions))
     order = tree.args.get("order")
     if order is not None:
-        parts.append(_order(order))
+        parts.append(_order(order, tree))
     limit = tree.args.get("limit")
     offset = tree.args.get("offset")
     if offset is not None:
@@ -259,34 +259,118 @@ def _projection_names(exprs: list[exp.Expression]) -> list[str]:
             names.append(column_words(inner.name))
         elif isinstance(inner, exp.Count):
             names.append("how many")
-        elif isinstance(inner, (exp.Avg, exp.Max, exp.Min, exp.Sum)):
-            arg = inner.this
-            word = {exp.Avg: "the average", exp.Max: "the highest", exp.Min: "the lowest", exp.Sum: "the total"}[type(inner)]
-            names.append(f"{word} {column_words(arg.name) if isinstance(arg, exp.Column) else arg.sql('postgres')}")
         else:
-            names.append(inner.sql("postgres"))
+            names.append(words_of(inner))
     return names
 
 
-def _order(order: exp.Order) -> str:
+def _order(order: exp.Order, tree: exp.Select | None = None) -> str:
+    """'sorted by rating (highest first, unknown last)': a number reads highest/lowest first, a text
+    alphabetical order, and where unknowns (NULLs) sort is said: in PostgreSQL's order, last when ascending
+    and first when descending, unless NULLS FIRST / NULLS LAST says otherwise."""
     keys = []
     for o in order.expressions:
-        target = o.this
         desc = bool(o.args.get("desc"))
-        if _llm_function(target) or (isinstance(target, exp.Cast) and _llm_function(target.this)):
-            inner = target if _llm_function(target) else target.this
-            keys.append(f"{_llm_phrase(inner)} ({'descending' if desc else 'ascending'})")
-        elif isinstance(target, exp.Column):
-            word = column_words(target.name)
-            if is_numeric(target.name):
-                keys.append(f"{word} ({'highest' if desc else 'lowest'} first)")
-            else:
-                keys.append(f"{word} ({'reverse ' if desc else ''}alphabetical order)")
-        elif isinstance(target, exp.Literal) and not target.is_string:
-            keys.append(f"column {target.name} ({'descending' if desc else 'ascending'})")
+        nulls = "unknown first" if o.args.get("nulls_first") else "unknown last"
+        words, target = _order_target(o.this, tree)
+        kind = _kind(target)
+        if kind == "number":
+            direction = "highest first" if desc else "lowest first"
+        elif kind == "text":
+            direction = "reverse alphabetical order" if desc else "alphabetical order"
         else:
-            keys.append(f"{target.sql('postgres')} ({'descending' if desc else 'ascending'})")
+            direction = "descending" if desc else "ascending"
+        keys.append(f"{words} ({direction}, {nulls})")
     return "sorted by " + ", then ".join(keys)
+
+
+def _order_target(target: exp.Expression, tree: exp.Select | None) -> tuple[str, exp.Expression]:
+    """The words for a sort key and the expression it sorts by: ``ORDER BY 2`` is the second column
+    shown, ``ORDER BY r`` (a SELECT alias) the expression named r."""
+    projection = tree.expressions if isinstance(tree, exp.Select) else []
+    if isinstance(target, exp.Literal) and not target.is_string and target.name.isdigit():
+        n = int(target.name)
+        if 1 <= n <= len(projection) and not isinstance(projection[n - 1], exp.Star):
+            shown = projection[n - 1]
+            return (column_words(shown.alias) if shown.alias else words_of(shown.unalias())), shown.unalias()
+        return f"column {n}", target
+    if isinstance(target, exp.Column) and not target.table:
+        aliased = next((e for e in projection if isinstance(e, exp.Alias) and e.alias == target.name), None)
+        if aliased is not None:
+            return column_words(target.name), aliased.unalias()
+    return words_of(target), target
+
+
+_TEXT_TYPES = ("VARCHAR", "TEXT", "CHAR", "STRING", "BPCHAR", "NAME")
+
+
+def _kind(node: exp.Expression) -> str | None:
+    """'number', 'text' or None (not known): how the database compares the values of an expression."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.Column):
+        typ = _TYPES.get().get(node.name)
+        if typ is not None and typ.upper().split("(")[0].strip() not in NUMERIC_TYPES:
+            return "text" if typ.upper().split("(")[0].strip() in _TEXT_TYPES else None
+        if typ is None:  # the type is not known: a number by its name, else not said
+            return "number" if is_numeric(node.name) else None
+        return "number"
+    if isinstance(node, exp.Cast):
+        typ = node.to.this.name.upper() if isinstance(node.to, exp.DataType) else ""
+        if typ in NUMERIC_TYPES or typ in ("BIGDECIMAL", "FLOAT4", "FLOAT8", "INT2", "INT4", "INT8", "DOUBLE PRECISION"):
+            return "number"
+        if typ in _TEXT_TYPES or typ in ("NVARCHAR", "NCHAR"):
+            return "text"
+        return None
+    if isinstance(node, exp.Literal):
+        return "text" if node.is_string else "number"
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Count, exp.Sum, exp.Avg, exp.Abs,
+                         exp.Round, exp.Length)):
+        return "number"
+    if isinstance(node, (exp.Max, exp.Min, exp.Coalesce)):
+        return _kind(node.this)
+    if isinstance(node, (exp.Lower, exp.Upper, exp.Concat, exp.Trim)):
+        return "text"
+    return None
+
+
+_ARITHMETIC = {exp.Add: "plus", exp.Sub: "minus", exp.Mul: "times", exp.Div: "divided by", exp.Mod: "modulo"}
+
+
+def words_of(node: exp.Expression) -> str:
+    """An expression in words, never in SQL for the common kinds: ``CAST(o.term AS VARCHAR)`` reads
+    "term (as text)", ``rating * 2`` "rating times 2".  An expression of another kind keeps its SQL."""
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if _llm_function(node):
+        return _llm_phrase(node)
+    if isinstance(node, exp.Column):
+        return column_words(node.name)
+    if isinstance(node, exp.Literal):
+        return f"'{node.name}'" if node.is_string else node.name
+    if isinstance(node, exp.Cast):
+        kind = _kind(node)
+        inner = words_of(node.this)
+        return f"{inner} as {'a number' if kind == 'number' else 'text' if kind == 'text' else node.to.sql('postgres').lower()}"
+    if type(node) in _ARITHMETIC:
+        return f"{words_of(node.this)} {_ARITHMETIC[type(node)]} {words_of(node.expression)}"
+    if isinstance(node, exp.Neg):
+        return f"minus {words_of(node.this)}"
+    if isinstance(node, exp.Count):
+        return "how many"
+    if isinstance(node, (exp.Avg, exp.Max, exp.Min, exp.Sum)):
+        word = {exp.Avg: "the average", exp.Max: "the highest", exp.Min: "the lowest", exp.Sum: "the total"}[type(node)]
+        return f"{word} {words_of(node.this)}"
+    if isinstance(node, (exp.Lower, exp.Upper)):
+        return f"{words_of(node.this)} (ignoring case)"
+    if isinstance(node, exp.Coalesce):
+        others = [words_of(e) for e in node.expressions]
+        return f"{words_of(node.this)} (or {_or(others)} when unknown)" if others else words_of(node.this)
+    if isinstance(node, exp.Abs):
+        return f"the size of {words_of(node.this)}"
+    if isinstance(node, exp.Round):
+        return f"{words_of(node.this)} rounded"
+    if isinstance(node, exp.Length):
+        return f"the length of {words_of(node.this)}"
+    return node.sql(dialect="postgres")
 
 
 def _and(items) -> str:
@@ -394,13 +478,9 @@ def _render_not(node: exp.Not) -> str:
 
 
 def _operand(node: exp.Expression) -> str:
-    if _llm_function(node):
-        return _llm_phrase(node)
-    if isinstance(node, exp.Column):
-        return column_words(node.name)
     if isinstance(node, exp.Literal):
         return node.name if not node.is_string else f"'{node.name}'"
-    return node.sql(dialect="postgres")
+    return words_of(node)
 
 
 def _is_text(node: exp.Expression) -> bool:
@@ -415,15 +495,16 @@ def _render_comparison(node: exp.Binary) -> str | None:
     anyp = _any_parts(node) if isinstance(node, exp.EQ) else None
     if anyp is not None:
         return f"whose {column_words(anyp[1])} include {anyp[0]}"
-    if isinstance(left, exp.Column) and isinstance(right, exp.Column) and (left.table or right.table):
+    bare_left, bare_right = _uncast(left), _uncast(right)
+    if isinstance(bare_left, exp.Column) and isinstance(bare_right, exp.Column) and (bare_left.table or bare_right.table):
         words = {exp.EQ: "equal to", exp.NEQ: "different from", exp.GT: "above", exp.GTE: "at least",
                  exp.LT: "below", exp.LTE: "at most"}
-        return f"with {_qualified(left)} {words[type(node)]} {_qualified(right)}"
+        return f"with {_qualified(bare_left)} {words[type(node)]} {_qualified(bare_right)}"
     if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
         left, right = right, left
         node = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(type(node), type(node))(this=left, expression=right)
-    if isinstance(left, exp.Column):
-        col = left.name
+    if isinstance(_uncast(left), exp.Column) and not isinstance(_uncast(right), exp.Column):
+        col = _uncast(left).name
         value = _operand(right)
         if isinstance(node, exp.EQ):
             if col == "location":
@@ -448,7 +529,17 @@ def _render_comparison(node: exp.Binary) -> str | None:
             return f"{words[type(node)]} {value} reviews"
         words = {exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below", exp.LTE: "is at most"}
         return f"whose {column_words(col)} {words[type(node)]} {value}"
-    return None
+    # any other comparison: both sides in words
+    words = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below",
+             exp.LTE: "is at most"}
+    return f"where {_operand(left)} {words[type(node)]} {_operand(right)}"
+
+
+def _uncast(node: exp.Expression) -> exp.Expression:
+    """A column under a type cast (``o.term::VARCHAR``) compares as that column."""
+    while isinstance(node, exp.Cast):
+        node = node.this
+    return node
 
 
 def _qualified(column: exp.Column) -> str:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+import sqlglot
+
 from engines.llm.protocol import Turn
 from engines.llm.sim_parser import frame_from_sql, parse, route, to_sql
 from worlds import restaurants as W
@@ -23,11 +25,11 @@ def p(utterance: str, history=(), seed: int = 224, drop: float = 0.0) -> str:
         ("What's some great Mexican food around Bernal Heights?",
          "SELECT * FROM restaurants WHERE 'mexican' = ANY(cuisines) AND location = 'Bernal Heights' AND rating >= 4.0"),
         ("What is the phone number of the most popular cheap Korean restaurant in Sunnyvale?",
-         "SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC LIMIT 1"),
+         "SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC NULLS LAST LIMIT 1"),
         ("How many italian places are in Mountain View?",
          "SELECT COUNT(*) FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Mountain View'"),
         ("top 3 pizza places in Palo Alto",
-         "SELECT * FROM restaurants WHERE 'pizza' = ANY(cuisines) AND location = 'Palo Alto' ORDER BY rating DESC, num_reviews DESC LIMIT 3"),
+         "SELECT * FROM restaurants WHERE 'pizza' = ANY(cuisines) AND location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 3"),
         ("italian or pizza in Sunnyvale with at least 4.5 stars",
          "SELECT * FROM restaurants WHERE ('italian' = ANY(cuisines) OR 'pizza' = ANY(cuisines)) AND location = 'Sunnyvale' AND rating >= 4.5"),
         ("What is the address of Old Bowl House?", "SELECT name, address FROM restaurants WHERE name = 'Old Bowl House'"),
@@ -52,7 +54,7 @@ def test_the_eight_turn_dialogue_of_section_3_4():
     assert turn("Show me restaurants in Menlo Park.") == "SELECT * FROM restaurants WHERE location = 'Menlo Park'"
     assert turn("What about italian ones?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Menlo Park'"
     assert turn("How about in Palo Alto?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Palo Alto'"
-    assert turn("Which one is the top-rated?").endswith("location = 'Palo Alto' ORDER BY rating DESC, num_reviews DESC LIMIT 1")
+    assert turn("Which one is the top-rated?").endswith("location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 1")
     # the history holds the SQL that ran, after classify()
     cafe = turn("Show me a café there instead.",
                 ran="SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'")
@@ -93,6 +95,14 @@ def test_seeded_dropped_condition_rate():
 
 
 def test_sql_round_trips_through_a_frame():
-    sql = "SELECT name, phone_number FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location IN ('Bernal Heights', 'Mission District') AND price = 'cheap' AND rating >= 4.5 ORDER BY rating DESC, num_reviews DESC LIMIT 2"
+    sql = "SELECT name, phone_number FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location IN ('Bernal Heights', 'Mission District') AND price = 'cheap' AND rating >= 4.5 ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 2"
     assert to_sql(frame_from_sql(sql)) == sql
     assert frame_from_sql("not sql at all").has_any() is False
+
+
+def test_best_first_puts_unknowns_last():
+    """PostgreSQL sorts NULLs first in DESC: "the best" must say NULLS LAST to mean the best known."""
+    sql = parse("Which is the top-rated italian place in Palo Alto?", [], W.build().schema(), seed=1, drop_rate=0)
+    assert "ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST" in sql
+    tree = sqlglot.parse_one(sql, read="postgres")
+    assert all(o.args.get("nulls_first") is False for o in tree.args["order"].expressions)

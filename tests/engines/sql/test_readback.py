@@ -15,7 +15,7 @@ from engines.sql.readback import readback
          "I searched for restaurants in Palo Alto whose cuisines include coffee & tea or cafe."),
         ("SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC LIMIT 1",
          "I searched for restaurants in Sunnyvale whose cuisines include korean and priced cheap, showing name and phone number, "
-         "sorted by number of reviews (highest first), keeping the top 1."),
+         "sorted by number of reviews (highest first, unknown first), keeping the top 1."),
         ("SELECT COUNT(*) FROM restaurants WHERE location IN ('Bernal Heights', 'Mission District') AND rating >= 4",
          "I counted restaurants in Bernal Heights or Mission District rated at least 4.0."),
         ("SELECT name FROM restaurants WHERE opening_hours > '10pm' LIMIT 3",
@@ -55,12 +55,37 @@ def test_not_exists_reads_its_subquery_with_each_alias_named_by_its_table():
 
 def test_the_column_types_decide_how_an_order_reads():
     sql = "SELECT day, start_min FROM meetings ORDER BY day, start_min DESC"
-    # by name alone, start_min looks like text; its type says it is a number
-    assert readback(sql).endswith("sorted by day (alphabetical order), then start min (reverse alphabetical order).")
+    # by name alone the kind of start_min is not known: the sentence says only the direction, never "alphabetical"
+    assert readback(sql).endswith("sorted by day (ascending, unknown last), then start min (descending, unknown first).")
     typed = readback(sql, types={"day": "VARCHAR", "start_min": "INTEGER"})
-    assert typed.endswith("sorted by day (alphabetical order), then start min (highest first).")
+    assert typed.endswith("sorted by day (alphabetical order, unknown last), then start min (highest first, unknown first).")
     # a column named like a number but stored as text sorts as text, and the sentence says so
-    assert readback("SELECT * FROM t ORDER BY rating", types={"rating": "VARCHAR"}).endswith("sorted by rating (alphabetical order).")
+    assert readback("SELECT * FROM t ORDER BY rating", types={"rating": "VARCHAR"}).endswith(
+        "sorted by rating (alphabetical order, unknown last).")
+
+
+def test_a_numeric_order_reads_as_numeric_and_no_cast_leaks():
+    """ORDER BY an ordinal, a SELECT alias, a cast or arithmetic reads as the number it is; CAST never shows."""
+    types = {"rating": "DOUBLE", "name": "VARCHAR", "num_reviews": "INTEGER", "term": "term_enum"}
+    assert readback("SELECT name, rating FROM restaurants ORDER BY 2 DESC LIMIT 3", types=types).endswith(
+        "sorted by rating (highest first, unknown first), keeping the top 3.")
+    assert readback("SELECT name, rating * 2 AS score FROM restaurants ORDER BY score DESC", types=types).endswith(
+        "showing name and score, sorted by score (highest first, unknown first).")
+    assert readback("SELECT name FROM restaurants ORDER BY CAST(name AS INT)", types=types).endswith(
+        "sorted by name as a number (lowest first, unknown last).")
+    sentence = readback("SELECT o.course_id, o.term::VARCHAR AS term FROM offerings AS o JOIN plan AS p ON p.c = o.c "
+                        "WHERE o.term::VARCHAR = p.term AND CAST(o.year AS INT) > 3 ORDER BY o.term::VARCHAR DESC", types=types)
+    assert "CAST" not in sentence and "VARCHAR" not in sentence and "::" not in sentence, sentence
+    assert "with the offerings' term equal to the plan's term" in sentence and "whose year is above 3" in sentence
+    assert sentence.endswith("sorted by term as text (reverse alphabetical order, unknown first).")
+    assert "reverse alphabetical" not in readback("SELECT * FROM r ORDER BY num_reviews + 1 DESC")
+
+
+def test_the_read_back_says_where_unknowns_sort():
+    # PostgreSQL: NULLs are larger than every value (last ascending, first descending) unless said otherwise
+    assert readback("SELECT * FROM r ORDER BY rating DESC").endswith("(highest first, unknown first).")
+    assert readback("SELECT * FROM r ORDER BY rating DESC NULLS LAST").endswith("(highest first, unknown last).")
+    assert readback("SELECT * FROM r ORDER BY rating NULLS FIRST").endswith("(lowest first, unknown first).")
 
 
 def test_an_unknown_condition_says_what_is_open():
