@@ -3,7 +3,8 @@
 The public surface:
 
 * :class:`Endpoint` — ``execute(query) -> QueryResult`` (one of the four feedbacks of §1.5:
-  rows, empty, syntax_error, timeout; refused queries raise :class:`SparqlRefused`),
+  rows, empty, syntax_error, timeout; refused queries raise :class:`SparqlRefused`; every query
+  runs in a killable worker process, see :mod:`engines.kg.worker`), ``close()``,
   ``prepare(query)`` (dialect handling, parse and plan only), ``page(id)``, ``search(text)``,
   ``property_examples(pid)``, ``label(id)``.  Build one with ``Endpoint.from_world(world, store=…)``.
 * :func:`open_kg` — the endpoint over the lecture's world, from the settings.
@@ -28,4 +29,5 @@ def open_kg(settings=None, *, store: str = "memory", world=None) -> Endpoint:
 
     settings = settings or Settings()
     world = world or kg.build(kg.DEFAULT_SEED)
-    return Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
+    return Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap,
+                               memory_limit_mb=settings.sparql_memory_limit_mb)

@@ -3,8 +3,11 @@
 SPINACH (§1.5, paper §4.1) names the four things executing a query can tell you: rows, no rows,
 a syntax error, a timeout.  :meth:`Endpoint.execute` returns exactly one of them as a
 :class:`QueryResult`; a query the endpoint will not run at all (an update, ``LOAD``, a remote
-``SERVICE``, …) raises :class:`~engines.kg.dialect.SparqlRefused` instead.  Every query runs
-under a timeout and a row cap.  Literals come back exactly as stored (``2023-01-01T00:00:00Z``
+``SERVICE``, ``FROM``, …: decided on the plan, see :mod:`engines.kg.dialect`) raises
+:class:`~engines.kg.dialect.SparqlRefused` instead.  Every query runs under a timeout and a row
+cap, in a worker process (:mod:`engines.kg.worker`) that is killed at the deadline, capped in
+memory and cut off from the network and the file system; a worker that dies (an Oxigraph panic)
+is an error result, and the next query starts a new one.  Literals come back exactly as stored (``2023-01-01T00:00:00Z``
 stays that), in the SPARQL 1.1 JSON results format.
 
 Usage::

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,36 @@ def test_syntax_errors_say_where(query):
     with pytest.raises(SparqlSyntaxError) as caught:
         prepare(query)
     assert "Syntax error" in str(caught.value)
+
+
+# --- what may run is decided on the plan, after escapes are expanded -------------------------------
+
+def test_escapes_are_expanded_before_anything_reads_the_query():
+    p = prepare('SELECT ?x WHERE { BIND("caf\\u00E9" AS ?x) }')
+    assert "café" in p.text and "\\u" not in p.text
+    with pytest.raises(SparqlSyntaxError, match="expands to another escape"):
+        prepare("SELECT * WHERE { SERV\\u005Cu0049CE <http://e/> { ?s ?p ?o } }")
+    with pytest.raises(SparqlSyntaxError):
+        prepare("SELECT * WHERE { ?s ?p \"\\UFFFFFFFF\" }")
+
+
+@pytest.mark.parametrize("query, fragment", [
+    ("SELECT * WHERE { SERV\\u0049CE <http://e/sparql> { ?s ?p ?o } }", "SERVICE <http://e/sparql> is refused"),
+    ("SELECT * WHERE {SERVICE<http://e/sparql>{?s ?p ?o}}", "never calls other endpoints"),
+    ("SELECT * WHERE { VALUES ?e { <http://e/> } SERVICE ?e { ?s ?p ?o } }", "SERVICE ?e is refused"),
+    ("PREFIX x: <http://e/> SELECT * WHERE { SERVICE x:q { ?s ?p ?o } }", "never calls other endpoints"),
+    ("SELECT * FR\\u004FM <http://e/g> WHERE { ?s ?p ?o }", "FROM is refused"),
+    ("SELECT * FROM NAMED<file:///etc/passwd> WHERE { GRAPH ?g { ?s ?p ?o } }", "FROM NAMED is refused"),
+    ("L\\u004FAD <http://e/data.ttl>", "LOAD is refused"),
+    ("WITH <http://e/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }", "read-only"),
+])
+def test_refused_on_the_plan_however_spelled(query, fragment):
+    with pytest.raises(SparqlRefused, match=re.escape(fragment)):
+        prepare(query)
+
+
+def test_a_service_the_rewrite_did_not_take_is_refused_with_a_hint():
+    """A relative IRI that resolves to the label service is not emulated (the rewrite reads the text);
+    left in the plan it would be sent to that address, so it is refused."""
+    with pytest.raises(SparqlRefused, match=r"SERVICE wikibase:label is refused.*Write it as SERVICE wikibase:label"):
+        prepare("BASE <http://wikiba.se/ontology> SELECT * WHERE { SERVICE <#label> { ?s ?p ?o } }")
