@@ -223,9 +223,12 @@ class Toolkit:
 
         w = self.world
         self.suql_schema = suql_schema(w.schema())
-        self.sql_agent = TextToSQLAgent(self.sandbox, self.llm, w.schema(), w.enum_fields, classify_method=self.classify_method)
+        # diagnose_empty=False: the experiment measures what answering costs; the agents' hint for an empty
+        # result (re-running without each condition) is for the person reading the reply, not part of the answer
+        self.sql_agent = TextToSQLAgent(self.sandbox, self.llm, w.schema(), w.enum_fields, classify_method=self.classify_method,
+                                        diagnose_empty=False)
         self.suql_agent = SuqlAgent(self.sandbox, self.llm, self.suql_schema, w.enum_fields, classify_method=self.classify_method,
-                                    engine=SuqlEngine(self.sandbox, self.llm, pool=1), mode="E")
+                                    engine=SuqlEngine(self.sandbox, self.llm, pool=1), mode="E", diagnose_empty=False)
         self.review_index = ChunkIndex.build((r._id, r.reviews) for r in w.rows)
         self.passages = PassageIndex([r._id for r in w.rows], [linearise(r) for r in w.rows])
         self.by_id = {r._id: r for r in w.rows}
