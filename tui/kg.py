@@ -80,11 +80,11 @@ ACTION_NOTES: Mapping[str, str] = {
     "get_wikidata_entry": "an entity's page, qualifiers included",
     "get_property_examples": "a few statements that use a property",
     "execute_sparql": "run a query: rows · empty · syntax error · timeout",
-    "stop": "the last query in the state that returned rows is the answer",
+    "stop": "stop(SPARQL) names the answer query; a bare stop() means the last query that ran",
 }
 ROLLBACK_NOTES: Mapping[str, str] = {
     "repeat": "the same action as a recent step in the state, so it was not run",
-    "premature stop": "stop() while the last query in the state had returned no rows (or none had run)",
+    "premature stop": "stop() while the answer query it names had returned no rows (or none had run)",
 }
 MUTED = "$foreground-muted"
 """Secondary text in Content (``$text-muted`` is "auto 60%", which Content cannot resolve: it comes out white)."""
