@@ -24,7 +24,7 @@ from typing import Any
 from engines.events import CallFinished, Emit, Event, ignore
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import ChunkIndex
-from engines.sql.sandbox import Sandbox
+from engines.sql.sandbox import Limits, Sandbox
 from engines.suql.execute import SuqlEngine
 from worlds.courses import CourseWorld, clock
 
@@ -244,7 +244,8 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or courses.build()
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
+                             limits=Limits.from_settings(settings))
     agent = SuqlAgent.over(SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap), world.schema(), enum_fields={},
                            classify_method=settings.classify_method)
     return CourseSession(settings, world, sandbox, llm, agent)

@@ -10,7 +10,7 @@ from engines.errors import ConfigurationError
 from engines.hybridqa.pipeline import HybridQA
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
-from engines.sql.sandbox import Sandbox
+from engines.sql.sandbox import Limits, Sandbox
 
 SIM_KNOWS_GENERATED_ONLY = (
     "The simulated LLM knows only the generated worlds: its parser's grammar and its reader's cues are those of "
@@ -83,7 +83,8 @@ def open_hybridqa(
     if llm is None:
         llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     rows = max((len(t.rows) for t in world.tables), default=0)
-    sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s)
+    sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s,
+                             limits=Limits.from_settings(settings))
     pipeline = HybridQA(sandbox, llm, pool=settings.effective_suql_pool)
     session = HybridSession(settings, source, world, sandbox, llm, pipeline)
     if session.simulated_on_real:  # the engine refuses, not just the CLI and the tab

@@ -186,11 +186,12 @@ class RunContext:
         """The restaurant world (built once per process) and a sandbox over it (one per run)."""
         if "restaurants" not in self._resources:
             from engines.lab.resources import restaurant_world
-            from engines.sql.sandbox import Sandbox
+            from engines.sql.sandbox import Limits, Sandbox
 
             world = restaurant_world()
             sandbox = self._stack.enter_context(
-                Sandbox.create(world.load, row_cap=self.settings.row_cap, timeout_s=self.settings.query_timeout_s)
+                Sandbox.create(world.load, row_cap=self.settings.row_cap, timeout_s=self.settings.query_timeout_s,
+                               limits=Limits.from_settings(self.settings))
             )
             self._resources["restaurants"] = (world, sandbox)
         return self._resources["restaurants"]

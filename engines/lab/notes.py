@@ -17,11 +17,12 @@ CELL = {True: "yes", False: "no", None: "unknown"}
 
 def _plan(ctx: RunContext, **knobs: Any):
     from engines.courses import plan
-    from engines.sql.sandbox import Sandbox
+    from engines.sql.sandbox import Limits, Sandbox
     from worlds.courses import build
 
     world = build(**knobs)
-    sandbox = ctx.enter(Sandbox.create(world.load, row_cap=ctx.settings.row_cap, timeout_s=ctx.settings.query_timeout_s))
+    sandbox = ctx.enter(Sandbox.create(world.load, row_cap=ctx.settings.row_cap, timeout_s=ctx.settings.query_timeout_s,
+                                         limits=Limits.from_settings(ctx.settings)))
     return world, sandbox, plan(world, sandbox, ctx.llm())
 
 

@@ -40,10 +40,14 @@ sqlglot exception leaves :meth:`Sandbox.run`.
 from __future__ import annotations
 
 import math
+import os
 import re
+import shutil
+import tempfile
 import threading
+import weakref
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from datetime import time as time_of_day
 from decimal import Decimal
@@ -277,6 +281,9 @@ _DENIED_SUFFIXES = ("_scan", "_attach", "_file", "_files")
 
 # A table name containing one of these looks like a path, a glob or a URL.
 _PATH_LIKE = re.compile(r"[/\\:.*?~]")
+# A user-defined type may only be named like this (``mood``, ``main.mood``): the name of a type
+# is written back without quotes, so anything else could end the statement.
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _denied_function_reason(name: str) -> str | None:
@@ -369,6 +376,17 @@ def _validate_node(node: exp.Expression) -> None:
                     line=line,
                     column=column,
                 )
+    if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.USERDEFINED:
+        kind = node.args.get("kind")
+        name = kind.name if isinstance(kind, exp.Identifier) else str(kind or "")
+        if not all(_PLAIN_NAME.fullmatch(part) for part in name.split(".")):
+            line, column = _position(node, kind)
+            raise SqlRefused(
+                f"The type name {name!r} is refused: a type must be a built-in type or a plain name "
+                "(letters, digits and underscores).",
+                line=line,
+                column=column,
+            )
     if isinstance(node, exp.Table):
         for part in (node.this, node.args.get("db"), node.args.get("catalog")):
             if isinstance(part, (exp.Identifier, exp.Literal)) and _PATH_LIKE.search(part.name):
@@ -517,6 +535,115 @@ def transpile(expression: exp.Expression) -> str:
         raise SqlFailed("The query is nested too deeply to be translated.") from None
 
 
+# --- bounds on values a single function call may build ------------------------------------------
+#
+# DuckDB checks memory_limit and interrupts between vectors of rows, but a scalar function that
+# builds one huge list or string (``range(1000000000)``, ``repeat('x', 1e9)``) allocates outside the
+# buffer manager and cannot be interrupted: it took 20 GB and 90 s.  Such calls get a guard on the
+# parsed tree that raises a DuckDB error before the value is built.  The guard also keeps the call
+# from being folded at plan time, where no interrupt reaches either.
+
+MAX_LIST_ELEMENTS = 10_000
+"""The longest list ``range()``, ``generate_series()``, ``list_resize()`` or ``repeat()`` may build per value."""
+MAX_STRING_CHARS = 100_000
+"""The longest string ``repeat()``, ``lpad()``, ``rpad()`` or ``bitstring()`` may build per value."""
+_MAX_FORMAT_WIDTH = 10_000
+
+_TOO_LONG_LIST = (
+    f"{{name}}() would build a list longer than {MAX_LIST_ELEMENTS:,} elements, so it was stopped; "
+    "for a long series use the table function in FROM (SELECT * FROM range(...)), which streams."
+)
+_TOO_LONG_STRING = f"{{name}}() would build a string longer than {MAX_STRING_CHARS:,} characters, so it was stopped."
+
+
+def _double(node: exp.Expression) -> exp.Expression:
+    return exp.cast(exp.paren(node.copy()), "DOUBLE")
+
+
+def _guarded(value: exp.Expression, size: exp.Expression, limit: int, message: str) -> exp.Expression:
+    """``CASE WHEN size > limit THEN error(message) ELSE value END``."""
+    return exp.Case(
+        ifs=[exp.If(this=exp.GT(this=size, expression=exp.Literal.number(limit)),
+                    true=exp.Anonymous(this="error", expressions=[exp.Literal.string(message)]))],
+        default=value.copy(),
+    )
+
+
+def _format_refusal(node: exp.Expression, name: str) -> None:
+    fmt = node.this if isinstance(node, exp.Format) else (node.expressions[0] if node.expressions else None)
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise SqlRefused(f"{name}() needs its format as a string literal here (a format can ask for any width).")
+    text = fmt.name
+    widths = [int(w) for w in re.findall(r"\d+", text)]
+    if "*" in text or re.search(r"\{[^}]*\{", text) or any(w > _MAX_FORMAT_WIDTH for w in widths):
+        raise SqlRefused(
+            f"{name}() with a width or precision above {_MAX_FORMAT_WIDTH:,}, or taken from an argument, is refused."
+        )
+
+
+def _bound_node(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.GenerateSeries):
+        if isinstance(node.parent, exp.Table):  # the table function streams its rows: no bound needed
+            return node
+        name = "generate_series" if "generate" in node.sql(dialect="duckdb")[:16].lower() else "range"
+        start = node.args.get("start") or exp.Literal.number(0)
+        end, step = node.args.get("end"), node.args.get("step")
+        if end is None:
+            return node
+        count = exp.Abs(this=exp.Div(
+            this=exp.paren(exp.Sub(this=_double(end), expression=_double(start))),
+            expression=_double(step) if step is not None else exp.Literal.number(1),
+        ))
+        node.set("end", _guarded(end, count, MAX_LIST_ELEMENTS, _TOO_LONG_LIST.format(name=name)))
+        return node
+    if isinstance(node, exp.Repeat):
+        times = node.args.get("times")
+        if times is None:
+            return node
+        size = exp.Mul(this=_double(exp.Length(this=node.this.copy())), expression=_double(times))
+        node.set("times", _guarded(times, size, MAX_STRING_CHARS, _TOO_LONG_STRING.format(name="repeat")))
+        return node
+    if isinstance(node, exp.Pad):
+        length = node.args.get("expression")
+        if length is not None:
+            name = "lpad" if node.args.get("is_left") else "rpad"
+            node.set("expression", _guarded(length, _double(length), MAX_STRING_CHARS, _TOO_LONG_STRING.format(name=name)))
+        return node
+    if isinstance(node, exp.Format):
+        _format_refusal(node, "format")
+        return node
+    if isinstance(node, exp.Anonymous):
+        name = node.name.lower()
+        args = list(node.expressions)
+        if name in {"printf", "format"}:
+            _format_refusal(node, name)
+        elif name in {"list_resize", "array_resize", "bitstring"} and len(args) >= 2:
+            limit, message = ((MAX_STRING_CHARS, _TOO_LONG_STRING) if name == "bitstring" else (MAX_LIST_ELEMENTS, _TOO_LONG_LIST))
+            args[1] = _guarded(args[1], _double(args[1]), limit, message.format(name=name))
+            node.set("expressions", args)
+        elif name in {"range", "generate_series", "repeat", "lpad", "rpad", "list_repeat"}:
+            raise SqlRefused(f"{name}() is refused in this form: write it so the gate can bound its size.")
+    return node
+
+
+def bound(duckdb_sql: str) -> str:
+    """``duckdb_sql`` with a size guard on every call that could build a huge list or string.
+
+    Works on DuckDB's reading of the SQL (sqlglot, ``read="duckdb"``), the text that runs; SQL
+    sqlglot cannot read back is returned unchanged (DuckDB's parser still has to see one SELECT).
+    """
+    try:
+        tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
+    except (SqlglotError, RecursionError):
+        return duckdb_sql
+    if not any(isinstance(n, (exp.GenerateSeries, exp.Repeat, exp.Pad, exp.Format, exp.Anonymous)) for n in tree.walk()):
+        return duckdb_sql
+    try:
+        return tree.transform(_bound_node, copy=True).sql(dialect="duckdb", comments=False)
+    except (SqlglotError, RecursionError):
+        raise SqlFailed("The query is nested too deeply to be bounded.") from None
+
+
 def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
     """Parse and validate ``sql`` without running it; returns the parsed tree."""
     expression = parse(sql, dialects)
@@ -556,23 +683,103 @@ _HARDENED_CONFIG: dict[str, Any] = {
 
 _LINE_MARK = re.compile(r"^(LINE (\d+): )(.*)\n( *)\^", re.MULTILINE)
 
+DEFAULT_MEMORY_LIMIT = "1GB"
+DEFAULT_THREADS = 2
+DEFAULT_TEMP_LIMIT = "1GB"
+WORLD_DATABASE = "world"
+"""The name the read-only database of a sandbox is attached under."""
+SCRATCH_CATALOG = "memory"
+"""The sandbox's own in-memory database: scratch tables live in its ``scratch`` schema."""
 
-def connect(*, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+
+@dataclass(frozen=True)
+class Limits:
+    """What a DuckDB connection may use: ``memory_limit`` and ``temp_limit`` are DuckDB sizes
+    (``512MB``, ``2GB``), ``threads`` its worker threads.  The defaults are the settings' defaults."""
+
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    threads: int = DEFAULT_THREADS
+    temp_limit: str = DEFAULT_TEMP_LIMIT
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> Limits:
+        """The limits an ``engines.settings.Settings`` asks for."""
+        return cls(settings.duckdb_memory_limit, settings.duckdb_threads, settings.duckdb_temp_limit)
+
+    def config(self, temp_directory: str | None = None) -> dict[str, Any]:
+        config: dict[str, Any] = {"memory_limit": self.memory_limit, "threads": self.threads,
+                                  "max_temp_directory_size": self.temp_limit}
+        if temp_directory is not None:
+            config["temp_directory"] = temp_directory
+        return config
+
+
+def duckdb_limits(settings: Any) -> dict[str, Any]:
+    """Keyword arguments for :meth:`Sandbox.create` from the settings: ``Sandbox.create(loader,
+    row_cap=..., timeout_s=..., **duckdb_limits(settings))``."""
+    return {"limits": Limits.from_settings(settings)}
+
+
+def _open(database: str, config: Mapping[str, Any]) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(database, config=dict(config))
+    except (duckdb.InvalidInputException, duckdb.ParserException, duckdb.NotImplementedException) as e:
+        # a limit DuckDB cannot read ("lots", "-1GB")
+        raise ConfigurationError(f"DuckDB refused a setting: {_strip_ansi(str(e))}") from e
+
+
+def connect(
+    *, memory_limit: str | None = None, limits: Limits | None = None, temp_directory: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB connection with external access disabled.
 
-    Load the world's tables through it, then call :func:`lock`.  ``memory_limit``
-    (e.g. ``"2GB"``) caps what queries may use; ``None`` keeps DuckDB's default.
-    Loaders cannot read files through this connection: they insert from Python.
+    Load the world's tables through it, then call :func:`lock`.  ``limits`` caps memory,
+    threads and spill space (the defaults of :class:`Limits` when not given); ``memory_limit``
+    overrides its memory limit.  Loaders cannot read files through this connection: they insert
+    from Python.  :meth:`Sandbox.create` is the stronger path: there the world is read-only.
     """
-    config = dict(_HARDENED_CONFIG)
+    limits = limits or Limits()
     if memory_limit is not None:
-        config["memory_limit"] = memory_limit
-    return duckdb.connect(":memory:", config=config)
+        limits = replace(limits, memory_limit=memory_limit)
+    return _open(":memory:", {**_HARDENED_CONFIG, **limits.config(temp_directory)})
 
 
 def lock(con: duckdb.DuckDBPyConnection) -> None:
     """Freeze the configuration: no ``SET`` can change a setting afterwards."""
     con.execute("SET lock_configuration = true").fetchall()  # no pending result left on the connection
+
+
+def _run_internal(
+    cursor: duckdb.DuckDBPyConnection,
+    tree: exp.Expression,
+    expected: duckdb.StatementType,
+    parameters: Sequence[Any] | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Run a statement the engine built itself, as a sqlglot tree (identifiers quoted, values as
+    ``?`` parameters).  DuckDB's own parser must read it as exactly one statement of the
+    ``expected`` type, the same check every user query passes."""
+    sql = tree.sql(dialect="duckdb", identify=True, comments=False)
+    statements = cursor.extract_statements(sql)
+    if len(statements) != 1 or statements[0].type != expected:
+        raise SqlRefused(f"An internal statement did not read as one {expected.name} statement; it was not run.", sql=sql)
+    return cursor.execute(statements[0], list(parameters) if parameters is not None else None)
+
+
+def plain_type(type_text: str) -> exp.DataType:
+    """A DuckDB column type, parsed and checked: built-in types only (nested ones included).
+
+    Raises :class:`SqlRefused` for anything else, so a type can never carry SQL into a statement.
+    """
+    try:  # the whole text must read as one type (DataType.build would drop what follows it)
+        data_type = sqlglot.parse_one(type_text, read="duckdb", into=exp.DataType)
+    except (SqlglotError, ValueError, RecursionError):
+        raise SqlRefused(f"The column type {type_text!r} is not a type the sandbox can use.") from None
+    for node in data_type.walk():
+        if isinstance(node, exp.DataType) and (
+            not isinstance(node.this, exp.DataType.Type) or node.this == exp.DataType.Type.USERDEFINED
+        ):
+            raise SqlRefused(f"The column type {type_text!r} is not a plain built-in type.")
+    return data_type
 
 
 def _from_duckdb(error: duckdb.Error, sql: str) -> SqlFailed:
@@ -638,9 +845,15 @@ class Sandbox:
     """A locked DuckDB connection that runs only validated, read-only queries.
 
     Safe to use from several threads at once: every query runs on its own cursor.
-    Build one with :meth:`create`, or pass a connection made by :func:`connect`,
-    loaded, and :func:`lock`-ed.  The sandbox owns the connection: :meth:`close`
-    closes it.
+    Build one with :meth:`create` (a loader fills a database that is then attached
+    read-only) or :meth:`open_database` (an existing DuckDB file, read-only), or pass a
+    connection made by :func:`connect`, loaded, and :func:`lock`-ed.  The sandbox owns the
+    connection: :meth:`close` closes it and removes its temporary files.
+
+    With :meth:`create` and :meth:`open_database` the tables a query sees live in a database
+    attached ``READ_ONLY`` under the name ``world`` (every cursor starts with ``USE world``):
+    even a statement that slipped past the gate cannot change, drop or add to them.  Scratch
+    tables live apart, in the in-memory ``memory.scratch`` schema.
     """
 
     def __init__(
@@ -650,6 +863,8 @@ class Sandbox:
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         dialects: Sequence[str] = DIALECTS,
+        database: str | None = None,
+        workdir: str | None = None,
     ) -> None:
         if row_cap < 1:
             raise ConfigurationError(f"row_cap must be at least 1, not {row_cap}.")
@@ -664,8 +879,17 @@ class Sandbox:
                 "locked: open it with engines.sql.sandbox.connect() and call lock() once loaded."
             )
         self._con = con
+        self._database = database  # the read-only database queries see, or None (tables in memory)
+        self._cleanup = weakref.finalize(self, _remove_workdir, workdir) if workdir else None
         self._scratch_lock = threading.Lock()
         self._scratch_count = 0
+        cursor = con.cursor()
+        try:  # the schema of scratch tables, in the sandbox's own in-memory database
+            schema = exp.Create(this=exp.Table(this=exp.to_identifier(SCRATCH_SCHEMA), db=exp.to_identifier(SCRATCH_CATALOG)),
+                                kind="SCHEMA", exists=True)
+            _run_internal(cursor, schema, duckdb.StatementType.CREATE)
+        finally:
+            cursor.close()
         self._table_types: dict[tuple[str, str], list[tuple[str, str]]] = {}  # base tables never change
         self.row_cap = row_cap
         self.timeout_s = timeout_s
@@ -679,17 +903,70 @@ class Sandbox:
         row_cap: int = DEFAULT_ROW_CAP,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_limit: str | None = None,
+        limits: Limits | None = None,
     ) -> Sandbox:
-        """Open a hardened connection, let ``loader`` fill it, lock it, wrap it.
+        """Let ``loader`` fill a fresh database, then serve it read-only.
 
-        The loader runs with full SQL power but no file or network access; errors it
-        raises propagate unchanged (and the connection is closed).
+        The loader runs with full SQL power but no file or network access, on a database in a
+        private temporary folder; errors it raises propagate unchanged (and the folder is
+        removed).  The filled database is then attached read-only (:meth:`open_database`).
         """
-        con = connect(memory_limit=memory_limit)
+        limits = limits or Limits()
+        if memory_limit is not None:
+            limits = replace(limits, memory_limit=memory_limit)
+        workdir = tempfile.mkdtemp(prefix="cs224v-sandbox-")
         try:
-            loader(con)
+            path = os.path.join(workdir, "world.duckdb")
+            con = _open(path, {**_HARDENED_CONFIG, **limits.config(os.path.join(workdir, "spill"))})
+            try:
+                loader(con)
+                con.execute("CHECKPOINT").fetchall()
+            finally:
+                con.close()
+            return cls._attach(path, row_cap=row_cap, timeout_s=timeout_s, limits=limits, workdir=workdir)
+        except BaseException:
+            _remove_workdir(workdir)
+            raise
+
+    @classmethod
+    def open_database(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        row_cap: int = DEFAULT_ROW_CAP,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        limits: Limits | None = None,
+    ) -> Sandbox:
+        """A sandbox over an existing DuckDB database file, attached read-only: nothing any
+        query does can change the file.  Raises :class:`SqlFailed` if DuckDB cannot open it."""
+        workdir = tempfile.mkdtemp(prefix="cs224v-sandbox-")
+        try:
+            return cls._attach(os.fspath(path), row_cap=row_cap, timeout_s=timeout_s, limits=limits or Limits(),
+                               workdir=workdir)
+        except BaseException:
+            _remove_workdir(workdir)
+            raise
+
+    @classmethod
+    def _attach(cls, path: str, *, row_cap: int, timeout_s: float, limits: Limits, workdir: str) -> Sandbox:
+        # External access is on only until the world is attached: nothing else runs meanwhile.
+        config = {**_HARDENED_CONFIG, "enable_external_access": True, **limits.config(os.path.join(workdir, "spill"))}
+        con = _open(":memory:", config)
+        try:
+            cursor = con.cursor()
+            try:
+                attach = exp.Attach(
+                    this=exp.alias_(exp.Literal.string(path), WORLD_DATABASE, quoted=True),
+                    expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))],
+                )
+                _run_internal(cursor, attach, duckdb.StatementType.ATTACH)
+            except duckdb.Error as e:
+                raise SqlFailed(f"The database {path!r} could not be opened read-only: {_strip_ansi(str(e))}") from e
+            finally:
+                cursor.close()
+            con.execute("SET enable_external_access = false").fetchall()
             lock(con)
-            return cls(con, row_cap=row_cap, timeout_s=timeout_s)
+            return cls(con, row_cap=row_cap, timeout_s=timeout_s, database=WORLD_DATABASE, workdir=workdir)
         except BaseException:
             con.close()
             raise
@@ -709,7 +986,7 @@ class Sandbox:
         Returns at most ``row_cap`` rows.  Raises :class:`SqlRefused`,
         :class:`SqlFailed` or :class:`SqlTimedOut`, never a DuckDB or sqlglot error.
         """
-        duckdb_sql = transpile(self.check(sql))
+        duckdb_sql = bound(transpile(self.check(sql)))
         _recheck(duckdb_sql)
         return self._execute(duckdb_sql)
 
@@ -753,20 +1030,29 @@ class Sandbox:
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         try:
-            return self._con.cursor()
+            cursor = self._con.cursor()
         except duckdb.Error as e:
             raise SqlFailed(f"The database is not available: {e}") from e
+        if self._database is not None:
+            try:
+                _run_internal(cursor, exp.Use(this=exp.to_identifier(self._database)), duckdb.StatementType.SET)
+            except duckdb.Error as e:
+                cursor.close()
+                raise SqlFailed(f"The database is not available: {e}") from e
+        return cursor
 
     # -- introspection and lifetime ---------------------------------------------------------
 
     def schema(self) -> str:
-        """The ``CREATE`` statements of the loaded tables and views."""
+        """The ``CREATE`` statements of the loaded tables and views (scratch tables left out)."""
         cursor = self._cursor()
+        query = (
+            "SELECT sql FROM duckdb_tables() WHERE NOT internal AND database_name = ? AND schema_name <> ? "
+            "UNION ALL SELECT sql FROM duckdb_views() WHERE NOT internal AND database_name = ? AND schema_name <> ?"
+        )
+        database = self._database or SCRATCH_CATALOG
         try:
-            rows = cursor.execute(
-                "SELECT sql FROM duckdb_tables() WHERE NOT internal "
-                "UNION ALL SELECT sql FROM duckdb_views() WHERE NOT internal"
-            ).fetchall()
+            rows = cursor.execute(query, [database, SCRATCH_SCHEMA, database, SCRATCH_SCHEMA]).fetchall()
         except duckdb.Error as e:
             raise _from_duckdb(e, "") from e
         finally:
@@ -783,22 +1069,28 @@ class Sandbox:
     def run_tree(self, expression: exp.Expression) -> QueryResult:
         """Validate, transpile and execute an already parsed query."""
         validate(expression)
-        duckdb_sql = transpile(expression)
+        duckdb_sql = bound(transpile(expression))
         _recheck(duckdb_sql)
         return self._execute(duckdb_sql)
 
     def columns_of(self, expression: exp.Expression) -> list[tuple[str, str]]:
-        """Names and DuckDB types of a query's result columns, without running it."""
+        """Names and DuckDB types of a query's result columns, without running it.
+
+        The query passes the same checks as :meth:`run_tree` (validated, one SELECT to DuckDB's
+        own parser); DuckDB then only binds it.
+        """
         validate(expression)
-        sql = transpile(expression)
+        sql = bound(transpile(expression))
+        _recheck(sql)
         cursor = self._cursor()
         try:
-            rows = cursor.execute(f"DESCRIBE {sql}").fetchall()
+            statement = self._single_select(cursor, sql)
+            relation = cursor.sql(statement.query)
+            return [(str(name), str(typ)) for name, typ in zip(relation.columns, relation.types)]
         except duckdb.Error as e:
             raise _from_duckdb(e, sql) from e
         finally:
             cursor.close()
-        return [(str(r[0]), str(r[1])) for r in rows]
 
     def column_types(self, expression: exp.Expression) -> dict[str, str]:
         """Column name -> DuckDB type over every base table the query reads (the first table wins a
@@ -820,30 +1112,52 @@ class Sandbox:
                 types.setdefault(name, typ)
         return types
 
+    def scratch(self, name: str) -> exp.Table:
+        """The (quoted) reference of scratch table ``name``."""
+        return exp.table_(exp.to_identifier(name, quoted=True), db=exp.to_identifier(SCRATCH_SCHEMA, quoted=True),
+                          catalog=exp.to_identifier(SCRATCH_CATALOG, quoted=True))
+
     @contextmanager
     def scratch_table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Iterator[exp.Table]:
-        """A table of ``rows`` in the ``scratch`` schema for the duration of the block.
+        """A table of ``rows`` in the ``memory.scratch`` schema for the duration of the block.
 
-        ``columns`` are (name, DuckDB type) pairs.  Visible to every cursor; dropped on exit.
+        ``columns`` are (name, DuckDB type) pairs: names may hold any text (they are quoted),
+        types must be plain built-in types (:func:`plain_type`), and the rows go in as parameters.
+        Visible to every cursor; dropped on exit.
         """
+        if not columns:
+            raise SqlFailed("A scratch table needs at least one column.")
+        types = [plain_type(t) for _, t in columns]
         with self._scratch_lock:
             self._scratch_count += 1
             name = f"t{self._scratch_count}"
-            self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCRATCH_SCHEMA}").fetchall()
-        table = exp.table_(name, db=SCRATCH_SCHEMA)
-        ddl = ", ".join(f'"{c}" {t}' for c, t in columns)
+        table = self.scratch(name)
         cursor = self._cursor()
         try:
-            cursor.execute(f"CREATE TABLE {SCRATCH_SCHEMA}.{name} ({ddl})")
+            ddl = exp.Create(
+                this=exp.Schema(this=table.copy(), expressions=[
+                    exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=t.copy()) for (c, _), t in zip(columns, types)
+                ]),
+                kind="TABLE",
+            )
+            _run_internal(cursor, ddl, duckdb.StatementType.CREATE)
             if rows:
-                records = [dict(zip((c for c, _ in columns), row)) for row in rows]
-                cursor.execute(f"INSERT INTO {SCRATCH_SCHEMA}.{name} SELECT UNNEST($rows, recursive := true)", {"rows": records})
-            yield table
+                # one list parameter per column, unnested side by side (each cast to its column's type)
+                values = [[row[i] for row in rows] for i in range(len(columns))]
+                insert = exp.insert(
+                    exp.select(*[exp.Unnest(expressions=[exp.cast(exp.Placeholder(), exp.DataType(this=exp.DataType.Type.ARRAY,
+                                 expressions=[t.copy()], nested=True))]) for t in types]),
+                    table.copy(),
+                )
+                _run_internal(cursor, insert, duckdb.StatementType.INSERT, values)
+            yield table.copy()  # callers may alias it; the DROP below uses the plain name
         except duckdb.Error as e:
             raise _from_duckdb(e, f"-- scratch table {name}") from e
         finally:
             try:
-                cursor.execute(f"DROP TABLE IF EXISTS {SCRATCH_SCHEMA}.{name}")
+                _run_internal(cursor, exp.Drop(tables=[table.copy()], kind="TABLE", exists=True), duckdb.StatementType.DROP)
+            except duckdb.Error:
+                pass
             finally:
                 cursor.close()
 
@@ -866,11 +1180,18 @@ class Sandbox:
                 pass
 
     def close(self) -> None:
-        """Close the connection; later queries fail with :class:`SqlFailed`."""
+        """Close the connection and remove its temporary files; later queries fail with :class:`SqlFailed`."""
         self._con.close()
+        if self._cleanup is not None:
+            self._cleanup()
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _remove_workdir(workdir: str | None) -> None:
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -12,7 +12,7 @@ from typing import Callable
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
 from engines.sql.agent import TextToSQLAgent
-from engines.sql.sandbox import Sandbox
+from engines.sql.sandbox import Limits, Sandbox
 from worlds import restaurants
 
 
@@ -45,7 +45,8 @@ def open_restaurants(
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or restaurants.build(restaurants.DEFAULT_SEED)
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
+                             limits=Limits.from_settings(settings))
     if suql:
         from engines.suql.agent import SuqlAgent
         from engines.suql.execute import SuqlEngine

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from engines.errors import ConfigurationError
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
-from engines.sql.sandbox import Sandbox
+from engines.sql.sandbox import Limits, Sandbox
 from engines.suql.examples import LECTURE, Example
 from engines.suql.execute import SuqlEngine
 
@@ -116,6 +116,7 @@ def open_suql(
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     data = spec.build()
-    sandbox = Sandbox.create(data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    sandbox = Sandbox.create(data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
+                             limits=Limits.from_settings(settings))
     engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap)
     return SuqlSession(settings, world, data, sandbox, llm, engine, spec.examples)

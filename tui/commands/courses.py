@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 def _courses(settings, args: argparse.Namespace) -> int:
     from engines.courses import plan, top_k_trap
     from engines.llm.client import llm_from_settings
-    from engines.sql.sandbox import Sandbox
+    from engines.sql.sandbox import Limits, Sandbox
     from worlds.courses import build, hm
 
     knobs = {}
@@ -46,7 +46,8 @@ def _courses(settings, args: argparse.Namespace) -> int:
         knobs["c2_start"] = hm(*args.c2_start)
     world = build(**knobs)
     llm = llm_from_settings(settings)
-    with Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s) as sandbox:
+    with Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
+                        limits=Limits.from_settings(settings)) as sandbox:
         result = plan(world, sandbox, llm)
         trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k is not None else None
     if args.json:

@@ -90,11 +90,12 @@ def _print_turn(turn) -> None:
 
 def _sql(settings, statement: str, *, as_json: bool) -> int:
     from engines.sql.agent import run_sql
-    from engines.sql.sandbox import SqlError, Sandbox
+    from engines.sql.sandbox import Limits, SqlError, Sandbox
     from worlds import restaurants
 
     world = restaurants.build()
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
+                             limits=Limits.from_settings(settings))
     try:
         result, sentence = run_sql(sandbox, statement)
     except SqlError as e:
