@@ -296,25 +296,92 @@ def _handle_services(code: str, masked: _Masked, notes: list[str]) -> tuple[str,
     return code, unsupported
 
 
-_LANG = re.compile(r"wikibase:language\s+(" + _OPEN + r"\d+" + _CLOSE + r")")
-_MANUAL = re.compile(r"([?$][A-Za-z_]\w*)\s+(rdfs:label|schema:description|skos:altLabel)\s+([?$][A-Za-z_]\w*)")
 _WD = PREFIXES["wd"]
+_LABEL_TOKEN = re.compile(_OPEN + r"\d+" + _CLOSE + r"|[?$][A-Za-z_]\w*|[^\s.;,]+|[.;,]")
+_PNAME = re.compile(r"[A-Za-z][\w.-]*:[\w-]+")
+_LANG_TAG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
+_UNBOUND = "<urn:x-cs224v:unbound>"  # names no node: the label lookup of an unbound variable finds nothing
+_LABEL_PREDICATES = {
+    "rdfs:label": "Label", "<http://www.w3.org/2000/01/rdf-schema#label>": "Label",
+    "schema:description": "Description", "<http://schema.org/description>": "Description",
+    "skos:altLabel": "AltLabel", "<http://www.w3.org/2004/02/skos/core#altLabel>": "AltLabel",
+}
+_LABEL_IRIS = {"Label": "<http://www.w3.org/2000/01/rdf-schema#label>", "Description": "<http://schema.org/description>",
+               "AltLabel": "<http://www.w3.org/2004/02/skos/core#altLabel>"}
+
+
+def _string_value(token: str) -> str:
+    """The value of a SPARQL string token (escapes read as rdflib's parser reads them)."""
+    from pyparsing import ParseException
+    from rdflib.plugins.sparql.parser import String
+
+    try:
+        return str(String.parse_string(token, parse_all=True)[0])
+    except ParseException:
+        raise SparqlSyntaxError(f"Syntax error: {token[:40]} is not a string.") from None
+
+
+def _service_triples(body: str, masked: _Masked) -> list[tuple[str, str, str]]:
+    """The triples written inside a label service's braces, as (subject, predicate, object)
+    tokens (``;`` and ``,`` lists expanded; strings and IRIs restored)."""
+    tokens = [masked.restore(t) for t in _LABEL_TOKEN.findall(body)]
+    triples: list[tuple[str, str, str]] = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i] in ".;,":
+            i += 1
+            continue
+        subject, i = tokens[i], i + 1
+        while i + 1 < len(tokens) and tokens[i] not in ".;,":
+            pred, obj, i = tokens[i], tokens[i + 1], i + 2
+            triples.append((subject, pred, obj))
+            while i + 1 < len(tokens) and tokens[i] == ",":
+                triples.append((subject, pred, tokens[i + 1]))
+                i += 2
+            if i < len(tokens) and tokens[i] == ";":
+                i += 1
+                continue
+            break
+    return triples
+
+
+def _languages(triples: list[tuple[str, str, str]]) -> list[str]:
+    """The service's language list, in order (``[AUTO_LANGUAGE]`` is English here)."""
+    langs: list[str] = []
+    for s, p, o in triples:
+        if s == "bd:serviceParam" and p == "wikibase:language":
+            for tag in _string_value(o).split(","):
+                tag = tag.strip()
+                tag = "en" if tag.upper() in ("[AUTO_LANGUAGE]", "") else tag
+                if not _LANG_TAG.fullmatch(tag):
+                    raise SparqlSyntaxError(f"Syntax error: {tag[:40]!r} in wikibase:language is not a language code.")
+                if tag.lower() not in langs:
+                    langs.append(tag.lower())
+    return langs or ["en"]
 
 
 def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: int) -> str:
-    """The patterns that stand in for one ``SERVICE wikibase:label`` block."""
-    langs = ["en"]
-    lm = _LANG.search(body)
-    if lm:
-        raw = masked.slot(lm.group(1)) or '"en"'
-        value = raw.strip("'\"")
-        langs = [("en" if x.strip() in ("[AUTO_LANGUAGE]", "") else x.strip()) for x in value.split(",")]
-        langs = [x for i, x in enumerate(langs) if x and x not in langs[:i]] or ["en"]
-    targets: list[tuple[str, str, str]] = []  # (subject var, kind, output var)
-    manual = _MANUAL.findall(body)
-    kinds = {"rdfs:label": "Label", "schema:description": "Description", "skos:altLabel": "AltLabel"}
+    """The patterns that stand in for one ``SERVICE wikibase:label`` block, joined after the
+    pattern of the group it stands in (so they only ever add to solutions that exist).
+
+    For each labelled subject, its value is first copied into a helper variable, or a node that
+    names nothing when the subject is unbound (``BIND(COALESCE(?x, <urn:…>) AS ?__s)``): the label
+    lookups that follow (an ``OPTIONAL`` per language) can only ever join on that value, never bind
+    the subject itself, so a variable bound only inside an OPTIONAL stays unbound where it was, and
+    its label too.  Labels and descriptions come in the first language of the list that has one
+    (a label falls back to the bare ID), alternative labels are the ones in the first language
+    that has any, joined with ", " — the service's documented behaviour.
+    """
+    triples = _service_triples(body, masked)
+    langs = _languages(triples)
+    targets: list[tuple[str, str, str]] = []  # (subject term, kind, output variable name)
+    manual = [(s, _LABEL_PREDICATES[p], o[1:]) for s, p, o in triples
+              if s != "bd:serviceParam" and p in _LABEL_PREDICATES and o[:1] in "?$" and len(o) > 1]
     if manual:
-        targets = [(s[1:], kinds[p], o[1:]) for s, p, o in manual]
+        for s, kind, out in manual:
+            if not (s[:1] in "?$" or _PNAME.fullmatch(s) or (s.startswith("<") and s.endswith(">"))):
+                raise SparqlSyntaxError(f"Syntax error: {s[:40]} cannot be the subject of a label in SERVICE wikibase:label.")
+            targets.append(("?" + s[1:] if s[:1] in "?$" else s, kind, out))
     else:
         seen: set[str] = set()
         for m in _LABEL_VAR.finditer(code):
@@ -323,27 +390,30 @@ def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: i
             if out in seen or not re.search(r"[?$]" + re.escape(base) + r"\b", group_text):
                 continue
             seen.add(out)
-            targets.append((base, kind, out))
+            targets.append(("?" + base, kind, out))
     parts: list[str] = []
-    for i, (base, kind, out) in enumerate(targets):
-        tmp = f"?__lbl{n}_{i}"
-        if kind == "AltLabel":
-            lang = langs[0]
-            parts.append(
-                f" OPTIONAL {{ SELECT ?{base} (GROUP_CONCAT(?__alt{n}_{i}; separator=\", \") AS ?{out}) "
-                f"WHERE {{ ?{base} <http://www.w3.org/2004/02/skos/core#altLabel> ?__alt{n}_{i} . "
-                f"FILTER(LANG(?__alt{n}_{i}) = \"{lang}\") }} GROUP BY ?{base} }}"
-            )
-            continue
-        pred = "<http://www.w3.org/2000/01/rdf-schema#label>" if kind == "Label" else "<http://schema.org/description>"
+    helpers: dict[str, str] = {}
+    for i, (subject, kind, out) in enumerate(targets):
+        if subject not in helpers:
+            helpers[subject] = f"?__lbl{n}_s{len(helpers)}"
+            parts.append(f" BIND(COALESCE({subject}, {_UNBOUND}) AS {helpers[subject]})")
+        node = helpers[subject]
         options = []
         for j, lang in enumerate(langs):
-            v = f"{tmp}_{j}"
-            parts.append(f" OPTIONAL {{ ?{base} {pred} {v} . FILTER(LANG({v}) = \"{lang}\") }}")
+            v = f"?__lbl{n}_{i}_{j}"
+            if kind == "AltLabel":
+                a = f"?__alt{n}_{i}_{j}"
+                parts.append(
+                    f" OPTIONAL {{ SELECT {node} (GROUP_CONCAT({a}; separator=\", \") AS {v}) "
+                    f"WHERE {{ {node} {_LABEL_IRIS[kind]} {a} . FILTER(LCASE(LANG({a})) = \"{lang}\") }} "
+                    f"GROUP BY {node} }}"
+                )
+            else:
+                parts.append(f" OPTIONAL {{ {node} {_LABEL_IRIS[kind]} {v} . FILTER(LCASE(LANG({v})) = \"{lang}\") }}")
             options.append(v)
         if kind == "Label":
             options.append(
-                f'IF(isIRI(?{base}), IF(STRSTARTS(STR(?{base}), "{_WD}"), STRAFTER(STR(?{base}), "{_WD}"), STR(?{base})), STR(?{base}))'
+                f'IF(isIRI({subject}), IF(STRSTARTS(STR({subject}), "{_WD}"), STRAFTER(STR({subject}), "{_WD}"), STR({subject})), STR({subject}))'
             )
         parts.append(f" BIND(COALESCE({', '.join(options)}) AS ?{out})")
     return "".join(parts) + " "
@@ -382,6 +452,7 @@ def plan(text: str) -> Any:
         raise SparqlSyntaxError("Syntax error: the query is nested too deeply to parse.") from None
     except ValueError as e:  # an escape naming no code point
         raise SparqlSyntaxError(f"Syntax error: {e}.") from None
+    _keep_constant_filters(parsed)
     try:
         algebra = translateQuery(parsed, initNs=_init_ns())
         _scope_values(algebra.algebra)
@@ -392,6 +463,36 @@ def plan(text: str) -> Any:
         message = str(e).strip() or type(e).__name__
         message = message.replace("Unknown namespace prefix : ", "unknown prefix ")
         raise SparqlSyntaxError(f"Syntax error: {message}.") from None
+
+
+def _keep_constant_filters(parsed: Any) -> None:
+    """rdflib drops a ``FILTER`` whose expression is a constant that is false in Python
+    (``FILTER(false)``, ``FILTER(0)``, ``FILTER("")``: its translation tests ``if filters:``), so
+    the group keeps every solution; such a constant is wrapped in ``… && true`` (same value)."""
+    from rdflib import Literal
+    from rdflib.plugins.sparql.operators import and_
+
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    stack, seen = [parsed], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CompValue):
+            if node.name == "Filter":
+                inner = dict.get(node, "expr")
+                while isinstance(inner, CompValue) and inner.name.endswith("Expression") and \
+                        set(inner) <= {"expr", "other"} and not dict.get(inner, "other"):
+                    inner = dict.get(inner, "expr")
+                if isinstance(inner, CompValue) and inner.name == "literal" and set(inner) == {"string"}:
+                    inner = dict.get(inner, "string")  # a plain string: its value is the literal's
+                if isinstance(inner, Literal):
+                    node["expr"] = and_(inner, Literal(True))
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
+            stack.extend(node)
 
 
 _UPDATE_NAMES = {
@@ -429,10 +530,9 @@ _HANDLED_IRIS.update({iri.strip("<>"): f"SERVICE {iri} {{ … }}" for iri in _SE
 
 
 def _short(iri: str) -> str:
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns) and re.fullmatch(r"[\w-]+", iri[len(ns):]):
-            return f"{prefix}:{iri[len(ns):]}"
-    return f"<{iri}>"
+    from engines.kg.prefixes import compact
+
+    return compact(iri)
 
 
 def _nodes(root: Any) -> Iterator[Any]:
@@ -516,6 +616,47 @@ def _scope_values(node: Any) -> set:
     return set()
 
 
+_TYPED = re.compile(r"(" + _OPEN + r"\d+" + _CLOSE + r")\s*\^\^\s*(" + _OPEN + r"\d+" + _CLOSE + r"|[A-Za-z][\w.-]*:[\w-]*|:[\w-]+)")
+_XSD_DATETIME = PREFIXES["xsd"] + "dateTime"
+_SHORT_DATE = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2})")
+_NO_ZONE = re.compile(r"-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?")
+
+
+def _full_date_times(text: str, prologue: Any) -> tuple[str, list[str]]:
+    """``text`` with each ``xsd:dateTime`` literal written as a bare date (``"1990-01-01"``) or
+    without a time zone given in Wikidata's full form (``"1990-01-01T00:00:00Z"``): the Wikidata
+    endpoint reads such a literal as midnight (UTC), while rdflib compares it as a string and
+    Oxigraph as a date-time of unknown zone.  Each typed literal is read as rdflib's parser reads
+    it (the datatype through the query's own prefixes); returns the new text and the forms changed."""
+    from pyparsing import ParseException
+    from rdflib import Literal, URIRef
+    from rdflib.plugins.sparql.parser import RDFLiteral
+
+    masked = _Masked(text)
+    changed: list[str] = []
+
+    def full(m: re.Match[str]) -> str:
+        token = masked.restore(m.group())
+        try:
+            term = prologue.absolutize(RDFLiteral.parse_string(token, parse_all=True)[0])
+        except Exception:  # an unknown prefix …: the plan has already accepted the query
+            return m.group()
+        if not isinstance(term, Literal) or term.datatype != URIRef(_XSD_DATETIME):
+            return m.group()
+        value = str(term)
+        if _SHORT_DATE.fullmatch(value):
+            lexical = value + "T00:00:00Z"
+        elif _NO_ZONE.fullmatch(value):
+            lexical = value + "Z"
+        else:
+            return m.group()
+        changed.append(f'"{value}"^^xsd:dateTime')
+        return f'"{lexical}"^^<{_XSD_DATETIME}>'
+
+    code = _TYPED.sub(full, masked.code)
+    return (masked.restore(code), changed) if changed else (text, [])
+
+
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
 
 
@@ -525,6 +666,10 @@ def prepare(query: str) -> Prepared:
     Raises SparqlRefused or SparqlSyntaxError."""
     text, _form, notes, _unsupported = rewrite(query)
     algebra = plan(text)
+    dated, changed = _full_date_times(text, algebra.prologue)
+    if changed:
+        text, algebra = dated, plan(dated)
+        notes = notes + (f"read {', '.join(changed)} as midnight UTC, as Wikidata does",)
     try:
         unsupported = check(algebra)
     except RecursionError:  # pragma: no cover - the walk is iterative

@@ -1,9 +1,10 @@
 """The prefixes the Wikidata Query Service declares for every query, so queries need no PREFIX lines."""
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
-PREFIXES: Mapping[str, str] = {
+_DECLARED: Mapping[str, str] = {
     "wd": "http://www.wikidata.org/entity/",
     "wds": "http://www.wikidata.org/entity/statement/",
     "wdv": "http://www.wikidata.org/value/",
@@ -42,16 +43,27 @@ PREFIXES: Mapping[str, str] = {
     "fn": "http://www.w3.org/2005/xpath-functions#",
 }
 
+# The most specific namespace first, so that whoever takes the first match shortens a statement
+# IRI to wds:… and a statement property to ps:… (never wd:statement/… or p:statement/…).
+PREFIXES: Mapping[str, str] = dict(sorted(_DECLARED.items(), key=lambda kv: -len(kv[1])))
+
 WD = PREFIXES["wd"]
+
+# The local names written after a prefix: SPARQL 1.1's PN_LOCAL without its backslash escapes
+# (rdflib's parser keeps the backslash in the IRI) — ASCII letters, digits, '_', '-', inner '.'.
+_PLAIN_LOCAL = re.compile(r"(?:[A-Za-z0-9_](?:[\w.-]*[\w-])?)?", re.ASCII)
 
 
 def compact(iri: str) -> str:
-    """``http://www.wikidata.org/entity/Q42`` → ``wd:Q42`` (the longest matching namespace wins)."""
-    best = ""
-    for prefix, ns in PREFIXES.items():
-        if iri.startswith(ns) and len(ns) > len(PREFIXES.get(best, "")):
-            best = prefix
-    return f"{best}:{iri[len(PREFIXES[best]):]}" if best else f"<{iri}>"
+    """``http://www.wikidata.org/entity/Q42`` → ``wd:Q42``: the longest matching namespace wins
+    (``wds:Q42-…`` for a statement, ``ps:P31`` for a statement property), and the result always
+    reads back as the same IRI in a query (an IRI whose local name cannot be written plainly stays in ``<…>``)."""
+    for prefix, ns in PREFIXES.items():  # longest namespace first
+        if iri.startswith(ns):
+            local = iri[len(ns):]
+            if _PLAIN_LOCAL.fullmatch(local):
+                return f"{prefix}:{local}"
+    return f"<{iri}>"
 
 
 def entity_id(iri: str) -> str:

@@ -147,6 +147,9 @@ def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bo
     except (ImportError, ValueError, OSError):
         pass
     _switch_off_rdflib_remote_access()
+    from engines.kg import rdflib_fixes  # imported before the audit hook closes the file system
+
+    rdflib_fixes.install()
     _install_audit_hook()
     return {"network_namespace": netns}
 
@@ -277,9 +280,22 @@ def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int)
 
 
 def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
+    from rdflib.plugins.sparql.evaluate import evalQuery
+
+    from engines.kg import rdflib_fixes
     from engines.kg.store import deadline
 
+    rdflib_fixes.install()
     with deadline(timeout_s):
+        if prepared.form == "SELECT":  # solutions straight from evalQuery: rdflib's Result drops those binding nothing
+            answer = evalQuery(graph, prepared.algebra, {})
+            names = [v for v in (answer.get("vars_") or ()) if not _is_internal(str(v))]
+            rows: list[dict] = []
+            for solution in answer["bindings"]:
+                rows.append({str(v): _term_json(solution[v]) for v in names if solution.get(v) is not None})
+                if len(rows) >= row_cap:
+                    return tuple(str(v) for v in names), tuple(rows), True, None
+            return tuple(str(v) for v in names), tuple(rows), False, None
         result = graph.query(prepared.algebra)
         if result.type == "ASK":
             return (), (), False, bool(result.askAnswer)
