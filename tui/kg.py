@@ -312,13 +312,9 @@ def short_value(value: Mapping[str, str] | None) -> str:
     if entity is not None:
         return entity
     if value.get("type") == "uri":
-        from engines.kg.prefixes import PREFIXES
+        from engines.kg.prefixes import compact
 
-        iri = value.get("value", "")
-        for prefix, base in PREFIXES.items():
-            if iri.startswith(base) and len(iri) > len(base):
-                return f"{prefix}:{iri[len(base):]}"
-        return iri
+        return compact(value.get("value", ""))  # a form that pastes back into a query
     return value.get("value", "")
 
 
