@@ -119,10 +119,13 @@ class Worker:
             os.environ.clear()
             os.environ.update(saved)
         child.close()
-        if not parent.poll(STARTUP_S):
+        try:
+            if not parent.poll(STARTUP_S):
+                raise EOFError
+            parent.recv()
+        except (EOFError, OSError):
             self._kill(proc)
-            raise RuntimeError("the fuzz worker did not start")
-        parent.recv()
+            raise RuntimeError(f"the fuzz worker did not start (exit code {proc.exitcode})") from None
         self._proc, self._conn = proc, parent
 
     def _kill(self, proc: Any) -> None:

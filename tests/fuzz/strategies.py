@@ -363,6 +363,8 @@ FILTERS = (
     "FILTER(LANG(?label) = \"en\")", "FILTER(?o > 1)", "FILTER(1/0)", "FILTER(STRLEN(REPLACE(STR(?o), \"\", \"xx\")) > 0)",
     "FILTER NOT EXISTS { ?s ?p ?s }", "FILTER(?s = <{URL}>)", "FILTER(isIRI(?o))", "FILTER(xsd:integer(?o) < 0)",
     "FILTER(STRDT(\"x\", xsd:dateTime) < NOW())",
+    "FILTER(REGEX(\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\", \"^(a+)+$\"))",
+    "FILTER(REGEX(CONCAT(\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", STR(?o), \"!\"), \"^(a|aa)+$\"))",
 )
 SPARQL_ATTACKS = (
     "LOAD <{URL}/x.ttl>", "LOAD <file://{CANARY}>", "LOAD SILENT <{URL}/x> INTO GRAPH <urn:g>",

@@ -12,7 +12,7 @@ from tests.fuzz.strategies import utterance
 ASK_LIMIT_S = QUERY_TIMEOUT_S + 9
 
 
-@fuzz_settings(20)
+@fuzz_settings(30)
 @given(utterances=st.lists(utterance(), min_size=1, max_size=3), use_suql=st.booleans())
 def test_agent_dialogues(worker, utterances, use_suql):
     out = worker.call("ask", utterances, use_suql, limit_s=ASK_LIMIT_S * len(utterances)).result

@@ -21,9 +21,10 @@ COMMANDS = st.sampled_from((
 ))
 
 
-@fuzz_settings(10)
+@fuzz_settings(15)
 @given(command=COMMANDS, args=st.lists(ARG, min_size=1, max_size=3))
-@example(command=["sql"], args=["SELECT '\udcff'"])  # issue 10 item 5: invalid UTF-8 in an argument
+@example(command=["ask"], args=["\udcff"])  # issue 10 item 5: invalid UTF-8 in an argument (print() raised)
+@example(command=["sql"], args=["SELECT '\udcff'"])
 @example(command=["sparql"], args=["SELECT * WHERE { ?s ?p '\udcff' }"])
 @example(command=["suql"], args=["SELECT name FROM restaurants WHERE name = '\udcff'"])
 @example(command=["suql", "--workload", "--queries"], args=["-5"])

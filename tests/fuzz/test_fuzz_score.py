@@ -35,7 +35,7 @@ def _write(files, content: bytes, kind: str):
 KIND = st.sampled_from(("file",) * 8 + ("missing", "directory"))
 
 
-@fuzz_settings(40)
+@fuzz_settings(50)
 @given(pred=json_file_bytes(), gold=json_file_bytes(), pred_kind=KIND, gold_kind=KIND, as_json=st.booleans())
 @example(pred=b"[" * 100_000 + b"]" * 100_000, gold=b"[]", pred_kind="file", gold_kind="file", as_json=True)  # item 5
 @example(pred=b"\xff\xfe[]", gold=b"[]", pred_kind="file", gold_kind="file", as_json=True)  # item 5: non-UTF-8

@@ -33,6 +33,9 @@ SAVE_KINDS = ("ok", "directory", "missing-folder", "under-a-file", "empty", "nul
 @given(question=st.one_of(utterance(), st.text(ANY_CHAR, max_size=20)), save=st.sampled_from(SAVE_KINDS), as_json=st.booleans())
 @example(question="Who is the mayor of Q1?", save="directory", as_json=False)  # issue 10 item 5
 @example(question="Who is the mayor of Q1?", save="missing-folder", as_json=False)  # issue 10 item 5
+@example(question="Who is the mayor of Q1?", save="under-a-file", as_json=False)  # issue 10 item 5 (found here)
+@example(question="Who is the mayor of Q1?", save="empty", as_json=True)  # issue 10 item 5: '' is '.' (found here)
+@example(question="Who is the mayor of Q1?", save="nul", as_json=False)  # issue 10 item 5: ValueError (found here)
 def test_cli_spinach_save(worker, files, question, save, as_json):
     a_file = files / "a-file.json"
     a_file.write_text("{}", encoding="utf-8")

@@ -8,7 +8,7 @@ from tests.fuzz.properties import assert_cli, assert_engine_outcome, assert_offl
 from tests.fuzz.strategies import sql_statement, fill
 
 
-@fuzz_settings(60)
+@fuzz_settings(80)
 @given(statement=sql_statement())
 @example(statement="SELECT unnest(range(1000000000))")  # issue 10 item 3: a memory bomb
 @example(statement="SELECT repeat('x', 1000000000)")  # issue 10 item 3: ran past timeout + 5 s (found here)

@@ -12,7 +12,7 @@ from tests.fuzz.strategies import MODES, SUQL_ATTACKS, fill, suql_query
 SUQL_LIMIT_S = QUERY_TIMEOUT_S + 9  # a SUQL run is several statements and LLM calls
 
 
-@fuzz_settings(50)
+@fuzz_settings(60)
 @given(query=suql_query(), mode=st.sampled_from(MODES))
 @example(query=SUQL_ATTACKS[0], mode="A")  # issue 10 item 1: the alias pasted into the scratch table's CREATE TABLE
 @example(query=SUQL_ATTACKS[4], mode="E")  # issue 10 item 1: a quoted type written back unquoted
