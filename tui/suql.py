@@ -970,6 +970,8 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             parts.append(f"{len(result.to_verify)} to verify")
         if result.approximate:
             parts.append("approximate")
+        if getattr(result, "budget_exhausted", False):
+            parts.append(result.message)
         self._set_status(f"done — {' · '.join(parts)} · mode {result.mode}", "done")
 
     def _finish_compare(self, comparison: Comparison) -> None:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from engines.errors import Cancelled, EngineError
-from engines.events import Emit, Event, ignore
+from engines.events import CallFinished, Emit, Event, ignore
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import ChunkIndex, IndexCache, as_text
 from engines.sql.readback import readback as read_back
@@ -100,6 +100,9 @@ class SuqlResult:
     approximate: bool
     truncated: bool
     stats: Stats
+    budget_exhausted: bool = False  # the per-query budget of LLM calls ran out: the rows are partial
+    message: str = ""
+
 
     def records(self) -> list[dict[str, Any]]:
         return QueryResult("", self.columns, self.rows, False, 0.0).records()
@@ -115,6 +118,8 @@ class SuqlResult:
             "approximate": self.approximate,
             "truncated": self.truncated,
             "stats": self.stats.to_json(),
+            "budget_exhausted": self.budget_exhausted,
+            "message": self.message,
         }
 
 
@@ -124,9 +129,12 @@ class SuqlResult:
 class SuqlEngine:
     """Runs SUQL on the tables of one sandbox with one LLM."""
 
-    def __init__(self, sandbox: Sandbox, llm: LLM, *, pool: int = 1, cap: int = 20) -> None:
+    def __init__(self, sandbox: Sandbox, llm: LLM, *, pool: int = 1, cap: int = 20, call_budget: int = 2000) -> None:
         if pool < 1:
             raise ValueError("pool must be at least 1")
+        if call_budget < 1:
+            raise ValueError("call_budget must be at least 1")
+        self.call_budget = call_budget
         self.sandbox = sandbox
         self.llm = llm
         self.pool = pool
@@ -156,9 +164,9 @@ class SuqlEngine:
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
         started = time.perf_counter()
         tree = language.parse(sql)
-        llm = self.llm.bind(emit, cancel)
+        run = _Run(self, self.llm, m, emit, cancel)
+        llm = run.llm
         before = dict(llm.counter.counts), llm.counter.cached
-        run = _Run(self, llm, m, emit, cancel)
         with ExitStack() as stack:
             run.stack = stack
             try:
@@ -196,9 +204,109 @@ class SuqlEngine:
             approximate=run.approximate,
             truncated=result.truncated,
             stats=stats,
+            budget_exhausted=run.budget_exhausted,
+            message=budget_message(self.call_budget) if run.budget_exhausted else "",
         )
         emit(QueryFinished(out, sentence, stats))
         return out
+
+    def estimate_calls(self, sql: str, mode: str | Mode = DEFAULT_MODE) -> int:
+        """An upper bound on the LLM calls ``run(sql, mode=mode)`` can make, without making any.
+
+        Per SELECT with calls of its own: the candidate rows (after the structured conditions, in
+        the modes that test them first; capped in mode F) times the distinct answer() calls of its
+        WHERE, plus the rows that can reach the SELECT list times its other calls (LIMIT bounds
+        these only where the executor computes them for the output rows alone).  A run stops at
+        the budget whatever this says.
+        """
+        m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
+        tree = language.parse(sql)
+        if not has_llm_calls(tree):
+            return 0
+        root_with = tree.args.get("with_")
+        total = 0
+        for select in tree.find_all(exp.Select):
+            own = calls_in(select)
+            if own:
+                total += self._estimate_select(select, own, m, root_with if select is not tree else None)
+        return total
+
+    def _estimate_select(self, select: exp.Select, own: list, m: Mode, outer_with: exp.With | None) -> int:
+        where = select.args.get("where")
+        where_nodes = calls_in(where.this) if where is not None else []
+        in_where = {id(n) for n in where_nodes}
+        other_nodes = [n for n in own if id(n) not in in_where]
+        sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+        if select.args.get("from_") is None:
+            return 0  # refused at run time: answer() needs a FROM clause
+        if m.udf:  # DuckDB may evaluate every occurrence on every row of any source
+            counts = [self._count(select, None, outer_with)]
+            counts += [self._count(exp.select("*").from_(src.this.copy()), None, outer_with, sources_of=select)
+                       for src in sources[1:] if src is not None]
+            return max(counts) * len(own)
+        if where_nodes:
+            conjuncts, _ = to_dnf(where.this)
+            filt = None
+            if m.structured_first and conjuncts:
+                filt = exp.Not(this=exp.Is(this=exp.paren(exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])),
+                                           expression=exp.false()))
+            n = self._count(select, filt, outer_with)
+            if m.cap is not None:
+                n = min(n, m.cap)
+        else:
+            n = self._count(select, where.this.copy() if where is not None else None, outer_with)
+        total = n * len({as_call(x).key for x in where_nodes})
+        other = {as_call(x).key for x in other_nodes}
+        if not other:
+            return total
+        order = select.args.get("order")
+        order_keys = {as_call(x).key for x in calls_in(order)} if order is not None else set()
+        aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
+            e.find(exp.AggFunc) is not None for e in select.expressions)
+        limit_n = _int_arg(select.args.get("limit"))
+        if aggregated or m.summaries_for_all_matches or limit_n is None:
+            return total + n * len(other)
+        out_rows = min(n, limit_n + (_int_arg(select.args.get("offset")) or 0))
+        return total + n * len(other & order_keys) + out_rows * len(other - order_keys)
+
+    def _count(self, select: exp.Select, condition: exp.Expression | None, outer_with: exp.With | None,
+               *, sources_of: exp.Select | None = None) -> int:
+        """Rows of ``select``'s FROM / JOINs satisfying ``condition``; nested SELECTs with LLM calls
+        lose their LLM conditions (more rows, never fewer); the row cap when it cannot be counted."""
+        q = _over_sources(exp.select(exp.Count(this=exp.Star())), select)
+        if condition is not None:
+            q = q.where(condition)
+        context = sources_of if sources_of is not None else select
+        withs = [c.copy() for w in (outer_with, context.args.get("with_")) if w is not None for c in w.expressions]
+        if withs:
+            q.set("with_", exp.With(expressions=withs))
+
+        def neutral(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Select) and node is not q:
+                for part in ("where", "having", "qualify"):
+                    clause = node.args.get(part)
+                    if clause is not None and has_llm_calls(clause):
+                        node.set(part, None)
+                return node
+            if is_llm_call(node):
+                return exp.cast(exp.null(), "VARCHAR")
+            return node
+
+        q = q.transform(neutral)
+        try:
+            rows = self.sandbox.run_tree(q).rows
+            return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+        except EngineError:
+            return self.sandbox.row_cap
+
+
+def budget_message(budget: int) -> str:
+    return (f"Stopped after {budget:,} LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): "
+            "the results are partial.")
+
+
+class _BudgetExhausted(Exception):
+    """Internal: the run's budget of real LLM calls is spent; the row being decided stays undecided."""
 
 
 # --- one run of one query -----------------------------------------------------------------------
@@ -225,7 +333,18 @@ class _Run:
     def __init__(self, engine: SuqlEngine, llm: LLM, mode: Mode, emit: Emit, cancel: threading.Event | None) -> None:
         self.engine = engine
         self.sandbox = engine.sandbox
-        self.llm = llm
+        self._seen = threading.local()  # per thread: was the last LLM call answered from the cache?
+
+        def tracking(event: Event) -> None:
+            if isinstance(event, CallFinished):
+                self._seen.cached = event.cached
+            emit(event)
+
+        self.llm = llm.bind(tracking, cancel)
+        self.budget = engine.call_budget
+        self._budget_lock = threading.Lock()
+        self._spent = 0  # real (uncached) calls made or in flight in this run
+        self.budget_exhausted = False
         self.mode = mode
         self.emit = emit
         self.cancel = cancel
@@ -280,12 +399,36 @@ class _Run:
 
     def _udf_answer(self, text: str | None, question: str | None) -> str | None:
         self._check_cancel()
+        try:
+            value = self._spend(lambda: self.llm.answer(text or "", question or "").value)
+        except _BudgetExhausted:
+            return None  # past the budget every value is unknown: DuckDB drops the row
         self.rows_examined += 1
-        return self.llm.answer(text or "", question or "").value
+        return value
 
     def _udf_summary(self, text: str | None) -> str | None:
         self._check_cancel()
-        return self.llm.summary(text or "")
+        try:
+            return self._spend(lambda: self.llm.summary(text or ""))
+        except _BudgetExhausted:
+            return None
+
+    def _spend(self, call: Callable[[], Any]) -> Any:
+        """Make one LLM call within the run's budget of real calls (cached answers are free).
+
+        A slot is reserved under the lock before the call, so parallel workers never exceed the
+        budget; it is given back when the answer came from the cache."""
+        with self._budget_lock:
+            if self._spent >= self.budget:
+                self.budget_exhausted = True
+                raise _BudgetExhausted()
+            self._spent += 1
+        self._seen.cached = False
+        value = call()  # a failed call keeps its slot: it may have cost
+        if self._seen.cached:
+            with self._budget_lock:
+                self._spent -= 1
+        return value
 
     def _text_types(self, tree: exp.Expression) -> dict[str, str]:
         """DuckDB types of the columns of the base tables the query reads (to join list columns)."""
@@ -720,7 +863,10 @@ class _Run:
             observed: dict[tuple[int, int], list[Truth]] = {}
             for row in visit[:sample]:
                 self._check_cancel()
-                truth = self._evaluate_row(row, conjuncts, orders, values, select, key, observe=observed)
+                try:
+                    truth = self._evaluate_row(row, conjuncts, orders, values, select, key, observe=observed)
+                except _BudgetExhausted:
+                    return decided  # this row and the rest stay undecided
                 decided.append((row.key, truth))
                 self._report(row, truth)
                 matched += truth is True
@@ -735,7 +881,10 @@ class _Run:
         if pool == 1:
             for row in visit:
                 self._check_cancel()
-                truth = self._evaluate_row(row, conjuncts, orders, values, select, key)
+                try:
+                    truth = self._evaluate_row(row, conjuncts, orders, values, select, key)
+                except _BudgetExhausted:
+                    break  # this row and the rest stay undecided
                 decided.append((row.key, truth))
                 self._report(row, truth)
                 matched += truth is True
@@ -756,7 +905,14 @@ class _Run:
                 if next_take not in pending:
                     break
                 fut = pending.pop(next_take)
-                truth = fut.result()
+                try:
+                    truth = fut.result()
+                except _BudgetExhausted:  # rows from here on stay undecided
+                    wait(list(pending.values()))
+                    for f in pending.values():
+                        if f.exception() and not isinstance(f.exception(), (Cancelled, _BudgetExhausted)):
+                            raise f.exception()  # type: ignore[misc]
+                    break
                 row = visit[next_take]
                 decided.append((row.key, truth))
                 self._report(row, truth)
@@ -858,9 +1014,9 @@ class _Run:
             return values[k]
         text = as_text(row.texts.get(call.text.sql(dialect="duckdb")))
         if call.function == "summary":
-            v = self.llm.summary(text, row_key=row.label)
+            v = self._spend(lambda: self.llm.summary(text, row_key=row.label))
         else:
-            v = self.llm.answer(text, call.question, row_key=row.label).value
+            v = self._spend(lambda: self.llm.answer(text, call.question, row_key=row.label).value)
         values[k] = v
         return v
 
@@ -871,7 +1027,10 @@ class _Run:
                 continue
             for call in calls:
                 self._check_cancel()
-                self._value(row, call, values)
+                try:
+                    self._value(row, call, values)
+                except _BudgetExhausted:
+                    return  # the remaining values stay unknown (NULL)
 
     def _check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

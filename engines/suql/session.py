@@ -118,5 +118,5 @@ def open_suql(
     data = spec.build()
     sandbox = Sandbox.create(data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
                              limits=Limits.from_settings(settings))
-    engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap)
+    engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
     return SuqlSession(settings, world, data, sandbox, llm, engine, spec.examples)

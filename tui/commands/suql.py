@@ -31,7 +31,28 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--queries", type=int_at_least(1, MAX_WORKLOAD), default=60,
                    help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--yes", action="store_true",
+                   help="with a paid backend, run even a query expected to make more LLM calls than "
+                        "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)")
     p.set_defaults(handler=_suql)
+
+
+def confirmation_needed(settings, engine, query: str, mode: str) -> str | None:
+    """Why ``query`` must not run without ``--yes``: with a paid backend, its expected (upper-bound)
+    number of LLM calls exceeds ``suql_confirm_calls``.  ``None`` when it may run."""
+    from engines.errors import EngineError
+
+    if settings.backend != "claude" or settings.suql_confirm_calls <= 0:
+        return None
+    try:
+        expected = engine.estimate_calls(query, mode)
+    except EngineError:
+        return None  # the run itself reports what is wrong with the query, before any call
+    if expected <= settings.suql_confirm_calls:
+        return None
+    return (f"this query may make up to {expected:,} LLM calls to the paid {settings.backend} backend in mode {mode} "
+            f"(more than CS224V_SUQL_CONFIRM_CALLS={settings.suql_confirm_calls:,}); nothing was sent. Run it again "
+            f"with --yes to go ahead, or raise CS224V_SUQL_CONFIRM_CALLS (0: never ask)")
 
 
 def _suql(settings, args: argparse.Namespace) -> int:
@@ -65,6 +86,13 @@ def _one(session, args) -> int:
             cached = " (cached)" if event.cached else ""
             print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}")
 
+    refusal = None if args.yes else confirmation_needed(session.settings, session.engine, args.query, args.mode)
+    if refusal is not None:
+        if args.json:
+            print(json.dumps({"error": refusal}, ensure_ascii=False))
+        else:
+            print(f"cs224v-tui: {refusal}", file=sys.stderr)
+        return EXIT_REFUSED
     try:
         result = session.engine.run(args.query, mode=args.mode, emit=show)
     except Cancelled:
@@ -86,6 +114,8 @@ def _one(session, args) -> int:
     print_table(result.columns, result.rows)
     if result.approximate:
         print("  (approximate: the retrieval cap of mode F left candidates unexamined)")
+    if result.budget_exhausted:
+        print(f"  ({result.message})")
     if result.to_verify:
         print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
         for rec in result.to_verify[:10]:
@@ -113,11 +143,18 @@ def _file(session, args) -> int:
         raise BadInput(str(e)) from None
     if not queries:
         raise BadInput(f"{shown(args.file)} holds no queries (one per line, or a CSV with a 'Predicted SUQL' column)")
+    if not args.yes:
+        for q in queries:
+            refusal = confirmation_needed(session.settings, session.engine, q, args.mode)
+            if refusal is not None:
+                print(f"cs224v-tui: {q[:90]}: {refusal}", file=sys.stderr)
+                return EXIT_REFUSED
     out: list[dict[str, Any]] = []
     for q in queries:
         try:
             r = session.engine.run(q, mode=args.mode)
-            out.append({"query": q, "status": "ok", "message": "", "rows": r.records(), "stats": r.stats.to_json()})
+            out.append({"query": q, "status": "ok", "message": r.message, "rows": r.records(), "stats": r.stats.to_json(),
+                        "budget_exhausted": r.budget_exhausted})
         except EngineError as e:
             out.append({"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None})
     if args.json:
@@ -126,6 +163,8 @@ def _file(session, args) -> int:
         for item in out:
             tag = "ok " if item["status"] == "ok" else "REFUSED"
             detail = f"{len(item['rows'])} rows, {item['stats']['answer_calls']} answer() calls" if item["stats"] else item["message"]
+            if item.get("budget_exhausted"):
+                detail += f" — {item['message']}"
             print(f"{tag} {item['query'][:90]}\n     {detail}")
         ok = sum(i["status"] == "ok" for i in out)
         print(f"{ok} ran, {len(out) - ok} refused")
