@@ -246,6 +246,6 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
     world = world or courses.build()
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
                              limits=Limits.from_settings(settings))
-    agent = SuqlAgent.over(SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap), world.schema(), enum_fields={},
+    agent = SuqlAgent.over(SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap, call_budget=settings.suql_call_budget), world.schema(), enum_fields={},
                            classify_method=settings.classify_method)
     return CourseSession(settings, world, sandbox, llm, agent)

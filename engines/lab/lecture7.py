@@ -21,7 +21,8 @@ def _engine(ctx: RunContext, cap: int | None = None):
 
     _, sandbox = ctx.restaurants()
     # One worker: with instant simulated calls a pool would only make call counts depend on thread timing.
-    return SuqlEngine(sandbox, ctx.llm(), pool=1, cap=cap if cap is not None else ctx.settings.suql_cap)
+    return SuqlEngine(sandbox, ctx.llm(), pool=1, cap=cap if cap is not None else ctx.settings.suql_cap,
+                      call_budget=ctx.settings.suql_call_budget)
 
 
 # --- §3.3 one query, six execution modes ----------------------------------------------------------------

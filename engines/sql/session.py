@@ -51,7 +51,7 @@ def open_restaurants(
         from engines.suql.agent import SuqlAgent
         from engines.suql.execute import SuqlEngine
 
-        engine = SuqlEngine(sandbox, llm, pool=settings.effective_suql_pool, cap=settings.suql_cap)
+        engine = SuqlEngine(sandbox, llm, pool=settings.effective_suql_pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
         agent: TextToSQLAgent = SuqlAgent.over(engine, world.schema(), enum_fields=world.enum_fields,
                                                classify_method=settings.classify_method)
     else:
