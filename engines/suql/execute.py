@@ -232,6 +232,8 @@ class SuqlEngine:
         return total
 
     def _estimate_select(self, select: exp.Select, own: list, m: Mode, outer_with: exp.With | None) -> int:
+        if not m.udf and _int_arg(select.args.get("limit")) == 0:
+            return 0  # LIMIT 0: the executor makes no call
         where = select.args.get("where")
         where_nodes = calls_in(where.this) if where is not None else []
         in_where = {id(n) for n in where_nodes}
@@ -579,7 +581,9 @@ class _Run:
 
         # 3. decide the rows
         values: dict[tuple[Any, tuple], Any] = {}
-        if text_where:
+        if limit_n == 0:  # LIMIT 0: no row can be output, so no call is needed
+            matches, unknown = [], []
+        elif text_where:
             decided = self._decide(visit[0], conjuncts, orders, values, lazy_ok, (limit_n or 0) + offset_n, select, key, plan)
             matches = [k for k, t in decided if t is True]
             unknown = [k for k, t in decided if t is None]
@@ -590,7 +594,7 @@ class _Run:
         # 4. SELECT-list / ORDER BY calls, only where needed
         by_key = {r.key: r for r in rows}
         other_calls = [calls[k] for k in calls if any(as_call(n).key == k for n in select_nodes)]
-        if other_calls:
+        if other_calls and limit_n != 0:
             order_calls = [calls[k] for k in calls if order is not None and any(as_call(n).key == k for n in calls_in(order))]
             need_all = aggregated or self.mode.summaries_for_all_matches
             first = order_calls if not need_all else other_calls
@@ -1059,6 +1063,7 @@ class _Run:
             return node
 
         out = out.transform(swap)
+        _hide_values(out, alias, ["_k"] + [f"c{index_of[k]}" for k in calls])
         vals_ref = vals.copy()
         vals_ref.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
         out = out.join(vals_ref, on=exp.EQ(this=exp.column("_k", table=alias), expression=key.copy()), join_type="left")
@@ -1101,6 +1106,7 @@ class _Run:
         aggregated = bool(q.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in q.expressions)
         if aggregated:  # list the underlying rows, not groups
             q.set("expressions", [exp.Star()])
+            _hide_values(q, alias, ["_k"] + [f"c{index_of[k]}" for k in calls])
             q.set("group", None)
             q.set("having", None)
             q.set("order", None)
@@ -1122,6 +1128,15 @@ class _Run:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _hide_values(select: exp.Select, alias: str, columns: Sequence[str]) -> None:
+    """A bare ``*`` of ``select`` leaves out the columns of the joined values table ``alias``
+    (qualified, so a user's own column of the same name stays)."""
+    for e in select.expressions:
+        if isinstance(e, exp.Star):
+            hidden = [exp.column(c, table=alias) for c in columns]
+            e.set("except_", list(e.args.get("except_") or []) + hidden)
 
 _NO_FAST = object()
 
@@ -1170,7 +1185,8 @@ def _fast_truth(pred: exp.Expression, value_of: Callable[[exp.Expression], Any])
                     return None
                 return (str(v) == b.name) if isinstance(pred, exp.EQ) else (str(v) != b.name)
     if isinstance(pred, exp.Is) and isinstance(pred.expression, exp.Null) and is_llm_call(pred.this):
-        return value_of(pred.this) is None
+        is_null = value_of(pred.this) is None
+        return not is_null if pred.args.get("negate") else is_null  # IS NOT NULL parses as a negated Is
     return _NO_FAST
 
 
