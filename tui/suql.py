@@ -102,6 +102,15 @@ class Opened:
 
 
 @dataclass(frozen=True)
+class NeedsConsent:
+    """A query not run: with a paid backend it may make ``expected`` LLM calls, above the confirm threshold."""
+
+    sql: str
+    mode: str
+    expected: int
+
+
+@dataclass(frozen=True)
 class QueryRan:
     """A finished query and its elapsed time on the injected clock."""
 
@@ -492,6 +501,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._lecture: tuple[Example, ...] = ()
         self._paper: tuple[Example, ...] = ()
         self._loaded: Example | None = None  # the example the editor started from
+        self._consent: tuple[str, str] | None = None  # (query, mode) warned about: running it again goes ahead
         self._decided: list[tuple[str, str]] = []
         self._compared: list[ModeRow] = []
         self._comparing: str | None = None
@@ -575,11 +585,13 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         if text is None or not self._free("run a query"):
             return False
         self._clear_error()
+        mode = self.mode
+        consented = self._consent == (text, mode)  # the same query again, after the warning
+        self._consent = None
         self._begin_run()
         self._set_status(f"running in mode {self.mode}… — Esc cancels", "running")
         cancel = self._cancel = threading.Event()
-        mode = self.mode
-        self.run_engine(lambda: self._query_work(text, mode, cancel), name="query")
+        self.run_engine(lambda: self._query_work(text, mode, cancel, consented), name="query")
         self.refresh_bindings()
         return True
 
@@ -783,9 +795,12 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 self._session = self._open(self.settings, self.world)
             return self._session
 
-    def _query_work(self, sql: str, mode: str, cancel: threading.Event) -> QueryRan:
+    def _query_work(self, sql: str, mode: str, cancel: threading.Event, consented: bool = False) -> QueryRan | NeedsConsent:
         session = self._session_now()
         with self._run_lock:
+            expected = None if consented else session.calls_to_confirm(sql, mode)
+            if expected is not None:
+                return NeedsConsent(sql, mode, expected)
             start = self._now()
             result = session.engine.run(sql, mode=mode, emit=self._emit, cancel=cancel)
             return QueryRan(result, self._now() - start)
@@ -889,7 +904,10 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 self._set_status(f"ready — now using the {settings.backend} backend", "idle")
         elif name == "query":
             self._cancel = None
-            self._finish_query(result)
+            if isinstance(result, NeedsConsent):
+                self._ask_consent(result)
+            else:
+                self._finish_query(result)
         elif name == "compare":
             self._cancel = None
             self._finish_compare(result)
@@ -946,6 +964,15 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self.query_one(SuqlCallsTable).reset("no calls yet")
         self._show_call_detail()
         self._clear_error()
+
+    def _ask_consent(self, needs: NeedsConsent) -> None:
+        self._stop_ticker()
+        self._counts.update(running=False)
+        self._render_counters()
+        self._consent = (needs.sql, needs.mode)
+        self._set_status(
+            f"not run: this query may make up to {needs.expected:,} LLM calls to the paid {self.settings.backend} "
+            f"backend (more than {self.settings.suql_confirm_calls:,}) — Ctrl+J again runs it", "error")
 
     def _finish_query(self, ran: QueryRan) -> None:
         self._stop_ticker()

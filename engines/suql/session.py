@@ -95,6 +95,20 @@ class SuqlSession:
         return SuqlAgent.over(self.engine, self.world.schema(), enum_fields=getattr(self.world, "enum_fields", {}),
                               classify_method=self.settings.classify_method, mode=mode)
 
+    def calls_to_confirm(self, query: str, mode: str) -> int | None:
+        """With a paid backend, the expected (upper-bound) number of LLM calls of ``query`` in ``mode`` when
+        it exceeds ``suql_confirm_calls``: the run should wait for the user's consent.  ``None`` when it may
+        run (the sim, the threshold 0, few calls, or a query whose errors the run itself will report)."""
+        from engines.errors import EngineError
+
+        if self.settings.backend == "sim" or self.settings.suql_confirm_calls <= 0:
+            return None
+        try:
+            expected = self.engine.estimate_calls(query, mode)
+        except EngineError:
+            return None
+        return expected if expected > self.settings.suql_confirm_calls else None
+
     def close(self) -> None:
         self.sandbox.close()
 

@@ -37,19 +37,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(handler=_suql)
 
 
-def confirmation_needed(settings, engine, query: str, mode: str) -> str | None:
-    """Why ``query`` must not run without ``--yes``: with a paid backend, its expected (upper-bound)
-    number of LLM calls exceeds ``suql_confirm_calls``.  ``None`` when it may run."""
-    from engines.errors import EngineError
-
-    if settings.backend != "claude" or settings.suql_confirm_calls <= 0:
+def confirmation_needed(session, query: str, mode: str) -> str | None:
+    """Why ``query`` must not run without ``--yes`` (see SuqlSession.calls_to_confirm); ``None`` when it may."""
+    expected = session.calls_to_confirm(query, mode)
+    if expected is None:
         return None
-    try:
-        expected = engine.estimate_calls(query, mode)
-    except EngineError:
-        return None  # the run itself reports what is wrong with the query, before any call
-    if expected <= settings.suql_confirm_calls:
-        return None
+    settings = session.settings
     return (f"this query may make up to {expected:,} LLM calls to the paid {settings.backend} backend in mode {mode} "
             f"(more than CS224V_SUQL_CONFIRM_CALLS={settings.suql_confirm_calls:,}); nothing was sent. Run it again "
             f"with --yes to go ahead, or raise CS224V_SUQL_CONFIRM_CALLS (0: never ask)")
@@ -86,7 +79,7 @@ def _one(session, args) -> int:
             cached = " (cached)" if event.cached else ""
             print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}")
 
-    refusal = None if args.yes else confirmation_needed(session.settings, session.engine, args.query, args.mode)
+    refusal = None if args.yes else confirmation_needed(session, args.query, args.mode)
     if refusal is not None:
         if args.json:
             print(json.dumps({"error": refusal}, ensure_ascii=False))
@@ -145,7 +138,7 @@ def _file(session, args) -> int:
         raise BadInput(f"{shown(args.file)} holds no queries (one per line, or a CSV with a 'Predicted SUQL' column)")
     if not args.yes:
         for q in queries:
-            refusal = confirmation_needed(session.settings, session.engine, q, args.mode)
+            refusal = confirmation_needed(session, q, args.mode)
             if refusal is not None:
                 print(f"cs224v-tui: {q[:90]}: {refusal}", file=sys.stderr)
                 return EXIT_REFUSED
