@@ -141,6 +141,7 @@ class SuqlEngine:
         self.cap = cap
         self.indexes = IndexCache()
         self._rowid: dict[str, bool] = {}
+        self._id_columns: dict[tuple[str, str, str], str | None] = {}
 
     def compile(self, sql: str) -> tuple[exp.Expression, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
@@ -648,6 +649,47 @@ class _Run:
             self.engine._rowid[name] = cached
         return cached
 
+    def _id_column(self, table: exp.Table) -> str | None:
+        """The table's own row id: an ``_id`` column, else a one-column PRIMARY KEY; None if it has neither."""
+        cache_key = (table.catalog or "", table.db or "", table.name)
+        if cache_key in self.engine._id_columns:
+            return self.engine._id_columns[cache_key]
+        found = None
+        try:
+            names = [c for c, _ in self.sandbox.columns_of(exp.select("*").from_(_bare_table(table)))]
+        except EngineError:
+            names = []
+        if "_id" in names:
+            found = "_id"
+        elif table.db != "scratch":
+            try:
+                pks = self.sandbox.run(
+                    "SELECT schema_name, table_name, constraint_column_names FROM duckdb_constraints() "
+                    "WHERE constraint_type = 'PRIMARY KEY'").rows
+            except EngineError:
+                pks = ()
+            for schema, name, cols in pks:
+                if name == table.name and (not table.db or schema == table.db) and len(cols) == 1 and cols[0] in names:
+                    found = cols[0]
+                    break
+        if table.db != "scratch":  # scratch tables are per query
+            self.engine._id_columns[cache_key] = found
+        return found
+
+    def _display_id(self, select: exp.Select) -> exp.Expression:
+        """What a row is called in events and rows to verify: each source's own id (``_id`` / primary key),
+        else its rowid (0-based, as the HybridQA tab numbers rows); a join's ids joined with '|'."""
+        parts = []
+        for src in [select.args.get("from_")] + list(select.args.get("joins") or []):
+            if src is None or not isinstance(src.this, exp.Table):
+                continue
+            table = src.this
+            column = self._id_column(table)
+            parts.append(exp.column(column or "rowid", table=table.alias_or_name, quoted=column is not None))
+        if len(parts) == 1:
+            return parts[0]
+        return exp.func("concat_ws", exp.Literal.string("|"), *parts)
+
     def _label_column(self, select: exp.Select) -> exp.Expression | None:
         """A readable column of the FROM table (name, title, an id) to label rows in events."""
         from_ = select.args.get("from_")
@@ -655,7 +697,7 @@ class _Run:
             return None
         table = from_.this
         try:
-            names = {c for c, _ in self.sandbox.columns_of(exp.select("*").from_(exp.table_(table.name, db=table.db or None)))}
+            names = {c for c, _ in self.sandbox.columns_of(exp.select("*").from_(_bare_table(table)))}
         except EngineError:
             return None
         for candidate in ("name", "Name", "title", "Title", "course_id", "id"):
@@ -693,7 +735,7 @@ class _Run:
 
     def _candidates(self, select, key, conjuncts, text_where, text_sqls, text_types, label, visit_order,
                     leaves: list[exp.Expression] = ()) -> list[_Row]:
-        q = exp.select(exp.alias_(key.copy(), "_k"))
+        q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(self._display_id(select), "_d"))
         if label is not None:
             q = q.select(exp.alias_(label, "_label"))
         for i, c in enumerate(conjuncts):
@@ -725,7 +767,7 @@ class _Run:
             rows.append(
                 _Row(
                     key=rec["_k"],
-                    label=f"#{rec['_k']} {rec['_label']}" if label is not None else f"#{rec['_k']}",
+                    label=f"#{rec['_d']} {rec['_label']}" if label is not None else f"#{rec['_d']}",
                     flags=[rec[f"_s{i}"] for i in range(n_conj)],
                     texts={t: rec[f"_t{j}"] for j, t in enumerate(text_sqls)},
                     leaves=[rec[f"_w{j}"] for j in range(len(leaves))],
@@ -1110,14 +1152,15 @@ class _Run:
             q.set("group", None)
             q.set("having", None)
             q.set("order", None)
-        q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_row")])
+        q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_suql_key"),
+                                                    exp.alias_(self._display_id(select), "_row")])
         q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[_literal(k) for k in keys])))
         q.set("limit", None)
         q.set("offset", None)
         q.set("distinct", None)
         result = self.sandbox.run_tree(q)
         for rec in result.records():
-            row_key = rec.get("_row")
+            row_key = rec.pop("_suql_key")
             unknown_preds = [
                 pretty(lit) for c in conjuncts for lit in c.text
                 if any(values.get((row_key, as_call(n).key), "missing") is None for n in calls_in(lit))
@@ -1199,6 +1242,13 @@ def _over_sources(q: exp.Select, select: exp.Select) -> exp.Select:
     if select.args.get("with_"):
         q.set("with_", select.args["with_"].copy())
     return q
+
+
+def _bare_table(table: exp.Table) -> exp.Table:
+    """The table with its catalog and schema (a scratch table lives in memory.scratch), without its alias."""
+    bare = table.copy()
+    bare.set("alias", None)
+    return bare
 
 
 def _row_key(select: exp.Select) -> exp.Expression:

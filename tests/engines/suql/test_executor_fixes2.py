@@ -1,0 +1,52 @@
+"""Issue 11 executor fixes, part 2: row labels name the table's own id; answer() reads text only;
+a bare answer() in WHERE is refused; a join with no matches runs."""
+from __future__ import annotations
+
+import pytest
+
+from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.suql.execute import RowDecided, SuqlEngine
+from engines.suql.plan import MODES
+
+ALL_MODES = [*MODES, "B-duckdb"]
+ROMANTIC = "answer(reviews, 'is it romantic?') = 'Yes'"
+
+
+@pytest.fixture(scope="module")
+def engine(sandbox):
+    return SuqlEngine(sandbox, LLM(SimBackend(seed=224)))
+
+
+@pytest.mark.parametrize("mode", MODES)  # B-duckdb decides inside DuckDB: it names no row
+def test_a_rows_label_is_its_own_id(engine, world, mode):
+    """The SUQL tab's '#82' must be the row whose _id is 82 (it was the 0-based rowid: _id 83)."""
+    events = []
+    result = engine.run(f"SELECT _id, name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC}",
+                        mode=mode, emit=events.append)
+    labels = [e.row_key for e in events if isinstance(e, RowDecided)]
+    assert labels
+    for label in labels:
+        number, name = label[1:].split(" ", 1)
+        assert world.by_id(int(number)).name == name
+    for rec in result.to_verify:
+        assert rec["_row"] == rec["_id"]
+
+
+def test_a_derived_tables_label_is_its_id_column_and_a_join_joins_both(engine, world):
+    events = []
+    engine.run(f"SELECT s._id FROM (SELECT _id, name, reviews, location FROM restaurants) s "
+               f"WHERE s.location = 'Palo Alto' AND answer(s.reviews, 'is it romantic?') = 'Yes'",
+               mode="C", emit=events.append)
+    labels = [e.row_key for e in events if isinstance(e, RowDecided)]
+    assert labels and all(world.by_id(int(lab[1:].split(" ", 1)[0])).name == lab.split(" ", 1)[1] for lab in labels)
+    events = []
+    engine.run("SELECT a._id FROM restaurants a JOIN restaurants b ON a._id = b._id "
+               "WHERE a.location = 'Palo Alto' AND answer(a.reviews, 'is it romantic?') = 'Yes'",
+               mode="C", emit=events.append)
+    labels = [e.row_key for e in events if isinstance(e, RowDecided)]
+    assert labels
+    for label in labels:
+        ids, name = label[1:].split(" ", 1)
+        left, right = ids.split("|")
+        assert left == right and world.by_id(int(left)).name == name
