@@ -111,6 +111,7 @@ def parse(sql: str) -> exp.Expression:
             raise SuqlError(f"{fn.sql(dialect='postgres')[:80]} uses {name}(), {UNSERVABLE[name]}: this world cannot serve it.")
         if isinstance(fn, exp.Anonymous) and name in LLM_FUNCTIONS:
             as_call(fn)
+            _refuse_as_condition(fn)
     for join in tree.find_all(exp.Join):
         on = join.args.get("on")
         if on is not None and has_llm_calls(on):
@@ -119,6 +120,25 @@ def parse(sql: str) -> exp.Expression:
         if has_llm_calls(node):
             raise SuqlError(f"answer() or summary() inside {type(node).__name__.upper()} is not supported: compute it in a subquery and filter outside.")
     return tree
+
+
+def _refuse_as_condition(call: exp.Anonymous) -> None:
+    """A bare ``WHERE answer(...)``: its value is text ('Yes', 'No', a value), never a truth value."""
+    node, parent = call, call.parent
+    while isinstance(parent, exp.Paren):
+        node, parent = parent, parent.parent
+    bare = (
+        isinstance(parent, (exp.Where, exp.Having, exp.Qualify, exp.And, exp.Or, exp.Xor, exp.Not))
+        or (isinstance(parent, exp.If) and parent.args.get("this") is node)
+        or (isinstance(parent, exp.Is) and isinstance(parent.expression, exp.Boolean))
+        or (isinstance(parent, exp.Join) and parent.args.get("on") is node)
+    )
+    if bare:
+        text = pretty(call)
+        returns = "text ('Yes', 'No' or a value)" if str(call.this).lower() == "answer" else "text"
+        raise SuqlError(
+            f"{text} is used as a condition, but {str(call.this).lower()}() returns {returns}, not true or false "
+            f"(SQL would have to cast 'No' to a truth value): compare it, e.g. {text} = 'Yes'.")
 
 
 def pretty(node: exp.Expression) -> str:

@@ -50,3 +50,33 @@ def test_a_derived_tables_label_is_its_id_column_and_a_join_joins_both(engine, w
         ids, name = label[1:].split(" ", 1)
         left, right = ids.split("|")
         assert left == right and world.by_id(int(left)).name == name
+
+
+BARE = [
+    f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?')",
+    "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?')",
+    "SELECT name FROM restaurants WHERE NOT (answer(reviews, 'is it romantic?')) LIMIT 3",
+    "SELECT name FROM restaurants WHERE rating > 4 OR answer(reviews, 'is it romantic?')",
+    "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') IS TRUE",
+    "SELECT name, CASE WHEN answer(reviews, 'is it romantic?') THEN 1 ELSE 0 END FROM restaurants LIMIT 2",
+    "SELECT name FROM restaurants WHERE _id IN (SELECT _id FROM restaurants WHERE answer(reviews, 'is it romantic?'))",
+]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("query", BARE)
+def test_a_bare_answer_as_a_condition_is_refused(engine, mode, query):
+    """It used to treat 'No' as true (A, C-F) or say answer() does not exist (B)."""
+    from engines.suql.language import SuqlError
+
+    with pytest.raises(SuqlError, match=r"used as a condition.*= 'Yes'"):
+        engine.run(query, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_compared_answer_still_runs(engine, mode):
+    ok = engine.run(f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND NOT ({ROMANTIC}) LIMIT 2", mode=mode)
+    assert ok.columns == ("name",)
+    case = engine.run("SELECT name, CASE WHEN answer(reviews, 'is it romantic?') = 'Yes' THEN 1 ELSE 0 END AS r "
+                      "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    assert len(case.rows) == 2
