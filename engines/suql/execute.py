@@ -372,6 +372,33 @@ class _Run:
             # DuckDB's own words, without the probe's internals (its LINE/caret block)
             lines = [ln for ln in e.message.splitlines() if ln.strip() and not ln.startswith("LINE ") and set(ln.strip()) != {"^"}]
             raise SqlFailed("\n".join(lines) + "\n(checked before any LLM call)", sql=pretty(tree)) from e
+        self._check_text_arguments(tree)
+
+    def _check_text_arguments(self, tree: exp.Expression) -> None:
+        """answer() and summary() read text: a VARCHAR, or a list of VARCHAR (its items joined with newlines).
+        A number, date, enum, … is refused before any call (it gave a bm25s traceback or 'all Unknown')."""
+        root_with = tree.args.get("with_")
+        for select in tree.find_all(exp.Select):
+            own = [as_call(n) for n in calls_in(select)]
+            if not own or select.args.get("from_") is None:
+                continue
+            q = _over_sources(exp.select(*[exp.alias_(c.text.copy(), f"_a{i}") for i, c in enumerate(own)]), select)
+            withs = [c.copy() for w in ((root_with if select is not tree else None), select.args.get("with_"))
+                     if w is not None for c in w.expressions]
+            if withs:
+                q.set("with_", exp.With(expressions=withs))
+            q = q.transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
+            try:
+                types = [t for _, t in self.sandbox.columns_of(q)]
+            except EngineError:
+                continue  # e.g. correlated with an outer query: the whole query was bound above
+            for call, typ in zip(own, types):
+                if typ.upper() not in ("VARCHAR", "VARCHAR[]"):
+                    arg = pretty(call.text)
+                    raise SuqlError(
+                        f"{call.function}() reads text: {arg} is {typ}. Compare it in SQL instead, or pass it "
+                        f"as text on purpose: {call.function}(CAST({arg} AS VARCHAR){', ...' if call.function == 'answer' else ''}).",
+                        sql=pretty(tree))
 
     # -- mode B: DuckDB runs the query as written ----------------------------------------------
 

@@ -64,6 +64,7 @@ def as_call(node: exp.Anonymous) -> LLMCall:
     if name == "summary":
         if len(args) != 1:
             raise SuqlError(f"summary() takes one text argument, not {len(args)}: {node.sql(dialect='postgres')}")
+        _refuse_constant(name, args[0])
         return LLMCall("summary", args[0], "")
     if len(args) != 2:
         raise SuqlError(f"answer() takes a text and a question, answer(text, 'question'): {node.sql(dialect='postgres')}")
@@ -72,7 +73,15 @@ def as_call(node: exp.Anonymous) -> LLMCall:
         raise SuqlError(f"the question of answer() must be a string literal: {node.sql(dialect='postgres')}")
     if any(is_llm_call(n) for n in args[0].find_all(exp.Anonymous)):
         raise SuqlError(f"answer() over the output of another LLM call is not supported: {node.sql(dialect='postgres')}")
+    _refuse_constant(name, args[0])
     return LLMCall("answer", args[0], question.name)
+
+
+def _refuse_constant(name: str, text: exp.Expression) -> None:
+    """The text of answer() / summary() is read from each row: an argument naming no column is a constant."""
+    if text.find(exp.Column) is None:
+        raise SuqlError(f"{name}() reads a text column of each row: {pretty(text)} is a constant, "
+                        f"the same for every row (name a column, e.g. {name}(reviews{', ...' if name == 'answer' else ''})).")
 
 
 def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonymous]:

@@ -80,3 +80,48 @@ def test_a_compared_answer_still_runs(engine, mode):
     case = engine.run("SELECT name, CASE WHEN answer(reviews, 'is it romantic?') = 'Yes' THEN 1 ELSE 0 END AS r "
                       "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
     assert len(case.rows) == 2
+
+
+NOT_TEXT = [
+    ("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(rating, 'is it good?') = 'Yes'", "rating is DECIMAL"),
+    ("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(price, 'is it cheap?') = 'Yes'", "price is ENUM"),
+    ("SELECT name, answer(num_reviews, 'is it popular?') FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+     "num_reviews is INTEGER"),
+    ("SELECT summary(r._id) FROM restaurants r LIMIT 2", r"r\._id is INTEGER"),
+    ("WITH t AS (SELECT name, rating + 1 AS score FROM restaurants) "
+     "SELECT name FROM t WHERE answer(score, 'is it good?') = 'Yes' LIMIT 2", "score is DECIMAL"),
+]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("query,says", NOT_TEXT)
+def test_answer_over_a_non_text_column_is_refused(engine, mode, query, says):
+    from engines.suql.language import SuqlError
+
+    before = dict(engine.llm.counter.counts)
+    with pytest.raises(SuqlError, match=rf"reads text: {says}"):
+        engine.run(query, mode=mode)
+    assert engine.llm.counter.counts == before  # refused before any call
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("constant", ["'cozy and romantic'", "4.5", "NULL", "lower('X')"])
+def test_answer_over_a_constant_is_refused(engine, mode, constant):
+    from engines.suql.language import SuqlError
+
+    with pytest.raises(SuqlError, match="is a constant"):
+        engine.run(f"SELECT name FROM restaurants WHERE answer({constant}, 'is it romantic?') = 'Yes' LIMIT 2", mode=mode)
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_text_a_list_of_text_and_a_cast_are_read(engine, mode):
+    """A list of text is read as its items joined with newlines; a CAST makes a number text on purpose."""
+    listed = engine.run("SELECT name, answer(popular_dishes, 'what dishes does it serve?') AS d "
+                        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    assert len(listed.rows) == 2
+    joined = engine.run("SELECT name, answer(array_to_string(popular_dishes, chr(10)), 'what dishes does it serve?') AS d "
+                        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    assert listed.rows == joined.rows
+    cast = engine.run("SELECT name, answer(CAST(rating AS VARCHAR), 'is it good?') AS g "
+                      "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    assert len(cast.rows) == 2
