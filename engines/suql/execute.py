@@ -1111,8 +1111,8 @@ class _Run:
 
     # -- output rows and the final query --------------------------------------------------------
 
-    def _values_table(self, calls, index_of, values, keys) -> exp.Table:
-        key_type = _duck_type(next(iter(keys), 0))
+    def _values_table(self, calls, index_of, values, keys, key: exp.Expression) -> exp.Table:
+        key_type = _key_type(key)
         cols = [("_k", key_type)] + [(f"c{index_of[k]}", "VARCHAR") for k in calls]
         rows = []
         for key in keys:
@@ -1141,7 +1141,7 @@ class _Run:
     def _output_keys(self, select, key, matches, calls, index_of, values, limit_n, offset_n) -> list[Any]:
         if not matches:
             return []
-        vals = self._values_table(calls, index_of, values, matches)
+        vals = self._values_table(calls, index_of, values, matches, key)
         alias = "_suql_v"
         q = self._rewrite(select, key, calls, index_of, vals, alias)
         q.set("expressions", [exp.alias_(key.copy(), "_k")])
@@ -1156,11 +1156,11 @@ class _Run:
 
     def _final(self, select, key, calls, index_of, values, matches) -> exp.Expression:
         keys = sorted({k for k, _ in values}, key=_sortable)
-        vals = self._values_table(list(calls), index_of, values, keys)
+        vals = self._values_table(list(calls), index_of, values, keys, key)
         alias = "_suql_v"
         out = self._rewrite(select, key, calls, index_of, vals, alias)
         if matches is not None:
-            matched = self.stack.enter_context(self.sandbox.scratch_table([("_k", _duck_type(next(iter(matches), 0)))], [[k] for k in matches]))
+            matched = self.stack.enter_context(self.sandbox.scratch_table([("_k", _key_type(key))], [[k] for k in matches]))
             out.set("where", exp.Where(this=exp.In(this=key.copy(), query=exp.select("_k").from_(matched).subquery())))
         order = out.args.get("order")
         if order is not None and not out.args.get("group") and not out.args.get("distinct"):
@@ -1169,7 +1169,7 @@ class _Run:
 
     def _collect_to_verify(self, select, key, calls, index_of, values, unknown, conjuncts) -> None:
         keys = sorted(set(unknown), key=_sortable)
-        vals = self._values_table(list(calls), index_of, values, sorted({k for k, _ in values} | set(keys), key=_sortable))
+        vals = self._values_table(list(calls), index_of, values, sorted({k for k, _ in values} | set(keys), key=_sortable), key)
         alias = "_suql_v"
         q = self._rewrite(select, key, calls, index_of, vals, alias)
         aggregated = bool(q.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in q.expressions)
@@ -1345,8 +1345,10 @@ def _literal(value: Any) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def _duck_type(value: Any) -> str:
-    return "BIGINT" if isinstance(value, int) else "VARCHAR"
+def _key_type(key: exp.Expression) -> str:
+    """The scratch type of a row key (:func:`_row_key`): one table's rowid, or a join's rowids joined as text.
+    Decided by the key, not by a value: a join with no matches has none (it got BIGINT against VARCHAR)."""
+    return "BIGINT" if isinstance(key, exp.Column) else "VARCHAR"
 
 
 def _str_or_none(v: Any) -> str | None:

@@ -125,3 +125,22 @@ def test_text_a_list_of_text_and_a_cast_are_read(engine, mode):
     cast = engine.run("SELECT name, answer(CAST(rating AS VARCHAR), 'is it good?') AS g "
                       "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
     assert len(cast.rows) == 2
+
+
+NO_MATCH_JOINS = [
+    "SELECT a.name, b.name FROM restaurants a JOIN restaurants b ON a._id = b._id "
+    "WHERE a.location = 'Nowhere' AND answer(a.reviews, 'is it romantic?') = 'Yes'",
+    "SELECT COUNT(*) FROM restaurants a JOIN restaurants b ON a._id = b._id "
+    "WHERE a.location = 'Nowhere' AND answer(a.reviews, 'is it romantic?') = 'Yes'",
+    "SELECT a.name, summary(b.reviews) FROM restaurants a JOIN restaurants b ON a._id = b._id "
+    "WHERE a._id < 4 AND answer(a.reviews, 'is it on the moon?') = 'Yes'",
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("query", NO_MATCH_JOINS)
+def test_a_join_with_no_matches_runs(engine, mode, query):
+    """The empty values table of a join got a BIGINT key against the join's VARCHAR key."""
+    got = engine.run(query, mode=mode)
+    oracle = engine.run(query, mode="B-duckdb")
+    assert got.columns == oracle.columns and sorted(got.rows) == sorted(oracle.rows)
