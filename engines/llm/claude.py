@@ -75,7 +75,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
-PROMPT_VERSION = "p2"
+PROMPT_VERSION = "p3"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
