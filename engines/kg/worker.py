@@ -179,7 +179,7 @@ def _switch_off_rdflib_remote_access() -> None:
     def no_service(ctx: Any, part: Any) -> Any:
         if getattr(part, "name", None) == "ServiceGraphPattern":
             raise _Blocked("SERVICE is never evaluated by this endpoint")
-        raise NotImplementedError
+        raise NotImplementedError  # rdflib's CUSTOM_EVALS protocol: "not mine", rdflib evaluates the part itself
 
     rdflib_sparql.CUSTOM_EVALS["cs224v_no_service"] = no_service
 

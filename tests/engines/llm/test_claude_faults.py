@@ -30,21 +30,7 @@ from engines.llm.protocol import Answer
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
 
-MODEL = "claude-test-model"
-
-
-def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 11, output_tokens: int = 7) -> dict:
-    """A Messages API response body."""
-    return {
-        "id": "msg_stub",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-    }
+from tests.engines.llm.test_claude import MODEL, message  # the Messages API body the other Claude tests use
 
 
 def error_body(kind: str, text: str) -> dict:
