@@ -26,7 +26,10 @@ class Settings(BaseSettings):
     sim_error_on_topic: float = Field(0.03, ge=0.0, le=1.0)
     sim_error_off_topic: float = Field(0.003, ge=0.0, le=1.0)
     # Claude
-    claude_model: str = "claude-sonnet-4-5"
+    # Two roles (issue 13): the planner (parser, agents, SPINACH's policy) and the per-row calls
+    # (answer(), summary(), HybridQA's short answer), which are many and small.
+    claude_model: str = Field("claude-sonnet-5-5", min_length=1, description="Claude model of the planner role (CS224V_CLAUDE_MODEL)")
+    claude_row_model: str = Field("claude-haiku-4-5", min_length=1, description="Claude model of the per-row role (CS224V_CLAUDE_ROW_MODEL)")
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     claude_max_retries: int = Field(4, ge=0, le=10)
     claude_timeout_s: float = Field(60.0, gt=0)

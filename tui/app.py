@@ -89,7 +89,7 @@ LATENCIES: tuple[float, ...] = (0.0, 0.3, 1.0)
 
 
 def backend_label(settings: Settings) -> str:
-    """The header subtitle: ``sim · seed 224`` or ``claude · claude-sonnet-4-5``."""
+    """The header subtitle: ``sim · seed 224`` or ``claude · claude-sonnet-5-5`` (the planner model)."""
     if settings.backend == "claude":
         return f"claude · {settings.claude_model}"
     latency = f" · {settings.sim_latency_s:g} s per call" if settings.sim_latency_s else ""

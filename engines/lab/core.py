@@ -209,7 +209,7 @@ class RunContext:
 
     def settings_key(self) -> tuple:
         s = self.settings
-        return (s.backend, s.seed, s.sim_error_on_topic, s.sim_error_off_topic, s.classify_method, s.claude_model if s.backend == "claude" else "")
+        return (s.backend, s.seed, s.sim_error_on_topic, s.sim_error_off_topic, s.classify_method, (s.claude_model, s.claude_row_model) if s.backend == "claude" else "")
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,10 @@ MAX_HISTORY_TURNS = 20
 #: How many result rows ``respond`` shows the model, and how long a shown cell may be.
 MAX_ROWS_SHOWN = 50
 MAX_CELL_CHARS = 300
+#: The functions of the per-row role (many small calls): they use ``settings.claude_row_model``;
+#: every other function uses the planner model ``settings.claude_model``.
+ROW_FUNCTIONS = frozenset({"answer", "summary", "short_answer"})
+
 #: Longest excerpt of a malformed reply quoted in an error message.
 EXCERPT_CHARS = 160
 
@@ -540,7 +544,8 @@ class ClaudeBackend:
         base_delay: float = 1.0,
         max_delay: float = 30.0,
     ) -> None:
-        self.model: str = settings.claude_model
+        self.planner_model: str = settings.claude_model
+        self.row_model: str = settings.claude_row_model
         self.max_retries: int = settings.claude_max_retries
         self.timeout_s: float = settings.claude_timeout_s
         self._sleep = sleep
@@ -563,6 +568,15 @@ class ClaudeBackend:
             client = client.with_options(max_retries=0)
         self._client = client
         self._system = system_prompt()
+
+    @property
+    def model(self) -> str:
+        """Both model ids (planner and per-row role): part of the backend id, hence of every cache key."""
+        return f"{self.planner_model},row={self.row_model}"
+
+    def model_for(self, function: str) -> str:
+        """The model that answers ``function``: the row model for per-row calls, else the planner."""
+        return self.row_model if function in ROW_FUNCTIONS else self.planner_model
 
     def __repr__(self) -> str:
         return f"ClaudeBackend(model={self.model!r}, prompt_version={self.prompt_version!r})"
@@ -643,7 +657,7 @@ class ClaudeBackend:
     async def _post(self, function: str, prompt: str) -> Any:
         """One Messages API request; the raw ``httpx`` response of a 2xx (errors raise)."""
         raw = await self._client.messages.with_raw_response.create(
-            model=self.model,
+            model=self.model_for(function),
             max_tokens=MAX_TOKENS[function],
             system=self._system,
             messages=[{"role": "user", "content": prompt}],
@@ -664,7 +678,7 @@ class ClaudeBackend:
             except anthropic.APIStatusError as error:
                 status = error.status_code
                 if not _should_retry(error):
-                    raise self._refusal(error) from error
+                    raise self._refusal(error, function) from error
                 if last:
                     raise LLMError(
                         f"Anthropic API {_status_name(status)} ({status}) after {_attempts(attempts)}."
@@ -701,7 +715,7 @@ class ClaudeBackend:
             delay = max(delay, retry_after)
         return min(delay, self._max_delay)
 
-    def _refusal(self, error: anthropic.APIStatusError) -> LLMError:
+    def _refusal(self, error: anthropic.APIStatusError, function: str) -> LLMError:
         """The error for a response that is not retried.  A request too large (413: this call's
         text is too long) is a :class:`ReplyError`: other calls may well go through."""
         status = error.status_code
@@ -713,7 +727,8 @@ class ClaudeBackend:
         if status == 404:
             return LLMError(
                 f"The Anthropic API found no such resource (404): {detail} "
-                f"(is the model {self.model!r} right? Set CS224V_CLAUDE_MODEL to change it.)"
+                f"(is the model {self.model_for(function)!r} right? Set "
+                f"{'CS224V_CLAUDE_ROW_MODEL' if function in ROW_FUNCTIONS else 'CS224V_CLAUDE_MODEL'} to change it.)"
             )
         if status == 400:
             return LLMError(f"The Anthropic API rejected the request (400): {detail}")

@@ -14,7 +14,7 @@ from engines.llm.cache import FILENAME, AnswerCache, text_digest
 
 TEXT = "The patio is heated. Dogs are welcome."
 QUESTION = "Is there a patio?"
-BACKEND = "claude|claude-sonnet-4-5|p1"
+BACKEND = "claude|claude-sonnet-5-5,row=claude-haiku-4-5|p1"
 PAYLOAD = {"value": "Yes", "evidence": ["The patio is heated."]}
 FN = "answer"
 
@@ -52,7 +52,7 @@ def test_hit_and_miss_on_each_key_part(cache: AnswerCache) -> None:
     assert cache.get(FN, TEXT + " ", QUESTION, BACKEND) is None  # the text is hashed exactly
     assert cache.get(FN, "Dogs are welcome.", QUESTION, BACKEND) is None
     assert cache.get(FN, TEXT, "Is there a garden?", BACKEND) is None
-    assert cache.get(FN, TEXT, QUESTION, "claude|claude-sonnet-4-5|p2") is None
+    assert cache.get(FN, TEXT, QUESTION, "claude|claude-sonnet-5-5,row=claude-haiku-4-5|p2") is None
     assert cache.get(FN, TEXT, QUESTION, "sim|sim|p1") is None
     assert len(cache) == 1
 

@@ -124,7 +124,7 @@ def test_claude_model_and_prompt_version_are_in_the_key() -> None:
     def claude(model: str) -> ClaudeBackend:
         return ClaudeBackend(Settings(backend="claude", claude_model=model, ANTHROPIC_API_KEY="sk-test"))
 
-    a, b = claude("claude-sonnet-4-5"), claude("claude-opus-4-1")
+    a, b = claude("claude-sonnet-5-5"), claude("claude-opus-4-1")
     assert backend_id(a) != backend_id(b)
     assert a.prompt_version in backend_id(a)
     assert backend_id(a) != backend_id(SimBackend())

@@ -23,7 +23,8 @@ from engines.settings import Settings
 # refuses ``httpx`` objects; older SDKs use ``httpx`` itself.
 http: Any = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
 
-MODEL = "claude-test-model"
+MODEL = "claude-test-model"  # the planner role
+ROW_MODEL = "claude-test-row-model"  # the per-row role
 SCHEMA = "CREATE TABLE restaurants (name TEXT, cuisines TEXT[], location TEXT, rating REAL)"
 
 
@@ -34,7 +35,7 @@ def _no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_max_retries": 2}
+    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_row_model": ROW_MODEL, "claude_max_retries": 2}
     values.update(overrides)
     return Settings(**values)
 
@@ -167,8 +168,48 @@ def test_respond_prompt_without_results_and_with_zero_rows() -> None:
 def test_backend_satisfies_the_protocol() -> None:
     b = backend(FakeAPI(message("{}")))
     assert isinstance(b, Backend)
-    assert (b.name, b.model, b.prompt_version) == ("claude", MODEL, claude.PROMPT_VERSION)
-    assert backend_id(b) == f"claude|{MODEL}|{claude.PROMPT_VERSION}"
+    assert (b.name, b.model, b.prompt_version) == ("claude", f"{MODEL},row={ROW_MODEL}", claude.PROMPT_VERSION)
+    assert backend_id(b) == f"claude|{MODEL},row={ROW_MODEL}|{claude.PROMPT_VERSION}"
+
+
+def test_the_default_models_are_current_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CS224V_CLAUDE_MODEL", raising=False)
+    monkeypatch.delenv("CS224V_CLAUDE_ROW_MODEL", raising=False)
+    s = Settings()
+    assert (s.claude_model, s.claude_row_model) == ("claude-sonnet-5-5", "claude-haiku-4-5")
+    monkeypatch.setenv("CS224V_CLAUDE_MODEL", "claude-opus-5")
+    monkeypatch.setenv("CS224V_CLAUDE_ROW_MODEL", "claude-sonnet-5-5")
+    s = Settings()
+    assert (s.claude_model, s.claude_row_model) == ("claude-opus-5", "claude-sonnet-5-5")
+
+
+@pytest.mark.parametrize(("function", "role"), [
+    ("route", MODEL), ("parse", MODEL), ("classify", MODEL), ("respond", MODEL), ("policy", MODEL),
+    ("hybrid_parse", MODEL), ("prune_entry", MODEL),
+    ("answer", ROW_MODEL), ("summary", ROW_MODEL), ("short_answer", ROW_MODEL),
+])
+def test_per_row_calls_use_the_row_model_and_the_rest_the_planner(function: str, role: str) -> None:
+    replies = {"route": '{"needs_database": true, "reason": "r"}', "parse": '{"sql": "SELECT 1"}',
+               "classify": '{"values": []}', "respond": "Hi.", "summary": "Short.", "answer": '{"value": null}',
+               "policy": '{"thought": "t", "action_name": "stop", "action_argument": ""}',
+               "hybrid_parse": '{"sql": "SELECT 1"}', "short_answer": '{"answer": "x"}', "prune_entry": '{"keep": [0]}'}
+    api = FakeAPI(message(replies[function]))
+    b = backend(api)
+    calls = {
+        "route": lambda: b.route("x", (), SCHEMA), "parse": lambda: b.parse("x", (), SCHEMA),
+        "classify": lambda: b.classify("x", "cuisines", ["thai"]), "respond": lambda: b.respond("x", (), None),
+        "summary": lambda: b.summary("text"), "answer": lambda: b.answer("text", "q?"),
+        "policy": lambda: b.policy("q", ()), "hybrid_parse": lambda: b.hybrid_parse("q", SCHEMA),
+        "short_answer": lambda: b.short_answer("q", RESULTS), "prune_entry": lambda: b.prune_entry("q", "a\nb"),
+    }
+    calls[function]()
+    assert api.requests[0]["model"] == role
+
+
+def test_both_models_are_in_the_backend_id() -> None:
+    base = backend_id(backend(FakeAPI(message("{}"))))
+    assert backend_id(backend(FakeAPI(message("{}")), claude_row_model="claude-other")) != base
+    assert backend_id(backend(FakeAPI(message("{}")), claude_model="claude-other")) != base
 
 
 def test_route_sends_the_rendered_prompt_and_parses_the_reply() -> None:
@@ -463,3 +504,11 @@ def test_a_sync_client_is_refused_plainly() -> None:
     client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=http.Client(transport=http.MockTransport(FakeAPI(message("x")))))
     with pytest.raises(TypeError, match="AsyncAnthropic"):
         ClaudeBackend(settings(), client=client)
+
+
+def test_an_unknown_model_names_the_role_and_its_setting() -> None:
+    missing = (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: nope"}})
+    with pytest.raises(LLMError, match=rf"{ROW_MODEL}.*CS224V_CLAUDE_ROW_MODEL"):
+        backend(FakeAPI(missing)).answer("text", "q?")
+    with pytest.raises(LLMError, match=rf"'{MODEL}'.*CS224V_CLAUDE_MODEL "):
+        backend(FakeAPI(missing)).parse("x", (), SCHEMA)

@@ -30,7 +30,7 @@ from engines.llm.protocol import Answer
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
 
-from tests.engines.llm.test_claude import MODEL, message  # the Messages API body the other Claude tests use
+from tests.engines.llm.test_claude import MODEL, ROW_MODEL, message  # the Messages API body the other Claude tests use
 
 
 def error_body(kind: str, text: str) -> dict:
@@ -148,7 +148,7 @@ def stub() -> Iterator[StubAPI]:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_max_retries": 2}
+    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_row_model": ROW_MODEL, "claude_max_retries": 2}
     values.update(overrides)
     return Settings(**values)
 
@@ -257,7 +257,7 @@ def test_a_well_formed_reply_still_parses(stub: StubAPI, claude: ClaudeBackend) 
     assert out.value == Answer("Yes", ("The patio is heated.",))
     assert (out.usage.input_tokens, out.usage.output_tokens) == (50, 9)
     sent = stub.requests[0]
-    assert sent["model"] == MODEL and sent["messages"][0]["role"] == "user"
+    assert sent["model"] == ROW_MODEL and sent["messages"][0]["role"] == "user"  # answer() is a per-row call
 
 
 # --- retries -----------------------------------------------------------------------------------
