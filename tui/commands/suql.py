@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
 
 
 MAX_WORKLOAD = 1000
@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
     p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
+    p.add_argument("--compare", action="store_true",
+                   help="run QUERY in all six modes A-F and tabulate calls, rows, rows to verify, wall time and "
+                        "whether each mode's rows agree with mode A's (exit 1 when a mode failed)")
     p.add_argument("--workload-seed", dest="workload_seed", type=int, default=None,
                    help="seed of the workload alone (default: --seed when given, else 7)")
     p.add_argument("--queries", type=int_at_least(1, MAX_WORKLOAD), default=60,
@@ -51,6 +54,9 @@ def confirmation_needed(session, query: str, mode: str) -> str | None:
 def _suql(settings, args: argparse.Namespace) -> int:
     from engines.suql.session import WORLDS, open_suql
 
+    if args.compare and args.query is None:
+        print("cs224v-tui suql: --compare compares the modes on one QUERY (not --file or --workload)", file=sys.stderr)
+        return EXIT_REFUSED
     chosen = sum(x is not None and x is not False for x in (args.query, args.file, args.workload or None))
     if chosen != 1:
         print("cs224v-tui suql: give exactly one of QUERY, --file F or --workload", file=sys.stderr)
@@ -65,6 +71,8 @@ def _suql(settings, args: argparse.Namespace) -> int:
             return _workload(session, args)
         if args.file:
             return _file(session, args)
+        if args.compare:
+            return _compare(session, args)
         return _one(session, args)
     finally:
         session.close()
@@ -118,6 +126,73 @@ def _one(session, args) -> int:
     print(f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "
           f"rows examined {s.rows_examined}, {s.wall_s:.2f} s")
     return EXIT_OK
+
+
+def _compare(session, args) -> int:
+    """``suql --compare QUERY``: the query in every mode, one line a mode (see engines.suql.compare)."""
+    from engines.errors import Cancelled, EngineError
+    from engines.suql.compare import ModeCompared, compare_modes
+    from engines.suql.plan import MODES
+
+    def fail(message: str) -> int:
+        if args.json:
+            print(json.dumps({"error": message}, ensure_ascii=False))
+        else:
+            print(f"cs224v-tui: {message}", file=sys.stderr)
+        return EXIT_REFUSED
+
+    def show(event) -> None:
+        if not args.json and isinstance(event, ModeCompared) and sys.stderr.isatty():
+            print(f"\r  mode {event.outcome.mode} done", end="", file=sys.stderr, flush=True)
+
+    try:
+        refusal = None if args.yes else next(
+            (r for r in (confirmation_needed(session, args.query, m) for m in MODES) if r is not None), None)
+        if refusal is not None:
+            return fail(refusal)
+        comparison = compare_modes(session.engine, args.query, emit=show)
+    except Cancelled:
+        return 130
+    except EngineError as e:  # the query cannot compile: no mode ran
+        return fail(str(e))
+    if not args.json and sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(compare_text(comparison))
+    return EXIT_ERROR if comparison.failed else EXIT_OK
+
+
+def compare_text(comparison) -> str:
+    """A comparison as a plain-text table, then what it shows in a line or two."""
+    header = ("mode", "answer()", "summary()", "cached", "examined", "rows", "verify", f"= {comparison.reference}", "wall")
+    lines = []
+    for o in comparison.modes:
+        if not o.ok:
+            lines.append((o.mode, "—", "—", "—", "—", "—", "—", "—", "failed"))
+            continue
+        agrees = "ref" if o.mode == comparison.reference else {True: "yes", False: "no", None: "?"}[o.agrees]
+        lines.append((o.mode, f"{o.answer_calls:,}", f"{o.summary_calls:,}", f"{o.cached_calls:,}", f"{o.rows_examined:,}",
+                      f"{o.rows:,}" + (" ≈" if o.approximate else ""), f"{o.to_verify:,}", agrees, f"{o.wall_s:.2f} s"))
+    widths = [max(len(row[i]) for row in (header, *lines)) for i in range(len(header))]
+    out = ["  " + "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    out += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+            for row in lines]
+    for o in comparison.modes:
+        if o.ok:
+            out.append(f"  {o.mode}: {o.title}")
+        else:
+            out.append(f"  {o.mode}: failed: {o.error}")
+    best = comparison.fewest_answer_calls()
+    if best is not None:
+        out.append(f"fewest answer() calls: {', '.join(best[0])} ({best[1]:,})")
+    if comparison.approximate:
+        out.append("≈ approximate: the retrieval cap left candidates unexamined")
+    if comparison.limit_without_order:
+        out.append(f"LIMIT without ORDER BY: any qualifying rows will do, so a mode may return other rows than "
+                   f"{comparison.reference} and still be right")
+    return "\n".join(out)
 
 
 def _file(session, args) -> int:
