@@ -28,7 +28,8 @@ from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent
 from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 
-from engines.events import CallFailed, CallFinished, CallStarted, Event
+from engines.events import CallFailed, CallFinished, CallStarted
+from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.widgets import (CallsTable, FreshWidths, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, sql_highlights,
                          truncate)
@@ -54,37 +55,8 @@ PLAN_HINT = Content.styled(
     "Ctrl+O runs it in all six modes and compares their calls.", "$foreground-muted italic")
 COMPARE_PROGRESS_EVERY = 10
 """While comparing modes, the table's call counts are refreshed every this many calls."""
-
-
-# --- messages (posted from the worker threads) ------------------------------------------------
-
-
-
-
-class ModeStarted(Message):
-    """Compare modes: the run in ``mode`` began."""
-
-    def __init__(self, mode: str) -> None:
-        super().__init__()
-        self.mode = mode
-
-
-class ModeProgressed(Message):
-    """Compare modes: the run in ``mode`` has made this many calls so far."""
-
-    def __init__(self, mode: str, answer_calls: int, summary_calls: int) -> None:
-        super().__init__()
-        self.mode = mode
-        self.answer_calls = answer_calls
-        self.summary_calls = summary_calls
-
-
-class ModeCompared(Message):
-    """Compare modes: the run in one mode ended (or failed)."""
-
-    def __init__(self, row: ModeRow) -> None:
-        super().__init__()
-        self.row = row
+_Progress = ModeProgress
+"""The ``emit`` of one mode's run while comparing (the engine's; the tests hold a comparison by this name)."""
 
 
 # --- what the workers return ----------------------------------------------------------------
@@ -116,29 +88,6 @@ class QueryRan:
 
     result: SuqlResult
     elapsed_s: float
-
-
-@dataclass(frozen=True)
-class ModeRow:
-    """One line of the compare-modes table."""
-
-    mode: str
-    title: str
-    answer_calls: int = 0
-    summary_calls: int = 0
-    cached_calls: int = 0
-    rows_examined: int = 0
-    rows: int = 0
-    to_verify: int = 0
-    approximate: bool = False
-    wall_s: float = 0.0
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Comparison:
-    query: str
-    rows: tuple[ModeRow, ...]
 
 
 # --- the SUQL editor ----------------------------------------------------------------------------
@@ -352,7 +301,7 @@ class CompareTable(FreshWidths, DataTable):
         self.update_cell(mode, "summary", Text(f"{summary_calls:,}", justify="right"))
         self.update_cell(mode, "wall", Text("running", style=style, justify="right"))
 
-    def finished(self, row: ModeRow) -> None:
+    def finished(self, row: ModeOutcome, reference: str = "A") -> None:
         self.update_cell(row.mode, "mode", Text(row.mode, style="bold"))
         if row.error is not None:
             self._titles[row.mode] = f"{self._titles.get(row.mode, row.mode)}\nfailed: {row.error}"
@@ -364,6 +313,9 @@ class CompareTable(FreshWidths, DataTable):
             "examined": f"{row.rows_examined:,}", "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
             "to_verify": f"{row.to_verify:,}", "wall": f"{row.wall_s:.2f} s",
         }
+        if row.agrees is not None:
+            self._titles[row.mode] = (f"{self._titles.get(row.mode, row.mode)}\n"
+                                      f"{'the same rows as' if row.agrees else 'other rows than'} mode {reference}")
         for key, value in values.items():
             self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
 
@@ -503,7 +455,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._loaded: Example | None = None  # the example the editor started from
         self._consent: tuple[str, str] | None = None  # (query, mode) warned about: running it again goes ahead
         self._decided: list[tuple[str, str]] = []
-        self._compared: list[ModeRow] = []
+        self._compared: list[ModeOutcome] = []
         self._comparing: str | None = None
 
     # --- layout -------------------------------------------------------------------------------
@@ -806,36 +758,12 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             return QueryRan(result, self._now() - start)
 
     def _compare_work(self, sql: str, cancel: threading.Event) -> Comparison:
-        from engines.errors import Cancelled, EngineError
-        from engines.suql.plan import MODES
+        from engines.suql.compare import compare_modes
 
         session = self._session_now()
-        rows: list[ModeRow] = []
         with self._run_lock:
-            session.engine.compile(sql)  # a query that cannot parse fails once, not six times
-            for name, mode in MODES.items():
-                if cancel.is_set():
-                    raise Cancelled()
-                self.post_message(ModeStarted(name))
-                progress = _Progress(self, name)
-                start = self._now()
-                try:
-                    result = session.engine.run(sql, mode=name, emit=progress, cancel=cancel)
-                except Cancelled:
-                    raise
-                except EngineError as e:
-                    row = ModeRow(name, mode.title, error=str(e))
-                else:
-                    s = result.stats
-                    row = ModeRow(
-                        name, mode.title, s.answer_calls, s.summary_calls, s.cached_calls, s.rows_examined,
-                        len(result.rows), len(result.to_verify), result.approximate, self._now() - start,
-                    )
-                rows.append(row)
-                self.post_message(ModeCompared(row))
-        return Comparison(sql, tuple(rows))
-
-
+            return compare_modes(session.engine, sql, emit=self._emit, cancel=cancel, clock=self._now,
+                                 progress_every=COMPARE_PROGRESS_EVERY)
 
     # --- engine events (main thread) ---------------------------------------------------------------
 
@@ -865,26 +793,26 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             self._decided.append((event.row_key, event.truth))
             self._counts["examined"] += 1
             self._counts[event.truth] = self._counts.get(event.truth, 0) + 1
+        elif isinstance(event, (ModeStarted, ModeProgressed, ModeCompared)):
+            self._compare_reported(event)
+            return
         else:
             return
         self._render_counters()
 
-    def on_mode_started(self, message: ModeStarted) -> None:
-        message.stop()
-        self._comparing = message.mode
-        self.query_one(CompareTable).running(message.mode)
-        done = len(self._compared)
-        self._set_status(f"comparing modes… {message.mode} ({done + 1}/{len(MODE_NAMES)}) — Esc cancels", "running")
-
-    def on_mode_progressed(self, message: ModeProgressed) -> None:
-        message.stop()
-        self.query_one(CompareTable).running(message.mode, message.answer_calls, message.summary_calls)
-
-    def on_mode_compared(self, message: ModeCompared) -> None:
-        message.stop()
-        self._compared.append(message.row)
-        self._comparing = None
-        self.query_one(CompareTable).finished(message.row)
+    def _compare_reported(self, event: ModeStarted | ModeProgressed | ModeCompared) -> None:
+        table = self.query_one(CompareTable)
+        if isinstance(event, ModeStarted):
+            self._comparing = event.mode
+            table.running(event.mode)
+            done = len(self._compared)
+            self._set_status(f"comparing modes… {event.mode} ({done + 1}/{len(MODE_NAMES)}) — Esc cancels", "running")
+        elif isinstance(event, ModeProgressed):
+            table.running(event.mode, event.answer_calls, event.summary_calls)
+        else:
+            self._compared.append(event.outcome)
+            self._comparing = None
+            table.finished(event.outcome)
 
     # --- worker outcomes (main thread) ---------------------------------------------------------------
 
@@ -1004,14 +932,12 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def _finish_compare(self, comparison: Comparison) -> None:
         self._stop_ticker()
         table = self.query_one(CompareTable)
-        failed = [r.mode for r in comparison.rows if r.error is not None]
-        calls = {r.mode: r.answer_calls for r in comparison.rows if r.error is None}
-        subtitle = f"{len(comparison.rows)} modes"
-        if calls:
-            fewest = min(calls.values())
-            best = [m for m, n in calls.items() if n == fewest]
-            subtitle += f" · fewest answer() calls: {', '.join(best)} ({fewest:,})"
-        if any(r.approximate for r in comparison.rows):
+        failed = comparison.failed
+        subtitle = f"{len(comparison.modes)} modes"
+        best = comparison.fewest_answer_calls()
+        if best is not None:
+            subtitle += f" · fewest answer() calls: {', '.join(best[0])} ({best[1]:,})"
+        if comparison.approximate:
             subtitle += " · ≈ approximate (retrieval cap)"
         table.border_subtitle = subtitle
         if failed:
@@ -1225,25 +1151,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self.query_one("#suql-error", Static).display = False
 
 
-class _Progress:
-    """The ``emit`` of one mode's run while comparing: counts the calls, reports every few."""
-
-    def __init__(self, area: SuqlArea, mode: str) -> None:
-        self.area = area
-        self.mode = mode
-        self.answer = 0
-        self.summary = 0
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, CallFinished) and event.function in ("answer", "summary"):
-            if event.function == "answer":
-                self.answer += 1
-            else:
-                self.summary += 1
-            if (self.answer + self.summary) % COMPARE_PROGRESS_EVERY == 0:
-                self.area.post_message(ModeProgressed(self.mode, self.answer, self.summary))
-
-
 def _is_cancellation(error: str) -> bool:
     """A failed call's message says it was cancelled (engines.errors.Cancelled)."""
     return error.strip().rstrip(".").lower() == "cancelled"
@@ -1301,6 +1208,5 @@ def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
 
 
 __all__ = [
-    "Comparison", "CompareTable", "EngineReported", "ModeCompared", "ModeProgressed", "ModeRow", "ModeStarted",
-    "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content", "sql_highlights",
+    "CompareTable", "EngineReported", "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content", "sql_highlights",
 ]

@@ -22,13 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from sqlglot import exp
-
 from engines.errors import Cancelled, EngineError
 from engines.events import CallFinished, Emit, Event, ignore
-from engines.suql.plan import MODES, mode_named
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the compiler (sqlglot, DuckDB) loads when a comparison runs, not when its types are imported
+    from sqlglot import exp
+
     from engines.suql.execute import SuqlEngine, SuqlResult
 
 REFERENCE_MODE = "A"
@@ -193,6 +192,8 @@ def compare_modes(
     ran), :class:`~engines.errors.Cancelled` when ``cancel`` is set, and
     :class:`~engines.suql.language.SuqlError` for an unknown mode name.
     """
+    from engines.suql.plan import MODES, mode_named
+
     if progress_every < 1:
         raise ValueError("progress_every must be at least 1")
     names = tuple(mode_named(m).name for m in (modes if modes is not None else MODES))
