@@ -13,26 +13,24 @@ injected clock, so screens under test do not change from run to run.
 """
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
-from textual.widgets.data_table import ColumnKey
 from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
-from tui.widgets import (CallsTable, FreshWidths, ResultsTable, SqlEditor, SqlView, count_rows, sql_content, sql_highlights,
-                         truncate)
+from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
+from tui.suql_view import layout_sql, plan_content, short_title
+from tui.widgets import (ErrorBox, ResultsTable, SqlEditor, SqlView, count_rows, counter, is_cancellation, pane,
+                         sql_highlights, truncate)
 
 if TYPE_CHECKING:
     from engines.settings import Settings
@@ -101,283 +99,6 @@ class SuqlEditor(SqlEditor):
         Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
                 tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
     ]
-
-
-_CLAUSE = re.compile(
-    r"\s+(?=(?:FROM|WHERE|GROUP\s+BY|ORDER\s+BY|HAVING|LIMIT|OFFSET|UNION|EXCEPT|INTERSECT|SELECT)\b)"
-    r"|\s+(?=(?:AND|OR)\b)",
-    re.IGNORECASE,
-)
-
-
-def layout_sql(sql: str) -> str:
-    """A one-line query on several lines: a new line before each top-level clause, and
-    before AND / OR at the top level of WHERE.  Only whitespace changes."""
-    sql = sql.strip()
-    if "\n" in sql:
-        return sql
-    depth, quote = 0, False
-    levels = []  # paren depth (or -1 inside a string) before each character
-    for ch in sql:
-        levels.append(-1 if quote else depth)
-        if ch == "'":
-            quote = not quote
-        elif not quote and ch == "(":
-            depth += 1
-        elif not quote and ch == ")":
-            depth = max(0, depth - 1)
-    out, last, in_where = [], 0, False
-    for m in _CLAUSE.finditer(sql):
-        if m.start() == 0 or levels[m.start()] != 0:
-            continue
-        word = sql[m.end():m.end() + 6].split(None, 1)[0].upper() if sql[m.end():].strip() else ""
-        if word in ("AND", "OR"):
-            if not in_where:
-                continue
-            sep = "\n  "
-        else:
-            in_where = word == "WHERE"
-            sep = "\n"
-        out.append(sql[last:m.start()])
-        out.append(sep)
-        last = m.end()
-    out.append(sql[last:])
-    return "".join(out)
-
-
-# --- the LLM calls of a query: one line per call, per row -------------------------------------------
-
-
-EVIDENCE_CHARS = 80
-
-
-
-class SuqlResultsTable(ResultsTable):
-    """The shared results table, repainted when its widths change."""
-
-
-class SuqlCallsTable(CallsTable):
-    """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
-
-    COMPONENT_CLASSES = {
-        "calls-table--failed", "suql-calls--yes", "suql-calls--no", "suql-calls--unknown", "suql-calls--muted",
-    }
-    COLUMNS = (("row", "row"), ("call", "call"), ("verdict", "verdict"), ("latency", "latency"),
-               ("cached", "cached"), ("evidence", "evidence"))
-    ROW_CHARS = 18
-    CALL_CHARS = 22
-    VERDICT_CHARS = 12
-
-    FIXED_WIDTHS = {"latency": 8, "evidence": EVIDENCE_CHARS}
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._details: dict[str, tuple[str, str, str, str]] = {}
-
-    def _fix_widths(self) -> None:
-        """Fixed widths for the cells filled in later: measuring a column on every update is quadratic."""
-        for key, width in self.FIXED_WIDTHS.items():
-            column = self.columns.get(ColumnKey(key))
-            if column is not None and column.auto_width:
-                column.auto_width = False
-                column.width = width
-
-    def call_started(self, event: CallStarted) -> None:
-        self._fix_widths()
-        key = str(event.call_id)
-        call = "summary()" if event.function == "summary" else (
-            event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
-        self._full[key] = (f"{event.row_key or '—'} · {call}", "")
-        self._details[key] = (event.row_key or "—", call, "…", "")
-        muted = self.get_component_rich_style("suql-calls--muted")
-        self.add_row(
-            Text(truncate(event.row_key or "—", self.ROW_CHARS)),
-            Text(truncate(call, self.CALL_CHARS)),
-            Text("…", style=muted),
-            Text("…", justify="right", style=muted),
-            Text(""),
-            Text(""),
-            key=key,
-        )
-        self.move_cursor(row=self.row_count - 1, animate=False)
-        self._update_subtitle()
-
-    def call_finished(self, event: CallFinished) -> None:
-        key = self._ensure_row(event.call_id, event.function)
-        if event.function == "summary":
-            verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
-            evidence = event.verdict
-        else:
-            verdict = Text(truncate(event.verdict, self.VERDICT_CHARS), style=self._verdict_style(event.verdict))
-            evidence = _evidence_text(event.evidence)
-        self._full[key] = (self._full[key][0], f"{event.verdict}\nevidence: {evidence}")
-        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
-        self._details[key] = (row, call, "summary" if event.function == "summary" else event.verdict, evidence)
-        self._cached += int(event.cached)
-        self.update_cell(key, "verdict", verdict)
-        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
-        self.update_cell(key, "cached", Text("✓" if event.cached else "", justify="center"))
-        self.update_cell(key, "evidence", Text(truncate(evidence, EVIDENCE_CHARS)))
-        self._update_subtitle()
-
-    def call_failed(self, event: CallFailed) -> None:
-        """A call that failed, or that Esc stopped while it was in flight."""
-        key = self._ensure_row(event.call_id, event.function)
-        stopped = _is_cancellation(event.error)
-        verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
-        self._full[key] = (self._full[key][0], why)
-        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
-        self._details[key] = (row, call, verdict, why)
-        style = self.get_component_rich_style("suql-calls--muted" if stopped else "calls-table--failed")
-        self.update_cell(key, "verdict", Text(verdict, style=style))
-        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
-        self.update_cell(key, "evidence", Text(truncate(why, EVIDENCE_CHARS), style=style))
-        self._update_subtitle()
-
-    def reset(self, subtitle: str = "") -> None:
-        super().reset(subtitle)
-        self._details.clear()
-
-    @property
-    def cursor_key(self) -> str | None:
-        """The key (call id) of the highlighted call."""
-        if not self.row_count:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-
-    def detail(self, key: str | None) -> Content:
-        """One call in full: row, question, verdict and all of its evidence (or the summary)."""
-        if key is None or key not in self._details:
-            return Content.styled("the highlighted call's verdict and evidence appear here", "$foreground-muted italic")
-        row, call, verdict, evidence = self._details[key]
-        style = {"yes": "bold $text-success", "no": "$text-error", "unknown": "italic $text-warning"}.get(verdict.lower(), "bold")
-        return Content.assemble(
-            Content.styled(row, "bold"), Content.styled(" · ", "$foreground-muted"), call, Content.styled(" → ", "$foreground-muted"),
-            Content.styled(verdict, style), Content.styled("  ", ""), Content.styled(evidence, "italic"),
-        )
-
-    def _verdict_style(self, verdict: str) -> Any:
-        name = {"yes": "suql-calls--yes", "no": "suql-calls--no", "unknown": "suql-calls--unknown"}.get(verdict.lower())
-        return self.get_component_rich_style(name) if name else ""
-
-
-class CompareTable(FreshWidths, DataTable):
-    """Compare modes: per mode, the calls, the rows and the wall time of the current query.
-
-    The last column says how far each mode got: waiting, running, its wall time, or why
-    it stopped; the highlighted row's tooltip holds the mode's full title (and error).
-    """
-
-    COLUMNS = (("mode", "mode"), ("strategy", "strategy"), ("answer()", "answer"), ("summary", "summary"),
-               ("cached", "cached"), ("examined", "examined"), ("rows", "rows"), ("verify", "to_verify"),
-               ("wall", "wall"))
-    COMPONENT_CLASSES = {"compare-table--muted", "compare-table--error", "compare-table--running"}
-    STRATEGY_CHARS = 20
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._titles: dict[str, str] = {}
-
-    def on_mount(self) -> None:
-        for label, key in self.COLUMNS:
-            self.add_column(label, key=key)
-
-    def start(self, modes: Sequence[tuple[str, str]]) -> None:
-        """One waiting row per mode."""
-        self.clear()
-        self._titles = {name: f"{name} — {title}" for name, title in modes}
-        muted = self.get_component_rich_style("compare-table--muted")
-        for name, title in modes:
-            self.add_row(
-                Text(name, style="bold"), Text(truncate(_strategy(title), self.STRATEGY_CHARS)),
-                *(Text("", justify="right") for _ in range(6)), Text("waiting", style=muted, justify="right"), key=name,
-            )
-        self.border_subtitle = "running…"
-
-    def running(self, mode: str, answer_calls: int = 0, summary_calls: int = 0) -> None:
-        style = self.get_component_rich_style("compare-table--running")
-        self.update_cell(mode, "mode", Text(mode, style=style))
-        self.update_cell(mode, "answer", Text(f"{answer_calls:,}", justify="right"))
-        self.update_cell(mode, "summary", Text(f"{summary_calls:,}", justify="right"))
-        self.update_cell(mode, "wall", Text("running", style=style, justify="right"))
-
-    def finished(self, row: ModeOutcome, reference: str = "A") -> None:
-        self.update_cell(row.mode, "mode", Text(row.mode, style="bold"))
-        if row.error is not None:
-            self._titles[row.mode] = f"{self._titles.get(row.mode, row.mode)}\nfailed: {row.error}"
-            self.update_cell(row.mode, "wall", Text("✗ error", style=self.get_component_rich_style("compare-table--error"),
-                                                    justify="right"))
-            return
-        values = {
-            "answer": f"{row.answer_calls:,}", "summary": f"{row.summary_calls:,}", "cached": f"{row.cached_calls:,}",
-            "examined": f"{row.rows_examined:,}", "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
-            "to_verify": f"{row.to_verify:,}", "wall": f"{row.wall_s:.2f} s",
-        }
-        if row.agrees is not None:
-            self._titles[row.mode] = (f"{self._titles.get(row.mode, row.mode)}\n"
-                                      f"{'the same rows as' if row.agrees else 'other rows than'} mode {reference}")
-        for key, value in values.items():
-            self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
-
-    def stopped(self, mode: str, why: str) -> None:
-        self.update_cell(mode, "mode", Text(mode, style="bold"))
-        self.update_cell(mode, "wall", Text(why, style=self.get_component_rich_style("compare-table--error"), justify="right"),
-                         update_width=True)
-
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.tooltip = self._titles.get(str(event.row_key.value))
-
-
-# --- rendering the plan ---------------------------------------------------------------------------
-
-
-def plan_content(plan: Plan) -> Content:
-    """The plan as lines: the mode; what the whole run does (visit order, lazy or not and why,
-    the cap, the SELECT-list calls); then per conjunct the structured part and its candidates,
-    and its answer() predicates in evaluation order with their estimates."""
-    muted = "$foreground-muted"
-
-    def label(text: str, style: str = "bold") -> Content:
-        return Content.styled(f"{text} ", style)
-
-    lines: list[Content] = [Content.from_markup("[b]mode $name[/b] [$text-muted]— $title[/]",
-                                                name=plan.mode.name, title=plan.mode.title)]
-    if plan.mode.udf:
-        lines.append(Content.styled("DuckDB evaluates the WHERE in its own order; answer() is a per-row function", muted))
-    if plan.visit_order:
-        lines.append(Content.assemble(label("visit"), plan.visit_order))
-    if plan.mode.udf:
-        pass
-    elif plan.lazy:
-        lines.append(Content.assemble(label("lazy", "bold $text-success"),
-                                      f"stop after {plan.stop_after} matching row(s) — {plan.lazy_reason}"))
-    elif plan.lazy_reason:
-        lines.append(Content.assemble(label("not lazy", "bold $text-warning"), plan.lazy_reason))
-    if plan.cap is not None:
-        lines.append(Content.assemble(label("cap", "bold $text-warning"),
-                                      f"at most {plan.cap} candidates examined — results are approximate"))
-    elif plan.conjuncts:
-        lines.append(Content.assemble(label("cap"), Content.styled("none: any candidate may be examined", muted)))
-    if plan.select_calls:
-        lines.append(Content.assemble(label("SELECT-list calls"), sql_content(", ".join(plan.select_calls)),
-                                      f" for {plan.select_calls_for}"))
-    for c in plan.conjuncts:
-        head = Content.assemble(
-            label(f"conjunct {c.index + 1}", "bold $text-accent"), sql_content(c.structured),
-            Content.styled(f" → {c.candidates:,} candidate{'s' if c.candidates != 1 else ''}", "bold"),
-        )
-        if c.predicates:
-            head += Content.styled(f" · ≈ {c.expected_calls_per_row:.2f} calls each", muted)
-        lines.append(head)
-        for i, p in enumerate(c.predicates, 1):
-            moved = f" · written #{p.written_position + 1}" if p.written_position != i - 1 else ""
-            lines.append(Content.assemble(f"  {i}. ", sql_content(p.sql)))
-            lines.append(Content.styled(f"     cost {p.cost:g} · passes ≈ {p.selectivity:.2f} · rank {p.rank:.2f}{moved}",
-                                        "$text-primary"))
-            lines.append(Content.styled(f"     {p.source}", muted))
-    for note in plan.notes:
-        lines.append(Content.styled(note, muted))
-    return Content("\n").join(lines)
 
 
 # --- the tab ------------------------------------------------------------------------------------
@@ -476,15 +197,12 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 editor.border_subtitle = LECTURE[1].source
                 self._loaded = LECTURE[1]
                 yield editor
-                error = Static(id="suql-error", markup=False)
-                error.border_title = "Error"
-                error.display = False
-                yield error
-                yield _pane("DNF (the WHERE as OR of ANDs)", SqlView("—", id="suql-dnf"), id="suql-dnf-pane")
-                yield _pane("Read-back", Static("—", id="suql-readback", markup=False), id="suql-readback-pane")
+                yield ErrorBox(id="suql-error")
+                yield pane("DNF (the WHERE as OR of ANDs)", SqlView("—", id="suql-dnf"), id="suql-dnf-pane")
+                yield pane("Read-back", Static("—", id="suql-readback", markup=False), id="suql-readback-pane")
             with Vertical(id="suql-right"):
                 yield Static(id="suql-counters")
-                yield _pane("Plan", Static(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
+                yield pane("Plan", Static(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
                 with Horizontal(id="suql-tables"):
                     results = SuqlResultsTable(id="suql-results")
                     results.border_title = "Results"
@@ -693,7 +411,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             yield PaletteCommand("SUQL: cancel the running query", "No further LLM call is made (Esc).", self.cancel)
         for name, title in self._modes or tuple((m, "") for m in MODE_NAMES):
             current = " (current)" if name == self.mode else ""
-            yield PaletteCommand(f"SUQL: mode {name} — {_short_title(title)}{current}", title or f"Mode {name}",
+            yield PaletteCommand(f"SUQL: mode {name} — {short_title(title)}{current}", title or f"Mode {name}",
                                  lambda m=name: self.set_mode(m))
         for name, title in self._worlds:
             current = " (current)" if name == self.world else ""
@@ -784,7 +502,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             self._counts["cached"] += int(event.cached)
         elif isinstance(event, CallFailed):
             calls.call_failed(event)
-            self._counts["stopped" if _is_cancellation(event.error) else "failed"] += 1
+            self._counts["stopped" if is_cancellation(event.error) else "failed"] += 1
             if calls.cursor_key == str(event.call_id):
                 self._show_call_detail()
         elif isinstance(event, PlanBuilt):
@@ -1039,19 +757,15 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 
     def _render_counters(self) -> None:
         c = self._counts
-
-        def item(label: str, value: str) -> Content:
-            return Content.assemble(Content.styled(label + " ", "$foreground-muted"), Content.styled(value, "bold"))
-
         parts = [
-            item("answer()", f"{c['answer']:,}"),
-            item("summary()", f"{c['summary']:,}"),
-            item("cached", f"{c['cached']:,}"),
-            item("examined", f"{c['examined']:,}"),
+            counter("answer()", f"{c['answer']:,}"),
+            counter("summary()", f"{c['summary']:,}"),
+            counter("cached", f"{c['cached']:,}"),
+            counter("examined", f"{c['examined']:,}"),
         ]
         if c["match"] or c["no"] or c["to verify"]:
             parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
-        parts.append(item("elapsed", f"{c['elapsed']:.2f} s"))
+        parts.append(counter("elapsed", f"{c['elapsed']:.2f} s"))
         self.query_one("#suql-counters", Static).update(Content("   ").join(parts))
 
     def _show_plan(self, plan: Plan) -> None:
@@ -1070,13 +784,15 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         if not result.to_verify:
             table.show_nothing("none: every examined row was decided")
             return
+        from engines.suql.unknowns import unknown_question
+
         hidden = {"_row", "unknown", "approximate", "name"}
         others = [k for k in result.to_verify[0] if k not in hidden]
         columns = ["row", "unknown", *(["approx."] if result.approximate else []), *others]
         rows = []
         for rec in result.to_verify:
             label = f"#{rec.get('_row')} {rec['name']}" if "name" in rec else f"#{rec.get('_row')}"
-            unknown = "; ".join(_unknown_label(u) for u in rec.get("unknown") or []) or "—"
+            unknown = "; ".join(unknown_question(u) or u for u in rec.get("unknown") or []) or "—"
             rows.append([label, unknown, *(["≈ yes"] if result.approximate else []), *(rec.get(k) for k in others)])
         table.show_rows(columns, rows)
         if result.approximate:
@@ -1104,7 +820,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                        id="suql-world")
         world.border_title = "World"
         world.tooltip = "The data the queries run on; more worlds join as they are built."
-        mode = Select([(f"{name} · {_short_title(title)}", name) for name, title in self._modes], value=self.mode,
+        mode = Select([(f"{name} · {short_title(title)}", name) for name, title in self._modes], value=self.mode,
                       allow_blank=False, compact=True, id="suql-mode")
         mode.border_title = "Mode · keys a–f"
         mode.tooltip = "\n".join(f"{name} — {title}" for name, title in self._modes)
@@ -1142,59 +858,16 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 
 
     def _show_error(self, title: str, message: str) -> None:
-        error = self.query_one("#suql-error", Static)
-        error.border_title = title
-        error.update(message)
-        error.display = True
+        self.query_one("#suql-error", ErrorBox).show(title, message)
 
     def _clear_error(self) -> None:
-        self.query_one("#suql-error", Static).display = False
-
-
-def _is_cancellation(error: str) -> bool:
-    """A failed call's message says it was cancelled (engines.errors.Cancelled)."""
-    return error.strip().rstrip(".").lower() == "cancelled"
-
-
-def _evidence_text(evidence: Sequence[str]) -> str:
-    """The sentences an answer relied on, each once (``×2`` when several texts say it)."""
-    if not evidence:
-        return "—"
-    counts: dict[str, int] = {}
-    for sentence in evidence:
-        counts[sentence] = counts.get(sentence, 0) + 1
-    return " … ".join(s if n == 1 else f"{s} (×{n})" for s, n in counts.items())
-
-
-_YES_TEST = re.compile(r"^answer\((?P<text>[^,]+), '(?P<question>(?:[^']|'')*)'\) = 'Yes'$")
-
-
-def _unknown_label(predicate: str) -> str:
-    """``answer(reviews, 'is it romantic?') = 'Yes'`` → ``is it romantic?``; other shapes as written."""
-    m = _YES_TEST.match(predicate)
-    return m.group("question").replace("''", "'") if m else predicate
-
-
-def _strategy(title: str) -> str:
-    """What a mode adds, in a few words: ``'D + retrieval ordering: …'`` → ``'+ retrieval ordering'``."""
-    return re.sub(r"^[A-F] \+ ", "+ ", _short_title(title))
-
-
-def _short_title(title: str) -> str:
-    """``'C + lazy evaluation: stop when …'`` → ``'C + lazy evaluation'``."""
-    return re.split(r"[:,]", title, maxsplit=1)[0].strip() if title else ""
+        self.query_one("#suql-error", ErrorBox).clear()
 
 
 def _example_option(option_id: str, example: Example) -> Option:
     source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
     room = max(8, EXAMPLE_CHARS - len(source) - 1)
     return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id)
-
-
-def _pane(title: str, body: Static, *, id: str) -> VerticalScroll:
-    pane = VerticalScroll(body, id=id, classes="pane")
-    pane.border_title = title
-    return pane
 
 
 def _bare(sql: str) -> str:
@@ -1208,5 +881,6 @@ def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
 
 
 __all__ = [
-    "CompareTable", "EngineReported", "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content", "sql_highlights",
+    "CompareTable", "EngineReported", "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content",
+    "sql_highlights",
 ]

@@ -1,4 +1,5 @@
-"""Widgets every work area can reuse: SQL view and editor, results and LLM-call tables.
+"""Widgets every work area can reuse: SQL view and editor, results and LLM-call tables,
+the error box, titled panes and the counter line.
 
 They know how to *show* engine output (``engines.events`` records, result rows);
 they hold no engine logic.  Styles live in ``app.tcss``.
@@ -11,6 +12,7 @@ from typing import Any, Iterable, Sequence, cast
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from textual.message import Message
@@ -59,6 +61,62 @@ def count_rows(n: int, noun: str = "row") -> str:
 def sql_content(sql: str) -> Content:
     """SQL highlighted with the theme's colours."""
     return highlight(sql.strip(), language="sql")
+
+
+VERDICT_STYLES = {"yes": "bold $text-success", "no": "$text-error", "unknown": "italic $text-warning"}
+"""How an LLM verdict (Yes / No / Unknown) is styled in a call's detail line."""
+
+
+def verdict_style(verdict: str, default: str = "bold") -> str:
+    """The style of ``verdict`` (any case, surrounding blanks ignored); ``default`` for other text."""
+    return VERDICT_STYLES.get(verdict.strip().lower(), default)
+
+
+def is_cancellation(error: str) -> bool:
+    """A failed call's message says it was cancelled (the message of engines.errors.Cancelled)."""
+    return error.strip().rstrip(".").lower() == "cancelled"
+
+
+def evidence_text(evidence: Sequence[str]) -> str:
+    """The sentences an answer relied on, each once (``×2`` when several texts say it)."""
+    if not evidence:
+        return "—"
+    counts: dict[str, int] = {}
+    for sentence in evidence:
+        counts[sentence] = counts.get(sentence, 0) + 1
+    return " … ".join(s if n == 1 else f"{s} (×{n})" for s, n in counts.items())
+
+
+def counter(label: str, value: str) -> Content:
+    """One item of a counter line: a muted label and a bold value (``answer() 12``)."""
+    return Content.assemble(Content.styled(label + " ", "$foreground-muted"), Content.styled(value, "bold"))
+
+
+# --- panes ---------------------------------------------------------------------------------
+
+
+def pane(title: str, body: Static, *, id: str) -> VerticalScroll:
+    """``body`` in a titled, scrolling pane (class ``pane``)."""
+    scroll = VerticalScroll(body, id=id, classes="pane")
+    scroll.border_title = title
+    return scroll
+
+
+class ErrorBox(Static):
+    """A tab's error pane: hidden until :meth:`show` puts a title and a message in it."""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id, markup=False)
+        self.border_title = "Error"
+        self.display = False
+
+    def show(self, title: str, message: str) -> None:
+        self.border_title = title
+        self.update(message)
+        self.display = True
+
+    def clear(self) -> None:
+        self.display = False
 
 
 # --- SQL view and editor -----------------------------------------------------------------
@@ -182,6 +240,18 @@ class FreshWidths:
             table.notify_style_update()  # drops the render caches and repaints
 
 
+class RowCursor:
+    """A DataTable mixin: the key of the highlighted row."""
+
+    @property
+    def cursor_key(self) -> str | None:
+        """The key of the highlighted row (a call id in the calls tables); None when the table is empty."""
+        table = cast(DataTable, self)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+
 class ResultsTable(FreshWidths, DataTable):
     """Columns and rows of a query; the row count (and truncation) in the border subtitle.
 
@@ -229,7 +299,7 @@ class ResultsTable(FreshWidths, DataTable):
             self.tooltip = value if len(value) > CELL_CHARS else None
 
 
-class CallsTable(FreshWidths, DataTable):
+class CallsTable(RowCursor, FreshWidths, DataTable):
     """The LLM calls of a turn, streaming in.
 
     A row appears on :class:`~engines.events.CallStarted` showing ``…`` and is

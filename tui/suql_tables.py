@@ -1,0 +1,193 @@
+"""The SUQL tab's tables: the per-row LLM calls of a query, and the comparison of the modes."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+from rich.text import Text
+from textual.content import Content
+from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
+
+from engines.events import CallFailed, CallFinished, CallStarted
+from tui.suql_view import strategy
+from tui.widgets import (CallsTable, FreshWidths, ResultsTable, evidence_text, is_cancellation, truncate,
+                         verdict_style)
+
+if TYPE_CHECKING:
+    from engines.suql.compare import ModeOutcome
+
+
+EVIDENCE_CHARS = 80
+
+
+
+class SuqlResultsTable(ResultsTable):
+    """The shared results table, repainted when its widths change."""
+
+
+class SuqlCallsTable(CallsTable):
+    """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
+
+    COMPONENT_CLASSES = {
+        "calls-table--failed", "suql-calls--yes", "suql-calls--no", "suql-calls--unknown", "suql-calls--muted",
+    }
+    COLUMNS = (("row", "row"), ("call", "call"), ("verdict", "verdict"), ("latency", "latency"),
+               ("cached", "cached"), ("evidence", "evidence"))
+    ROW_CHARS = 18
+    CALL_CHARS = 22
+    VERDICT_CHARS = 12
+
+    FIXED_WIDTHS = {"latency": 8, "evidence": EVIDENCE_CHARS}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._details: dict[str, tuple[str, str, str, str]] = {}
+
+    def _fix_widths(self) -> None:
+        """Fixed widths for the cells filled in later: measuring a column on every update is quadratic."""
+        for key, width in self.FIXED_WIDTHS.items():
+            column = self.columns.get(ColumnKey(key))
+            if column is not None and column.auto_width:
+                column.auto_width = False
+                column.width = width
+
+    def call_started(self, event: CallStarted) -> None:
+        self._fix_widths()
+        key = str(event.call_id)
+        call = "summary()" if event.function == "summary" else (
+            event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
+        self._full[key] = (f"{event.row_key or '—'} · {call}", "")
+        self._details[key] = (event.row_key or "—", call, "…", "")
+        muted = self.get_component_rich_style("suql-calls--muted")
+        self.add_row(
+            Text(truncate(event.row_key or "—", self.ROW_CHARS)),
+            Text(truncate(call, self.CALL_CHARS)),
+            Text("…", style=muted),
+            Text("…", justify="right", style=muted),
+            Text(""),
+            Text(""),
+            key=key,
+        )
+        self.move_cursor(row=self.row_count - 1, animate=False)
+        self._update_subtitle()
+
+    def call_finished(self, event: CallFinished) -> None:
+        key = self._ensure_row(event.call_id, event.function)
+        if event.function == "summary":
+            verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
+            evidence = event.verdict
+        else:
+            verdict = Text(truncate(event.verdict, self.VERDICT_CHARS), style=self._verdict_style(event.verdict))
+            evidence = evidence_text(event.evidence)
+        self._full[key] = (self._full[key][0], f"{event.verdict}\nevidence: {evidence}")
+        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
+        self._details[key] = (row, call, "summary" if event.function == "summary" else event.verdict, evidence)
+        self._cached += int(event.cached)
+        self.update_cell(key, "verdict", verdict)
+        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
+        self.update_cell(key, "cached", Text("✓" if event.cached else "", justify="center"))
+        self.update_cell(key, "evidence", Text(truncate(evidence, EVIDENCE_CHARS)))
+        self._update_subtitle()
+
+    def call_failed(self, event: CallFailed) -> None:
+        """A call that failed, or that Esc stopped while it was in flight."""
+        key = self._ensure_row(event.call_id, event.function)
+        stopped = is_cancellation(event.error)
+        verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
+        self._full[key] = (self._full[key][0], why)
+        row, call, _, _ = self._details.get(key, ("—", event.function, "", ""))
+        self._details[key] = (row, call, verdict, why)
+        style = self.get_component_rich_style("suql-calls--muted" if stopped else "calls-table--failed")
+        self.update_cell(key, "verdict", Text(verdict, style=style))
+        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f} ms", justify="right"))
+        self.update_cell(key, "evidence", Text(truncate(why, EVIDENCE_CHARS), style=style))
+        self._update_subtitle()
+
+    def reset(self, subtitle: str = "") -> None:
+        super().reset(subtitle)
+        self._details.clear()
+
+    def detail(self, key: str | None) -> Content:
+        """One call in full: row, question, verdict and all of its evidence (or the summary)."""
+        if key is None or key not in self._details:
+            return Content.styled("the highlighted call's verdict and evidence appear here", "$foreground-muted italic")
+        row, call, verdict, evidence = self._details[key]
+        style = verdict_style(verdict)
+        return Content.assemble(
+            Content.styled(row, "bold"), Content.styled(" · ", "$foreground-muted"), call, Content.styled(" → ", "$foreground-muted"),
+            Content.styled(verdict, style), Content.styled("  ", ""), Content.styled(evidence, "italic"),
+        )
+
+    def _verdict_style(self, verdict: str) -> Any:
+        name = {"yes": "suql-calls--yes", "no": "suql-calls--no", "unknown": "suql-calls--unknown"}.get(verdict.lower())
+        return self.get_component_rich_style(name) if name else ""
+
+
+class CompareTable(FreshWidths, DataTable):
+    """Compare modes: per mode, the calls, the rows and the wall time of the current query.
+
+    The last column says how far each mode got: waiting, running, its wall time, or why
+    it stopped; the highlighted row's tooltip holds the mode's full title (and error).
+    """
+
+    COLUMNS = (("mode", "mode"), ("strategy", "strategy"), ("answer()", "answer"), ("summary", "summary"),
+               ("cached", "cached"), ("examined", "examined"), ("rows", "rows"), ("verify", "to_verify"),
+               ("wall", "wall"))
+    COMPONENT_CLASSES = {"compare-table--muted", "compare-table--error", "compare-table--running"}
+    STRATEGY_CHARS = 20
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._titles: dict[str, str] = {}
+
+    def on_mount(self) -> None:
+        for label, key in self.COLUMNS:
+            self.add_column(label, key=key)
+
+    def start(self, modes: Sequence[tuple[str, str]]) -> None:
+        """One waiting row per mode."""
+        self.clear()
+        self._titles = {name: f"{name} — {title}" for name, title in modes}
+        muted = self.get_component_rich_style("compare-table--muted")
+        for name, title in modes:
+            self.add_row(
+                Text(name, style="bold"), Text(truncate(strategy(title), self.STRATEGY_CHARS)),
+                *(Text("", justify="right") for _ in range(6)), Text("waiting", style=muted, justify="right"), key=name,
+            )
+        self.border_subtitle = "running…"
+
+    def running(self, mode: str, answer_calls: int = 0, summary_calls: int = 0) -> None:
+        style = self.get_component_rich_style("compare-table--running")
+        self.update_cell(mode, "mode", Text(mode, style=style))
+        self.update_cell(mode, "answer", Text(f"{answer_calls:,}", justify="right"))
+        self.update_cell(mode, "summary", Text(f"{summary_calls:,}", justify="right"))
+        self.update_cell(mode, "wall", Text("running", style=style, justify="right"))
+
+    def finished(self, row: ModeOutcome, reference: str = "A") -> None:
+        self.update_cell(row.mode, "mode", Text(row.mode, style="bold"))
+        if row.error is not None:
+            self._titles[row.mode] = f"{self._titles.get(row.mode, row.mode)}\nfailed: {row.error}"
+            self.update_cell(row.mode, "wall", Text("✗ error", style=self.get_component_rich_style("compare-table--error"),
+                                                    justify="right"))
+            return
+        values = {
+            "answer": f"{row.answer_calls:,}", "summary": f"{row.summary_calls:,}", "cached": f"{row.cached_calls:,}",
+            "examined": f"{row.rows_examined:,}", "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
+            "to_verify": f"{row.to_verify:,}", "wall": f"{row.wall_s:.2f} s",
+        }
+        if row.agrees is not None:
+            self._titles[row.mode] = (f"{self._titles.get(row.mode, row.mode)}\n"
+                                      f"{'the same rows as' if row.agrees else 'other rows than'} mode {reference}")
+        for key, value in values.items():
+            self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
+
+    def stopped(self, mode: str, why: str) -> None:
+        self.update_cell(mode, "mode", Text(mode, style="bold"))
+        self.update_cell(mode, "wall", Text(why, style=self.get_component_rich_style("compare-table--error"), justify="right"),
+                         update_width=True)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.tooltip = self._titles.get(str(event.row_key.value))
+
+
+__all__ = ["CompareTable", "EVIDENCE_CHARS", "SuqlCallsTable", "SuqlResultsTable"]
