@@ -1,0 +1,113 @@
+"""The entity browser's widgets: an entity page's claims (or a property's examples), the browser's keys, what its
+workers return."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Input
+
+from tui.widgets import count_rows, truncate
+
+if TYPE_CHECKING:
+    from engines.kg.pages import EntityPage, PropertyExample, SearchHit
+    from tui.kg.tab import KgArea
+
+class ClaimsTable(DataTable):
+    """An entity page's claims (or a property's examples); each row may link to an entity."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.links: list[str | None] = []
+        self.properties: list[str | None] = []
+
+    COMPONENT_CLASSES = {"claims-table--qualifier"}
+
+    def show_claims(self, page: EntityPage, examples: Sequence[PropertyExample] = ()) -> None:
+        """The page's claims, each qualifier on a line of its own under the value; for a property,
+        statements that use it (subject, then the value and its qualifiers)."""
+        self.clear(columns=True)
+        self.links, self.properties = [], []
+        if examples or page.datatype:
+            self.add_column("subject")
+            self.add_column(f"{page.id} {truncate(page.label, 30)} →")
+            for ex in examples:
+                self._add(ex.subject.render(), ex.value.render(), ex.qualifiers, ex.subject.id, page.id)
+            self.border_title = f"Statements that use {page.id} ({page.label})"
+            self.border_subtitle = (f"{count_rows(len(examples), 'example')} · Enter opens the subject"
+                                    if examples else "no statement uses it")
+            return
+        self.add_column("property")
+        self.add_column("value · qualifiers")
+        for claim in page.claims:
+            link = claim.value.id or next((v.id for _, _, v in claim.qualifiers if v.id), None)
+            self._add(f"{claim.pid} {claim.property_label}", claim.value.render(), claim.qualifiers, link, claim.pid)
+        self.border_title = f"Claims of {page.id}"
+        self.border_subtitle = (f"{count_rows(len(page.claims), 'claim')} · Enter follows the value · "
+                                "o opens the property · Backspace goes back")
+
+    def _add(self, first: str, value: str, qualifiers: Sequence[tuple[str, str, Any]], link: str | None,
+             prop: str | None) -> None:
+        self.links.append(link)
+        self.properties.append(prop)
+        cell = Text()
+        cell.append(truncate(value, 60), style="underline" if link else "")
+        qualifier_style = self.get_component_rich_style("claims-table--qualifier")
+        for pid, label, qvalue in qualifiers:
+            cell.append(f"\n ↳ {pid} {label}: {truncate(qvalue.render(), 48)}", style=qualifier_style)
+        self.add_row(Text(truncate(first, 32)), cell, height=None)
+
+    @property
+    def current_link(self) -> str | None:
+        row = self.cursor_row
+        return self.links[row] if 0 <= row < len(self.links) else None
+
+    @property
+    def current_property(self) -> str | None:
+        row = self.cursor_row
+        return self.properties[row] if 0 <= row < len(self.properties) else None
+
+
+class BrowserView(Horizontal):
+    """The browser's keys (outside the search box)."""
+
+    BINDINGS = [
+        Binding("backspace,b,alt+left", "back", "Back", key_display="⌫/b",
+                tooltip="Back to the page you came from."),
+        Binding("o", "open_property", "Open property", key_display="o",
+                tooltip="Open the page of the highlighted claim's property."),
+        Binding("slash", "search", "Search", key_display="/", tooltip="Focus the search box."),
+    ]
+
+    def _area(self) -> KgArea:
+        from tui.kg.tab import KgArea
+
+        return self.query_ancestor(KgArea)
+
+    def action_back(self) -> None:
+        self._area().back()
+
+    def action_open_property(self) -> None:
+        self._area().open_claim_property()
+
+    def action_search(self) -> None:
+        self.query_one("#kg-search", Input).focus()
+
+
+@dataclass(frozen=True)
+class Searched:
+    text: str
+    hits: tuple[SearchHit, ...]
+
+
+@dataclass(frozen=True)
+class PageOpened:
+    page: EntityPage
+    examples: tuple[PropertyExample, ...]
+    came_from: str | None  # the page to go back to (None: a fresh start)
+
+
+__all__ = ["BrowserView", "ClaimsTable", "PageOpened", "Searched"]

@@ -1,0 +1,105 @@
+"""What the console, the browser and the stepper share: how SPARQL values read, the results table, the error box."""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from tui.widgets import DISPLAY_ROWS, ResultsTable, count_rows, truncate
+
+LIST_CHARS = 39
+"""Characters of a line in the lists on the left (they are 46 wide, with a border and a scrollbar)."""
+MUTED = "$foreground-muted"
+"""Secondary text in Content (``$text-muted`` is "auto 60%", which Content cannot resolve: it comes out white)."""
+WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
+ENTITY_ID = re.compile(r"^[QP]\d+$")
+
+
+def entity_of(value: Mapping[str, str] | None) -> str | None:
+    """The QID/PID of a SPARQL JSON value that is a Wikidata entity, else None."""
+    if not value or value.get("type") != "uri":
+        return None
+    iri = value.get("value", "")
+    if iri.startswith(WIKIDATA_ENTITY):
+        local = iri[len(WIKIDATA_ENTITY):]
+        return local if ENTITY_ID.match(local) else None
+    return None
+
+
+def short_value(value: Mapping[str, str] | None) -> str:
+    """A SPARQL JSON value as a person reads it: entities as their ID, IRIs prefixed, literals as written."""
+    if value is None:
+        return "—"
+    entity = entity_of(value)
+    if entity is not None:
+        return entity
+    if value.get("type") == "uri":
+        from engines.kg.prefixes import compact
+
+        return compact(value.get("value", ""))  # a form that pastes back into a query
+    return value.get("value", "")
+
+
+class KgResultsTable(ResultsTable):
+    """Query results: entities shown as their IDs (Enter opens the highlighted one), IRIs prefixed."""
+
+    class EntityChosen(Message):
+        """Enter (or a click) on a cell that holds an entity."""
+
+        def __init__(self, entity: str) -> None:
+            super().__init__()
+            self.entity = entity
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._entities: dict[tuple[int, int], str] = {}
+
+    def show_bindings(self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *,
+                      truncated: bool = False) -> None:
+        self.clear(columns=True)
+        self._full = []
+        self._entities = {}
+        muted = self.get_component_rich_style("results-table--null")
+        for name in columns:
+            self.add_column(Text(truncate(name)))
+        for r, binding in enumerate(bindings[:DISPLAY_ROWS]):
+            values = [short_value(binding.get(c)) for c in columns]
+            full = [binding[c]["value"] if c in binding else "—" for c in columns]
+            self._full.append(full)
+            for c, column in enumerate(columns):
+                entity = entity_of(binding.get(column))
+                if entity is not None:
+                    self._entities[(r, c)] = entity
+            self.add_row(*(Text(truncate(v), style=muted if c not in binding else "")
+                           for v, c in zip(values, columns, strict=True)))
+        subtitle = count_rows(len(bindings))
+        if truncated:
+            subtitle += " (stopped at the row cap)"
+        if len(bindings) > DISPLAY_ROWS:
+            subtitle += f" · showing the first {DISPLAY_ROWS:,}"
+        if self._entities:
+            subtitle += " · Enter on an ID opens its page"
+        self.border_subtitle = subtitle
+        self.tooltip = None
+
+    def entity_at(self, row: int, column: int) -> str | None:
+        return self._entities.get((row, column))
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        entity = self.entity_at(*event.coordinate)
+        if entity is not None:
+            event.stop()
+            self.post_message(self.EntityChosen(entity))
+
+
+def error_box(box_id: str) -> Static:
+    box = Static(id=box_id, classes="kg-error", markup=False)
+    box.border_title = "Error"
+    box.display = False
+    return box
+
+
+__all__ = ["ENTITY_ID", "KgResultsTable", "LIST_CHARS", "MUTED", "WIKIDATA_ENTITY", "entity_of", "error_box", "short_value"]

@@ -1,0 +1,337 @@
+"""The trajectory stepper's widgets: the strip of steps, the step view, and :class:`StepperView`, which holds the
+stepper's keys and renders a :class:`~tui.kg.stepper_model.StepperModel` (it decides nothing itself)."""
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+from textual.widgets.option_list import Option
+
+from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable
+from tui.kg.sparql import sparql_content
+from tui.kg.stepper_model import StepperModel
+from tui.widgets import count_rows
+
+if TYPE_CHECKING:
+    from engines.spinach.trajectory import Step
+    from tui.kg.tab import KgArea
+    from worlds.kg import KGQuestion
+
+ACTION_NOTES: Mapping[str, str] = {
+    "search_wikidata": "search items and properties by label",
+    "get_wikidata_entry": "an entity's page, qualifiers included",
+    "get_property_examples": "a few statements that use a property",
+    "execute_sparql": "run a query: rows · empty · syntax error · timeout",
+    "stop": "stop(SPARQL) names the answer query; a bare stop() means the last query that ran",
+}
+FINISHES: Mapping[str, str] = {
+    "stop": "stopped", "budget": "out of budget", "cancelled": "stopped by Esc", "error": "failed", "imported": "imported",
+}
+"""How a trajectory's ``finish`` reads on the status line."""
+
+
+class StepStrip(Static):
+    """Every step of the trajectory on one line; the current one lit, rolled-back ones struck through."""
+
+    class StepChosen(Message):
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._cells: list[tuple[int, int, int]] = []  # (first column, last column + 1, position)
+
+    def show(self, steps: Sequence[Step], current: int, *, running: bool) -> None:
+        self._cells = []
+        if not steps:
+            self.update(Content.styled("no steps yet", f"{MUTED} italic"))
+            return
+        cells: list[Content] = [Content.styled("steps ", MUTED)]
+        x = len("steps ")
+        for i, step in enumerate(steps):
+            label = f"↺{step.index}" if step.rolled_back else str(step.index)
+            if step.action == "stop" and not step.rolled_back:
+                label += "■"
+            if i == current:
+                style = "reverse bold $text-warning" if step.rolled_back else "reverse bold $text-accent"
+            elif step.rolled_back:
+                style = "strike $text-warning"
+            elif step.action == "execute_sparql":
+                style = {"rows": "$text-success", "empty": "$text-warning"}.get(step.feedback or "", "$text-error")
+            else:
+                style = "$text"
+            cell = Content.styled(f" {label} ", style)
+            self._cells.append((x, x + cell.cell_length, i))
+            x += cell.cell_length
+            cells.append(cell)
+        if running:
+            cells.append(Content.styled(" …", MUTED))
+        self.update(Content("").join(cells))
+
+    def on_click(self, event: Any) -> None:
+        """A click on a step shows it (the strip is one line while it fits)."""
+        x = event.x - self.styles.padding.left
+        for first, end, position in self._cells:
+            if first <= x < end and event.y == 0:
+                self.post_message(self.StepChosen(position))
+                return
+
+
+class StepView(VerticalScroll):
+    """The current step; ↑/↓ scroll it, the stepper's keys (→ ← n p Home End v) go to the stepper."""
+
+    inherit_bindings = False
+    BINDINGS = [
+        Binding("up", "scroll_up", "Scroll up", show=False, tooltip="Scroll the step up."),
+        Binding("down", "scroll_down", "Scroll down", show=False, tooltip="Scroll the step down."),
+        Binding("pageup", "page_up", "Page up", show=False, tooltip="Scroll the step up a page."),
+        Binding("pagedown", "page_down", "Page down", show=False, tooltip="Scroll the step down a page."),
+    ]
+
+
+class StepperView(Horizontal):
+    """The stepper: its keys, wherever the focus is in it (except in the path box), and :meth:`show`, which
+    renders a :class:`StepperModel` into the run's head, the strip, the budgets, the step and the answer."""
+
+    BINDINGS = [
+        Binding("right,n", "step(1)", "Next", key_display="→/n", tooltip="The next step of the trajectory."),
+        Binding("left,p", "step(-1)", "Previous", key_display="←/p", tooltip="The previous step of the trajectory."),
+        Binding("home", "edge(0)", "First", key_display="Home", tooltip="The first step."),
+        Binding("end", "edge(1)", "Last", key_display="End", tooltip="The last step (the answer and its F1)."),
+        Binding("v", "full", "Full observation",
+                tooltip="Show the whole observation of the step, or only its first lines again."),
+        Binding("r", "run", "Run", show=False, tooltip="Run the agent on the highlighted question."),
+        Binding("e", "explore", "Explore step", show=False,
+                tooltip="Open this step in the console (a query) or the browser (a page, a search)."),
+        Binding("g", "gold", "Gold query", show=False,
+                tooltip="Put the question's gold SPARQL in the console and run it."),
+    ]
+
+    def _area(self) -> KgArea:
+        from tui.kg.tab import KgArea
+
+        return self.query_ancestor(KgArea)
+
+    def action_step(self, delta: int) -> None:
+        self._area().step(delta)
+
+    def action_edge(self, last: int) -> None:
+        self._area().step_to_edge(bool(last))
+
+    def action_full(self) -> None:
+        self._area().toggle_full_observation()
+
+    def action_run(self) -> None:
+        self._area().run_highlighted_question()
+
+    def action_explore(self) -> None:
+        self._area().explore_step()
+
+    def action_gold(self) -> None:
+        self._area().gold_to_console()
+
+    # --- rendering the model ------------------------------------------------------------------------------
+
+    def show(self, model: StepperModel) -> None:
+        self._show_run_head(model)
+        self.query_one(StepStrip).show(model.steps, model.pos, running=model.running)
+        self._show_budget(model)
+        self._show_step(model)
+        self._show_answer(model)
+
+    def show_step(self, model: StepperModel) -> None:
+        """Only the step (``v`` toggled the full observation)."""
+        self._show_step(model)
+
+    def _show_run_head(self, model: StepperModel) -> None:
+        head = self.query_one("#kg-run-head", Static)
+        if not model.text:
+            head.update(Content.styled("No trajectory yet: run a question (Enter) or load a trajectory JSON.",
+                                       f"{MUTED} italic"))
+            return
+        q = model.question
+        meta = [Content.styled(q.id if q else "not in the question sets", "bold $text-primary")]
+        if q is not None:
+            meta.append(Content.styled(f" · {category_of(q)}", "$text-primary"))
+        meta.append(Content.styled(f" · policy {model.policy or '?'}", MUTED))
+        if model.running:
+            thinking = f" · thinking about step {model.thinking}…" if model.thinking else " · running…"
+            meta.append(Content.styled(thinking + " (Esc stops)", "bold $text-warning"))
+        elif model.scored is not None:
+            trajectory = model.scored.trajectory
+            meta.append(Content.styled(f" · finished: {trajectory.finish or '?'}", MUTED))
+            if model.scored.source != "run":
+                meta.append(Content.styled(f" · {model.scored.source}", MUTED))
+        head.update(Content.assemble(Content.styled(model.text, "bold"), "\n", *meta))
+
+    def _show_budget(self, model: StepperModel) -> None:
+        budget = self.query_one("#kg-budget", Static)
+        view = model.budget_view()
+        if view is None:
+            budget.update("")
+            return
+
+        def bar(n: int, of: int) -> Content:
+            n = min(n, of)
+            return Content.assemble(Content.styled("■" * n, "$text-accent"), Content.styled("□" * (of - n), MUTED))
+
+        budget.update(Content.assemble(
+            Content.styled("state ", MUTED), bar(view.in_state, view.limit),
+            Content.styled(f" {view.in_state}/{view.limit}", "bold"),
+            Content.styled(" · all ", MUTED), bar(view.total, view.total_limit),
+            Content.styled(f" {view.total}/{view.total_limit}", "bold"),
+            Content.styled(" · ", MUTED),
+            Content.styled(f"↺ {view.rollbacks}", "bold $text-warning" if view.rollbacks else "bold"),
+            Content.styled(" rolled back", MUTED),
+        ))
+
+    def _show_step(self, model: StepperModel) -> None:
+        view = self.query_one(StepView)
+        title = self.query_one("#kg-step-title", Static)
+        banner = self.query_one("#kg-step-banner", Static)
+        observation = self.query_one("#kg-step-observation", Static)
+        fields = list(view.query(".kg-field"))
+        step = model.current_step
+        shown_observation = model.observation_view()
+        if step is None or shown_observation is None:
+            hint = ("The agent is thinking about its first step…" if model.running else
+                    "Choose a question on the left and press Enter to run the SPINACH agent on it (with the app's "
+                    "backend), or type the path of a trajectory JSON below the list. Then step through it: → / n next, "
+                    "← / p previous, Home / End first and last, v the full observation.")
+            title.update(Content.styled(hint, f"{MUTED} italic"))
+            title.display = True
+            banner.display = False
+            for f in fields:
+                f.display = False
+            observation.display = False
+            view.border_title = "Step"
+            view.border_subtitle = ""
+            return
+        for f in fields:
+            f.display = True
+        title.display = False
+        observation.display = True
+        view.border_title = model.step_title()
+        view.border_subtitle = "↑/↓ scroll · v " + ("shows the first lines" if model.full else "shows all")
+        rollback = model.rollback_view()
+        if rollback is not None:
+            where = f"as it was after step {rollback.state_after}" if rollback.state_after else "empty, as at the start"
+            banner.update(Content.assemble(
+                Content.styled(f" ↺ ROLLED BACK · {rollback.reason} ", "reverse bold $text-warning"),
+                Content.styled(f"  {rollback.why}. The state stays {where}; the policy is asked again "
+                               "(a new sample, so the retry differs).", "$text-warning"),
+            ))
+            banner.display = True
+        else:
+            banner.display = False
+        self.query_one("#kg-step-thought", Static).update(Content(step.thought or "—"))
+        self.query_one("#kg-step-action", Static).update(Content.assemble(
+            Content.styled(step.action, "bold $text-accent"),
+            Content.styled(f"  {ACTION_NOTES.get(step.action, '')}", f"{MUTED} italic"),
+        ))
+        argument = self.query_one("#kg-step-argument", Static)
+        if step.action == "execute_sparql":
+            argument.update(sparql_content(step.argument))
+        else:
+            argument.update(Content(step.argument) if step.argument else Content.styled("(none)", MUTED))
+        self.query_one("#kg-step-feedback", Static).update(observation_label(step))
+        shown: Text | Content
+        if shown_observation.answer is not None:
+            shown = Content.assemble(
+                Content.styled(f"(no observation) — the answer is the query of step {shown_observation.answer.index}"
+                               f"{shown_observation.note}:", f"{MUTED} italic"),
+                "\n", sparql_content(shown_observation.query))
+        elif not shown_observation.text:
+            shown = Text("(no observation)", style="italic")
+        else:
+            shown = Text(shown_observation.text)
+            if shown_observation.hidden_lines:
+                shown.append(f"\n… {shown_observation.hidden_lines} more lines — v shows all of it", style="italic")
+        observation.update(shown)
+        observation.set_class(model.full, "-full")
+        observation.set_class(step.rolled_back, "-rolled-back")
+        view.scroll_home(animate=False)
+
+    def _show_answer(self, model: StepperModel) -> None:
+        pane = self.query_one("#kg-answer", Vertical)
+        answer = model.answer_view()
+        pane.display = answer is not None
+        if answer is None:
+            return
+        scored = answer.scored
+        trajectory = scored.trajectory
+        head = self.query_one("#kg-answer-head", Static)
+        rows = self.query_one("#kg-answer-rows", KgResultsTable)
+        parts: list[Content] = [Content.styled("Answer ", "bold $text-accent")]
+        if trajectory.answer:
+            parts.append(Content.styled(count_rows(len(trajectory.answer)), "bold"))
+        else:
+            parts.append(Content.styled("no rows", "bold $text-warning"))
+        if scored.f1 is not None and scored.em is not None:
+            style = "$text-success" if scored.f1 >= 0.999 else ("$text-warning" if scored.f1 > 0 else "$text-error")
+            parts += [Content.styled("   row-F1 ", MUTED), Content.styled(f"{scored.f1:.2f}", f"bold {style}"),
+                      Content.styled("   EM ", MUTED), Content.styled(f"{scored.em:.0f}", f"bold {style}"),
+                      Content.styled(f"   against {count_rows(scored.gold_rows or 0, 'gold row')}", MUTED)]
+        else:
+            parts.append(Content.styled("   no gold answer: the question is not in the question sets", MUTED))
+        if answer.answer_step is not None:
+            parts.append(Content.styled(f"   · the query of step {answer.answer_step.index}", MUTED))
+        head.update(Content("").join(parts))
+        if trajectory.answer:
+            columns = trajectory.columns or tuple(dict.fromkeys(k for b in trajectory.answer for k in b))
+            rows.show_bindings(columns, trajectory.answer)
+        else:
+            rows.show_nothing("no query in the state returned rows: the answer is empty")
+        rows.border_title = "Answer rows"
+
+
+def status_line(model: StepperModel) -> tuple[str, str]:
+    """The status line of a finished (or loaded) trajectory, and its state: done | cancelled | error."""
+    scored = model.scored
+    if scored is None:
+        return "", "idle"
+    trajectory = scored.trajectory
+    finish = FINISHES.get(trajectory.finish, trajectory.finish or "done")
+    parts = [f"{finish} after {count_rows(len(trajectory.steps), 'step')}"]
+    if trajectory.rollbacks:
+        parts.append(f"{trajectory.rollbacks} rolled back")
+    if scored.f1 is not None:
+        parts.append(f"row-F1 {scored.f1:.2f} · EM {scored.em:.0f}")
+    if scored.source != "run":
+        parts.append(f"from {scored.source}" + (f" (+{scored.others} more: Ctrl+P)" if scored.others else ""))
+    state = {"cancelled": "cancelled", "error": "error"}.get(trajectory.finish, "done")
+    return " · ".join(parts) + " — ←/→ step through it", state
+
+
+def category_of(question: KGQuestion) -> str:
+    return "simple" if question.category == "simple" else f"forum {question.category}"
+
+
+def question_option(question: KGQuestion) -> Option:
+    """The question's number and its whole text, wrapped under itself."""
+    number = question.id.split("_")[-1]
+    lines = textwrap.wrap(question.question, LIST_CHARS - 3) or [""]
+    return Option(Content.assemble(Content.styled(f"{number:>2} ", MUTED), "\n   ".join(lines)), id=question.id)
+
+
+def observation_label(step: Step) -> Content:
+    if step.rolled_back:
+        return Content.styled("not run — rolled back", "bold $text-warning")
+    if step.action == "execute_sparql" and step.feedback:
+        style = {"rows": "$text-success", "empty": "$text-warning"}.get(step.feedback, "$text-error")
+        label = step.feedback.replace("_", " ")
+        extra = f" · {count_rows(step.row_count)}" if step.feedback == "rows" and step.row_count is not None else ""
+        return Content.assemble(Content.styled(f" {label} ", f"reverse bold {style}"), Content.styled(extra, "bold"))
+    lines = step.observation.count("\n") + 1 if step.observation else 0
+    return Content.styled(count_rows(lines, "line") if lines else "", MUTED)
+
+
+__all__ = ["ACTION_NOTES", "FINISHES", "StepStrip", "StepView", "StepperView", "category_of", "observation_label",
+           "question_option", "status_line"]
