@@ -23,7 +23,6 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -33,8 +32,9 @@ from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
-from tui.suql import layout_sql, plan_content
-from tui.widgets import count_rows, sql_content, truncate
+from tui.hybridqa_tables import PassagesTable, RowsTable
+from tui.suql_view import layout_sql, plan_content
+from tui.widgets import ErrorBox, count_rows, counter, pane, sql_content, truncate
 
 if TYPE_CHECKING:
     from engines.hybridqa.pipeline import HybridAnswer
@@ -45,11 +45,6 @@ if TYPE_CHECKING:
 
 SOURCES: tuple[str, ...] = ("generated", "real")
 """Where the tables come from: the generated flag-bearer world, or the real HybridQA dev tables."""
-INFO_SUFFIX = "_Info"
-CELL_CHARS = 20
-"""Longest text a table cell shows (the passage pane shows it all)."""
-INFO_CHARS = 14
-"""Longest text an ``_Info`` cell shows."""
 QUESTION_CHARS = 200
 RUN_HINT = "Ctrl+J (or Enter in the list) runs it"
 PLAN_HINT = Content.styled(
@@ -100,292 +95,6 @@ class Answered:
     answer: HybridAnswer
     score: Score
     elapsed_s: float
-
-
-# --- the table's rows, and the passage of the highlighted cell ------------------------------------
-
-
-def linked_column(column: str, columns: tuple[str, ...]) -> str | None:
-    """The ``_Info`` column holding the passages of ``column``'s cells (itself for an ``_Info`` column)."""
-    if column.endswith(INFO_SUFFIX):
-        return column
-    info = column + INFO_SUFFIX
-    return info if info in columns else None
-
-
-class RowsTable(DataTable):
-    """The rows of a HybridQA table; linked cells underlined, ``_Info`` cells muted and cut short.
-
-    Highlighting a cell posts the usual ``CellHighlighted``; :meth:`passage` says what the
-    highlighted cell links to.
-    """
-
-    COMPONENT_CLASSES = {"rows-table--linked", "rows-table--info", "rows-table--null"}
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
-        self.table: HybridTable | None = None
-
-    def show_table(self, table: HybridTable) -> None:
-        self.clear(columns=True)
-        self.table = table
-        linked = self.get_component_rich_style("rows-table--linked")
-        info = self.get_component_rich_style("rows-table--info")
-        null = self.get_component_rich_style("rows-table--null")
-        self.add_column(Text("#"), key="#")
-        for name in table.columns:
-            self.add_column(Text(truncate(name, CELL_CHARS)), key=name)
-        for i, row in enumerate(table.rows):
-            values = dict(zip(table.columns, row))
-            cells: list[Text] = [Text(str(i), justify="right")]
-            for name, value in zip(table.columns, row):
-                if value is None:
-                    cells.append(Text("—", style=null))
-                elif name.endswith(INFO_SUFFIX):
-                    cells.append(Text(truncate(value, INFO_CHARS), style=info))
-                else:
-                    info_column = linked_column(name, table.columns)
-                    has_passage = info_column is not None and values.get(info_column) is not None
-                    cells.append(Text(truncate(value, CELL_CHARS), style=linked if has_passage else ""))
-            self.add_row(*cells, key=str(i))
-        linked_from = [c.removesuffix(INFO_SUFFIX) for c in table.info_columns]
-        self.border_title = f"Rows · {truncate(table.title, 60)}"
-        self.border_subtitle = (f"{count_rows(len(table.rows))} · passages linked from "
-                                f"{', '.join(linked_from) if linked_from else 'no column'}")
-
-    def first_linked_cell(self) -> tuple[int, int]:
-        """The first cell of the first row that links to a passage (for a telling start)."""
-        if self.table is None or not self.table.rows:
-            return 0, 0
-        columns = self.table.columns
-        for j, name in enumerate(columns):
-            info = linked_column(name, columns)
-            if info is None or name.endswith(INFO_SUFFIX):
-                continue
-            if self.table.rows[0][columns.index(info)] is not None:
-                return 0, j + 1
-        return 0, 0
-
-    def passage(self) -> tuple[str, Content]:
-        """(pane title, body) for the highlighted cell: its passage, or why it has none."""
-        table = self.table
-        if table is None or not table.rows or not self.row_count:
-            return "Passage", Content.styled("no table", "$foreground-muted italic")
-        row, column = self.cursor_coordinate
-        row = min(max(row, 0), len(table.rows) - 1)
-        values = table.rows[row]
-        label = f"row {row} · {truncate(values[0] or '', 28)}" if values else f"row {row}"
-        if column == 0:
-            return (f"Passage · {label}",
-                    Content.styled("the row number (its rowid); move right to a cell — linked cells are underlined",
-                                   "$foreground-muted italic"))
-        name = table.columns[column - 1]
-        value = values[column - 1]
-        info = linked_column(name, table.columns)
-        if info is None:
-            body = Content.assemble(
-                Content.styled(f"{name}: ", "bold"), value if value is not None else "NULL",
-                Content.styled("\nno passage is linked from this column", "$foreground-muted italic"),
-            )
-            return f"Cell · {label}", body
-        text = values[table.columns.index(info)]
-        if text is None:
-            return (f"Passage · {info} · {label}",
-                    Content.assemble(Content.styled(f"{name}: ", "bold"), value or "",
-                                     Content.styled("\nthis cell links to no passage (the column is NULL here)",
-                                                    "$foreground-muted italic")))
-        head = Content("")
-        if not name.endswith(INFO_SUFFIX):
-            head = Content.assemble(Content.styled(f"{name}: ", "bold"), value or "", "\n")
-        return f"Passage · {info} · {label}", Content.assemble(head, text)
-
-
-# --- the LLM calls of a run: every passage read, and why ------------------------------------------
-
-
-STEP_LABELS = {"hybrid_parse": "parse", "answer": "answer()", "short_answer": "short"}
-
-
-@dataclass
-class CallLine:
-    """What the calls table knows of one call (filled in as its events arrive)."""
-
-    step: str
-    function: str
-    row: str = ""
-    question: str = ""
-    column: str = ""
-    value: str = "…"
-    reason: str = ""
-    evidence: tuple[str, ...] = ()
-    said: bool | None = None  # answer(): did the passage say something (None: not read yet)
-
-
-class PassagesTable(DataTable):
-    """The LLM calls of one question: parses, every answer() on a passage, the short answer.
-
-    A row appears on ``CallStarted`` and is completed on ``CallFinished``; the pipeline's
-    ``PassageRead`` then names the ``_Info`` column read and why (the query's answer(), or
-    the fallback because another column did not say).  Widths are fixed: measuring
-    columns on every update would be quadratic.
-    """
-
-    COMPONENT_CLASSES = {
-        "passages-table--yes", "passages-table--no", "passages-table--unknown", "passages-table--muted",
-        "passages-table--fallback", "passages-table--parse", "passages-table--failed",
-    }
-    COLUMNS = (("#", "id", 3), ("step", "step", 8), ("row", "row", 9), ("passage", "column", 15),
-               ("question", "question", 16), ("value", "value", 13), ("ms", "latency", 5))
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self.lines: dict[str, CallLine] = {}
-        self._next_parse = "parse"
-        self._parses = 0
-
-    def on_mount(self) -> None:
-        for label, key, width in self.COLUMNS:
-            self.add_column(label, key=key, width=width)
-
-    def reset(self, subtitle: str = "") -> None:
-        self.clear()
-        self.lines.clear()
-        self._next_parse = "parse"
-        self._parses = 0
-        self.border_subtitle = subtitle
-
-    def _style(self, name: str) -> Any:
-        return self.get_component_rich_style(f"passages-table--{name}")
-
-    def call_started(self, event: CallStarted) -> None:
-        key = str(event.call_id)
-        if event.function == "hybrid_parse":
-            self._parses += 1
-            step = self._next_parse
-            self._next_parse = "re-parse"
-            line = CallLine(step, event.function, question=event.prompt)
-            style = self._style("parse")
-        else:
-            line = CallLine(STEP_LABELS.get(event.function, event.function), event.function,
-                            row=event.row_key or "", question=event.prompt)
-            style = ""
-        self.lines[key] = line
-        muted = self._style("muted")
-        self.add_row(
-            Text(str(len(self.lines)), justify="right"), Text(line.step, style=style),
-            Text(truncate(line.row or "—", 9)),
-            Text("…" if event.function == "answer" else "", style=muted),
-            Text(truncate(line.question, 16)), Text("…", style=muted), Text("…", style=muted, justify="right"),
-            key=key,
-        )
-        self.move_cursor(row=self.row_count - 1, animate=False)
-        self._update_subtitle()
-
-    def call_finished(self, event: CallFinished) -> None:
-        key = self._ensure(event.call_id, event.function, event.row_key)
-        line = self.lines[key]
-        line.evidence = tuple(event.evidence)
-        if event.function == "answer":
-            said = event.verdict.strip().lower() != "unknown"
-            line.value, line.said = (event.verdict if said else "Unknown"), said
-            value = Text(truncate(line.value, 13), style=self._verdict_style(event.verdict))
-        else:
-            line.value = event.verdict
-            value = Text(truncate(event.verdict or "—", 13), style="bold" if event.function == "short_answer" else "")
-        self.update_cell(key, "value", value)
-        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f}", justify="right"))
-        self._update_subtitle()
-
-    def call_failed(self, event: CallFailed) -> None:
-        key = self._ensure(event.call_id, event.function, None)
-        line = self.lines[key]
-        stopped = event.error.strip().rstrip(".").lower() == "cancelled"
-        line.value = "stopped" if stopped else "✗ error"
-        line.reason = "stopped by Esc before it answered" if stopped else event.error
-        style = self._style("muted" if stopped else "failed")
-        if line.function == "answer":
-            self.update_cell(key, "column", Text("—", style=self._style("muted")))
-        self.update_cell(key, "value", Text(line.value, style=style))
-        self.update_cell(key, "latency", Text(f"{event.latency_s * 1000:,.0f}", justify="right"))
-        self._update_subtitle()
-
-    def passage_read(self, row_key: str | None, column: str | None, question: str, reason: str) -> str | None:
-        """Name the column and the reason of the answer() call this read was (the latest finished
-        call on that row and question that has none yet); returns its key."""
-        for key in reversed(list(self.lines)):
-            line = self.lines[key]
-            if (line.function == "answer" and line.said is not None and not line.reason
-                    and line.row == (row_key or "") and line.question == question):
-                fallback = reason.startswith("fallback")
-                line.column, line.reason = column or "?", reason
-                if fallback:
-                    line.step = "fallback"
-                    self.update_cell(key, "step", Text("fallback", style=self._style("fallback")))
-                self.update_cell(key, "column", Text(truncate((column or "?").removesuffix(INFO_SUFFIX), 15),
-                                                     style=self._style("fallback") if fallback else ""))
-                self._update_subtitle()
-                return key
-        return None
-
-    def retried(self) -> None:
-        self._next_parse = "re-parse"
-
-    def _ensure(self, call_id: int, function: str, row_key: str | None) -> str:
-        key = str(call_id)
-        if key not in self.lines:  # a finish without a start: still show the call
-            self.call_started(CallStarted(call_id, function, "", row_key))
-        return key
-
-    def _verdict_style(self, verdict: str) -> Any:
-        name = {"yes": "yes", "no": "no", "unknown": "unknown"}.get(verdict.strip().lower())
-        return self._style(name) if name else "bold"
-
-    @property
-    def reads(self) -> list[CallLine]:
-        return [line for line in self.lines.values() if line.function == "answer"]
-
-    def _update_subtitle(self) -> None:
-        reads = [line for line in self.reads if line.said is not None]
-        fallback = sum(1 for line in reads if line.step == "fallback")
-        stopped = sum(1 for line in self.lines.values() if line.value == "stopped")
-        parts = [count_rows(len(self.lines), "call")]
-        if reads:
-            parts.append(f"{count_rows(len(reads), 'passage')} read ({fallback} by the fallback)")
-        if stopped:
-            parts.append(f"{stopped} stopped by Esc")
-        self.border_subtitle = " · ".join(parts)
-
-    @property
-    def cursor_key(self) -> str | None:
-        if not self.row_count:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-
-    def detail(self, key: str | None) -> Content:
-        """The highlighted call in full: row, column, question, value, why, evidence."""
-        if key is None or key not in self.lines:
-            return Content.styled("the highlighted call in full — which passage, what it said, and why it was read",
-                                  "$foreground-muted italic")
-        line = self.lines[key]
-        muted = "$foreground-muted"
-        if line.function == "hybrid_parse":
-            return Content.assemble(Content.styled(f"{line.step} ", "bold"), Content.styled("→ ", muted),
-                                    sql_content(line.value) if line.value not in ("…", "") else line.value)
-        if line.function == "answer":
-            style = {"yes": "bold $text-success", "no": "$text-error", "unknown": "italic $text-warning"}.get(
-                line.value.lower(), "bold")
-            parts = [Content.styled(line.row or "—", "bold"), Content.styled(" · ", muted),
-                     Content.styled(line.column or "…", "$text-accent"), Content.styled(" · ", muted), line.question,
-                     Content.styled(" → ", muted), Content.styled(line.value, style)]
-            if line.reason:
-                why = line.reason if line.reason != "the query's answer()" else "read by the query's answer()"
-                why_style = "$text-warning" if line.step == "fallback" else muted
-                parts += [Content.styled(" · ", muted), Content.styled(why, why_style)]
-            if line.evidence:
-                parts += ["\n", Content.styled(" … ".join(line.evidence), "italic")]
-            return Content.assemble(*parts)
-        return Content.assemble(Content.styled(f"{line.step} ", "bold"), Content.styled(line.question, muted),
-                                Content.styled(" → ", muted), Content.styled(line.value or "—", "bold"))
 
 
 # --- the tab ------------------------------------------------------------------------------------
@@ -502,12 +211,9 @@ table or question.
                 questions = OptionList(id="hqa-questions")
                 questions.border_title = "Questions · Enter runs"
                 yield questions
-                yield _pane("SUQL", Static(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
-                error = Static(id="hqa-error", markup=False)
-                error.border_title = "Error"
-                error.display = False
-                yield error
-                yield _pane("Read-back", Static("—", id="hqa-readback", markup=False), id="hqa-readback-pane")
+                yield pane("SUQL", Static(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
+                yield ErrorBox(id="hqa-error")
+                yield pane("Read-back", Static("—", id="hqa-readback", markup=False), id="hqa-readback-pane")
             with Vertical(id="hqa-right"):
                 yield Static(id="hqa-counters")
                 card = Static(id="hqa-card")
@@ -517,11 +223,11 @@ table or question.
                 notice.border_title = "Real tables need the claude backend"
                 notice.display = False
                 yield notice
-                yield _pane("Plan", Static(PLAN_HINT, id="hqa-plan"), id="hqa-plan-pane")
+                yield pane("Plan", Static(PLAN_HINT, id="hqa-plan"), id="hqa-plan-pane")
                 with TabbedContent(id="hqa-bottom", initial="hqa-rows-pane"):
                     with TabPane("Rows & passages", id="hqa-rows-pane"):
                         yield RowsTable(id="hqa-rows")
-                        yield _pane("Passage", Static("—", id="hqa-passage"), id="hqa-passage-pane")
+                        yield pane("Passage", Static("—", id="hqa-passage"), id="hqa-passage-pane")
                     with TabPane("LLM calls · passages read", id="hqa-calls-pane"):
                         yield PassagesTable(id="hqa-calls")
                         yield Static(id="hqa-call-detail")
@@ -1068,14 +774,10 @@ table or question.
 
     def _render_counters(self) -> None:
         c = self._counts
-
-        def item(label: str, value: str) -> Content:
-            return Content.assemble(Content.styled(label + " ", "$foreground-muted"), Content.styled(value, "bold"))
-
         muted = "$foreground-muted"
-        read = item("passages read", f"{c['read']:,}") + Content.styled(
+        read = counter("passages read", f"{c['read']:,}") + Content.styled(
             f" ({c['fallback']:,} by the fallback, {c['silent']:,} said nothing)", muted)
-        parts = [read, item("attempts", f"{c['attempts']}"), item("elapsed", f"{c['elapsed']:.2f} s")]
+        parts = [read, counter("attempts", f"{c['attempts']}"), counter("elapsed", f"{c['elapsed']:.2f} s")]
         self.query_one("#hqa-counters", Static).update(Content("  ").join(parts))
 
     def _render_card(self, state: str = "") -> None:
@@ -1228,13 +930,10 @@ table or question.
 
 
     def _show_error(self, title: str, message: str) -> None:
-        error = self.query_one("#hqa-error", Static)
-        error.border_title = title
-        error.update(message)
-        error.display = True
+        self.query_one("#hqa-error", ErrorBox).show(title, message)
 
     def _clear_error(self) -> None:
-        self.query_one("#hqa-error", Static).display = False
+        self.query_one("#hqa-error", ErrorBox).clear()
 
 
 def _question_option(question: HybridQuestion) -> Option:
@@ -1243,10 +942,4 @@ def _question_option(question: HybridQuestion) -> Option:
                   id=question.question_id)
 
 
-def _pane(title: str, body: Static, *, id: str) -> VerticalScroll:
-    pane = VerticalScroll(body, id=id, classes="pane")
-    pane.border_title = title
-    return pane
-
-
-__all__ = ["Answered", "HybridArea", "Opened", "PassagesTable", "PipelineReported", "RowsTable", "linked_column"]
+__all__ = ["Answered", "HybridArea", "Opened", "PassagesTable", "PipelineReported", "RowsTable"]
