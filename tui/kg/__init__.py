@@ -40,7 +40,8 @@ from typing import Any
 
 _WHERE: dict[str, str] = {
     "EXAMPLES": "engines.kg.examples", "SparqlExample": "engines.kg.examples", "Scored": "engines.spinach.scoring",
-    "BrowserView": "tui.kg.browser", "ClaimsTable": "tui.kg.browser", "FeedbackBar": "tui.kg.console",
+    "BrowserView": "tui.kg.browser", "ClaimsTable": "tui.kg.browser", "ConsoleView": "tui.kg.console",
+    "FeedbackBar": "tui.kg.console",
     "KgResultsTable": "tui.kg.results", "entity_of": "tui.kg.results", "short_value": "tui.kg.results",
     "SparqlEditor": "tui.kg.sparql", "sparql_content": "tui.kg.sparql", "sparql_highlights": "tui.kg.sparql",
     "sparql_tokens": "tui.kg.sparql", "StepperView": "tui.kg.stepper", "StepStrip": "tui.kg.stepper",

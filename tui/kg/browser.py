@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Input
+from textual.content import Content
+from textual.widgets import DataTable, Input, OptionList, Static
+from textual.widgets.option_list import Option
 
+from tui.kg.results import LIST_CHARS, MUTED
 from tui.widgets import count_rows, truncate
 
 if TYPE_CHECKING:
@@ -95,6 +98,46 @@ class BrowserView(Horizontal):
 
     def action_search(self) -> None:
         self.query_one("#kg-search", Input).focus()
+
+    def show_hits(self, text: str, hits: Sequence[SearchHit]) -> None:
+        """The hits of a search for ``text``: label, ID, kind and description; how many items and properties."""
+        listing = self.query_one("#kg-hits", OptionList)
+        options = []
+        for hit in hits:
+            kind = hit.datatype or "item"
+            options.append(Option(Content.assemble(
+                Content.styled(hit.label, "bold"), Content.styled(f" ({hit.id})", "$text-primary"),
+                Content.styled(f" {kind}", f"{MUTED} italic"), "\n",
+                Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED)), id=hit.id))
+        listing.set_options(options)
+        if text.strip():
+            items = sum(h.kind == "item" for h in hits)
+            properties = len(hits) - items
+            listing.border_subtitle = (f"{count_rows(items, 'item')} · "
+                                       f"{properties or 'no'} propert{'y' if properties == 1 else 'ies'}")
+            if not hits:
+                listing.border_subtitle = "nothing matches"
+        else:
+            listing.border_subtitle = ""
+
+    def show_page(self, page: EntityPage, examples: Sequence[PropertyExample], history: Sequence[str]) -> ClaimsTable:
+        """An entity's page: its head (label, ID, description, aliases, the way back) and its claims; returns
+        the claims table, its cursor on the first row."""
+        self.query_one("#kg-browser-error", Static).display = False
+        lines = [Content.assemble(Content.styled(page.label, "bold"), Content.styled(f"  {page.id}", "bold $text-primary"),
+                                  Content.styled(f"  {page.datatype} property" if page.datatype else "", MUTED))]
+        lines.append(Content.styled(page.description or "(no description)", "italic"))
+        if page.aliases:
+            lines.append(Content.assemble(Content.styled("also known as ", MUTED), ", ".join(page.aliases)))
+        if history:
+            trail = " ← ".join(list(history)[-4:][::-1])
+            lines.append(Content.styled(f"Backspace: back to {trail}", MUTED))
+        self.query_one("#kg-page-head", Static).update(Content("\n").join(lines))
+        self.query_one("#kg-page-pane").border_title = f"Page · {page.label} ({page.id})"
+        claims = self.query_one(ClaimsTable)
+        claims.show_claims(page, examples)
+        claims.move_cursor(row=0)
+        return claims
 
 
 @dataclass(frozen=True)

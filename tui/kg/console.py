@@ -5,13 +5,15 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Static
 from textual.widgets.option_list import Option
 
 from engines.kg.examples import SparqlExample
-from tui.kg.results import LIST_CHARS, MUTED
-from tui.widgets import truncate
+from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable, show_error
+from tui.kg.sparql import SparqlEditor
+from tui.widgets import count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.kg.endpoint import QueryResult
@@ -67,10 +69,45 @@ class QueryRan:
     elapsed_s: float
 
 
+class ConsoleView(Horizontal):
+    """The console: the examples, the editor, the feedback bar, the error box and the results."""
+
+    def show_query(self, ran: QueryRan) -> tuple[str, str]:
+        """A query's outcome on screen: the rows (or why there are none), the feedback lit, the editor's cursor
+        on a syntax error's place.  Returns the status line and its state."""
+        result = ran.result
+        feedback = result.feedback.value
+        results = self.query_one("#kg-results", KgResultsTable)
+        error = self.query_one("#kg-console-error", Static)
+        elapsed = f"{ran.elapsed_s * 1000:,.0f} ms"
+        if feedback == "rows":
+            detail = f"{count_rows(len(result))} · {elapsed}"
+            results.show_bindings(result.columns, result.bindings, truncated=result.truncated)
+            error.display = False
+        elif feedback == "empty":
+            detail = f"0 rows · {elapsed}"
+            results.show_bindings(result.columns, ())
+            results.border_subtitle = "no rows"
+            error.display = False
+        else:
+            detail = elapsed
+            results.show_nothing(feedback.replace("_", " "))
+            show_error(error, "Syntax error" if feedback == "syntax_error" else "Timeout",
+                       result.message or FEEDBACK_HINTS[feedback])
+            where = ERROR_AT.search(result.message or "")
+            editor = self.query_one("#kg-editor", SparqlEditor)
+            if where is not None and editor.text == result.query:
+                lines = editor.text.split("\n")
+                row = min(max(int(where.group(1)) - 1, 0), len(lines) - 1)
+                editor.cursor_location = (row, min(max(int(where.group(2)) - 1, 0), len(lines[row])))
+        self.query_one(FeedbackBar).show(feedback, detail, result.notes)
+        return f"{feedback.replace('_', ' ')} — {detail}", "done" if feedback in ("rows", "empty") else "error"
+
+
 def example_option(i: int, example: SparqlExample) -> Option:
     room = max(8, LIST_CHARS - len(example.source) - 1)
     return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(example.source, MUTED)),
                   id=f"example-{i}")
 
 
-__all__ = ["EDITOR_TITLE", "ERROR_AT", "FEEDBACKS", "FEEDBACK_HINTS", "FeedbackBar", "QueryRan", "example_option"]
+__all__ = ["ConsoleView", "EDITOR_TITLE", "ERROR_AT", "FEEDBACKS", "FEEDBACK_HINTS", "FeedbackBar", "QueryRan", "example_option"]

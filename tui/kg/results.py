@@ -102,4 +102,12 @@ def error_box(box_id: str) -> Static:
     return box
 
 
-__all__ = ["ENTITY_ID", "KgResultsTable", "LIST_CHARS", "MUTED", "WIKIDATA_ENTITY", "entity_of", "error_box", "short_value"]
+def show_error(box: Static, title: str, message: str) -> None:
+    """Show ``message`` in an error box made by :func:`error_box`."""
+    box.border_title = title
+    box.update(message)
+    box.display = True
+
+
+__all__ = ["ENTITY_ID", "KgResultsTable", "LIST_CHARS", "MUTED", "WIKIDATA_ENTITY", "entity_of", "error_box", "short_value",
+           "show_error"]

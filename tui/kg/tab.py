@@ -25,8 +25,8 @@ from engines.spinach.agent import BUDGET, TOTAL_BUDGET
 from engines.spinach.scoring import Scored, score_loaded, score_run
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
-from tui.kg.console import EDITOR_TITLE, ERROR_AT, FEEDBACK_HINTS, FeedbackBar, QueryRan, example_option
-from tui.kg.results import ENTITY_ID, LIST_CHARS, MUTED, KgResultsTable, error_box
+from tui.kg.console import EDITOR_TITLE, ConsoleView, FeedbackBar, QueryRan, example_option
+from tui.kg.results import ENTITY_ID, LIST_CHARS, MUTED, KgResultsTable, error_box, show_error
 from tui.kg.sparql import SparqlEditor
 from tui.kg.stepper import StepStrip, StepperView, StepView, category_of, question_option, status_line
 from tui.kg.stepper_model import StepperModel
@@ -132,7 +132,7 @@ load a trajectory or stop a run.
     def compose(self) -> ComposeResult:
         with TabbedContent(id="kg-views", initial="kg-console"):
             with TabPane("SPARQL console", id="kg-console"):
-                with Horizontal(id="kg-console-columns"):
+                with ConsoleView(id="kg-console-columns"):
                     examples = OptionList(*(example_option(i, e) for i, e in enumerate(EXAMPLES)), id="kg-examples")
                     examples.border_title = "Examples · Enter loads one"
                     examples.border_subtitle = f"{len(EXAMPLES)} queries"
@@ -782,37 +782,10 @@ load a trajectory or stop a run.
         questions_list.set_options(options)
         questions_list.border_subtitle = f"{len(simple)} simple · {len(session.questions.forum)} forum-style"
 
-    # --- console --------------------------------------------------------------------------------------------
+    # --- console and browser: the views render, the tab keeps the state ---------------------------------------
 
     def _show_query(self, ran: QueryRan) -> None:
-        result = ran.result
-        feedback = result.feedback.value
-        results = self.query_one("#kg-results", KgResultsTable)
-        elapsed = f"{ran.elapsed_s * 1000:,.0f} ms"
-        if feedback == "rows":
-            detail = f"{count_rows(len(result))} · {elapsed}"
-            results.show_bindings(result.columns, result.bindings, truncated=result.truncated)
-            self._hide_error("kg-console-error")
-        elif feedback == "empty":
-            detail = f"0 rows · {elapsed}"
-            results.show_bindings(result.columns, ())
-            results.border_subtitle = "no rows"
-            self._hide_error("kg-console-error")
-        else:
-            detail = elapsed
-            results.show_nothing(feedback.replace("_", " "))
-            self._show_error("kg-console-error", "Syntax error" if feedback == "syntax_error" else "Timeout",
-                             result.message or FEEDBACK_HINTS[feedback])
-            where = ERROR_AT.search(result.message or "")
-            editor = self.query_one("#kg-editor", SparqlEditor)
-            if where is not None and editor.text == result.query:
-                lines = editor.text.split("\n")
-                row = min(max(int(where.group(1)) - 1, 0), len(lines) - 1)
-                editor.cursor_location = (row, min(max(int(where.group(2)) - 1, 0), len(lines[row])))
-        self.query_one(FeedbackBar).show(feedback, detail, result.notes)
-        self._set_status(f"{feedback.replace('_', ' ')} — {detail}", "done" if feedback in ("rows", "empty") else "error")
-
-    # --- browser ----------------------------------------------------------------------------------------------
+        self._set_status(*self.query_one(ConsoleView).show_query(ran))
 
     def _show_hits(self, searched: Searched) -> None:
         box = self.query_one("#kg-search", Input)
@@ -820,24 +793,7 @@ load a trajectory or stop a run.
             return  # a later keystroke has started another search
         self._hits = searched.hits
         self._hits_for = searched.text.strip()
-        hits = self.query_one("#kg-hits", OptionList)
-        options = []
-        for hit in searched.hits:
-            kind = hit.datatype or "item"
-            options.append(Option(Content.assemble(
-                Content.styled(hit.label, "bold"), Content.styled(f" ({hit.id})", "$text-primary"),
-                Content.styled(f" {kind}", f"{MUTED} italic"), "\n",
-                Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED)), id=hit.id))
-        hits.set_options(options)
-        if searched.text.strip():
-            items = sum(h.kind == "item" for h in searched.hits)
-            properties = len(searched.hits) - items
-            hits.border_subtitle = (f"{count_rows(items, 'item')} · "
-                                    f"{properties or 'no'} propert{'y' if properties == 1 else 'ies'}")
-            if not searched.hits:
-                hits.border_subtitle = "nothing matches"
-        else:
-            hits.border_subtitle = ""
+        self.query_one(BrowserView).show_hits(searched.text, searched.hits)
         if self._open_first and searched.hits:
             self._open_first = False
             self.open_entity(searched.hits[0].id)
@@ -847,21 +803,7 @@ load a trajectory or stop a run.
         if opened.came_from is not None:
             self._history.append(opened.came_from)
         self._page = page
-        self._hide_error("kg-browser-error")
-        lines = [Content.assemble(Content.styled(page.label, "bold"), Content.styled(f"  {page.id}", "bold $text-primary"),
-                                  Content.styled(f"  {page.datatype} property" if page.datatype else "", MUTED))]
-        lines.append(Content.styled(page.description or "(no description)", "italic"))
-        if page.aliases:
-            lines.append(Content.assemble(Content.styled("also known as ", MUTED), ", ".join(page.aliases)))
-        if self._history:
-            trail = " ← ".join(self._history[-4:][::-1])
-            lines.append(Content.styled(f"Backspace: back to {trail}", MUTED))
-        self.query_one("#kg-page-head", Static).update(Content("\n").join(lines))
-        pane = self.query_one("#kg-page-pane")
-        pane.border_title = f"Page · {page.label} ({page.id})"
-        claims = self.query_one(ClaimsTable)
-        claims.show_claims(page, opened.examples)
-        claims.move_cursor(row=0)
+        claims = self.query_one(BrowserView).show_page(page, opened.examples, self._history)
         if self.view == "browser":
             claims.focus()
         self._set_status(f"{page.label} ({page.id}) — {count_rows(len(page.claims), 'claim')}"
@@ -889,10 +831,7 @@ load a trajectory or stop a run.
     # --- helpers ---------------------------------------------------------------------------------------------
 
     def _show_error(self, box_id: str, title: str, message: str) -> None:
-        box = self.query_one(f"#{box_id}", Static)
-        box.border_title = title
-        box.update(message)
-        box.display = True
+        show_error(self.query_one(f"#{box_id}", Static), title, message)
 
     def _hide_error(self, box_id: str) -> None:
         self.query_one(f"#{box_id}", Static).display = False
