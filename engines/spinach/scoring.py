@@ -15,8 +15,9 @@ last query that ran; with no stop at all, the last query in the state that retur
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from engines.kg.dialect import SparqlRefused
 from engines.spinach.agent import BUDGET, TOTAL_BUDGET, SpinachAgent
@@ -95,7 +96,7 @@ def answered_by(stop: Step, before: Sequence[Step]) -> Step | None:
     the state executed it.
     """
     state = [s for s in before if not s.rolled_back]
-    return SpinachAgent._answer_step(SpinachAgent.answer_query(stop.argument, state), state)  # noqa: SLF001
+    return SpinachAgent._answer_step(SpinachAgent.answer_query(stop.argument, state), state)
 
 
 def answer_step(trajectory: Trajectory) -> Step | None:
@@ -112,7 +113,7 @@ def answer_step(trajectory: Trajectory) -> Step | None:
         if not step.rolled_back:
             state.append(step)
     if trajectory.finish == "stop" or meant is not None:
-        found = SpinachAgent._answer_step(meant, state)  # noqa: SLF001
+        found = SpinachAgent._answer_step(meant, state)
         return found if found is not None and found.feedback == "rows" else None
     return next((s for s in reversed(state) if s.action == "execute_sparql" and s.feedback == "rows"), None)
 

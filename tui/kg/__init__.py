@@ -66,4 +66,25 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_WHERE])
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "EXAMPLES",
+    "AgentReported",
+    "BrowserView",
+    "ClaimsTable",
+    "ConsoleView",
+    "FeedbackBar",
+    "KgArea",
+    "KgResultsTable",
+    "Scored",
+    "SparqlEditor",
+    "SparqlExample",
+    "StepStrip",
+    "StepView",
+    "StepperModel",
+    "StepperView",
+    "entity_of",
+    "short_value",
+    "sparql_content",
+    "sparql_highlights",
+    "sparql_tokens",
+]

@@ -2,8 +2,9 @@
 workers return."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding

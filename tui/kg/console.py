@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from textual.containers import Horizontal
 from textual.content import Content
@@ -110,4 +111,4 @@ def example_option(i: int, example: SparqlExample) -> Option:
                   id=f"example-{i}")
 
 
-__all__ = ["ConsoleView", "EDITOR_TITLE", "ERROR_AT", "FEEDBACKS", "FEEDBACK_HINTS", "FeedbackBar", "QueryRan", "example_option"]
+__all__ = ["EDITOR_TITLE", "ERROR_AT", "FEEDBACKS", "FEEDBACK_HINTS", "ConsoleView", "FeedbackBar", "QueryRan", "example_option"]

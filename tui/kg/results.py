@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.message import Message
@@ -109,5 +110,14 @@ def show_error(box: Static, title: str, message: str) -> None:
     box.display = True
 
 
-__all__ = ["ENTITY_ID", "KgResultsTable", "LIST_CHARS", "MUTED", "WIKIDATA_ENTITY", "entity_of", "error_box", "short_value",
-           "show_error"]
+__all__ = [
+    "ENTITY_ID",
+    "LIST_CHARS",
+    "MUTED",
+    "WIKIDATA_ENTITY",
+    "KgResultsTable",
+    "entity_of",
+    "error_box",
+    "short_value",
+    "show_error",
+]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from textual.binding import Binding
 from textual.content import Content

@@ -3,7 +3,8 @@ stepper's keys and renders a :class:`~tui.kg.stepper_model.StepperModel` (it dec
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding

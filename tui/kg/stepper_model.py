@@ -228,4 +228,4 @@ class StepperModel:
         return AnswerView(self.scored, answer_step(self.scored.trajectory))
 
 
-__all__ = ["AnswerView", "BudgetView", "ObservationView", "OBSERVATION_LINES", "RollbackView", "StepperModel"]
+__all__ = ["OBSERVATION_LINES", "AnswerView", "BudgetView", "ObservationView", "RollbackView", "StepperModel"]

@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import (
+    DataTable,
+    Input,
+    OptionList,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
 from textual.widgets.option_list import Option, OptionDoesNotExist
 from textual.worker import Worker, WorkerState
 
@@ -25,10 +34,30 @@ from engines.spinach.agent import BUDGET, TOTAL_BUDGET
 from engines.spinach.scoring import Scored, score_loaded, score_run
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
-from tui.kg.console import EDITOR_TITLE, ConsoleView, FeedbackBar, QueryRan, example_option
-from tui.kg.results import ENTITY_ID, LIST_CHARS, MUTED, KgResultsTable, error_box, show_error
+from tui.kg.console import (
+    EDITOR_TITLE,
+    ConsoleView,
+    FeedbackBar,
+    QueryRan,
+    example_option,
+)
+from tui.kg.results import (
+    ENTITY_ID,
+    LIST_CHARS,
+    MUTED,
+    KgResultsTable,
+    error_box,
+    show_error,
+)
 from tui.kg.sparql import SparqlEditor
-from tui.kg.stepper import StepStrip, StepperView, StepView, category_of, question_option, status_line
+from tui.kg.stepper import (
+    StepperView,
+    StepStrip,
+    StepView,
+    category_of,
+    question_option,
+    status_line,
+)
 from tui.kg.stepper_model import StepperModel
 from tui.widgets import SqlEditor, count_rows, truncate
 

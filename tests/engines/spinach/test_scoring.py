@@ -5,7 +5,14 @@ import pytest
 
 from engines.settings import Settings
 from engines.spinach.agent import BUDGET, TOTAL_BUDGET
-from engines.spinach.scoring import answer_step, answered_by, budgets, find_question, score_loaded, score_run
+from engines.spinach.scoring import (
+    answer_step,
+    answered_by,
+    budgets,
+    find_question,
+    score_loaded,
+    score_run,
+)
 from engines.spinach.session import open_spinach
 from engines.spinach.trajectory import Step, Trajectory
 
@@ -47,9 +54,9 @@ def test_after_the_budget_the_answer_is_what_the_last_stop_named_and_with_no_sto
 
 
 def test_the_replayed_rule_agrees_with_the_agent_on_its_own_runs():
-    from tests.engines.spinach.test_agent import run
-    from engines.llm.protocol import PolicyAction
+    """A scripted run (the agent's tests' ``run``, and their PolicyAction, wherever the LLM layer puts it)."""
     from engines.kg import Endpoint
+    from tests.engines.spinach.test_agent import PolicyAction, run
     from worlds import kg as K
 
     endpoint = Endpoint.from_world(K.build())
