@@ -188,14 +188,13 @@ class PassagesTable(RowCursor, DataTable):
             style = ""
         self.lines[key] = line
         muted = self._style("muted")
-        self.add_row(
+        self.follow_row(
             Text(str(len(self.lines)), justify="right"), Text(line.step, style=style),
             Text(truncate(line.row or "—", 9)),
             Text("…" if event.function == "answer" else "", style=muted),
             Text(truncate(line.question, 16)), Text("…", style=muted), Text("…", style=muted, justify="right"),
             key=key,
         )
-        self.move_cursor(row=self.row_count - 1, animate=False)
         self._update_subtitle()
 
     def call_finished(self, event: CallFinished) -> None:

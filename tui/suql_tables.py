@@ -59,7 +59,7 @@ class SuqlCallsTable(CallsTable):
         self._full[key] = (f"{event.row_key or '—'} · {call}", "")
         self._details[key] = (event.row_key or "—", call, "…", "")
         muted = self.get_component_rich_style("suql-calls--muted")
-        self.add_row(
+        self.follow_row(
             Text(truncate(event.row_key or "—", self.ROW_CHARS)),
             Text(truncate(call, self.CALL_CHARS)),
             Text("…", style=muted),
@@ -68,7 +68,6 @@ class SuqlCallsTable(CallsTable):
             Text(""),
             key=key,
         )
-        self.move_cursor(row=self.row_count - 1, animate=False)
         self._update_subtitle()
 
     def call_finished(self, event: CallFinished) -> None:

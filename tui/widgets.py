@@ -241,7 +241,14 @@ class FreshWidths:
 
 
 class RowCursor:
-    """A DataTable mixin: the key of the highlighted row."""
+    """A DataTable mixin for tables that stream rows in: a new row is followed, and the
+    highlighted row's key is at hand."""
+
+    def follow_row(self, *cells: Any, key: str) -> None:
+        """Add a row of ``cells`` under ``key`` and move the cursor onto it."""
+        table = cast(DataTable, self)
+        table.add_row(*cells, key=key)
+        table.move_cursor(row=table.row_count - 1, animate=False)
 
     @property
     def cursor_key(self) -> str | None:
@@ -334,7 +341,7 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
     def call_started(self, event: CallStarted) -> None:
         key = str(event.call_id)
         self._full[key] = (event.prompt, "")
-        self.add_row(
+        self.follow_row(
             Text(key, justify="right"),
             Text(event.function),
             Text(truncate(event.prompt, self.INPUT_CHARS)),
@@ -343,7 +350,6 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
             Text(""),
             key=key,
         )
-        self.move_cursor(row=self.row_count - 1, animate=False)
         self._update_subtitle()
 
     def call_finished(self, event: CallFinished) -> None:
