@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -177,6 +178,8 @@ class SuqlEngine:
                 else:
                     final = run.compile_statement(tree, top=True)
                 result = self.sandbox.run_tree(final)
+                if not m.udf:
+                    run.derived_to_verify(final, result)
             except (Cancelled, EngineError):
                 raise
             except RecursionError as e:
@@ -346,6 +349,11 @@ class _Run:
         self.llm = llm.bind(tracking, cancel)
         self.budget = engine.call_budget
         self._budget_lock = threading.Lock()
+        self._asked: dict[tuple[str, str, str], Any] = {}  # (function, text, question) -> value, this run
+        self._asking: dict[tuple[str, str, str], threading.Event] = {}
+        self._asked_lock = threading.Lock()
+        self._wide_of: dict[int, tuple[exp.Expression, list[str]] | None] = {}  # a compiled SELECT -> its wide twin
+        self._wide_tables: dict[str, tuple[exp.Table, list[str]]] = {}  # scratch name -> wide twin, conditions
         self._spent = 0  # real (uncached) calls made or in flight in this run
         self.budget_exhausted = False
         self.mode = mode
@@ -429,8 +437,10 @@ class _Run:
 
     def _udf_answer(self, text: str | None, question: str | None) -> str | None:
         self._check_cancel()
+        if text is None:  # a function of NULL is NULL: no call
+            return None
         try:
-            value = self._spend(lambda: self.llm.answer(text or "", question or "").value)
+            value = self._ask(("answer", text, question or ""), lambda: self.llm.answer(text, question or "").value)
         except _BudgetExhausted:
             return None  # past the budget every value is unknown: DuckDB drops the row
         self.rows_examined += 1
@@ -438,8 +448,10 @@ class _Run:
 
     def _udf_summary(self, text: str | None) -> str | None:
         self._check_cancel()
+        if text is None:
+            return None
         try:
-            return self._spend(lambda: self.llm.summary(text or ""))
+            return self._ask(("summary", text, ""), lambda: self.llm.summary(text))
         except _BudgetExhausted:
             return None
 
@@ -534,7 +546,84 @@ class _Run:
             raise SuqlError(f"A subquery with answer() could not run on its own (is it correlated with the outer query?): {e.message}") from e
         result = self.sandbox.run_tree(compiled)
         names = _unique([c for c, _ in columns])
-        return self.stack.enter_context(self.sandbox.scratch_table(list(zip(names, (t for _, t in columns))), result.rows))
+        schema = list(zip(names, (t for _, t in columns)))
+        table = self.stack.enter_context(self.sandbox.scratch_table(schema, result.rows))
+        widened = self.widen(compiled)
+        if widened is not None:  # its rows if every unknown inner condition were true
+            wide_tree, conditions = widened
+            wide = self.stack.enter_context(self.sandbox.scratch_table(schema, self.sandbox.run_tree(wide_tree).rows))
+            self._wide_tables[table.name] = (wide, conditions)
+        return table
+
+    # -- rows to verify below the output (CTEs, subqueries, UNION branches) ----------------------
+    #
+    # Inside a CTE, a subquery or a derived table an Unknown is SQL NULL: the inner row whose condition
+    # is unknown is not one of its rows, exactly as DuckDB's WHERE drops it.  Beside each such scratch
+    # table a "wide" twin holds the rows it would have if every unknown condition were true.  The
+    # statement is run over both; an output row that is in one result and not in the other depends on
+    # an unknown and is listed to verify (rows the outer query includes or excludes either way never
+    # are).  A SELECT with answer() of its own lists only its own unknown rows.
+
+    def widen(self, tree: exp.Expression) -> tuple[exp.Expression, list[str]] | None:
+        """``tree`` over the wide twins, and the unknown conditions involved; None when nothing differs."""
+        if id(tree) in self._wide_of:
+            return self._wide_of[id(tree)]
+        if isinstance(tree, (exp.Union, exp.Except, exp.Intersect)):
+            left, right = self.widen(tree.this), self.widen(tree.expression)
+            if left is None and right is None:
+                return None
+            out = tree.copy()
+            conditions: list[str] = []
+            for part, got in (("this", left), ("expression", right)):
+                if got is not None:
+                    out.set(part, got[0].copy())
+                    conditions += got[1]
+            return out, sorted(set(conditions))
+        if isinstance(tree, exp.Subquery):
+            inner = self.widen(tree.this)
+            if inner is None:
+                return None
+            out = tree.copy()
+            out.set("this", inner[0].copy())
+            return out, inner[1]
+        found: list[str] = []
+
+        def swap(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and node.db == "scratch" and node.name in self._wide_tables:
+                wide, conditions = self._wide_tables[node.name]
+                found.extend(conditions)
+                twin = wide.copy()
+                if node.args.get("alias") is not None:
+                    twin.set("alias", node.args["alias"].copy())
+                return twin
+            return node
+
+        out = tree.copy().transform(swap)
+        return (out, sorted(set(found))) if found else None
+
+    def derived_to_verify(self, final: exp.Expression, result: QueryResult) -> None:
+        """Output rows whose inclusion depends on an unknown inner condition (see above)."""
+        widened = self.widen(final)
+        if widened is None:
+            return
+        wide_tree, conditions = widened
+        wide = self.sandbox.run_tree(wide_tree)
+        narrow_rows = Counter(map(_hashable, result.rows))
+        wide_rows = Counter(map(_hashable, wide.rows))
+        only_wide = wide_rows - narrow_rows
+        only_narrow = narrow_rows - wide_rows
+        picked = []
+        for source, extra in ((wide, only_wide), (result, only_narrow)):
+            for row in source.rows:
+                h = _hashable(row)
+                if extra.get(h, 0) > 0:
+                    extra[h] -= 1
+                    picked.append(row)
+        for rec in QueryResult("", result.columns, tuple(picked), False, 0.0).records():
+            rec["_row"] = "—"
+            rec["unknown"] = [f"{c} (in a subquery)" for c in conditions]
+            rec["approximate"] = self.approximate
+            self.to_verify.append(rec)
 
     # -- one SELECT with LLM calls in its own clauses --------------------------------------------
 
@@ -550,7 +639,7 @@ class _Run:
 
         where = select.args.get("where")
         text_where = where is not None and bool(calls_in(where.this))
-        order = select.args.get("order")
+        order, order_resolved = self._resolved_order(select)
         order_dep = order is not None and bool(calls_in(order))
         aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
             isinstance(e.unalias(), exp.AggFunc) or e.find(exp.AggFunc) is not None for e in select.expressions
@@ -571,6 +660,8 @@ class _Run:
 
         # 1. candidates, with each conjunct's structured truth
         lazy_ok, lazy_reason = self._lazy(text_where, limit_n, order, order_dep, aggregated)
+        if lazy_ok and not order_resolved:
+            lazy_ok, lazy_reason = False, "ORDER BY names a column of SELECT * by its number: every match is read first"
         visit_structured_order = lazy_ok and order is not None
         written = self.mode.as_written and text_where
         leaves = _structured_leaves(where.this) if written else []
@@ -601,7 +692,11 @@ class _Run:
             select_calls_for=self._select_calls_scope(aggregated, order_dep),
             notes=(("the WHERE as written, left to right on each row: AND stops at the first false condition, OR at "
                     "the first true one; a condition written before the structured ones is asked of every row",)
-                   if written else () if dnf_ok else ("the WHERE is too large for DNF: it is evaluated as written, row by row",)),
+                   if written else () if dnf_ok else ("the WHERE is too large for DNF: its top-level structured "
+                                                      "conditions run first in DuckDB, the rest row by row",))
+            + (("rows of a subquery whose answer() was unknown are not rows here (SQL's NULL) and are not listed "
+                "to verify: this SELECT asks answer() itself",)
+               if any(t.db == "scratch" and t.name in self._wide_tables for t in select.find_all(exp.Table)) else ()),
         )
         if top or self.plan is None:
             self.plan = plan
@@ -634,8 +729,16 @@ class _Run:
 
         # 5. the final query over the scratch tables
         final = self._final(select, key, calls, index_of, values, matches if text_where else None)
-        if unknown:
+        self._wide_of[id(final)] = None
+        if unknown and top:
             self._collect_to_verify(select, key, calls, index_of, values, unknown, conjuncts)
+        elif unknown:  # below the output: a wide twin with the unknown rows, for the statement to compare
+            wide = self._final(select, key, calls, index_of, values, matches + unknown)
+            unknown_set = set(unknown)
+            conditions = sorted({
+                pretty(lit) for c in conjuncts for lit in c.text
+                if any(values.get((k, as_call(n).key), "missing") is None for k in unknown_set for n in calls_in(lit))})
+            self._wide_of[id(final)] = (wide, conditions)
         return final
 
     def _materialise_sources(self, select: exp.Select) -> None:
@@ -715,7 +818,7 @@ class _Run:
             parts.append(exp.column(column or "rowid", table=table.alias_or_name, quoted=column is not None))
         if len(parts) == 1:
             return parts[0]
-        return exp.func("concat_ws", exp.Literal.string("|"), *parts)
+        return _join_parts(parts, "-")
 
     def _label_column(self, select: exp.Select) -> exp.Expression | None:
         """A readable column of the FROM table (name, title, an id) to label rows in events."""
@@ -731,6 +834,53 @@ class _Run:
             if candidate in names:
                 return exp.column(candidate, table=table.alias_or_name)
         return None
+
+    def _resolved_order(self, select: exp.Select) -> tuple[exp.Order | None, bool]:
+        """The ORDER BY as expressions over the sources: ``ORDER BY 2`` and ``ORDER BY alias`` name a
+        SELECT-list expression (DuckDB's and PostgreSQL's rule: a bare name is the output column first;
+        inside an expression an alias counts only where no source column has that name).  The executor
+        visits candidates in this order, so ordinals and aliases must mean what they mean to DuckDB.
+        False as second value when an ordinal points into a ``SELECT *`` (left unresolved)."""
+        order = select.args.get("order")
+        if order is None:
+            return None, True
+        order = order.copy()
+        items = list(select.expressions)
+        aliases = {e.alias: e.unalias() for e in items if isinstance(e, exp.Alias) and e.alias}
+        source_columns: set[str] | None = None
+        resolved = True
+
+        def sources() -> set[str]:
+            nonlocal source_columns
+            if source_columns is None:
+                try:
+                    probe = _over_sources(exp.select(exp.Star()), select)
+                    probe = probe.transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
+                    source_columns = {c for c, _ in self.sandbox.columns_of(probe)}
+                except EngineError:
+                    source_columns = set()
+            return source_columns
+
+        for ordered in order.expressions:
+            term = ordered.this
+            if isinstance(term, exp.Literal) and not term.is_string and term.name.isdigit():
+                n = int(term.name)
+                if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                       for e in items[:n]):
+                    resolved = False
+                elif 1 <= n <= len(items):
+                    ordered.set("this", items[n - 1].unalias().copy())
+            elif isinstance(term, exp.Column) and not term.table and term.name in aliases:
+                ordered.set("this", aliases[term.name].copy())
+            else:
+                def swap(node):
+                    if (isinstance(node, exp.Column) and not node.table and node.name in aliases
+                            and node.name not in sources()):
+                        return aliases[node.name].copy()
+                    return node
+                if any(isinstance(c, exp.Column) and not c.table and c.name in aliases for c in term.find_all(exp.Column)):
+                    ordered.set("this", term.transform(swap))
+        return order, resolved
 
     def _lazy(self, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool, aggregated: bool) -> tuple[bool, str]:
         if not text_where:
@@ -909,10 +1059,15 @@ class _Run:
                 best = max(best, sum(scores.get(cl.sql(), {}).get(r.key, 0.0) for cl in calls))
             r.score = best
         if self.mode.cap is not None:
-            capped = sorted(cands, key=lambda r: (-r.score, r.key))[: self.mode.cap]
-            if len(capped) < len(cands):
+            # a row an OR branch without answer() already decides needs no call: the cap never drops it
+            free = [r for r in cands
+                    if any(not c.text and r.flags[i] is True for i, c in enumerate(conjuncts))]
+            free_ids = {id(r) for r in free}
+            costly = [r for r in cands if id(r) not in free_ids]
+            capped = sorted(costly, key=lambda r: (-r.score, r.key))[: self.mode.cap]
+            if len(capped) < len(costly):
                 self.approximate = True
-            keep = {id(r) for r in capped}
+            keep = {id(r) for r in capped} | free_ids
             cands = [r for r in cands if id(r) in keep]
         if structured_order:
             return cands, f"the query's ORDER BY ({', '.join(pretty(o) for o in order.expressions)}), then row id"
@@ -1060,12 +1215,49 @@ class _Run:
         return self._predicate(row, node, values, select, key)
 
     def _predicate(self, row, pred, values, select, key) -> Truth:
+        inner = pred.unnest() if isinstance(pred, exp.Paren) else pred
+        if isinstance(inner, (exp.And, exp.Or, exp.Not, exp.Case)) and calls_in(inner):
+            return self._lazy_truth(row, inner, values, select, key)
         for n in calls_in(pred):
             self._value(row, as_call(n), values)
         fast = _fast_truth(pred, lambda n: values[(row.key, as_call(n).key)])
         if fast is not _NO_FAST:
             return fast
         return self._slow_truth(row, pred, values, select, key)
+
+    def _lazy_truth(self, row, node, values, select, key) -> Truth:
+        """A predicate holding AND / OR / NOT / CASE, evaluated the way SQL defines it but asking only
+        what decides the row: a CASE asks the conditions in order and only the branch the row takes
+        (``CASE WHEN c THEN answer(..) = 'Yes' ELSE answer(..) = 'Yes' END``); AND / OR stop at the
+        deciding value (the naive mode has asked everything already).  Kleene logic throughout."""
+        node = node.unnest() if isinstance(node, exp.Paren) else node
+        if not calls_in(node):
+            return self._slow_truth(row, node, values, select, key)
+        if isinstance(node, exp.Not):
+            t = self._lazy_truth(row, node.this, values, select, key)
+            return None if t is None else not t
+        if isinstance(node, (exp.And, exp.Or)):
+            stop = isinstance(node, exp.Or)
+            first, second = node.this, node.expression
+            if self.mode.structured_first and calls_in(first) and not calls_in(second):
+                first, second = second, first  # the side without a call first: it may decide the row
+            left = self._lazy_truth(row, first, values, select, key)
+            if left is stop and self.mode.short_circuit:
+                return left
+            right = self._lazy_truth(row, second, values, select, key)
+            return _or(left, right) if stop else _and(left, right)
+        if isinstance(node, exp.Case) and node.this is None:  # searched CASE: WHEN cond THEN value
+            for branch in node.args.get("ifs") or []:
+                if self._lazy_truth(row, branch.this, values, select, key) is True:
+                    return self._lazy_truth(row, branch.args["true"], values, select, key)
+            default = node.args.get("default")
+            return None if default is None else self._lazy_truth(row, default, values, select, key)
+        for n in calls_in(node):
+            self._value(row, as_call(n), values)
+        fast = _fast_truth(node, lambda n: values[(row.key, as_call(n).key)])
+        if fast is not _NO_FAST:
+            return fast
+        return self._slow_truth(row, node, values, select, key)
 
     def _slow_truth(self, row, pred, values, select, key) -> Truth:
         def lit(node):
@@ -1085,13 +1277,45 @@ class _Run:
         k = (row.key, call.key)
         if k in values:
             return values[k]
-        text = as_text(row.texts.get(call.text.sql(dialect="duckdb")))
+        raw = row.texts.get(call.text.sql(dialect="duckdb"))
+        if raw is None:  # SQL: a function of NULL is NULL (the missing side of a LEFT JOIN): no call
+            values[k] = None
+            return None
+        text = as_text(raw)
         if call.function == "summary":
-            v = self._spend(lambda: self.llm.summary(text, row_key=row.label))
+            v = self._ask(("summary", text, ""), lambda: self.llm.summary(text, row_key=row.label))
         else:
-            v = self._spend(lambda: self.llm.answer(text, call.question, row_key=row.label).value)
+            v = self._ask(("answer", text, call.question),
+                          lambda: self.llm.answer(text, call.question, row_key=row.label).value)
         values[k] = v
         return v
+
+    def _ask(self, pair: tuple[str, str, str], call: Callable[[], Any]) -> Any:
+        """One LLM call per distinct (function, text, question) in this run: a self-join's rows that
+        read the same document share its answer (the cache is per text; this counts it once).
+        Parallel workers asking the same pair wait for the first; a call that raised is not kept."""
+        while True:
+            with self._asked_lock:
+                if pair in self._asked:
+                    return self._asked[pair]
+                pending = self._asking.get(pair)
+                if pending is None:
+                    pending = self._asking[pair] = threading.Event()
+                    mine = True
+                else:
+                    mine = False
+            if not mine:
+                pending.wait()
+                continue
+            try:
+                value = self._spend(call)
+                with self._asked_lock:
+                    self._asked[pair] = value
+                return value
+            finally:
+                with self._asked_lock:
+                    self._asking.pop(pair, None)
+                pending.set()
 
     def _compute(self, calls: Sequence[LLMCall], keys: Sequence[Any], by_key: dict[Any, _Row], values: dict) -> None:
         for k in keys:
@@ -1144,7 +1368,8 @@ class _Run:
         vals = self._values_table(calls, index_of, values, matches, key)
         alias = "_suql_v"
         q = self._rewrite(select, key, calls, index_of, vals, alias)
-        q.set("expressions", [exp.alias_(key.copy(), "_k")])
+        # the select list stays (ORDER BY may name its aliases or number its columns); the key comes last
+        q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_suql_out_k")])
         q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[_literal(k) for k in matches])))
         q.set("distinct", None)
         order = q.args.get("order")
@@ -1152,7 +1377,7 @@ class _Run:
             order.append("expressions", exp.Ordered(this=key.copy()))
         else:
             q = q.order_by(exp.Ordered(this=key.copy()))
-        return [r[0] for r in self.sandbox.run_tree(q).rows]
+        return [r[-1] for r in self.sandbox.run_tree(q).rows]
 
     def _final(self, select, key, calls, index_of, values, matches) -> exp.Expression:
         keys = sorted({k for k, _ in values}, key=_sortable)
@@ -1293,7 +1518,14 @@ def _row_key(select: exp.Select) -> exp.Expression:
     keys = [exp.column("rowid", table=n) for n in names]
     if len(keys) == 1:
         return keys[0]
-    return exp.func("concat_ws", exp.Literal.string("|"), *keys)
+    return _join_parts(keys, "")
+
+
+def _join_parts(parts: Sequence[exp.Expression], missing: str) -> exp.Expression:
+    """``a|b`` for a joined row; the side an outer join left empty is ``missing`` (sqlglot's CONCAT_WS
+    is NULL as soon as one part is, which gave every unmatched row of a LEFT JOIN the same NULL key)."""
+    return exp.func("concat_ws", exp.Literal.string("|"), *[
+        exp.func("coalesce", exp.cast(p.copy(), "VARCHAR"), exp.Literal.string(missing)) for p in parts])
 
 
 def _as_text_sql(node: exp.Expression, text_types: dict[str, str]) -> exp.Expression:
@@ -1349,6 +1581,11 @@ def _key_type(key: exp.Expression) -> str:
     """The scratch type of a row key (:func:`_row_key`): one table's rowid, or a join's rowids joined as text.
     Decided by the key, not by a value: a join with no matches has none (it got BIGINT against VARCHAR)."""
     return "BIGINT" if isinstance(key, exp.Column) else "VARCHAR"
+
+
+def _hashable(row: Sequence[Any]) -> tuple:
+    """A result row as a dictionary key (list values, e.g. a cuisines column, become tuples)."""
+    return tuple(_hashable(v) if isinstance(v, (list, tuple)) else repr(v) if isinstance(v, dict) else v for v in row)
 
 
 def _str_or_none(v: Any) -> str | None:

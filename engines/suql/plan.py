@@ -96,7 +96,8 @@ def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
 def to_dnf(where: exp.Expression) -> tuple[list[Conjunct], bool]:
     """The WHERE as OR of ANDs; ``False`` as second value when DNF would explode (kept whole)."""
     if normalization_distance(where, dnf=True, max_=MAX_DNF_DISTANCE + 1) > MAX_DNF_DISTANCE:
-        return [_conjunct([where])], False
+        # one conjunct of the top-level AND's parts: the structured ones still run first in DuckDB
+        return [_conjunct(flatten(where, exp.And))], False
     normal = normalize(where.copy(), dnf=True, max_distance=MAX_DNF_DISTANCE)
     conjuncts = [_conjunct(flatten(c, exp.And)) for c in flatten(normal, exp.Or)]
     return _dedupe(conjuncts), True
