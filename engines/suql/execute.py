@@ -265,7 +265,7 @@ class SuqlEngine:
         other = {as_call(x).key for x in other_nodes}
         if not other:
             return total
-        order = select.args.get("order")
+        order, _ = resolved_order(select, self.sandbox)  # ORDER BY 2 / an alias may name an answer()
         order_keys = {as_call(x).key for x in calls_in(order)} if order is not None else set()
         aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
             e.find(exp.AggFunc) is not None for e in select.expressions)
@@ -836,51 +836,7 @@ class _Run:
         return None
 
     def _resolved_order(self, select: exp.Select) -> tuple[exp.Order | None, bool]:
-        """The ORDER BY as expressions over the sources: ``ORDER BY 2`` and ``ORDER BY alias`` name a
-        SELECT-list expression (DuckDB's and PostgreSQL's rule: a bare name is the output column first;
-        inside an expression an alias counts only where no source column has that name).  The executor
-        visits candidates in this order, so ordinals and aliases must mean what they mean to DuckDB.
-        False as second value when an ordinal points into a ``SELECT *`` (left unresolved)."""
-        order = select.args.get("order")
-        if order is None:
-            return None, True
-        order = order.copy()
-        items = list(select.expressions)
-        aliases = {e.alias: e.unalias() for e in items if isinstance(e, exp.Alias) and e.alias}
-        source_columns: set[str] | None = None
-        resolved = True
-
-        def sources() -> set[str]:
-            nonlocal source_columns
-            if source_columns is None:
-                try:
-                    probe = _over_sources(exp.select(exp.Star()), select)
-                    probe = probe.transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
-                    source_columns = {c for c, _ in self.sandbox.columns_of(probe)}
-                except EngineError:
-                    source_columns = set()
-            return source_columns
-
-        for ordered in order.expressions:
-            term = ordered.this
-            if isinstance(term, exp.Literal) and not term.is_string and term.name.isdigit():
-                n = int(term.name)
-                if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-                       for e in items[:n]):
-                    resolved = False
-                elif 1 <= n <= len(items):
-                    ordered.set("this", items[n - 1].unalias().copy())
-            elif isinstance(term, exp.Column) and not term.table and term.name in aliases:
-                ordered.set("this", aliases[term.name].copy())
-            else:
-                def swap(node):
-                    if (isinstance(node, exp.Column) and not node.table and node.name in aliases
-                            and node.name not in sources()):
-                        return aliases[node.name].copy()
-                    return node
-                if any(isinstance(c, exp.Column) and not c.table and c.name in aliases for c in term.find_all(exp.Column)):
-                    ordered.set("this", term.transform(swap))
-        return order, resolved
+        return resolved_order(select, self.sandbox)
 
     def _lazy(self, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool, aggregated: bool) -> tuple[bool, str]:
         if not text_where:
@@ -1423,6 +1379,54 @@ class _Run:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def resolved_order(select: exp.Select, sandbox: Sandbox) -> tuple[exp.Order | None, bool]:
+    """The ORDER BY as expressions over the sources: ``ORDER BY 2`` and ``ORDER BY alias`` name a
+    SELECT-list expression (DuckDB's and PostgreSQL's rule: a bare name is the output column first;
+    inside an expression an alias counts only where no source column has that name).  The executor
+    visits candidates in this order, so ordinals and aliases must mean what they mean to DuckDB.
+    False as second value when an ordinal points into a ``SELECT *`` (left unresolved)."""
+    order = select.args.get("order")
+    if order is None:
+        return None, True
+    order = order.copy()
+    items = list(select.expressions)
+    aliases = {e.alias: e.unalias() for e in items if isinstance(e, exp.Alias) and e.alias}
+    source_columns: set[str] | None = None
+    resolved = True
+
+    def sources() -> set[str]:
+        nonlocal source_columns
+        if source_columns is None:
+            try:
+                probe = _over_sources(exp.select(exp.Star()), select)
+                probe = probe.transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
+                source_columns = {c for c, _ in sandbox.columns_of(probe)}
+            except EngineError:
+                source_columns = set()
+        return source_columns
+
+    for ordered in order.expressions:
+        term = ordered.this
+        if isinstance(term, exp.Literal) and not term.is_string and term.name.isdigit():
+            n = int(term.name)
+            if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                   for e in items[:n]):
+                resolved = False
+            elif 1 <= n <= len(items):
+                ordered.set("this", items[n - 1].unalias().copy())
+        elif isinstance(term, exp.Column) and not term.table and term.name in aliases:
+            ordered.set("this", aliases[term.name].copy())
+        else:
+            def swap(node):
+                if (isinstance(node, exp.Column) and not node.table and node.name in aliases
+                        and node.name not in sources()):
+                    return aliases[node.name].copy()
+                return node
+            if any(isinstance(c, exp.Column) and not c.table and c.name in aliases for c in term.find_all(exp.Column)):
+                ordered.set("this", term.transform(swap))
+    return order, resolved
 
 
 def _hide_values(select: exp.Select, alias: str, columns: Sequence[str]) -> None:

@@ -178,3 +178,13 @@ def test_case_in_where_asks_only_the_branch_taken(fresh, mode):
     assert got.stats.answer_calls == 108  # one per Palo Alto row (it was two)
     assert sorted(got.rows) == sorted(_oracle(fresh, CASE).rows)
     assert _oracle(fresh, CASE).stats.answer_calls == 108  # DuckDB's CASE is lazy too
+
+
+def test_the_estimate_counts_an_answer_the_order_by_names_by_alias(fresh):
+    """ORDER BY an alias of answer() needs it for every match, not only the LIMIT's rows."""
+    sql = ("SELECT name, answer(reviews, 'what is the best dish?') AS dish FROM restaurants "
+           "WHERE location = 'Palo Alto' ORDER BY dish LIMIT 2")
+    engine = fresh()
+    estimate = engine.estimate_calls(sql, mode="E")
+    assert estimate == 108
+    assert engine.run(sql, mode="E").stats.answer_calls <= estimate
