@@ -122,3 +122,16 @@ def test_the_model_imports_without_textual():
     code = ("import sys\nimport tui.kg.stepper_model\n"
             "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\nassert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_stop_in_a_spinach_log_answers_with_the_last_query_that_ran():
+    """SPINACH's logs have no feedbacks: its stop() marks the last executed query as the answer, as the agent's does."""
+    steps = (Step(1, "", "execute_sparql", PROBE, "Q1300", in_state=1, total=1),
+             Step(2, "", "execute_sparql", MOUNTAINS, "Q1300\nQ1301", in_state=2, total=2),
+             Step(3, "", "stop", "", "", in_state=3, total=3))
+    model = StepperModel()
+    model.load(Scored(Trajectory("Which mountains?", steps, final_sparql=MOUNTAINS, finish="imported",
+                                 policy="spinach-log"), None, source="log.json"))
+    model.to_edge(last=True)
+    shown = model.observation_view()
+    assert shown is not None and shown.answer is steps[1] and shown.query == MOUNTAINS and shown.note == ""

@@ -6,7 +6,7 @@ Tests drive it directly.
 
     model = StepperModel()
     model.begin("What is …?", question, policy="sim")    # a run starts
-    model.started("sim", 15, 30); model.took(step)        # AgentStarted, StepTaken (the view follows)
+    model.started("sim", 15, 30); model.took(step)        # AgentStarted(budgets), StepTaken (the view follows)
     model.finish(scored)                                  # the run's (or a file's) scored trajectory
     model.step(-1); model.to_edge(last=True)              # ← and End
     model.budget_view(), model.rollback_view(), model.observation_view(), model.answer_view()
