@@ -562,7 +562,8 @@ class _Run:
     # table a "wide" twin holds the rows it would have if every unknown condition were true.  The
     # statement is run over both; an output row that is in one result and not in the other depends on
     # an unknown and is listed to verify (rows the outer query includes or excludes either way never
-    # are).  A SELECT with answer() of its own lists only its own unknown rows.
+    # are).  A SELECT with answer() of its own over such tables is compiled a second time over the twins
+    # (its answer() asked of the rows they add); its own unknown rows are listed as usual.
 
     def widen(self, tree: exp.Expression) -> tuple[exp.Expression, list[str]] | None:
         """``tree`` over the wide twins, and the unknown conditions involved; None when nothing differs."""
@@ -693,10 +694,7 @@ class _Run:
             notes=(("the WHERE as written, left to right on each row: AND stops at the first false condition, OR at "
                     "the first true one; a condition written before the structured ones is asked of every row",)
                    if written else () if dnf_ok else ("the WHERE is too large for DNF: its top-level structured "
-                                                      "conditions run first in DuckDB, the rest row by row",))
-            + (("rows of a subquery whose answer() was unknown are not rows here (SQL's NULL) and are not listed "
-                "to verify: this SELECT asks answer() itself",)
-               if any(t.db == "scratch" and t.name in self._wide_tables for t in select.find_all(exp.Table)) else ()),
+                                                      "conditions run first in DuckDB, the rest row by row",)),
         )
         if top or self.plan is None:
             self.plan = plan
@@ -739,7 +737,33 @@ class _Run:
                 pretty(lit) for c in conjuncts for lit in c.text
                 if any(values.get((k, as_call(n).key), "missing") is None for k in unknown_set for n in calls_in(lit))})
             self._wide_of[id(final)] = (wide, conditions)
+        self._widen_own(select, final, top)
         return final
+
+    def _widen_own(self, select: exp.Select, final: exp.Expression, top: bool) -> None:
+        """A SELECT with answer() of its own over sources (FROM, IN, EXISTS, …) that have wide twins:
+        the same SELECT is compiled again over the twins (its own answer() asked of the rows they add),
+        so the statement can compare the two results.  At the top its own unknown rows are listed apart,
+        so the twin is its SQL result; below, the twin keeps its unknown rows as well."""
+        found: list[str] = []
+
+        def swap(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Table) and node.db == "scratch" and node.name in self._wide_tables:
+                wide, conditions = self._wide_tables[node.name]
+                found.extend(conditions)
+                twin = wide.copy()
+                twin.set("alias", node.args["alias"].copy() if node.args.get("alias") is not None else None)
+                return twin
+            return node
+
+        wide_select = select.copy().transform(swap)
+        if not found:
+            return
+        wide_final = self._compile_select(wide_select, top=False)
+        own = self._wide_of.get(id(wide_final))
+        conditions = set(found) | set(own[1] if own is not None and not top else ())
+        tree = own[0] if own is not None and not top else wide_final
+        self._wide_of[id(final)] = (tree, sorted(conditions))
 
     def _materialise_sources(self, select: exp.Select) -> None:
         """Derived tables and CTE names in FROM / JOIN become scratch tables, so every row has a rowid."""
