@@ -50,8 +50,9 @@ DERIVED = "—"  # the _row of a row to verify because of an unknown inside a CT
 CASES = generate(N_QUERIES, SEED)
 
 # generated case -> the title of its finding in /work/notes/diff_findings.md (strict xfails)
-_SUBQUERY_UNKNOWNS = "Subquery unknowns are not listed to verify when the outer SELECT has answer() of its own"
-XFAIL: dict[str, str] = {ident: _SUBQUERY_UNKNOWNS for ident in ("q000", "q047", "q067", "q145", "q163")}
+# (none left: "Subquery unknowns are not listed to verify when the outer SELECT has answer() of its own",
+# q000 q047 q067 q145 q163, was fixed in 7d8d1ca)
+XFAIL: dict[str, str] = {}
 
 
 class RecordingSim(SimBackend):
