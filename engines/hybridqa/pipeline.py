@@ -28,6 +28,7 @@ from engines.hybridqa.events import (
 )
 from engines.hybridqa.reader import PassageDirectory, PassageReader
 from engines.llm.client import LLM
+from engines.hybridqa.tasks import HYBRID_PARSE, SHORT_ANSWER, ParseInput, ShortAnswerInput
 from engines.llm.protocol import Results
 from engines.retrieval.bm25 import IndexCache
 from engines.sql.sandbox import Sandbox, to_jsonable
@@ -179,7 +180,7 @@ class HybridQA:
         while True:
             number = len(attempts) + 1
             failed = tuple(a.suql for a in attempts)
-            suql = llm.hybrid_parse(question, shown, failed)
+            suql = llm.run(HYBRID_PARSE, ParseInput(question, shown, failed))
             emit(QuestionParsed(number, suql))
             before = counter.counts.get("answer", 0)
             try:
@@ -204,7 +205,7 @@ class HybridQA:
         short = ""
         if value is not None:
             shown_rows = final.rows[:ROWS_SHOWN]
-            short = llm.short_answer(question, Results(final.readback, final.columns, shown_rows, len(final.rows)))
+            short = llm.run(SHORT_ANSWER, ShortAnswerInput(question, Results(final.readback, final.columns, shown_rows, len(final.rows))))
         emit(AnswerShortened(short, value))
         result = HybridAnswer(
             table=table, question=question, attempts=tuple(attempts), short=short, value=value,

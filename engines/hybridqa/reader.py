@@ -17,12 +17,14 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from engines.events import Emit
 from engines.hybridqa.events import FallbackTried, PassageRead
 from engines.llm.client import LLM
 from engines.llm.protocol import Answer
+from engines.llm.task import Task
+from engines.suql.tasks import ANSWER, AnswerInput
 from engines.sql.sandbox import Sandbox
 from worlds.hybridqa import INFO_SUFFIX, quote_ident
 
@@ -113,12 +115,28 @@ class PassageReader(LLM):
         return PassageReader(self.base, self.directory, fallback=self.fallback, emit=emit or self.emit,
                              cancel=cancel if cancel is not None else self.cancel, _fallbacks=self._fallbacks)
 
-    def answer(self, text: str, question: str, *, row_key: str | None = None) -> Answer:
-        first = super().answer(text, question, row_key=row_key)
+    def run(self, task: Task, input: Any, *, row_key: str | None = None) -> Any:
+        """Every task as the base LLM runs it, but ``answer`` reads with the fallback (below)."""
+        if task is not ANSWER:
+            return super().run(task, input, row_key=row_key)
+        return self._read(input.text, input.question, row_key)
+
+    def _read(self, text: str, question: str, row_key: str | None) -> Answer:
+        first = super().run(ANSWER, AnswerInput(text, question), row_key=row_key)
         row, column = self.directory.locate(row_key, text)
         self.emit(PassageRead(row_key, column, question, first.value, "the query's answer()"))
         if first.value is not None or not self.fallback or row is None:
             return first
+        said = column or "the column the query named"
+        for other, other_text in self.directory.others(row, column, text):
+            self.emit(FallbackTried(row_key, question, column, other))
+            with self._lock:  # the compiler may read rows on a pool of threads
+                self._fallbacks[0] += 1
+            got = super().run(ANSWER, AnswerInput(other_text, question), row_key=row_key)
+            self.emit(PassageRead(row_key, other, question, got.value, f"fallback: {said} did not say"))
+            if got.value is not None:
+                return got
+        return first
         said = column or "the column the query named"
         for other, other_text in self.directory.others(row, column, text):
             self.emit(FallbackTried(row_key, question, column, other))

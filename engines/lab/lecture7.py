@@ -380,11 +380,9 @@ def _hybridqa_report(ctx: RunContext, fallback: bool, retry: bool, format_rate: 
         from engines.hybridqa.evaluate import evaluate
         from engines.hybridqa.session import open_hybridqa
 
-        llm = ctx.llm()
-        if format_rate is not None:
-            if ctx.settings.backend != "sim":
-                raise ConfigurationError("The format rate is a parameter of the simulated LLM; run this experiment with the sim backend.")
-            llm.backend.hybrid_params = replace(DEFAULT_RATES, format_rate=format_rate)
+        if format_rate is not None and ctx.settings.backend != "sim":
+            raise ConfigurationError("The format rate is a parameter of the simulated LLM; run this experiment with the sim backend.")
+        llm = ctx.llm(**({"hybrid_params": replace(DEFAULT_RATES, format_rate=format_rate)} if format_rate is not None else {}))
         session = ctx.enter(open_hybridqa(ctx.settings, seed=ctx["world_seed"], n_tables=ctx["tables"], llm=llm))
         i, n = step
 

@@ -176,9 +176,7 @@ def _forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int
         policy = setting.policy()
         if policy is not None and ctx.settings.backend != "sim":
             raise ConfigurationError(f"{setting.name!r} sets a parameter of the simulated policy; run it with the sim backend.")
-        llm = ctx.llm(seed=ctx.settings.seed + run)
-        if policy is not None:
-            llm.backend.policy_params = policy
+        llm = ctx.llm(seed=ctx.settings.seed + run, **({"policy_params": policy} if policy is not None else {}))
         sets = _sets(ctx)
         i, n = step
 

@@ -1,28 +1,18 @@
-"""The ``claude`` backend: the six LLM functions answered by Claude through the ``anthropic`` SDK.
+"""The ``claude`` backend: any task answered by Claude through the ``anthropic`` SDK.
 
-Each function renders its prompt from a jinja2 template in ``engines/llm/prompts/`` (one template
-per function, plus the shared ``_system.j2`` and ``_dialogue.j2``), sends it with
-``client.messages.create`` and parses the model's reply into the value the protocol promises:
-
-* ``route``    -- asks for ``{"needs_database": bool, "reason": str}``; value :class:`Routed`
-* ``parse``    -- asks for ``{"sql": str}``; value ``str``, one PostgreSQL-dialect statement
-* ``classify`` -- asks for ``{"values": [...]}``; value ``tuple[str, ...]``, candidates only
-* ``answer``   -- asks for ``{"value": str | null, "evidence": [...]}``; value :class:`Answer`
-  (null is Unknown; evidence keeps only sentences found verbatim in the text)
-* ``summary``  -- plain text; value ``str``
-* ``respond``  -- plain text built only from the rows shown; value ``str``
-* ``policy``   -- SPINACH's step: asks for ``{"thought", "action_name", "action_argument"}``;
-  value :class:`PolicyAction` (the history is shown as SPINACH shows it: the last 10 steps, the
-  observations of searches and entity pages only for the last two)
-* ``hybrid_parse`` -- HybridQA's zero-shot parse: asks for ``{"sql": str}`` (SUQL over one table's
-  schema, with the attempts that returned nothing); value ``str``
-* ``short_answer`` -- asks for ``{"answer": str | null}``; value ``str`` ("" for null)
+:meth:`ClaudeBackend.run` renders the task's jinja2 template (:mod:`engines.llm.prompting`; the
+built-in tasks' templates are in ``engines/llm/prompts/``, with the shared ``_system.j2`` and
+``_dialogue.j2``) with the task's context, sends it with ``client.messages.create`` to the model of
+the task's role -- ``settings.claude_model`` for the planner role (parser, agents, SPINACH's
+policy), ``settings.claude_row_model`` for per-row tasks (answer(), summary(), short answers) --
+and turns the reply's text into the task's value with the task's ``read`` (in the agent package:
+engines/sql/tasks.py, engines/suql/tasks.py, engines/hybridqa/tasks.py, engines/spinach/tasks.py).
 
 Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  A reply that
 cannot be used -- a 200 whose body is not a message (HTML, empty, a JSON list, ``content: null``),
 no text, a cut-off reply, text without the JSON asked for -- is a
-:class:`~engines.errors.ReplyError`: that one call fails, and ``LLM.answer`` turns it into
-Unknown, so one bad reply loses only its own SUQL row.
+:class:`~engines.errors.ReplyError`: that one call fails, and the client returns the task's
+fallback (Unknown for ``answer``), so one bad reply loses only its own SUQL row.
 
 Transient failures are retried here, by the SDK's own rule (``x-should-retry`` when the server
 sends it, else 408, 409, 429 and every 5xx, timeouts and connection errors), with exponential
@@ -43,18 +33,27 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
-import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import anthropic
-import jinja2
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.compat import BackendCalls
+from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt layer, as before
+    MAX_CELL_CHARS,
+    MAX_HISTORY_TURNS,
+    MAX_ROWS_SHOWN,
+    MAX_TOKENS,
+    PROMPTS_DIR,
+    render_prompt,
+    system_prompt,
+)
+from engines.llm.protocol import Output, Usage
+from engines.llm.replies import EXCERPT_CHARS, excerpt as _excerpt, extract_json_object  # noqa: F401
+from engines.llm.task import Task
 from engines.llm.waiting import pause, run_async
-from engines.llm.protocol import Answer, Output, PolicyAction, PolicyStep, Results, Routed, Turn, Usage
 from engines.settings import Settings
 
 __all__ = [
@@ -77,22 +76,6 @@ log = logging.getLogger(__name__)
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
 PROMPT_VERSION = "p3"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-
-#: ``max_tokens`` of the request, per function.
-MAX_TOKENS: Mapping[str, int] = {
-    "route": 256,
-    "parse": 1024,
-    "classify": 1024,
-    "answer": 1024,
-    "summary": 600,
-    "respond": 1024,
-    "policy": 1500,
-    "hybrid_parse": 1024,
-    "short_answer": 256,
-    "prune_entry": 512,
-}
-
 #: What the retried HTTP statuses mean (any other 5xx is retried too, as "server error"); the SDK's
 #: rule, see :func:`_should_retry`.
 RETRYABLE_STATUS: Mapping[int, str] = {
@@ -109,277 +92,6 @@ RETRYABLE_STATUS: Mapping[int, str] = {
 NO_KEY_MESSAGE = (
     "The claude backend needs an Anthropic API key: set ANTHROPIC_API_KEY (or choose the sim backend)."
 )
-
-#: How many earlier turns of the dialogue the prompts show (the most recent ones).
-MAX_HISTORY_TURNS = 20
-#: How many result rows ``respond`` shows the model, and how long a shown cell may be.
-MAX_ROWS_SHOWN = 50
-MAX_CELL_CHARS = 300
-#: The functions of the per-row role (many small calls): they use ``settings.claude_row_model``;
-#: every other function uses the planner model ``settings.claude_model``.
-ROW_FUNCTIONS = frozenset({"answer", "summary", "short_answer"})
-
-#: Longest excerpt of a malformed reply quoted in an error message.
-EXCERPT_CHARS = 160
-
-
-# --- prompts ---------------------------------------------------------------
-
-
-def _to_json(value: Any) -> str:
-    """JSON for a prompt: unlike jinja2's ``tojson`` it does not HTML-escape ``<``, ``>``, ``&``, ``'``."""
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _cell(value: Any) -> Any:
-    """A result cell as the model is shown it: JSON-friendly, long strings shortened."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_cell(v) for v in value]
-    text = str(value)
-    if len(text) > MAX_CELL_CHARS:
-        text = text[: MAX_CELL_CHARS - 1].rstrip() + "…"
-    return text
-
-
-def _row_json(columns: Sequence[str], row: Sequence[Any]) -> str:
-    """One result row as a JSON object ``{column: value}``."""
-    return _to_json({str(c): _cell(v) for c, v in zip(columns, row)})
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(PROMPTS_DIR),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-    )
-    env.filters["json"] = _to_json
-    env.globals["row_json"] = _row_json
-    return env
-
-
-_ENV = _environment()
-
-
-def render_prompt(function: str, **context: Any) -> str:
-    """Render the prompt template of ``function`` (``route.j2`` ...) with ``context``.
-
-    Undefined variables raise :class:`jinja2.UndefinedError` (the environment is strict), so a
-    template and its caller cannot silently drift apart.  Runs of blank lines are collapsed.
-    """
-    text = _ENV.get_template(f"{function}.j2").render(**context)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def system_prompt() -> str:
-    """The system prompt shared by every function."""
-    return render_prompt("_system")
-
-
-# --- parsing replies -------------------------------------------------------
-
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
-
-
-def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…")
-
-
-def extract_json_object(text: str, function: str) -> dict[str, Any]:
-    """The JSON object in a model reply.
-
-    Accepts a bare object, an object in a fenced code block (```json ... ```), or an object with
-    prose around it.  Anything else raises :class:`LLMError` naming ``function`` and quoting an
-    excerpt of the reply.
-    """
-    stripped = text.strip()
-    candidates = [stripped] + [m.group(1).strip() for m in _FENCE.finditer(stripped)]
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    # An object somewhere inside prose: try each opening brace in turn.
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", stripped):
-        try:
-            value, _end = decoder.raw_decode(stripped, match.start())
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ReplyError(f"Claude's {function}() reply is not the JSON object asked for: {_excerpt(text)}")
-
-
-def _malformed(function: str, problem: str, text: str) -> ReplyError:
-    return ReplyError(f"Claude's {function}() reply {problem}: {_excerpt(text)}")
-
-
-def _normalise_for_match(text: str) -> str:
-    """Case, whitespace and quote-style insensitive form, to check evidence is verbatim."""
-    text = text.translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'}))
-    return " ".join(text.split()).casefold()
-
-
-_YES_NO = re.compile(r"(yes|no)[.!]?", re.IGNORECASE)
-_UNKNOWN_WORDS = frozenset({"", "unknown", "null", "none given", "not stated", "n/a"})
-
-
-def _parse_routed(text: str) -> Routed:
-    obj = extract_json_object(text, "route")
-    flag = obj.get("needs_database")
-    if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
-        flag = flag.strip().lower() == "true"
-    if not isinstance(flag, bool):
-        raise _malformed("route", 'has no boolean "needs_database"', text)
-    reason = obj.get("reason", "")
-    return Routed(needs_database=flag, reason=str(reason).strip() if reason is not None else "")
-
-
-def _parse_sql(text: str) -> str:
-    obj = extract_json_object(text, "parse")
-    sql = obj.get("sql")
-    if not isinstance(sql, str) or not sql.strip():
-        raise _malformed("parse", 'has no "sql" string', text)
-    return sql.strip().rstrip(";").strip()
-
-
-def _parse_values(text: str, candidates: Sequence[str]) -> tuple[str, ...]:
-    obj = extract_json_object(text, "classify")
-    values = obj.get("values")
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list):
-        raise _malformed("classify", 'has no "values" list', text)
-    exact = {c: c for c in candidates}
-    folded: dict[str, str] = {}
-    for c in candidates:
-        folded.setdefault(c.strip().casefold(), c)
-    chosen: list[str] = []
-    for value in values:
-        if not isinstance(value, str):
-            continue
-        match = exact.get(value) or folded.get(value.strip().casefold())
-        if match is None:
-            log.debug("classify: dropped %r, not among the candidates", value)
-        elif match not in chosen:
-            chosen.append(match)
-    return tuple(chosen)
-
-
-def _parse_answer(reply: str, source: str) -> Answer:
-    obj = extract_json_object(reply, "answer")
-    if "value" not in obj:
-        raise _malformed("answer", 'has no "value"', reply)
-    value = obj["value"]
-    if value is None:
-        return Answer(None)
-    if isinstance(value, bool):
-        value = "Yes" if value else "No"
-    elif isinstance(value, (int, float)):
-        value = str(value)
-    elif not isinstance(value, str):
-        raise _malformed("answer", 'has a "value" that is neither text nor null', reply)
-    value = value.strip()
-    if value.casefold() in _UNKNOWN_WORDS:
-        return Answer(None)
-    if _YES_NO.fullmatch(value):
-        value = "Yes" if value[0] in "yY" else "No"
-    raw = obj.get("evidence") or []
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise _malformed("answer", 'has an "evidence" that is not a list', reply)
-    haystack = _normalise_for_match(source)
-    evidence: list[str] = []
-    for sentence in raw:
-        if not isinstance(sentence, str) or not sentence.strip():
-            continue
-        sentence = sentence.strip()
-        if _normalise_for_match(sentence) not in haystack:
-            log.debug("answer: dropped evidence not found verbatim in the text: %r", sentence)
-        elif sentence not in evidence:
-            evidence.append(sentence)
-    return Answer(value, tuple(evidence))
-
-
-POLICY_ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
-#: SPINACH shows the policy its last 10 steps, and search / entity-page observations only for the last two.
-POLICY_STEPS_SHOWN = 10
-
-
-def _policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], int]:
-    shown = list(history)[-POLICY_STEPS_SHOWN:]
-    steps = []
-    for i, step in enumerate(shown):
-        bulky = step.action_name in ("get_wikidata_entry", "search_wikidata") and i < len(shown) - 2
-        steps.append({
-            "thought": step.thought,
-            "action_name": step.action_name,
-            "action_argument": step.action_argument,
-            "observation": step.observation,
-            "show_observation": not bulky and step.action_name != "stop",
-        })
-    return steps, len(history) - len(shown)
-
-
-def _parse_kept_lines(text: str, count: int) -> tuple[int, ...]:
-    """``{"keep": [line numbers]}`` -> the valid numbers, in page order; the first two lines
-    (label, description) are always kept."""
-    obj = extract_json_object(text, "prune_entry")
-    keep = obj.get("keep")
-    if not isinstance(keep, list):
-        raise _malformed("prune_entry", 'has no "keep" list', text)
-    chosen = {int(k) for k in keep if isinstance(k, (int, float, str)) and str(k).strip().lstrip("-").isdigit()}
-    chosen |= {0, 1}
-    return tuple(sorted(k for k in chosen if 0 <= k < count))
-
-
-def _parse_policy_action(text: str) -> PolicyAction:
-    obj = extract_json_object(text, "policy")
-    name = obj.get("action_name")
-    if not isinstance(name, str) or not name.strip():
-        raise _malformed("policy", 'has no "action_name"', text)
-    name = name.strip().removesuffix("()")
-    if name not in POLICY_ACTIONS:
-        raise _malformed("policy", f"names an unknown action {name!r}", text)
-    argument = obj.get("action_argument", "")
-    if argument is None:
-        argument = ""
-    if not isinstance(argument, str):
-        argument = json.dumps(argument, ensure_ascii=False)
-    if name == "execute_sparql" and not argument.strip():
-        raise _malformed("policy", "asks to execute_sparql with no query", text)
-    thought = obj.get("thought", "")
-    return PolicyAction(str(thought).strip() if thought is not None else "", name, argument.strip())
-
-
-def _parse_short_answer(text: str) -> str:
-    obj = extract_json_object(text, "short_answer")
-    if "answer" not in obj:
-        raise _malformed("short_answer", 'has no "answer"', text)
-    value = obj["answer"]
-    if value is None:
-        return ""
-    if isinstance(value, (list, tuple)):
-        value = value[0] if value else ""
-    value = str(value).strip().strip('"').strip()
-    return "" if value.casefold() in _UNKNOWN_WORDS else value
-
-
-def _parse_text(function: str, text: str) -> str:
-    stripped = text.strip()
-    if not stripped:
-        raise ReplyError(f"Claude's {function}() reply is empty.")
-    return stripped
-
 
 # --- the backend -----------------------------------------------------------
 
@@ -518,7 +230,7 @@ def read_message(function: str, response: Any) -> Reply:
     return Reply("".join(parts), stop if isinstance(stop, str) else None, Usage(tokens("input_tokens"), tokens("output_tokens")))
 
 
-class ClaudeBackend:
+class ClaudeBackend(BackendCalls):
     """The :class:`~engines.llm.protocol.Backend` answered by Claude.
 
     ``client`` is injectable: an ``anthropic.AsyncAnthropic`` (tests point one at a stub server,
@@ -574,9 +286,9 @@ class ClaudeBackend:
         """Both model ids (planner and per-row role): part of the backend id, hence of every cache key."""
         return f"{self.planner_model},row={self.row_model}"
 
-    def model_for(self, function: str) -> str:
-        """The model that answers ``function``: the row model for per-row calls, else the planner."""
-        return self.row_model if function in ROW_FUNCTIONS else self.planner_model
+    def model_for(self, task: Task) -> str:
+        """The model that answers ``task``: the row model for per-row tasks, else the planner's."""
+        return self.row_model if task.role == "row" else self.planner_model
 
     def __repr__(self) -> str:
         return f"ClaudeBackend(model={self.model!r}, prompt_version={self.prompt_version!r})"
@@ -585,100 +297,58 @@ class ClaudeBackend:
         """Close the client's connections (the backend is unusable afterwards)."""
         run_async(self._client.close())
 
-    # -- the six functions ---------------------------------------------------
+    # -- any task --------------------------------------------------------------
 
-    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
-        prompt = render_prompt("route", utterance=utterance, history=_recent(history), schema=schema)
-        return self._call("route", prompt, _parse_routed)
-
-    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
-        prompt = render_prompt("parse", utterance=utterance, history=_recent(history), schema=schema)
-        return self._call("parse", prompt, _parse_sql)
-
-    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
-        candidates = list(candidates)
-        prompt = render_prompt("classify", value=value, field=field, candidates=candidates)
-        return self._call("classify", prompt, lambda reply: _parse_values(reply, candidates))
-
-    def answer(self, text: str, question: str) -> Output:
-        prompt = render_prompt("answer", text=text, question=question)
-        return self._call("answer", prompt, lambda reply: _parse_answer(reply, text))
-
-    def summary(self, text: str) -> Output:
-        prompt = render_prompt("summary", text=text)
-        return self._call("summary", prompt, lambda reply: _parse_text("summary", reply))
-
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> Output:
-        rows = results.rows[:MAX_ROWS_SHOWN] if results is not None else ()
-        prompt = render_prompt(
-            "respond", utterance=utterance, history=_recent(history), results=results, rows=rows, schema=schema
-        )
-        return self._call("respond", prompt, lambda reply: _parse_text("respond", reply))
-
-    def prune_entry(self, question: str, entry: str) -> Output:
-        lines = entry.splitlines()
-        prompt = render_prompt("prune_entry", question=question, lines=list(enumerate(lines)))
-        return self._call("prune_entry", prompt, lambda reply: _parse_kept_lines(reply, len(lines)))
-
-    def policy(self, question: str, history: Sequence[PolicyStep], sample: int = 0) -> Output:
-        # ``sample`` needs no use here: Claude samples at its default temperature 1.0, so a
-        # retry after a rollback draws a new action by itself.
-        steps, omitted = _policy_steps(history)
-        prompt = render_prompt("policy", question=question, steps=steps, omitted=omitted)
-        return self._call("policy", prompt, _parse_policy_action)
-
-    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> Output:
-        prompt = render_prompt("hybrid_parse", question=question, schema=schema, failed=list(failed))
-        return self._call("hybrid_parse", prompt, _parse_sql)
-
-    def short_answer(self, question: str, results: Results) -> Output:
-        rows = results.rows[:MAX_ROWS_SHOWN]
-        prompt = render_prompt("short_answer", question=question, results=results, rows=rows)
-        return self._call("short_answer", prompt, _parse_short_answer)
+    def run(self, task: Task, input: Any) -> Output:
+        """The task's prompt sent to the model of its role; the reply read by the task."""
+        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
+        return self._call(task, prompt, lambda reply: task.read(reply, input))
 
     # -- the API call --------------------------------------------------------
 
-    def _call(self, function: str, prompt: str, parse: Callable[[str], Any]) -> Output:
+    def _call(self, task: Task, prompt: str, parse: Callable[[str], Any]) -> Output:
         """Send ``prompt``, parse the reply's text with ``parse``; the value with its token usage."""
-        reply = self._create(function, prompt)
+        function = task.name
+        reply = self._create(task, prompt)
         cut_off = reply.stop_reason == "max_tokens"
         if cut_off:
-            log.warning("claude %s(): the reply was cut off at %d tokens", function, MAX_TOKENS[function])
+            log.warning("claude %s(): the reply was cut off at %d tokens", function, task.max_tokens)
         if not reply.text.strip():
             raise ReplyError(f"Claude's {function}() reply has no text (stop reason: {reply.stop_reason}).")
         try:
             value = parse(reply.text)
         except LLMError as error:
             if cut_off:
-                raise ReplyError(f"{error} (the reply was cut off at {MAX_TOKENS[function]} tokens)") from error
+                raise ReplyError(f"{error} (the reply was cut off at {task.max_tokens} tokens)") from error
             raise
         return Output(value, reply.usage)
 
-    async def _post(self, function: str, prompt: str) -> Any:
+    async def _post(self, task: Task, prompt: str) -> Any:
         """One Messages API request; the raw ``httpx`` response of a 2xx (errors raise)."""
         raw = await self._client.messages.with_raw_response.create(
-            model=self.model_for(function),
-            max_tokens=MAX_TOKENS[function],
+            model=self.model_for(task),
+            max_tokens=task.max_tokens,
             system=self._system,
             messages=[{"role": "user", "content": prompt}],
         )
         return raw.http_response
 
-    def _create(self, function: str, prompt: str) -> Reply:
+    def _create(self, task: Task, prompt: str) -> Reply:
         """The request with retries on transient failures; errors become :class:`LLMError`.
 
         Cancelling the current operation aborts a request in flight or a backoff wait
         (:class:`~engines.errors.Cancelled`).
         """
+        function = task.name
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             last = attempt == attempts
             try:
-                response = run_async(self._post(function, prompt))
+                response = run_async(self._post(task, prompt))
             except anthropic.APIStatusError as error:
                 status = error.status_code
                 if not _should_retry(error):
-                    raise self._refusal(error, function) from error
+                    raise self._refusal(error, task) from error
                 if last:
                     raise LLMError(
                         f"Anthropic API {_status_name(status)} ({status}) after {_attempts(attempts)}."
@@ -715,7 +385,7 @@ class ClaudeBackend:
             delay = max(delay, retry_after)
         return min(delay, self._max_delay)
 
-    def _refusal(self, error: anthropic.APIStatusError, function: str) -> LLMError:
+    def _refusal(self, error: anthropic.APIStatusError, task: Task) -> LLMError:
         """The error for a response that is not retried.  A request too large (413: this call's
         text is too long) is a :class:`ReplyError`: other calls may well go through."""
         status = error.status_code
@@ -727,8 +397,8 @@ class ClaudeBackend:
         if status == 404:
             return LLMError(
                 f"The Anthropic API found no such resource (404): {detail} "
-                f"(is the model {self.model_for(function)!r} right? Set "
-                f"{'CS224V_CLAUDE_ROW_MODEL' if function in ROW_FUNCTIONS else 'CS224V_CLAUDE_MODEL'} to change it.)"
+                f"(is the model {self.model_for(task)!r} right? Set "
+                f"{'CS224V_CLAUDE_ROW_MODEL' if task.role == 'row' else 'CS224V_CLAUDE_MODEL'} to change it.)"
             )
         if status == 400:
             return LLMError(f"The Anthropic API rejected the request (400): {detail}")
@@ -737,10 +407,6 @@ class ClaudeBackend:
         if status < 400 or status >= 600:
             return LLMError(f"The Anthropic API answered with HTTP status {status}: {detail}")
         return LLMError(f"The Anthropic API returned an error ({status}): {detail}")
-
-
-def _recent(history: Sequence[Turn]) -> list[Turn]:
-    return list(history)[-MAX_HISTORY_TURNS:]
 
 
 def make_claude_backend(

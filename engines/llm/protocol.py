@@ -1,31 +1,19 @@
-"""One protocol for every LLM use in the project.
+"""The data of the LLM layer: what backends return, and the values of the shared tasks.
 
-A *backend* (``sim`` or ``claude``) turns inputs a real model would be shown into
-outputs; it knows nothing about events or caching.  ``engines.llm.client.LLM``
-wraps a backend with the call events, the answer cache and cancellation, and is
-what every engine calls.
+A *task* (:class:`engines.llm.task.Task`, defined in the package of the agent that uses it) is one
+kind of call: prompt template, input, output, simulated implementation.  A *backend* (``sim`` or
+``claude``) answers any task with ``run(task, input)`` and knows nothing about events or caching;
+:class:`engines.llm.client.LLM` runs tasks on a backend with the call events, the answer cache,
+cancellation and usage in one place, and is what every engine calls.
 
-The six functions:
-
-``route``     does this dialogue turn need the database? (the input classifier)
-``parse``     utterance + dialogue history + schema -> one SQL statement (PostgreSQL dialect)
-``classify``  a value the user said + every value of an enum field -> the values meant
-``answer``    a text + a question -> a value with its evidence, or Unknown
-``summary``   a text -> a short summary
-``respond``   the reply to the user: from the rows a query returned, or directly
-``policy``    SPINACH's policy step (lecture 8 §3.4): the question and the whole thought / action /
-              observation history -> the next thought and action
-``hybrid_parse``  HybridQA's zero-shot parse (lecture 7 §6.2): one question + one table's schema (and
-              the earlier attempts that returned nothing) -> one SUQL query
-``short_answer``  HybridQA's last step: the question + the rows a query returned -> one short answer
+The tasks: engines/sql/tasks.py (route, parse, classify, respond), engines/suql/tasks.py (answer,
+summary), engines/hybridqa/tasks.py (hybrid_parse, short_answer), engines/spinach/tasks.py (policy,
+prune_entry).  The values here (Turn, Routed, Answer, Results) are shared by several agents.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
-
-FUNCTIONS = ("route", "parse", "classify", "answer", "summary", "respond", "policy", "hybrid_parse", "short_answer", "prune_entry")
-
+from typing import Any, Protocol, runtime_checkable
 
 @dataclass(frozen=True)
 class Turn:
@@ -69,29 +57,6 @@ class Results:
 
 
 @dataclass(frozen=True)
-class PolicyAction:
-    """One SPINACH step as the policy writes it: a thought and an action with its one argument.
-
-    ``action_name`` is one of ``search_wikidata``, ``get_wikidata_entry``,
-    ``get_property_examples``, ``execute_sparql``, ``stop``.
-    """
-
-    thought: str
-    action_name: str
-    action_argument: str = ""
-
-
-@dataclass(frozen=True)
-class PolicyStep:
-    """A step of the history the policy is shown: what it did and what it observed."""
-
-    thought: str
-    action_name: str
-    action_argument: str
-    observation: str
-
-
-@dataclass(frozen=True)
 class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -110,42 +75,26 @@ class Output:
 
 @runtime_checkable
 class Backend(Protocol):
+    """Answers any task (:class:`engines.llm.task.Task`): ``run(task, input)`` -> Output."""
+
     name: str  # "sim" | "claude"
-    model: str
+    model: str  # everything about the model(s) that changes an output
     prompt_version: str
 
-    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:  # value: Routed
-        ...
-
-    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:  # value: str (SQL)
-        ...
-
-    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:  # value: tuple[str, ...]
-        ...
-
-    def answer(self, text: str, question: str) -> Output:  # value: Answer
-        ...
-
-    def summary(self, text: str) -> Output:  # value: str
-        ...
-
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None,
-                schema: str = "") -> Output:  # value: str (the schema tells a direct reply what the database holds)
-        ...
-
-    def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:  # value: PolicyAction
-        ...
-
-    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str]) -> Output:  # value: str (SUQL)
-        ...
-
-    def short_answer(self, question: str, results: Results) -> Output:  # value: str ("" when the rows hold none)
-        ...
-
-    def prune_entry(self, question: str, entry: str) -> Output:  # value: tuple[int, ...] (entry lines to keep, 0-based)
+    def run(self, task: Any, input: Any) -> Output:
         ...
 
 
 def backend_id(backend: Backend) -> str:
     """Identifies everything about a backend that changes its outputs (cache key part)."""
     return f"{backend.name}|{backend.model}|{backend.prompt_version}"
+
+
+def __getattr__(name: str) -> Any:
+    """TRANSITIONAL (see engines.llm.compat): SPINACH's PolicyAction / PolicyStep moved to
+    engines.spinach.tasks; old imports from here keep working until their callers move."""
+    if name in ("PolicyAction", "PolicyStep"):
+        from engines.spinach import tasks
+
+        return getattr(tasks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from engines.llm import sim_courses, sim_hybrid, sim_parser, sim_reader
-from engines.llm.waiting import pause
-from engines.llm.protocol import Answer, Output, PolicyStep, Results, Routed, Turn
+from engines.llm import sim_reader
+from engines.llm.compat import BackendCalls
+from engines.llm.protocol import Answer, Output, Results
 from engines.llm.seeded import unit
+from engines.llm.task import Task
+from engines.llm.waiting import pause
 
 PROMPT_VERSION = "sim-3"  # sim-2: passages are read for dates, places and events (sim_reader); sim-3: a yes/no question off the lexicon is Unknown
 
@@ -127,8 +129,14 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.replace("\n", " ")) if s.strip()]
 
 
-class SimBackend:
-    """The seeded, offline LLM.  Deterministic in (seed, input)."""
+class SimBackend(BackendCalls):
+    """The seeded, offline LLM.  Deterministic in (seed, input).
+
+    It answers any :class:`~engines.llm.task.Task` by calling the task's simulated implementation
+    (registered with the task, in the agent's package) with itself and the input.  Every parameter
+    is set at construction (:meth:`configured` makes a changed copy); the ones that change an
+    answer are part of :attr:`model`, hence of every cache key.
+    """
 
     name = "sim"
     prompt_version = PROMPT_VERSION
@@ -141,6 +149,9 @@ class SimBackend:
         error_on_topic: float = 0.03,
         error_off_topic: float = 0.003,
         parse_drop_rate: float = 0.04,
+        misread_rate: float = sim_reader.MISREAD_RATE,  # a value read from a passage is another of its kind
+        hybrid_params: Any = None,  # HybridQA's parser and short answer (sim_hybrid.HybridRates); None = its defaults
+        policy_params: Any = None,  # SPINACH's simulated policy (engines.spinach.sim_policy.PolicyParams); None = its defaults
         sleep: Callable[[float], None] = pause,
     ) -> None:
         self.seed = seed
@@ -148,228 +159,216 @@ class SimBackend:
         self.error_on_topic = error_on_topic
         self.error_off_topic = error_off_topic
         self.parse_drop_rate = parse_drop_rate
+        self.misread_rate = misread_rate
+        self.hybrid_params = hybrid_params
+        self.policy_params = policy_params
         self._sleep = sleep
 
     @property
     def model(self) -> str:
-        # Everything that changes an output is part of the model's identity (cache keys use it).
+        # Everything that changes an output is part of the model's identity (cache keys use it);
+        # a parameter at its default adds nothing, so the keys of a default run stay as they were.
         misread = "" if self.misread_rate == sim_reader.MISREAD_RATE else f",misread={self.misread_rate}"
-        return f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}{misread})"
+        hybrid = "" if self.hybrid_params is None else f",hybrid={self.hybrid_params!r}"
+        policy = "" if self.policy_params is None else f",policy={self.policy_params!r}"
+        return (f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}"
+                f"{misread}{hybrid}{policy})")
 
-    def _wait(self, factor: float = 1.0) -> None:
-        if self.latency_s > 0:
-            self._sleep(self.latency_s * factor)
-
-    # --- the six functions ---------------------------------------------------------------
-
-    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
-        self._wait(0.3)
-        if sim_courses.is_course_schema(schema):
-            needs, reason = sim_courses.route(utterance, history, schema)
-            return Output(Routed(needs, reason))
-        needs, reason = sim_parser.route(utterance, history, schema)
-        return Output(Routed(needs, reason))
-
-    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
-        self._wait()
-        if sim_courses.is_course_schema(schema):
-            return Output(sim_courses.parse(utterance, history, schema))
-        return Output(sim_parser.parse(utterance, history, schema, seed=self.seed, drop_rate=self.parse_drop_rate))
-
-    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
-        self._wait(0.5)
-        v = value.strip().lower()
-        by_lower = {c.lower(): c for c in candidates}
-        chosen: list[str] = []
-        if v in by_lower:
-            chosen.append(by_lower[v])
-        for meant in CUISINE_SENSE.get(v, ()):
-            if meant.lower() in by_lower and by_lower[meant.lower()] not in chosen:
-                chosen.append(by_lower[meant.lower()])
-        if not chosen:
-            # A value that names a candidate word for word ("pizza" -> "pizza", "greek" -> "greek").
-            stem = v.rstrip("s")
-            for c in candidates:
-                words = re.findall(r"[a-z]+", c.lower())
-                if stem and any(w.rstrip("s") == stem for w in words):
-                    chosen.append(c)
-        return Output(tuple(chosen))
-
-    def answer(self, text: str, question: str) -> Output:
-        self._wait()
-        passage = self._read_passage(text, question)
-        if passage is not None:
-            return Output(passage)
-        if not self.understands(question):
-            # a yes/no question about something the lexicon does not cover: the reader cannot
-            # tell, and says so (no value taken from a word it does not understand, no seeded Yes)
-            return Output(Answer(None))
-        verdict = self._read(text, question)
-        u = unit(self.seed, "answer", text, question)
-        touched = verdict.value is not None
-        if touched and u < self.error_on_topic:
-            flipped = {"Yes": "No", "No": "Yes"}.get(verdict.value or "", None)
-            verdict = Answer(flipped, verdict.evidence) if flipped else Answer(None, ())
-        elif not touched and u < self.error_off_topic:
-            sents = sentences(text)
-            pick = sents[int(unit(self.seed, "answer-which", text, question) * len(sents))] if sents else ""
-            verdict = Answer("Yes", (pick,) if pick else ())
-        return Output(verdict)
-
-    def summary(self, text: str) -> Output:
-        self._wait(2.0)
-        sents = sentences(text)
-        if not sents:
-            return Output("")
-        scored = []
-        for i, s in enumerate(sents):
-            topics = sum(1 for t in TOPICS if t.touches.search(s))
-            dish = 1 if re.search(r"\b(loved|excellent|best|try|worth)\b", s, re.I) else 0
-            scored.append((topics * 2 + dish, -i, s))
-        best = [s for _, _, s in sorted(scored, reverse=True)[:3]]
-        best.sort(key=sents.index)
-        return Output("Reviewers say: " + " ".join(best))
-
-    # SPINACH (lecture 8): the expert procedure of engines.spinach.sim_policy; None = its defaults
-    policy_params = None
-
-    def policy(self, question: str, history: Sequence[PolicyStep], sample: int = 0) -> Output:
-        self._wait()
-        from engines.spinach import sim_policy
-
-        return Output(sim_policy.decide(question, history, seed=self.seed, sample=sample, params=self.policy_params))
-
-    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> Output:
-        self._wait(0.5)
-        if results is None:
-            if sim_courses.is_course_schema(schema) or sim_courses.course_dialogue(history):
-                return Output(sim_courses.direct(utterance))
-            return Output(self._direct(utterance))
-        if sim_courses.is_course_result(results):
-            return Output(sim_courses.reply(utterance, results))
-        return Output(self._reply(utterance, results, suql=sim_parser.suql_schema(schema)))
-
-    # HybridQA (lecture 7 §6): the zero-shot parser and the short answer of engines.llm.sim_hybrid;
-    # None = its default mistake rates (sim_hybrid.HybridRates)
-    hybrid_params = None
-    misread_rate = sim_reader.MISREAD_RATE  # a value read from a passage is another of its kind
-
-    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> Output:
-        self._wait()
-        return Output(sim_hybrid.parse(question, schema, failed, seed=self.seed, rates=self.hybrid_params))
-
-    def prune_entry(self, question: str, entry: str) -> Output:
-        """The simulated policy reads this world's short pages whole: every line is kept."""
-        return Output(tuple(range(len(entry.splitlines()))))
-
-    def short_answer(self, question: str, results: Results) -> Output:
-        self._wait(0.3)
-        return Output(sim_hybrid.short_answer(question, results, seed=self.seed, rates=self.hybrid_params))
-
-    def _read_passage(self, text: str, question: str) -> Answer | None:
-        """A question asking for what a passage states (a date, a place, an event, or a yes/no on
-        one): the careful reading of sim_reader, then the seeded mistakes — a value misread as
-        another of its kind in the text (a different date, 6%), a yes/no flipped (a "Yes" at the
-        on-topic rate; a "No", where the text states another value, at the off-topic rate).
-        None for other questions."""
-        reading = sim_reader.read(text, question)
-        if reading is None:
-            return None
-        verdict, others = reading
-        u = unit(self.seed, "answer", text, question)
-        if verdict.value in ("Yes", "No"):
-            # "Yes": the text states what was asked (on topic); "No": it states something else
-            if u < (self.error_on_topic if verdict.value == "Yes" else self.error_off_topic):
-                return Answer("No" if verdict.value == "Yes" else "Yes", verdict.evidence)
-            return verdict
-        if verdict.value is not None and u < self.misread_rate:
-            if not others:
-                return Answer(None)
-            pick = others[int(unit(self.seed, "answer-which", text, question) * len(others))]
-            return Answer(pick, verdict.evidence)
-        return verdict
-
-    # --- reading a text ----------------------------------------------------------------
+    def configured(self, **changes: Any) -> "SimBackend":
+        """A copy of this backend with some parameters changed (``seed=…``, ``hybrid_params=…``)."""
+        params = {
+            "seed": self.seed, "latency_s": self.latency_s, "error_on_topic": self.error_on_topic,
+            "error_off_topic": self.error_off_topic, "parse_drop_rate": self.parse_drop_rate,
+            "misread_rate": self.misread_rate, "hybrid_params": self.hybrid_params,
+            "policy_params": self.policy_params, "sleep": self._sleep,
+        }
+        unknown = set(changes) - set(params)
+        if unknown:
+            raise TypeError(f"SimBackend has no parameter {', '.join(sorted(unknown))}")
+        params.update(changes)
+        return SimBackend(**params)
 
     @staticmethod
-    def understands(question: str) -> bool:
-        """Whether this reader can answer the question as asked: any extraction question (its value
-        is a sentence of the text), and a yes/no question only on a topic of its lexicon or a
-        dish it knows ("does it serve pasta?")."""
-        if not is_yes_no(question):
-            return True
-        q = question.lower()
-        return any(t.question.search(q) for t in TOPICS) or _dish_words(q) is not None
+    def _read(text: str, question: str) -> Answer:
+        """The verdict of a careful reader, before any seeded mistake (see :func:`simulate_answer`)."""
+        return _read(text, question)
 
-    def _read(self, text: str, question: str) -> Answer:
-        """The verdict of a careful reader, before any seeded mistake."""
-        sents = sentences(text)
-        q = question.lower()
-        for topic in TOPICS:
-            if topic.question.search(q):
-                hits = [s for s in sents if topic.touches.search(s)]
-                if not hits:
-                    return Answer(None)
-                neg = [s for s in hits if topic.negative.search(s)]
-                pos = [s for s in hits if s not in neg]
-                asks_negative = bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
-                if pos:
-                    return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
-                return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
-        # "does it serve X?" with a little common sense about dishes
-        words = _dish_words(q)
-        if words is not None:
-            hits = [s for s in sents if any(re.search(rf"\b{re.escape(w)}", s, re.I) for w in words)]
-            said = [s for s in hits if not _DENIED.search(s)]  # "no pasta here" does not say it serves pasta
-            return Answer("Yes", tuple(said[:2])) if said else Answer(None)
-        if is_yes_no(question):  # a yes/no question off the lexicon: never a sentence for a verdict
-            return Answer(None)
-        # An extraction question: the sentence that shares most content words with the question.
-        content = {w for w in re.findall(r"[a-z]{4,}", q) if w not in _STOP}
-        best = max(sents, key=lambda s: len(content & set(re.findall(r"[a-z]{4,}", s.lower()))), default="")
-        if best and content & set(re.findall(r"[a-z]{4,}", best.lower())):
-            return Answer(best, (best,))
+    def run(self, task: Task, input: Any) -> Output:
+        """The task's simulated answer, after the simulated latency of the task."""
+        if self.latency_s > 0 and task.sim_latency > 0:
+            self._sleep(self.latency_s * task.sim_latency)
+        return Output(task.simulate(self, input))
+
+
+# --- the simulated implementations the agents' tasks call ------------------------------------
+
+
+def classify_values(value: str, candidates: Sequence[str]) -> tuple[str, ...]:
+    """classify(): the candidates a value means, with the common sense (and biases) of CUISINE_SENSE."""
+    v = value.strip().lower()
+    by_lower = {c.lower(): c for c in candidates}
+    chosen: list[str] = []
+    if v in by_lower:
+        chosen.append(by_lower[v])
+    for meant in CUISINE_SENSE.get(v, ()):
+        if meant.lower() in by_lower and by_lower[meant.lower()] not in chosen:
+            chosen.append(by_lower[meant.lower()])
+    if not chosen:
+        # A value that names a candidate word for word ("pizza" -> "pizza", "greek" -> "greek").
+        stem = v.rstrip("s")
+        for c in candidates:
+            words = re.findall(r"[a-z]+", c.lower())
+            if stem and any(w.rstrip("s") == stem for w in words):
+                chosen.append(c)
+    return tuple(chosen)
+
+
+def simulate_answer(sim: SimBackend, text: str, question: str) -> Answer:
+    """answer(): a careful reading, then the seeded mistakes of ``sim``."""
+    passage = _read_passage(sim, text, question)
+    if passage is not None:
+        return passage
+    if not understands(question):
+        # a yes/no question about something the lexicon does not cover: the reader cannot
+        # tell, and says so (no value taken from a word it does not understand, no seeded Yes)
         return Answer(None)
+    verdict = _read(text, question)
+    u = unit(sim.seed, "answer", text, question)
+    touched = verdict.value is not None
+    if touched and u < sim.error_on_topic:
+        flipped = {"Yes": "No", "No": "Yes"}.get(verdict.value or "", None)
+        verdict = Answer(flipped, verdict.evidence) if flipped else Answer(None, ())
+    elif not touched and u < sim.error_off_topic:
+        sents = sentences(text)
+        pick = sents[int(unit(sim.seed, "answer-which", text, question) * len(sents))] if sents else ""
+        verdict = Answer("Yes", (pick,) if pick else ())
+    return verdict
 
-    # --- replies -----------------------------------------------------------------------
 
-    def _direct(self, utterance: str) -> str:
-        low = utterance.strip().lower()
-        if re.match(r"^(thanks|thank you|thx|great,? thanks)", low):
-            return "You're welcome! Ask me about restaurants any time."
-        if re.match(r"^(hi|hello|hey)\b", low):
-            return "Hello! Ask me about the restaurants in Palo Alto, Mountain View, Menlo Park, Sunnyvale and San Francisco."
-        if re.match(r"^(bye|goodbye|good night)\b", low):
-            return "Goodbye!"
-        for term, text in GLOSSARY.items():
-            if re.search(rf"\b{re.escape(term)}\b", low):
-                return text
-        return "I can answer questions about the restaurants in the database; I don't have a good answer to that one."
+def simulate_summary(text: str) -> str:
+    """summary(): the sentences that touch most topics (and praise a dish), in text order."""
+    sents = sentences(text)
+    if not sents:
+        return ""
+    scored = []
+    for i, s in enumerate(sents):
+        topics = sum(1 for t in TOPICS if t.touches.search(s))
+        dish = 1 if re.search(r"\b(loved|excellent|best|try|worth)\b", s, re.I) else 0
+        scored.append((topics * 2 + dish, -i, s))
+    best = [s for _, _, s in sorted(scored, reverse=True)[:3]]
+    best.sort(key=sents.index)
+    return "Reviewers say: " + " ".join(best)
 
-    def _reply(self, utterance: str, results: Results, *, suql: bool = False) -> str:
-        lead = results.readback.rstrip(".")
-        ignored = sorted(w for w in {m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)}
-                         if not _searched(w, results.readback))
-        listed = ", ".join(repr(w) for w in ignored)
-        if not ignored:
-            note = ""
-        elif suql:  # the reviews could have been asked: the query simply has no condition for it
-            note = f" Note: the search has no condition for {listed}, so that part of your request was not searched."
-        else:
-            note = f" Note: the database has no column for {listed}, so that part of your request was not searched."
-        if results.total == 0:
-            # which condition emptied the search is what the agent found by running it without each;
-            # the reply never guesses one from the read-back's words
-            hint = f" {results.why_empty}" if results.why_empty else " Would you like me to relax one of its conditions?"
-            return f"{lead}, and found no results.{hint}{note}"
-        cols = results.columns
-        if len(cols) == 1 and results.total == 1 and re.match(r"(?i)count", cols[0]):
-            return f"{lead}: the count is {results.rows[0][0]}.{note}"
-        items = [_describe(cols, row) for row in results.rows[:5]]
-        more = results.total - len(items)
-        listing = "; ".join(items) + (f"; and {more} more" if more > 0 else "")
-        found = "1 result" if results.total == 1 else f"{results.total} results"
-        return f"{lead}, and found {found}: {listing}.{note}"
+
+def _read_passage(sim: SimBackend, text: str, question: str) -> Answer | None:
+    """A question asking for what a passage states (a date, a place, an event, or a yes/no on
+    one): the careful reading of sim_reader, then the seeded mistakes — a value misread as
+    another of its kind in the text (a different date, 6%), a yes/no flipped (a "Yes" at the
+    on-topic rate; a "No", where the text states another value, at the off-topic rate).
+    None for other questions."""
+    reading = sim_reader.read(text, question)
+    if reading is None:
+        return None
+    verdict, others = reading
+    u = unit(sim.seed, "answer", text, question)
+    if verdict.value in ("Yes", "No"):
+        # "Yes": the text states what was asked (on topic); "No": it states something else
+        if u < (sim.error_on_topic if verdict.value == "Yes" else sim.error_off_topic):
+            return Answer("No" if verdict.value == "Yes" else "Yes", verdict.evidence)
+        return verdict
+    if verdict.value is not None and u < sim.misread_rate:
+        if not others:
+            return Answer(None)
+        pick = others[int(unit(sim.seed, "answer-which", text, question) * len(others))]
+        return Answer(pick, verdict.evidence)
+    return verdict
+
+
+# --- reading a text ----------------------------------------------------------------
+
+
+def understands(question: str) -> bool:
+    """Whether this reader can answer the question as asked: any extraction question (its value
+    is a sentence of the text), and a yes/no question only on a topic of its lexicon or a
+    dish it knows ("does it serve pasta?")."""
+    if not is_yes_no(question):
+        return True
+    q = question.lower()
+    return any(t.question.search(q) for t in TOPICS) or _dish_words(q) is not None
+
+
+def _read(text: str, question: str) -> Answer:
+    """The verdict of a careful reader, before any seeded mistake."""
+    sents = sentences(text)
+    q = question.lower()
+    for topic in TOPICS:
+        if topic.question.search(q):
+            hits = [s for s in sents if topic.touches.search(s)]
+            if not hits:
+                return Answer(None)
+            neg = [s for s in hits if topic.negative.search(s)]
+            pos = [s for s in hits if s not in neg]
+            asks_negative = bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
+            if pos:
+                return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
+            return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
+    # "does it serve X?" with a little common sense about dishes
+    words = _dish_words(q)
+    if words is not None:
+        hits = [s for s in sents if any(re.search(rf"\b{re.escape(w)}", s, re.I) for w in words)]
+        said = [s for s in hits if not _DENIED.search(s)]  # "no pasta here" does not say it serves pasta
+        return Answer("Yes", tuple(said[:2])) if said else Answer(None)
+    if is_yes_no(question):  # a yes/no question off the lexicon: never a sentence for a verdict
+        return Answer(None)
+    # An extraction question: the sentence that shares most content words with the question.
+    content = {w for w in re.findall(r"[a-z]{4,}", q) if w not in _STOP}
+    best = max(sents, key=lambda s: len(content & set(re.findall(r"[a-z]{4,}", s.lower()))), default="")
+    if best and content & set(re.findall(r"[a-z]{4,}", best.lower())):
+        return Answer(best, (best,))
+    return Answer(None)
+
+
+# --- replies -----------------------------------------------------------------------
+
+
+def direct_reply(utterance: str) -> str:
+    low = utterance.strip().lower()
+    if re.match(r"^(thanks|thank you|thx|great,? thanks)", low):
+        return "You're welcome! Ask me about restaurants any time."
+    if re.match(r"^(hi|hello|hey)\b", low):
+        return "Hello! Ask me about the restaurants in Palo Alto, Mountain View, Menlo Park, Sunnyvale and San Francisco."
+    if re.match(r"^(bye|goodbye|good night)\b", low):
+        return "Goodbye!"
+    for term, text in GLOSSARY.items():
+        if re.search(rf"\b{re.escape(term)}\b", low):
+            return text
+    return "I can answer questions about the restaurants in the database; I don't have a good answer to that one."
+
+
+def results_reply(utterance: str, results: Results, *, suql: bool = False) -> str:
+    lead = results.readback.rstrip(".")
+    ignored = sorted(w for w in {m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)}
+                     if not _searched(w, results.readback))
+    listed = ", ".join(repr(w) for w in ignored)
+    if not ignored:
+        note = ""
+    elif suql:  # the reviews could have been asked: the query simply has no condition for it
+        note = f" Note: the search has no condition for {listed}, so that part of your request was not searched."
+    else:
+        note = f" Note: the database has no column for {listed}, so that part of your request was not searched."
+    if results.total == 0:
+        # which condition emptied the search is what the agent found by running it without each;
+        # the reply never guesses one from the read-back's words
+        hint = f" {results.why_empty}" if results.why_empty else " Would you like me to relax one of its conditions?"
+        return f"{lead}, and found no results.{hint}{note}"
+    cols = results.columns
+    if len(cols) == 1 and results.total == 1 and re.match(r"(?i)count", cols[0]):
+        return f"{lead}: the count is {results.rows[0][0]}.{note}"
+    items = [_describe(cols, row) for row in results.rows[:5]]
+    more = results.total - len(items)
+    listing = "; ".join(items) + (f"; and {more} more" if more > 0 else "")
+    found = "1 result" if results.total == 1 else f"{results.total} results"
+    return f"{lead}, and found {found}: {listing}.{note}"
 
 
 def _searched(word: str, readback: str) -> bool:

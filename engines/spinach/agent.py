@@ -36,6 +36,7 @@ from engines.errors import Cancelled, EngineError
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint, QueryResult
 from engines.llm.client import LLM
+from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
 from engines.spinach.tools import Tools
 from engines.spinach.trajectory import ACTIONS, Step, Trajectory
@@ -64,7 +65,7 @@ class SpinachAgent:
     def _pruned(llm: LLM, question: str, page: str) -> str:
         """The page cut to the question; the whole page when the pruning call fails."""
         try:
-            return llm.prune_entry(question, page) or page
+            return kept_page(page, llm.run(PRUNE_ENTRY, PruneInput(question, page))) or page
         except Cancelled:
             raise
         except EngineError:
@@ -94,7 +95,7 @@ class SpinachAgent:
                 finish = "budget"
                 break
             try:
-                action = llm.policy(question, [s.as_policy_step() for s in state], sample=rollbacks)
+                action = llm.run(POLICY, PolicyInput(question, tuple(s.as_policy_step() for s in state), rollbacks))
             except Cancelled:
                 finish = "cancelled"
                 break

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from engines.llm.protocol import PolicyAction, PolicyStep
+from engines.spinach.tasks import PolicyAction, PolicyStep
 from engines.llm.seeded import unit
 
 P_MEMORY: Mapping[str, float] = {

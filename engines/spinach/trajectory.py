@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from engines.errors import EngineError
-from engines.llm.protocol import PolicyStep
+from engines.spinach.tasks import PolicyStep
 
 ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
 FORMAT = "cs224v-spinach-trajectory/1"

@@ -35,6 +35,7 @@ from engines.events import (
 )
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
+from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 from engines.sql.classify import Classifier, EnumSpec
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
@@ -159,13 +160,13 @@ class TextToSQLAgent:
 
         llm = self.llm.bind(listen, cancel)
         emit(TurnStarted(utterance, len(self.history) + 1))
-        routed = llm.route(utterance, self.history, self.schema)
+        routed = llm.run(ROUTE, Dialogue(utterance, tuple(self.history), self.schema))
         emit(InputClassified(routed.needs_database, routed.reason))
         if not routed.needs_database:
-            reply = llm.respond(utterance, self.history, None, self.schema)
+            reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), None, self.schema))
             return self._finish(emit, calls, TurnResult(utterance, False, routed.reason, reply), sql=None)
 
-        parsed = llm.parse(utterance, self.history, self.schema)
+        parsed = llm.run(PARSE, Dialogue(utterance, tuple(self.history), self.schema))
         emit(QueryParsed(parsed))
         sql = parsed  # what failed, if something does: the parse, or the rewritten statement
         try:
@@ -190,7 +191,7 @@ class TextToSQLAgent:
         emptied = self.explain_empty(rewritten, listen, cancel) if not result.rows and self.diagnose_empty else None
         shown = Results(sentence, result.columns, result.rows[:REPLY_ROWS], len(result.rows),
                         why_empty=emptied.sentence if emptied is not None else None)
-        reply = llm.respond(utterance, self.history, shown, self.schema)
+        reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
         turn = TurnResult(
             utterance, True, routed.reason, reply, parsed_sql=parsed, sql=sql, readback=sentence,
             columns=result.columns, rows=result.rows, truncated=result.truncated, to_verify=result.to_verify,

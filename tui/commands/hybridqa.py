@@ -101,20 +101,21 @@ def _tables(settings, args: argparse.Namespace) -> int:
 
 def _open(settings, args: argparse.Namespace):
     from engines.hybridqa.session import open_hybridqa
+    from engines.llm.client import llm_from_settings
 
-    if args.real is not None:
-        session = open_hybridqa(settings, source="real", directory=Path(args.real) if args.real else None)
-    else:
-        from worlds.hybridqa import N_TABLES
-
-        session = open_hybridqa(settings, seed=args.world_seed, n_tables=min(args.limit, N_TABLES) if args.limit else None)
-    if args.format_rate is not None:
+    sim_params = {}
+    if args.format_rate is not None:  # a rate of the simulated LLM, given at construction
         from dataclasses import replace
 
         from engines.llm.sim_hybrid import DEFAULT_RATES
 
-        session.llm.backend.hybrid_params = replace(DEFAULT_RATES, format_rate=args.format_rate)
-    return session
+        sim_params["hybrid_params"] = replace(DEFAULT_RATES, format_rate=args.format_rate)
+    llm = llm_from_settings(settings, **sim_params)
+    if args.real is not None:
+        return open_hybridqa(settings, source="real", directory=Path(args.real) if args.real else None, llm=llm)
+    from worlds.hybridqa import N_TABLES
+
+    return open_hybridqa(settings, seed=args.world_seed, n_tables=min(args.limit, N_TABLES) if args.limit else None, llm=llm)
 
 
 def _run(settings, args: argparse.Namespace) -> int:

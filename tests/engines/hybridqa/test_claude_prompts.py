@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from engines.errors import LLMError
-from engines.llm.claude import _parse_short_answer, render_prompt
+from engines.hybridqa.tasks import read_short_answer as _parse_short_answer
+from engines.llm.claude import render_prompt
 from engines.llm.protocol import Results
 
 

@@ -16,7 +16,8 @@ from anthropic import _base_client
 from engines.errors import ConfigurationError, LLMError
 from engines.llm import claude
 from engines.llm.claude import ClaudeBackend, extract_json_object, make_claude_backend, render_prompt
-from engines.llm.protocol import FUNCTIONS, Answer, Backend, Output, Results, Routed, Turn, Usage, backend_id
+from engines.llm.prompting import FUNCTIONS
+from engines.llm.protocol import Answer, Backend, Output, Results, Routed, Turn, Usage, backend_id
 from engines.settings import Settings
 
 # The HTTP library the installed SDK talks through: anthropic 2.x uses the ``httpx2`` fork and

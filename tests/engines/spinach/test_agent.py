@@ -9,7 +9,8 @@ import pytest
 from engines.events import CallFinished, CallStarted, Event
 from engines.kg import Endpoint
 from engines.llm.client import LLM
-from engines.llm.protocol import Output, PolicyAction, PolicyStep
+from engines.llm.protocol import Output
+from engines.spinach.tasks import PolicyAction, PolicyStep
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
 from worlds import kg as K

@@ -10,7 +10,8 @@ from engines.events import CallFinished, CallStarted
 from engines.llm import claude
 from engines.llm.claude import render_prompt
 from engines.llm.client import LLM
-from engines.llm.protocol import PolicyAction, PolicyStep
+from engines.spinach.tasks import PolicyAction, PolicyStep
+from engines.spinach.tasks import policy_steps as _policy_steps
 from engines.llm.sim import SimBackend
 from tests.engines.llm.test_claude import FakeAPI, backend, message
 
@@ -39,13 +40,13 @@ def test_sim_backend_policy_is_the_sim_policy():
 
 
 def test_policy_prompt_shows_the_state_as_spinach_does():
-    steps, omitted = claude._policy_steps(HISTORY)
+    steps, omitted = _policy_steps(HISTORY)
     prompt = render_prompt("policy", question="How high?", steps=steps, omitted=omitted)
     assert '"How high?"' in prompt and "execute_sparql(SELECT ?m WHERE { ?m wdt:P31 wd:Q1007 })" in prompt
     assert "province of Kestavia" not in prompt  # an older search: observation hidden
     assert "large natural elevation" in prompt and "[1 row x 1 column]" in prompt
     long = [HISTORY[0]] * 14
-    steps, omitted = claude._policy_steps(long)
+    steps, omitted = _policy_steps(long)
     assert omitted == 4 and len(steps) == 10
 
 

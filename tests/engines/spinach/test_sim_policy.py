@@ -75,7 +75,7 @@ def test_deterministic_and_resampled(qsets):
     first = decide(q, [], seed=1)
     assert first.action_name == "search_wikidata"
     # after a rollback the same state is sampled again with another draw: somewhere the action differs
-    from engines.llm.protocol import PolicyStep
+    from engines.spinach.tasks import PolicyStep
     h = [PolicyStep(first.thought, first.action_name, first.action_argument, "musician (Q1014): person who plays or composes music")]
     outs = {decide(q, h, seed=1, sample=s) for s in range(40)}
     assert len(outs) > 1

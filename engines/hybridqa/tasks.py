@@ -1,0 +1,64 @@
+"""HybridQA's LLM tasks (lecture 7 §6): the zero-shot parse and the one short answer.
+
+``hybrid_parse``: one question + one table's schema (and the earlier attempts that returned
+nothing, so a retry writes another query) -> one SUQL query.  ``short_answer``: the question + the
+rows a query returned -> one short answer ("" when the rows hold none); a per-row call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engines.llm import sim_hybrid
+from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS
+from engines.llm.protocol import Results
+from engines.llm.replies import UNKNOWN_WORDS, extract_json_object, malformed, read_sql
+from engines.llm.task import Task
+
+
+@dataclass(frozen=True)
+class ParseInput:
+    question: str
+    schema: str
+    failed: tuple[str, ...] = ()  # earlier attempts that returned nothing
+
+
+@dataclass(frozen=True)
+class ShortAnswerInput:
+    question: str
+    results: Results
+
+
+def read_short_answer(text: str) -> str:
+    """``{"answer": str | null}`` -> the answer ("" for null or a word for unknown)."""
+    obj = extract_json_object(text, "short_answer")
+    if "answer" not in obj:
+        raise malformed("short_answer", 'has no "answer"', text)
+    value = obj["answer"]
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else ""
+    value = str(value).strip().strip('"').strip()
+    return "" if value.casefold() in UNKNOWN_WORDS else value
+
+
+HYBRID_PARSE: Task[ParseInput, str] = Task(
+    name="hybrid_parse", input=ParseInput, output=str, template="hybrid_parse", max_tokens=MAX_TOKENS["hybrid_parse"],
+    context=lambda i: {"question": i.question, "schema": i.schema, "failed": list(i.failed)},
+    read=lambda text, _i: read_sql("parse", text),
+    simulate=lambda b, i: sim_hybrid.parse(i.question, i.schema, i.failed, seed=b.seed, rates=b.hybrid_params),
+    describe=lambda i: i.question + (f" (attempt {len(i.failed) + 1})" if i.failed else ""),
+    legacy_args=lambda i: (i.question, i.schema, i.failed),
+)
+
+SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
+    name="short_answer", input=ShortAnswerInput, output=str, template="short_answer", role="row",
+    max_tokens=MAX_TOKENS["short_answer"],
+    context=lambda i: {"question": i.question, "results": i.results, "rows": i.results.rows[:MAX_ROWS_SHOWN]},
+    read=lambda text, _i: read_short_answer(text),
+    simulate=lambda b, i: sim_hybrid.short_answer(i.question, i.results, seed=b.seed, rates=b.hybrid_params),
+    sim_latency=0.3,
+    describe=lambda i: f"{i.question} ({i.results.total} row{'s' if i.results.total != 1 else ''})",
+    show=lambda _i, v: v or "(no answer)",
+    legacy_args=lambda i: (i.question, i.results),
+)

@@ -1,0 +1,81 @@
+"""Reading a real model's reply: the JSON object in it, and the errors for a reply that cannot be used.
+
+Each task's ``read`` (in its agent package) turns the object into its value with these helpers; a
+reply that cannot be used is a :class:`~engines.errors.ReplyError` naming the function and quoting
+an excerpt of the reply.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engines.errors import ReplyError
+
+#: Longest excerpt of a malformed reply quoted in an error message.
+EXCERPT_CHARS = 160
+
+#: Words a model writes for "the text does not say".
+UNKNOWN_WORDS = frozenset({"", "unknown", "null", "none given", "not stated", "n/a"})
+
+_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+def excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= EXCERPT_CHARS else flat[: EXCERPT_CHARS - 1] + "…")
+
+
+def extract_json_object(text: str, function: str) -> dict[str, Any]:
+    """The JSON object in a model reply.
+
+    Accepts a bare object, an object in a fenced code block (```json ... ```), or an object with
+    prose around it.  Anything else raises :class:`ReplyError` naming ``function`` and quoting an
+    excerpt of the reply.
+    """
+    stripped = text.strip()
+    candidates = [stripped] + [m.group(1).strip() for m in _FENCE.finditer(stripped)]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    # An object somewhere inside prose: try each opening brace in turn.
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _end = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ReplyError(f"Claude's {function}() reply is not the JSON object asked for: {excerpt(text)}")
+
+
+def malformed(function: str, problem: str, text: str) -> ReplyError:
+    return ReplyError(f"Claude's {function}() reply {problem}: {excerpt(text)}")
+
+
+def normalise_for_match(text: str) -> str:
+    """Case, whitespace and quote-style insensitive form, to check evidence is verbatim."""
+    text = text.translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'}))
+    return " ".join(text.split()).casefold()
+
+
+def read_text(function: str, text: str) -> str:
+    """A plain-text reply (a summary, a reply to the user)."""
+    stripped = text.strip()
+    if not stripped:
+        raise ReplyError(f"Claude's {function}() reply is empty.")
+    return stripped
+
+
+def read_sql(function: str, text: str) -> str:
+    """``{"sql": str}`` -> the statement, without a trailing semicolon."""
+    obj = extract_json_object(text, function)
+    sql = obj.get("sql")
+    if not isinstance(sql, str) or not sql.strip():
+        raise malformed(function, 'has no "sql" string', text)
+    return sql.strip().rstrip(";").strip()

@@ -1,0 +1,71 @@
+"""A *task*: one kind of LLM call, described once, in the package of the agent that makes it.
+
+The LLM layer knows no agent.  An agent package (engines/sql, engines/suql, engines/hybridqa,
+engines/spinach) defines its tasks as :class:`Task` values; the client
+(:meth:`engines.llm.client.LLM.run`) runs any task with the call events, the answer cache,
+cancellation, usage and the fallback for an unusable reply kept in that one place, and a backend
+(:class:`engines.llm.protocol.Backend`) answers any task:
+
+* the simulated backend calls the task's ``simulate`` with itself (its seed and rates) and the
+  input -- the simulator is registered with the task, in the agent package;
+* a real backend renders ``template`` (a jinja2 file in ``prompts_dir``, or in
+  ``engines/llm/prompts``) with ``context(input)``, sends it to the model of the task's ``role``,
+  and turns the reply's text into the value with ``read(text, input)``.
+
+Adding an LLM task is therefore one ``Task`` (and its template) in the agent's package.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Generic, Literal, TypeVar
+
+I = TypeVar("I")  # the input: a frozen dataclass of what the model is shown
+O = TypeVar("O")  # the value the task returns
+
+Role = Literal["planner", "row"]
+
+
+def _no_evidence(_value: Any) -> tuple[str, ...]:
+    return ()
+
+
+def _as_text(_input: Any, value: Any) -> str:
+    return str(value)
+
+
+@dataclass(frozen=True, eq=False)
+class Task(Generic[I, O]):
+    """One kind of LLM call.  See the module docstring."""
+
+    name: str  # the function name shown in events and counted ("answer"); part of cache keys
+    input: type  # the input's type (a frozen dataclass)
+    output: type  # the value's type
+    template: str  # the prompt template, without ``.j2``
+    context: Callable[[Any], dict[str, Any]]  # input -> the template's variables
+    read: Callable[[str, Any], Any]  # (reply text, input) -> value; raises ReplyError when unusable
+    simulate: Callable[[Any, Any], Any]  # (the simulated backend, input) -> value
+    describe: Callable[[Any], str]  # input -> the one line a CallStarted shows
+    show: Callable[[Any, Any], str] = _as_text  # (input, value) -> the one line a CallFinished shows
+    evidence: Callable[[Any], tuple[str, ...]] = _no_evidence  # value -> the sentences it relied on
+    role: Role = "planner"  # which model answers it: the planner's, or the per-row one
+    max_tokens: int = 1024
+    sim_latency: float = 1.0  # the simulated backend waits latency_s times this
+    prompts_dir: Path | None = None  # where ``template`` lives, if not in engines/llm/prompts
+    # the answer cache: input -> (text, question) key parts; encode/decode the value as JSON
+    cache_key: Callable[[Any], tuple[str, str]] | None = None
+    encode: Callable[[Any], dict] | None = None
+    decode: Callable[[dict], Any] | None = None
+    # the value when the backend's reply cannot be used (a ReplyError): the call is reported failed and
+    # nothing is cached; without it the ReplyError reaches the caller
+    fallback: Callable[[Any], Any] | None = None
+    # the per-function protocol of backends written before tasks (test doubles): the method name and
+    # its positional arguments for an input
+    legacy_args: Callable[[Any], tuple[Any, ...]] | None = None
+
+    @property
+    def cached(self) -> bool:
+        return self.cache_key is not None and self.encode is not None and self.decode is not None
+
+    def __repr__(self) -> str:
+        return f"Task({self.name!r})"

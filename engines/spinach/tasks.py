@@ -1,0 +1,143 @@
+"""SPINACH's LLM tasks (lecture 8 §3.4): the policy step and the pruning of an entity page.
+
+``policy``: the question and the whole thought / action / observation history -> the next thought
+and action (never cached: the policy samples at temperature 1; ``sample`` draws another action
+after a rollback).  ``prune_entry``: an entity page -> the lines that bear on the question.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from engines.llm.prompting import MAX_TOKENS
+from engines.llm.replies import extract_json_object, malformed
+from engines.llm.task import Task
+
+
+@dataclass(frozen=True)
+class PolicyAction:
+    """One SPINACH step as the policy writes it: a thought and an action with its one argument.
+
+    ``action_name`` is one of ``search_wikidata``, ``get_wikidata_entry``,
+    ``get_property_examples``, ``execute_sparql``, ``stop``.
+    """
+
+    thought: str
+    action_name: str
+    action_argument: str = ""
+
+
+@dataclass(frozen=True)
+class PolicyStep:
+    """A step of the history the policy is shown: what it did and what it observed."""
+
+    thought: str
+    action_name: str
+    action_argument: str
+    observation: str
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    question: str
+    history: tuple[PolicyStep, ...]
+    sample: int = 0  # how many rollbacks came before: the sim draws another action for another sample
+
+
+@dataclass(frozen=True)
+class PruneInput:
+    question: str
+    entry: str  # the entity page, one fact a line
+
+
+POLICY_ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
+#: SPINACH shows the policy its last 10 steps, and search / entity-page observations only for the last two.
+POLICY_STEPS_SHOWN = 10
+
+
+def policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], int]:
+    """The steps the policy prompt shows, and how many earlier ones it leaves out."""
+    shown = list(history)[-POLICY_STEPS_SHOWN:]
+    steps = []
+    for i, step in enumerate(shown):
+        bulky = step.action_name in ("get_wikidata_entry", "search_wikidata") and i < len(shown) - 2
+        steps.append({
+            "thought": step.thought,
+            "action_name": step.action_name,
+            "action_argument": step.action_argument,
+            "observation": step.observation,
+            "show_observation": not bulky and step.action_name != "stop",
+        })
+    return steps, len(history) - len(shown)
+
+
+def read_policy_action(text: str) -> PolicyAction:
+    obj = extract_json_object(text, "policy")
+    name = obj.get("action_name")
+    if not isinstance(name, str) or not name.strip():
+        raise malformed("policy", 'has no "action_name"', text)
+    name = name.strip().removesuffix("()")
+    if name not in POLICY_ACTIONS:
+        raise malformed("policy", f"names an unknown action {name!r}", text)
+    argument = obj.get("action_argument", "")
+    if argument is None:
+        argument = ""
+    if not isinstance(argument, str):
+        argument = json.dumps(argument, ensure_ascii=False)
+    if name == "execute_sparql" and not argument.strip():
+        raise malformed("policy", "asks to execute_sparql with no query", text)
+    thought = obj.get("thought", "")
+    return PolicyAction(str(thought).strip() if thought is not None else "", name, argument.strip())
+
+
+def read_kept_lines(text: str, count: int) -> tuple[int, ...]:
+    """``{"keep": [line numbers]}`` -> the valid numbers, in page order; the first two lines
+    (label, description) are always kept."""
+    obj = extract_json_object(text, "prune_entry")
+    keep = obj.get("keep")
+    if not isinstance(keep, list):
+        raise malformed("prune_entry", 'has no "keep" list', text)
+    chosen = {int(k) for k in keep if isinstance(k, (int, float, str)) and str(k).strip().lstrip("-").isdigit()}
+    chosen |= {0, 1}
+    return tuple(sorted(k for k in chosen if 0 <= k < count))
+
+
+def kept_page(entry: str, keep: Sequence[int]) -> str:
+    """The entity page with only the kept lines."""
+    lines = entry.splitlines()
+    return "\n".join(lines[i] for i in keep if 0 <= i < len(lines))
+
+
+def _policy_context(i: PolicyInput) -> dict[str, Any]:
+    # ``sample`` needs no use here: a real model samples at its default temperature 1.0, so a
+    # retry after a rollback draws a new action by itself.
+    steps, omitted = policy_steps(i.history)
+    return {"question": i.question, "steps": steps, "omitted": omitted}
+
+
+def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
+    from engines.spinach import sim_policy  # it imports this module's types
+
+    return sim_policy.decide(i.question, i.history, seed=b.seed, sample=i.sample, params=b.policy_params)
+
+
+POLICY: Task[PolicyInput, PolicyAction] = Task(
+    name="policy", input=PolicyInput, output=PolicyAction, template="policy", max_tokens=MAX_TOKENS["policy"],
+    context=_policy_context, read=lambda text, _i: read_policy_action(text), simulate=_sim_policy,
+    describe=lambda i: f"step {len(i.history) + 1}: {i.question}",
+    show=lambda _i, a: f"{a.action_name}({a.action_argument})",
+    evidence=lambda a: (a.thought,) if a.thought else (),
+    legacy_args=lambda i: (i.question, i.history, i.sample),
+)
+
+PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
+    name="prune_entry", input=PruneInput, output=tuple, template="prune_entry", max_tokens=MAX_TOKENS["prune_entry"],
+    context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines()))},
+    read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
+    # the simulated policy reads this world's short pages whole: every line is kept
+    simulate=lambda b, i: tuple(range(len(i.entry.splitlines()))), sim_latency=0.0,
+    describe=lambda i: i.question,
+    show=lambda i, keep: f"kept {len(keep)} of {len(i.entry.splitlines())} lines",
+    legacy_args=lambda i: (i.question, i.entry),
+)

@@ -1,0 +1,152 @@
+"""The Text-to-SQL agent's LLM tasks (lecture 6): route, parse, classify, respond.
+
+Each :class:`~engines.llm.task.Task` carries its prompt, how a real model's reply is read, and its
+simulated implementation (the sim's restaurant and course readers).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from engines.llm import sim, sim_courses, sim_parser
+from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS, recent
+from engines.llm.protocol import Results, Routed, Turn
+from engines.llm.replies import extract_json_object, malformed, read_sql, read_text
+from engines.llm.task import Task
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """A turn to route or parse: the utterance, the dialogue before it, the database's schema."""
+
+    utterance: str
+    history: tuple[Turn, ...]
+    schema: str
+
+
+@dataclass(frozen=True)
+class ClassifyInput:
+    """A value the user said, the enum field it is for, and every value of that field."""
+
+    value: str
+    field: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RespondInput:
+    """The reply to write: from the rows a query returned (``results``), or directly (``None``)."""
+
+    utterance: str
+    history: tuple[Turn, ...]
+    results: Results | None
+    schema: str = ""  # tells a direct reply what the database holds
+
+
+# --- reading a real model's replies ---------------------------------------------------------
+
+
+def read_routed(text: str, _input: Any = None) -> Routed:
+    obj = extract_json_object(text, "route")
+    flag = obj.get("needs_database")
+    if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
+        flag = flag.strip().lower() == "true"
+    if not isinstance(flag, bool):
+        raise malformed("route", 'has no boolean "needs_database"', text)
+    reason = obj.get("reason", "")
+    return Routed(needs_database=flag, reason=str(reason).strip() if reason is not None else "")
+
+
+def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
+    """``{"values": [...]}`` -> the candidates named (exactly, else case-insensitively), in reply order."""
+    obj = extract_json_object(text, "classify")
+    values = obj.get("values")
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list):
+        raise malformed("classify", 'has no "values" list', text)
+    exact = {c: c for c in candidates}
+    folded: dict[str, str] = {}
+    for c in candidates:
+        folded.setdefault(c.strip().casefold(), c)
+    chosen: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            continue
+        match = exact.get(value) or folded.get(value.strip().casefold())
+        if match is None:
+            log.debug("classify: dropped %r, not among the candidates", value)
+        elif match not in chosen:
+            chosen.append(match)
+    return tuple(chosen)
+
+
+# --- the simulated implementations ------------------------------------------------------------
+# The course world (engines/courses.py) shares these tasks: its schema picks the course reader.
+
+
+def _sim_route(b: Any, i: Dialogue) -> Routed:
+    if sim_courses.is_course_schema(i.schema):
+        return Routed(*sim_courses.route(i.utterance, i.history, i.schema))
+    return Routed(*sim_parser.route(i.utterance, i.history, i.schema))
+
+
+def _sim_parse(b: Any, i: Dialogue) -> str:
+    if sim_courses.is_course_schema(i.schema):
+        return sim_courses.parse(i.utterance, i.history, i.schema)
+    return sim_parser.parse(i.utterance, i.history, i.schema, seed=b.seed, drop_rate=b.parse_drop_rate)
+
+
+def _sim_respond(b: Any, i: RespondInput) -> str:
+    if i.results is None:
+        if sim_courses.is_course_schema(i.schema) or sim_courses.course_dialogue(i.history):
+            return sim_courses.direct(i.utterance)
+        return sim.direct_reply(i.utterance)
+    if sim_courses.is_course_result(i.results):
+        return sim_courses.reply(i.utterance, i.results)
+    return sim.results_reply(i.utterance, i.results, suql=sim_parser.suql_schema(i.schema))
+
+
+def _dialogue_context(i: Dialogue) -> dict[str, Any]:
+    return {"utterance": i.utterance, "history": recent(i.history), "schema": i.schema}
+
+
+def _respond_context(i: RespondInput) -> dict[str, Any]:
+    rows = i.results.rows[:MAX_ROWS_SHOWN] if i.results is not None else ()
+    return {"utterance": i.utterance, "history": recent(i.history), "results": i.results, "rows": rows, "schema": i.schema}
+
+
+ROUTE: Task[Dialogue, Routed] = Task(
+    name="route", input=Dialogue, output=Routed, template="route", max_tokens=MAX_TOKENS["route"],
+    context=_dialogue_context, read=read_routed, simulate=_sim_route, sim_latency=0.3,
+    describe=lambda i: i.utterance,
+    show=lambda _i, r: ("database" if r.needs_database else "no database") + f": {r.reason}",
+    legacy_args=lambda i: (i.utterance, i.history, i.schema),
+)
+
+PARSE: Task[Dialogue, str] = Task(
+    name="parse", input=Dialogue, output=str, template="parse", max_tokens=MAX_TOKENS["parse"],
+    context=_dialogue_context, read=lambda text, _i: read_sql("parse", text), simulate=_sim_parse,
+    describe=lambda i: i.utterance,
+    legacy_args=lambda i: (i.utterance, i.history, i.schema),
+)
+
+CLASSIFY: Task[ClassifyInput, tuple] = Task(
+    name="classify", input=ClassifyInput, output=tuple, template="classify", max_tokens=MAX_TOKENS["classify"],
+    context=lambda i: {"value": i.value, "field": i.field, "candidates": list(i.candidates)},
+    read=lambda text, i: read_values(text, i.candidates),
+    simulate=lambda b, i: sim.classify_values(i.value, i.candidates), sim_latency=0.5,
+    describe=lambda i: f"{i.field}: {i.value!r} among {len(i.candidates)} values",
+    show=lambda _i, v: ", ".join(v) if v else "(none)",
+    legacy_args=lambda i: (i.value, i.field, i.candidates),
+)
+
+RESPOND: Task[RespondInput, str] = Task(
+    name="respond", input=RespondInput, output=str, template="respond", max_tokens=MAX_TOKENS["respond"],
+    context=_respond_context, read=lambda text, _i: read_text("respond", text), simulate=_sim_respond,
+    sim_latency=0.5, describe=lambda i: i.utterance,
+    legacy_args=lambda i: (i.utterance, i.history, i.results, i.schema),
+)

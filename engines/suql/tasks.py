@@ -1,0 +1,101 @@
+"""SUQL's LLM tasks (lecture 7): ``answer()`` and ``summary()``, the per-row calls.
+
+Both are per-row (the row model answers them) and cached: the answer cache keys them on the
+text, the question (``summary()`` for a summary) and the backend id.  A reply that cannot be used
+is Unknown (``answer``) or ``None`` (``summary``), so one bad reply loses its own row only.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from engines.llm import sim
+from engines.llm.prompting import MAX_TOKENS
+from engines.llm.protocol import Answer
+from engines.llm.replies import UNKNOWN_WORDS, extract_json_object, malformed, normalise_for_match, read_text
+from engines.llm.task import Task
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AnswerInput:
+    text: str
+    question: str
+
+
+@dataclass(frozen=True)
+class SummaryInput:
+    text: str
+
+
+_YES_NO = re.compile(r"(yes|no)[.!]?", re.IGNORECASE)
+
+
+def read_answer(reply: str, source: str) -> Answer:
+    """``{"value": str | null, "evidence": [...]}`` -> the Answer (null is Unknown; evidence keeps
+    only sentences found verbatim in ``source``, the text asked about)."""
+    obj = extract_json_object(reply, "answer")
+    if "value" not in obj:
+        raise malformed("answer", 'has no "value"', reply)
+    value = obj["value"]
+    if value is None:
+        return Answer(None)
+    if isinstance(value, bool):
+        value = "Yes" if value else "No"
+    elif isinstance(value, (int, float)):
+        value = str(value)
+    elif not isinstance(value, str):
+        raise malformed("answer", 'has a "value" that is neither text nor null', reply)
+    value = value.strip()
+    if value.casefold() in UNKNOWN_WORDS:
+        return Answer(None)
+    if _YES_NO.fullmatch(value):
+        value = "Yes" if value[0] in "yY" else "No"
+    raw = obj.get("evidence") or []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise malformed("answer", 'has an "evidence" that is not a list', reply)
+    haystack = normalise_for_match(source)
+    evidence: list[str] = []
+    for sentence in raw:
+        if not isinstance(sentence, str) or not sentence.strip():
+            continue
+        sentence = sentence.strip()
+        if normalise_for_match(sentence) not in haystack:
+            log.debug("answer: dropped evidence not found verbatim in the text: %r", sentence)
+        elif sentence not in evidence:
+            evidence.append(sentence)
+    return Answer(value, tuple(evidence))
+
+
+ANSWER: Task[AnswerInput, Answer] = Task(
+    name="answer", input=AnswerInput, output=Answer, template="answer", role="row", max_tokens=MAX_TOKENS["answer"],
+    context=lambda i: {"text": i.text, "question": i.question},
+    read=lambda reply, i: read_answer(reply, i.text),
+    simulate=lambda b, i: sim.simulate_answer(b, i.text, i.question),
+    describe=lambda i: i.question,
+    show=lambda _i, a: a.render(),
+    evidence=lambda a: a.evidence,
+    cache_key=lambda i: (i.text, i.question),
+    encode=lambda a: {"value": a.value, "evidence": list(a.evidence)},
+    decode=lambda d: Answer(d["value"], tuple(d.get("evidence", ()))),
+    fallback=lambda _i: Answer(None),
+    legacy_args=lambda i: (i.text, i.question),
+)
+
+SUMMARY: Task[SummaryInput, str] = Task(
+    name="summary", input=SummaryInput, output=str, template="summary", role="row", max_tokens=MAX_TOKENS["summary"],
+    context=lambda i: {"text": i.text},
+    read=lambda reply, _i: read_text("summary", reply),
+    simulate=lambda b, i: sim.simulate_summary(i.text), sim_latency=2.0,
+    describe=lambda _i: "summarise",
+    show=lambda _i, s: s,
+    cache_key=lambda i: (i.text, "summary()"),
+    encode=lambda s: {"value": s},
+    decode=lambda d: str(d["value"]),
+    fallback=lambda _i: None,
+    legacy_args=lambda i: (i.text,),
+)
