@@ -10,9 +10,11 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
+
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 
@@ -70,7 +72,9 @@ def _row_json(columns: Sequence[str], row: Sequence[Any]) -> str:
     return _to_json({str(c): _cell(v) for c, v in zip(columns, row)})
 
 
-def _environment(directory: Path | None = None) -> jinja2.Environment:
+def _environment(directory: Path | None = None) -> "jinja2.Environment":
+    import jinja2  # only a real backend renders prompts: the sim and a cold start never load it
+
     # a task's own folder first; the shared partials (_system.j2, _dialogue.j2) from PROMPTS_DIR
     dirs = [directory, PROMPTS_DIR] if directory is not None and directory != PROMPTS_DIR else [PROMPTS_DIR]
     env = jinja2.Environment(
@@ -86,14 +90,11 @@ def _environment(directory: Path | None = None) -> jinja2.Environment:
     return env
 
 
-_ENV = _environment()
-_ENVS: dict[Path, jinja2.Environment] = {}
+_ENVS: dict[Path | None, "jinja2.Environment"] = {}
 _ENVS_LOCK = threading.Lock()
 
 
-def _environment_for(directory: Path | None) -> jinja2.Environment:
-    if directory is None:
-        return _ENV
+def _environment_for(directory: Path | None) -> "jinja2.Environment":
     with _ENVS_LOCK:
         if directory not in _ENVS:
             _ENVS[directory] = _environment(directory)
