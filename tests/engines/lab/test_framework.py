@@ -80,4 +80,6 @@ def test_a_new_experiment_is_one_function_and_one_entry():
 
 def test_every_experiment_has_a_small_size():
     for e in lab.experiments():
-        assert e.parameters("small") is not None  # small updates full; an experiment without parameters is already small
+        # small only overrides full's parameters: it never adds one the experiment would not read
+        assert set(e.small) <= set(e.full), (e.name, set(e.small) - set(e.full))
+        assert set(e.parameters("small")) == set(e.parameters("full"))

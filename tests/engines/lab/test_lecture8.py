@@ -31,7 +31,7 @@ def test_lecture_8_is_registered_with_a_small_size():
     for name in NAMES:
         e = found[name]
         assert e.lecture == 8 and "Measured" in e.caption and e.section.startswith("§")
-        assert e.parameters("small") is not None
+        assert set(e.small) <= set(e.full) and set(e.parameters("small")) == set(e.full)
 
 
 def test_quirks_naive_queries_are_legal_and_half_are_silent():
