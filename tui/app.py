@@ -5,26 +5,34 @@ TabbedContent with one :class:`tui.area.WorkArea` per entry of :data:`AREAS`, an
 Footer.  Engine modules are imported lazily (the areas open their sessions in
 thread workers), so importing this module stays cheap.
 
-Keys: ``1`` … ``9`` switch tabs when the focus is not in a text box (there digits
-are typed; the bindings are deliberately *not* priority bindings), ``Alt+1`` …
-``Alt+9`` switch from anywhere; ``?`` and ``F1`` open the help, ``Ctrl+P`` the
-command palette, ``Ctrl+Q`` quits.
+Start-up: the first frame is the Header, an empty tab bar and the Footer; a tab's
+WorkArea is built the first time the tab shows (the first one right after that frame),
+and each area opens its engine session in a thread worker behind a loading status.
+
+Keys (:data:`KEYS` is what the help lists; a test checks it against the bindings): no tab
+or mode key is a printable character or depends on Alt.  ``F2`` … ``F6`` show tab 1 … 5
+and put the cursor in its question box or editor (press it again to jump back there),
+``Ctrl+PgDn``/``Ctrl+PgUp`` the next/previous tab, ``F8`` maximises the focused pane and
+restores it, ``F1`` (or ``?`` outside text boxes) the help, ``Ctrl+P`` the command
+palette, ``Ctrl+Q`` quits.
 """
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import threading
+from pathlib import Path
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Header, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from tui.area import PaletteCommand, WorkArea, describe_error
-from tui.help import HelpScreen
 from tui.palette import AreaCommands
 
 if TYPE_CHECKING:
@@ -96,20 +104,45 @@ def backend_label(settings: Settings) -> str:
     return f"{settings.backend} · seed {settings.seed}{latency}"
 
 
+TAB_KEYS: tuple[str, ...] = ("f2", "f3", "f4", "f5", "f6")[: len(AREAS)]
+"""The key of each tab, in the order of AREAS (priority: they work while typing, and are never typed)."""
+
+
 def _tab_bindings() -> list[Binding]:
     bindings = []
-    for n, spec in enumerate(AREAS[:9], 1):
-        action = f"show_tab('{spec.id}')"
+    for n, (key, spec) in enumerate(zip(TAB_KEYS, AREAS)):
+        # the footer shows one entry for the row of tab keys ("F2-F6 Tabs"), the help every key
         bindings.append(
-            Binding(str(n), action, spec.title, show=False,
-                    tooltip=f"Show the {spec.title} tab (when not typing in a text box).")
-        )
-        # Same action: "1" where digits are not typed, "alt+1" anywhere; the tab bar shows the tabs, the help the keys.
-        bindings.append(
-            Binding(f"alt+{n}", action, spec.title, key_display=f"Alt+{n}", priority=True, show=False,
-                    tooltip=f"Show the {spec.title} tab, even while typing.")
+            Binding(key, f"show_tab('{spec.id}')", "Tabs" if n == 0 else spec.title,
+                    key_display=f"{TAB_KEYS[0].upper()}-{TAB_KEYS[-1].upper()}" if n == 0 else key.upper(),
+                    priority=True, show=n == 0,
+                    tooltip=f"Show the {spec.title} tab and put the cursor in its question box or editor.")
         )
     return bindings
+
+
+def key_map() -> list[tuple[str, str]]:
+    """The app-wide keys, as the help lists them: (keys, what they do)."""
+    tabs = ", ".join(f"{key.upper()} = {spec.title}" for key, spec in zip(TAB_KEYS, AREAS))
+    return [
+        (f"{TAB_KEYS[0].upper()} … {TAB_KEYS[-1].upper()}",
+         f"show a tab ({tabs}) and put the cursor in its question box or editor; press it again to jump back "
+         "there. Works while typing; never typed"),
+        ("Ctrl+PgDn / Ctrl+PgUp", "next / previous tab, from anywhere"),
+        ("F8", "maximise the focused pane (or the pane it sits in) to the whole screen; F8 again restores it"),
+        ("F1", "this help, from anywhere (Esc or F1 closes it); ? opens it too where the focus is not in a text box"),
+        ("Ctrl+P", "command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM*; "
+                   "a command of another tab shows that tab first"),
+        ("Tab / Shift+Tab", "move the focus; the focused pane's border lights up"),
+        ("Ctrl+Q", "quit"),
+    ]
+
+
+KEYS_BOUND: dict[str, str] = {
+    "F1": "f1", "F8": "f8", "Ctrl+P": "ctrl+p", "Ctrl+Q": "ctrl+q",
+    "Ctrl+PgDn": "ctrl+pagedown", "Ctrl+PgUp": "ctrl+pageup", "Tab": "tab", "Shift+Tab": "shift+tab",
+}
+"""How key_map spells the keys it names, as Textual names them (the help test reads this)."""
 
 
 def _check_backend(settings: Settings) -> Settings:
@@ -124,17 +157,23 @@ class CS224VApp(App[None]):
     """Watch LLM agents query structured data."""
 
     TITLE = "cs224v-tui"
-    CSS_PATH = ["app.tcss", *(spec.css for spec in AREAS)]
+    CSS_PATH = ["app.tcss"]  # the tabs' stylesheets load after the first frame (_load_tab_css)
     COMMANDS = App.COMMANDS | {AreaCommands}
+    # the Screen gets -narrow below 110 columns and -short below 32 rows: app.tcss stacks the columns
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         *_tab_bindings(),
-        Binding("question_mark", "help", "Help", key_display="?",
-                tooltip="Open the help: what this tab shows, the keys, the backend."),
-        # Same action: the footer shows "?" and, where a text box takes "?", "f1".
         Binding("f1", "help", "Help", key_display="F1", priority=True,
                 tooltip="Open (or close) the help, even while typing."),
-        Binding("ctrl+q", "quit", "Quit", priority=True, tooltip="Quit the app."),
-        # Tabs from anywhere, also where Alt+digit does not reach the app (tmux, some terminals).
+        # Same action where no text box takes "?" (not shown: the footer shows F1).
+        Binding("question_mark", "help", "Help", key_display="?", show=False,
+                tooltip="Open the help: what this tab shows, the keys, the backend."),
+        Binding("f8", "toggle_maximize", "Max", key_display="F8", priority=True,
+                tooltip="Maximise the focused pane to the whole screen, or restore it."),
+        # not in the footer (80 columns hold the tab's keys first); the help and the palette list it
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False, tooltip="Quit the app."),
+        # Tabs in order, from anywhere.
         Binding("ctrl+pagedown", "cycle_tab(1)", "Next tab", key_display="^PgDn", priority=True, show=False,
                 tooltip="Show the next tab, even while typing."),
         Binding("ctrl+pageup", "cycle_tab(-1)", "Previous tab", key_display="^PgUp", priority=True, show=False,
@@ -158,17 +197,22 @@ class CS224VApp(App[None]):
         self.settings: Settings = settings
         self.clock = clock
         self.cursor_blink = cursor_blink
+        self._built: dict[str, WorkArea] = {}  # tab id -> its area, once built (mounted or mounting)
+        self._opened: dict[str, asyncio.Event] = {}  # tab id -> set once its area is mounted
+        self._tab_css_loaded = False
+        self._first_frame_shown = False
 
     # --- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The first frame: header, tab bar, footer.  Each tab's WorkArea is built when the tab
+        # first shows (see open_area); until then its pane says so.
         yield Header()
         with TabbedContent(id="areas", initial=AREAS[0].id):
             for spec in AREAS:
-                area_class = spec.load()
                 with TabPane(spec.title, id=spec.id):
-                    yield area_class(self.settings, clock=self.clock, cursor_blink=self.cursor_blink)
-        yield Footer()
+                    yield Static(f"Opening the {spec.title} tab…", classes="area-loading")
+        yield Footer(compact=True)
 
     def on_load(self) -> None:
         self._warnings = _NotifyHandler(self)  # before the tabs mount: their sessions open the cache
@@ -177,7 +221,51 @@ class CS224VApp(App[None]):
 
     def on_mount(self) -> None:
         self.sub_title = backend_label(self.settings)
-        self.active_area.focus_default()
+        # after the first frame is on the terminal: build the first tab (its session opens in a worker)
+        self.call_after_refresh(self._open_shown_tab)
+
+    def _load_tab_css(self) -> None:
+        """Add every tab's stylesheet (once, in the order of AREAS) and restyle."""
+        if self._tab_css_loaded:
+            return
+        self._tab_css_loaded = True
+        for spec in AREAS:
+            self.stylesheet.read(Path(__file__).with_name(spec.css))
+        self.stylesheet.parse()  # parsed sources are cached: only the new ones are parsed
+        self.stylesheet.update(self, animate=False)
+
+    def _open_shown_tab(self) -> None:
+        self._first_frame_shown = True
+        self._load_tab_css()
+        tabs = self.query_one("#areas", TabbedContent)
+        self._open_in_worker(tabs.active or AREAS[0].id, focus=True)
+
+    def _open_in_worker(self, tab_id: str, *, focus: bool) -> None:
+        async def open_and_focus() -> None:
+            area = await self.open_area(tab_id)
+            if focus and self.query_one("#areas", TabbedContent).active == tab_id:
+                area.focus_default()
+
+        self.run_worker(open_and_focus(), name=f"open-{tab_id}", group="app-tabs", exit_on_error=True)
+
+    async def open_area(self, tab_id: str) -> WorkArea:
+        """The WorkArea of tab ``tab_id``, built and mounted on first use (the tab need not show)."""
+        spec = next((s for s in AREAS if s.id == tab_id), None)
+        if spec is None:
+            raise ValueError(f"unknown tab {tab_id!r}; the tabs are {', '.join(s.id for s in AREAS)}")
+        if tab_id in self._built:
+            await self._opened[tab_id].wait()
+            return self._built[tab_id]
+        self._load_tab_css()
+        self._first_frame_shown = True  # built before the first-frame callback (a test): tabs build on show from now on
+        area = spec.load()(self.settings, clock=self.clock, cursor_blink=self.cursor_blink)
+        self._built[tab_id] = area
+        self._opened[tab_id] = opened = asyncio.Event()
+        pane = self.query_one(f"TabPane#{tab_id}", TabPane)
+        await pane.query(".area-loading").remove()
+        await pane.mount(area)
+        opened.set()
+        return area
 
     def on_unmount(self) -> None:
         for name in WARNING_LOGGERS:
@@ -185,28 +273,73 @@ class CS224VApp(App[None]):
 
     @property
     def areas(self) -> list[WorkArea]:
+        """The areas built so far (a tab never shown has none yet)."""
         return list(self.query(WorkArea))
 
     @property
-    def active_area(self) -> WorkArea:
-        pane = self.query_one("#areas", TabbedContent).active_pane
-        assert pane is not None
-        return pane.query_one(WorkArea)
+    def active_tab(self) -> str:
+        return self.query_one("#areas", TabbedContent).active or AREAS[0].id
+
+    @property
+    def active_area(self) -> WorkArea | None:
+        """The area of the tab that shows (None while it is being built)."""
+        return self._mounted(self.active_tab)
+
+    def _mounted(self, tab_id: str) -> WorkArea | None:
+        area = self._built.get(tab_id)
+        return area if area is not None and self._opened[tab_id].is_set() else None
 
     def area(self, tab_id: str) -> WorkArea:
-        """The work area of the tab ``tab_id``."""
-        return self.query_one(f"TabPane#{tab_id}").query_one(WorkArea)
+        """The work area of the tab ``tab_id`` (LookupError if it was never shown: ``await open_area``)."""
+        area = self._mounted(tab_id)
+        if area is None:
+            raise LookupError(f"the {tab_id} tab has not been opened yet")
+        return area
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.tabbed_content.id == "areas":
-            self.active_area.focus_default()
+        # the initial tab's TabActivated comes before the first frame: _open_shown_tab builds that one
+        if event.tabbed_content.id == "areas" and event.pane.id is not None and self._first_frame_shown:
+            self._show_tab_contents(event.pane.id)
+
+    def _show_tab_contents(self, tab_id: str) -> None:
+        area = self._mounted(tab_id)
+        if area is None:
+            self._open_in_worker(tab_id, focus=True)
+        else:
+            area.focus_default()
+            area.tab_shown()
 
     # --- actions ----------------------------------------------------------------------------------
 
     def action_show_tab(self, tab_id: str) -> None:
-        """Show the tab ``tab_id`` and focus its main input."""
-        self.query_one("#areas", TabbedContent).active = tab_id
-        self.area(tab_id).focus_default()
+        """Show the tab ``tab_id`` and focus its main input (building the tab on its first show)."""
+        tabs = self.query_one("#areas", TabbedContent)
+        if tabs.active != tab_id:
+            if self._mounted(tab_id) is None:
+                # nothing in the new tab can take the focus yet: without this, the focus would stay in
+                # (or move within) the hidden tab, and TabbedContent would show that tab again
+                self.screen.set_focus(None)
+            tabs.active = tab_id  # TabActivated builds or focuses it
+        else:
+            self._show_tab_contents(tab_id)
+
+    def action_toggle_maximize(self) -> None:
+        """Maximise the focused pane (the outermost pane around the focus) or restore the maximised one."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = screen.focused
+        if focused is None:
+            self.notify("Nothing has the focus: press Tab to focus a pane, then F8.", title="Maximise")
+            return
+        target = focused
+        for node in focused.ancestors_with_self:
+            if isinstance(node, WorkArea) or node is screen:
+                break
+            if isinstance(node, Widget) and (node.allow_maximize or node.has_class("pane")):
+                target = node
+        screen.maximized = target
 
     def action_cycle_tab(self, step: int) -> None:
         """Show the tab ``step`` places after (or before) the current one."""
@@ -217,10 +350,13 @@ class CS224VApp(App[None]):
 
     def action_help(self) -> None:
         """Open the help for the current tab (or close it if it is open)."""
+        from tui.help import HelpScreen  # Markdown: not on the first frame
+
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)
             return
-        self.push_screen(HelpScreen(self.active_area.HELP))
+        area = self.active_area
+        self.push_screen(HelpScreen(area.HELP if area is not None else ""))
 
     def use_backend(self, backend: str) -> None:
         """Switch every area to the ``sim`` or ``claude`` backend.
@@ -303,10 +439,20 @@ class CS224VApp(App[None]):
                     lambda t=seconds: self.use_latency(t),
                 )
         active = self.active_area
-        yield from active.commands()
-        for area in self.areas:
-            if area is not active:
-                yield from area.commands()
+        if active is not None:
+            yield from active.commands()
+        for spec in AREAS:
+            area = self._mounted(spec.id)
+            if area is active:
+                continue
+            if area is None:
+                yield PaletteCommand(f"{spec.title}: open the tab", f"Show the {spec.title} tab (its commands come with it).",
+                                     lambda t=spec.id: self.action_show_tab(t))
+                continue
+            for command in area.commands():
+                # a command of another tab shows that tab first
+                yield PaletteCommand(command.title, command.help,
+                                     lambda t=spec.id, run=command.callback: (self.action_show_tab(t), run())[-1])
 
 
 def run_app(settings: Settings) -> None:

@@ -67,6 +67,7 @@ class WorkArea(Widget):
     HELP: ClassVar[str] = ""
     STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
     STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+    RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
     REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
     BUSY_REASONS: ClassVar[dict[str, str]] = {}  # worker name -> what a "cannot … now" notice says is running
 
@@ -136,11 +137,23 @@ class WorkArea(Widget):
         status.update(text)
         for name in self.STATUS_STATES:
             status.set_class(name == state, f"-{name}")
+        if state == "done":
+            self.call_after_refresh(self._show_results)
+
+    def _show_results(self) -> None:
+        """Scroll the first shown results table into view (a stacked narrow or short layout may hide it):
+        a status that says the results exist never points at a table out of sight."""
+        for table_id in self.RESULTS_IDS:
+            for table in self.query(f"#{table_id}"):
+                shown = all(node.display for node in table.ancestors_with_self if isinstance(node, Widget))
+                if shown and table.is_mounted:
+                    table.scroll_visible(animate=False)
+                    return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc (``cancel``) shows in the footer only while something it can stop runs."""
-        if action == "cancel":
-            return True if self._cancel is not None and self.is_busy else None
+        if action == "cancel":  # hidden while there is nothing to stop (80 columns: room for the others)
+            return True if self._cancel is not None and self.is_busy else False
         return True
 
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
@@ -215,6 +228,9 @@ class WorkArea(Widget):
 
     def focus_default(self) -> None:
         """Focus the widget a user of this tab most likely wants (called when the tab shows)."""
+
+    def tab_shown(self) -> None:
+        """The tab shows again (after another one showed): areas refresh what may have gone stale."""
 
 
 class EngineReported(Message):

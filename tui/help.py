@@ -7,18 +7,25 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
-GENERAL_HELP = """\
+def keys_help() -> str:
+    """The app-wide keys table, from :func:`tui.app.key_map` (what the bindings are)."""
+    from tui.app import key_map
+
+    rows = "\n".join(f"| {keys} | {what} |" for keys, what in key_map())
+    return f"""\
 ## Keys everywhere
+
+No key that switches a tab or a mode is a letter or a digit (those are typed) or needs Alt (terminals
+and tmux disagree on Alt): they are F-keys and Ctrl combinations, which work in tmux and the common terminals.
 
 | key | what it does |
 | --- | --- |
-| 1 … 9 | switch tab (1 = Restaurants, 2 = SUQL, 3 = HybridQA, 4 = Knowledge graph, 5 = Lab) — when the focus is not in a text box, where digits are typed |
-| Alt+1 … Alt+9 | switch tab from anywhere, text boxes included |
-| Ctrl+PgDn / Ctrl+PgUp | next / previous tab from anywhere (where Alt+digit does not reach the app, e.g. in tmux) |
-| ? or F1 | this help (Esc, ? or F1 closes it) |
-| Ctrl+P | command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM* for the actions of each area |
-| Ctrl+Q | quit |
+{rows}
 
+"""
+
+
+GENERAL_HELP = """\
 ## The LLM backend
 
 The app starts with the backend the settings choose: `sim`, a seeded simulated LLM that runs offline
@@ -47,7 +54,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "cs224v-tui — help"
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(f"{self.area_help.strip()}\n\n{GENERAL_HELP}", id="help-text")
+                yield Markdown(f"{self.area_help.strip()}\n\n{keys_help()}{GENERAL_HELP}", id="help-text")
             yield Static("Esc closes this help · ↑/↓ or the mouse wheel scroll it", id="help-hint")
 
     def on_mount(self) -> None:

@@ -106,6 +106,7 @@ class HybridArea(WorkArea):
     REPORTED = PipelineReported
     AREA_ID = "hybridqa"
     STATUS_ID = "hqa-status"
+    RESULTS_IDS = ("hqa-rows",)
     TITLE = "HybridQA"
     BUSY_REASONS = {"ask": "a question is running (Esc cancels it)", "open": "the tables are being opened",
                     "reopen": "the session is being rebuilt"}

@@ -101,6 +101,7 @@ class LabArea(WorkArea):
 
     AREA_ID = "lab"
     STATUS_ID = "lab-status"
+    RESULTS_IDS = ("lab-table",)
     TITLE = "Lab"
     HELP = """\
 ## Lab — the experiments of lectures 6–8
@@ -230,6 +231,10 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         if not button.value:
             with self.prevent(RadioSet.Changed):
                 button.value = True
+        # the RadioSet's cursor (its highlighted button) follows: left behind, it reads as the size chosen
+        sizes = self.query_one("#lab-size", RadioSet)
+        if sizes._selected is not None:  # noqa: SLF001 - RadioSet has no public cursor setter
+            sizes._selected = SIZES.index(size)  # noqa: SLF001
         if self._selected is not None:
             self._show_result(self._selected)
 
@@ -432,6 +437,11 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
         top = max((v for vs in values for v in vs), default=0.0)
         if 0 < top <= 10 and all(v == int(v) for vs in values for v in vs):  # counts: whole-number ticks
             plt.yticks(list(range(0, int(top) + 1)))
+        if len(values) > 1 and top > 0:
+            # plotext draws the legend over the top rows of the plot: leave those rows above the
+            # tallest bar, or a bar of exactly 1.00 reads as about 0.9 under the legend
+            rows = max(widget.size.height - 4, len(values) + 3)  # the plot's rows (less axis, labels, border)
+            plt.ylim(0, top * rows / (rows - len(values) - 1))
     else:
         positions = list(range(1, len(labels) + 1))
         for s in chart.series:

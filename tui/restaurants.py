@@ -112,6 +112,7 @@ class RestaurantsArea(WorkArea):
     """The Restaurants tab (see the module docstring)."""
 
     AREA_ID = "restaurants"
+    RESULTS_IDS = ("results",)
     TITLE = "Restaurants"
     BUSY_REASONS = {"turn": "a turn is running (Esc cancels it)", "sql": "a query is running",
                     "reopen": "the session is being rebuilt for the new backend",
@@ -641,7 +642,17 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         if where:
             title = f"{title} at {where}"
         self._show_error(title, error.message)
-        self.query_one(ResultsTable).show_nothing("refused" if refused else "error")
+        # no pane keeps the previous query: it did not run this time
+        why = "refused" if refused else "error"
+        self._classified = []
+        self.query_one("#route", Static).update(
+            Content.styled("— raw SQL from the editor: no input classifier", "$foreground-muted italic"))
+        self.query_one("#sql-parsed", SqlView).show_sql(text, [Content.styled(f"as written in the editor · {title.lower()}",
+                                                                              "$foreground-muted")])
+        self.query_one("#sql-rewritten", SqlView).show_note(f"— nothing ran ({why})")
+        self.query_one("#readback", Static).update(f"— ({why}: nothing ran)")
+        self.query_one(ResultsTable).show_nothing(why)
+        self.query_one(CallsTable).reset("raw SQL: no LLM calls")
         self._set_status("refused" if refused else "SQL error — fix it in the editor and run it again", "error")
 
     # --- small view helpers ----------------------------------------------------------------------

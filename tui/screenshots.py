@@ -7,6 +7,9 @@ blink, animations are off and the terminal is 140 × 40.
 from __future__ import annotations
 
 import asyncio
+import html
+import re
+import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +27,8 @@ HYBRIDQA_QUESTION = "veloria_flag_bearers-V"
 KG_QUESTION = "c3_3"
 """The knowledge-graph screenshot's question: SPINACH on the highest mountain, two rollbacks, stepped to the answer."""
 LAB_EXPERIMENT = "l6-classify"
-"""The Lab screenshot's experiment, run small: classify()'s four methods, a table, notes and a bar chart."""
+"""The Lab screenshot's experiment, run at the size the tab opens with (full): classify()'s four methods, a
+table, notes and a bar chart."""
 
 
 FILES = ("restaurants.svg", "suql.svg", "hybridqa.svg", "kg.svg", "lab.svg")
@@ -36,7 +40,7 @@ def zero_clock() -> float:
     return 0.0
 
 
-def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[Path]:
+def export_screenshots(out_dir: Path, settings: Settings | None = None, *, size: tuple[int, int] = SIZE) -> list[Path]:
     """Write one SVG per tab (``restaurants.svg``, ``suql.svg``, ``hybridqa.svg``, …, ``lab.svg``) into ``out_dir``; returns the files written.
 
     ``settings`` default to the environment's; the answer cache is always turned off
@@ -52,10 +56,10 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None) -> list[
     # before the app runs: a missing folder is made when its parent exists; a file in its place,
     # a missing parent or a folder that cannot be written is a BadInput naming it
     out_dir = output_folder(Path(out_dir), FILES)
-    return asyncio.run(_export(out_dir, settings))
+    return asyncio.run(_export(out_dir, settings, size))
 
 
-async def _export(out_dir: Path, settings: Settings) -> list[Path]:
+async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZE) -> list[Path]:
     from tui.app import CS224VApp
     from tui.restaurants import RestaurantsArea
     from tui.suql import SuqlArea
@@ -63,18 +67,20 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
     app = CS224VApp(settings, clock=zero_clock, cursor_blink=False)
     app.animation_level = "none"
     written: list[Path] = []
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for_workers(pilot)
 
         app.action_show_tab("restaurants")
-        area = app.area("restaurants")
+        area = await app.open_area("restaurants")
+        await wait_for_workers(pilot)
         assert isinstance(area, RestaurantsArea)
         area.ask(RESTAURANTS_QUESTION)
         await wait_for_workers(pilot)
         written.append(_save(app, out_dir / "restaurants.svg", "cs224v-tui — Restaurants"))
 
         app.action_show_tab("suql")
-        suql = app.area("suql")
+        suql = await app.open_area("suql")
+        await wait_for_workers(pilot)
         assert isinstance(suql, SuqlArea)
         suql.load_example(suql.example(SUQL_EXAMPLE))
         suql.run_query()
@@ -84,7 +90,8 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
         from tui.hybridqa import HybridArea
 
         app.action_show_tab("hybridqa")
-        hybrid = app.area("hybridqa")
+        hybrid = await app.open_area("hybridqa")
+        await wait_for_workers(pilot)
         assert isinstance(hybrid, HybridArea)
         hybrid.choose_question(HYBRIDQA_QUESTION)
         hybrid.run_question()
@@ -94,7 +101,8 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
         from tui.kg import KgArea
 
         app.action_show_tab("kg")
-        kg = app.area("kg")
+        kg = await app.open_area("kg")
+        await wait_for_workers(pilot)
         assert isinstance(kg, KgArea)
         kg.show_view("stepper")
         kg.run_question(KG_QUESTION)
@@ -104,9 +112,10 @@ async def _export(out_dir: Path, settings: Settings) -> list[Path]:
         from tui.lab import LabArea
 
         app.action_show_tab("lab")
-        lab = app.area("lab")
+        lab = await app.open_area("lab")
+        await wait_for_workers(pilot)
         assert isinstance(lab, LabArea)
-        lab.run_experiment(LAB_EXPERIMENT, size="small")
+        lab.run_experiment(LAB_EXPERIMENT)  # at the size the tab opens with, as a person would run it
         await wait_for_workers(pilot)
         written.append(_save(app, out_dir / "lab.svg", "cs224v-tui — Lab"))
     return written
@@ -140,5 +149,33 @@ def _save(app: object, path: Path, title: str) -> Path:
     from textual.app import App
 
     assert isinstance(app, App)
-    path.write_text(app.export_screenshot(title=title), encoding="utf-8")
+    path.write_text(robust_svg(app.export_screenshot(title=title)), encoding="utf-8")
     return path
+
+
+_TEXT = re.compile(r'(<text class="[^"]*" x=")([0-9.]+)(" y="[0-9.]+" textLength=")([0-9.]+)("[^>]*>)((?:&#160;)+)([^<]+</text>)')
+
+
+def robust_svg(svg: str) -> str:
+    """Textual's SVG with no run of text that starts with spaces: the run starts after them instead.
+
+    Textual draws each styled run at its cell with a ``textLength``; a run that starts with
+    non-breaking spaces (" rolled back", " — sim") loses them in some renderers (librsvg, which
+    turns the README's SVGs into PNGs, draws "2rolled back", "cs224v-tui— sim").  Moving the run's
+    start past its leading spaces draws the same cells in every renderer.
+    """
+    widths = [float(m[4]) / len(html.unescape(m[6] + m[7].removesuffix("</text>"))) for m in _TEXT.finditer(svg)]
+    if not widths:
+        return svg
+    cell = statistics.median(widths)
+
+    def shift(m: re.Match[str]) -> str:
+        spaces = m[6].count("&#160;")
+        rest = html.unescape(m[7].removesuffix("</text>"))
+        if not rest.strip("\xa0"):
+            return m[0]
+        x = float(m[2]) + spaces * cell
+        length = float(m[4]) - spaces * cell
+        return f"{m[1]}{x:g}{m[3]}{length:g}{m[5]}{m[7]}"
+
+    return _TEXT.sub(shift, svg)

@@ -109,6 +109,7 @@ class SuqlArea(WorkArea):
 
     AREA_ID = "suql"
     STATUS_ID = "suql-status"
+    RESULTS_IDS = ("suql-results",)
     TITLE = "SUQL"
     BUSY_REASONS = {"query": "a query is running (Esc cancels it)", "compare": "the modes are being compared (Esc cancels)",
                     "open": "the world is being opened", "reopen": "the session is being rebuilt"}
@@ -142,7 +143,7 @@ reuse earlier answers (the *cached* column): compare the call counts.
 | --- | --- |
 | Ctrl+Enter / Ctrl+J | run the query in the editor |
 | Ctrl+O | compare modes: run the query in A–F and show the table |
-| a … f (outside the editor), Alt+A … Alt+F (anywhere) | execution mode A … F for the next run |
+| F7 / Shift+F7 | the next / previous execution mode (A … F) for the next run, also while typing; the Mode switch and the palette pick one directly |
 | Esc | cancel the running query: no further LLM call; what was decided stays on screen |
 | Enter (in the examples) | load the example into the editor |
 | Tab / Shift+Tab | move between the controls, the examples, the editor and the tables |
@@ -153,13 +154,14 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     BINDINGS = [
         Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
                 tooltip="Run the query in the editor (Ctrl+J for terminals without Ctrl+Enter)."),
-        Binding("ctrl+o", "compare", "Compare modes",
+        Binding("ctrl+o", "compare", "Compare",
                 tooltip="Run the editor's query in all six modes and compare calls, rows and wall time."),
         Binding("escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."),
-        *(Binding(m.lower(), f"mode('{m}')", f"Mode {m}", show=False,
-                  tooltip=f"Execution mode {m} (when not typing in the editor).") for m in MODE_NAMES),
-        *(Binding(f"alt+{m.lower()}", f"mode('{m}')", f"Mode {m}", show=False, priority=True,
-                  tooltip=f"Execution mode {m}, even while typing.") for m in MODE_NAMES),
+        # mode keys are F-keys: never typed into the editor, never Alt (terminals disagree on it)
+        Binding("f7", "cycle_mode(1)", "Mode", key_display="F7", priority=True,
+                tooltip="The next execution mode (A → B → … → F → A), even while typing."),
+        Binding("shift+f7", "cycle_mode(-1)", "Previous mode", key_display="Shift+F7", priority=True, show=False,
+                tooltip="The previous execution mode, even while typing."),
     ]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
@@ -360,6 +362,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 
     def action_mode(self, mode: str) -> None:
         self.set_mode(mode)
+
+    def action_cycle_mode(self, step: int) -> None:
+        self.set_mode(MODE_NAMES[(MODE_NAMES.index(self.mode) + step) % len(MODE_NAMES)])
 
     def on_sql_editor_run_requested(self, event: SqlEditor.RunRequested) -> None:
         event.stop()

@@ -26,7 +26,11 @@ def make_app(**overrides: Any) -> CS224VApp:
 
 
 async def settle(pilot: Pilot) -> None:
-    """Wait until every worker is done (failed ones included) and their messages are handled."""
+    """Wait until the shown tab is built and every worker is done (failed ones included) and their
+    messages are handled."""
+    app = pilot.app
+    if isinstance(app, CS224VApp):
+        await app.open_area(app.active_tab)
     await wait_for_workers(pilot)
 
 
@@ -88,10 +92,11 @@ def finished_answer_call(event: Any) -> bool:
 
 
 async def open_tab(pilot: Pilot, tab_id: str) -> Any:
-    """Wait for the sessions, show tab ``tab_id``, return its area."""
+    """Show tab ``tab_id`` (built on its first show), wait for its session, return its area."""
     app = pilot.app
     assert isinstance(app, CS224VApp)
     await settle(pilot)
     app.action_show_tab(tab_id)
-    await pilot.pause()
-    return app.area(tab_id)
+    area = await app.open_area(tab_id)
+    await settle(pilot)
+    return area

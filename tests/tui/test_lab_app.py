@@ -7,7 +7,7 @@ from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static
 from textual_plotext import PlotextPlot
 
-from tests.tui.support import SIZE, drive, make_app, settle
+from tests.tui.support import SIZE, open_tab, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.lab import ExperimentTree, LabArea
 from tui.widgets import ResultsTable
@@ -25,8 +25,7 @@ def _text(app: CS224VApp, selector: str) -> str:
 
 async def _open(pilot: Pilot) -> LabArea:
     await settle(pilot)
-    pilot.app.action_show_tab("lab")
-    await pilot.pause()
+    await open_tab(pilot, "lab")
     return _area(pilot.app)
 
 

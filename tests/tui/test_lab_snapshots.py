@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from tests.tui.support import SIZE, make_app, settle
+from tests.tui.support import SIZE, open_tab, make_app, settle
 from tui.lab import LabArea
 
 
 async def _run(pilot: Pilot, name: str | None = None) -> None:
     await settle(pilot)
-    pilot.app.action_show_tab("lab")
-    await pilot.pause()
+    await open_tab(pilot, "lab")
     area = pilot.app.area("lab")
     assert isinstance(area, LabArea)
     if name is None:

@@ -170,20 +170,28 @@ async def test_claude_without_a_key_is_refused_and_sim_stays(monkeypatch: pytest
 
 
 @drive
-async def test_number_keys_switch_tabs_without_stealing_digits_from_inputs() -> None:
+async def test_tab_keys_are_f_keys_that_work_while_typing_and_are_never_typed() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tabs = app.query_one("#areas", TabbedContent)
+        question = app.query_one("#question", Input)
+        question.focus()
+        await pilot.press("1", "2")  # digits are text, not tab keys
+        assert tabs.active == "restaurants" and question.value == "12"
+        await pilot.press("f6")  # the Lab, from inside the question box
+        await settle(pilot)
+        assert tabs.active == "lab"
+        assert question.value == "12"
+        await pilot.press("f2")  # back: the cursor returns to the question box
+        await settle(pilot)
+        assert tabs.active == "restaurants"
+        assert app.focused is question and question.value == "12"
         app.query_one(ResultsTable).focus()
-        await pilot.press("1")
+        await pilot.press("f2")  # the tab's own key jumps to its question box
+        assert app.focused is question
+        await pilot.press("alt+1")  # Alt+digit is no key of the app any more
         assert tabs.active == "restaurants"
-        assert isinstance(app.focused, Input)  # the tab's question box takes the focus
-        await pilot.press("1", "2")
-        assert app.query_one("#question", Input).value == "12"
-        await pilot.press("alt+1")
-        assert tabs.active == "restaurants"
-        assert app.query_one("#question", Input).value == "12"
 
 
 @drive

@@ -84,8 +84,10 @@ async def test_mode_a_makes_more_calls_than_mode_e_on_the_family_friendly_exampl
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot)
         area.load_example(area.example(FAMILY))
-        app.query_one("#suql-results", DataTable).focus()  # not typing: letters pick the mode
-        await pilot.press("a")
+        app.query_one("#suql-results", DataTable).focus()
+        await pilot.press("a")  # letters are not mode keys (they would be typed in the editor)
+        assert area.mode == "E"
+        await pilot.press("f7", "f7")  # E → F → A
         assert area.mode == "A"
         assert app.query_one("#suql-mode", Select).value == "A"
         await pilot.press("ctrl+j")
@@ -96,7 +98,9 @@ async def test_mode_a_makes_more_calls_than_mode_e_on_the_family_friendly_exampl
         editor = app.query_one("#suql-editor", SuqlEditor)
         editor.focus()
         before = editor.text
-        await pilot.press("alt+e")  # works while typing, and types nothing
+        await pilot.press("shift+f7", "f7", "f7", "f7", "f7")  # works while typing, and types nothing: A → F → A → … → D → E
+        assert area.mode == "D"
+        await pilot.press("f7")
         assert area.mode == "E"
         assert editor.text == before
         await pilot.press("ctrl+j")
@@ -285,14 +289,17 @@ async def test_world_switch_opens_the_world_and_lists_its_examples() -> None:
 
 
 @drive
-async def test_key_two_shows_the_tab_and_the_palette_offers_its_actions() -> None:
+async def test_f3_shows_the_tab_even_while_typing_and_the_palette_offers_its_actions() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.query_one("#results", DataTable).focus()  # the Restaurants tab's table: not typing
-        await pilot.press("2")
+        question = app.query_one("#question")
+        question.focus()  # typing in the Restaurants tab's question box
+        await pilot.press("f3")
+        await settle(pilot)
         assert app.query_one("#areas", TabbedContent).active == "suql"
         assert isinstance(app.focused, SuqlEditor)
+        assert question.value == ""  # nothing typed
         area = app.area("suql")
         assert isinstance(area, SuqlArea)
         titles = [c.title for c in app.palette_commands()]

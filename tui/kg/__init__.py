@@ -1,6 +1,6 @@
 """The Knowledge-graph tab: SPARQL on a Wikidata-like graph, its entity pages, and SPINACH stepped (lecture 8).
 
-Three views, switched with the tab bar under the app's tabs (or F2 / F3 / F4):
+Three views, switched with the tab bar under the app's tabs (or F7 / Shift+F7):
 
 * **SPARQL console** — examples on the left (the quirks of §1.4, the dialect, the four feedbacks),
   the editor (SPARQL highlighted; Ctrl+Enter or Ctrl+J runs), which of the four feedbacks of §1.5

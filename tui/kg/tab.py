@@ -69,11 +69,11 @@ if TYPE_CHECKING:
     from worlds.kg import KGQuestion
 
 VIEWS: tuple[tuple[str, str, str], ...] = (
-    ("console", "SPARQL console", "f2"),
-    ("browser", "Entity browser", "f3"),
-    ("stepper", "Trajectory stepper", "f4"),
+    ("console", "SPARQL console", "f7"),
+    ("browser", "Entity browser", "f7"),
+    ("stepper", "Trajectory stepper", "f7"),
 )
-"""The tab's views: (name, title, key)."""
+"""The tab's views: (name, title, key); F7 / Shift+F7 step through them (F2 … F6 are the app's tab keys)."""
 
 
 class AgentReported(EngineReported):
@@ -85,6 +85,7 @@ class KgArea(WorkArea):
 
     AREA_ID = "kg"
     STATUS_ID = "kg-status"
+    RESULTS_IDS = ("kg-results", "kg-answer-rows")
     REPORTED = AgentReported
     TITLE = "Knowledge graph"
     HELP = f"""\
@@ -92,7 +93,7 @@ class KgArea(WorkArea):
 
 A fictional, Wikidata-like graph (QIDs from Q1000, Wikidata's real PIDs) with the seven quirks of §1.4:
 the query one writes from the question's words is legal SPARQL, but often wrong or incomplete.
-Three views — the tab bar under the tabs, or **F2 / F3 / F4**:
+Three views — the tab bar under the tabs, or **F7 / Shift+F7** (next / previous view):
 
 **SPARQL console.** Wikidata's dialect: the usual prefixes are built in (`wd:`, `wdt:`, `p:`, `ps:`, `pq:`,
 `rdfs:`, …), `SERVICE wikibase:label` gives `?xLabel` and `?xDescription`, Blazegraph's named subqueries
@@ -118,7 +119,7 @@ asked again. At the last step: the answer rows with row-wise F1 and EM against t
 
 | key | what it does |
 | --- | --- |
-| F2 / F3 / F4 | the console / the browser / the stepper |
+| F7 / Shift+F7 | the next / previous view: the console → the browser → the stepper, also while typing |
 | Ctrl+Enter / Ctrl+J | run the query in the editor |
 | Enter (examples, hits, questions) | load the example / open the page / run the agent on the question |
 | Enter (on a claim, on an ID in the results) | follow the link to that entity's page |
@@ -134,13 +135,16 @@ load a trajectory or stop a run.
 """
 
     BINDINGS = [
-        *(Binding(key, f"view('{name}')", title, key_display=key.upper(), show=False,
-                  tooltip=f"Show the {title}.") for name, title, key in VIEWS),
+        Binding("f7", "cycle_view(1)", "View", key_display="F7", priority=True,
+                tooltip="The next view: console → browser → stepper → console, even while typing."),
+        Binding("shift+f7", "cycle_view(-1)", "Previous view", key_display="Shift+F7", priority=True, show=False,
+                tooltip="The previous view, even while typing."),
         Binding("escape", "cancel", "Stop run", tooltip="Stop the running agent: it takes no further action."),
     ]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
+        self._view_status: dict[str, tuple[str, str]] = {}  # view -> its last status ("" -> the default)
         self._session: SpinachSession | None = None
         self._session_lock = threading.Lock()
         self._busy: dict[str, Worker[Any]] = {}
@@ -313,12 +317,16 @@ load a trajectory or stop a run.
     def action_view(self, name: str) -> None:
         self.show_view(name)
 
+    def action_cycle_view(self, step: int) -> None:
+        names = [name for name, _, _ in VIEWS]
+        self.show_view(names[(names.index(self.view) + step) % len(names)])
+
     def action_cancel(self) -> None:
         self.cancel()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
-            return True if self.is_running else None
+            return True if self.is_running else False
         return True
 
     def cancel(self) -> bool:
@@ -609,13 +617,26 @@ load a trajectory or stop a run.
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "kg-views":
             event.stop()
+            # each view has its own status line: the console's "done — 3 rows" does not speak for the browser
+            shown = self._view_status.get(self.view) or self._view_status.get("")
+            if shown is not None and not self.is_running and self.is_mounted:
+                super()._set_status(*shown)
+
+    def _set_status(self, text: str, state: str) -> None:
+        if text.startswith("ready — F7"):
+            self._view_status.clear()
+            self._view_status[""] = (text, state)  # what a view says before it did anything
+        else:
+            self._view_status[self.view] = (text, state)
+        super()._set_status(text, state)
 
     # --- palette -----------------------------------------------------------------------------------------
 
     def commands(self) -> Iterable[PaletteCommand]:
         t = self.TITLE
         for name, title, key in VIEWS:
-            yield PaletteCommand(f"{t}: show the {title.lower()}", f"{key.upper()}", lambda n=name: self.show_view(n))
+            yield PaletteCommand(f"{t}: show the {title.lower()}", f"{key.upper()} / Shift+{key.upper()} step through the views.",
+                                 lambda n=name: self.show_view(n))
         yield PaletteCommand(f"{t}: run the query in the console", "Runs the editor's SPARQL (Ctrl+J).",
                              lambda: (self.show_view("console"), self.run_query()))
         if self.is_running:
@@ -730,7 +751,7 @@ load a trajectory or stop a run.
     def worker_succeeded(self, name: str, result: Any) -> None:
         if name == "open":
             self._adopt(result)
-            self._set_status("ready — F2 console · F3 entity browser · F4 trajectory stepper", "idle")
+            self._set_status("ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle")
         elif name == "reopen":
             settings, session = result
             self.settings = settings
