@@ -7,12 +7,16 @@ rows a query returned -> one short answer ("" when the rows hold none); a per-ro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, field_validator
 
 from engines.llm import sim_hybrid
 from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS
 from engines.llm.protocol import Results
-from engines.llm.replies import UNKNOWN_WORDS, extract_json_object, malformed, read_sql
+from engines.llm.replies import UNKNOWN_WORDS, validated
 from engines.llm.task import Task
+from engines.sql.tasks import SqlReply, read_sql_reply
 
 
 @dataclass(frozen=True)
@@ -28,24 +32,32 @@ class ShortAnswerInput:
     results: Results
 
 
+class ShortAnswerReply(BaseModel):
+    """``short_answer``: the answer, null when the rows hold none."""
+
+    answer: str | None
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _one(cls, v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            v = v[0] if v else ""
+        return None if v is None else str(v)
+
+
 def read_short_answer(text: str) -> str:
     """``{"answer": str | null}`` -> the answer ("" for null or a word for unknown)."""
-    obj = extract_json_object(text, "short_answer")
-    if "answer" not in obj:
-        raise malformed("short_answer", 'has no "answer"', text)
-    value = obj["answer"]
+    value = validated(ShortAnswerReply, text, "short_answer").answer
     if value is None:
         return ""
-    if isinstance(value, (list, tuple)):
-        value = value[0] if value else ""
-    value = str(value).strip().strip('"').strip()
+    value = value.strip().strip('"').strip()
     return "" if value.casefold() in UNKNOWN_WORDS else value
 
 
 HYBRID_PARSE: Task[ParseInput, str] = Task(
     name="hybrid_parse", input=ParseInput, output=str, template="hybrid_parse", max_tokens=MAX_TOKENS["hybrid_parse"],
     context=lambda i: {"question": i.question, "schema": i.schema, "failed": list(i.failed)},
-    read=lambda text, _i: read_sql("parse", text),
+    read=lambda text, _i: read_sql_reply("parse", text), reply_model=SqlReply, cache_prefix=True,
     simulate=lambda b, i: sim_hybrid.parse(i.question, i.schema, i.failed, seed=b.seed, rates=b.hybrid_params),
     describe=lambda i: i.question + (f" (attempt {len(i.failed) + 1})" if i.failed else ""),
     legacy_args=lambda i: (i.question, i.schema, i.failed),
@@ -55,7 +67,7 @@ SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
     name="short_answer", input=ShortAnswerInput, output=str, template="short_answer", role="row",
     max_tokens=MAX_TOKENS["short_answer"],
     context=lambda i: {"question": i.question, "results": i.results, "rows": i.results.rows[:MAX_ROWS_SHOWN]},
-    read=lambda text, _i: read_short_answer(text),
+    read=lambda text, _i: read_short_answer(text), reply_model=ShortAnswerReply,
     simulate=lambda b, i: sim_hybrid.short_answer(i.question, i.results, seed=b.seed, rates=b.hybrid_params),
     sim_latency=0.3,
     describe=lambda i: f"{i.question} ({i.results.total} row{'s' if i.results.total != 1 else ''})",

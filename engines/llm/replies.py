@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from engines.errors import ReplyError
+
+M = TypeVar("M", bound=BaseModel)
 
 #: Longest excerpt of a malformed reply quoted in an error message.
 EXCERPT_CHARS = 160
@@ -52,6 +56,26 @@ def extract_json_object(text: str, function: str) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     raise ReplyError(f"Claude's {function}() reply is not the JSON object asked for: {excerpt(text)}")
+
+
+def validated(model: type[M], text: str, function: str) -> M:
+    """The reply's JSON object validated with the task's reply model (the model whose JSON schema
+    the request asked for).  Lenient about the wrapping, as :func:`extract_json_object` is; strict
+    about the content: a missing or ill-typed field is a :class:`ReplyError` naming the field."""
+    obj = extract_json_object(text, function)
+    try:
+        return model.model_validate(obj)
+    except ValidationError as error:
+        raise malformed(function, _problem(error), text) from None
+
+
+def _problem(error: ValidationError) -> str:
+    """What is wrong with a reply, from pydantic's first error: ``has no "sql"``, ``has a "x" that ...``."""
+    first = error.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first.get("loc", ()) if not isinstance(part, int)) or "object"
+    if first.get("type") == "missing":
+        return f'has no "{field}"'
+    return f'has a "{field}" that is not valid ({first.get("msg", "invalid")})'
 
 
 def malformed(function: str, problem: str, text: str) -> ReplyError:

@@ -10,7 +10,12 @@ cancellation, usage and the fallback for an unusable reply kept in that one plac
   input -- the simulator is registered with the task, in the agent package;
 * a real backend renders ``template`` (a jinja2 file in ``prompts_dir``, or in
   ``engines/llm/prompts``) with ``context(input)``, sends it to the model of the task's ``role``,
-  and turns the reply's text into the value with ``read(text, input)``.
+  and turns the reply's text into the value with ``read(text, input)``.  A task whose reply is a
+  JSON object names its pydantic ``reply_model``: a real backend sends that model's JSON schema as
+  the structured-output format of the request (the Messages API's ``output_config.format``, an
+  OpenAI-compatible server's ``response_format``), and ``read`` validates the reply with the same
+  model (:func:`engines.llm.replies.validated`), leniently: a fenced or wrapped object is still read.
+  A task whose reply is plain text (``summary``, ``respond``) has no reply model.
 
 Adding an LLM task is therefore one ``Task`` (and its template) in the agent's package.
 """
@@ -24,6 +29,8 @@ I = TypeVar("I")  # the input: a frozen dataclass of what the model is shown
 O = TypeVar("O")  # the value the task returns
 
 Role = Literal["planner", "row"]
+
+_SCHEMAS: dict[type, dict[str, Any]] = {}
 
 
 def _no_evidence(_value: Any) -> tuple[str, ...]:
@@ -62,6 +69,23 @@ class Task(Generic[I, O]):
     # the per-function protocol of backends written before tasks (test doubles): the method name and
     # its positional arguments for an input
     legacy_args: Callable[[Any], tuple[Any, ...]] | None = None
+    # the pydantic model of the reply's JSON object (None: the reply is plain text); its JSON schema is
+    # the structured-output format a real backend asks for, and ``read`` validates with it
+    reply_model: type | None = None
+    # the prompt's shared prefix (schema, rules, few-shot examples) is worth caching: a real backend
+    # marks it for prompt caching when it is long enough to count (see engines.llm.prompting.CACHE_BREAK)
+    cache_prefix: bool = False
+
+    def reply_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the reply (pydantic's), or ``None`` for a plain-text reply."""
+        if self.reply_model is None:
+            return None
+        schema = _SCHEMAS.get(self.reply_model)
+        if schema is None:
+            schema = self.reply_model.model_json_schema()
+            schema.pop("description", None)  # the model's docstring is for developers, not the model
+            _SCHEMAS[self.reply_model] = schema
+        return schema
 
     @property
     def cached(self) -> bool:

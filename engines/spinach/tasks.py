@@ -10,8 +10,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from pydantic import BaseModel, Field, field_validator
+
 from engines.llm.prompting import MAX_TOKENS
-from engines.llm.replies import extract_json_object, malformed
+from engines.llm.replies import malformed, validated
 from engines.llm.task import Task
 
 
@@ -72,33 +74,58 @@ def policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], i
     return steps, len(history) - len(shown)
 
 
+class PolicyReply(BaseModel):
+    """``policy``: one thought and one action with its argument.  The schema names the five actions;
+    the reader also takes ``stop()`` for ``stop`` and says plainly when an action is unknown."""
+
+    thought: str = ""
+    # a string for the reader (which names an unknown action plainly); the five actions for the schema
+    action_name: str = Field(json_schema_extra={"enum": list(POLICY_ACTIONS)})
+    action_argument: str = ""
+
+    @field_validator("thought", mode="before")
+    @classmethod
+    def _thought(cls, v: Any) -> Any:
+        return "" if v is None else str(v)
+
+    @field_validator("action_argument", mode="before")
+    @classmethod
+    def _argument(cls, v: Any) -> Any:
+        if v is None:
+            return ""
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+class PruneReply(BaseModel):
+    """``prune_entry``: the numbers of the lines to keep."""
+
+    keep: list[int]
+
+    @field_validator("keep", mode="before")
+    @classmethod
+    def _numbers(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            return v
+        return [int(k) for k in v if isinstance(k, (int, float, str)) and str(k).strip().lstrip("-").isdigit()]
+
+
 def read_policy_action(text: str) -> PolicyAction:
-    obj = extract_json_object(text, "policy")
-    name = obj.get("action_name")
-    if not isinstance(name, str) or not name.strip():
+    reply = validated(PolicyReply, text, "policy")
+    name = reply.action_name.strip().removesuffix("()")
+    if not name:
         raise malformed("policy", 'has no "action_name"', text)
-    name = name.strip().removesuffix("()")
     if name not in POLICY_ACTIONS:
         raise malformed("policy", f"names an unknown action {name!r}", text)
-    argument = obj.get("action_argument", "")
-    if argument is None:
-        argument = ""
-    if not isinstance(argument, str):
-        argument = json.dumps(argument, ensure_ascii=False)
+    argument = reply.action_argument
     if name == "execute_sparql" and not argument.strip():
         raise malformed("policy", "asks to execute_sparql with no query", text)
-    thought = obj.get("thought", "")
-    return PolicyAction(str(thought).strip() if thought is not None else "", name, argument.strip())
+    return PolicyAction(reply.thought.strip(), name, argument.strip())
 
 
 def read_kept_lines(text: str, count: int) -> tuple[int, ...]:
     """``{"keep": [line numbers]}`` -> the valid numbers, in page order; the first two lines
     (label, description) are always kept."""
-    obj = extract_json_object(text, "prune_entry")
-    keep = obj.get("keep")
-    if not isinstance(keep, list):
-        raise malformed("prune_entry", 'has no "keep" list', text)
-    chosen = {int(k) for k in keep if isinstance(k, (int, float, str)) and str(k).strip().lstrip("-").isdigit()}
+    chosen = set(validated(PruneReply, text, "prune_entry").keep)
     chosen |= {0, 1}
     return tuple(sorted(k for k in chosen if 0 <= k < count))
 
@@ -125,6 +152,7 @@ def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
 POLICY: Task[PolicyInput, PolicyAction] = Task(
     name="policy", input=PolicyInput, output=PolicyAction, template="policy", max_tokens=MAX_TOKENS["policy"],
     context=_policy_context, read=lambda text, _i: read_policy_action(text), simulate=_sim_policy,
+    reply_model=PolicyReply, cache_prefix=True,
     describe=lambda i: f"step {len(i.history) + 1}: {i.question}",
     show=lambda _i, a: f"{a.action_name}({a.action_argument})",
     evidence=lambda a: (a.thought,) if a.thought else (),
@@ -134,7 +162,7 @@ POLICY: Task[PolicyInput, PolicyAction] = Task(
 PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
     name="prune_entry", input=PruneInput, output=tuple, template="prune_entry", max_tokens=MAX_TOKENS["prune_entry"],
     context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines()))},
-    read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
+    read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())), reply_model=PruneReply,
     # the simulated policy reads this world's short pages whole: every line is kept
     simulate=lambda b, i: tuple(range(len(i.entry.splitlines()))), sim_latency=0.0,
     describe=lambda i: i.question,

@@ -9,10 +9,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, Field, field_validator
+
 from engines.llm import sim, sim_courses, sim_parser
 from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS, recent
 from engines.llm.protocol import Results, Routed, Turn
-from engines.llm.replies import extract_json_object, malformed, read_sql, read_text
+from engines.llm.replies import read_text, validated
 from engines.llm.task import Task
 
 log = logging.getLogger(__name__)
@@ -46,36 +48,82 @@ class RespondInput:
     schema: str = ""  # tells a direct reply what the database holds
 
 
+# --- the replies' JSON objects (the structured-output schemas) ------------------------------
+
+
+class RouteReply(BaseModel):
+    """``route``: does the message need the database, and why."""
+
+    needs_database: bool
+    reason: str = ""
+
+    @field_validator("needs_database", mode="before")
+    @classmethod
+    def _strict_bool(cls, v: Any) -> Any:
+        # "true"/"false" as strings are read; 1, "yes", "maybe" are not a boolean answer
+        if isinstance(v, str) and v.strip().lower() in ("true", "false"):
+            return v.strip().lower() == "true"
+        if not isinstance(v, bool):
+            raise ValueError("not a boolean")
+        return v
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        return "" if v is None else str(v).strip()
+
+
+class SqlReply(BaseModel):
+    """``parse`` (and HybridQA's ``hybrid_parse``): one statement."""
+
+    sql: str = Field(min_length=1)
+
+    @field_validator("sql", mode="after")
+    @classmethod
+    def _statement(cls, v: str) -> str:
+        v = v.strip().rstrip(";").strip()
+        if not v:
+            raise ValueError("empty statement")
+        return v
+
+
+class ClassifyReply(BaseModel):
+    """``classify``: the candidate values the user's value means."""
+
+    values: list[str]
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _list(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list):
+            return [x for x in v if isinstance(x, str)]  # a stray non-string entry is dropped, not fatal
+        return v
+
+
 # --- reading a real model's replies ---------------------------------------------------------
 
 
+def read_sql_reply(function: str, text: str) -> str:
+    """``{"sql": str}`` -> the statement, without a trailing semicolon."""
+    return validated(SqlReply, text, function).sql
+
+
 def read_routed(text: str, _input: Any = None) -> Routed:
-    obj = extract_json_object(text, "route")
-    flag = obj.get("needs_database")
-    if isinstance(flag, str) and flag.strip().lower() in ("true", "false"):
-        flag = flag.strip().lower() == "true"
-    if not isinstance(flag, bool):
-        raise malformed("route", 'has no boolean "needs_database"', text)
-    reason = obj.get("reason", "")
-    return Routed(needs_database=flag, reason=str(reason).strip() if reason is not None else "")
+    reply = validated(RouteReply, text, "route")
+    return Routed(needs_database=reply.needs_database, reason=reply.reason)
 
 
 def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
     """``{"values": [...]}`` -> the candidates named (exactly, else case-insensitively), in reply order."""
-    obj = extract_json_object(text, "classify")
-    values = obj.get("values")
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list):
-        raise malformed("classify", 'has no "values" list', text)
+    values = validated(ClassifyReply, text, "classify").values
     exact = {c: c for c in candidates}
     folded: dict[str, str] = {}
     for c in candidates:
         folded.setdefault(c.strip().casefold(), c)
     chosen: list[str] = []
     for value in values:
-        if not isinstance(value, str):
-            continue
         match = exact.get(value) or folded.get(value.strip().casefold())
         if match is None:
             log.debug("classify: dropped %r, not among the candidates", value)
@@ -121,7 +169,7 @@ def _respond_context(i: RespondInput) -> dict[str, Any]:
 
 ROUTE: Task[Dialogue, Routed] = Task(
     name="route", input=Dialogue, output=Routed, template="route", max_tokens=MAX_TOKENS["route"],
-    context=_dialogue_context, read=read_routed, simulate=_sim_route, sim_latency=0.3,
+    context=_dialogue_context, read=read_routed, simulate=_sim_route, sim_latency=0.3, reply_model=RouteReply,
     describe=lambda i: i.utterance,
     show=lambda _i, r: ("database" if r.needs_database else "no database") + f": {r.reason}",
     legacy_args=lambda i: (i.utterance, i.history, i.schema),
@@ -129,7 +177,8 @@ ROUTE: Task[Dialogue, Routed] = Task(
 
 PARSE: Task[Dialogue, str] = Task(
     name="parse", input=Dialogue, output=str, template="parse", max_tokens=MAX_TOKENS["parse"],
-    context=_dialogue_context, read=lambda text, _i: read_sql("parse", text), simulate=_sim_parse,
+    context=_dialogue_context, read=lambda text, _i: read_sql_reply("parse", text), simulate=_sim_parse,
+    reply_model=SqlReply, cache_prefix=True,
     describe=lambda i: i.utterance,
     legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )
@@ -137,7 +186,7 @@ PARSE: Task[Dialogue, str] = Task(
 CLASSIFY: Task[ClassifyInput, tuple] = Task(
     name="classify", input=ClassifyInput, output=tuple, template="classify", max_tokens=MAX_TOKENS["classify"],
     context=lambda i: {"value": i.value, "field": i.field, "candidates": list(i.candidates)},
-    read=lambda text, i: read_values(text, i.candidates),
+    read=lambda text, i: read_values(text, i.candidates), reply_model=ClassifyReply,
     simulate=lambda b, i: sim.classify_values(i.value, i.candidates), sim_latency=0.5,
     describe=lambda i: f"{i.field}: {i.value!r} among {len(i.candidates)} values",
     show=lambda _i, v: ", ".join(v) if v else "(none)",

@@ -9,11 +9,14 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, field_validator
 
 from engines.llm import sim
 from engines.llm.prompting import MAX_TOKENS
 from engines.llm.protocol import Answer
-from engines.llm.replies import UNKNOWN_WORDS, extract_json_object, malformed, normalise_for_match, read_text
+from engines.llm.replies import UNKNOWN_WORDS, normalise_for_match, read_text, validated
 from engines.llm.task import Task
 
 log = logging.getLogger(__name__)
@@ -33,35 +36,48 @@ class SummaryInput:
 _YES_NO = re.compile(r"(yes|no)[.!]?", re.IGNORECASE)
 
 
+class AnswerReply(BaseModel):
+    """``answer()``: the value (null when the text does not say) and the sentences it relied on."""
+
+    value: str | None
+    evidence: list[str] = []
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _scalar(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            return "Yes" if v else "No"
+        if isinstance(v, (int, float)):
+            return str(v)
+        return v
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _sentences(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list):
+            return [s for s in v if isinstance(s, str)]
+        return v
+
+
 def read_answer(reply: str, source: str) -> Answer:
     """``{"value": str | null, "evidence": [...]}`` -> the Answer (null is Unknown; evidence keeps
     only sentences found verbatim in ``source``, the text asked about)."""
-    obj = extract_json_object(reply, "answer")
-    if "value" not in obj:
-        raise malformed("answer", 'has no "value"', reply)
-    value = obj["value"]
-    if value is None:
+    obj = validated(AnswerReply, reply, "answer")
+    if obj.value is None:
         return Answer(None)
-    if isinstance(value, bool):
-        value = "Yes" if value else "No"
-    elif isinstance(value, (int, float)):
-        value = str(value)
-    elif not isinstance(value, str):
-        raise malformed("answer", 'has a "value" that is neither text nor null', reply)
-    value = value.strip()
+    value = obj.value.strip()
     if value.casefold() in UNKNOWN_WORDS:
         return Answer(None)
     if _YES_NO.fullmatch(value):
         value = "Yes" if value[0] in "yY" else "No"
-    raw = obj.get("evidence") or []
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise malformed("answer", 'has an "evidence" that is not a list', reply)
     haystack = normalise_for_match(source)
     evidence: list[str] = []
-    for sentence in raw:
-        if not isinstance(sentence, str) or not sentence.strip():
+    for sentence in obj.evidence:
+        if not sentence.strip():
             continue
         sentence = sentence.strip()
         if normalise_for_match(sentence) not in haystack:
@@ -74,7 +90,7 @@ def read_answer(reply: str, source: str) -> Answer:
 ANSWER: Task[AnswerInput, Answer] = Task(
     name="answer", input=AnswerInput, output=Answer, template="answer", role="row", max_tokens=MAX_TOKENS["answer"],
     context=lambda i: {"text": i.text, "question": i.question},
-    read=lambda reply, i: read_answer(reply, i.text),
+    read=lambda reply, i: read_answer(reply, i.text), reply_model=AnswerReply,
     simulate=lambda b, i: sim.simulate_answer(b, i.text, i.question),
     describe=lambda i: i.question,
     show=lambda _i, a: a.render(),
