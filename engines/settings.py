@@ -10,16 +10,39 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_cache_dir
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from worlds.data import checkout_data_dir
 
 APP_NAME = "cs224v-tui"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CS224V_", extra="ignore", validate_default=True)
+class ModelPrice(BaseModel):
+    """List prices of one model, in US dollars per million tokens."""
 
-    backend: Literal["sim", "claude"] = "sim"
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0, description="a prompt-cache hit (default: the input price)")
+    cache_write: float | None = Field(None, ge=0, description="a 5-minute prompt-cache write (default: the input price)")
+
+
+#: The date the default prices below were last checked.  They are estimates for the cost shown
+#: after a run, not a bill: override them with CS224V_LLM_PRICES (JSON, merged over these) and say
+#: when with CS224V_LLM_PRICES_AS_OF.
+PRICES_AS_OF = "2026-12-01"
+DEFAULT_PRICES: dict[str, dict[str, float]] = {
+    # Anthropic list prices, USD per million tokens (batch: half of these)
+    "claude-sonnet-5-5": {"input": 2.00, "output": 10.00, "cache_read": 0.10, "cache_write": 2.50},
+    "claude-haiku-4-5": {"input": 1.00, "output": 5.00, "cache_read": 0.10, "cache_write": 1.25},
+}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CS224V_", extra="ignore", validate_default=True,
+                                      populate_by_name=True)
+
+    backend: Literal["sim", "claude", "openai"] = "sim"
     # simulated LLM
     seed: int = 224
     sim_latency_s: float = Field(0.0, ge=0.0, le=10.0, description="simulated seconds per LLM call")
@@ -33,9 +56,38 @@ class Settings(BaseSettings):
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     claude_max_retries: int = Field(4, ge=0, le=10)
     claude_timeout_s: float = Field(60.0, gt=0)
+    # A local model through any OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp's
+    # server, LM Studio): engines/llm/openai_compat.py.  The default URL is Ollama's.
+    openai_base_url: str = Field("http://localhost:11434/v1", min_length=1,
+                                 description="base URL of the chat-completions server, up to /v1 (CS224V_OPENAI_BASE_URL)")
+    openai_model: str = Field("qwen2.5:7b", min_length=1, description="model of the planner role (CS224V_OPENAI_MODEL)")
+    openai_row_model: str | None = Field(None, description="model of the per-row role (CS224V_OPENAI_ROW_MODEL; default: openai_model)")
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("CS224V_OPENAI_API_KEY", "OPENAI_API_KEY"))
+    # json_schema: response_format with the reply's JSON schema (falls back to json_object, then to none,
+    # when the server refuses it with a 400); json_object: JSON mode; none: the prompt alone asks for JSON
+    openai_structured: Literal["json_schema", "json_object", "none"] = "json_schema"
+    openai_timeout_s: float = Field(120.0, gt=0, description="seconds one request may take (a local model is slow)")
+    openai_max_retries: int = Field(2, ge=0, le=10)
+    openai_concurrency: int = Field(4, ge=1, le=64, description="requests in flight at once to the server")
+    # --batch (engines/llm/batch.py): Message Batches API polling
+    batch_poll_s: float = Field(30.0, gt=0, le=3600, description="seconds between polls of a message batch")
+    batch_rounds: int = Field(4, ge=1, le=20, description="most batch rounds of one --batch run")
+    # LLM calls in flight at once: the per-row calls (answer(), summary(), short answers) that a run
+    # makes concurrently; the Claude backend never has more requests in flight than this
+    llm_concurrency: int = Field(4, ge=1, le=64, description="LLM requests in flight at once (CS224V_LLM_CONCURRENCY)")
+    # the estimated cost of a run: prices per million tokens by model id (a dated id such as
+    # claude-haiku-4-5-20251001 takes the price of its longest listed prefix); no price: cost unknown
+    llm_prices: dict[str, ModelPrice] = Field(default_factory=lambda: {k: ModelPrice(**v) for k, v in DEFAULT_PRICES.items()},
+                                              description="CS224V_LLM_PRICES: JSON {model: {input, output, cache_read, cache_write}}, merged over the defaults")
+    llm_prices_as_of: str = Field(PRICES_AS_OF, description="the date the prices were checked (CS224V_LLM_PRICES_AS_OF)")
     # the answer cache
     cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir(APP_NAME)))
     cache_enabled: bool = True
+    # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
+    # (CS224V_SHARED_DATA, its older name, too); by default ../shared/data beside a source checkout
+    data_dir: Path | None = Field(default_factory=checkout_data_dir,
+                                  validation_alias=AliasChoices("CS224V_DATA", "CS224V_SHARED_DATA", "CS224V_DATA_DIR"),
+                                  description="folder of the shared data (CS224V_DATA)")
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
     query_timeout_s: float = Field(5.0, gt=0)
@@ -52,13 +104,42 @@ class Settings(BaseSettings):
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 
+    def shared_data(self, *parts: str) -> Path | None:
+        """``data_dir`` joined with ``parts`` when that exists, else None (no data folder, or not this part)."""
+        if self.data_dir is None:
+            return None
+        path = self.data_dir.joinpath(*parts)
+        return path if path.exists() else None
+
     @property
     def effective_suql_pool(self) -> int:
         """``suql_pool`` when LLM calls take time (claude, or sim latency), else 1: with instant calls a
         pool gains nothing and only makes call counts depend on thread timing."""
-        return self.suql_pool if self.backend == "claude" or self.sim_latency_s > 0 else 1
+        return self.suql_pool if self.backend != "sim" or self.sim_latency_s > 0 else 1
 
-    @field_validator("anthropic_api_key", mode="before")
+    @property
+    def openai_row_model_or_default(self) -> str:
+        return self.openai_row_model or self.openai_model
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        import httpx
+
+        try:
+            url = httpx.URL(v.strip())
+        except (httpx.InvalidURL, TypeError) as e:
+            raise ValueError(f"not a URL: {e}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError("expected an http:// or https:// URL with a host, such as http://localhost:11434/v1")
+        return str(url).rstrip("/")
+
+    @field_validator("llm_prices", mode="after")
+    @classmethod
+    def _over_the_defaults(cls, v: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        return {**{k: ModelPrice(**p) for k, p in DEFAULT_PRICES.items()}, **v}
+
+    @field_validator("anthropic_api_key", "openai_api_key", mode="before")
     @classmethod
     def _blank_is_none(cls, v: object) -> object:
         return None if v in ("", None) else v

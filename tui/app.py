@@ -100,6 +100,8 @@ def backend_label(settings: Settings) -> str:
     """The header subtitle: ``sim · seed 224`` or ``claude · claude-sonnet-5-5`` (the planner model)."""
     if settings.backend == "claude":
         return f"claude · {settings.claude_model}"
+    if settings.backend == "openai":
+        return f"openai · {settings.openai_model} · {settings.openai_base_url}"
     latency = f" · {settings.sim_latency_s:g} s per call" if settings.sim_latency_s else ""
     return f"{settings.backend} · seed {settings.seed}{latency}"
 

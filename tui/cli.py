@@ -30,7 +30,12 @@ def _common_options() -> argparse.ArgumentParser:
     # overwriting a value given before it with its own default.
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     g = common.add_argument_group("LLM and data (also settable as CS224V_* environment variables)")
-    g.add_argument("--backend", choices=("sim", "claude"), help="the LLM: sim (offline, default) or claude (needs ANTHROPIC_API_KEY)")
+    g.add_argument("--backend", choices=("sim", "claude", "openai"),
+                   help="the LLM: sim (offline, default), claude (needs ANTHROPIC_API_KEY) or openai (any OpenAI-compatible "
+                        "server: Ollama, vLLM, llama.cpp, LM Studio)")
+    g.add_argument("--base-url", dest="base_url", metavar="URL",
+                   help="openai backend: the server's base URL, up to /v1 (default http://localhost:11434/v1, Ollama)")
+    g.add_argument("--model", metavar="MODEL", help="the model of the real backend (openai: both roles; claude: the planner role)")
     g.add_argument("--seed", type=int, help="seed of the simulated LLM (default 224)")
     g.add_argument("--latency", type=float, metavar="SECONDS", help="simulated seconds per LLM call (sim backend)")
     g.add_argument("--classify", choices=("exact", "similarity", "llm_all", "retrieve_llm"), help="how enum values are classified (default llm_all)")
@@ -63,6 +68,16 @@ def _settings(args: argparse.Namespace):
     overrides: dict[str, Any] = {field: given[opt] for opt, field in names.items() if opt in given}
     if given.get("no_cache"):
         overrides["cache_enabled"] = False
+    if "base_url" in given or "model" in given:
+        backend = overrides.get("backend") or Settings().backend
+        if "base_url" in given:
+            if backend != "openai":
+                raise BadInput("--base-url is for --backend openai (the claude backend reads ANTHROPIC_BASE_URL)")
+            overrides["openai_base_url"] = given["base_url"]
+        if "model" in given:
+            if backend == "sim":
+                raise BadInput("--model names a real model: use it with --backend openai or --backend claude")
+            overrides["openai_model" if backend == "openai" else "claude_model"] = given["model"]
     return Settings(**overrides)  # validated; the environment fills what the command line leaves
 
 

@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                         description="Run the SPINACH agent on one question, printing every step, or (--eval) run it and the "
                                     "four baselines on the simple and forum-style question sets.")
     sp.add_argument("question", nargs="?", metavar="QUESTION")
-    sp.add_argument("--policy", choices=("sim", "claude"), help="the policy's LLM (default: the --backend setting)")
+    sp.add_argument("--policy", choices=("sim", "claude", "openai"), help="the policy's LLM (default: the --backend setting)")
     sp.add_argument("--save", type=Path, metavar="FILE", help="save the trajectory as JSON")
     sp.add_argument("--eval", action="store_true", help="evaluate on the question sets")
     sp.add_argument("--limit", type=int_at_least(1), metavar="N", help="with --eval: only the first N questions of each category")
@@ -277,7 +277,7 @@ def _one_line(text: str, width: int) -> str:
 
 
 def _evaluate(settings, args: argparse.Namespace, options) -> int:
-    from engines.eval.kgqa import evaluate
+    from engines.spinach.evaluate import evaluate
     from worlds import kg
 
     llm = _llm(settings, args.policy)
