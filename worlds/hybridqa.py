@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import duckdb
 
-from engines.errors import EngineError
+from worlds.data import checkout_data_dir
 
 DEFAULT_SEED = 7
 N_TABLES = 50
@@ -45,8 +45,13 @@ TYPE_TITLES: Mapping[str, str] = {
 }
 
 
-class HybridDataError(EngineError):
-    """Real HybridQA data that cannot be loaded; the message names the file and the problem."""
+class HybridDataError(ValueError):
+    """Real HybridQA data that cannot be loaded; the message names the file and the problem.  (The engines
+    re-raise it as ``engines.hybridqa.session.HybridDataError``, which is also an ``EngineError``.)"""
+
+
+class UnknownTable(LookupError):
+    """A table name or id that is not in the world; the message names it."""
 
 
 # --- the shape shared by generated and real tables ------------------------------------------------
@@ -124,7 +129,7 @@ class HybridWorld:
         for t in self.tables:
             if name_or_id in (t.name, t.table_id):
                 return t
-        raise EngineError(f"No table {name_or_id!r} in the {self.name} world.")
+        raise UnknownTable(f"No table {name_or_id!r} in the {self.name} world.")
 
     @property
     def questions(self) -> tuple[HybridQuestion, ...]:
@@ -576,14 +581,13 @@ def _gold(rng: random.Random, spec: _Spec, bearers: Sequence[_Bearer]) -> tuple[
 # --- real HybridQA tables (../shared/data/hybridqa) ----------------------------------------------------
 
 
-def real_data_dir() -> Path | None:
-    """``hybridqa/`` under the shared data folder, if present."""
-    from engines.suql.examples import shared_data_dir
-
-    data = shared_data_dir()
+def real_data_dir(data_dir: Path | None = None) -> Path | None:
+    """``hybridqa/`` under ``data_dir`` (default: ``../shared/data`` beside the checkout), if present.  The
+    engines pass the ``data_dir`` setting."""
+    data = data_dir if data_dir is not None else checkout_data_dir()
     if data is None:
         return None
-    path = data / "hybridqa"
+    path = Path(data) / "hybridqa"
     return path if path.is_dir() else None
 
 
@@ -668,14 +672,14 @@ def real_table(data: Mapping[str, Any], *, name: str, file: str = "") -> HybridT
 
 
 def load_real(directory: Path | str | None = None) -> HybridWorld:
-    """Every HybridQA table of ``directory`` (default: the shared data's ``hybridqa/``).
+    """Every HybridQA table of ``directory`` (default: ``hybridqa/`` of ``../shared/data`` beside the checkout).
 
     Reads ``manifest.json`` when present (its table order), otherwise every ``*.json`` file.
     Raises :class:`HybridDataError` with a plain message for a missing folder or a bad file.
     """
     folder = Path(directory) if directory is not None else real_data_dir()
     if folder is None:
-        raise HybridDataError("No HybridQA data found: expected ../shared/data/hybridqa (or set CS224V_SHARED_DATA).")
+        raise HybridDataError("No HybridQA data found: expected ../shared/data/hybridqa (or set CS224V_DATA).")
     if not folder.is_dir():
         raise HybridDataError(f"{folder} is not a folder of HybridQA tables.")
     manifest = folder / "manifest.json"

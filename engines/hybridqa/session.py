@@ -6,17 +6,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from engines.errors import ConfigurationError
+from engines.errors import ConfigurationError, EngineError
 from engines.hybridqa.pipeline import HybridQA
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
 from engines.sql.sandbox import Limits, Sandbox
+from worlds import hybridqa as W
 
 SIM_KNOWS_GENERATED_ONLY = (
     "The simulated LLM knows only the generated worlds: its parser's grammar and its reader's cues are those of "
     "the flag-bearer tables, so on real HybridQA tables it cannot answer. Real tables are for the claude backend "
     "(--backend claude with ANTHROPIC_API_KEY); loading and browsing them works offline."
 )
+
+
+class HybridDataError(EngineError, W.HybridDataError):
+    """Real HybridQA data that cannot be loaded (the world's error, raised again as an engine error)."""
+
+
+def real_tables_dir(settings: Settings) -> Path:
+    """``hybridqa/`` of the ``data_dir`` setting; HybridDataError when there is none."""
+    folder = settings.shared_data("hybridqa")
+    if folder is None or not folder.is_dir():
+        where = settings.data_dir / "hybridqa" if settings.data_dir is not None else "../shared/data/hybridqa"
+        raise HybridDataError(f"No HybridQA data found: expected {where} (set CS224V_DATA to the shared data folder).")
+    return folder
 
 
 @dataclass
@@ -68,16 +82,19 @@ def open_hybridqa(
     """Load a HybridQA world into a sandbox and wire the pipeline.
 
     ``source="generated"`` builds the 50 flag-bearer tables (``seed``, ``n_tables``);
-    ``source="real"`` loads the HybridQA tables of ``directory`` (default ../shared/data/hybridqa).
+    ``source="real"`` loads the HybridQA tables of ``directory`` (default ``hybridqa/`` of the ``data_dir`` setting).
     ``llm`` overrides the one the settings choose (tests and ablations pass their own).
     """
-    from worlds import hybridqa as W
-
     settings = settings or Settings()
     if source == "generated":
         world = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)
     elif source == "real":
-        world = W.load_real(directory)
+        try:
+            world = W.load_real(directory if directory is not None else real_tables_dir(settings))
+        except HybridDataError:
+            raise
+        except W.HybridDataError as e:
+            raise HybridDataError(str(e)) from e
     else:
         raise ConfigurationError(f"Unknown HybridQA source {source!r}: choose generated or real.")
     if llm is None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,13 +51,11 @@ LECTURE: tuple[Example, ...] = (
 
 
 def shared_data_dir() -> Path | None:
-    """``../shared/data`` beside the repository (or ``CS224V_SHARED_DATA``), if present."""
-    env = os.environ.get("CS224V_SHARED_DATA")
-    candidates = [Path(env)] if env else []
-    here = Path(__file__).resolve()
-    candidates += [p / "shared" / "data" for p in here.parents[2:4]]
-    candidates.append(Path.cwd().parent / "shared" / "data")
-    return next((c for c in candidates if c.is_dir()), None)
+    """The shared data folder (the ``data_dir`` setting, ``CS224V_DATA``; by default ``../shared/data`` beside
+    the repository), if present."""
+    from engines.settings import Settings
+
+    return Settings().shared_data()
 
 
 def paper_queries(path: Path | None = None) -> list[Example]:

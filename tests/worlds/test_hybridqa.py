@@ -8,6 +8,8 @@ from collections import Counter
 import pytest
 
 from engines.errors import EngineError
+from engines.hybridqa.session import open_hybridqa
+from engines.settings import Settings
 from engines.sql.sandbox import Sandbox
 from worlds import hybridqa as W
 
@@ -104,8 +106,26 @@ def test_real_tables_refuse_bad_input_with_a_message(tmp_path):
     with pytest.raises(W.HybridDataError, match="no HybridQA tables"):
         W.load_real(tmp_path)
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(EngineError, match="bad.json"):
+    with pytest.raises(W.HybridDataError, match="bad.json"):
         W.load_real(tmp_path)
+    # the world's error is not an engine's (worlds import nothing from engines); the session raises it again as one
+    with pytest.raises(EngineError, match="bad.json") as raised:
+        open_hybridqa(Settings(), source="real", directory=tmp_path)
+    assert isinstance(raised.value, W.HybridDataError)
+
+
+def test_the_shared_data_folder_is_the_data_dir_setting(tmp_path, monkeypatch):
+    (tmp_path / "hybridqa").mkdir()
+    (tmp_path / "hybridqa" / "Tiny_0.json").write_text(json.dumps(TABLE), encoding="utf-8")
+    monkeypatch.setenv("CS224V_DATA", str(tmp_path))
+    assert Settings().data_dir == tmp_path
+    with open_hybridqa(Settings(), source="real") as session:
+        assert [t.table_id for t in session.world.tables] == ["Tiny_0"]
+    monkeypatch.delenv("CS224V_DATA")
+    with open_hybridqa(Settings(data_dir=tmp_path), source="real") as session:
+        assert [t.table_id for t in session.world.tables] == ["Tiny_0"]
+    with pytest.raises(EngineError, match="No HybridQA data found: expected .*elsewhere"):
+        open_hybridqa(Settings(data_dir=tmp_path / "elsewhere"), source="real")
 
 
 def test_a_folder_without_manifest(tmp_path):

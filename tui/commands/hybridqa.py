@@ -72,10 +72,10 @@ def _hybridqa(settings, args: argparse.Namespace) -> int:
 
 
 def _tables(settings, args: argparse.Namespace) -> int:
-    from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
+    from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY, real_tables_dir
     from worlds.hybridqa import load_real
 
-    world = load_real(Path(args.tables) if args.tables else None)
+    world = load_real(Path(args.tables) if args.tables else real_tables_dir(settings))
     tables = world.tables[: args.limit] if args.limit else world.tables
     note = SIM_KNOWS_GENERATED_ONLY if settings.backend == "sim" else None
     if args.json:
@@ -211,7 +211,10 @@ def _ask(session, args: argparse.Namespace, improvements) -> int:
 
     if not args.table:
         return _fail(args, "--ask needs --table ID (see --tables, or a generated table such as veloria_flag_bearers)")
-    table = session.world.table(args.table)
+    try:
+        table = session.world.table(args.table)
+    except LookupError as e:  # worlds.hybridqa.UnknownTable
+        return _fail(args, str(e), EXIT_ERROR)
 
     def show(event) -> None:
         if args.json:
