@@ -42,9 +42,13 @@ class CallFinished(Event):
     evidence: tuple[str, ...] = ()
     latency_s: float = 0.0
     cached: bool = False
-    input_tokens: int | None = None
+    input_tokens: int | None = None  # every prompt token, cached ones included (see engines.llm.protocol.Usage)
     output_tokens: int | None = None
     row_key: str | None = None
+    cached_input_tokens: int | None = None  # the prompt tokens read from the prompt cache
+    cost_usd: float | None = None  # estimated from the price table of the settings; None: no price
+    estimated: bool = False  # the tokens are the simulated backend's estimate on the rendered prompt
+    model: str | None = None  # the model that answered (or, for the sim, the one whose price is shown)
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ def read_short_answer(text: str) -> str:
 HYBRID_PARSE: Task[ParseInput, str] = Task(
     name="hybrid_parse", input=ParseInput, output=str, template="hybrid_parse", max_tokens=MAX_TOKENS["hybrid_parse"],
     context=lambda i: {"question": i.question, "schema": i.schema, "failed": list(i.failed)},
-    read=lambda text, _i: read_sql_reply("parse", text), reply_model=SqlReply, cache_prefix=True,
+    read=lambda text, _i: read_sql_reply("parse", text), reply_model=SqlReply,
     simulate=lambda b, i: sim_hybrid.parse(i.question, i.schema, i.failed, seed=b.seed, rates=b.hybrid_params),
     describe=lambda i: i.question + (f" (attempt {len(i.failed) + 1})" if i.failed else ""),
     legacy_args=lambda i: (i.question, i.schema, i.failed),

@@ -8,6 +8,28 @@ policy), ``settings.claude_row_model`` for per-row tasks (answer(), summary(), s
 and turns the reply's text into the task's value with the task's ``read`` (in the agent package:
 engines/sql/tasks.py, engines/suql/tasks.py, engines/hybridqa/tasks.py, engines/spinach/tasks.py).
 
+Structured output: a task with a ``reply_model`` (every task whose reply is a JSON object) sends
+the model's JSON schema as ``output_config={"format": {"type": "json_schema", "schema": ...}}``
+(made API-ready by the SDK's ``anthropic.transform_schema``), so the reply is that object; the
+task's ``read`` still validates it with the same pydantic model.  No forced tool use and no
+temperature: Sonnet 5.5 refuses forced tool use, and the 5.x models take only the default
+temperature.
+
+Prompt caching: a template's shared prefix (up to ``{{ cache_break }}``: instructions, schema,
+rules, examples) goes first, as its own text block with ``cache_control`` when system prompt and
+prefix together are long enough to be cached by the model (:data:`MIN_CACHE_TOKENS`, estimated
+at :data:`~engines.llm.usage.CHARS_PER_TOKEN` characters a token); else the prompt is one string.
+
+Usage: every reply's ``usage`` (input, output, cache-read and cache-write tokens) is the call's
+:class:`~engines.llm.protocol.Usage`, with the model that answered, for the client to price.
+
+An unknown or retired model (404): the API's own message, plus the models the key can use
+(``client.models.list()``) and the setting to change.
+
+Concurrency: ``run`` may be called from many threads at once; the requests share one client on
+the I/O loop, and at most ``settings.llm_concurrency`` are in flight (an asyncio semaphore on that
+loop, so a cancelled wait for a free slot ends at once too).
+
 Errors are :class:`~engines.errors.LLMError` with a message meant for a person.  A reply that
 cannot be used -- a 200 whose body is not a message (HTML, empty, a JSON list, ``content: null``),
 no text, a cut-off reply, text without the JSON asked for -- is a
@@ -30,9 +52,11 @@ cache key, so stale cached answers stop matching.
 """
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import json
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -47,12 +71,14 @@ from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt laye
     MAX_ROWS_SHOWN,
     MAX_TOKENS,
     PROMPTS_DIR,
+    render_parts,
     render_prompt,
     system_prompt,
 )
 from engines.llm.protocol import Output, Usage
 from engines.llm.replies import EXCERPT_CHARS, excerpt as _excerpt, extract_json_object  # noqa: F401
 from engines.llm.task import Task
+from engines.llm.usage import estimate_tokens
 from engines.llm.waiting import pause, run_async
 from engines.settings import Settings
 
@@ -74,7 +100,21 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
-PROMPT_VERSION = "p3"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty
+PROMPT_VERSION = "p4"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty; p4: structured output (JSON schema)
+
+#: The shortest prompt prefix each model caches, in tokens (Anthropic's prompt-caching minimums:
+#: 4096 for Haiku 4.5 and Opus 4.5+, 1024 for the Sonnet models); the longest matching prefix of the
+#: model id counts, else :data:`DEFAULT_MIN_CACHE_TOKENS`.
+MIN_CACHE_TOKENS: Mapping[str, int] = {
+    "claude-haiku-4-5": 4096,
+    "claude-haiku": 2048,
+    "claude-opus": 4096,
+    "claude-sonnet": 1024,
+}
+DEFAULT_MIN_CACHE_TOKENS = 1024
+
+#: How many model ids an unknown-model message lists at most.
+MODELS_LISTED = 20
 
 #: What the retried HTTP statuses mean (any other 5xx is retried too, as "server error"); the SDK's
 #: rule, see :func:`_should_retry`.
@@ -105,6 +145,8 @@ def _api_message(error: anthropic.APIStatusError) -> str:
             return inner["message"]
         if isinstance(body.get("message"), str):
             return body["message"]
+    if isinstance(body, str):  # not a JSON error (an HTML page): its start only
+        return _excerpt(body)
     return str(getattr(error, "message", "") or error)
 
 
@@ -166,6 +208,12 @@ def _json_kind(value: Any) -> str:
     return {dict: "object", list: "array", str: "string"}.get(type(value), type(value).__name__)
 
 
+def min_cache_tokens(model: str) -> int:
+    """The shortest prefix ``model`` caches (see :data:`MIN_CACHE_TOKENS`)."""
+    best = max((key for key in MIN_CACHE_TOKENS if model.startswith(key)), key=len, default=None)
+    return MIN_CACHE_TOKENS[best] if best is not None else DEFAULT_MIN_CACHE_TOKENS
+
+
 @dataclass(frozen=True)
 class Reply:
     """What a Messages API response says, as far as the backend needs it."""
@@ -173,6 +221,7 @@ class Reply:
     text: str  # the text blocks, joined
     stop_reason: str | None
     usage: Usage
+    model: str | None = None  # the model that answered, as the response names it
 
 
 def read_message(function: str, response: Any) -> Reply:
@@ -227,7 +276,15 @@ def read_message(function: str, response: Any) -> Reply:
         value = usage.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    return Reply("".join(parts), stop if isinstance(stop, str) else None, Usage(tokens("input_tokens"), tokens("output_tokens")))
+    plain, written, read = tokens("input_tokens"), tokens("cache_creation_input_tokens"), tokens("cache_read_input_tokens")
+    total = None if plain is None and written is None and read is None else (plain or 0) + (written or 0) + (read or 0)
+    model = data.get("model")
+    return Reply(
+        "".join(parts),
+        stop if isinstance(stop, str) else None,
+        Usage(total, tokens("output_tokens"), read, written),
+        model if isinstance(model, str) and model else None,
+    )
 
 
 class ClaudeBackend(BackendCalls):
@@ -260,6 +317,10 @@ class ClaudeBackend(BackendCalls):
         self.row_model: str = settings.claude_row_model
         self.max_retries: int = settings.claude_max_retries
         self.timeout_s: float = settings.claude_timeout_s
+        self.concurrency: int = settings.llm_concurrency
+        self._slots: asyncio.Semaphore | None = None  # made on the I/O loop, at the first request
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._slots_lock = threading.Lock()
         self._sleep = sleep
         self._base_delay = base_delay
         self._max_delay = max_delay
@@ -301,12 +362,35 @@ class ClaudeBackend(BackendCalls):
 
     def run(self, task: Task, input: Any) -> Output:
         """The task's prompt sent to the model of its role; the reply read by the task."""
-        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
-        return self._call(task, prompt, lambda reply: task.read(reply, input))
+        prefix, rest = render_parts(task.template, directory=task.prompts_dir, **task.context(input))
+        return self._call(task, self.content(task, prefix, rest), lambda reply: task.read(reply, input))
+
+    def content(self, task: Task, prefix: str, rest: str) -> str | list[dict[str, Any]]:
+        """The user message: the shared prefix first, as its own block marked for prompt caching
+        when system prompt and prefix are long enough for the task's model to cache; else one string."""
+        if prefix and estimate_tokens(self._system) + estimate_tokens(prefix) >= min_cache_tokens(self.model_for(task)):
+            return [
+                {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": rest},
+            ]
+        return "\n\n".join(part for part in (prefix, rest) if part)
+
+    def request(self, task: Task, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+        """The Messages API parameters of one call (also the ``params`` of a batch request)."""
+        params: dict[str, Any] = {
+            "model": self.model_for(task),
+            "max_tokens": task.max_tokens,
+            "system": self._system,
+            "messages": [{"role": "user", "content": content}],
+        }
+        schema = task.reply_schema()
+        if schema is not None:
+            params["output_config"] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(schema)}}
+        return params
 
     # -- the API call --------------------------------------------------------
 
-    def _call(self, task: Task, prompt: str, parse: Callable[[str], Any]) -> Output:
+    def _call(self, task: Task, prompt: str | list[dict[str, Any]], parse: Callable[[str], Any]) -> Output:
         """Send ``prompt``, parse the reply's text with ``parse``; the value with its token usage."""
         function = task.name
         reply = self._create(task, prompt)
@@ -321,19 +405,38 @@ class ClaudeBackend(BackendCalls):
             if cut_off:
                 raise ReplyError(f"{error} (the reply was cut off at {task.max_tokens} tokens)") from error
             raise
-        return Output(value, reply.usage)
+        return Output(value, reply.usage, reply.model or self.model_for(task))
 
-    async def _post(self, task: Task, prompt: str) -> Any:
-        """One Messages API request; the raw ``httpx`` response of a 2xx (errors raise)."""
-        raw = await self._client.messages.with_raw_response.create(
-            model=self.model_for(task),
-            max_tokens=task.max_tokens,
-            system=self._system,
-            messages=[{"role": "user", "content": prompt}],
-        )
+    def _slots_on_loop(self) -> asyncio.Semaphore:
+        """The semaphore of the running I/O loop (a new loop, after the old one was closed, gets its own)."""
+        loop = asyncio.get_running_loop()
+        with self._slots_lock:
+            if self._slots is None or self._slots_loop is not loop:
+                self._slots, self._slots_loop = asyncio.Semaphore(self.concurrency), loop
+            return self._slots
+
+    async def _post(self, task: Task, prompt: str | list[dict[str, Any]]) -> Any:
+        """One Messages API request (once one of the ``llm_concurrency`` slots is free); the raw
+        ``httpx`` response of a 2xx (errors raise)."""
+        async with self._slots_on_loop():
+            raw = await self._client.messages.with_raw_response.create(**self.request(task, prompt))
         return raw.http_response
 
-    def _create(self, task: Task, prompt: str) -> Reply:
+    async def _model_ids(self) -> list[str]:
+        """The ids of the models the key can use (the Models API, first page)."""
+        page = await self._client.models.list(limit=100)
+        return [model.id for model in page.data]
+
+    def available_models(self) -> list[str] | str:
+        """The models the key can use, or why they could not be listed."""
+        try:
+            return run_async(self._model_ids())
+        except anthropic.APIStatusError as error:
+            return f"the model list was refused ({error.status_code}): {_api_message(error)}"
+        except anthropic.AnthropicError as error:
+            return f"the model list could not be fetched: {error}"
+
+    def _create(self, task: Task, prompt: str | list[dict[str, Any]]) -> Reply:
         """The request with retries on transient failures; errors become :class:`LLMError`.
 
         Cancelling the current operation aborts a request in flight or a backoff wait
@@ -395,10 +498,18 @@ class ClaudeBackend(BackendCalls):
         if status == 403:
             return LLMError(f"The Anthropic API refused the request (403): {detail}")
         if status == 404:
+            setting = "CS224V_CLAUDE_ROW_MODEL" if task.role == "row" else "CS224V_CLAUDE_MODEL"
+            models = self.available_models()
+            if isinstance(models, str):
+                listed = f"({models}.)"
+            elif not models:
+                listed = "(the key can use no models.)"
+            else:
+                more = f", and {len(models) - MODELS_LISTED} more" if len(models) > MODELS_LISTED else ""
+                listed = f"Models this key can use: {', '.join(models[:MODELS_LISTED])}{more}."
             return LLMError(
-                f"The Anthropic API found no such resource (404): {detail} "
-                f"(is the model {self.model_for(task)!r} right? Set "
-                f"{'CS224V_CLAUDE_ROW_MODEL' if task.role == 'row' else 'CS224V_CLAUDE_MODEL'} to change it.)"
+                f"The Anthropic API does not know the model {self.model_for(task)!r} of {task.name}() "
+                f"(404): {detail}. It may be retired. {listed} Set {setting} to choose another."
             )
         if status == 400:
             return LLMError(f"The Anthropic API rejected the request (400): {detail}")

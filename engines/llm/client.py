@@ -1,27 +1,35 @@
-"""The LLM every engine calls: a backend wrapped with call events, the answer cache and cancellation."""
+"""The LLM every engine calls: a backend wrapped with call events, the answer cache, cancellation
+and usage (tokens and estimated cost, summed in :attr:`LLM.usage`)."""
 from __future__ import annotations
 
 import itertools
+import json
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
 from engines.llm.compat import ClientCalls, legacy_method
-from engines.llm.protocol import Backend, backend_id
+from engines.llm.protocol import NO_USAGE, Backend, Usage, backend_id
 from engines.llm.task import Task
+from engines.llm.usage import UsageTotals, cost_usd, estimate_tokens
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
 
 
+log = logging.getLogger(__name__)
+
+
 @dataclass
 class CallCounter:
-    """Counts calls per function; shared by every binding of one LLM."""
+    """Counts calls per function, and sums their usage; shared by every binding of one LLM."""
 
     counts: dict[str, int] = field(default_factory=dict)
     cached: int = 0
+    usage: UsageTotals = field(default_factory=UsageTotals)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -39,7 +47,13 @@ class LLM(ClientCalls):
     """Runs tasks on a backend; emits ``CallStarted`` / ``CallFinished`` around every call.
 
     ``run(task, input)`` is the one call; the per-function methods (``answer``, ``parse``, …) are the
-    transitional sugar of :mod:`engines.llm.compat`."""
+    transitional sugar of :mod:`engines.llm.compat`.
+
+    Usage: every call's tokens (the API's usage, or for the simulated backend an estimate on the
+    rendered prompt, :func:`estimated_usage`) are priced with ``prices`` (model id -> price per
+    million tokens, ``Settings.llm_prices``), shown on its ``CallFinished`` and summed in
+    :attr:`usage`.  The simulated backend's estimate is priced as if ``sim_models`` (role -> model
+    id, by default none: no cost) had answered, so modes compare by cost as well as by calls."""
 
     def __init__(
         self,
@@ -50,6 +64,8 @@ class LLM(ClientCalls):
         cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.perf_counter,
         counter: CallCounter | None = None,
+        prices: Mapping[str, Any] | None = None,
+        sim_models: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = backend
         self.cache = cache
@@ -57,6 +73,13 @@ class LLM(ClientCalls):
         self.cancel = cancel
         self.clock = clock
         self.counter = counter or CallCounter()
+        self.prices: Mapping[str, Any] = prices or {}
+        self.sim_models: Mapping[str, str] = sim_models or {}
+
+    @property
+    def usage(self) -> UsageTotals:
+        """Tokens and estimated cost of every call of this LLM (all its bindings) so far."""
+        return self.counter.usage
 
     @property
     def backend_id(self) -> str:
@@ -71,6 +94,8 @@ class LLM(ClientCalls):
             cancel=cancel if cancel is not None else self.cancel,
             clock=self.clock,
             counter=self.counter,
+            prices=self.prices,
+            sim_models=self.sim_models,
         )
 
     # --- the one place calls happen ---------------------------------------------------------
@@ -117,6 +142,9 @@ class LLM(ClientCalls):
         if cache_key is not None:
             self.cache.put(function, cache_key[0], cache_key[1], self.backend_id, task.encode(value))
         self.counter.add(function, cached=False)
+        usage, model, estimated = self._usage(task, input, out)
+        cost = cost_usd(usage, model, self.prices, batch=getattr(out, "batch", False))
+        self.counter.usage.add(usage, cost, estimated=estimated)
         self.emit(
             CallFinished(
                 call_id,
@@ -125,12 +153,47 @@ class LLM(ClientCalls):
                 task.evidence(value),
                 self.clock() - start,
                 False,
-                out.usage.input_tokens,
-                out.usage.output_tokens,
+                usage.input_tokens,
+                usage.output_tokens,
                 row_key,
+                usage.cached_input_tokens,
+                cost,
+                estimated,
+                model,
             )
         )
         return value
+
+    def _usage(self, task: Task, input: Any, out: Any) -> tuple[Usage, str | None, bool]:
+        """The call's usage, the model that prices it, and whether the tokens are an estimate."""
+        usage = getattr(out, "usage", NO_USAGE)
+        if self.backend.name == "sim" and usage.input_tokens is None and usage.output_tokens is None:
+            return estimated_usage(task, input, out.value), self.sim_models.get(task.role), True
+        return usage, getattr(out, "model", None), False
+
+
+_SYSTEM_TOKENS: list[int] = []
+
+
+def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
+    """The tokens a real model would have used for this call: the rendered system prompt and
+    prompt, and the reply (its JSON encoding when the task has one), counted by
+    :func:`~engines.llm.usage.estimate_tokens` (characters / 4).  The simulated backend's calls
+    are reported with it; a prompt that cannot be rendered is reported without tokens."""
+    from engines.llm.prompting import render_prompt, system_prompt
+
+    try:
+        if not _SYSTEM_TOKENS:
+            _SYSTEM_TOKENS.append(estimate_tokens(system_prompt()))
+        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
+    except Exception as error:  # noqa: BLE001 - an estimate must never fail the call it describes
+        log.debug("no token estimate for %s(): %s", task.name, error)
+        return NO_USAGE
+    if task.encode is not None:
+        reply = json.dumps(task.encode(value), ensure_ascii=False, default=str)
+    else:
+        reply = "" if value is None else str(value)
+    return Usage(_SYSTEM_TOKENS[0] + estimate_tokens(prompt), estimate_tokens(reply), 0, 0)
 
 
 def _one_line(text: str, width: int = 240) -> str:
@@ -154,9 +217,10 @@ def backend_from_settings(settings: Settings, **sim_params: Any) -> Backend:
             from engines.llm.openai_compat import make_openai_backend
 
             return make_openai_backend(settings)
+        from engines.llm.batch import wrap  # --batch: answered from message batches while a batch run is active
         from engines.llm.claude import make_claude_backend
 
-        return make_claude_backend(settings)
+        return wrap(make_claude_backend(settings))
     from engines.llm.sim import SimBackend
 
     params: dict[str, Any] = {
@@ -180,4 +244,6 @@ def llm_from_settings(
         from engines.llm.cache import AnswerCache
 
         cache = AnswerCache(settings.cache_dir)
-    return LLM(backend, cache=cache, emit=emit, clock=clock)
+    # the sim's estimated tokens are priced as the Claude models of the settings would charge
+    sim_models = {"planner": settings.claude_model, "row": settings.claude_row_model}
+    return LLM(backend, cache=cache, emit=emit, clock=clock, prices=settings.llm_prices, sim_models=sim_models)

@@ -43,6 +43,12 @@ MAX_CELL_CHARS = 300
 
 T = TypeVar("T")
 
+#: Where a template's shared prefix ends: a template writes ``{{ cache_break }}`` on its own line
+#: after the part that is the same for many calls (instructions, schema, rules, few-shot
+#: examples) and before the part of this call.  :func:`render_parts` splits there, so a real
+#: backend can mark the prefix for prompt caching; :func:`render_prompt` joins the two parts.
+CACHE_BREAK = "\x1e<cache-break>\x1e"
+
 
 def recent(history: Sequence[T]) -> list[T]:
     """The turns of a dialogue a prompt shows: the last :data:`MAX_HISTORY_TURNS`."""
@@ -87,6 +93,7 @@ def _environment(directory: Path | None = None) -> "jinja2.Environment":
     )
     env.filters["json"] = _to_json
     env.globals["row_json"] = _row_json
+    env.globals["cache_break"] = CACHE_BREAK
     return env
 
 
@@ -108,8 +115,22 @@ def render_prompt(function: str, *, directory: Path | None = None, **context: An
     Undefined variables raise :class:`jinja2.UndefinedError` (the environment is strict), so a
     template and its caller cannot silently drift apart.  Runs of blank lines are collapsed.
     """
+    return "\n\n".join(part for part in render_parts(function, directory=directory, **context) if part)
+
+
+def render_parts(function: str, *, directory: Path | None = None, **context: Any) -> tuple[str, str]:
+    """The prompt as (shared prefix, the rest), split at the template's ``{{ cache_break }}``;
+    a template without one is all rest (``("", prompt)``).  Each part as :func:`render_prompt`
+    cleans it (blank-line runs collapsed, stripped)."""
     text = _environment_for(directory).get_template(f"{function}.j2").render(**context)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    prefix, _, rest = text.rpartition(CACHE_BREAK)
+    if CACHE_BREAK in prefix:
+        raise ValueError(f"the template {function}.j2 has more than one cache_break")
+
+    def clean(part: str) -> str:
+        return re.sub(r"\n{3,}", "\n\n", part).strip()
+
+    return clean(prefix), clean(rest)
 
 
 def system_prompt() -> str:

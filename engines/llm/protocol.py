@@ -58,8 +58,18 @@ class Results:
 
 @dataclass(frozen=True)
 class Usage:
+    """The tokens of one call, as the API's usage reports them (``None``: not reported).
+
+    ``input_tokens`` counts every prompt token, the cached ones included (as OpenAI's
+    ``prompt_tokens``; for Claude it is ``input_tokens + cache_creation_input_tokens +
+    cache_read_input_tokens``); ``cached_input_tokens`` is the part read from the prompt cache, and
+    ``cache_write_input_tokens`` the part written to it (priced differently, see engines/llm/usage.py).
+    Every field is a token count, so two usages add field by field."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cache_write_input_tokens: int | None = None
 
 
 NO_USAGE = Usage()
@@ -71,6 +81,8 @@ class Output:
 
     value: Any
     usage: Usage = field(default=NO_USAGE)
+    model: str | None = None  # the model that answered (its price prices the usage)
+    batch: bool = False  # answered through a batch API (half price)
 
 
 @runtime_checkable

@@ -15,7 +15,9 @@ cancellation, usage and the fallback for an unusable reply kept in that one plac
   the structured-output format of the request (the Messages API's ``output_config.format``, an
   OpenAI-compatible server's ``response_format``), and ``read`` validates the reply with the same
   model (:func:`engines.llm.replies.validated`), leniently: a fenced or wrapped object is still read.
-  A task whose reply is plain text (``summary``, ``respond``) has no reply model.
+  A task whose reply is plain text (``summary``, ``respond``) has no reply model.  A template may
+  end its shared prefix (instructions, schema, rules, examples) with ``{{ cache_break }}``: a real
+  backend marks that prefix for prompt caching when it is long enough to count.
 
 Adding an LLM task is therefore one ``Task`` (and its template) in the agent's package.
 """
@@ -72,9 +74,6 @@ class Task(Generic[I, O]):
     # the pydantic model of the reply's JSON object (None: the reply is plain text); its JSON schema is
     # the structured-output format a real backend asks for, and ``read`` validates with it
     reply_model: type | None = None
-    # the prompt's shared prefix (schema, rules, few-shot examples) is worth caching: a real backend
-    # marks it for prompt caching when it is long enough to count (see engines.llm.prompting.CACHE_BREAK)
-    cache_prefix: bool = False
 
     def reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema of the reply (pydantic's), or ``None`` for a plain-text reply."""

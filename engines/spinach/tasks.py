@@ -152,7 +152,7 @@ def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
 POLICY: Task[PolicyInput, PolicyAction] = Task(
     name="policy", input=PolicyInput, output=PolicyAction, template="policy", max_tokens=MAX_TOKENS["policy"],
     context=_policy_context, read=lambda text, _i: read_policy_action(text), simulate=_sim_policy,
-    reply_model=PolicyReply, cache_prefix=True,
+    reply_model=PolicyReply,
     describe=lambda i: f"step {len(i.history) + 1}: {i.question}",
     show=lambda _i, a: f"{a.action_name}({a.action_argument})",
     evidence=lambda a: (a.thought,) if a.thought else (),

@@ -64,7 +64,7 @@ class RouteReply(BaseModel):
         if isinstance(v, str) and v.strip().lower() in ("true", "false"):
             return v.strip().lower() == "true"
         if not isinstance(v, bool):
-            raise ValueError("not a boolean")
+            raise ValueError("not a boolean")  # noqa: TRY004 - pydantic reports a ValueError, not a TypeError
         return v
 
     @field_validator("reason", mode="before")
@@ -178,7 +178,7 @@ ROUTE: Task[Dialogue, Routed] = Task(
 PARSE: Task[Dialogue, str] = Task(
     name="parse", input=Dialogue, output=str, template="parse", max_tokens=MAX_TOKENS["parse"],
     context=_dialogue_context, read=lambda text, _i: read_sql_reply("parse", text), simulate=_sim_parse,
-    reply_model=SqlReply, cache_prefix=True,
+    reply_model=SqlReply,
     describe=lambda i: i.utterance,
     legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )

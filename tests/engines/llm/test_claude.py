@@ -216,7 +216,7 @@ def test_both_models_are_in_the_backend_id() -> None:
 def test_route_sends_the_rendered_prompt_and_parses_the_reply() -> None:
     api = FakeAPI(message('{"needs_database": true, "reason": "It refines the search."}', input_tokens=120))
     out = backend(api).route("cheaper ones?", HISTORY, SCHEMA)
-    assert out == Output(Routed(True, "It refines the search."), Usage(120, 7))
+    assert out == Output(Routed(True, "It refines the search."), Usage(120, 7), MODEL)
     sent = api.requests[0]
     assert sent["model"] == MODEL
     assert sent["max_tokens"] == claude.MAX_TOKENS["route"]

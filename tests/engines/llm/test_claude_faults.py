@@ -69,6 +69,8 @@ class StubAPI:
         self.responder: Callable[[dict], Step] = lambda _request: ok("{}")
         self.requests: list[dict] = []
         self.hangups = 0
+        self.models: list[str] | None = None  # what GET /v1/models lists (None: 404)
+        self.model_lists = 0  # GET /v1/models requests answered
         self.hung_up = threading.Event()
         self.stopping = threading.Event()
         self._lock = threading.Lock()
@@ -101,6 +103,22 @@ class StubAPI:
                     self.wfile.write(payload)
                 except OSError:
                     self.close_connection = True
+
+            def do_GET(self) -> None:  # noqa: N802 - the Models API: GET /v1/models
+                if self.path.split("?")[0] != "/v1/models" or stub.models is None:
+                    self.send_error(404)
+                    return
+                data = [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                        for m in stub.models]
+                payload = json.dumps({"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                                      "last_id": data[-1]["id"] if data else None}).encode()
+                with stub._lock:
+                    stub.model_lists += 1
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def log_message(self, *_args: Any) -> None:
                 pass
@@ -255,7 +273,8 @@ def test_a_well_formed_reply_still_parses(stub: StubAPI, claude: ClaudeBackend) 
     stub.script(Step(reply))
     out = claude.answer("The patio is heated.", "Is there a patio?")
     assert out.value == Answer("Yes", ("The patio is heated.",))
-    assert (out.usage.input_tokens, out.usage.output_tokens) == (50, 9)
+    # input_tokens counts every prompt token: the 50 not cached and the 3 read from the cache
+    assert (out.usage.input_tokens, out.usage.output_tokens, out.usage.cached_input_tokens) == (53, 9, 3)
     sent = stub.requests[0]
     assert sent["model"] == ROW_MODEL and sent["messages"][0]["role"] == "user"  # answer() is a per-row call
 

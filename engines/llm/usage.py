@@ -1,0 +1,106 @@
+"""Tokens and their estimated cost: per call, and summed over a run.
+
+Every call's :class:`~engines.llm.protocol.Usage` comes from the API's own usage (a real backend)
+or is estimated on the rendered prompt (the simulated backend, see :func:`estimate_tokens`).
+:class:`UsageTotals` sums them for one :class:`~engines.llm.client.LLM` (all its bindings) and
+prices them with the price table of the settings (``Settings.llm_prices``, dated by
+``Settings.llm_prices_as_of``).  :meth:`UsageTotals.as_json` is the ``"usage"`` object of every
+``--json`` output: ``{"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd"}``.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engines.llm.protocol import Usage
+
+#: The simulated backend's token estimate: one token per this many characters of the rendered
+#: prompt (and of the reply).  About right for English prose with Anthropic's and OpenAI's
+#: tokenizers (their documentation's rule of thumb is ~4 characters a token); no tokenizer
+#: dependency, and the same text always gives the same count.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` by :data:`CHARS_PER_TOKEN` (at least 1 for a non-empty text)."""
+    return 0 if not text else max(1, -(-len(text) // CHARS_PER_TOKEN))
+
+
+def price_for(model: str | None, prices: Mapping[str, Any]) -> Any | None:
+    """The price of ``model``: its own entry, else that of the longest listed prefix
+    (``claude-haiku-4-5-20251001`` -> ``claude-haiku-4-5``); ``None`` when none is listed."""
+    if not model:
+        return None
+    if model in prices:
+        return prices[model]
+    best = max((key for key in prices if model.startswith(key)), key=len, default=None)
+    return prices[best] if best is not None else None
+
+
+def cost_usd(usage: Usage, model: str | None, prices: Mapping[str, Any], *, batch: bool = False) -> float | None:
+    """The estimated cost of one call in US dollars; ``None`` when the model has no price or the
+    usage has no token counts.  Cached input is priced at the cache-read price, input written to
+    the cache at the cache-write price, the rest at the input price; a batch call costs half."""
+    price = price_for(model, prices)
+    if price is None or (usage.input_tokens is None and usage.output_tokens is None):
+        return None
+    cached = usage.cached_input_tokens or 0
+    written = usage.cache_write_input_tokens or 0
+    plain = max((usage.input_tokens or 0) - cached - written, 0)
+    read_price = price.cache_read if price.cache_read is not None else price.input
+    write_price = price.cache_write if price.cache_write is not None else price.input
+    dollars = (plain * price.input + cached * read_price + written * write_price
+               + (usage.output_tokens or 0) * price.output) / 1_000_000
+    return dollars / 2 if batch else dollars
+
+
+@dataclass
+class UsageTotals:
+    """Tokens and cost summed over the calls of a run (thread-safe).
+
+    ``cost_usd`` is ``None`` while no call had a price (the simulated backend has none: its tokens
+    are estimates of what the prompts would have used); ``unpriced`` counts the calls that had
+    tokens but no price, ``estimated`` the calls whose tokens are estimates."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_input_tokens: int = 0
+    cost_usd: float | None = None
+    calls: int = 0
+    unpriced: int = 0
+    estimated: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, usage: Usage, cost: float | None, *, estimated: bool = False) -> None:
+        with self._lock:
+            self.calls += 1
+            self.input_tokens += usage.input_tokens or 0
+            self.output_tokens += usage.output_tokens or 0
+            self.cached_input_tokens += usage.cached_input_tokens or 0
+            self.cache_write_input_tokens += usage.cache_write_input_tokens or 0
+            self.estimated += int(estimated)
+            if cost is not None:
+                self.cost_usd = (self.cost_usd or 0.0) + cost
+            elif usage.input_tokens is not None or usage.output_tokens is not None:
+                self.unpriced += 1
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``"usage"`` object of a ``--json`` output."""
+        with self._lock:
+            return {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cached_input_tokens": self.cached_input_tokens,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            }
+
+    def line(self) -> str:
+        """One line for a header or a stats line: ``1,234 in (200 cached) · 56 out · $0.0031``."""
+        data = self.as_json()
+        cached = f" ({data['cached_input_tokens']:,} cached)" if data["cached_input_tokens"] else ""
+        cost = "cost unknown" if data["cost_usd"] is None else f"${data['cost_usd']:.4f}"
+        approx = "~" if self.estimated else ""
+        return f"{approx}{data['input_tokens']:,} in{cached} · {approx}{data['output_tokens']:,} out · {cost}"
