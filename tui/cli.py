@@ -171,6 +171,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
             run_app(settings)
             return EXIT_OK
+        if getattr(args, "batch", False):  # --batch: the run in rounds through the Message Batches API
+            from tui.commands import run_batched
+
+            return run_batched(settings, args, handler)
         return handler(settings, args)
     except ValidationError as e:
         first = e.errors()[0]

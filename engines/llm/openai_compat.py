@@ -365,8 +365,9 @@ class OpenAICompatBackend(BackendCalls):
         model = reply_model(task)
         json_reply = model is not None
         text, usage = self._complete(task, messages, json_reply)
+        answered = {"model": self.model_for(task)} if "model" in getattr(Output, "__dataclass_fields__", {}) else {}
         try:
-            return Output(self._read(task, input, model, text), usage)
+            return Output(self._read(task, input, model, text), usage, **answered)
         except ReplyError as first:
             log.info("openai %s(): the reply does not validate (%s); asking once more", task.name, first)
             messages = [*messages, {"role": "assistant", "content": text},
@@ -374,7 +375,7 @@ class OpenAICompatBackend(BackendCalls):
             text, more = self._complete(task, messages, json_reply)
             usage = _add(usage, more)
             try:
-                return Output(self._read(task, input, model, text), usage)
+                return Output(self._read(task, input, model, text), usage, **answered)
             except ReplyError as second:
                 raise ReplyError(f"{second} (after one repair retry; the first reply: {_plain(first)})") from second
 

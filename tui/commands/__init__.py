@@ -198,3 +198,51 @@ def terminal_width() -> int:
         return os.get_terminal_size().columns
     except OSError:
         return 120
+
+
+# --- --batch ---------------------------------------------------------------------------------------
+
+
+def add_batch_option(parser: argparse.ArgumentParser, applies: Callable[[argparse.Namespace], str | None]) -> None:
+    """``--batch`` on a long headless run; ``applies(args)`` says why it does not fit these
+    arguments (``None`` when it does)."""
+    parser.add_argument("--batch", action="store_true",
+                        help="claude backend: send the calls through the Message Batches API (half the price; "
+                             "answered within hours), polling with progress; resumable: run the same command again")
+    parser.set_defaults(batch_applies=applies)
+
+
+def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any, argparse.Namespace], int]) -> int:
+    """Run ``handler`` as a batched run (engines.llm.batch): collect rounds with their output hidden,
+    message batches polled with progress on stderr, then the run whose output is printed."""
+    import contextlib
+    import io
+    import sys
+
+    from engines.llm.batch import BatchRun
+
+    why = args.batch_applies(args)
+    if why is not None:
+        raise BadInput(f"--batch {why}")
+    if settings.backend != "claude":
+        raise BadInput(f"--batch sends the calls through Anthropic's Message Batches API: use it with --backend claude "
+                       f"(the backend is {settings.backend})")
+
+    def progress(line: str) -> None:
+        print(f"cs224v-tui batch: {line}", file=sys.stderr, flush=True)
+
+    def quiet():
+        stack = contextlib.ExitStack()
+        stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        return stack
+
+    def reset() -> None:
+        from engines.lab.resources import clear_memo  # the Lab shares results within a process
+
+        clear_memo()
+
+    batch = BatchRun(settings, progress=progress)
+    try:
+        return batch.run(lambda: handler(settings, args), before_round=reset, quiet=quiet)
+    finally:
+        batch.store.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least
+from tui.commands import add_batch_option as _batch
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--questions", action="store_true", help="with --eval --json: include every question's record")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=_hybridqa)
+    _batch(p, lambda a: None if a.eval else "is for long runs: use it with --eval")
 
 
 def _fail(args: argparse.Namespace, message: str, code: int = EXIT_REFUSED) -> int:

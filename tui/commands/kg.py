@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, nonempty_text, output_file, print_table, read_json, shown
+from tui.commands import add_batch_option as _batch
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sp.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp.set_defaults(handler=_spinach)
+    _batch(sp, lambda a: None if a.eval else "is for long runs: use it with --eval")
 
 
 # --- sparql ----------------------------------------------------------------------------------------

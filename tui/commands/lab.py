@@ -9,6 +9,8 @@ import time
 from typing import Any, Sequence
 
 from tui.commands import EXIT_OK, EXIT_REFUSED, terminal_width
+from tui.commands import add_batch_option as _batch
+from tui.commands.usage_json import take_usage
 
 MAX_CELL = 60  # characters of a cell in the human table; --json prints everything
 
@@ -30,6 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     run.add_argument("--small", action="store_true", help="the reduced size the tests use")
     run.add_argument("--json", action="store_true", help='print {"name", "columns", "rows", "notes"} (a list with --all)')
     run.set_defaults(handler=_run)
+    _batch(run, lambda _a: None)
     p.set_defaults(handler=lambda settings, args: _usage(p))
 
 
@@ -81,7 +84,7 @@ def _run(settings, args: argparse.Namespace) -> int:
             progress.clear()
         took = time.perf_counter() - started
         if args.json:
-            out.append(table.to_json(experiment.name))
+            out.append({**table.to_json(experiment.name), "usage": take_usage()})
         else:
             if i:
                 print()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
+from tui.commands import add_batch_option as _batch
 
 
 MAX_WORKLOAD = 1000
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="with a paid backend, run even a query expected to make more LLM calls than "
                         "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)")
     p.set_defaults(handler=_suql)
+    _batch(p, lambda a: None if a.file is not None else "is for long runs: use it with --file")
 
 
 def confirmation_needed(session, query: str, mode: str) -> str | None:

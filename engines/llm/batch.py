@@ -1,0 +1,369 @@
+"""``--batch``: a long headless run's Claude calls sent through the Message Batches API (half price).
+
+Headless runs make their calls one after another, each waiting for its reply, while a batch is
+answered within hours.  So a batched run is *two-phase, in rounds*:
+
+1. **collect** -- the run is made once with every Claude call that is not already answered
+   *queued* instead of sent: the call raises :class:`Deferred` (an unusable reply), so a task with a
+   fallback (``answer()`` -> Unknown, ``summary()``) goes on and a task without one fails its own
+   item (a question, a query), and the run moves on to the next.  Every queued request is the exact
+   Messages API request the direct call would send (``ClaudeBackend.request``).
+2. The queued requests are submitted as one message batch (several when there are more than
+   :data:`MAX_PER_BATCH`), polled every ``settings.batch_poll_s`` seconds with progress shown, and
+   their results stored (:class:`BatchStore`, ``batches.sqlite3`` in the cache folder) under the
+   SHA-256 of the request.
+3. The run is made again.  Calls whose request has a result are answered from it; calls that
+   depend on earlier replies (the short answer after a parse, the next SPINACH step after a policy
+   step, a second parse after one that returned nothing) are new requests, queued for the next
+   round.  Rounds go on until one queues nothing new, at most ``settings.batch_rounds``.
+4. The last run -- the one whose output is printed -- answers every call from the results, and
+   sends the few it still lacks (past the round cap) directly, at full price, saying how many.
+
+Resuming: the batch id is stored the moment a batch is created, before any wait.  A run that is
+interrupted (Ctrl-C, a closed laptop) and started again first collects the batches it left
+behind, then goes on: requests already answered are not sent again.
+
+What can be batched: every call of a claude-backend run.  What cannot be batched in one round:
+a call whose *input* depends on another call's reply -- each such step of a chain costs one round
+(HybridQA: parse, then short answer: 2 rounds; a retry after an empty result: 3; SPINACH: one
+round per policy step, so a 15-step agent needs more rounds than the default cap and its tail is
+sent directly).  A run whose control flow depends on replies (SUQL's LIMIT stopping once enough
+rows are Yes) may queue more calls in the collect round than the final run uses: they are paid
+(at half price) and kept in the store and the answer cache.
+
+The engines know nothing of this: :func:`wrap` (called by ``backend_from_settings`` for the
+claude backend) wraps the backend while a :class:`BatchRun` is active.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.protocol import Output
+from engines.llm.task import Task
+from engines.llm.waiting import pause
+from engines.settings import Settings
+
+__all__ = ["BatchRun", "BatchStore", "Deferred", "MAX_PER_BATCH", "request_key", "wrap", "active"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Requests per message batch (the API takes up to 100,000 or 256 MB; smaller batches finish sooner).
+MAX_PER_BATCH = 10_000
+FILENAME = "batches.sqlite3"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, created_at REAL NOT NULL, requests INTEGER NOT NULL,
+                                    collected INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, result TEXT NOT NULL, created_at REAL NOT NULL);
+"""
+
+
+class Deferred(ReplyError):
+    """The call is queued for the next message batch: no reply yet (its task's fallback stands in)."""
+
+
+def request_key(params: dict[str, Any]) -> str:
+    """The SHA-256 (hex, 64 characters: a valid ``custom_id``) of a Messages API request."""
+    canonical = json.dumps(params, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class BatchStore:
+    """The batches submitted and the results collected, in one SQLite file of the cache folder."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / FILENAME
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=5.0)
+        with self._conn:
+            self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def result(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT result FROM results WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_results(self, results: dict[str, dict[str, Any]]) -> None:
+        now = time.time()
+        with self._lock, self._conn:
+            self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+                                   [(k, json.dumps(v, ensure_ascii=False), now) for k, v in results.items()])
+
+    def add_batch(self, batch_id: str, requests: int) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("INSERT OR IGNORE INTO batches (id, created_at, requests) VALUES (?, ?, ?)",
+                               (batch_id, time.time(), requests))
+
+    def collected(self, batch_id: str) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("UPDATE batches SET collected = 1 WHERE id = ?", (batch_id,))
+
+    def pending(self) -> list[tuple[str, int]]:
+        """The batches submitted whose results were not collected yet (oldest first)."""
+        with self._lock:
+            return [(r[0], r[1]) for r in self._conn.execute(
+                "SELECT id, requests FROM batches WHERE collected = 0 ORDER BY created_at")]
+
+
+class BatchingBackend:
+    """A claude backend whose calls are answered from batch results, or queued for the next batch."""
+
+    def __init__(self, inner: Any, run: "BatchRun") -> None:
+        self.inner = inner
+        self._run = run
+        # the same identity as the backend it wraps: a batched answer is cached as a direct one
+        self.name = inner.name
+        self.model = inner.model
+        self.prompt_version = inner.prompt_version
+
+    def __getattr__(self, name: str) -> Any:  # model_for, close, ...
+        return getattr(self.inner, name)
+
+    def params(self, task: Task, input: Any) -> dict[str, Any]:
+        """The Messages API request the direct call would send."""
+        inner = self.inner
+        if hasattr(inner, "request") and hasattr(inner, "content"):
+            from engines.llm.prompting import render_parts
+
+            prefix, rest = render_parts(task.template, directory=task.prompts_dir, **task.context(input))
+            return inner.request(task, inner.content(task, prefix, rest))
+        from engines.llm.prompting import render_prompt, system_prompt
+
+        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
+        return {"model": inner.model_for(task), "max_tokens": task.max_tokens, "system": system_prompt(),
+                "messages": [{"role": "user", "content": prompt}]}
+
+    def run(self, task: Task, input: Any) -> Output:
+        params = self.params(task, input)
+        key = request_key(params)
+        found = self._run.store.result(key)
+        if found is not None:
+            return self._answer(task, input, found)
+        if self._run.collecting:
+            self._run.want(key, params)
+            raise Deferred(f"{task.name}() is queued for the message batch")
+        self._run.count_direct()
+        return self.inner.run(task, input)
+
+    def _answer(self, task: Task, input: Any, found: dict[str, Any]) -> Output:
+        if found.get("type") != "succeeded":
+            error = found.get("error") or {}
+            raise ReplyError(f"The batch request of {task.name}() failed: {error.get('message') or error or found.get('type')}")
+        import httpx
+
+        from engines.llm.claude import read_message
+
+        reply = read_message(task.name, httpx.Response(200, json=found["message"]))
+        if not reply.text.strip():
+            raise ReplyError(f"Claude's batched {task.name}() reply has no text (stop reason: {reply.stop_reason}).")
+        value = task.read(reply.text, input)
+        fields = getattr(Output, "__dataclass_fields__", {})
+        extra: dict[str, Any] = {}
+        if "model" in fields:
+            extra["model"] = getattr(reply, "model", None) or self.inner.model_for(task)
+        if "batch" in fields:
+            extra["batch"] = True
+        return Output(value, reply.usage, **extra)
+
+
+class BatchRun:
+    """One ``--batch`` run: the rounds, the batches, the store.  See the module docstring.
+
+    ``client`` is a sync ``anthropic.Anthropic`` (tests point one at a stub); by default one is
+    built from the settings (``ANTHROPIC_BASE_URL`` is the SDK's).  ``progress`` gets one line per
+    poll; ``sleep`` waits between polls (a cancel interrupts :func:`pause`).
+    """
+
+    def __init__(self, settings: Settings, *, client: Any | None = None, store: BatchStore | None = None,
+                 progress: Callable[[str], None] = lambda _line: None, sleep: Callable[[float], None] = pause) -> None:
+        if settings.backend != "claude":
+            raise ConfigurationError(f"--batch sends the calls through Anthropic's Message Batches API: it needs "
+                                     f"--backend claude, not {settings.backend}.")
+        if client is None:
+            import anthropic
+
+            if settings.anthropic_api_key is None:
+                from engines.llm.claude import NO_KEY_MESSAGE
+
+                raise ConfigurationError(NO_KEY_MESSAGE)
+            client = anthropic.Anthropic(api_key=settings.anthropic_api_key.get_secret_value(),
+                                         max_retries=settings.claude_max_retries, timeout=settings.claude_timeout_s)
+        self.client = client
+        self.store = store if store is not None else BatchStore(settings.cache_dir)
+        self.poll_s = settings.batch_poll_s
+        self.rounds = settings.batch_rounds
+        self.progress = progress
+        self.sleep = sleep
+        self.collecting = False
+        self.direct = 0
+        self.submitted: list[str] = []  # the batch ids of this run, in order
+        self._wanted: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    # -- what the wrapped backends report ---------------------------------------------------------
+
+    def want(self, key: str, params: dict[str, Any]) -> None:
+        with self._lock:
+            self._wanted.setdefault(key, params)
+
+    def count_direct(self) -> None:
+        with self._lock:
+            self.direct += 1
+
+    # -- the rounds -------------------------------------------------------------------------------
+
+    def run(self, work: Callable[[], T], *, before_round: Callable[[], None] = lambda: None,
+            quiet: Callable[[], Any] | None = None) -> T:
+        """Run ``work`` in collect rounds (each inside ``quiet()``, a context manager that hides its
+        output), batch what they queue, and return the result of the last, answered, run."""
+        global _active
+        with _activated(self):
+            for pending, count in self.store.pending():
+                self.progress(f"resuming message batch {pending} ({count:,} requests)")
+                self._wait_and_collect(pending, count)
+            for round_no in range(1, self.rounds + 1):
+                with self._lock:
+                    self._wanted = {}
+                self.collecting = True
+                before_round()
+                try:
+                    with (quiet() if quiet is not None else _nothing()):
+                        try:
+                            work()
+                        except (LLMError, ReplyError) as e:  # an item without a fallback ended the run early
+                            log.info("batch round %d: the run stopped early: %s", round_no, e)
+                finally:
+                    self.collecting = False
+                with self._lock:
+                    wanted = [(k, p) for k, p in self._wanted.items() if self.store.result(k) is None]
+                if not wanted:
+                    break
+                self.progress(f"round {round_no}: {len(wanted):,} request{'s' if len(wanted) != 1 else ''} to batch")
+                for start in range(0, len(wanted), MAX_PER_BATCH):
+                    chunk = wanted[start:start + MAX_PER_BATCH]
+                    batch_id = self._submit(chunk)
+                    self._wait_and_collect(batch_id, len(chunk))
+            before_round()
+            result = work()
+        if self.direct:
+            self.progress(f"{self.direct:,} call{'s' if self.direct != 1 else ''} past the last batch round "
+                          f"(CS224V_BATCH_ROUNDS={self.rounds}) went directly, at the full price")
+        return result
+
+    def _submit(self, chunk: list[tuple[str, dict[str, Any]]]) -> str:
+        import anthropic
+
+        try:
+            batch = self.client.messages.batches.create(
+                requests=[{"custom_id": key, "params": params} for key, params in chunk])
+        except anthropic.APIStatusError as e:
+            raise LLMError(f"The Message Batches API refused the batch ({e.status_code}): {_message(e)}") from e
+        except anthropic.AnthropicError as e:
+            raise LLMError(f"Could not submit the message batch: {e}") from e
+        self.store.add_batch(batch.id, len(chunk))  # saved first: a restart resumes from it
+        self.submitted.append(batch.id)
+        self.progress(f"submitted message batch {batch.id} ({len(chunk):,} requests; saved in {self.store.path})")
+        return batch.id
+
+    def _wait_and_collect(self, batch_id: str, count: int) -> None:
+        import anthropic
+
+        started = time.monotonic()
+        try:
+            while True:
+                batch = self.client.messages.batches.retrieve(batch_id)
+                c = batch.request_counts
+                done = c.succeeded + c.errored + c.canceled + c.expired
+                self.progress(f"message batch {batch_id}: {batch.processing_status}, {done:,}/{count:,} done "
+                              f"({c.succeeded:,} succeeded, {c.errored:,} errored), {time.monotonic() - started:.0f} s")
+                if batch.processing_status == "ended":
+                    break
+                self.sleep(self.poll_s)
+            results: dict[str, dict[str, Any]] = {}
+            for entry in self.client.messages.batches.results(batch_id):
+                kept = _kept(entry.result)
+                if kept is not None:
+                    results[entry.custom_id] = kept
+        except anthropic.NotFoundError:
+            log.warning("message batch %s is gone (expired or deleted): its requests are asked again", batch_id)
+            self.store.collected(batch_id)
+            return
+        except anthropic.APIStatusError as e:
+            raise LLMError(f"The Message Batches API refused to report on batch {batch_id} ({e.status_code}): "
+                           f"{_message(e)}; run the command again to resume it") from e
+        except anthropic.AnthropicError as e:
+            raise LLMError(f"Lost the Message Batches API while waiting for batch {batch_id}: {e}; "
+                           f"run the command again to resume it") from e
+        self.store.put_results(results)
+        self.store.collected(batch_id)
+
+
+def _kept(result: Any) -> dict[str, Any] | None:
+    """What of one batch result is stored: a reply, or an error that asking again would repeat (an
+    invalid request); expired, canceled and transient errors are not kept, so they are asked again."""
+    kind = getattr(result, "type", None)
+    if kind == "succeeded":
+        return {"type": "succeeded", "message": result.message.model_dump(mode="json")}
+    if kind == "errored":
+        error = getattr(getattr(result, "error", None), "error", None)
+        if getattr(error, "type", None) == "invalid_request_error":
+            return {"type": "errored", "error": {"type": error.type, "message": getattr(error, "message", "")}}
+    return None
+
+
+def _message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return str(body["error"].get("message", ""))
+    return str(error)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+# --- the hook ---------------------------------------------------------------------------------
+
+_active: BatchRun | None = None
+_active_lock = threading.Lock()
+
+
+@contextmanager
+def _activated(run: BatchRun) -> Iterator[None]:
+    global _active
+    with _active_lock:
+        if _active is not None:
+            raise ConfigurationError("a --batch run is already going on in this process")
+        _active = run
+    try:
+        yield
+    finally:
+        with _active_lock:
+            _active = None
+
+
+def active() -> BatchRun | None:
+    return _active
+
+
+def wrap(backend: Any) -> Any:
+    """``backend`` wrapped for the active batch run (itself when there is none)."""
+    run = _active
+    return backend if run is None else BatchingBackend(backend, run)
