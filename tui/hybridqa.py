@@ -106,7 +106,7 @@ class HybridArea(WorkArea):
     REPORTED = PipelineReported
     AREA_ID = "hybridqa"
     STATUS_ID = "hqa-status"
-    RESULTS_IDS = ("hqa-rows",)
+    RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
     TITLE = "HybridQA"
     BUSY_REASONS = {"ask": "a question is running (Esc cancels it)", "open": "the tables are being opened",
                     "reopen": "the session is being rebuilt"}

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -71,6 +72,23 @@ class ExperimentRan:
     table: Table
 
 
+def fitted_label(section: str, title: str, width: int) -> Text:
+    """``section title`` in at most ``width`` cells: the title cut after a whole word, with "…"."""
+    full = f"{section} {title}"
+    if cell_len(full) <= width:
+        return Text.assemble((section, "dim"), " ", title)
+    room = width - cell_len(section) - 2  # a space, and the ellipsis
+    words, kept = title.split(" "), ""
+    for word in words:
+        candidate = f"{kept} {word}" if kept else word
+        if cell_len(candidate) > room:
+            break
+        kept = candidate
+    if not kept:  # not even the first word fits: cut it (the section stays whole)
+        kept = title[: max(room, 0)]
+    return Text.assemble((section, "dim"), " ", kept, "…")
+
+
 class ExperimentTree(Tree[Any]):
     """The experiments grouped by lecture; Enter or Ctrl+J on an experiment posts :class:`RunRequested`."""
 
@@ -85,6 +103,25 @@ class ExperimentTree(Tree[Any]):
         def __init__(self, name: str) -> None:
             super().__init__()
             self.name = name
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.full_labels: dict[Any, tuple[str, str]] = {}  # leaf id -> (section, title), cut by fit_labels
+
+    def label_width(self) -> int:
+        """The cells a leaf's label has: the tree's width less the guide and a cell of margin."""
+        return max(self.scrollable_content_region.width - self.guide_depth - 1, 8)
+
+    def on_resize(self) -> None:
+        self.fit_labels()
+
+    def fit_labels(self) -> None:
+        """Each experiment's "section title" cut at a word to fit the width, with an ellipsis (not mid-word)."""
+        width = self.label_width()
+        for lecture in self.root.children:
+            for leaf in lecture.children:
+                if leaf.id in self.full_labels:
+                    leaf.set_label(fitted_label(*self.full_labels[leaf.id], width))
 
     def action_run(self) -> None:
         node = self.cursor_node
@@ -162,8 +199,8 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                 for lecture in lab.lectures():
                     node = tree.root.add(Text(f"Lecture {lecture}", style="bold"), expand=True)
                     for e in lab.experiments(lecture):
-                        label = Text.assemble((e.section, "dim"), " ", e.title)
-                        node.add_leaf(label, data=e.name)
+                        leaf = node.add_leaf(Text.assemble((e.section, "dim"), " ", e.title), data=e.name)
+                        tree.full_labels[leaf.id] = (e.section, e.title)  # what fit_labels cuts to the width
                 yield tree
                 with RadioSet(id="lab-size") as sizes:
                     sizes.border_title = "Size · s switches"
@@ -440,7 +477,8 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
         if len(values) > 1 and top > 0:
             # plotext draws the legend over the top rows of the plot: leave those rows above the
             # tallest bar, or a bar of exactly 1.00 reads as about 0.9 under the legend
-            rows = max(widget.size.height - 4, len(values) + 3)  # the plot's rows (less axis, labels, border)
+            # the plot's rows (less axis, labels, border); a chart not laid out yet counts on a dozen
+            rows = max(widget.size.height - 4 if widget.size.height >= 10 else 12, len(values) + 3)
             plt.ylim(0, top * rows / (rows - len(values) - 1))
     else:
         positions = list(range(1, len(labels) + 1))

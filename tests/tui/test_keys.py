@@ -130,6 +130,7 @@ async def test_f8_maximises_the_focused_pane_and_restores_it() -> None:
         app.query_one("#question", Input).focus()
         await pilot.press("f8")  # also from a text box, and nothing is typed
         assert app.screen.maximized is not None
+        assert app.screen.maximized.region.height >= 24 - 3  # the whole screen but the footer (and a border)
         assert app.query_one("#question", Input).value == ""
         await pilot.press("f8")
         assert app.screen.maximized is None

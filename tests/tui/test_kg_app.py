@@ -123,7 +123,8 @@ def test_sparql_tokens_mark_keywords_variables_entities_and_strings() -> None:
 async def test_search_open_a_page_follow_a_link_and_go_back() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        await show_tab(pilot, "kg")  # built once shown: its commands are in the palette from then on
+        await show_tab(pilot, "restaurants")
         assert app.active_area.AREA_ID == "restaurants"
         command = next(c for c in app.palette_commands() if c.title == "Knowledge graph: show the entity browser")
         command.callback()  # from another tab, as the palette does

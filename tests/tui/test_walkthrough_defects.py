@@ -134,3 +134,26 @@ def test_the_lab_chart_legend_leaves_the_bars_uncovered() -> None:
     for line in legend:  # the legend's own marker, and no bar beside it (a bar of 1.00 reached these rows)
         assert line.count("█") == 2, line
     assert any(line.count("█") > 2 for line in lines)  # the bars are drawn, below the legend
+
+
+@drive
+async def test_the_lab_tree_cuts_titles_after_a_whole_word() -> None:
+    from rich.cells import cell_len
+
+    from tui.lab import ExperimentTree
+
+    for size in (SIZE, (80, 24)):
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            await open_tab(pilot, "lab")
+            tree = app.query_one(ExperimentTree)
+            width = tree.label_width()
+            cut = 0
+            for leaf_id, (section, title) in tree.full_labels.items():
+                shown = tree.get_node_by_id(leaf_id).label.plain
+                assert cell_len(shown) <= width, f"{shown!r} is wider than the tree ({width})"
+                if shown != f"{section} {title}":
+                    cut += 1
+                    kept = shown.removesuffix("…")
+                    assert shown.endswith("…") and f"{section} {title}".startswith(kept + " "), shown  # a whole word
+            assert cut, "no title is long enough to be cut: the test checks nothing"
