@@ -36,6 +36,7 @@ claude backend) wraps the backend while a :class:`BatchRun` is active.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
-from engines.llm.protocol import Output
+from engines.llm.protocol import NO_USAGE, Output
 from engines.llm.task import Task
 from engines.llm.waiting import pause
 from engines.settings import Settings
@@ -154,7 +155,9 @@ class BatchingBackend:
         key = request_key(params)
         found = self._run.store.result(key)
         if found is not None:
-            return self._answer(task, input, found)
+            out = self._answer(task, input, found)
+            # a collect round's output is not shown: its usage is the final run's, once
+            return dataclasses.replace(out, usage=NO_USAGE) if self._run.collecting else out
         if self._run.collecting:
             self._run.want(key, params)
             raise Deferred(f"{task.name}() is queued for the message batch")
@@ -367,3 +370,29 @@ def wrap(backend: Any) -> Any:
     """``backend`` wrapped for the active batch run (itself when there is none)."""
     run = _active
     return backend if run is None else BatchingBackend(backend, run)
+
+
+class _BatchCache:
+    """The answer cache of a batched run: read as always, written only by the final run.
+
+    A collect round's answers are served from batch results and reported without usage; the final
+    run serves them again from the results, with their usage (at the batch price), and stores them.
+    So the usage of the final run -- the one whose output is printed -- is every call it relied on.
+    """
+
+    def __init__(self, cache: Any, run: BatchRun) -> None:
+        self._cache = cache
+        self._run = run
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache, name)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        if not self._run.collecting:
+            self._cache.put(*args, **kwargs)
+
+
+def wrap_cache(cache: Any) -> Any:
+    """The answer cache for the active batch run (itself when there is none, or no cache)."""
+    run = _active
+    return cache if run is None or cache is None else _BatchCache(cache, run)

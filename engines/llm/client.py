@@ -244,6 +244,9 @@ def llm_from_settings(
         from engines.llm.cache import AnswerCache
 
         cache = AnswerCache(settings.cache_dir)
+    from engines.llm.batch import wrap_cache  # --batch: the collect rounds of a batched run store no answers
+
+    cache = wrap_cache(cache)
     # the sim's estimated tokens are priced as the Claude models of the settings would charge
     sim_models = {"planner": settings.claude_model, "row": settings.claude_row_model}
     return LLM(backend, cache=cache, emit=emit, clock=clock, prices=settings.llm_prices, sim_models=sim_models)

@@ -181,3 +181,27 @@ def test_batch_refuses_what_it_does_not_fit(capsys, tmp_path):
     q.write_text("SELECT 1\n", encoding="utf-8")
     assert main(["suql", "--file", str(q), "--batch"]) == 2
     assert "--backend claude" in capsys.readouterr().err
+
+
+def test_the_usage_of_a_batched_run_is_the_final_runs_at_the_batch_price(stub, tmp_path):
+    from engines.llm.usage import take_run_usage
+
+    s = settings(tmp_path, llm_prices={"claude-haiku-4-5": {"input": 3.0, "output": 7.0}})  # the row model's price
+    stub.answer = reply
+    run, _ = batch_run(stub, s)
+    take_run_usage()
+    totals: list[Any] = []
+
+    def work() -> Any:
+        llm = llm_from_settings(s)
+        out = [llm.run(ANSWER, AnswerInput(t, "is it romantic?")).value for t in TEXTS]
+        totals.append(llm.usage)
+        return out
+
+    run.run(work)
+    final = totals[-1]  # the run whose output is shown: every answer served from the batch results, once
+    assert (final.calls, final.input_tokens, final.output_tokens) == (6, 6 * 30, 6 * 8)
+    assert final.cost_usd == pytest.approx(6 * (30 * 3.0 + 8 * 7.0) / 1e6 / 2)  # half price
+    assert all(t.input_tokens == 0 for t in totals[:-1])  # the collect rounds count nothing
+    with AnswerCache(s.cache_dir) as cache:
+        assert len(cache) == 6  # stored by the final run
