@@ -161,7 +161,11 @@ def _strict(schema: Any) -> Any:
 def reply_schema(task: Task) -> dict[str, Any] | None:
     """The strict JSON schema of ``task``'s reply (``None`` for a text reply or an unknown task)."""
     model = reply_model(task)
-    return None if model is None else _strict(model.model_json_schema())
+    if model is None:
+        return None
+    own = getattr(task, "reply_schema", None)  # the task's schema, computed once per model
+    schema = own() if callable(own) and getattr(task, "reply_model", None) is model else model.model_json_schema()
+    return _strict(schema)
 
 
 # --- the HTTP side ---------------------------------------------------------------------------------

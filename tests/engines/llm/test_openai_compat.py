@@ -305,3 +305,12 @@ def test_settings_refuse_a_base_url_that_is_not_http():
 
     with pytest.raises(ValidationError, match="http"):
         Settings(openai_base_url="file:///etc/passwd")
+
+
+def test_usage_with_cached_prompt_tokens_is_recorded(stub, openai):
+    stub.script(ok(GOOD, prompt_tokens=1200, completion_tokens=10, cached=1024))
+    llm = LLM(openai)
+    llm.run(ANSWER, AnswerInput(TEXT, QUESTION))
+    totals = llm.usage
+    assert (totals.calls, totals.input_tokens, totals.output_tokens, totals.cached_input_tokens) == (1, 1200, 10, 1024)
+    assert totals.cost_usd is None and totals.unpriced == 1  # a local model has no price
