@@ -75,6 +75,8 @@ class UsageTotals:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, usage: Usage, cost: float | None, *, estimated: bool = False) -> None:
+        if self is not RUN_USAGE:
+            RUN_USAGE.add(usage, cost, estimated=estimated)
         with self._lock:
             self.calls += 1
             self.input_tokens += usage.input_tokens or 0
@@ -88,14 +90,28 @@ class UsageTotals:
                 self.unpriced += 1
 
     def as_json(self) -> dict[str, Any]:
-        """The ``"usage"`` object of a ``--json`` output."""
+        """The ``"usage"`` object of a ``--json`` output (``estimated``: the tokens are the simulated
+        backend's estimate of what real prompts would have used, priced at the settings' Claude models)."""
         with self._lock:
-            return {
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cached_input_tokens": self.cached_input_tokens,
-                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-            }
+            return self._json()
+
+    def _json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "estimated": self.estimated > 0,
+        }
+
+    def take(self) -> dict[str, Any]:
+        """:meth:`as_json`, and start again from zero (atomically)."""
+        with self._lock:
+            data = self._json()
+            self.input_tokens = self.output_tokens = self.cached_input_tokens = self.cache_write_input_tokens = 0
+            self.cost_usd = None
+            self.calls = self.unpriced = self.estimated = 0
+            return data
 
     def line(self) -> str:
         """One line for a header or a stats line: ``1,234 in (200 cached) · 56 out · $0.0031``."""
@@ -104,3 +120,14 @@ class UsageTotals:
         cost = "cost unknown" if data["cost_usd"] is None else f"${data['cost_usd']:.4f}"
         approx = "~" if self.estimated else ""
         return f"{approx}{data['input_tokens']:,} in{cached} · {approx}{data['output_tokens']:,} out · {cost}"
+
+
+#: Every call of every LLM in this process (each :class:`UsageTotals` also adds here).  The command
+#: line reads it for the ``"usage"`` of a ``--json`` output with :func:`take_run_usage`.
+RUN_USAGE = UsageTotals()
+
+
+def take_run_usage() -> dict[str, Any]:
+    """The usage of every LLM call since the last time this was taken (one CLI run prints one JSON
+    output, or one per item of a list), as the ``"usage"`` object of a ``--json`` output."""
+    return RUN_USAGE.take()

@@ -5,6 +5,7 @@ import argparse
 import json
 
 from tui.commands import EXIT_OK, int_at_least
+from tui.commands.usage_json import with_usage
 
 
 def clock_time(text: str) -> tuple[int, int]:
@@ -55,7 +56,7 @@ def _courses(settings, args: argparse.Namespace) -> int:
         if trap is not None:
             payload["top_k"] = {"k": trap.k, "ranking": [c for c, _ in trap.ranking],
                                 "rank_then_filter": list(trap.rank_then_filter), "filter_then_rank": list(trap.filter_then_rank)}
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(payload), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"confirmed: {', '.join(result.confirmed) or '(none)'}")
     print("to verify:")

@@ -9,6 +9,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least
 from tui.commands import add_batch_option as _batch
+from tui.commands.usage_json import with_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 def _fail(args: argparse.Namespace, message: str, code: int = EXIT_REFUSED) -> int:
     if args.json:
-        print(json.dumps({"error": message}, ensure_ascii=False))
+        print(json.dumps(with_usage({"error": message}), ensure_ascii=False))
     else:
         print(f"cs224v-tui hybridqa: {message}", file=sys.stderr)
     return code
@@ -159,7 +160,7 @@ def _eval(session, args: argparse.Namespace, improvements) -> int:
     report = evaluate(session, _questions(session, args), improvements=improvements, progress=_progress(args))
     payload = report.to_json(questions=args.questions)
     if args.json:
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(payload), indent=2, ensure_ascii=False))
         return EXIT_OK
     _print_report(payload, session)
     return EXIT_OK
@@ -195,7 +196,7 @@ def _ablation(session, args: argparse.Namespace) -> int:
     reports = ablation(session, _questions(session, args), progress=_progress(args))
     payload = {label: r.to_json() for label, r in reports.items()}
     if args.json:
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(payload), indent=2, ensure_ascii=False))
         return EXIT_OK
     first = next(iter(payload.values()))
     print(f"{first['questions']} questions; the two improvements of §6.2 switched on and off")
@@ -241,7 +242,7 @@ def _ask(session, args: argparse.Namespace, improvements) -> int:
         out = answer.to_json()
         if gold is not None and graded is not None:
             out.update({"gold": gold.gold, "type": gold.qtype, **graded.to_json()})
-        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(with_usage(out), indent=2, ensure_ascii=False, default=str))
         return EXIT_OK
     print(f"read-back: {answer.final.readback}")
     print(f"answer: {answer.short or '(nothing came back)'}   answer() calls {answer.answer_calls} "

@@ -10,6 +10,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, nonempty_text, output_file, print_table, read_json, shown
 from tui.commands import add_batch_option as _batch
+from tui.commands.usage_json import with_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -251,7 +252,7 @@ def _spinach(settings, args: argparse.Namespace) -> int:
         except OSError as e:  # the disk filled, the folder went away: the trajectory is still printed
             save_error = f"could not save the trajectory to {shown(args.save)}: {e.strerror or e}"
     if args.json:
-        print(json.dumps(trajectory.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(trajectory.to_json()), indent=2, ensure_ascii=False))
     else:
         print(f"\nfinished: {trajectory.finish}  ({trajectory.actions_in_state} actions in the state, "
               f"{len(trajectory.steps)} in all, {trajectory.rollbacks} rolled back)")
@@ -299,7 +300,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     report = evaluate(endpoint, sets, llm, options=options, world=world, seed=settings.seed, progress=progress)
     out = report.to_json()
     if args.json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(out), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"SPINACH ({llm.backend.name} policy), row-wise EM / F1 (set F1 for contrast):")
     for name, s in out["sets"].items():

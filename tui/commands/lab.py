@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 from tui.commands import EXIT_OK, EXIT_REFUSED, terminal_width
 from tui.commands import add_batch_option as _batch
+from tui.commands.usage_json import take_usage
 
 MAX_CELL = 60  # characters of a cell in the human table; --json prints everything
 
@@ -83,7 +84,7 @@ def _run(settings, args: argparse.Namespace) -> int:
             progress.clear()
         took = time.perf_counter() - started
         if args.json:
-            out.append(table.to_json(experiment.name))
+            out.append({**table.to_json(experiment.name), "usage": take_usage()})
         else:
             if i:
                 print()

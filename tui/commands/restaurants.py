@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, nonempty_text, print_table
+from tui.commands.usage_json import take_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -47,6 +48,7 @@ def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = Fals
         session = open_restaurants(settings, suql=suql)
     agent = session.agent
     results = []
+    usages: list[dict] = []
     try:
         for q in questions:
             if as_json:
@@ -64,10 +66,11 @@ def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = Fals
                 turn = agent.ask(q, emit=show)
                 _print_turn(turn)
             results.append(turn)
+            usages.append(take_usage())  # the calls of this question
     finally:
         session.close()
     if as_json:
-        payload = [t.to_json() for t in results]
+        payload = [{**t.to_json(), "usage": u} for t, u in zip(results, usages)]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
     return EXIT_ERROR if any(t.error for t in results) else EXIT_OK
 

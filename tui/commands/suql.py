@@ -9,6 +9,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
 from tui.commands import add_batch_option as _batch
+from tui.commands.usage_json import take_usage, with_usage
 
 
 MAX_WORKLOAD = 1000
@@ -92,7 +93,7 @@ def _one(session, args) -> int:
     refusal = None if args.yes else confirmation_needed(session, args.query, args.mode)
     if refusal is not None:
         if args.json:
-            print(json.dumps({"error": refusal}, ensure_ascii=False))
+            print(json.dumps(with_usage({"error": refusal}), ensure_ascii=False))
         else:
             print(f"cs224v-tui: {refusal}", file=sys.stderr)
         return EXIT_REFUSED
@@ -102,12 +103,12 @@ def _one(session, args) -> int:
         return 130
     except EngineError as e:
         if args.json:
-            print(json.dumps({"error": str(e)}, ensure_ascii=False))
+            print(json.dumps(with_usage({"error": str(e)}), ensure_ascii=False))
         else:
             print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_REFUSED
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(result.to_json()), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"DNF: {result.dnf or '(no answer() in the WHERE)'}")
     print("plan:")
@@ -138,7 +139,7 @@ def _compare(session, args) -> int:
 
     def fail(message: str) -> int:
         if args.json:
-            print(json.dumps({"error": message}, ensure_ascii=False))
+            print(json.dumps(with_usage({"error": message}), ensure_ascii=False))
         else:
             print(f"cs224v-tui: {message}", file=sys.stderr)
         return EXIT_REFUSED
@@ -160,7 +161,7 @@ def _compare(session, args) -> int:
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
-        print(json.dumps(comparison.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(with_usage(comparison.to_json()), indent=2, ensure_ascii=False))
     else:
         print(compare_text(comparison))
     return EXIT_ERROR if comparison.failed else EXIT_OK
@@ -224,9 +225,9 @@ def _file(session, args) -> int:
         try:
             r = session.engine.run(q, mode=args.mode)
             out.append({"query": q, "status": "ok", "message": r.message, "rows": r.records(), "stats": r.stats.to_json(),
-                        "budget_exhausted": r.budget_exhausted})
+                        "budget_exhausted": r.budget_exhausted, "usage": take_usage()})
         except EngineError as e:
-            out.append({"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None})
+            out.append({"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None, "usage": take_usage()})
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
     else:
@@ -259,7 +260,7 @@ def _workload(session, args) -> int:
         print(file=sys.stderr)
     payload = {"queries": len(queries), "modes": {m: s.to_json() for m, s in scores.items()}}
     if args.json:
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(with_usage(payload), indent=2))
         return EXIT_OK
     print(f"{len(queries)} queries (seed {seed}); precision over returned rows, recall over list-all queries")
     print("  mode  answer()/query  summary()/query  precision  recall")

@@ -1,0 +1,27 @@
+"""The ``"usage"`` object of every ``--json`` output: the tokens and estimated cost of the LLM calls.
+
+``{"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "estimated"}``, from the
+usage the API reported for each call (or, with the simulated backend, the tokens its rendered
+prompts would have used, ``estimated: true``), priced with the settings' dated price table
+(``CS224V_LLM_PRICES``, ``CS224V_LLM_PRICES_AS_OF``); ``cost_usd`` is null when no model of the
+run has a price.  A JSON object gets a top-level ``"usage"``; a JSON list (several questions,
+``suql --file``, ``lab run --all``) gets one in each item, for the calls of that item.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def take_usage() -> dict[str, Any]:
+    """The usage of the calls since the last one taken (see :func:`engines.llm.usage.take_run_usage`)."""
+    from engines.llm.usage import take_run_usage
+
+    return take_run_usage()
+
+
+def with_usage(payload: Any) -> Any:
+    """``payload`` (a JSON object) with the ``"usage"`` of the calls made for it; a list or any other
+    value is returned as it is (its items carry their own usage)."""
+    if isinstance(payload, dict):
+        return {**payload, "usage": take_usage()}
+    return payload
