@@ -50,7 +50,7 @@ def test_the_environment_chooses_the_server_as_the_flags_do(stub, capsys, monkey
     monkeypatch.setenv("CS224V_BACKEND", "openai")
     monkeypatch.setenv("CS224V_OPENAI_BASE_URL", stub.url)
     monkeypatch.setenv("CS224V_OPENAI_MODEL", "env-model")
-    code, out, err = run(capsys, "suql", QUERY, "--json", "--yes", "--no-cache")
+    code, _out, err = run(capsys, "suql", QUERY, "--json", "--yes", "--no-cache")
     assert code == 0, err
     assert {r["model"] for r in stub.requests} == {"env-model"}
 
@@ -67,6 +67,6 @@ def test_flags_that_cannot_apply_are_refused(capsys, argv, message):
 
 def test_a_server_that_is_not_running_is_a_clear_error(capsys, monkeypatch):
     monkeypatch.setenv("CS224V_OPENAI_MAX_RETRIES", "0")
-    code, out, err = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--yes")
+    _code, out, err = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--yes")
     assert "Traceback" not in err
     assert "Could not reach the model server at http://127.0.0.1:9/v1" in out + err

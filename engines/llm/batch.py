@@ -43,9 +43,10 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
 from engines.llm.protocol import NO_USAGE, Output
@@ -53,7 +54,7 @@ from engines.llm.task import Task
 from engines.llm.waiting import pause
 from engines.settings import Settings
 
-__all__ = ["BatchRun", "BatchStore", "Deferred", "MAX_PER_BATCH", "request_key", "wrap", "active"]
+__all__ = ["MAX_PER_BATCH", "BatchRun", "BatchStore", "Deferred", "active", "request_key", "wrap"]
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class BatchStore:
 class BatchingBackend:
     """A claude backend whose calls are answered from batch results, or queued for the next batch."""
 
-    def __init__(self, inner: Any, run: "BatchRun") -> None:
+    def __init__(self, inner: Any, run: BatchRun) -> None:
         self.inner = inner
         self._run = run
         # the same identity as the backend it wraps: a batched answer is cached as a direct one
@@ -235,7 +236,6 @@ class BatchRun:
             quiet: Callable[[], Any] | None = None) -> T:
         """Run ``work`` in collect rounds (each inside ``quiet()``, a context manager that hides its
         output), batch what they queue, and return the result of the last, answered, run."""
-        global _active
         with _activated(self):
             for pending, count in self.store.pending():
                 self.progress(f"resuming message batch {pending} ({count:,} requests)")

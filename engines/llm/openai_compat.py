@@ -52,7 +52,8 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -66,7 +67,7 @@ from engines.llm.task import Task
 from engines.llm.waiting import io_loop, pause, run_async
 from engines.settings import Settings
 
-__all__ = ["OpenAICompatBackend", "REPLY_MODELS", "reply_schema", "make_openai_backend", "PROMPT_VERSION"]
+__all__ = ["PROMPT_VERSION", "REPLY_MODELS", "OpenAICompatBackend", "make_openai_backend", "reply_schema"]
 
 log = logging.getLogger(__name__)
 

@@ -237,7 +237,8 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
         return stack
 
     def reset() -> None:
-        from engines.lab.resources import clear_memo  # the Lab shares results within a process
+        # the Lab shares results within a process: each round computes its experiments afresh
+        from engines.lab.resources import clear_memo
 
         clear_memo()
 

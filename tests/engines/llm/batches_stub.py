@@ -49,7 +49,7 @@ class BatchesStub:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 body = json.loads(raw or b"{}")
                 if self.path == "/v1/messages/batches":
@@ -64,7 +64,7 @@ class BatchesStub:
                 else:
                     self._send(404, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": self.path}}).encode())
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 parts = self.path.split("?")[0].strip("/").split("/")
                 if parts[:3] != ["v1", "messages", "batches"] or len(parts) < 4 or parts[3] not in stub.batches:
                     self._send(404, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}).encode())

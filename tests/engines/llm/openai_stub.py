@@ -30,7 +30,7 @@ def completion(content: str | None, *, prompt_tokens: int = 13, completion_token
             "usage": usage}
 
 
-def error(status: int, message: str) -> "Reply":
+def error(status: int, message: str) -> Reply:
     return Reply({"error": {"message": message, "type": "invalid_request_error", "code": None}}, status=status)
 
 
@@ -66,7 +66,7 @@ class StubServer:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
                 with stub._lock:

@@ -20,7 +20,6 @@ from engines.llm.cache import AnswerCache
 from engines.llm.client import llm_from_settings
 from engines.settings import Settings
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
-
 from tests.engines.llm.batches_stub import BatchesStub, prompt_text
 
 TEXTS = [f"Review {n}: " + ("candles and a quiet room." if n % 2 else "loud and bright.") for n in range(6)]

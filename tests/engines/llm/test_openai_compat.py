@@ -24,7 +24,6 @@ from engines.llm.waiting import cancellable
 from engines.settings import Settings
 from engines.sql.tasks import PARSE, Dialogue
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
-
 from tests.engines.llm.openai_stub import Reply, StubServer, error, ok
 
 TEXT = "A quiet room with candles. Great pasta."
