@@ -245,5 +245,11 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
     batch = BatchRun(settings, progress=progress)
     try:
         return batch.run(lambda: handler(settings, args), before_round=reset, quiet=quiet)
+    except KeyboardInterrupt:
+        pending = [batch_id for batch_id, _count in batch.store.pending()]
+        if pending:
+            progress(f"interrupted; {', '.join(pending)} saved in {batch.store.path}: run the same command again to "
+                     "resume (what was answered is not sent again)")
+        raise
     finally:
         batch.store.close()

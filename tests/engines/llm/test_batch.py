@@ -204,3 +204,22 @@ def test_the_usage_of_a_batched_run_is_the_final_runs_at_the_batch_price(stub, t
     assert all(t.input_tokens == 0 for t in totals[:-1])  # the collect rounds count nothing
     with AnswerCache(s.cache_dir) as cache:
         assert len(cache) == 6  # stored by the final run
+
+
+def test_an_interrupted_batch_run_says_how_to_resume(stub, tmp_path, monkeypatch, capsys):
+    from anthropic.resources.messages.batches import Batches
+
+    from tui.cli import main
+
+    queries = tmp_path / "queries.txt"
+    queries.write_text("SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 2\n", encoding="utf-8")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+
+    def interrupted(*_args: Any, **_kw: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Batches, "retrieve", interrupted)
+    code = main(["suql", "--file", str(queries), "--backend", "claude", "--batch", "--yes"])
+    err = capsys.readouterr().err
+    (saved,) = stub.batches
+    assert code == 130 and f"interrupted; {saved} saved in" in err and "run the same command again" in err
