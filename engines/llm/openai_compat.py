@@ -50,6 +50,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -287,7 +288,12 @@ def read_completion(function: str, response: httpx.Response) -> tuple[str, str |
     if not isinstance(content, str):
         raise bad('has a "content" that is not text')
     finish = choices[0].get("finish_reason")
-    return content, finish if isinstance(finish, str) else None, _usage(data.get("usage"))
+    return _THINKING.sub("", content, count=1), finish if isinstance(finish, str) else None, _usage(data.get("usage"))
+
+
+#: A reasoning model's thinking at the start of its reply (Qwen3, DeepSeek-R1 on a local server):
+#: not the reply.
+_THINKING = re.compile(r"\A\s*<think>.*?</think>\s*", re.DOTALL)
 
 
 REPAIR = (

@@ -313,3 +313,8 @@ def test_usage_with_cached_prompt_tokens_is_recorded(stub, openai):
     totals = llm.usage
     assert (totals.calls, totals.input_tokens, totals.output_tokens, totals.cached_input_tokens) == (1, 1200, 10, 1024)
     assert totals.cost_usd is None and totals.unpriced == 1  # a local model has no price
+
+
+def test_a_reasoning_models_thinking_is_not_the_reply(stub, openai):
+    stub.script(ok("<think>The text mentions candles {so yes}.</think>\nA candle-lit place."))
+    assert LLM(openai).run(SUMMARY, SummaryInput(TEXT)) == "A candle-lit place."
