@@ -280,7 +280,7 @@ def _one_line(text: str, width: int) -> str:
 
 
 def _evaluate(settings, args: argparse.Namespace, options) -> int:
-    from engines.eval.kgqa import evaluate
+    from engines.spinach.evaluate import evaluate
     from worlds import kg
 
     llm = _llm(settings, args.policy)

@@ -197,3 +197,21 @@ def test_bootstrap_intervals_contain_the_mean_and_separate_a_large_gap():
     big = rows_by_first(t)["SPINACH − ToG (paired)"]
     assert big["separated from 0"] is True and big["questions to separate"] <= 16
     assert t.chart is not None and t.chart.kind == "line" and t.chart.x == ("20", "56")
+
+
+def test_a_probe_is_judged_against_the_query_the_stop_names():
+    """The answer is the query the stop names (the agent's rule, engines.spinach.scoring.answer_step), not the
+    last query that returned rows: fuller queries run after the named answer do not make it a probe."""
+    gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
+    named = "SELECT DISTINCT ?s WHERE { ?s wdt:P185 wd:Q1 . }"
+    later = ("SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }",
+             "SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P27 wd:Q2 . }")
+    steps = [Step(1, "", "execute_sparql", named, "", "rows")]
+    steps += [Step(i + 2, "", "execute_sparql", q, "", "rows") for i, q in enumerate(later)]
+    steps.append(Step(len(steps) + 1, "", "stop", named, ""))
+    t = Trajectory("q", tuple(steps), final_sparql=named, finish="stop")
+    assert lecture8.classify_error(t, gold) == "property / structure"
+    # the same fragment named after a fuller query is a probe
+    probe = Trajectory("q", (Step(1, "", "execute_sparql", later[0], "", "rows"), Step(2, "", "execute_sparql", named, "", "rows"),
+                             Step(3, "", "stop", named, "")), final_sparql=named, finish="stop")
+    assert lecture8.classify_error(probe, gold) == "a probe as the answer"

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from engines.eval.baselines import BASELINES, TemplateParser, direct_answer, one_shot, template_answer, think_on_graph
+from engines.spinach.baselines import BASELINES, TemplateParser, direct_answer, one_shot, template_answer, think_on_graph
 from engines.eval.metrics import bootstrap, em_of, row_f1, set_f1
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint

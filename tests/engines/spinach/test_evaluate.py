@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engines.eval.baselines import TemplateParser, direct_answer, one_shot, think_on_graph
-from engines.eval.kgqa import evaluate
+from engines.spinach.baselines import TemplateParser, direct_answer, one_shot, think_on_graph
+from engines.spinach.evaluate import evaluate
 from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
