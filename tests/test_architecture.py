@@ -34,3 +34,36 @@ def test_the_cli_does_not_load_textual_for_headless_commands():
         "assert 'textual' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_the_layers_hold():
+    """The import-linter contracts of pyproject.toml: the layers (worlds, engines core, llm/eval, sql/kg/retrieval,
+    suql, the agents, the Lab, composition, the app) and that engines and worlds never import textual or tui.
+    Imports inside functions count: a deferred import that runs upward breaks the contract too."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    done = subprocess.run([exe, str(root / "pyproject.toml"), "--no-cache"], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_importing_the_engines_builds_no_world():
+    """Worlds are built when a session asks for one, never when a module is imported (the SUQL worlds' examples
+    used to build the HybridQA world at import)."""
+    names = _modules(engines) + ["tui.cli", "tui.commands.suql", "tui.commands.hybridqa", "tui.commands.kg"]
+    code = (
+        "import importlib\n"
+        "from worlds import courses, hybridqa, kg, restaurants\n"
+        "def refuse(*a, **k):\n"
+        "    raise AssertionError('a world was built at import time')\n"
+        "for w in (courses, hybridqa, kg, restaurants):\n"
+        "    w.build = refuse\n"
+        "hybridqa.load_real = refuse\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

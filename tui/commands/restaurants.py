@@ -43,7 +43,7 @@ def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = Fals
 
         session = open_courses_agent(settings)
     else:
-        from engines.sql.session import open_restaurants
+        from engines.compose import open_restaurants
 
         session = open_restaurants(settings, suql=suql)
     agent = session.agent

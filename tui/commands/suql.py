@@ -55,7 +55,7 @@ def confirmation_needed(session, query: str, mode: str) -> str | None:
 
 
 def _suql(settings, args: argparse.Namespace) -> int:
-    from engines.suql.session import WORLDS, open_suql
+    from engines.compose import WORLDS, open_suql
 
     if args.compare and args.query is None:
         print("cs224v-tui suql: --compare compares the modes on one QUERY (not --file or --workload)", file=sys.stderr)
