@@ -236,7 +236,16 @@ class CS224VApp(App[None]):
         self.stylesheet.parse()  # parsed sources are cached: only the new ones are parsed
         self.stylesheet.update(self, animate=False)
 
-    def _open_shown_tab(self) -> None:
+    def _open_shown_tab(self, waited: int = 0) -> None:
+        # the footer fills in its keys a refresh or two after the first frame: build the tab after
+        # that, so header and footer are drawn whole before any tab work holds the loop
+        footer = self.query(Footer)
+        if waited < 20 and footer and not footer.first().query("FooterKey"):
+            self.set_timer(0.01, lambda: self._open_shown_tab(waited + 1))
+            return
+        if waited >= 0:
+            self.call_after_refresh(lambda: self._open_shown_tab(-1))  # the frame with the footer's keys first
+            return
         self._first_frame_shown = True
         self._load_tab_css()
         tabs = self.query_one("#areas", TabbedContent)
