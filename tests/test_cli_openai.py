@@ -70,3 +70,9 @@ def test_a_server_that_is_not_running_is_a_clear_error(capsys, monkeypatch):
     _code, out, err = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--yes")
     assert "Traceback" not in err
     assert "Could not reach the model server at http://127.0.0.1:9/v1" in out + err
+
+
+def test_a_large_run_on_a_local_model_asks_first_without_calling_it_paid(stub, capsys):
+    code, _out, err = run(capsys, "suql", "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
+                          "--backend", "openai", "--base-url", stub.url, "--model", "M")
+    assert code == 2 and "LLM calls to the openai backend" in err and "paid" not in err and not stub.requests

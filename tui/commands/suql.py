@@ -49,7 +49,8 @@ def confirmation_needed(session, query: str, mode: str) -> str | None:
     if expected is None:
         return None
     settings = session.settings
-    return (f"this query may make up to {expected:,} LLM calls to the paid {settings.backend} backend in mode {mode} "
+    paid = "paid " if settings.backend == "claude" else ""  # a local model costs time, not money
+    return (f"this query may make up to {expected:,} LLM calls to the {paid}{settings.backend} backend in mode {mode} "
             f"(more than CS224V_SUQL_CONFIRM_CALLS={settings.suql_confirm_calls:,}); nothing was sent. Run it again "
             f"with --yes to go ahead, or raise CS224V_SUQL_CONFIRM_CALLS (0: never ask)")
 
