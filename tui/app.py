@@ -22,8 +22,8 @@ import asyncio
 import importlib
 import logging
 import threading
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from textual.app import App, ComposeResult
@@ -128,13 +128,13 @@ def key_map() -> list[tuple[str, str]]:
     tabs = ", ".join(f"{key.upper()} = {spec.title}" for key, spec in zip(TAB_KEYS, AREAS))
     return [
         (f"{TAB_KEYS[0].upper()} … {TAB_KEYS[-1].upper()}",
-         f"show a tab ({tabs}) and put the cursor in its question box or editor; press it again to jump back "
-         "there. Works while typing; never typed"),
+         (f"show a tab ({tabs}) and put the cursor in its question box or editor; press it again to jump back "
+          "there. Works while typing; never typed")),
         ("Ctrl+PgDn / Ctrl+PgUp", "next / previous tab, from anywhere"),
         ("F8", "maximise the focused pane (or the pane it sits in) to the whole screen; F8 again restores it"),
         ("F1", "this help, from anywhere (Esc or F1 closes it); ? opens it too where the focus is not in a text box"),
-        ("Ctrl+P", "command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM*; "
-                   "a command of another tab shows that tab first"),
+        ("Ctrl+P", ("command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM*; "
+                    "a command of another tab shows that tab first")),
         ("Tab / Shift+Tab", "move the focus; the focused pane's border lights up"),
         ("Ctrl+Q", "quit"),
     ]

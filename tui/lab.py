@@ -270,8 +270,8 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                 button.value = True
         # the RadioSet's cursor (its highlighted button) follows: left behind, it reads as the size chosen
         sizes = self.query_one("#lab-size", RadioSet)
-        if sizes._selected is not None:  # noqa: SLF001 - RadioSet has no public cursor setter
-            sizes._selected = SIZES.index(size)  # noqa: SLF001
+        if sizes._selected is not None:
+            sizes._selected = SIZES.index(size)
         if self._selected is not None:
             self._show_result(self._selected)
 

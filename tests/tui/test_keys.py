@@ -60,7 +60,7 @@ def bound_keys(app: CS224VApp, area: Widget) -> set[str]:
     keys: set[str] = set()
     nodes = [app, app.screen, area, *area.walk_children(Widget)]
     for node in nodes:
-        for binding in node._bindings:  # noqa: SLF001 - the merged BINDINGS of the node's classes
+        for binding in node._bindings:
             keys.update(part.strip() for part in binding[0].split(","))
     return keys
 
@@ -89,7 +89,7 @@ async def test_tab_and_mode_keys_are_f_keys_or_ctrl_and_priority() -> None:
         for spec in AREAS:
             area = await open_tab(pilot, spec.id)
             for node in (app, area):
-                for key, binding in node._bindings:  # noqa: SLF001
+                for key, binding in node._bindings:
                     if binding.action.startswith(("show_tab", "cycle_tab", "cycle_mode", "cycle_view", "mode(", "view(")):
                         assert "alt+" not in key, f"{key} ({binding.action}) needs Alt"
                         assert re.search(r"(^|\+)f\d+$", key) or key.startswith("ctrl+"), f"{key} ({binding.action}) can be typed"

@@ -5,7 +5,7 @@ import re
 
 from textual.geometry import Region
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, RadioButton, Static
+from textual.widgets import Input, RadioButton, Static
 
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.screenshots import robust_svg
