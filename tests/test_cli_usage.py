@@ -28,6 +28,10 @@ def _no_cache(monkeypatch, tmp_path):
 
 
 def test_a_sim_run_reports_the_tokens_its_prompts_would_have_used(capsys) -> None:
+    from engines.llm.client import llm_from_settings
+
+    # calls made in this process before the command (another test's, or the app's) are not its own
+    llm_from_settings(Settings(cache_enabled=False)).answer("The patio is heated.", "Is there a patio?")
     code, data = run(capsys, "suql", QUERY, "--json", "--no-cache")
     assert code == 0
     usage = data["usage"]
@@ -40,7 +44,7 @@ def test_a_sim_run_reports_the_tokens_its_prompts_would_have_used(capsys) -> Non
 
 def test_each_question_of_several_carries_its_own_usage(capsys) -> None:
     code, data = run(capsys, "ask", "Show me a café in Palo Alto", "hello", "--json", "--no-cache")
-    assert isinstance(data, list) and len(data) == 2
+    assert code == 0 and isinstance(data, list) and len(data) == 2
     assert all(KEYS <= set(item["usage"]) for item in data)
     assert data[0]["usage"]["input_tokens"] != data[1]["usage"]["input_tokens"]
 

@@ -5,7 +5,7 @@ import argparse
 import json
 
 from tui.commands import EXIT_OK, int_at_least
-from tui.commands.usage_json import with_usage
+from tui.commands.usage_json import metered, with_usage
 
 
 def clock_time(text: str) -> tuple[int, int]:
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--credit-cap", type=int_at_least(0, 1000), help="change the student's credit cap (a metamorphic test of the notes)")
     p.add_argument("--c2-start", type=clock_time, metavar="HH:MM", help="move C2's Wednesday meeting (e.g. 16:00)")
     p.add_argument("--json", action="store_true", help='print {"confirmed", "to_verify", "excluded"}')
-    p.set_defaults(handler=_courses)
+    p.set_defaults(handler=metered(_courses))
 
 
 def _courses(settings, args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least
 from tui.commands import add_batch_option as _batch
-from tui.commands.usage_json import with_usage
+from tui.commands.usage_json import metered, with_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="sim backend: the chance the short answer changes format (default 0.3; exercise 4 sets 0)")
     p.add_argument("--questions", action="store_true", help="with --eval --json: include every question's record")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=_hybridqa)
+    p.set_defaults(handler=metered(_hybridqa))
     _batch(p, lambda a: None if a.eval else "is for long runs: use it with --eval")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, nonempty_text, output_file, print_table, read_json, shown
 from tui.commands import add_batch_option as _batch
-from tui.commands.usage_json import with_usage
+from tui.commands.usage_json import metered, with_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sp.add_argument("--no-rollback", action="store_true", help="switch loop detection and rollback off")
     sp.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
     sp.add_argument("--json", action="store_true", help="print JSON")
-    sp.set_defaults(handler=_spinach)
+    sp.set_defaults(handler=metered(_spinach))
     _batch(sp, lambda a: None if a.eval else "is for long runs: use it with --eval")
 
 

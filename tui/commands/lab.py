@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from tui.commands import EXIT_OK, EXIT_REFUSED, terminal_width
 from tui.commands import add_batch_option as _batch
-from tui.commands.usage_json import take_usage
+from tui.commands.usage_json import metered, take_usage
 
 MAX_CELL = 60  # characters of a cell in the human table; --json prints everything
 
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     run.add_argument("--lecture", type=int, choices=(6, 7, 8), help="with --all: only this lecture")
     run.add_argument("--small", action="store_true", help="the reduced size the tests use")
     run.add_argument("--json", action="store_true", help='print {"name", "columns", "rows", "notes"} (a list with --all)')
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=metered(_run))
     _batch(run, lambda _a: None)
     p.set_defaults(handler=lambda settings, args: _usage(p))
 

@@ -7,7 +7,7 @@ import sys
 from typing import Sequence
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, nonempty_text, print_table
-from tui.commands.usage_json import take_usage
+from tui.commands.usage_json import metered, take_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -20,8 +20,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ask.add_argument("--world", choices=("restaurants", "courses"), default="restaurants",
                      help="what the agent talks about: the restaurants (default) or the course assistant's C1-C6 "
                           "(notes 002-003; always the SUQL agent)")
-    ask.set_defaults(handler=lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql,
-                                                         world=args.world))
+    ask.set_defaults(handler=metered(lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql,
+                                                                 world=args.world)))
 
     sql = sub.add_parser("sql", parents=[common], help="run one read-only SQL statement through the sandbox",
                          description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.")

@@ -9,7 +9,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
 from tui.commands import add_batch_option as _batch
-from tui.commands.usage_json import take_usage, with_usage
+from tui.commands.usage_json import metered, take_usage, with_usage
 
 
 MAX_WORKLOAD = 1000
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--yes", action="store_true",
                    help="with a paid backend, run even a query expected to make more LLM calls than "
                         "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)")
-    p.set_defaults(handler=_suql)
+    p.set_defaults(handler=metered(_suql))
     _batch(p, lambda a: None if a.file is not None else "is for long runs: use it with --file")
 
 

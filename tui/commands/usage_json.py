@@ -9,6 +9,7 @@ run has a price.  A JSON object gets a top-level ``"usage"``; a JSON list (sever
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -25,3 +26,15 @@ def with_usage(payload: Any) -> Any:
     if isinstance(payload, dict):
         return {**payload, "usage": take_usage()}
     return payload
+
+
+def metered(handler: Callable[..., int]) -> Callable[..., int]:
+    """``handler`` starting from zero usage: the calls of earlier commands of this process (the tests
+    run many in one) are not counted in this one's outputs."""
+
+    def run(settings: Any, args: Any) -> int:
+        take_usage()
+        return handler(settings, args)
+
+    run.__wrapped__ = handler  # type: ignore[attr-defined]
+    return run

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,9 +20,22 @@ from engines.llm.usage import estimate_tokens
 from engines.settings import ModelPrice, Settings
 from engines.suql import tasks as suql_tasks
 from tests.engines.llm.test_claude import ROW_MODEL, message
-from tests.engines.llm.test_claude_faults import Step, StubAPI, claude_at, error_body, ok, stub  # noqa: F401 - the fixture
+from tests.engines.llm.test_claude_faults import (
+    Step,
+    StubAPI,
+    claude_at,
+    error_body,
+    ok,
+)
 
 SCHEMA = "CREATE TABLE restaurants (name TEXT, cuisines TEXT[], location TEXT, rating REAL)"
+
+
+@pytest.fixture
+def stub() -> Iterator[StubAPI]:
+    api = StubAPI()
+    yield api
+    api.close()
 
 
 def events_of(llm_backend: Any, **kw: Any) -> tuple[LLM, list]:
