@@ -20,12 +20,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from engines.errors import EngineError
+
+if TYPE_CHECKING:  # numpy and scipy are imported by the functions that compute, not by importing the metrics
+    import numpy as np
 
 Binding = Mapping[str, Mapping[str, Any]]
 Rows = Sequence[Binding] | bool | None
@@ -69,6 +69,7 @@ def _recall_matrix(predicted: Sequence[Binding], gold: Sequence[Binding]) -> np.
     copy of a value in a row is the token (value, 1).  Every token of the gold rows gets a column;
     each side becomes a 0/1 sparse matrix and the overlaps are one sparse product.
     """
+    import numpy as np
     from scipy.sparse import csr_matrix
 
     tokens: dict[tuple, int] = {}
@@ -132,6 +133,9 @@ def row_f1(predicted: Rows, gold: Rows) -> float:
         return 1.0
     if not predicted or not gold:
         return 0.0
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
     check_size(predicted, gold)
     cost = _recall_matrix(predicted, gold)
     rows, cols = linear_sum_assignment(cost, maximize=True)

@@ -13,15 +13,10 @@ from engines.lab.lecture8.common import (
     runs_of,
     sets_of,
 )
-from engines.spinach.error_analysis import (
-    ERROR_CLASSES,
-    LECTURE_CLASSES,
-    classify_error,
-    saw_no_error,
-)
 
 
 def errors(ctx: RunContext) -> Table:
+    from engines.spinach.error_analysis import ERROR_CLASSES, LECTURE_CLASSES, classify_error, saw_no_error
     from worlds.kg import CATEGORIES
 
     runs = runs_of(ctx, FULL)
