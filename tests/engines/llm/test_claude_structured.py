@@ -266,3 +266,36 @@ def test_concurrent_calls_overlap_up_to_llm_concurrency(stub: StubAPI) -> None:
         t.join(timeout=20)
     assert len(results) == 6 and all(a.value == "Yes" for a in results)
     assert state["most"] == 2  # overlapping, and never more than the setting
+
+
+def test_a_cancel_ends_the_wait_for_a_free_slot_too(stub: StubAPI) -> None:
+    from engines.errors import Cancelled
+    from engines.llm.waiting import cancellable
+
+    stub.script(Step(message('{"value": "Yes", "evidence": []}'), delay_s=10.0))
+    backend = claude_at(stub.url, llm_concurrency=1)
+    cancel = threading.Event()
+    outcomes: list[str] = []
+
+    def call(i: int) -> None:
+        with cancellable(cancel):
+            try:
+                backend.answer(f"text {i}", "q?")
+                outcomes.append("answered")
+            except Cancelled:
+                outcomes.append("cancelled")
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 5
+    while len(stub.requests) < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)
+    assert len(stub.requests) == 1  # the second call waits for the one slot
+    started = time.monotonic()
+    cancel.set()
+    for t in threads:
+        t.join(timeout=5)
+    assert outcomes == ["cancelled", "cancelled"] and time.monotonic() - started < 3
+    assert len(stub.requests) == 1  # the waiting call never sent its request
