@@ -1,16 +1,21 @@
 """The compiler's view of a query: DNF, execution modes, and the plan it shows.
 
-Each small function here does one rewrite or one estimate (sqlglot style); the
-executor (``engines.suql.execute``) runs what they describe.
+Each small function here does one rewrite (sqlglot style); the cost model that fills the
+plan's estimates is ``engines.suql.compiler.cost``, and the passes of ``engines.suql.compiler``
+run what the plan describes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 from sqlglot.optimizer.normalize import normalization_distance, normalize
 
-from engines.suql.language import as_call, calls_in, is_llm_call, pretty
+from engines.suql.language import calls_in, pretty
+
+if TYPE_CHECKING:
+    from engines.suql.compiler.cost import PredicateEstimate
 
 MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate the WHERE as written
 
@@ -127,49 +132,6 @@ def dnf_text(conjuncts: list[Conjunct]) -> str:
     return "\nOR ".join(f"({c.sql()})" for c in conjuncts)
 
 
-# --- cost model (note 002) --------------------------------------------------------------------
-
-
-CALL_COST = {"answer": 1.0, "summary": 2.0}
-
-
-@dataclass(frozen=True)
-class PredicateEstimate:
-    sql: str
-    written_position: int
-    cost: float  # LLM calls one check costs
-    selectivity: float  # estimated share of candidates that go on (True or Unknown) past this predicate
-    source: str  # how the selectivity was estimated
-
-    @property
-    def rank(self) -> float:
-        """Order by c / (1 - s): cheap predicates that stop many rows go first."""
-        return self.cost / max(1e-6, 1.0 - self.selectivity)
-
-
-def predicate_cost(pred: exp.Expression) -> float:
-    return sum(CALL_COST[as_call(n).function] for n in calls_in(pred))
-
-
-def expected_cost(order: list[PredicateEstimate]) -> float:
-    """Expected calls per row with short-circuit: c1 + s1 c2 + s1 s2 c3 + ..."""
-    total, passing = 0.0, 1.0
-    for p in order:
-        total += passing * p.cost
-        passing *= p.selectivity
-    return total
-
-
-def passes_if_yes(pred: exp.Expression) -> bool:
-    """``answer(...) = 'Yes'`` (either side): retrieval scores estimate how often it passes."""
-    pred = pred.unnest() if isinstance(pred, exp.Paren) else pred
-    if isinstance(pred, exp.EQ):
-        for a, b in ((pred.this, pred.expression), (pred.expression, pred.this)):
-            if is_llm_call(a) and isinstance(b, exp.Literal) and b.is_string and b.name.lower() == "yes":
-                return True
-    return False
-
-
 # --- the plan shown to the user ------------------------------------------------------------
 
 
@@ -212,12 +174,11 @@ class Plan:
                 out.append(f"  expected calls per candidate ≈ {c.expected_calls_per_row:.2f}")
         if self.visit_order:
             out.append(f"visit order: {self.visit_order}")
-        if self.mode.udf:
-            pass
-        elif self.lazy:
-            out.append(f"lazy: stop after {self.stop_after} matching row(s) — {self.lazy_reason}")
-        elif self.lazy_reason:
-            out.append(f"not lazy: {self.lazy_reason}")
+        if not self.mode.udf:  # DuckDB decides for B-duckdb: laziness is not the executor's
+            if self.lazy:
+                out.append(f"lazy: stop after {self.stop_after} matching row(s) — {self.lazy_reason}")
+            elif self.lazy_reason:
+                out.append(f"not lazy: {self.lazy_reason}")
         if self.cap is not None:
             out.append(f"retrieval cap: at most {self.cap} candidates examined — results are approximate")
         if self.select_calls:

@@ -1,0 +1,110 @@
+"""The one way a run asks the LLM: once per (function, text, question), within the run's budget."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from engines.events import CallFinished, Emit, Event
+from engines.llm.client import LLM
+from engines.retrieval.bm25 import as_text
+from engines.suql.compiler.context import Row, Values
+from engines.suql.language import LLMCall
+
+Pair = tuple[str, str, str]  # (function, text, question)
+
+
+class BudgetExhausted(Exception):
+    """The run's budget of real LLM calls is spent; the row being decided stays undecided."""
+
+
+class Asker:
+    """Asks answer() / summary() values for one run.
+
+    A self-join's rows that read the same document share one answer; parallel workers asking the
+    same pair wait for the first; a call that raised is not kept.  Cached answers cost nothing.
+    """
+
+    def __init__(self, llm: LLM, emit: Emit, cancel: threading.Event | None, budget: int) -> None:
+        self._seen = threading.local()  # per thread: was the last LLM call answered from the cache?
+
+        def tracking(event: Event) -> None:
+            if isinstance(event, CallFinished):
+                self._seen.cached = event.cached
+            emit(event)
+
+        self.llm = llm.bind(tracking, cancel)
+        self.budget = budget
+        self.budget_exhausted = False
+        self._budget_lock = threading.Lock()
+        self._spent = 0  # real (uncached) calls made or in flight in this run
+        self._asked: dict[Pair, Any] = {}
+        self._asking: dict[Pair, threading.Event] = {}
+        self._asked_lock = threading.Lock()
+
+    def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
+        if row_key is None:
+            return self.ask(("answer", text, question), lambda: self.llm.answer(text, question).value)
+        return self.ask(("answer", text, question), lambda: self.llm.answer(text, question, row_key=row_key).value)
+
+    def summary(self, text: str, *, row_key: str | None = None) -> Any:
+        if row_key is None:
+            return self.ask(("summary", text, ""), lambda: self.llm.summary(text))
+        return self.ask(("summary", text, ""), lambda: self.llm.summary(text, row_key=row_key))
+
+    def value(self, row: Row, call: LLMCall, values: Values) -> Any:
+        """``call``'s value on ``row``, kept in ``values``; a NULL text is NULL without a call."""
+        k = (row.key, call.key)
+        if k in values:
+            return values[k]
+        raw = row.texts.get(call.text.sql(dialect="duckdb"))
+        if raw is None:  # SQL: a function of NULL is NULL (the missing side of a LEFT JOIN): no call
+            values[k] = None
+            return None
+        text = as_text(raw)
+        if call.function == "summary":
+            v = self.summary(text, row_key=row.label)
+        else:
+            v = self.answer(text, call.question, row_key=row.label)
+        values[k] = v
+        return v
+
+    def ask(self, pair: Pair, call: Callable[[], Any]) -> Any:
+        while True:
+            with self._asked_lock:
+                if pair in self._asked:
+                    return self._asked[pair]
+                pending = self._asking.get(pair)
+                if pending is None:
+                    pending = self._asking[pair] = threading.Event()
+                    mine = True
+                else:
+                    mine = False
+            if not mine:
+                pending.wait()
+                continue
+            try:
+                value = self._spend(call)
+                with self._asked_lock:
+                    self._asked[pair] = value
+                return value
+            finally:
+                with self._asked_lock:
+                    self._asking.pop(pair, None)
+                pending.set()
+
+    def _spend(self, call: Callable[[], Any]) -> Any:
+        """One LLM call within the budget of real calls.  A slot is reserved under the lock before the
+        call, so parallel workers never exceed the budget; it is given back when the answer came from
+        the cache."""
+        with self._budget_lock:
+            if self._spent >= self.budget:
+                self.budget_exhausted = True
+                raise BudgetExhausted()
+            self._spent += 1
+        self._seen.cached = False
+        value = call()  # a failed call keeps its slot: it may have cost
+        if self._seen.cached:
+            with self._budget_lock:
+                self._spent -= 1
+        return value

@@ -1,0 +1,192 @@
+"""Materialise: CTEs, subqueries and derived tables with LLM calls become scratch tables, innermost first.
+
+Rows to verify below the output (CTEs, subqueries, UNION branches): inside a CTE, a subquery or a
+derived table an Unknown is SQL NULL, so the inner row whose condition is unknown is not one of its
+rows, exactly as DuckDB's WHERE drops it.  Beside each such scratch table a "wide" twin holds the rows
+it would have if every unknown condition were true.  The statement is run over both; an output row
+that is in one result and not in the other depends on an unknown and is listed to verify (rows the
+outer query includes or excludes either way never are).  A SELECT with answer() of its own over such
+tables is compiled a second time over the twins (its answer() asked of the rows they add, see
+``pipeline.widen_own``); its own unknown rows are listed as usual.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from engines.sql.sandbox import QueryResult, SqlFailed
+from engines.suql.compiler.context import RunContext, RunState, Wide
+from engines.suql.compiler.sqlparts import has_nested_llm_select
+from engines.suql.language import SuqlError, has_llm_calls
+
+Compile = Callable[[exp.Expression], exp.Expression]  # a statement with no LLM calls left
+
+
+def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp.Table:
+    """``body`` compiled and run into a scratch table (and its wide twin, when it has one)."""
+    compiled = compile_(body)
+    sandbox = ctx.sandbox
+    try:
+        columns = sandbox.columns_of(compiled)
+    except SqlFailed as e:
+        raise SuqlError(f"A subquery with answer() could not run on its own (is it correlated with the outer query?): {e.message}") from e
+    result = sandbox.run_tree(compiled)
+    names = unique([c for c, _ in columns])
+    schema = list(zip(names, (t for _, t in columns)))
+    table = ctx.stack.enter_context(sandbox.scratch_table(schema, result.rows))
+    widened = widen(ctx.state, compiled)
+    if widened is not None:  # its rows if every unknown inner condition were true
+        wide_tree, conditions = widened
+        wide = ctx.stack.enter_context(sandbox.scratch_table(schema, sandbox.run_tree(wide_tree).rows))
+        ctx.state.wide_tables[table.name] = (wide, conditions)
+    return table
+
+
+def materialise_ctes(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
+    with_ = select.args.get("with_")
+    if with_ is None:
+        return
+    earlier: list[exp.CTE] = []
+    for cte in with_.expressions:
+        if has_llm_calls(cte.this):
+            body = cte.this.copy()
+            if earlier:
+                body.set("with_", exp.With(expressions=[c.copy() for c in earlier]))
+            table = materialise(ctx, body, compile_)
+            cte.set("this", exp.select("*").from_(table))
+        earlier.append(cte)
+
+
+def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
+    """Innermost first: every nested SELECT with LLM calls becomes a scratch table."""
+    nested = [
+        s for s in select.find_all(exp.Select)
+        if s is not select and has_llm_calls(s) and not has_nested_llm_select(s)
+        and not isinstance(s.parent, exp.CTE)
+    ]
+    for inner in nested:
+        context = inner.copy()
+        with_ = select.args.get("with_")
+        if with_ is not None and context.args.get("with_") is None:
+            context.set("with_", with_.copy())
+        table = materialise(ctx, context, compile_)
+        inner.replace(exp.select("*").from_(table))
+    if any(s is not select and has_llm_calls(s) and not isinstance(s.parent, exp.CTE) for s in select.find_all(exp.Select)):
+        if not nested:
+            raise SuqlError("answer() in this kind of nested query is not supported.")
+        materialise_subqueries(ctx, select, compile_)
+
+
+def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
+    """Derived tables and CTE names in FROM / JOIN become scratch tables, so every row has a rowid."""
+    sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+    with_ = select.args.get("with_")
+    cte_names = {c.alias_or_name for c in with_.expressions} if with_ is not None else set()
+    for src in sources:
+        if src is None:
+            continue
+        node = src.this
+        if isinstance(node, exp.Table) and node.db != "scratch" and node.name not in cte_names and not ctx.names.has_rowid(node):
+            table = materialise(ctx, exp.select("*").from_(exp.table_(node.name, db=node.db or None)), compile_)
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
+            node.replace(table)
+        elif isinstance(node, exp.Table) and not node.db and node.name in cte_names:
+            body = exp.select("*").from_(exp.to_table(node.name))
+            body.set("with_", with_.copy())
+            table = materialise(ctx, body, compile_)
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
+            node.replace(table)
+        elif isinstance(node, exp.Subquery):
+            alias = node.alias_or_name
+            table = materialise(ctx, node.this.copy(), compile_)
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias or table.name)))
+            node.replace(table)
+
+
+# --- wide twins ---------------------------------------------------------------------------------
+
+
+def over_wide_twins(state: RunState, tree: exp.Expression) -> tuple[exp.Expression, list[str]]:
+    """``tree`` (a copy) with every scratch table that has a wide twin read from the twin, and the
+    unknown conditions of the twins it read (in the order met, repeated as met)."""
+    found: list[str] = []
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and node.db == "scratch" and node.name in state.wide_tables:
+            wide, conditions = state.wide_tables[node.name]
+            found.extend(conditions)
+            twin = wide.copy()
+            twin.set("alias", node.args["alias"].copy() if node.args.get("alias") is not None else None)
+            return twin
+        return node
+
+    return tree.copy().transform(swap), found
+
+
+def widen(state: RunState, tree: exp.Expression) -> Wide | None:
+    """``tree`` over the wide twins, and the unknown conditions involved; None when nothing differs."""
+    if id(tree) in state.wide_of:
+        return state.wide_of[id(tree)]
+    if isinstance(tree, (exp.Union, exp.Except, exp.Intersect)):
+        left, right = widen(state, tree.this), widen(state, tree.expression)
+        if left is None and right is None:
+            return None
+        out = tree.copy()
+        conditions: list[str] = []
+        for part, got in (("this", left), ("expression", right)):
+            if got is not None:
+                out.set(part, got[0].copy())
+                conditions += got[1]
+        return out, sorted(set(conditions))
+    if isinstance(tree, exp.Subquery):
+        inner = widen(state, tree.this)
+        if inner is None:
+            return None
+        out = tree.copy()
+        out.set("this", inner[0].copy())
+        return out, inner[1]
+    out, found = over_wide_twins(state, tree)
+    return (out, sorted(set(found))) if found else None
+
+
+def derived_to_verify(ctx: RunContext, final: exp.Expression, result: QueryResult) -> None:
+    """Output rows whose inclusion depends on an unknown inner condition (see the module's docstring)."""
+    widened = widen(ctx.state, final)
+    if widened is None:
+        return
+    wide_tree, conditions = widened
+    wide = ctx.sandbox.run_tree(wide_tree)
+    narrow_rows = Counter(map(hashable, result.rows))
+    wide_rows = Counter(map(hashable, wide.rows))
+    only_wide = wide_rows - narrow_rows
+    only_narrow = narrow_rows - wide_rows
+    picked = []
+    for source, extra in ((wide, only_wide), (result, only_narrow)):
+        for row in source.rows:
+            h = hashable(row)
+            if extra.get(h, 0) > 0:
+                extra[h] -= 1
+                picked.append(row)
+    for rec in QueryResult("", result.columns, tuple(picked), False, 0.0).records():
+        rec["_row"] = "—"
+        rec["unknown"] = [f"{c} (in a subquery)" for c in conditions]
+        rec["approximate"] = ctx.state.approximate
+        ctx.state.to_verify.append(rec)
+
+
+def hashable(row: Sequence[Any]) -> tuple:
+    """A result row as a dictionary key (list values, e.g. a cuisines column, become tuples)."""
+    return tuple(hashable(v) if isinstance(v, (list, tuple)) else repr(v) if isinstance(v, dict) else v for v in row)
+
+
+def unique(names: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        c = seen.get(n, 0)
+        seen[n] = c + 1
+        out.append(n if c == 0 else f"{n}_{c}")
+    return out

@@ -1,0 +1,267 @@
+"""The candidate rows of a SELECT, the truth of its WHERE on one row, and the row loop with its pool."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import replace
+from typing import Any
+
+from sqlglot import exp
+
+from engines.errors import Cancelled
+from engines.sql.sandbox import QueryResult
+from engines.suql.compiler.asker import BudgetExhausted
+from engines.suql.compiler.context import PlanBuilt, Row, RowDecided, RunContext, SelectContext
+from engines.suql.compiler.cost import PredicateEstimate
+from engines.suql.compiler.kleene import NO_FAST, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
+from engines.suql.compiler.sqlparts import literal, over_sources, parse_duck
+from engines.suql.language import SuqlError, as_call, calls_in, is_llm_call, pretty
+from engines.suql.plan import Conjunct, ConjunctPlan, Plan
+
+
+def run_all(ctx: RunContext, q: exp.Expression) -> QueryResult:
+    """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut)."""
+    result = ctx.sandbox.run_tree(q)
+    if result.truncated:
+        raise SuqlError(f"More than {ctx.sandbox.row_cap} candidate rows: narrow the structured conditions or raise the row cap.")
+    return result
+
+
+def candidates(ctx: RunContext, select: exp.Select, key: exp.Expression, conjuncts: Sequence[Conjunct], *,
+               text_where: bool, text_sqls: Sequence[str], label: exp.Expression | None,
+               visit_order: exp.Order | None, leaves: Sequence[exp.Expression]) -> list[Row]:
+    """One query: every candidate row with its key, label, each conjunct's structured truth, each
+    structured leaf of the written WHERE (mode B) and the texts the calls read."""
+    q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(ctx.names.display_id(select), "_d"))
+    if label is not None:
+        q = q.select(exp.alias_(label, "_label"))
+    for i, c in enumerate(conjuncts):
+        q = q.select(exp.alias_(exp.paren(c.structured_sql()), f"_s{i}"))
+    for j, leaf in enumerate(leaves):
+        q = q.select(exp.alias_(exp.paren(leaf.copy()), f"_w{j}"))
+    for j, t in enumerate(text_sqls):
+        q = q.select(exp.alias_(parse_duck(t), f"_t{j}"))
+    over_sources(q, select)
+    where = select.args.get("where")
+    if not text_where:
+        if where is not None:
+            q.set("where", where.copy())
+    elif ctx.mode.structured_first and conjuncts:
+        structured_any = exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])
+        q = q.where(exp.Not(this=exp.Is(this=exp.paren(structured_any), expression=exp.false())))
+    if visit_order is not None:
+        ordered = visit_order.copy()
+        ordered.append("expressions", exp.Ordered(this=key.copy()))
+        q.set("order", ordered)
+    else:
+        q = q.order_by(exp.Ordered(this=key.copy()))
+    result = run_all(ctx, q)
+    rows = []
+    cols = result.columns
+    n_conj = len(conjuncts)
+    for raw in result.rows:
+        rec = dict(zip(cols, raw))
+        rows.append(
+            Row(
+                key=rec["_k"],
+                label=f"#{rec['_d']} {rec['_label']}" if label is not None else f"#{rec['_d']}",
+                flags=[rec[f"_s{i}"] for i in range(n_conj)],
+                texts={t: rec[f"_t{j}"] for j, t in enumerate(text_sqls)},
+                leaves=[rec[f"_w{j}"] for j in range(len(leaves))],
+            )
+        )
+    return rows
+
+
+class RowEvaluator:
+    """The WHERE of one SELECT on one row, under Kleene logic, asking the LLM only for what decides it.
+
+    ``orders``: per conjunct, the order its text predicates are asked in (the row loop re-orders it
+    after a sample).  ``written``: mode B's WHERE as written, with its structured leaves' positions.
+    """
+
+    def __init__(self, ctx: RunContext, sel: SelectContext, conjuncts: Sequence[Conjunct], orders: list[list[int]],
+                 written: tuple[exp.Expression, dict[int, int]] | None) -> None:
+        self.ctx = ctx
+        self.sel = sel
+        self.conjuncts = conjuncts
+        self.orders = orders
+        self.written = written
+
+    def truth(self, row: Row, observe: dict[tuple[int, int], list[Truth]] | None = None) -> Truth:
+        """With ``observe``, every predicate of every applicable conjunct is evaluated and its value
+        recorded under (conjunct, written position)."""
+        mode = self.ctx.mode
+        leaf = self._leaf(row)
+
+        def predicate(pred: exp.Expression) -> Truth:
+            return predicate_truth(pred, leaf, structured_first=mode.structured_first, short_circuit=mode.short_circuit)
+
+        if mode.as_written:
+            assert self.written is not None
+            tree, leaf_index = self.written
+            known = {node_id: None if row.leaves[j] is None else bool(row.leaves[j]) for node_id, j in leaf_index.items()}
+            return written_truth(tree, known, predicate)
+        if not mode.short_circuit:  # naive: every answer() of the WHERE, on every row
+            for c in self.conjuncts:
+                for lit in c.text:
+                    for n in calls_in(lit):
+                        self.ctx.asker.value(row, as_call(n), self.sel.values)
+        return dnf_truth(row.flags, self.conjuncts, self.orders, predicate, short_circuit=mode.short_circuit, observe=observe)
+
+    def _leaf(self, row: Row) -> Callable[[exp.Expression], Truth]:
+        values = self.sel.values
+
+        def leaf(node: exp.Expression) -> Truth:
+            for n in calls_in(node):
+                self.ctx.asker.value(row, as_call(n), values)
+            fast = fast_truth(node, lambda n: values[(row.key, as_call(n).key)])
+            if fast is not NO_FAST:
+                return fast
+            return self._database_truth(row, node)
+
+        return leaf
+
+    def _database_truth(self, row: Row, pred: exp.Expression) -> Truth:
+        """DuckDB evaluates ``pred`` on the row, its LLM calls replaced by their values."""
+        values = self.sel.values
+
+        def lit(node: exp.Expression) -> exp.Expression:
+            if is_llm_call(node):
+                v = values[(row.key, as_call(node).key)]
+                return exp.null() if v is None else exp.Literal.string(str(v))
+            return node
+
+        q = over_sources(exp.select(exp.alias_(exp.paren(pred.copy().transform(lit)), "_v")), self.sel.select)
+        q = q.where(exp.EQ(this=self.sel.key.copy(), expression=literal(row.key)))
+        rows = self.ctx.sandbox.run_tree(q).rows
+        if not rows or rows[0][0] is None:
+            return None
+        return bool(rows[0][0])
+
+
+class RowLoop:
+    """Decides rows in visit order on a bounded pool; stops early when lazy.
+
+    When a conjunct has several answer() predicates, the first rows are a sample: every predicate is
+    evaluated on them, and what they say refines the order for the rest (a new plan is emitted).
+    """
+
+    def __init__(self, ctx: RunContext, evaluator: RowEvaluator, estimates: list[list[PredicateEstimate]]) -> None:
+        self.ctx = ctx
+        self.evaluator = evaluator
+        self.estimates = estimates
+
+    def decide(self, visit: Sequence[Row], *, lazy: bool, needed: int, plan: Plan) -> list[tuple[Any, Truth]]:
+        ctx = self.ctx
+        decided: list[tuple[Any, Truth]] = []
+        matched = 0
+        conjuncts = self.evaluator.conjuncts
+        sample = ctx.cost.sample_rows if ctx.mode.order_predicates and any(len(c.text) > 1 for c in conjuncts) else 0
+        if sample:
+            observed: dict[tuple[int, int], list[Truth]] = {}
+            for row in visit[:sample]:
+                ctx.check_cancel()
+                try:
+                    truth = self.evaluator.truth(row, observe=observed)
+                except BudgetExhausted:
+                    return decided  # this row and the rest stay undecided
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                matched += truth is True
+                if lazy and matched >= needed:
+                    return decided
+            new_plan = self._reestimate(plan, observed, min(sample, len(visit)))
+            if ctx.state.plan is plan:
+                ctx.state.plan = new_plan
+            ctx.emit(PlanBuilt(new_plan))
+            visit = visit[sample:]
+        if ctx.pool == 1:
+            for row in visit:
+                ctx.check_cancel()
+                try:
+                    truth = self.evaluator.truth(row)
+                except BudgetExhausted:
+                    break  # this row and the rest stay undecided
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                matched += truth is True
+                if lazy and matched >= needed:
+                    break
+            return decided
+        return self._pooled(visit, decided, matched, lazy=lazy, needed=needed)
+
+    def _pooled(self, visit: Sequence[Row], decided: list[tuple[Any, Truth]], matched: int, *, lazy: bool,
+                needed: int) -> list[tuple[Any, Truth]]:
+        ctx, pool = self.ctx, self.ctx.pool
+        with ThreadPoolExecutor(max_workers=pool, thread_name_prefix="suql") as ex:
+            pending: dict[int, Future] = {}
+            next_submit = 0
+            next_take = 0
+            stop = False
+            while next_take < len(visit):
+                while not stop and next_submit < len(visit) and len(pending) < pool:
+                    ctx.check_cancel()
+                    row = visit[next_submit]
+                    pending[next_submit] = ex.submit(self.evaluator.truth, row)
+                    next_submit += 1
+                if next_take not in pending:
+                    break
+                fut = pending.pop(next_take)
+                try:
+                    truth = fut.result()
+                except BudgetExhausted:  # rows from here on stay undecided
+                    wait(list(pending.values()))
+                    for f in pending.values():
+                        if f.exception() and not isinstance(f.exception(), (Cancelled, BudgetExhausted)):
+                            raise f.exception()  # type: ignore[misc]
+                    break
+                row = visit[next_take]
+                decided.append((row.key, truth))
+                self._report(row, truth)
+                next_take += 1
+                matched += truth is True
+                if lazy and matched >= needed:
+                    stop = True
+                    wait(list(pending.values()))  # speculative calls already started finish; their rows are not used
+                    for f in pending.values():
+                        if f.exception() and not isinstance(f.exception(), Cancelled):
+                            raise f.exception()  # type: ignore[misc]
+                    break
+        return decided
+
+    def _report(self, row: Row, truth: Truth) -> None:
+        self.ctx.state.rows_examined += 1
+        self.ctx.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
+
+    def _reestimate(self, plan: Plan, observed: dict[tuple[int, int], list[Truth]], sample: int) -> Plan:
+        """Blend each predicate's prior with what the sample showed; re-order; the new plan."""
+        cost, by_rank = self.ctx.cost, self.ctx.mode.order_predicates
+        orders = self.evaluator.orders
+        conjunct_plans = list(plan.conjuncts)
+        for i, estimates in enumerate(self.estimates):
+            if len(estimates) < 2:
+                continue
+            updated = cost.blend(estimates, {k: observed.get((i, k), []) for k in range(len(estimates))})
+            self.estimates[i] = updated
+            orders[i] = cost.order(updated, by_rank=by_rank)
+            ordered = [updated[k] for k in orders[i]]
+            old = conjunct_plans[i]
+            conjunct_plans[i] = ConjunctPlan(old.index, old.structured, old.candidates, tuple(ordered), cost.expected_cost(ordered))
+        note = f"predicate order re-estimated after a sample of {sample} rows (evaluated without short-circuit)"
+        return replace(plan, conjuncts=tuple(conjunct_plans), notes=tuple(plan.notes) + (note,))
+
+
+def rank(ctx: RunContext, conjuncts: Sequence[Conjunct], rows: Sequence[Row], scores: Any
+         ) -> tuple[list[ConjunctPlan], list[list[int]], list[list[PredicateEstimate]]]:
+    """Per conjunct: its plan, the order of its text predicates, their estimates (the cost model's prior)."""
+    plans, orders, all_estimates = [], [], []
+    for i, c in enumerate(conjuncts):
+        cands = [r for r in rows if r.flags[i] is not False] if ctx.mode.structured_first else rows
+        estimates = ctx.cost.prior(c, [r.key for r in cands], scores)
+        order = ctx.cost.order(estimates, by_rank=ctx.mode.order_predicates)
+        ordered = [estimates[k] for k in order]
+        plans.append(ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), ctx.cost.expected_cost(ordered)))
+        orders.append(order)
+        all_estimates.append(estimates)
+    return plans, orders, all_estimates

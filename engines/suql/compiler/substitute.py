@@ -1,0 +1,143 @@
+"""Substitute: every LLM call of a SELECT becomes a column of a scratch table of values, joined on the row key.
+
+DuckDB then runs the projection, ORDER BY, LIMIT / OFFSET and aggregation over those values: for the
+final query, for the output rows' keys (which rows need their SELECT-list calls), and for the rows to
+verify.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from engines.suql.compiler.context import RunContext, SelectContext
+from engines.suql.compiler.sqlparts import literal
+from engines.suql.language import as_call, calls_in, is_llm_call, pretty
+from engines.suql.plan import Conjunct
+
+ALIAS = "_suql_v"  # the values table in a rewritten SELECT
+
+
+def key_type(key: exp.Expression) -> str:
+    """The scratch type of a row key (``sqlparts.row_key``): one table's rowid, or a join's rowids joined as text.
+    Decided by the key, not by a value: a join with no matches has none (it got BIGINT against VARCHAR)."""
+    return "BIGINT" if isinstance(key, exp.Column) else "VARCHAR"
+
+
+def sortable(k: Any) -> tuple:
+    return (0, k, "") if isinstance(k, (int, float)) else (1, 0, str(k))
+
+
+def _str_or_none(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def hide_values(select: exp.Select, alias: str, columns: Sequence[str]) -> None:
+    """A bare ``*`` of ``select`` leaves out the columns of the joined values table ``alias``
+    (qualified, so a user's own column of the same name stays)."""
+    for e in select.expressions:
+        if isinstance(e, exp.Star):
+            hidden = [exp.column(c, table=alias) for c in columns]
+            e.set("except_", list(e.args.get("except_") or []) + hidden)
+
+
+def values_table(ctx: RunContext, sel: SelectContext, keys: Sequence[Any]) -> exp.Table:
+    """A scratch table: per row key, the value of each call (c<i>), NULL where unknown or not asked."""
+    cols = [("_k", key_type(sel.key))] + [(f"c{sel.index_of[k]}", "VARCHAR") for k in sel.calls]
+    rows = [[row_key] + [_str_or_none(sel.values.get((row_key, k))) for k in sel.calls] for row_key in keys]
+    return ctx.stack.enter_context(ctx.sandbox.scratch_table(cols, rows))
+
+
+def rewrite(sel: SelectContext, vals: exp.Table) -> exp.Select:
+    """The SELECT with its calls read from ``vals`` (LEFT JOINed on the row key as :data:`ALIAS`)."""
+    out = sel.select.copy()
+    # a bare summary(reviews) in the SELECT list keeps its own text as the column name
+    out.set("expressions", [
+        exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in out.expressions
+    ])
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if is_llm_call(node):
+            return exp.column(f"c{sel.index_of[as_call(node).key]}", table=ALIAS)
+        return node
+
+    out = out.transform(swap)
+    hide_values(out, ALIAS, _value_columns(sel))
+    vals_ref = vals.copy()
+    vals_ref.set("alias", exp.TableAlias(this=exp.to_identifier(ALIAS)))
+    out = out.join(vals_ref, on=exp.EQ(this=exp.column("_k", table=ALIAS), expression=sel.key.copy()), join_type="left")
+    return out
+
+
+def _value_columns(sel: SelectContext) -> list[str]:
+    return ["_k"] + [f"c{sel.index_of[k]}" for k in sel.calls]
+
+
+def output_keys(ctx: RunContext, sel: SelectContext, matches: Sequence[Any]) -> list[Any]:
+    """The keys of the rows the SELECT outputs (its ORDER BY, LIMIT and OFFSET over the values so far)."""
+    if not matches:
+        return []
+    vals = values_table(ctx, sel, matches)
+    q = rewrite(sel, vals)
+    key = sel.key
+    # the select list stays (ORDER BY may name its aliases or number its columns); the key comes last
+    q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_suql_out_k")])
+    q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[literal(k) for k in matches])))
+    q.set("distinct", None)
+    order = q.args.get("order")
+    if order is not None:
+        order.append("expressions", exp.Ordered(this=key.copy()))
+    else:
+        q = q.order_by(exp.Ordered(this=key.copy()))
+    return [r[-1] for r in ctx.sandbox.run_tree(q).rows]
+
+
+def final_query(ctx: RunContext, sel: SelectContext, matches: Sequence[Any] | None) -> exp.Expression:
+    """The SELECT with no LLM call left; ``matches``: the keys its WHERE keeps (None: DuckDB's WHERE)."""
+    keys = sorted({k for k, _ in sel.values}, key=sortable)
+    vals = values_table(ctx, sel, keys)
+    out = rewrite(sel, vals)
+    key = sel.key
+    if matches is not None:
+        matched = ctx.stack.enter_context(ctx.sandbox.scratch_table([("_k", key_type(key))], [[k] for k in matches]))
+        out.set("where", exp.Where(this=exp.In(this=key.copy(), query=exp.select("_k").from_(matched).subquery())))
+    order = out.args.get("order")
+    if order is not None and not out.args.get("group") and not out.args.get("distinct"):
+        order.append("expressions", exp.Ordered(this=key.copy()))
+    return out
+
+
+def unknown_conditions(sel: SelectContext, conjuncts: Sequence[Conjunct], keys: Sequence[Any]) -> list[str]:
+    """The text conditions whose value is unknown on any of ``keys``, sorted."""
+    return sorted({
+        pretty(lit) for c in conjuncts for lit in c.text
+        if any(sel.values.get((k, as_call(n).key), "missing") is None for k in keys for n in calls_in(lit))})
+
+
+def collect_to_verify(ctx: RunContext, sel: SelectContext, unknown: Sequence[Any], conjuncts: Sequence[Conjunct]) -> None:
+    """The rows whose WHERE is Unknown, with the conditions left unknown, into the run's rows to verify
+    (the underlying rows when the query aggregates)."""
+    keys = sorted(set(unknown), key=sortable)
+    vals = values_table(ctx, sel, sorted({k for k, _ in sel.values} | set(keys), key=sortable))
+    key = sel.key
+    q = rewrite(sel, vals)
+    aggregated = bool(q.args.get("group")) or any(e.find(exp.AggFunc) is not None for e in q.expressions)
+    if aggregated:  # list the underlying rows, not groups
+        q.set("expressions", [exp.Star()])
+        hide_values(q, ALIAS, _value_columns(sel))
+        q.set("group", None)
+        q.set("having", None)
+        q.set("order", None)
+    q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_suql_key"),
+                                                exp.alias_(ctx.names.display_id(sel.select), "_row")])
+    q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[literal(k) for k in keys])))
+    q.set("limit", None)
+    q.set("offset", None)
+    q.set("distinct", None)
+    result = ctx.sandbox.run_tree(q)
+    for rec in result.records():
+        row_key = rec.pop("_suql_key")
+        rec["unknown"] = unknown_conditions(sel, conjuncts, [row_key])
+        rec["approximate"] = ctx.state.approximate
+        ctx.state.to_verify.append(rec)
