@@ -1,7 +1,7 @@
 """The SUQL compiler as a pipeline of passes, in the shape of sqlglot's optimizer.
 
 Each module holds one idea; a run threads one frozen :class:`~engines.suql.compiler.context.RunContext`
-through them (``engines.suql.execute.SuqlEngine.run`` is the public entry):
+through them (``engines.suql.execute.SuqlEngine.run`` is the public entry and the thin orchestrator):
 
 - ``context``      the frozen run context, the per-SELECT context, and what a run found out (``RunState``);
 - ``asker``        the one way an LLM value is asked: once per (function, text, question), within the budget;
@@ -15,8 +15,8 @@ through them (``engines.suql.execute.SuqlEngine.run`` is the public entry):
 - ``rows``         the candidate rows, the row loop and its pool;
 - ``substitute``   LLM calls replaced by value columns: the final query and the rows to verify;
 - ``udf``          the B-duckdb rewrite: LLM calls as DuckDB scalar functions;
-- ``select``       one SELECT with LLM calls of its own, pass by pass;
-- ``statement``    a statement: set operations, subqueries, then the SELECT.
+- ``precheck``     what is refused before any call (the query binds; answer() reads text);
+- ``pipeline``     the passes in order: a statement (set operations, CTEs, subqueries), then each SELECT.
 
 Nothing here imports ``engines.suql.execute``; it imports this package.
 """
