@@ -32,11 +32,11 @@ from engines.suql.workload import TEXT_CONDITIONS, evaluate, generate  # noqa: E
 from worlds.restaurants import LOCATIONS, build  # noqa: E402
 
 
-def workload(world, sandbox, n: int) -> None:
+def workload(world, truth, sandbox, n: int) -> None:
     engine = SuqlEngine(sandbox, LLM(SimBackend()))
     queries = generate(7, n)
     start = time.perf_counter()
-    scores = evaluate(engine, world, queries)
+    scores = evaluate(engine, world, truth, queries)
     took = time.perf_counter() - start
     table = {m: s.to_json() for m, s in scores.items()}
     print(f"\n1. workload: {n} queries x 6 modes ({took:.1f} s)")
@@ -49,7 +49,7 @@ def workload(world, sandbox, n: int) -> None:
     same_p = len({table[m]["precision"] for m in "ABCDE"}) == 1
     same_r = len({table[m]["recall"] for m in "CDE"} | {table["A"]["recall"]}) == 1
     print(f"   precision identical A-E: {same_p};  recall of C-E equal to A's: {same_r}")
-    duck = evaluate(engine, world, queries, modes=(DUCKDB_UDF.name,))[DUCKDB_UDF.name].to_json()
+    duck = evaluate(engine, world, truth, queries, modes=(DUCKDB_UDF.name,))[DUCKDB_UDF.name].to_json()
     print(f"   beside B, the same queries run by DuckDB with answer() as a per-row function: "
           f"{duck['answer_calls_mean']:.1f} calls/q (E / that = {e / duck['answer_calls_mean']:.3f}) — DuckDB runs the "
           "cheap filters first by itself, but evaluates whole vectors, so it never stops at LIMIT")
@@ -121,9 +121,9 @@ def main() -> None:
     p.add_argument("--latency", type=float, default=0.05)
     p.add_argument("--pool", type=int, default=4)
     args = p.parse_args()
-    world = build()
+    world, truth = build()
     sandbox = Sandbox.create(world.load)
-    workload(world, sandbox, args.queries)
+    workload(world, truth, sandbox, args.queries)
     predicate_order(sandbox)
     compile_time(sandbox)
     pool(sandbox, args.latency, args.pool)

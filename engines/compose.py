@@ -60,7 +60,7 @@ def open_restaurants(
     """
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
-    world = world or restaurants.build(restaurants.DEFAULT_SEED)
+    world = world or restaurants.build(restaurants.DEFAULT_SEED).world
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
                              limits=Limits.from_settings(settings))
     if suql:
@@ -95,7 +95,7 @@ class SuqlWorld:
 
 
 def _restaurants():
-    return restaurants.build()
+    return restaurants.build().world  # the visible world only: a session never holds the hidden truth
 
 
 def _courses():

@@ -1,20 +1,22 @@
 """The restaurant world of lectures 6 and 7: 600 fictional Yelp-style restaurants.
 
-``build(seed)`` returns a :class:`RestaurantWorld` with two separate parts:
+``build(seed)`` returns a :class:`Built` pair of two separate objects:
 
-* ``rows`` — what a database (and so any model) can see: the SUQL paper's columns.
-* ``truth`` — the hidden features each restaurant really has (family-friendly,
-  great view, spicy, romantic, good for groups, outdoor seating, easy parking).
-  They appear in the visible data only as review wording, each in several
-  phrasings.  Only evaluators read ``truth``; engines and the simulated LLM never do.
+* ``world`` — a :class:`RestaurantWorld`, what a database (and so any model) can see:
+  the SUQL paper's columns.  This is the only object an engine is handed, and it holds
+  no reference to the truth.
+* ``truth`` — a :class:`HiddenTruth`, the hidden features each restaurant really has
+  (family-friendly, great view, spicy, romantic, good for groups, outdoor seating, easy
+  parking).  They appear in the visible data only as review wording, each in several
+  phrasings.  Only evaluators are given ``truth``; engines and the simulated LLM never are.
 
 Everything is drawn from ``random.Random(seed)``: the same seed gives the same world.
 """
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import duckdb
 
@@ -298,7 +300,6 @@ class EnumField:
 class RestaurantWorld:
     seed: int
     rows: tuple[Restaurant, ...]
-    truth: HiddenTruth = field(repr=False)
 
     table: str = TABLE
 
@@ -349,11 +350,20 @@ class RestaurantWorld:
         return self.rows[restaurant_id - 1]
 
 
+class Built(NamedTuple):
+    """What :func:`build` returns: the visible world and, apart from it, the hidden truth."""
+
+    world: RestaurantWorld
+    truth: HiddenTruth
+
+
 # --- generation ----------------------------------------------------------------------
 
 
-def build(seed: int = DEFAULT_SEED, n: int = 600) -> RestaurantWorld:
-    """Generate the world.  Deterministic in ``seed``."""
+def build(seed: int = DEFAULT_SEED, n: int = 600) -> Built:
+    """Generate the world and its hidden truth.  Deterministic in ``seed``.
+
+    Hand ``.world`` to engines; only evaluators take ``.truth``."""
     rng = random.Random(seed)
     names = _unique_names(rng, n)
     rows: list[Restaurant] = []
@@ -390,7 +400,7 @@ def build(seed: int = DEFAULT_SEED, n: int = 600) -> RestaurantWorld:
             )
         )
     rows = _dedupe_names(rows)
-    return RestaurantWorld(seed=seed, rows=tuple(rows), truth=HiddenTruth(features))
+    return Built(RestaurantWorld(seed=seed, rows=tuple(rows)), HiddenTruth(features))
 
 
 def _unique_names(rng: random.Random, n: int) -> list[str]:

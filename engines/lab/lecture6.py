@@ -547,11 +547,12 @@ def hybrid_approaches(ctx: RunContext) -> Table:
     import random
 
     from engines.lab import hybrid
+    from engines.lab.resources import restaurant_truth
 
     world, sandbox = ctx.restaurants()
     llm = ctx.llm()
     kit = hybrid.Toolkit(world, sandbox, llm, ctx.settings.classify_method)
-    questions = hybrid.generate(world, random.Random(ctx["question_seed"]), ctx["per_class"])
+    questions = hybrid.generate(world, restaurant_truth(world.seed), random.Random(ctx["question_seed"]), ctx["per_class"])
     ks = tuple(ctx["ks"])
     runs = [(a, k) for k in ks for a in hybrid.APPROACHES[:4]] + [(hybrid.APPROACHES[4], None)]
     total, done = len(runs) * len(questions), 0

@@ -13,6 +13,14 @@ from typing import Any
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import rounded, share
 
+
+def _truth(world):
+    """The hidden truth of the Lab's restaurant world (``ctx.restaurants()``): the evaluators' side only."""
+    from engines.lab.resources import restaurant_truth
+
+    return restaurant_truth(world.seed)
+
+
 SEED_NOTE = "The simulated LLM's seed and error rates come from the settings (CS224V_SEED, default 224)."
 
 
@@ -37,6 +45,7 @@ def six_modes(ctx: RunContext) -> Table:
     from engines.suql.plan import DUCKDB_UDF, MODES
 
     world, _ = ctx.restaurants()
+    truth = _truth(world)
     engine = _engine(ctx)
     by_name = {r.name: r for r in world.rows}
     runs = [(m, FAMILY_QUERY) for m in MODES] + [("B′", FAMILY_QUERY_SWAPPED), (DUCKDB_UDF.name, FAMILY_QUERY)]
@@ -46,7 +55,7 @@ def six_modes(ctx: RunContext) -> Table:
         ctx.progress(i, len(runs), f"mode {mode}")
         r = engine.run(sql, mode=mode.rstrip("′"), cancel=ctx.cancel)
         names = [row[0] for row in r.rows]
-        correct = all(by_name[n].location == "Palo Alto" and world.truth.has(by_name[n]._id, "family_friendly") for n in names)
+        correct = all(by_name[n].location == "Palo Alto" and truth.has(by_name[n]._id, "family_friendly") for n in names)
         title = MODES[mode].title if mode in MODES else titles[mode]
         stats[mode] = r.stats
         rows.append([mode, title, r.stats.answer_calls, r.stats.summary_calls, r.stats.rows_examined, ", ".join(names), correct if names else None])
@@ -92,7 +101,7 @@ def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base:
         def progress(done: int, total: int) -> None:
             ctx.progress(progress_base + done, progress_total, f"mode {mode}{'' if cap is None else f', cap {cap}'}: query {done}/{total}")
 
-        return evaluate(engine, world, queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[mode]
+        return evaluate(engine, world, _truth(world), queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[mode]
 
     return ctx.memo(("suql-workload", ctx["workload_seed"], ctx["queries"], mode, cap if mode == "F" else None), compute)
 
@@ -165,7 +174,7 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
 
     world, _ = ctx.restaurants()
     question, feature = ctx["question"], ctx["feature"]
-    truth = world.truth.ids_with(feature)
+    truth = _truth(world).ids_with(feature)
     ctx.progress(0, 4, "BM25 over the reviews")
     scores = ChunkIndex.build((r._id, r.reviews) for r in world.rows).scores(question)
     ranked = sorted((rid for rid, s in scores.items() if s > 0), key=lambda rid: (-scores[rid], rid))
@@ -221,7 +230,8 @@ def agent_against_k(ctx: RunContext) -> Table:
 
     world, sandbox = ctx.restaurants()
     queries = [q for q in generate(ctx["workload_seed"], ctx["queries"]) if q.limit is not None]
-    answerable = [q for q in queries if truly_matching(world, q)]
+    truth = _truth(world)
+    answerable = [q for q in queries if truly_matching(world, truth, q)]
     ks = list(ctx["ks"])
     llm = ctx.llm()
     agent = ToolAgent(world, sandbox, llm)
@@ -233,7 +243,7 @@ def agent_against_k(ctx: RunContext) -> Table:
         for q in answerable:
             ctx.progress(done, total, f"agent, k={k}")
             run = agent.run(q.sql, k)
-            wins += bool(set(run.ids) & truly_matching(world, q))
+            wins += bool(set(run.ids) & truly_matching(world, truth, q))
             calls += run.answer_calls
             after += run.after_sql
             done += 1
@@ -244,7 +254,7 @@ def agent_against_k(ctx: RunContext) -> Table:
     for q in answerable:
         ctx.progress(done, total, "SUQL, mode E")
         r = engine.run(q.sql, mode="E", cancel=ctx.cancel)
-        wins += bool({x[0] for x in r.rows} & truly_matching(world, q))
+        wins += bool({x[0] for x in r.rows} & truly_matching(world, truth, q))
         calls += r.stats.answer_calls
         done += 1
     suql = share(wins, len(answerable))
@@ -272,7 +282,7 @@ def _yelp(ctx: RunContext):
 
     def compute():
         world, sandbox = ctx.restaurants()
-        return yelp.simulate(world, sandbox, ctx.llm(), n=ctx["questions"], seed=ctx["question_seed"], hybrid_share=ctx["hybrid_share"],
+        return yelp.simulate(world, _truth(world), sandbox, ctx.llm(), n=ctx["questions"], seed=ctx["question_seed"], hybrid_share=ctx["hybrid_share"],
                              ms=tuple(ctx["ms"]), classify_method=method, progress=ctx.progress, cancel=ctx.cancel)
 
     return ctx.memo(("l7-yelp", method, ctx["questions"], ctx["question_seed"], ctx["hybrid_share"], tuple(ctx["ms"])), compute)

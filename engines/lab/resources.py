@@ -38,11 +38,27 @@ def make_llm(settings: Settings, *, cancel: threading.Event | None = None, **sim
 
 
 @lru_cache(maxsize=2)
-def restaurant_world(seed: int | None = None):
-    """The restaurant world of lectures 6-7 (visible rows and hidden truth), built once per process."""
+def _restaurants_built(seed: int):
     from worlds import restaurants
 
-    return restaurants.build(restaurants.DEFAULT_SEED if seed is None else seed)
+    return restaurants.build(seed)
+
+
+def _seed(seed: int | None) -> int:
+    from worlds import restaurants
+
+    return restaurants.DEFAULT_SEED if seed is None else seed
+
+
+def restaurant_world(seed: int | None = None):
+    """The visible restaurant world of lectures 6-7 (what engines are handed), built once per process."""
+    return _restaurants_built(_seed(seed)).world
+
+
+def restaurant_truth(seed: int | None = None):
+    """The hidden truth of :func:`restaurant_world` with the same seed (``world.seed``): for evaluators
+    only, kept apart from the world so that an engine handed the world cannot reach it."""
+    return _restaurants_built(_seed(seed)).truth
 
 
 _memo: dict[Hashable, Any] = {}

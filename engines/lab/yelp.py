@@ -55,8 +55,9 @@ class YelpIntent:
     dish: str | None = None
 
 
-def satisfies(world, row, intent: YelpIntent) -> bool:
-    """The person's check of one restaurant against everything the user asked for."""
+def satisfies(truth, row, intent: YelpIntent) -> bool:
+    """The person's check of one restaurant against everything the user asked for (``truth``: the
+    world's :class:`~worlds.restaurants.HiddenTruth`, for the review-only features)."""
     if row.location != intent.location:
         return False
     if intent.cuisines is not None and not intent.cuisines & set(row.cuisines):
@@ -67,7 +68,7 @@ def satisfies(world, row, intent: YelpIntent) -> bool:
         return False
     if intent.late and not open_late(row.opening_hours):
         return False
-    if intent.feature is not None and not world.truth.has(row._id, intent.feature):
+    if intent.feature is not None and not truth.has(row._id, intent.feature):
         return False
     if intent.dish is not None and not DISH_KINDS[intent.dish] & set(row.popular_dishes):
         return False
@@ -161,7 +162,7 @@ def fn_cause(suql: str | None, intent: YelpIntent) -> str:
     return "answer() said no to a match"
 
 
-def simulate(world, sandbox, llm, *, n: int, seed: int, hybrid_share: float, ms: tuple[int, ...], classify_method: str,
+def simulate(world, truth, sandbox, llm, *, n: int, seed: int, hybrid_share: float, ms: tuple[int, ...], classify_method: str,
              progress: Callable[[int, int, str], None], cancel: threading.Event | None = None) -> YelpSimulation:
     from engines.lab.hybrid import PassageIndex, linearise
     from engines.suql.agent import SuqlAgent, suql_schema
@@ -180,11 +181,11 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, hybrid_share: float, ms:
         ids: tuple[int, ...] = ()
         if "_id" in turn.columns:
             ids = tuple(r[turn.columns.index("_id")] for r in turn.rows)
-        satisfying = sum(1 for r in world.rows if satisfies(world, r, intent))
-        case = YelpCase(intent, turn.sql or turn.parsed_sql, ids, tuple(satisfies(world, by_id[x], intent) for x in ids), satisfying)
+        satisfying = sum(1 for r in world.rows if satisfies(truth, r, intent))
+        case = YelpCase(intent, turn.sql or turn.parsed_sql, ids, tuple(satisfies(truth, by_id[x], intent) for x in ids), satisfying)
         top = passages.top(intent.text, max(ms))
         for m in ms:
-            case.baseline[m] = tuple(satisfies(world, by_id[x], intent) for x in top[:m])
+            case.baseline[m] = tuple(satisfies(truth, by_id[x], intent) for x in top[:m])
         if not ids and satisfying:
             case.fn_cause = fn_cause(case.suql, intent)
         cases.append(case)

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 from engines.events import Emit, ignore
 from engines.suql.execute import SuqlEngine
 from engines.suql.plan import MODES
-from worlds.restaurants import LOCATIONS, RestaurantWorld
+from worlds.restaurants import LOCATIONS, HiddenTruth, RestaurantWorld
 
 # text condition -> (the question the parser would write, the hidden feature it asks about)
 TEXT_CONDITIONS: tuple[tuple[str, str], ...] = (
@@ -59,12 +59,13 @@ def generate(seed: int = 7, n: int = 60) -> list[WorkloadQuery]:
     return out
 
 
-def truly_matching(world: RestaurantWorld, q: WorkloadQuery) -> set[int]:
-    """The rows that really satisfy the query (hidden truth): for evaluators only."""
+def truly_matching(world: RestaurantWorld, truth: HiddenTruth, q: WorkloadQuery) -> set[int]:
+    """The rows of ``world`` that really satisfy the query by ``truth`` (its hidden truth, which the world
+    itself does not carry): for evaluators only."""
     return {
         r._id for r in world.rows
         if r.location == q.location and (q.cuisine is None or q.cuisine in r.cuisines)
-        and all(world.truth.has(r._id, f) for f in q.features)
+        and all(truth.has(r._id, f) for f in q.features)
     }
 
 
@@ -88,6 +89,7 @@ class ModeScore:
 def evaluate(
     engine: SuqlEngine,
     world: RestaurantWorld,
+    truth: HiddenTruth,
     queries: Iterable[WorkloadQuery],
     *,
     modes: Iterable[str] = tuple(MODES),
@@ -100,7 +102,7 @@ def evaluate(
     scores = {m: ModeScore([], [], [], []) for m in modes}
     total, done = len(queries) * len(modes), 0
     for q in queries:
-        truth = truly_matching(world, q)
+        gold = truly_matching(world, truth, q)
         for m in modes:
             result = engine.run(q.sql, mode=m, cancel=cancel, emit=emit)
             ids = {rec["_id"] for rec in result.records()}
@@ -108,9 +110,9 @@ def evaluate(
             s.answer_calls.append(result.stats.answer_calls)
             s.summary_calls.append(result.stats.summary_calls)
             if ids:
-                s.precisions.append(len(ids & truth) / len(ids))
-            if q.limit is None and truth:
-                s.recalls.append(len(ids & truth) / len(truth))
+                s.precisions.append(len(ids & gold) / len(ids))
+            if q.limit is None and gold:
+                s.recalls.append(len(ids & gold) / len(gold))
             done += 1
             if progress is not None:
                 progress(done, total)

@@ -108,7 +108,7 @@ def _restaurant_sandbox():
     from worlds import restaurants
 
     settings = _settings()
-    world = restaurants.build()
+    world = restaurants.build().world
     return Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)  # as `cs224v-tui sql` does
 
 

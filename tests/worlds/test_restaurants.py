@@ -11,8 +11,18 @@ from worlds import restaurants as W
 
 
 @pytest.fixture(scope="module")
-def world() -> W.RestaurantWorld:
+def built() -> W.Built:
     return W.build()
+
+
+@pytest.fixture(scope="module")
+def world(built) -> W.RestaurantWorld:
+    return built.world
+
+
+@pytest.fixture(scope="module")
+def truth(built) -> W.HiddenTruth:
+    return built.truth
 
 
 def test_600_restaurants_with_the_papers_columns(world):
@@ -39,23 +49,23 @@ def test_values_come_from_the_enums(world):
 
 
 def test_deterministic_by_seed():
-    assert W.build(3).rows == W.build(3).rows
-    assert W.build(3).rows != W.build(4).rows
+    assert W.build(3) == W.build(3)
+    assert W.build(3).world.rows != W.build(4).world.rows
 
 
-def test_hidden_truth_is_a_separate_object_not_in_the_rows(world):
+def test_hidden_truth_is_a_separate_object_not_in_the_rows(world, truth):
     rec = world.rows[0].as_record()
     assert not set(rec) & set(W.FEATURES)
-    assert set(world.truth.features) == {r._id for r in world.rows}
-    counts = Counter(f for fs in world.truth.features.values() for f in fs)
+    assert set(truth.features) == {r._id for r in world.rows}
+    counts = Counter(f for fs in truth.features.values() for f in fs)
     assert set(counts) == set(W.FEATURES)
     assert 0.10 <= counts["easy_parking"] / 600 <= 0.20  # lecture 7 §0.4: 15%
 
 
-def test_every_feature_appears_in_review_wording_in_several_phrasings(world):
+def test_every_feature_appears_in_review_wording_in_several_phrasings(world, truth):
     for feature in W.FEATURES:
         phrasings_seen = set()
-        for rid in world.truth.ids_with(feature):
+        for rid in truth.ids_with(feature):
             text = " ".join(world.by_id(rid).reviews)
             said = [p for p in W._POSITIVE[feature] if p in text]
             assert said, f"restaurant {rid} has {feature} but its reviews never say so"
@@ -63,10 +73,10 @@ def test_every_feature_appears_in_review_wording_in_several_phrasings(world):
         assert len(phrasings_seen) >= 4, feature
 
 
-def test_parking_chatter_of_lecture_7(world):
+def test_parking_chatter_of_lecture_7(world, truth):
     tricky = [r for r in world.rows if any("Parking can be tricky." in t for t in r.reviews)]
     assert len(tricky) > 50
-    assert all(not world.truth.has(r._id, "easy_parking") for r in tricky)
+    assert all(not truth.has(r._id, "easy_parking") for r in tricky)
 
 
 def test_loads_into_duckdb_well_under_a_second(world):

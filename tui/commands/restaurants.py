@@ -96,7 +96,7 @@ def _sql(settings, statement: str, *, as_json: bool) -> int:
     from engines.sql.sandbox import Limits, SqlError, Sandbox
     from worlds import restaurants
 
-    world = restaurants.build()
+    world = restaurants.build().world
     sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
                              limits=Limits.from_settings(settings))
     try:

@@ -245,6 +245,7 @@ def _file(session, args) -> int:
 
 def _workload(session, args) -> int:
     from engines.suql.workload import evaluate, generate
+    from worlds import restaurants
 
     if session.world_name != "restaurants":
         print("cs224v-tui: the workload is defined on the restaurant world", file=sys.stderr)
@@ -256,7 +257,9 @@ def _workload(session, args) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"\r  {done}/{total} runs", end="", file=sys.stderr, flush=True)
 
-    scores = evaluate(session.engine, session.world, queries, progress=progress)
+    # The evaluator's side: the session holds only the visible world, so the truth is built apart from it.
+    truth = restaurants.build(session.world.seed).truth
+    scores = evaluate(session.engine, session.world, truth, queries, progress=progress)
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     payload = {"queries": len(queries), "modes": {m: s.to_json() for m, s in scores.items()}}

@@ -36,7 +36,7 @@ def says_yes(text: str) -> bool:
 
 @pytest.fixture(scope="module")
 def world() -> W.RestaurantWorld:
-    return W.build()
+    return W.build().world
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,7 @@ def test_common_sense_about_dishes():
 
 
 def test_seeded_error_rates_and_repeatability():
-    world = W.build()
+    world = W.build().world
     sim = SimBackend(seed=7)
     careful = SimBackend(seed=7, error_on_topic=0, error_off_topic=0)
     on = off = on_err = off_err = 0
@@ -137,7 +137,7 @@ KNOWN_YES_NO = ("is it family-friendly?", "is it romantic?", "does it have a gre
 def test_answer_keeps_to_the_contract_on_yes_no_questions():
     """A yes/no question gets Yes, No or Unknown (never a review sentence), whatever the text; a question
     off the sim's lexicon is Unknown, even where the text has its very word ('Intimate and cozy, ...')."""
-    world = W.build()
+    world = W.build().world
     sim = SimBackend(seed=224)  # with its seeded mistakes on
     for r in world.rows:
         text = "\n".join(r.reviews)

@@ -9,7 +9,7 @@ from engines.llm.protocol import Turn
 from engines.llm.sim_parser import frame_from_sql, parse, route, to_sql
 from worlds import restaurants as W
 
-SCHEMA = W.build().schema()
+SCHEMA = W.build().world.schema()
 
 
 def p(utterance: str, history=(), seed: int = 224, drop: float = 0.0) -> str:
@@ -102,7 +102,7 @@ def test_sql_round_trips_through_a_frame():
 
 def test_best_first_puts_unknowns_last():
     """PostgreSQL sorts NULLs first in DESC: "the best" must say NULLS LAST to mean the best known."""
-    sql = parse("Which is the top-rated italian place in Palo Alto?", [], W.build().schema(), seed=1, drop_rate=0)
+    sql = parse("Which is the top-rated italian place in Palo Alto?", [], W.build().world.schema(), seed=1, drop_rate=0)
     assert "ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST" in sql
     tree = sqlglot.parse_one(sql, read="postgres")
     assert all(o.args.get("nulls_first") is False for o in tree.args["order"].expressions)

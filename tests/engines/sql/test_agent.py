@@ -27,7 +27,7 @@ from engines.sql.sandbox import SqlRefused
 from engines.sql.session import open_restaurants
 from worlds import restaurants as W
 
-WORLD = W.build()
+WORLD = W.build().world
 
 
 @pytest.fixture

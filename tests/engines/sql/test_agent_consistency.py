@@ -14,7 +14,7 @@ from engines.sql.agent import MAX_VARIANTS, TextToSQLAgent, conjuncts
 from engines.sql.session import open_restaurants
 from worlds import restaurants as W
 
-WORLD = W.build()
+WORLD = W.build().world
 
 UTTERANCES = (
     "Show me sushi restaurants in Tokyo",

@@ -10,7 +10,7 @@ from engines.llm.sim import SimBackend
 from engines.sql.classify import METHODS, Classifier, classify_similarity, fold, similarity
 from worlds import restaurants as W
 
-WORLD = W.build()
+WORLD = W.build().world
 
 
 def llm() -> LLM:

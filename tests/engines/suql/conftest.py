@@ -11,7 +11,7 @@ from worlds import restaurants as W
 
 @pytest.fixture(scope="session")
 def world() -> W.RestaurantWorld:
-    return W.build()
+    return W.build().world
 
 
 @pytest.fixture(scope="session")

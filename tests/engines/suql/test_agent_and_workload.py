@@ -6,6 +6,13 @@ import pytest
 from engines.settings import Settings
 from engines.suql.session import open_suql
 from engines.suql.workload import evaluate, generate, truly_matching
+from worlds import restaurants
+
+
+@pytest.fixture(scope="module")
+def truth(session):
+    """The evaluator's side, built apart: the session holds only the visible world."""
+    return restaurants.build(session.world.seed).truth
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +49,10 @@ def test_follow_ups_keep_text_conditions(session):
     assert "Menlo Park" in turn.sql and "family-friendly" in turn.sql
 
 
-def test_workload_shape_at_reduced_size(session):
+def test_workload_shape_at_reduced_size(session, truth):
     queries = generate(seed=3, n=12)
     assert len({q.sql for q in queries}) == 12
-    scores = evaluate(session.engine, session.world, queries, modes="ABCDE")
+    scores = evaluate(session.engine, session.world, truth, queries, modes="ABCDE")
     calls = {m: s.to_json()["answer_calls_mean"] for m, s in scores.items()}
     assert calls["E"] <= calls["D"] <= calls["C"] < calls["A"]
     assert calls["E"] <= 0.05 * calls["A"] * 2  # an order of magnitude below naive
@@ -58,6 +65,6 @@ def test_workload_shape_at_reduced_size(session):
     assert len(set(recall.values())) <= 1
 
 
-def test_truth_is_only_read_by_the_evaluator(session):
+def test_truth_is_only_read_by_the_evaluator(session, truth):
     q = generate(seed=3, n=1)[0]
-    assert truly_matching(session.world, q) <= {r._id for r in session.world.rows}
+    assert truly_matching(session.world, truth, q) <= {r._id for r in session.world.rows}

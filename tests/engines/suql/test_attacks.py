@@ -56,7 +56,7 @@ ATTACKS = {
 def world():
     from worlds import restaurants
 
-    return restaurants.build()
+    return restaurants.build().world
 
 
 def _fingerprint(sandbox: Sandbox) -> tuple:

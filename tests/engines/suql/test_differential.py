@@ -78,7 +78,7 @@ class RecordingSim(SimBackend):
 
 @pytest.fixture(scope="module")
 def diff_world():
-    return W.build(n=WORLD_ROWS)
+    return W.build(n=WORLD_ROWS).world
 
 
 @pytest.fixture(scope="module")
