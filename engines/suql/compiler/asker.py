@@ -10,6 +10,7 @@ from engines.llm.client import LLM
 from engines.retrieval.bm25 import as_text
 from engines.suql.compiler.context import Row, Values
 from engines.suql.language import LLMCall
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 
 Pair = tuple[str, str, str]  # (function, text, question)
 
@@ -43,14 +44,11 @@ class Asker:
         self._asked_lock = threading.Lock()
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
-        if row_key is None:
-            return self.ask(("answer", text, question), lambda: self.llm.answer(text, question).value)
-        return self.ask(("answer", text, question), lambda: self.llm.answer(text, question, row_key=row_key).value)
+        return self.ask(("answer", text, question),
+                        lambda: self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key).value)
 
     def summary(self, text: str, *, row_key: str | None = None) -> Any:
-        if row_key is None:
-            return self.ask(("summary", text, ""), lambda: self.llm.summary(text))
-        return self.ask(("summary", text, ""), lambda: self.llm.summary(text, row_key=row_key))
+        return self.ask(("summary", text, ""), lambda: self.llm.run(SUMMARY, SummaryInput(text), row_key=row_key))
 
     def value(self, row: Row, call: LLMCall, values: Values) -> Any:
         """``call``'s value on ``row``, kept in ``values``; a NULL text is NULL without a call."""
