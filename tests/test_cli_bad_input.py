@@ -220,7 +220,7 @@ def test_screenshots_out_a_file_or_a_missing_parent(capsys, tmp_path, monkeypatc
 def test_screenshots_out_creates_a_new_folder_whose_parent_exists(capsys, tmp_path, monkeypatch):
     import tui.screenshots as shots
 
-    async def fake(out_dir, _settings):
+    async def fake(out_dir, _settings, _size=shots.SIZE):
         return [out_dir / name for name in shots.FILES]
 
     monkeypatch.setattr(shots, "_export", fake)

@@ -91,6 +91,8 @@ def test_cli_plan_json(capsys):
 
     assert main(["courses", "--plan", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    usage = data.pop("usage")  # every --json output of a command that calls a model carries its usage
+    assert usage["input_tokens"] > 0 and usage["estimated"] is True  # the sim's tokens are an estimate
     assert data == {"confirmed": ["C1"], "to_verify": data["to_verify"], "excluded": data["excluded"]}
     assert set(data["to_verify"]) == {"C3", "C6"} and set(data["excluded"]) == {"C2", "C4", "C5"}
 
