@@ -25,13 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engines.hybridqa.pipeline import HybridQA, Improvements  # noqa: E402
-from engines.llm.client import LLM  # noqa: E402
-from engines.llm.sim import SimBackend  # noqa: E402
-from engines.llm.sim_hybrid import HybridRates  # noqa: E402
-from engines.sql.sandbox import Sandbox  # noqa: E402
-from engines.suql.execute import SuqlEngine  # noqa: E402
-from worlds import hybridqa as W  # noqa: E402
+from engines.hybridqa.pipeline import HybridQA, Improvements
+from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.llm.sim_hybrid import HybridRates
+from engines.sql.sandbox import Sandbox
+from engines.suql.execute import SuqlEngine
+from worlds import hybridqa as W
 
 CHARS_PER_TOKEN = 4
 

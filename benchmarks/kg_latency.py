@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engines.kg import Endpoint, Feedback  # noqa: E402
-from worlds import kg  # noqa: E402
+from engines.kg import Endpoint, Feedback
+from worlds import kg
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,14 +22,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engines.llm.client import LLM  # noqa: E402
-from engines.llm.sim import SimBackend  # noqa: E402
-from engines.sql.sandbox import Sandbox  # noqa: E402
-from engines.suql.examples import paper_queries  # noqa: E402
-from engines.suql.execute import SuqlEngine  # noqa: E402
-from engines.suql.plan import DUCKDB_UDF  # noqa: E402
-from engines.suql.workload import TEXT_CONDITIONS, evaluate, generate  # noqa: E402
-from worlds.restaurants import LOCATIONS, build  # noqa: E402
+from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.sql.sandbox import Sandbox
+from engines.suql.examples import paper_queries
+from engines.suql.execute import SuqlEngine
+from engines.suql.plan import DUCKDB_UDF
+from engines.suql.workload import TEXT_CONDITIONS, evaluate, generate
+from worlds.restaurants import LOCATIONS, build
 
 
 def workload(world, truth, sandbox, n: int) -> None:

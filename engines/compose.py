@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from engines.errors import ConfigurationError, EngineError
 from engines.llm.client import LLM, llm_from_settings

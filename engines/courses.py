@@ -177,7 +177,7 @@ def plan(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, emit: Emit = ignore)
                 check(course, "practical", False, f"reviews say it is not practical: “{quote}”")
             else:
                 check(course, "practical", None, "whether it is practical: the reviews do not say")
-    for course, v in verdicts.items():
+    for v in verdicts.values():
         if "practical" not in v.conditions:
             v.conditions["practical"] = None  # never asked: F AND U = F already decided
             v.details["practical"] = "not asked: a hard condition already fails"

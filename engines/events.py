@@ -6,8 +6,9 @@ or collects them, tests assert on them.  Nothing here knows who listens.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)

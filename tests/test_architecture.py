@@ -67,3 +67,15 @@ def test_importing_the_engines_builds_no_world():
         "    importlib.import_module(name)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_ruff_lint_and_format_pass():
+    """ruff (configured in pyproject.toml) finds nothing to lint and nothing to reformat."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    exe = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    for args in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
+        done = subprocess.run([exe, *args], cwd=root, capture_output=True, text=True)
+        assert done.returncode == 0, f"ruff {' '.join(args)}:\n" + done.stdout[-4000:] + done.stderr[-2000:]

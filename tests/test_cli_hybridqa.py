@@ -6,10 +6,9 @@ import re
 
 import pytest
 
+from tests.worlds.test_hybridqa import TABLE
 from tui.cli import main
 from worlds.hybridqa import real_data_dir
-
-from tests.worlds.test_hybridqa import TABLE
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadInput
 
@@ -151,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except Exception as e:  # noqa: BLE001 - the last guard: one line, never a traceback
+    except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0][:300]
         print(f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})", file=sys.stderr)
         return EXIT_INTERNAL

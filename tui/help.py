@@ -7,6 +7,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+
 def keys_help() -> str:
     """The app-wide keys table, from :func:`tui.app.key_map` (what the bindings are)."""
     from tui.app import key_map

@@ -48,7 +48,6 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None, *, size:
     """
     from engines.llm.client import backend_from_settings
     from engines.settings import Settings
-
     from tui.commands import output_folder
 
     settings = (settings or Settings()).model_copy(update={"cache_enabled": False, "sim_latency_s": 0.0})

@@ -14,8 +14,9 @@ injected clock, so screens under test do not change from run to run.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,8 +30,18 @@ from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProg
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
-from tui.widgets import (ErrorBox, ResultsTable, SqlEditor, SqlView, count_rows, counter, is_cancellation, pane,
-                         sql_highlights, truncate)
+from tui.widgets import (
+    ErrorBox,
+    ResultsTable,
+    SqlEditor,
+    SqlView,
+    count_rows,
+    counter,
+    is_cancellation,
+    pane,
+    sql_highlights,
+    truncate,
+)
 
 if TYPE_CHECKING:
     from engines.settings import Settings

@@ -1,7 +1,8 @@
 """The SUQL tab's tables: the per-row LLM calls of a query, and the comparison of the modes."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.content import Content
@@ -10,8 +11,7 @@ from textual.widgets.data_table import ColumnKey
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from tui.suql_view import strategy
-from tui.widgets import (CallsTable, FreshWidths, ResultsTable, evidence_text, is_cancellation, truncate,
-                         verdict_style)
+from tui.widgets import CallsTable, FreshWidths, ResultsTable, evidence_text, is_cancellation, truncate, verdict_style
 
 if TYPE_CHECKING:
     from engines.suql.compare import ModeOutcome

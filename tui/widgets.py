@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Sequence, cast
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from rich.text import Text
 from textual.binding import Binding

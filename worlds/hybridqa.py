@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import duckdb
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping
 
 DEFAULT_SEED = 8
 FIRST_QID = 1000

@@ -15,8 +15,9 @@ Everything is drawn from ``random.Random(seed)``: the same seed gives the same w
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import duckdb
 

@@ -7,8 +7,9 @@ each alone, both) on the same questions.  Every number comes from running the pi
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from engines.errors import Cancelled
 from engines.events import Emit, ignore

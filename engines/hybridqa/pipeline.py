@@ -27,8 +27,8 @@ from engines.hybridqa.events import (
     Retried,
 )
 from engines.hybridqa.reader import PassageDirectory, PassageReader
-from engines.llm.client import LLM
 from engines.hybridqa.tasks import HYBRID_PARSE, SHORT_ANSWER, ParseInput, ShortAnswerInput
+from engines.llm.client import LLM
 from engines.llm.protocol import Results
 from engines.retrieval.bm25 import IndexCache
 from engines.sql.sandbox import Sandbox, to_jsonable

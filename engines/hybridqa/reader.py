@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from engines.events import Emit
 from engines.hybridqa.events import FallbackTried, PassageRead
 from engines.llm.client import LLM
 from engines.llm.protocol import Answer
 from engines.llm.task import Task
-from engines.suql.tasks import ANSWER, AnswerInput
 from engines.sql.sandbox import Sandbox
+from engines.suql.tasks import ANSWER, AnswerInput
 from worlds.hybridqa import INFO_SUFFIX, quote_ident
 
 _ROW_LABEL = re.compile(r"^#(\d+)\b")

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import sqlglot
 from sqlglot import exp

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from engines.errors import ConfigurationError, EngineError
 from engines.hybridqa.pipeline import HybridQA

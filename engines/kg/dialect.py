@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from engines.errors import EngineError
 from engines.kg.prefixes import PREFIXES
@@ -471,7 +472,6 @@ def _keep_constant_filters(parsed: Any) -> None:
     the group keeps every solution; such a constant is wrapped in ``… && true`` (same value)."""
     from rdflib import Literal
     from rdflib.plugins.sparql.operators import and_
-
     from rdflib.plugins.sparql.parserutils import CompValue
 
     stack, seen = [parsed], set()
@@ -628,7 +628,6 @@ def _full_date_times(text: str, prologue: Any) -> tuple[str, list[str]]:
     endpoint reads such a literal as midnight (UTC), while rdflib compares it as a string and
     Oxigraph as a date-time of unknown zone.  Each typed literal is read as rdflib's parser reads
     it (the datatype through the query's own prefixes); returns the new text and the forms changed."""
-    from pyparsing import ParseException
     from rdflib import Literal, URIRef
     from rdflib.plugins.sparql.parser import RDFLiteral
 

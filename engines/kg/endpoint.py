@@ -23,9 +23,10 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rdflib import BNode, Graph, Literal, URIRef
 
@@ -150,7 +151,7 @@ class Endpoint:
 
     @classmethod
     def from_triples(cls, triples: Iterable[tuple], *, store: str = "memory",
-                     source: Callable[[], Iterable[tuple]] | None = None, **kwargs: Any) -> "Endpoint":
+                     source: Callable[[], Iterable[tuple]] | None = None, **kwargs: Any) -> Endpoint:
         """An endpoint over ``triples``; ``source``, if given, produces them again for the worker
         (otherwise they are kept)."""
         if source is None:
@@ -159,7 +160,7 @@ class Endpoint:
         return cls(make_graph(triples, store), store=store, triples=source, **kwargs)
 
     @classmethod
-    def from_world(cls, world: Any, *, store: str = "memory", **kwargs: Any) -> "Endpoint":
+    def from_world(cls, world: Any, *, store: str = "memory", **kwargs: Any) -> Endpoint:
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 
@@ -252,7 +253,7 @@ class Endpoint:
         if worker is not None:
             worker.close()
 
-    def __enter__(self) -> "Endpoint":
+    def __enter__(self) -> Endpoint:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -261,7 +262,7 @@ class Endpoint:
     # --- browsing: pages, search, property examples --------------------------------------------
 
     @property
-    def browser(self) -> "Browser":
+    def browser(self) -> Browser:
         with self._lock:
             if self._browser is None:
                 from engines.kg.pages import Browser
@@ -269,15 +270,15 @@ class Endpoint:
                 self._browser = Browser(self.graph)
             return self._browser
 
-    def page(self, entity: str) -> "EntityPage":
+    def page(self, entity: str) -> EntityPage:
         """An entity's page (get_wikidata_entry).  Raises UnknownEntity."""
         return self.browser.page(entity)
 
-    def search(self, text: str, *, items: int = 8, properties: int = 4) -> "tuple[SearchHit, ...]":
+    def search(self, text: str, *, items: int = 8, properties: int = 4) -> tuple[SearchHit, ...]:
         """Items and properties matching ``text`` (search_wikidata)."""
         return self.browser.search(text, items=items, properties=properties)
 
-    def property_examples(self, pid: str, n: int = 5) -> "tuple[PropertyExample, ...]":
+    def property_examples(self, pid: str, n: int = 5) -> tuple[PropertyExample, ...]:
         """A few statements using ``pid`` (get_property_examples).  Raises UnknownEntity."""
         return self.browser.property_examples(pid, n)
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
 

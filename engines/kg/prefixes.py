@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 _DECLARED: Mapping[str, str] = {
     "wd": "http://www.wikidata.org/entity/",

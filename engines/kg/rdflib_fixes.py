@@ -22,7 +22,8 @@ constant filter whose value is false in Python (``FILTER(false)``, ``FILTER(0)``
 from __future__ import annotations
 
 import collections
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["install", "UPSTREAM_REPORT"]
 

@@ -44,8 +44,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Iterable
+from typing import Any
 
 __all__ = ["QueryWorker", "evaluate"]
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from engines.errors import Cancelled, EngineError
 
@@ -125,7 +126,7 @@ class RunContext:
 
     def __init__(
         self,
-        experiment: "Experiment",
+        experiment: Experiment,
         params: Mapping[str, Any],
         size: Size,
         progress: Progress,

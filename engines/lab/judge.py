@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import sqlglot
 from sqlglot import exp

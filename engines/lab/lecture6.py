@@ -256,8 +256,8 @@ def classify_methods(ctx: RunContext) -> Table:
 
         class Counting:
             def classify(self, value, field, candidates):
-                shown.append(len(candidates))
-                return llm.classify(value, field, candidates)
+                shown.append(len(candidates))  # noqa: B023 -- used within this iteration only
+                return llm.classify(value, field, candidates)  # noqa: B023 -- likewise
 
         c = Classifier(world.enum_fields, method, Counting() if method in ("llm_all", "retrieve_llm") else None, k=ctx["k"])
         s = _classify_scores(c, phrasings)

@@ -375,7 +375,6 @@ def yelp_recall(ctx: RunContext) -> Table:
 def _hybridqa_report(ctx: RunContext, fallback: bool, retry: bool, format_rate: float | None = None, step: tuple[int, int] = (0, 1)):
     """One evaluation of the HybridQA pipeline on the generated flag-bearer tables (memoised per setting)."""
     from engines.hybridqa.pipeline import Improvements
-
     from engines.llm.sim_hybrid import DEFAULT_RATES
 
     improvements = Improvements(fallback=fallback, retry=retry)

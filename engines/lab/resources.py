@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from engines.llm.client import LLM
 from engines.settings import Settings

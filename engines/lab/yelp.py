@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from engines.lab.judge import DISH_KINDS, meaning, open_late
 

@@ -47,8 +47,9 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["AnswerCache", "text_digest", "FILENAME", "SCHEMA_VERSION", "BUSY_TIMEOUT_S"]
 

@@ -58,8 +58,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import anthropic
 
@@ -76,7 +77,8 @@ from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt laye
     system_prompt,
 )
 from engines.llm.protocol import Output, Usage
-from engines.llm.replies import EXCERPT_CHARS, excerpt as _excerpt, extract_json_object  # noqa: F401
+from engines.llm.replies import EXCERPT_CHARS, extract_json_object  # noqa: F401
+from engines.llm.replies import excerpt as _excerpt
 from engines.llm.task import Task
 from engines.llm.usage import estimate_tokens
 from engines.llm.waiting import pause, run_async

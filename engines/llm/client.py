@@ -7,8 +7,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
@@ -18,7 +19,6 @@ from engines.llm.task import Task
 from engines.llm.usage import UsageTotals, cost_usd, estimate_tokens
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
-
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class LLM(ClientCalls):
     def backend_id(self) -> str:
         return backend_id(self.backend)
 
-    def bind(self, emit: Emit | None = None, cancel: threading.Event | None = None) -> "LLM":
+    def bind(self, emit: Emit | None = None, cancel: threading.Event | None = None) -> LLM:
         """The same LLM reporting to another listener (and checking another cancel flag)."""
         return LLM(
             self.backend,
@@ -186,7 +186,7 @@ def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
         if not _SYSTEM_TOKENS:
             _SYSTEM_TOKENS.append(estimate_tokens(system_prompt()))
         prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
-    except Exception as error:  # noqa: BLE001 - an estimate must never fail the call it describes
+    except Exception as error:
         log.debug("no token estimate for %s(): %s", task.name, error)
         return NO_USAGE
     if task.encode is not None:

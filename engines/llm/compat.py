@@ -17,7 +17,8 @@ own per-function method, and the client calls that instead of ``run``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engines.llm.protocol import Answer, Output, Results, Routed, Turn
@@ -29,7 +30,7 @@ def _sugar(method: Callable) -> Callable:
     return method
 
 
-def legacy_method(backend: Any, task: "Task") -> Callable[..., "Output"] | None:
+def legacy_method(backend: Any, task: Task) -> Callable[..., Output] | None:
     """The backend's own per-function method for ``task`` (bound), if it has one that is not the
     sugar below; ``None`` when ``backend.run(task, input)`` answers it."""
     if task.legacy_args is None:
@@ -43,64 +44,64 @@ def legacy_method(backend: Any, task: "Task") -> Callable[..., "Output"] | None:
 class BackendCalls:
     """The per-function methods of a backend (each returns an Output), over ``self.run``."""
 
-    run: Callable[..., "Output"]
+    run: Callable[..., Output]
 
     @_sugar
-    def route(self, utterance: str, history: Sequence["Turn"], schema: str) -> "Output":
+    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
         from engines.sql import tasks as t
 
         return self.run(t.ROUTE, t.Dialogue(utterance, tuple(history), schema))
 
     @_sugar
-    def parse(self, utterance: str, history: Sequence["Turn"], schema: str) -> "Output":
+    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> Output:
         from engines.sql import tasks as t
 
         return self.run(t.PARSE, t.Dialogue(utterance, tuple(history), schema))
 
     @_sugar
-    def classify(self, value: str, field: str, candidates: Sequence[str]) -> "Output":
+    def classify(self, value: str, field: str, candidates: Sequence[str]) -> Output:
         from engines.sql import tasks as t
 
         return self.run(t.CLASSIFY, t.ClassifyInput(value, field, tuple(candidates)))
 
     @_sugar
-    def respond(self, utterance: str, history: Sequence["Turn"], results: "Results | None", schema: str = "") -> "Output":
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> Output:
         from engines.sql import tasks as t
 
         return self.run(t.RESPOND, t.RespondInput(utterance, tuple(history), results, schema))
 
     @_sugar
-    def answer(self, text: str, question: str) -> "Output":
+    def answer(self, text: str, question: str) -> Output:
         from engines.suql import tasks as t
 
         return self.run(t.ANSWER, t.AnswerInput(text, question))
 
     @_sugar
-    def summary(self, text: str) -> "Output":
+    def summary(self, text: str) -> Output:
         from engines.suql import tasks as t
 
         return self.run(t.SUMMARY, t.SummaryInput(text))
 
     @_sugar
-    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> "Output":
+    def hybrid_parse(self, question: str, schema: str, failed: Sequence[str] = ()) -> Output:
         from engines.hybridqa import tasks as t
 
         return self.run(t.HYBRID_PARSE, t.ParseInput(question, schema, tuple(failed)))
 
     @_sugar
-    def short_answer(self, question: str, results: "Results") -> "Output":
+    def short_answer(self, question: str, results: Results) -> Output:
         from engines.hybridqa import tasks as t
 
         return self.run(t.SHORT_ANSWER, t.ShortAnswerInput(question, results))
 
     @_sugar
-    def policy(self, question: str, history: Sequence[Any], sample: int = 0) -> "Output":
+    def policy(self, question: str, history: Sequence[Any], sample: int = 0) -> Output:
         from engines.spinach import tasks as t
 
         return self.run(t.POLICY, t.PolicyInput(question, tuple(history), sample))
 
     @_sugar
-    def prune_entry(self, question: str, entry: str) -> "Output":
+    def prune_entry(self, question: str, entry: str) -> Output:
         from engines.spinach import tasks as t
 
         return self.run(t.PRUNE_ENTRY, t.PruneInput(question, entry))
@@ -111,12 +112,12 @@ class ClientCalls:
 
     run: Callable[..., Any]
 
-    def route(self, utterance: str, history: Sequence["Turn"], schema: str) -> "Routed":
+    def route(self, utterance: str, history: Sequence[Turn], schema: str) -> Routed:
         from engines.sql import tasks as t
 
         return self.run(t.ROUTE, t.Dialogue(utterance, tuple(history), schema))
 
-    def parse(self, utterance: str, history: Sequence["Turn"], schema: str) -> str:
+    def parse(self, utterance: str, history: Sequence[Turn], schema: str) -> str:
         from engines.sql import tasks as t
 
         return self.run(t.PARSE, t.Dialogue(utterance, tuple(history), schema))
@@ -126,12 +127,12 @@ class ClientCalls:
 
         return self.run(t.CLASSIFY, t.ClassifyInput(value, field, tuple(candidates)))
 
-    def respond(self, utterance: str, history: Sequence["Turn"], results: "Results | None", schema: str = "") -> str:
+    def respond(self, utterance: str, history: Sequence[Turn], results: Results | None, schema: str = "") -> str:
         from engines.sql import tasks as t
 
         return self.run(t.RESPOND, t.RespondInput(utterance, tuple(history), results, schema))
 
-    def answer(self, text: str, question: str, *, row_key: str | None = None) -> "Answer":
+    def answer(self, text: str, question: str, *, row_key: str | None = None) -> Answer:
         """The answer, or Unknown when the backend's reply cannot be used (the call is reported
         failed and nothing is cached, so one bad reply loses its own row only)."""
         from engines.suql import tasks as t
@@ -149,7 +150,7 @@ class ClientCalls:
 
         return self.run(t.HYBRID_PARSE, t.ParseInput(question, schema, tuple(failed)))
 
-    def short_answer(self, question: str, results: "Results") -> str:
+    def short_answer(self, question: str, results: Results) -> str:
         from engines.hybridqa import tasks as t
 
         return self.run(t.SHORT_ANSWER, t.ShortAnswerInput(question, results))

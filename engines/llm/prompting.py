@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import jinja2
@@ -78,7 +79,7 @@ def _row_json(columns: Sequence[str], row: Sequence[Any]) -> str:
     return _to_json({str(c): _cell(v) for c, v in zip(columns, row)})
 
 
-def _environment(directory: Path | None = None) -> "jinja2.Environment":
+def _environment(directory: Path | None = None) -> jinja2.Environment:
     import jinja2  # only a real backend renders prompts: the sim and a cold start never load it
 
     # a task's own folder first; the shared partials (_system.j2, _dialogue.j2) from PROMPTS_DIR
@@ -97,11 +98,11 @@ def _environment(directory: Path | None = None) -> "jinja2.Environment":
     return env
 
 
-_ENVS: dict[Path | None, "jinja2.Environment"] = {}
+_ENVS: dict[Path | None, jinja2.Environment] = {}
 _ENVS_LOCK = threading.Lock()
 
 
-def _environment_for(directory: Path | None) -> "jinja2.Environment":
+def _environment_for(directory: Path | None) -> jinja2.Environment:
     with _ENVS_LOCK:
         if directory not in _ENVS:
             _ENVS[directory] = _environment(directory)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+
 @dataclass(frozen=True)
 class Turn:
     """One earlier turn of the dialogue, as the model is shown it."""

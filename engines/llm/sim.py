@@ -10,8 +10,9 @@ topic, 0.3% when it does not, so every run repeats exactly.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from engines.llm import sim_reader
 from engines.llm.compat import BackendCalls
@@ -174,7 +175,7 @@ class SimBackend(BackendCalls):
         return (f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}"
                 f"{misread}{hybrid}{policy})")
 
-    def configured(self, **changes: Any) -> "SimBackend":
+    def configured(self, **changes: Any) -> SimBackend:
         """A copy of this backend with some parameters changed (``seed=…``, ``hybrid_params=…``)."""
         params = {
             "seed": self.seed, "latency_s": self.latency_s, "error_on_topic": self.error_on_topic,
@@ -416,7 +417,7 @@ def is_yes_no(question: str) -> bool:
     return q.endswith("?")
 
 
-_STOP = {"what", "which", "does", "this", "that", "with", "from", "have", "there", "their", "they", "about", "restaurant", "place", "reviews", "review", "they", "them", "your", "some"}
+_STOP = {"what", "which", "does", "this", "that", "with", "from", "have", "there", "their", "they", "about", "restaurant", "place", "reviews", "review", "them", "your", "some"}
 
 
 def _describe(columns: Sequence[str], row: Sequence[object]) -> str:

@@ -17,7 +17,7 @@ evaluator data).  It writes the notes' queries:
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from engines.llm.protocol import Results, Turn
 

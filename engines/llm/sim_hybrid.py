@@ -28,14 +28,13 @@ without "men's").
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from engines.errors import LLMError
 from engines.llm.protocol import Results
 from engines.llm.seeded import unit
 from engines.llm.sim_reader import DATE, MONTHS, parse_date
-
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ drops one condition.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import sqlglot
 from sqlglot import exp

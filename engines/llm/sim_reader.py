@@ -14,9 +14,9 @@ a little common sense about sports ("a judoka competes in judo").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import Callable
 
 from engines.llm.protocol import Answer
 

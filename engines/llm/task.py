@@ -23,9 +23,10 @@ Adding an LLM task is therefore one ``Task`` (and its template) in the agent's p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 I = TypeVar("I")  # the input: a frozen dataclass of what the model is shown
 O = TypeVar("O")  # the value the task returns

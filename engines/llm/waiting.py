@@ -14,8 +14,9 @@ import contextvars
 import os
 import threading
 import time
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Any, Coroutine, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from engines.errors import Cancelled
 

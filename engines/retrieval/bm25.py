@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 import bm25s
 import numpy as np
@@ -49,7 +50,7 @@ class ChunkIndex:
     retriever: bm25s.BM25 | None
 
     @classmethod
-    def build(cls, rows: Iterable[tuple[Hashable, Any]]) -> "ChunkIndex":
+    def build(cls, rows: Iterable[tuple[Hashable, Any]]) -> ChunkIndex:
         keys: list[Hashable] = []
         owner: list[int] = []
         corpus: list[str] = []

@@ -29,15 +29,15 @@ checked before every policy call.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from engines.errors import Cancelled, EngineError
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint, QueryResult
 from engines.llm.client import LLM
-from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
+from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
 from engines.spinach.tools import Tools
 from engines.spinach.trajectory import ACTIONS, Step, Trajectory
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 import difflib
 import random
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from engines.kg.endpoint import Endpoint, Feedback
 from engines.kg.prefixes import PREFIXES
@@ -147,7 +148,7 @@ def _stem(word: str) -> str:
 
 
 _STOP = {"which", "what", "who", "the", "and", "for", "each", "return", "with", "are", "were", "was", "is", "a", "an",
-         "of", "in", "its", "their", "and", "how", "many", "did", "does", "that", "this", "it", "or", "on", "to"}
+         "of", "in", "its", "their", "how", "many", "did", "does", "that", "this", "it", "or", "on", "to"}
 
 
 def think_on_graph(question: str, entities: Sequence[str], endpoint: Endpoint, *, depth: int = 2, width: int = 2,
@@ -176,7 +177,7 @@ def think_on_graph(question: str, entities: Sequence[str], endpoint: Endpoint, *
 
         def matched(key: tuple[str, str]) -> set[str]:
             page = endpoint.page(key[0])
-            return {_stem(w) for w in re.findall(r"[a-z]+", " ".join((page.label, *page.aliases)).lower())} & qwords
+            return {_stem(w) for w in re.findall(r"[a-z]+", " ".join((page.label, *page.aliases)).lower())} & qwords  # noqa: B023 -- used in this iteration
 
         ranked = sorted(edges, key=lambda k: (-len(matched(k)), -len(edges[k]), k))
         best = [k for k in ranked[:width] if matched(k)]

@@ -10,15 +10,23 @@ and the average number of rollbacks.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from engines.spinach.baselines import BASELINES, TemplateParser, direct_answer, one_shot, template_answer, think_on_graph
 from engines.eval.metrics import bootstrap, em_of, row_f1, set_f1
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint
 from engines.llm.client import LLM
 from engines.spinach.agent import AgentOptions, SpinachAgent
+from engines.spinach.baselines import (
+    BASELINES,
+    TemplateParser,
+    direct_answer,
+    one_shot,
+    template_answer,
+    think_on_graph,
+)
 from engines.spinach.trajectory import Trajectory
 
 ACTION_BINS = (("0-5", 0, 5), ("6-8", 6, 8), ("9-11", 9, 11), ("12-14", 12, 14), ("15", 15, 10**6))

@@ -27,7 +27,7 @@ class AgentStarted(Event):
 
 @dataclass(frozen=True)
 class StepTaken(Event):
-    step: "Step"
+    step: Step
 
 
 @dataclass(frozen=True)
@@ -39,4 +39,4 @@ class RolledBack(Event):
 
 @dataclass(frozen=True)
 class AgentFinished(Event):
-    trajectory: "Trajectory" = field(repr=False)
+    trajectory: Trajectory = field(repr=False)

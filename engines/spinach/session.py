@@ -11,11 +11,11 @@ question's text; gold rows are computed here, for scoring, by running the gold q
 """
 from __future__ import annotations
 
-from engines.errors import EngineError
-
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
+from engines.errors import EngineError
 from engines.eval.metrics import row_em, row_f1
 from engines.kg.endpoint import Endpoint
 from engines.llm.client import LLM, llm_from_settings
@@ -52,7 +52,7 @@ class SpinachSession:
         pred = list(trajectory.answer)
         return {"em": row_em(pred, gold), "f1": row_f1(pred, gold)}
 
-    def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> "SpinachSession":
+    def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> SpinachSession:
         """The same world and endpoint with another policy (e.g. claude next to sim)."""
         return SpinachSession(self.settings, self.world, self.endpoint, llm,
                               SpinachAgent(self.endpoint, llm, options or self.agent.options), self.questions, self._gold)

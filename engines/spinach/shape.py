@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from engines.eval.metrics import is_label_column
 from engines.kg import dialect

@@ -31,11 +31,11 @@ the state, ``sample``); the agent raises ``sample`` after each rollback, so a re
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
 
-from engines.spinach.tasks import PolicyAction, PolicyStep
 from engines.llm.seeded import unit
+from engines.spinach.tasks import PolicyAction, PolicyStep
 
 P_MEMORY: Mapping[str, float] = {
     "P31": 0.95, "P279": 0.9, "P17": 0.85, "P106": 0.85, "P19": 0.85, "P27": 0.8, "P57": 0.8, "P569": 0.8,
@@ -60,7 +60,7 @@ class PolicyParams:
     memory: Mapping[str, float] = field(default_factory=lambda: dict(P_MEMORY))
     verify_below: float = 0.8  # properties remembered at least this well are never checked
 
-    def with_memory(self, **pids: float) -> "PolicyParams":
+    def with_memory(self, **pids: float) -> PolicyParams:
         return replace(self, memory={**self.memory, **pids})
 
 

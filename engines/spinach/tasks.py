@@ -7,8 +7,9 @@ after a rollback).  ``prune_entry``: an entity page -> the lines that bear on th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 

@@ -14,8 +14,8 @@ the ablation of §3.7 (``disabled``); a disabled or unknown action observes so.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from engines.kg.dialect import SparqlRefused
 from engines.kg.endpoint import Endpoint, Feedback, QueryResult

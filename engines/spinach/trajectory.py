@@ -10,9 +10,10 @@ states, each with ``question`` and ``actions`` of ``thought``, ``action_name``,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from engines.errors import EngineError
 from engines.spinach.tasks import PolicyStep
@@ -71,7 +72,7 @@ class Trajectory:
     def rollbacks(self) -> int:
         return sum(1 for s in self.steps if s.rolled_back)
 
-    def with_steps(self, steps: Iterable[Step]) -> "Trajectory":
+    def with_steps(self, steps: Iterable[Step]) -> Trajectory:
         return replace(self, steps=tuple(steps))
 
     def to_json(self) -> dict[str, Any]:
@@ -89,7 +90,7 @@ class Trajectory:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Trajectory":
+    def from_json(cls, data: Mapping[str, Any]) -> Trajectory:
         if not isinstance(data, Mapping) or "question" not in data or "steps" not in data:
             raise TrajectoryError("Not a trajectory: expected an object with \"question\" and \"steps\".")
         try:

@@ -11,8 +11,9 @@ that ran) is what the parser sees on the next turn, so follow-ups refine queries
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -35,11 +36,11 @@ from engines.events import (
 )
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
-from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 from engines.sql.classify import Classifier, EnumSpec
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
+from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 
 REPLY_ROWS = 20  # rows the reply writer is shown
 MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
@@ -73,7 +74,7 @@ class TurnResult:
     error: str | None = None
     calls: tuple[CallRecord, ...] = ()
     to_verify: tuple[dict[str, Any], ...] = ()  # SUQL: rows whose text condition is unknown
-    emptied: "Emptied | None" = None  # no rows: the condition without which the query returns some
+    emptied: Emptied | None = None  # no rows: the condition without which the query returns some
 
     def records(self) -> list[dict[str, Any]]:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]

@@ -13,8 +13,9 @@ Four methods, as compared in §3.3:
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from sqlglot import exp
 

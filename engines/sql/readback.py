@@ -7,8 +7,8 @@ is a small function of one node kind; unknown nodes fall back to their SQL text.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Callable, Mapping
 
 import sqlglot
 from sqlglot import exp

@@ -45,14 +45,15 @@ import re
 import shutil
 import tempfile
 import threading
-import weakref
 import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from datetime import time as time_of_day
 from decimal import Decimal
-from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 from uuid import UUID
 
 import duckdb

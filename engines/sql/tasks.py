@@ -64,7 +64,7 @@ class RouteReply(BaseModel):
         if isinstance(v, str) and v.strip().lower() in ("true", "false"):
             return v.strip().lower() == "true"
         if not isinstance(v, bool):
-            raise ValueError("not a boolean")  # noqa: TRY004 - pydantic reports a ValueError, not a TypeError
+            raise ValueError("not a boolean")
         return v
 
     @field_validator("reason", mode="before")

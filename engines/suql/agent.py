@@ -37,7 +37,7 @@ class SuqlAgent(TextToSQLAgent):
 
     @classmethod
     def over(cls, engine: SuqlEngine, world_schema: str, *, enum_fields: dict, classify_method: str,
-             mode: str = "E") -> "SuqlAgent":
+             mode: str = "E") -> SuqlAgent:
         """The agent over ``engine``'s sandbox and LLM, shown the world's schema with SUQL's functions."""
         return cls(sandbox=engine.sandbox, llm=engine.llm, schema=suql_schema(world_schema), enum_fields=enum_fields,
                    classify_method=classify_method, engine=engine, mode=mode)

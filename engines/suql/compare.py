@@ -19,8 +19,9 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import Cancelled, EngineError
 from engines.events import CallFinished, Emit, Event, ignore

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from engines.events import Emit, ignore
 from engines.suql.execute import SuqlEngine

@@ -21,7 +21,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
-import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -78,12 +77,12 @@ def _serve(conn: Any, address_space: int) -> None:  # pragma: no cover - runs in
         try:
             result = getattr(jobs, name)(*args)
             reply: tuple[str, Any] = ("ok", result)
-        except BaseException as e:  # noqa: BLE001 - reported to the test as a traceback
+        except BaseException as e:
             reply = ("raised", f"{type(e).__module__}.{type(e).__qualname__}\n{traceback.format_exc()}")
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
         try:
             conn.send((*reply, rss))
-        except BaseException as e:  # noqa: BLE001 - e.g. an unpicklable result
+        except BaseException as e:
             conn.send(("raised", f"cannot send the job's result: {e!r}", rss))
 
 

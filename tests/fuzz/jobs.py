@@ -91,7 +91,7 @@ def _check_intact(key: str, sandbox) -> dict[str, Any]:
         session = _STATE.pop(key, None)
         try:
             session.close()
-        except Exception:  # noqa: BLE001 - a damaged session may not close cleanly
+        except Exception:
             pass
     return diff
 

@@ -8,7 +8,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import QUERY_TIMEOUT_S, SLACK_S
-
 from tests.fuzz.properties import assert_cli, assert_engine_outcome, assert_offline, fuzz_settings
 from tests.fuzz.strategies import fill, sparql_query
 

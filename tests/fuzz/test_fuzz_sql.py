@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import example, given
 
 from tests.fuzz.properties import assert_cli, assert_engine_outcome, assert_offline, fuzz_settings
-from tests.fuzz.strategies import sql_statement, fill
+from tests.fuzz.strategies import fill, sql_statement
 
 
 @fuzz_settings(80)

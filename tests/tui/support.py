@@ -4,7 +4,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -55,7 +56,7 @@ class EventGate:
         self.area = area
         self.after = after
         self.counts = counts
-        self.inner = area._emit  # noqa: SLF001 - the seam between engine and screen
+        self.inner = area._emit
         self.seen = 0
         self.paused = threading.Event()
 
@@ -64,13 +65,13 @@ class EventGate:
         if self.counts(event):
             self.seen += 1
             if self.seen == self.after:
-                cancel = self.area._cancel  # noqa: SLF001 - the running operation's flag
+                cancel = self.area._cancel
                 self.paused.set()
                 if cancel is not None:
                     cancel.wait(timeout=30)
 
-    def install(self) -> "EventGate":
-        self.area._emit = self  # noqa: SLF001
+    def install(self) -> EventGate:
+        self.area._emit = self
         return self
 
     async def wait(self, pilot: Pilot) -> None:

@@ -21,7 +21,7 @@ async def test_an_unusable_answer_cache_is_a_notification_and_the_question_is_st
         await pilot.press("enter")
         await settle(pilot)
         await pilot.pause()
-        warnings = [n for n in app._notifications if n.severity == "warning" and n.title == "Warning"]  # noqa: SLF001
-        assert len(warnings) == 1, [n.message for n in app._notifications]  # noqa: SLF001
+        warnings = [n for n in app._notifications if n.severity == "warning" and n.title == "Warning"]
+        assert len(warnings) == 1, [n.message for n in app._notifications]
         assert "answer cache" in warnings[0].message
         assert "rows" in str(app.query_one("#status").render())

@@ -4,10 +4,11 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, OptionList, Select, Static
 
+from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
 from engines.llm.protocol import Output
 from engines.llm.sim import SimBackend
-from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
-from tests.tui.support import EventGate, finished_answer_call, open_tab as show_tab, SIZE, drive, make_app, settle
+from tests.tui.support import SIZE, EventGate, drive, finished_answer_call, make_app, settle
+from tests.tui.support import open_tab as show_tab
 from tui.app import CS224VApp
 from tui.hybridqa import HybridArea, PassagesTable, RowsTable
 from worlds.hybridqa import TYPE_TITLES
@@ -24,7 +25,7 @@ AMSTERDAM = "veloria_flag_bearers-III"
 
 
 
-def EmitGate(area: HybridArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+def EmitGate(area: HybridArea, after: int) -> EventGate:
     """Holds the engine after ``after`` finished answer() calls, until Esc."""
     return EventGate(area, after, finished_answer_call)
 

@@ -9,7 +9,8 @@ from textual.widgets import Input, Static
 
 from engines.settings import Settings
 from engines.spinach.events import StepTaken
-from tests.tui.support import EventGate, open_tab as show_tab, SIZE, drive, make_app, settle
+from tests.tui.support import SIZE, EventGate, drive, make_app, settle
+from tests.tui.support import open_tab as show_tab
 from tui.app import CS224VApp
 from tui.kg import EXAMPLES, ClaimsTable, FeedbackBar, KgArea, KgResultsTable, SparqlEditor, StepView, sparql_tokens
 
@@ -22,7 +23,7 @@ ROLLBACK_QUESTION = "c3_3"
 
 
 
-def StepGate(area: KgArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+def StepGate(area: KgArea, after: int) -> EventGate:
     """Holds the agent after its ``after``-th step, until Esc (or the app closing)."""
     return EventGate(area, after, lambda event: isinstance(event, StepTaken))
 
@@ -61,7 +62,7 @@ async def test_console_shows_which_of_the_four_feedbacks_came_back() -> None:
         results.focus()
         await pilot.press("enter")  # opens the page of the highlighted ID
         await settle(pilot)
-        assert area.view == "browser" and area._page is not None and area._page.id == first  # noqa: SLF001
+        assert area.view == "browser" and area._page is not None and area._page.id == first
         area.show_view("console")
         await pilot.pause()
 
@@ -135,11 +136,11 @@ async def test_search_open_a_page_follow_a_link_and_go_back() -> None:
         assert isinstance(app.focused, Input) and app.focused.id == "kg-search"
         app.query_one("#kg-search", Input).insert_text_at_cursor("Whitlock")
         await settle(pilot)
-        assert [h.id for h in area._hits] == ["Q1190", "Q1199", "Q1289"]  # noqa: SLF001
+        assert [h.id for h in area._hits] == ["Q1190", "Q1199", "Q1289"]
         await pilot.press("enter")  # the first hit
         await settle(pilot)
         claims = app.query_one(ClaimsTable)
-        assert area._page is not None and area._page.label == "Ilse Whitlock"  # noqa: SLF001
+        assert area._page is not None and area._page.label == "Ilse Whitlock"
         assert app.focused is claims
         award = next(i for i, p in enumerate(claims.properties) if p == "P166")
         assert "P585 point in time: 1994" in str(claims.get_row_at(award)[1])  # the qualifier, under the value
@@ -148,15 +149,15 @@ async def test_search_open_a_page_follow_a_link_and_go_back() -> None:
         claims.move_cursor(row=advisor)
         await pilot.press("enter")  # follow the value
         await settle(pilot)
-        assert area._page.id == "Q1192" and area._page.label == "Kasimir Falk"  # noqa: SLF001
+        assert area._page.id == "Q1192" and area._page.label == "Kasimir Falk"
         assert "back to Q1190" in _text(app, "#kg-page-head")
 
         await pilot.press("o")  # the property of the highlighted claim
         await settle(pilot)
-        assert area._page.datatype is not None  # noqa: SLF001
+        assert area._page.datatype is not None
         await pilot.press("backspace", "b")
         await settle(pilot)
-        assert area._page.id == "Q1190"  # noqa: SLF001
+        assert area._page.id == "Q1190"
 
         box = app.query_one("#kg-search", Input)
         box.focus()
@@ -208,7 +209,7 @@ async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
 
         await pilot.press("e")  # explore: the property's page in the browser
         await settle(pilot)
-        assert area.view == "browser" and area._page is not None and area._page.id == "P2048"  # noqa: SLF001
+        assert area.view == "browser" and area._page is not None and area._page.id == "P2048"
 
         area.show_view("stepper")
         await pilot.pause()
@@ -219,13 +220,13 @@ async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
 
 
 @drive
-async def test_a_run_ends_on_its_result_not_on_the_question_list_hint(monkeypatch) -> None:  # noqa: ANN001
+async def test_a_run_ends_on_its_result_not_on_the_question_list_hint(monkeypatch) -> None:
     """Running a question moves the list's highlight to it; that move is not the user's, so its
     "Enter runs it" hint never reaches the status line (a fast run used to finish before it did)."""
     hints: list[str] = []
     handler = KgArea.on_option_list_option_highlighted
 
-    def spy(self: KgArea, event) -> None:  # noqa: ANN001
+    def spy(self: KgArea, event) -> None:
         if event.option_list.id == "kg-questions":
             hints.append(event.option.id or "")
         handler(self, event)
@@ -259,7 +260,7 @@ async def test_steps_stream_in_while_the_agent_runs_and_esc_stops_it() -> None:
         await settle(pilot)
         assert not area.is_running
         assert len(area.steps) == 3  # no further action was taken
-        assert area._scored is not None and area._scored.trajectory.finish == "cancelled"  # noqa: SLF001
+        assert area._scored is not None and area._scored.trajectory.finish == "cancelled"
         assert "stopped by Esc after 3 steps" in _text(app, "#kg-status")
         assert app.query_one("#kg-answer").display  # what the agent had: no rows yet, F1 0
         assert "row-F1 0.00" in _text(app, "#kg-answer-head")

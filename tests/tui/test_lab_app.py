@@ -7,7 +7,7 @@ from textual.pilot import Pilot
 from textual.widgets import ProgressBar, Static
 from textual_plotext import PlotextPlot
 
-from tests.tui.support import SIZE, open_tab, drive, make_app, settle
+from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.app import CS224VApp
 from tui.lab import ExperimentTree, LabArea
 from tui.widgets import ResultsTable

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from tests.tui.support import SIZE, open_tab, make_app, settle
+from tests.tui.support import SIZE, make_app, open_tab, settle
 from tui.lab import LabArea
 
 

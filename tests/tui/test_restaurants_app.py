@@ -10,10 +10,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
+from engines.sql.dialogue import COURSE_DIALOGUE
 from tests.tui.support import SIZE, drive, make_app, settle
 from tui.app import CS224VApp
 from tui.help import HelpScreen
-from engines.sql.dialogue import COURSE_DIALOGUE
 from tui.restaurants import SAMPLE_DIALOGUE, RestaurantsArea
 from tui.widgets import CallsTable, ResultsTable, SqlEditor
 
@@ -311,17 +311,17 @@ async def test_switching_backend_rebuilds_the_session_and_keeps_the_dialogue() -
         await _ask(pilot, "Show me a café in Palo Alto")
         await settle(pilot)
         area = _area(app)
-        history = list(area._session.agent.history)  # noqa: SLF001 - the session is the area's own
+        history = list(area._session.agent.history)
         app.use_backend("claude")  # builds the client only: no request is sent
         await settle(pilot)
         assert app.sub_title == f"claude · {app.settings.claude_model}"
         assert area.settings.backend == "claude"
-        assert area._session.llm.backend.name == "claude"  # noqa: SLF001
-        assert area._session.agent.history == history  # noqa: SLF001
+        assert area._session.llm.backend.name == "claude"
+        assert area._session.agent.history == history
         app.use_backend("sim")
         await settle(pilot)
         assert app.sub_title == "sim · seed 224"
-        assert area._session.llm.backend.name == "sim"  # noqa: SLF001
+        assert area._session.llm.backend.name == "sim"
         assert len(app.query(".entry")) == 2
 
 

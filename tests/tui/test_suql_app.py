@@ -9,7 +9,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent
 
 from engines.events import CallFinished, Event
-from tests.tui.support import EventGate, finished_answer_call, open_tab as show_tab, SIZE, drive, make_app, settle
+from tests.tui.support import SIZE, EventGate, drive, finished_answer_call, make_app, settle
+from tests.tui.support import open_tab as show_tab
 from tui.app import CS224VApp
 from tui.suql import CompareTable, SuqlArea, SuqlCallsTable, SuqlEditor, _Progress, layout_sql, sql_highlights
 
@@ -19,7 +20,7 @@ ROMANTIC = "lecture 7 §2.5"  # romantic OR a great view in Mountain View, ORDER
 
 
 
-def EmitGate(area: SuqlArea, after: int) -> EventGate:  # noqa: N802 - reads like the class it makes
+def EmitGate(area: SuqlArea, after: int) -> EventGate:
     """Holds the engine after ``after`` finished answer() calls, until Esc."""
     return EventGate(area, after, finished_answer_call)
 
@@ -42,7 +43,7 @@ def _text(app: CS224VApp, selector: str) -> str:
 
 
 def _counts(area: SuqlArea) -> dict[str, Any]:
-    return dict(area._counts)  # noqa: SLF001 - what the counter line shows
+    return dict(area._counts)
 
 
 @drive
@@ -138,7 +139,7 @@ async def test_escape_cancels_the_run_and_keeps_what_was_decided() -> None:
         assert "conjunct 1" in _text(app, "#suql-plan")  # the plan stays
         assert app.query_one("#suql-editor", SuqlEditor).text == layout_sql(area.example(ROMANTIC).sql)
 
-        del area._emit  # noqa: SLF001 - the gate goes
+        del area._emit
         assert area.run_query()  # the session still works
         await settle(pilot)
         assert app.query_one("#suql-results", DataTable).row_count == 3
@@ -175,7 +176,7 @@ async def test_compare_modes_can_be_cancelled(monkeypatch: pytest.MonkeyPatch) -
         def gated(progress: _Progress, event: Event) -> None:  # hold mode A after 5 answer() calls
             report(progress, event)
             if isinstance(event, CallFinished) and progress.answer == 5 and not held.is_set():
-                cancel = area._cancel  # noqa: SLF001
+                cancel = area._cancel
                 held.set()
                 assert cancel is not None
                 cancel.wait(timeout=30)
@@ -227,12 +228,12 @@ async def test_bad_suql_is_shown_in_the_tab_and_the_editor_keeps_its_text() -> N
         def broken(*args: Any) -> None:
             raise RuntimeError("the engine broke")
 
-        area._query_work = broken  # type: ignore[method-assign]  # noqa: SLF001 - a bug in the engine
+        area._query_work = broken  # type: ignore[method-assign]
         await pilot.press("ctrl+j")
         await settle(pilot)
         assert "Unexpected RuntimeError: the engine broke" in str(error.render())
         assert _text(app, "#suql-status").startswith("error") and app.is_running
-        del area._query_work  # noqa: SLF001
+        del area._query_work
 
         editor.text = "SELECT name FROM restaurants WHERE location = 'Palo Alto' LIMIT 2"
         await pilot.press("ctrl+j")

@@ -22,4 +22,4 @@ async def test_the_status_line_shows_the_budget_message() -> None:
         status = str(app.query_one("#suql-status", Static).render())
         assert status.startswith("done — ")
         assert "Stopped after 3 LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): the results are partial." in status
-        assert area._counts["answer"] == 3  # noqa: SLF001 - what the counter line shows
+        assert area._counts["answer"] == 3

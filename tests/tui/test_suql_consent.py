@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from engines.settings import Settings
 from tests.tui.support import SIZE, drive, open_tab, settle, zero_clock

@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, not the user's input

@@ -8,7 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, nonempty_text, output_file, print_table, read_json, shown
+from tui.commands import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    BadInput,
+    int_at_least,
+    nonempty_text,
+    output_file,
+    print_table,
+    read_json,
+    shown,
+)
 from tui.commands import add_batch_option as _batch
 from tui.commands.usage_json import metered, with_usage
 

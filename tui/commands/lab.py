@@ -6,7 +6,8 @@ import json
 import sys
 import textwrap
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tui.commands import EXIT_OK, EXIT_REFUSED, terminal_width
 from tui.commands import add_batch_option as _batch

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, nonempty_text, print_table
 from tui.commands.usage_json import metered, take_usage
@@ -93,7 +93,7 @@ def _print_turn(turn) -> None:
 
 def _sql(settings, statement: str, *, as_json: bool) -> int:
     from engines.sql.agent import run_sql
-    from engines.sql.sandbox import Limits, SqlError, Sandbox
+    from engines.sql.sandbox import Limits, Sandbox, SqlError
     from worlds import restaurants
 
     world = restaurants.build().world

@@ -11,7 +11,6 @@ from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_lea
 from tui.commands import add_batch_option as _batch
 from tui.commands.usage_json import metered, take_usage, with_usage
 
-
 MAX_WORKLOAD = 1000
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.lecture8.common import (

@@ -3,8 +3,9 @@ evaluation of SPINACH and the baselines, and the agent's runs on the forum set u
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from engines.errors import ConfigurationError
 from engines.kg.endpoint import Endpoint
@@ -190,7 +191,7 @@ class Summary:
     by_category: Mapping[str, float]  # category -> F1
 
     @classmethod
-    def of(cls, runs: Sequence[ForumRun]) -> "Summary":
+    def of(cls, runs: Sequence[ForumRun]) -> Summary:
         scores = [s for r in runs for s in r.scores]
         cats: dict[str, list[float]] = {}
         for s in scores:

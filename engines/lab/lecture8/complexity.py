@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from engines.lab.core import RunContext, Table
 from engines.lab.lecture8.common import (

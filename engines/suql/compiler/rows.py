@@ -214,7 +214,7 @@ class RowLoop:
                     wait(list(pending.values()))
                     for f in pending.values():
                         if f.exception() and not isinstance(f.exception(), (Cancelled, BudgetExhausted)):
-                            raise f.exception()  # type: ignore[misc]
+                            raise f.exception() from None  # type: ignore[misc]
                     break
                 row = visit[next_take]
                 decided.append((row.key, truth))

@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engines.llm import cache as cache_module
 from engines.llm.cache import FILENAME, AnswerCache

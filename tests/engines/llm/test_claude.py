@@ -22,7 +22,7 @@ from engines.settings import Settings
 
 # The HTTP library the installed SDK talks through: anthropic 2.x uses the ``httpx2`` fork and
 # refuses ``httpx`` objects; older SDKs use ``httpx`` itself.
-http: Any = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx")
+http: Any = getattr(_base_client, "httpx2", None) or _base_client.httpx
 
 MODEL = "claude-test-model"  # the planner role
 ROW_MODEL = "claude-test-row-model"  # the per-row role

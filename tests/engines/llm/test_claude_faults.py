@@ -29,7 +29,6 @@ from engines.llm.client import LLM
 from engines.llm.protocol import Answer
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
-
 from tests.engines.llm.test_claude import MODEL, ROW_MODEL, message  # the Messages API body the other Claude tests use
 
 
@@ -80,7 +79,7 @@ class StubAPI:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK stalls)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
@@ -104,7 +103,7 @@ class StubAPI:
                 except OSError:
                     self.close_connection = True
 
-            def do_GET(self) -> None:  # noqa: N802 - the Models API: GET /v1/models
+            def do_GET(self) -> None:
                 if self.path.split("?")[0] != "/v1/models" or stub.models is None:
                     self.send_error(404)
                     return

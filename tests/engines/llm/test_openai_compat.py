@@ -236,7 +236,7 @@ def test_a_cancel_aborts_the_request_in_flight(stub, openai):
     def call() -> None:
         try:
             LLM(openai, cancel=cancel).run(ANSWER, AnswerInput(TEXT, QUESTION))
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             outcome.append(e)
 
     worker = threading.Thread(target=call)

@@ -18,7 +18,8 @@ from engines.llm.sim import SimBackend
 from engines.llm.sim_hybrid import DEFAULT_RATES
 from engines.llm.task import Task
 from engines.settings import Settings
-from tests.engines.llm.test_claude import FakeAPI, backend as claude_backend, message
+from tests.engines.llm.test_claude import FakeAPI, message
+from tests.engines.llm.test_claude import backend as claude_backend
 
 LLM_DIR = Path(__file__).resolve().parents[3] / "engines" / "llm"
 AGENTS = ("engines.sql", "engines.suql", "engines.hybridqa", "engines.spinach", "engines.courses", "engines.eval",

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -10,9 +10,9 @@ from engines.events import CallFinished, CallStarted, Event
 from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.protocol import Output
-from engines.spinach.tasks import PolicyAction, PolicyStep
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
+from engines.spinach.tasks import PolicyAction, PolicyStep
 from worlds import kg as K
 
 

@@ -1,14 +1,13 @@
 """The evaluation of §2.5/§4: SPINACH against the baselines, on a sample of the questions (fast)."""
 from __future__ import annotations
 
-
 import pytest
 
-from engines.spinach.baselines import TemplateParser, direct_answer, one_shot, think_on_graph
-from engines.spinach.evaluate import evaluate
 from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
+from engines.spinach.baselines import TemplateParser, direct_answer, one_shot, think_on_graph
+from engines.spinach.evaluate import evaluate
 from worlds import kg as K
 
 

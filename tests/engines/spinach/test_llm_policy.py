@@ -10,9 +10,9 @@ from engines.events import CallFinished, CallStarted
 from engines.llm import claude
 from engines.llm.claude import render_prompt
 from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
 from engines.spinach.tasks import PolicyAction, PolicyStep
 from engines.spinach.tasks import policy_steps as _policy_steps
-from engines.llm.sim import SimBackend
 from tests.engines.llm.test_claude import FakeAPI, backend, message
 
 HISTORY = [

@@ -23,7 +23,6 @@ from engines.sql.sandbox import (
     SqlError,
     SqlFailed,
     SqlRefused,
-    SqlTimedOut,
     plain_type,
 )
 

@@ -339,7 +339,7 @@ def test_to_jsonable_handles_duckdb_types():
     value = {
         "d": Decimal("1.50"),
         "nan": float("nan"),
-        "when": dt.datetime(2024, 1, 2, 3, 4, tzinfo=dt.timezone.utc),
+        "when": dt.datetime(2024, 1, 2, 3, 4, tzinfo=dt.UTC),
         "t": dt.time(10, 30),
         "span": dt.timedelta(days=3),
         "u": uuid.UUID(int=1),

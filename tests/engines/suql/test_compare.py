@@ -9,8 +9,7 @@ from engines.errors import Cancelled, EngineError
 from engines.events import CallFinished
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
-from engines.suql.compare import (Comparison, ModeCompared, ModeProgressed, ModeStarted, compare_modes,
-                                  row_multiset)
+from engines.suql.compare import Comparison, ModeCompared, ModeProgressed, ModeStarted, compare_modes, row_multiset
 from engines.suql.execute import SuqlEngine
 from engines.suql.language import SuqlError
 

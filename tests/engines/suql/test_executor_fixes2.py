@@ -35,8 +35,8 @@ def test_a_rows_label_is_its_own_id(engine, world, mode):
 
 def test_a_derived_tables_label_is_its_id_column_and_a_join_joins_both(engine, world):
     events = []
-    engine.run(f"SELECT s._id FROM (SELECT _id, name, reviews, location FROM restaurants) s "
-               f"WHERE s.location = 'Palo Alto' AND answer(s.reviews, 'is it romantic?') = 'Yes'",
+    engine.run("SELECT s._id FROM (SELECT _id, name, reviews, location FROM restaurants) s "
+               "WHERE s.location = 'Palo Alto' AND answer(s.reviews, 'is it romantic?') = 'Yes'",
                mode="C", emit=events.append)
     labels = [e.row_key for e in events if isinstance(e, RowDecided)]
     assert labels and all(world.by_id(int(lab[1:].split(" ", 1)[0])).name == lab.split(" ", 1)[1] for lab in labels)
@@ -53,7 +53,7 @@ def test_a_derived_tables_label_is_its_id_column_and_a_join_joins_both(engine, w
 
 
 BARE = [
-    f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?')",
+    "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?')",
     "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?')",
     "SELECT name FROM restaurants WHERE NOT (answer(reviews, 'is it romantic?')) LIMIT 3",
     "SELECT name FROM restaurants WHERE rating > 4 OR answer(reviews, 'is it romantic?')",

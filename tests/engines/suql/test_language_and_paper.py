@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from engines.errors import EngineError
 from engines.suql.examples import LECTURE, paper_queries, read_query_file
 from engines.suql.language import SuqlError, parse
-from engines.suql.plan import to_dnf, dnf_text
+from engines.suql.plan import dnf_text, to_dnf
 
 PAPER = paper_queries()
 
