@@ -15,6 +15,7 @@ Printed side by side: answer() calls, wall time, and the size of what a model is
 parse prompt's schema, against the whole table linearised, at ~4 characters per token).  Nothing
 here is a test: it prints what it measures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,16 @@ def grown_table(seed: int, rows: int) -> W.HybridTable:
                 name = f"{first} {chr(65 + rng.randrange(26))}. {last}"
             names.add(name)
             b = W._Bearer(b.roman, b.year, b.city, b.country, name, b.gender, b.sport, b.event, b.birth, b.other_date)
-            out.append((b.roman, str(b.year), W._games_passage(rng, b, country), b.name,
-                        W._bearer_passage(rng, b, country), b.gender))
+            out.append(
+                (
+                    b.roman,
+                    str(b.year),
+                    W._games_passage(rng, b, country),
+                    b.name,
+                    W._bearer_passage(rng, b, country),
+                    b.gender,
+                )
+            )
     return W.HybridTable(base.name, base.table_id, base.title, base.columns, tuple(out), (), "generated")
 
 
@@ -77,7 +86,9 @@ def main() -> None:
     built = time.perf_counter() - started
     target = table.records()[len(table.rows) // 2]
     question = f"Where were the Games held at which {target['Flag Bearer']} carried the flag?"
-    print(f"table {table.name}: {len(table.rows)} rows, columns {', '.join(table.columns)} (built and loaded in {built:.2f} s)")
+    print(
+        f"table {table.name}: {len(table.rows)} rows, columns {', '.join(table.columns)} (built and loaded in {built:.2f} s)"
+    )
     print(f"question (type I): {question}")
 
     # SUQL: the pipeline (an LLM that makes no seeded mistakes, so both sides ask the same thing)
@@ -94,8 +105,10 @@ def main() -> None:
     # full scan: the same passage question on every row, the condition applied afterwards
     scan_llm = LLM(careful)
     engine = SuqlEngine(sandbox, scan_llm)
-    scan_sql = (f"SELECT \"Flag Bearer\", answer(\"Event year_Info\", 'where were the games held?') AS host "
-                f"FROM {W.quote_ident(table.name)}")
+    scan_sql = (
+        f'SELECT "Flag Bearer", answer("Event year_Info", \'where were the games held?\') AS host '
+        f"FROM {W.quote_ident(table.name)}"
+    )
     t0 = time.perf_counter()
     scan = engine.run(scan_sql)
     hosts = [h for bearer, h in scan.rows if bearer == target["Flag Bearer"]]
@@ -107,14 +120,18 @@ def main() -> None:
     print(f"{'':34}{'SUQL (filter first)':>22}{'full scan':>16}")
     print(f"{'answer() calls':34}{answer.answer_calls:>22}{scan.stats.answer_calls:>16}")
     print(f"{'wall time (sim, no latency)':34}{suql_s:>21.3f}s{scan_s:>15.3f}s")
-    print(f"{'what the model is shown (tokens)':34}{'schema ' + str(schema_tokens):>22}{'table ' + str(rows_tokens):>16}")
+    print(
+        f"{'what the model is shown (tokens)':34}{'schema ' + str(schema_tokens):>22}{'table ' + str(rows_tokens):>16}"
+    )
     print(f"{'answer':34}{answer.short or '-':>22}  {(hosts[0] if hosts and hosts[0] else '-')}")
     print()
     print(f"SUQL's query: {answer.final.suql}")
     per_row = rows_tokens / max(1, len(table.rows))
-    print(f"The whole table linearised is ~{rows_tokens:,} tokens (~{per_row:.0f} per row with its passages); the "
-          f"parse prompt shows ~{schema_tokens} tokens of schema whatever the size. The passages read are the rows the "
-          f"structured condition leaves: {answer.answer_calls} against {scan.stats.answer_calls}.")
+    print(
+        f"The whole table linearised is ~{rows_tokens:,} tokens (~{per_row:.0f} per row with its passages); the "
+        f"parse prompt shows ~{schema_tokens} tokens of schema whatever the size. The passages read are the rows the "
+        f"structured condition leaves: {answer.answer_calls} against {scan.stats.answer_calls}."
+    )
     sandbox.close()
 
 

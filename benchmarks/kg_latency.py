@@ -9,6 +9,7 @@ forum-style gold queries runs ``--repeat`` times; the table shows the load time,
 90th percentile of the per-query median latency, and how many queries timed out.  Not a test: the
 numbers depend on the machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     world = kg.build()
     queries = [q for q in kg.questions(world).forum]
     print(f"{len(queries)} forum-set gold queries, {args.repeat} run(s) each\n")
-    print(f"{'scale':>6} {'statements':>11} {'store':>9} {'load s':>8} {'median ms':>10} {'p90 ms':>9} {'total ms':>9} {'timeouts':>9}")
+    print(
+        f"{'scale':>6} {'statements':>11} {'store':>9} {'load s':>8} {'median ms':>10} {'p90 ms':>9} {'total ms':>9} {'timeouts':>9}"
+    )
     for scale in args.scale:
         big = kg.scaled(world, scale) if scale > 1 else world
         triples = list(kg.rdf_triples(big))
@@ -56,8 +59,11 @@ def main(argv: list[str] | None = None) -> int:
             medians.sort()
             p90 = medians[int(0.9 * (len(medians) - 1))]
             row[store] = (load, statistics.median(medians), p90, sum(medians), timeouts)
-            print(f"{scale:>6} {big.statement_count:>11,} {store:>9} {load:>8.1f} {1000 * statistics.median(medians):>10.1f} "
-                  f"{1000 * p90:>9.1f} {1000 * sum(medians):>9.0f} {timeouts:>9}", flush=True)
+            print(
+                f"{scale:>6} {big.statement_count:>11,} {store:>9} {load:>8.1f} {1000 * statistics.median(medians):>10.1f} "
+                f"{1000 * p90:>9.1f} {1000 * sum(medians):>9.0f} {timeouts:>9}",
+                flush=True,
+            )
             del ep
         if len(row) == 2:
             ratios = [row["memory"][i] / row["oxigraph"][i] if row["oxigraph"][i] else float("inf") for i in (1, 2, 3)]

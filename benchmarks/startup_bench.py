@@ -16,6 +16,7 @@ The report gives the median (and min) of each and their ratio; the targets (issu
 screen within 1.0 s on an idle machine and within 1.5x the minimal app.  Not a test: the numbers
 depend on the machine and its load (the load average is printed with them).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,12 @@ def first_frame(code: str, markers: tuple[bytes, ...], size: tuple[int, int], ti
     env = dict(os.environ, TERM="xterm-256color", COLORTERM="", TEXTUAL="", PYTHONPATH=str(ROOT), CS224V_BACKEND="sim")
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env,
+        [sys.executable, "-c", code],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=ROOT,
+        env=env,
         start_new_session=True,
     )
     os.close(slave)
@@ -130,11 +136,15 @@ def main(argv: list[str] | None = None) -> int:
             times[name].append(first_frame(codes[name], MARKERS[name], (cols, rows), args.timeout))
 
     load = os.getloadavg()[0]
-    print(f"first frame (header + footer on the terminal), {args.runs} runs each, {cols}x{rows}, "
-          f"{os.cpu_count()} CPUs, load average {load:.2f}")
+    print(
+        f"first frame (header + footer on the terminal), {args.runs} runs each, {cols}x{rows}, "
+        f"{os.cpu_count()} CPUs, load average {load:.2f}"
+    )
     for name, values in times.items():
-        print(f"  {name:<11} median {statistics.median(values):6.3f} s   min {min(values):6.3f} s   "
-              f"all {' '.join(f'{v:.2f}' for v in values)}")
+        print(
+            f"  {name:<11} median {statistics.median(values):6.3f} s   min {min(values):6.3f} s   "
+            f"all {' '.join(f'{v:.2f}' for v in values)}"
+        )
     ratio = statistics.median(times["cs224v-tui"]) / statistics.median(times["minimal"])
     best = min(times["cs224v-tui"]) / min(times["minimal"])
     app_median = statistics.median(times["cs224v-tui"])

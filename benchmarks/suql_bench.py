@@ -11,6 +11,7 @@
 
 Nothing here is a test: it prints what it measures.  Every number comes from running the engines.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ def workload(world, truth, sandbox, n: int) -> None:
     print(f"\n1. workload: {n} queries x 6 modes ({took:.1f} s)")
     print("   mode  answer()/q  summary()/q  precision  recall")
     for m, s in table.items():
-        print(f"   {m}     {s['answer_calls_mean']:>9.1f}  {s['summary_calls_mean']:>11.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}")
+        print(
+            f"   {m}     {s['answer_calls_mean']:>9.1f}  {s['summary_calls_mean']:>11.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}"
+        )
     a, b, e = (table[m]["answer_calls_mean"] for m in "ABE")
     print(f"   E / B = {e / b:.3f}   (target <= 0.2)")
     print(f"   E / A = {e / a:.3f}   (target <= 0.05)")
@@ -50,13 +53,20 @@ def workload(world, truth, sandbox, n: int) -> None:
     same_r = len({table[m]["recall"] for m in "CDE"} | {table["A"]["recall"]}) == 1
     print(f"   precision identical A-E: {same_p};  recall of C-E equal to A's: {same_r}")
     duck = evaluate(engine, world, truth, queries, modes=(DUCKDB_UDF.name,))[DUCKDB_UDF.name].to_json()
-    print(f"   beside B, the same queries run by DuckDB with answer() as a per-row function: "
-          f"{duck['answer_calls_mean']:.1f} calls/q (E / that = {e / duck['answer_calls_mean']:.3f}) — DuckDB runs the "
-          "cheap filters first by itself, but evaluates whole vectors, so it never stops at LIMIT")
-    for shape, keep in (("LIMIT queries", lambda q: q.limit is not None), ("list-all queries", lambda q: q.limit is None)):
+    print(
+        f"   beside B, the same queries run by DuckDB with answer() as a per-row function: "
+        f"{duck['answer_calls_mean']:.1f} calls/q (E / that = {e / duck['answer_calls_mean']:.3f}) — DuckDB runs the "
+        "cheap filters first by itself, but evaluates whole vectors, so it never stops at LIMIT"
+    )
+    for shape, keep in (
+        ("LIMIT queries", lambda q: q.limit is not None),
+        ("list-all queries", lambda q: q.limit is None),
+    ):
         idx = [i for i, q in enumerate(queries) if keep(q)]
         mean = {m: statistics.mean(scores[m].answer_calls[i] for i in idx) for m in "ABE"}
-        print(f"   {shape:<17} ({len(idx):>2}): A {mean['A']:7.1f}  B {mean['B']:6.1f}  E {mean['E']:6.1f}   E/B {mean['E'] / mean['B']:.3f}")
+        print(
+            f"   {shape:<17} ({len(idx):>2}): A {mean['A']:7.1f}  B {mean['B']:6.1f}  E {mean['E']:6.1f}   E/B {mean['E'] / mean['B']:.3f}"
+        )
 
 
 def predicate_order(sandbox) -> None:
@@ -64,19 +74,23 @@ def predicate_order(sandbox) -> None:
     print("\n2. two answer() conditions: cost-based order against the written order (mode C)")
     total_cost = total_written = 0
     same = True
-    pairs = [(a, b) for i, a in enumerate(TEXT_CONDITIONS) for b in TEXT_CONDITIONS[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(TEXT_CONDITIONS) for b in TEXT_CONDITIONS[i + 1 :]]
     for loc in LOCATIONS[:3]:
         for (qa, _), (qb, _) in pairs:
             for first, second in ((qa, qb), (qb, qa)):
-                sql = (f"SELECT _id FROM restaurants WHERE location = '{loc}' AND answer(reviews, '{first}') = 'Yes' "
-                       f"AND answer(reviews, '{second}') = 'Yes'")
+                sql = (
+                    f"SELECT _id FROM restaurants WHERE location = '{loc}' AND answer(reviews, '{first}') = 'Yes' "
+                    f"AND answer(reviews, '{second}') = 'Yes'"
+                )
                 cost = engine.run(sql, mode="C")
                 written = engine.run(sql, mode="C", order_predicates=False)
                 total_cost += cost.stats.answer_calls
                 total_written += written.stats.answer_calls
                 same &= cost.rows == written.rows
-    print(f"   {len(pairs) * 2 * 3} queries: cost-based {total_cost} calls, written order {total_written} calls "
-          f"(ratio {total_cost / total_written:.3f}); identical results: {same}")
+    print(
+        f"   {len(pairs) * 2 * 3} queries: cost-based {total_cost} calls, written order {total_written} calls "
+        f"(ratio {total_cost / total_written:.3f}); identical results: {same}"
+    )
 
 
 def compile_time(sandbox) -> None:
@@ -94,8 +108,10 @@ def compile_time(sandbox) -> None:
             except Exception:
                 pass
             times.append(time.perf_counter() - start)
-    print(f"\n3. compile (parse + DNF + plan) over {len(queries)} paper queries: median {statistics.median(times) * 1000:.2f} ms, "
-          f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:.2f} ms (target median <= 5 ms)")
+    print(
+        f"\n3. compile (parse + DNF + plan) over {len(queries)} paper queries: median {statistics.median(times) * 1000:.2f} ms, "
+        f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:.2f} ms (target median <= 5 ms)"
+    )
 
 
 def pool(sandbox, latency: float, size: int) -> None:
@@ -106,13 +122,17 @@ def pool(sandbox, latency: float, size: int) -> None:
     r = engine.run(sql, mode="E")
     took = time.perf_counter() - start
     expect = math.ceil(r.stats.answer_calls / size) * latency
-    print(f"   list-all: {r.stats.answer_calls} calls in {took:.2f} s; ceil(calls / pool) x latency = {expect:.2f} s (ratio {took / expect:.2f})")
+    print(
+        f"   list-all: {r.stats.answer_calls} calls in {took:.2f} s; ceil(calls / pool) x latency = {expect:.2f} s (ratio {took / expect:.2f})"
+    )
     one = SuqlEngine(sandbox, LLM(SimBackend()), pool=1)
     wasted = []
     for q in TEXT_CONDITIONS:
         sql1 = f"SELECT _id FROM restaurants WHERE location = 'Mountain View' AND answer(reviews, '{q[0]}') = 'Yes' LIMIT 1"
         wasted.append(engine.run(sql1, mode="E").stats.answer_calls - one.run(sql1, mode="E").stats.answer_calls)
-    print(f"   LIMIT 1: speculative calls wasted per query: max {max(wasted)}, mean {statistics.mean(wasted):.2f} (bound: pool - 1 = {size - 1})")
+    print(
+        f"   LIMIT 1: speculative calls wasted per query: max {max(wasted)}, mean {statistics.mean(wasted):.2f} (bound: pool - 1 = {size - 1})"
+    )
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ pyproject.toml).  A session that needs only its own agent package lives there
 No world is built when this module is imported: each world, and the examples drawn from it, is built
 when a session first asks for it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -62,12 +63,20 @@ def open_restaurants(
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or restaurants.build(restaurants.DEFAULT_SEED).world
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
-                             limits=Limits.from_settings(settings))
+    sandbox = Sandbox.create(
+        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
+    )
     if suql:
-        engine = SuqlEngine(sandbox, llm, pool=settings.effective_suql_pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
-        agent: TextToSQLAgent = SuqlAgent.over(engine, world.schema(), enum_fields=world.enum_fields,
-                                               classify_method=settings.classify_method)
+        engine = SuqlEngine(
+            sandbox,
+            llm,
+            pool=settings.effective_suql_pool,
+            cap=settings.suql_cap,
+            call_budget=settings.suql_call_budget,
+        )
+        agent: TextToSQLAgent = SuqlAgent.over(
+            engine, world.schema(), enum_fields=world.enum_fields, classify_method=settings.classify_method
+        )
     else:
         agent = TextToSQLAgent(
             sandbox=sandbox,
@@ -119,32 +128,46 @@ def _hybridqa_examples() -> tuple[Example, ...]:
 
 
 COURSE_EXAMPLES: tuple[Example, ...] = (
-    Example("autumn courses with no conflicting meeting (NOT EXISTS)",
-            "SELECT o.course_id FROM offerings AS o WHERE o.term = 'autumn' AND NOT EXISTS (SELECT 1 FROM meetings AS m "
-            "JOIN busy AS b ON m.day = b.day WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min) ORDER BY 1",
-            "note 003"),
-    Example("is it practical? (Unknown is not No)",
-            "SELECT course_id, answer(reviews, 'is it practical?') AS practical FROM course_reviews ORDER BY course_id",
-            "note 002"),
-    Example("(autumn and practical) or exactly C4",
-            "SELECT DISTINCT o.course_id FROM offerings o JOIN course_reviews r ON r.course_id = o.course_id "
-            "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1",
-            "note 002"),
-    Example("join fan-out: review rows are not courses",
-            "SELECT COUNT(*) AS review_rows, COUNT(DISTINCT c.id) AS courses FROM courses c JOIN reviews r ON r.course_id = c.id",
-            "note 003"),
-    Example("prerequisites in three states",
-            "SELECT p.course_id, p.prerequisite_id, COALESCE(c.status::VARCHAR, 'unknown') AS status FROM prerequisites p "
-            "LEFT JOIN completed c ON c.course_id = p.prerequisite_id ORDER BY 1, 2",
-            "note 003"),
+    Example(
+        "autumn courses with no conflicting meeting (NOT EXISTS)",
+        "SELECT o.course_id FROM offerings AS o WHERE o.term = 'autumn' AND NOT EXISTS (SELECT 1 FROM meetings AS m "
+        "JOIN busy AS b ON m.day = b.day WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min) ORDER BY 1",
+        "note 003",
+    ),
+    Example(
+        "is it practical? (Unknown is not No)",
+        "SELECT course_id, answer(reviews, 'is it practical?') AS practical FROM course_reviews ORDER BY course_id",
+        "note 002",
+    ),
+    Example(
+        "(autumn and practical) or exactly C4",
+        "SELECT DISTINCT o.course_id FROM offerings o JOIN course_reviews r ON r.course_id = o.course_id "
+        "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1",
+        "note 002",
+    ),
+    Example(
+        "join fan-out: review rows are not courses",
+        "SELECT COUNT(*) AS review_rows, COUNT(DISTINCT c.id) AS courses FROM courses c JOIN reviews r ON r.course_id = c.id",
+        "note 003",
+    ),
+    Example(
+        "prerequisites in three states",
+        "SELECT p.course_id, p.prerequisite_id, COALESCE(c.status::VARCHAR, 'unknown') AS status FROM prerequisites p "
+        "LEFT JOIN completed c ON c.course_id = p.prerequisite_id ORDER BY 1, 2",
+        "note 003",
+    ),
 )
 
 
 WORLDS: dict[str, SuqlWorld] = {
     "restaurants": SuqlWorld("restaurants", "600 restaurants (lectures 6-7)", _restaurants, lambda: LECTURE),
     "courses": SuqlWorld("courses", "the course assistant's C1-C6 (notes 002-003)", _courses, lambda: COURSE_EXAMPLES),
-    "hybridqa": SuqlWorld("hybridqa", "50 flag-bearer tables with linked passages (HybridQA, lecture 7 §2.3, §6)",
-                          _hybridqa, _hybridqa_examples),
+    "hybridqa": SuqlWorld(
+        "hybridqa",
+        "50 flag-bearer tables with linked passages (HybridQA, lecture 7 §2.3, §6)",
+        _hybridqa,
+        _hybridqa_examples,
+    ),
 }
 
 
@@ -163,8 +186,13 @@ class SuqlSession:
 
     def agent(self, mode: str = "E"):
         """A SUQL dialogue agent over this session's world (restaurants)."""
-        return SuqlAgent.over(self.engine, self.world.schema(), enum_fields=getattr(self.world, "enum_fields", {}),
-                              classify_method=self.settings.classify_method, mode=mode)
+        return SuqlAgent.over(
+            self.engine,
+            self.world.schema(),
+            enum_fields=getattr(self.world, "enum_fields", {}),
+            classify_method=self.settings.classify_method,
+            mode=mode,
+        )
 
     def calls_to_confirm(self, query: str, mode: str) -> int | None:
         """With a paid backend, the expected (upper-bound) number of LLM calls of ``query`` in ``mode`` when
@@ -199,7 +227,8 @@ def open_suql(
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     data = spec.build()
-    sandbox = Sandbox.create(data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
-                             limits=Limits.from_settings(settings))
+    sandbox = Sandbox.create(
+        data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
+    )
     engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
     return SuqlSession(settings, world, data, sandbox, llm, engine, spec.examples)

@@ -16,6 +16,7 @@ reasons), and *to verify* otherwise (with what is unknown) — unknown is never 
 satisfied or as failed.  ``top_k_trap`` reproduces note 002's ranking-first plan that
 loses C1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -145,7 +146,9 @@ def plan(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, emit: Emit = ignore)
             check(course, "prerequisites", True, f"prerequisites done: {done}")
     for rec in sandbox.run(CREDITS_SQL).records():
         total, cap = rec["current_credits"] + rec["credits"], rec["credit_cap"]
-        detail = f"would bring you to {total} credits, " + (f"within your cap of {cap}" if rec["ok"] else f"above your cap of {cap}")
+        detail = f"would bring you to {total} credits, " + (
+            f"within your cap of {cap}" if rec["ok"] else f"above your cap of {cap}"
+        )
         check(rec["course_id"], "credits", rec["ok"], detail)
 
     # The text condition, only where the hard conditions leave it a say (F AND U = F).
@@ -195,7 +198,9 @@ class TopKTrap:
     filter_then_rank: tuple[str, ...]
 
 
-def top_k_trap(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, k: int = 2, planned: CoursePlan | None = None) -> TopKTrap:
+def top_k_trap(
+    world: CourseWorld, sandbox: Sandbox, llm: LLM, *, k: int = 2, planned: CoursePlan | None = None
+) -> TopKTrap:
     """Note 002: ranking by similarity, keeping k, then filtering can lose the right course.
 
     ``planned``: the world's plan when the caller has it already (a sweep over k), else it is made here."""
@@ -244,8 +249,13 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or courses.build()
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
-                             limits=Limits.from_settings(settings))
-    agent = SuqlAgent.over(SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap, call_budget=settings.suql_call_budget), world.schema(), enum_fields={},
-                           classify_method=settings.classify_method)
+    sandbox = Sandbox.create(
+        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
+    )
+    agent = SuqlAgent.over(
+        SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap, call_budget=settings.suql_call_budget),
+        world.schema(),
+        enum_fields={},
+        classify_method=settings.classify_method,
+    )
     return CourseSession(settings, world, sandbox, llm, agent)

@@ -1,4 +1,5 @@
 """Errors that engines raise on purpose.  Each carries a message meant for a person."""
+
 from __future__ import annotations
 
 

@@ -4,6 +4,7 @@ Every long operation in ``engines`` reports what it does by calling an ``emit``
 callback with these records.  The TUI turns them into messages, the CLI prints
 or collects them, tests assert on them.  Nothing here knows who listens.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -4,6 +4,7 @@ Every field can be set with an environment variable ``CS224V_<FIELD>`` (for
 example ``CS224V_BACKEND=claude``).  The Anthropic key is read from
 ``ANTHROPIC_API_KEY`` as the SDK does.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +25,9 @@ class ModelPrice(BaseModel):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cache_read: float | None = Field(None, ge=0, description="a prompt-cache hit (default: the input price)")
-    cache_write: float | None = Field(None, ge=0, description="a 5-minute prompt-cache write (default: the input price)")
+    cache_write: float | None = Field(
+        None, ge=0, description="a 5-minute prompt-cache write (default: the input price)"
+    )
 
 
 #: The date the default prices below were last checked.  They are estimates for the cost shown
@@ -39,8 +42,9 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CS224V_", extra="ignore", validate_default=True,
-                                      populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix="CS224V_", extra="ignore", validate_default=True, populate_by_name=True
+    )
 
     backend: Literal["sim", "claude", "openai"] = "sim"
     # simulated LLM
@@ -51,18 +55,29 @@ class Settings(BaseSettings):
     # Claude
     # Two roles (issue 13): the planner (parser, agents, SPINACH's policy) and the per-row calls
     # (answer(), summary(), HybridQA's short answer), which are many and small.
-    claude_model: str = Field("claude-sonnet-5-5", min_length=1, description="Claude model of the planner role (CS224V_CLAUDE_MODEL)")
-    claude_row_model: str = Field("claude-haiku-4-5", min_length=1, description="Claude model of the per-row role (CS224V_CLAUDE_ROW_MODEL)")
+    claude_model: str = Field(
+        "claude-sonnet-5-5", min_length=1, description="Claude model of the planner role (CS224V_CLAUDE_MODEL)"
+    )
+    claude_row_model: str = Field(
+        "claude-haiku-4-5", min_length=1, description="Claude model of the per-row role (CS224V_CLAUDE_ROW_MODEL)"
+    )
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     claude_max_retries: int = Field(4, ge=0, le=10)
     claude_timeout_s: float = Field(60.0, gt=0)
     # A local model through any OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp's
     # server, LM Studio): engines/llm/openai_compat.py.  The default URL is Ollama's.
-    openai_base_url: str = Field("http://localhost:11434/v1", min_length=1,
-                                 description="base URL of the chat-completions server, up to /v1 (CS224V_OPENAI_BASE_URL)")
+    openai_base_url: str = Field(
+        "http://localhost:11434/v1",
+        min_length=1,
+        description="base URL of the chat-completions server, up to /v1 (CS224V_OPENAI_BASE_URL)",
+    )
     openai_model: str = Field("qwen2.5:7b", min_length=1, description="model of the planner role (CS224V_OPENAI_MODEL)")
-    openai_row_model: str | None = Field(None, description="model of the per-row role (CS224V_OPENAI_ROW_MODEL; default: openai_model)")
-    openai_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("CS224V_OPENAI_API_KEY", "OPENAI_API_KEY"))
+    openai_row_model: str | None = Field(
+        None, description="model of the per-row role (CS224V_OPENAI_ROW_MODEL; default: openai_model)"
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("CS224V_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
     # json_schema: response_format with the reply's JSON schema (falls back to json_object, then to none,
     # when the server refuses it with a 400); json_object: JSON mode; none: the prompt alone asks for JSON
     openai_structured: Literal["json_schema", "json_object", "none"] = "json_schema"
@@ -77,17 +92,23 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(4, ge=1, le=64, description="LLM requests in flight at once (CS224V_LLM_CONCURRENCY)")
     # the estimated cost of a run: prices per million tokens by model id (a dated id such as
     # claude-haiku-4-5-20251001 takes the price of its longest listed prefix); no price: cost unknown
-    llm_prices: dict[str, ModelPrice] = Field(default_factory=lambda: {k: ModelPrice(**v) for k, v in DEFAULT_PRICES.items()},
-                                              description="CS224V_LLM_PRICES: JSON {model: {input, output, cache_read, cache_write}}, merged over the defaults")
-    llm_prices_as_of: str = Field(PRICES_AS_OF, description="the date the prices were checked (CS224V_LLM_PRICES_AS_OF)")
+    llm_prices: dict[str, ModelPrice] = Field(
+        default_factory=lambda: {k: ModelPrice(**v) for k, v in DEFAULT_PRICES.items()},
+        description="CS224V_LLM_PRICES: JSON {model: {input, output, cache_read, cache_write}}, merged over the defaults",
+    )
+    llm_prices_as_of: str = Field(
+        PRICES_AS_OF, description="the date the prices were checked (CS224V_LLM_PRICES_AS_OF)"
+    )
     # the answer cache
     cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir(APP_NAME)))
     cache_enabled: bool = True
     # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
     # (CS224V_SHARED_DATA, its older name, too); by default ../shared/data beside a source checkout
-    data_dir: Path | None = Field(default_factory=checkout_data_dir,
-                                  validation_alias=AliasChoices("CS224V_DATA", "CS224V_SHARED_DATA", "CS224V_DATA_DIR"),
-                                  description="folder of the shared data (CS224V_DATA)")
+    data_dir: Path | None = Field(
+        default_factory=checkout_data_dir,
+        validation_alias=AliasChoices("CS224V_DATA", "CS224V_SHARED_DATA", "CS224V_DATA_DIR"),
+        description="folder of the shared data (CS224V_DATA)",
+    )
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
     query_timeout_s: float = Field(5.0, gt=0)
@@ -100,7 +121,9 @@ class Settings(BaseSettings):
     suql_pool: int = Field(4, ge=1, le=32)
     suql_cap: int = Field(20, ge=1, description="retrieval cap of execution mode F")
     suql_call_budget: int = Field(2000, ge=1, description="most LLM calls one SUQL query may make")
-    suql_confirm_calls: int = Field(200, ge=0, description="with a paid backend, ask before a run expected to exceed this many calls (0: never ask)")
+    suql_confirm_calls: int = Field(
+        200, ge=0, description="with a paid backend, ask before a run expected to exceed this many calls (0: never ask)"
+    )
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 

@@ -1,4 +1,5 @@
 """Hermetic tests: no API key, no user cache, no settings from the developer's environment."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Engines and worlds never import textual: one engine, three consumers."""
+
 from __future__ import annotations
 
 import pkgutil
@@ -45,8 +46,7 @@ def test_the_layers_hold():
 
     root = Path(__file__).resolve().parents[1]
     exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
-    done = subprocess.run([exe, str(root / "pyproject.toml"), "--no-cache"], cwd=root,
-                          capture_output=True, text=True)
+    done = subprocess.run([exe, str(root / "pyproject.toml"), "--no-cache"], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 broken" in done.stdout
 

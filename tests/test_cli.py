@@ -1,4 +1,5 @@
 """The headless CLI: JSON for scripts, exit codes, no traceback."""
+
 from __future__ import annotations
 
 import json
@@ -38,7 +39,9 @@ def test_ask_human_output(capsys):
 
 
 def test_sql_json_and_refusals(capsys):
-    code, out, _ = run(capsys, "sql", "SELECT name, rating FROM restaurants ORDER BY rating DESC, name LIMIT 2", "--json")
+    code, out, _ = run(
+        capsys, "sql", "SELECT name, rating FROM restaurants ORDER BY rating DESC, name LIMIT 2", "--json"
+    )
     assert code == 0 and len(json.loads(out)["rows"]) == 2
     code, out, _ = run(capsys, "sql", "DROP TABLE restaurants", "--json")
     assert code == 2 and "DROP" in json.loads(out)["error"]
@@ -68,20 +71,38 @@ def test_ask_suql_agent(capsys):
 
 
 def test_ask_the_course_assistant(capsys):
-    code, out, _ = run(capsys, "ask", "--world", "courses", "hello", "Which autumn courses fit my schedule and are practical?",
-                       "--json")
+    code, out, _ = run(
+        capsys,
+        "ask",
+        "--world",
+        "courses",
+        "hello",
+        "Which autumn courses fit my schedule and are practical?",
+        "--json",
+    )
     hello, plan = json.loads(out)
     assert code == 0 and not hello["needs_database"] and "courses" in hello["reply"]
-    assert [r["course_id"] for r in plan["rows"]] == ["C1", "C3"] and [r["course_id"] for r in plan["to_verify"]] == ["C6"]
+    assert [r["course_id"] for r in plan["rows"]] == ["C1", "C3"] and [r["course_id"] for r in plan["to_verify"]] == [
+        "C6"
+    ]
     assert "where there is no row of meetings joined with busy" in plan["readback"]
 
 
 def test_suql_json_refusal_and_workload(capsys):
-    code, out, _ = run(capsys, "suql", "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes' LIMIT 1", "--mode", "D", "--json")
+    code, out, _ = run(
+        capsys,
+        "suql",
+        "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes' LIMIT 1",
+        "--mode",
+        "D",
+        "--json",
+    )
     data = json.loads(out)
     assert code == 0 and {"mode", "dnf", "plan", "readback", "rows", "to_verify", "stats"} <= set(data)
     assert data["mode"] == "D" and set(data["stats"]) >= {"answer_calls", "summary_calls", "wall_s"}
-    code, out, _ = run(capsys, "suql", "SELECT * FROM restaurants WHERE ST_Distance_Sphere(location, 'x') < 1", "--json")
+    code, out, _ = run(
+        capsys, "suql", "SELECT * FROM restaurants WHERE ST_Distance_Sphere(location, 'x') < 1", "--json"
+    )
     assert code == 2 and "st_distance_sphere" in json.loads(out)["error"]
     code, out, _ = run(capsys, "suql", "--workload", "--seed", "3", "--queries", "4", "--json")
     data = json.loads(out)

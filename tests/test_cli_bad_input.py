@@ -2,6 +2,7 @@
 
 In-process (``main(argv)``) except the few runs that need a real command line (argv bytes that are not UTF-8).
 """
+
 from __future__ import annotations
 
 import json
@@ -83,11 +84,20 @@ BAD_SCORE_DOCS = {
     "bindings_not_a_list": ({"results": {"bindings": 5}}, "expected a list of SPARQL JSON bindings"),
     "a_number": (7, "expected a list of SPARQL JSON bindings"),
     "row_not_an_object": ([[u]], "row 1 is not an object"),
-    "cell_not_an_object": ([{"a": u}, {"a": 1}], "row 2, variable ?a: expected a {\"type\", \"value\"} object, got a number"),
-    "list_valued_cell": ([{"a": {"type": "uri", "value": ["x", "y"]}}], 'row 1, variable ?a: "value" must be a string, got a list'),
+    "cell_not_an_object": (
+        [{"a": u}, {"a": 1}],
+        'row 2, variable ?a: expected a {"type", "value"} object, got a number',
+    ),
+    "list_valued_cell": (
+        [{"a": {"type": "uri", "value": ["x", "y"]}}],
+        'row 1, variable ?a: "value" must be a string, got a list',
+    ),
     "object_valued_cell": ([{"a": {"type": "uri", "value": {"x": 1}}}], '"value" must be a string, got an object'),
     "huge_number_cell": ([{"a": {"type": "literal", "value": 1e308 * 10}}], '"value" must be a string, got a number'),
-    "list_in_another_field": ([{"a": {"type": "literal", "value": "1", "datatype": [1]}}], '"datatype" must be a string, got a list'),
+    "list_in_another_field": (
+        [{"a": {"type": "literal", "value": "1", "datatype": [1]}}],
+        '"datatype" must be a string, got a list',
+    ),
     "unknown_field": ([{"a": {"type": "uri", "value": "x", "extra": [1]}}], 'unknown field "extra"'),
     "no_type": ([{"a": {"value": "x"}}], 'the term has no "type"'),
     "boolean_not_a_bool": ({"boolean": [1]}, '"boolean" must be true or false'),
@@ -109,8 +119,12 @@ def test_score_refuses_what_is_not_a_sparql_result(capsys, tmp_path, name):
 
 def test_score_still_scores_well_formed_files(capsys, tmp_path):
     pred = write(tmp_path / "p.json", json.dumps([{"a": {"type": "literal", "value": "1", "datatype": "xsd:int"}}]))
-    gold = write(tmp_path / "g.json", json.dumps({"head": {}, "results": {"bindings": [{"b": {"type": "literal", "value": "1",
-                                                                                              "datatype": "xsd:int"}}]}}))
+    gold = write(
+        tmp_path / "g.json",
+        json.dumps(
+            {"head": {}, "results": {"bindings": [{"b": {"type": "literal", "value": "1", "datatype": "xsd:int"}}]}}
+        ),
+    )
     code, out, _ = run(capsys, "score", str(pred), str(gold), "--json")
     assert code == 0 and json.loads(out) == {"em": 1.0, "f1": 1.0, "set_f1": 1.0}
     yes = write(tmp_path / "yes.json", '{"boolean": true}')
@@ -119,8 +133,12 @@ def test_score_still_scores_well_formed_files(capsys, tmp_path):
 
 
 def _rows(n: int, offset: int = 0) -> str:
-    return json.dumps([{"x": {"type": "uri", "value": f"e{i + offset}"}, "y": {"type": "literal", "value": str(i % 7)}}
-                       for i in range(n)])
+    return json.dumps(
+        [
+            {"x": {"type": "uri", "value": f"e{i + offset}"}, "y": {"type": "literal", "value": str(i % 7)}}
+            for i in range(n)
+        ]
+    )
 
 
 def test_score_3000_rows_within_10_seconds(capsys, tmp_path):
@@ -145,7 +163,9 @@ def test_check_dialect_without_queries_is_refused(capsys, tmp_path):
         f = write(tmp_path / "d.json", json.dumps(doc))
         err = refused(capsys, "sparql", "--check-dialect", str(f))
         assert str(f) in err and ("holds no queries" in err or 'expected a JSON list of {"id", "sparql"}' in err), err
-    mixed = write(tmp_path / "m.json", json.dumps([{"id": "a", "sparql": "SELECT ?x WHERE { ?x ?p ?o }"}, 5, {"id": [1]}]))
+    mixed = write(
+        tmp_path / "m.json", json.dumps([{"id": "a", "sparql": "SELECT ?x WHERE { ?x ?p ?o }"}, 5, {"id": [1]}])
+    )
     code, out, _ = run(capsys, "sparql", "--check-dialect", str(mixed), "--json")
     assert code == 0 and json.loads(out) == {"total": 1, "accepted": 1, "failures": [], "skipped": 2}
 
@@ -225,58 +245,75 @@ def test_screenshots_out_creates_a_new_folder_whose_parent_exists(capsys, tmp_pa
 
     monkeypatch.setattr(shots, "_export", fake)
     code, out, _ = run(capsys, "screenshots", "--out", str(tmp_path / "new"))
-    assert code == 0 and (tmp_path / "new").is_dir() and out.splitlines()[0] == str(tmp_path / "new" / "restaurants.svg")
+    assert (
+        code == 0 and (tmp_path / "new").is_dir() and out.splitlines()[0] == str(tmp_path / "new" / "restaurants.svg")
+    )
     assert list((tmp_path / "new").iterdir()) == []  # the write test left nothing behind
 
 
 # --- arguments ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["sql", "SELECT '\udcff'"], "argument SQL: it is not valid UTF-8 (the byte 0xff)"),
-    (["ask", "fine", "caf\udce9"], "argument QUESTION: it is not valid UTF-8 (the byte 0xe9)"),
-    (["suql", "SELECT name FROM restaurants WHERE name = '\udcff'"], "argument QUERY: it is not valid UTF-8"),
-    (["sparql", "SELECT * WHERE { ?s ?p '\udcff' }"], "argument QUERY: it is not valid UTF-8"),
-    (["spinach", "\udcc3\udc28"], "argument QUESTION: it is not valid UTF-8 (the byte 0xc3)"),
-    (["hybridqa", "--ask", "x\udc80y", "--table", "t"], "argument --ask: it is not valid UTF-8 (the byte 0x80)"),
-    (["suql", "--world", "\udcff", "SELECT 1"], "argument --world: it is not valid UTF-8"),
-    (["lab", "run", "\udcff"], "argument NAME: it is not valid UTF-8"),
-    (["sql", "SELECT '\ud800'"], "argument SQL: it holds a lone surrogate (U+D800)"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sql", "SELECT '\udcff'"], "argument SQL: it is not valid UTF-8 (the byte 0xff)"),
+        (["ask", "fine", "caf\udce9"], "argument QUESTION: it is not valid UTF-8 (the byte 0xe9)"),
+        (["suql", "SELECT name FROM restaurants WHERE name = '\udcff'"], "argument QUERY: it is not valid UTF-8"),
+        (["sparql", "SELECT * WHERE { ?s ?p '\udcff' }"], "argument QUERY: it is not valid UTF-8"),
+        (["spinach", "\udcc3\udc28"], "argument QUESTION: it is not valid UTF-8 (the byte 0xc3)"),
+        (["hybridqa", "--ask", "x\udc80y", "--table", "t"], "argument --ask: it is not valid UTF-8 (the byte 0x80)"),
+        (["suql", "--world", "\udcff", "SELECT 1"], "argument --world: it is not valid UTF-8"),
+        (["lab", "run", "\udcff"], "argument NAME: it is not valid UTF-8"),
+        (["sql", "SELECT '\ud800'"], "argument SQL: it holds a lone surrogate (U+D800)"),
+    ],
+)
 def test_text_arguments_that_are_not_utf8(capsys, argv, message):
     assert message in refused(capsys, *argv)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["ask", ""], "the question is empty"),
-    (["ask", "Show me cafés", "   "], "the question is empty"),
-    (["ask", "x" * 1_000_000], "the question is 1,000,000 characters long; the most accepted is 100,000"),
-    (["spinach", ""], "the question is empty"),
-    (["spinach", "x" * 1_000_000], "the question is 1,000,000 characters long"),
-    (["hybridqa", "--ask", "", "--table", ""], "the question of --ask is empty"),
-    (["hybridqa", "--ask", "x" * 1_000_000, "--table", "t"], "1,000,000 characters long"),
-    (["suql", "--workload", "--queries", "-5"], "argument --queries: must be at least 1, got -5"),
-    (["suql", "--workload", "--queries", "0"], "argument --queries: must be at least 1, got 0"),
-    (["suql", "--workload", "--queries", "100000000"], "argument --queries: must be at most 1,000, got 100,000,000"),
-    (["suql", "--workload", "--queries", "lots"], "argument --queries: expected a whole number, got 'lots'"),
-    (["suql", "--world", "atlantis", "SELECT 1"], "unknown world 'atlantis' for --world: choose one of restaurants"),
-    (["suql", "--world", "", "SELECT 1"], "unknown world '' for --world"),
-    (["courses", "--top-k", "0"], "argument --top-k: must be at least 1, got 0"),
-    (["courses", "--top-k", "-1"], "argument --top-k: must be at least 1, got -1"),
-    (["courses", "--credit-cap", "-5"], "argument --credit-cap: must be at least 0, got -5"),
-    (["courses", "--credit-cap", "99999999999"], "argument --credit-cap: must be at most 1,000"),
-    (["courses", "--c2-start", "xx"], "argument --c2-start: expected a time as HH:MM (e.g. 16:00), got 'xx'"),
-    (["courses", "--c2-start", "25:99"], "argument --c2-start: expected a time of day from 00:00 to 23:59, got '25:99'"),
-    (["courses", "--c2-start", ""], "argument --c2-start: expected a time as HH:MM"),
-    (["courses", "--c2-start", "10:"], "argument --c2-start: expected a time as HH:MM"),
-    (["courses", "--c2-start=-1:30"], "argument --c2-start: expected a time of day from 00:00 to 23:59"),
-    (["spinach", "--eval", "--limit", "0"], "argument --limit: must be at least 1, got 0"),
-    (["spinach", "--eval", "--limit", "-1"], "argument --limit: must be at least 1, got -1"),
-    (["hybridqa", "--eval", "--limit", "0"], "argument --limit: must be at least 1, got 0"),
-    (["--seed", "abc", "sql", "SELECT 1"], "argument --seed: invalid int value: 'abc'"),
-    (["--latency", "nan", "sql", "SELECT 1"], "invalid setting sim_latency_s"),
-    (["sql", "SELECT 1", "--bogus"], "unrecognized arguments: --bogus"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["ask", ""], "the question is empty"),
+        (["ask", "Show me cafés", "   "], "the question is empty"),
+        (["ask", "x" * 1_000_000], "the question is 1,000,000 characters long; the most accepted is 100,000"),
+        (["spinach", ""], "the question is empty"),
+        (["spinach", "x" * 1_000_000], "the question is 1,000,000 characters long"),
+        (["hybridqa", "--ask", "", "--table", ""], "the question of --ask is empty"),
+        (["hybridqa", "--ask", "x" * 1_000_000, "--table", "t"], "1,000,000 characters long"),
+        (["suql", "--workload", "--queries", "-5"], "argument --queries: must be at least 1, got -5"),
+        (["suql", "--workload", "--queries", "0"], "argument --queries: must be at least 1, got 0"),
+        (
+            ["suql", "--workload", "--queries", "100000000"],
+            "argument --queries: must be at most 1,000, got 100,000,000",
+        ),
+        (["suql", "--workload", "--queries", "lots"], "argument --queries: expected a whole number, got 'lots'"),
+        (
+            ["suql", "--world", "atlantis", "SELECT 1"],
+            "unknown world 'atlantis' for --world: choose one of restaurants",
+        ),
+        (["suql", "--world", "", "SELECT 1"], "unknown world '' for --world"),
+        (["courses", "--top-k", "0"], "argument --top-k: must be at least 1, got 0"),
+        (["courses", "--top-k", "-1"], "argument --top-k: must be at least 1, got -1"),
+        (["courses", "--credit-cap", "-5"], "argument --credit-cap: must be at least 0, got -5"),
+        (["courses", "--credit-cap", "99999999999"], "argument --credit-cap: must be at most 1,000"),
+        (["courses", "--c2-start", "xx"], "argument --c2-start: expected a time as HH:MM (e.g. 16:00), got 'xx'"),
+        (
+            ["courses", "--c2-start", "25:99"],
+            "argument --c2-start: expected a time of day from 00:00 to 23:59, got '25:99'",
+        ),
+        (["courses", "--c2-start", ""], "argument --c2-start: expected a time as HH:MM"),
+        (["courses", "--c2-start", "10:"], "argument --c2-start: expected a time as HH:MM"),
+        (["courses", "--c2-start=-1:30"], "argument --c2-start: expected a time of day from 00:00 to 23:59"),
+        (["spinach", "--eval", "--limit", "0"], "argument --limit: must be at least 1, got 0"),
+        (["spinach", "--eval", "--limit", "-1"], "argument --limit: must be at least 1, got -1"),
+        (["hybridqa", "--eval", "--limit", "0"], "argument --limit: must be at least 1, got 0"),
+        (["--seed", "abc", "sql", "SELECT 1"], "argument --seed: invalid int value: 'abc'"),
+        (["--latency", "nan", "sql", "SELECT 1"], "invalid setting sim_latency_s"),
+        (["sql", "SELECT 1", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
 def test_bad_arguments(capsys, argv, message):
     assert message in refused(capsys, *argv)
 
@@ -345,7 +382,9 @@ def test_help_of_every_command_exits_0(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
     commands = [a for a in _parser()._subparsers._group_actions[0].choices]
-    assert {"ask", "sql", "suql", "courses", "sparql", "score", "spinach", "hybridqa", "lab", "screenshots"} <= set(commands)
+    assert {"ask", "sql", "suql", "courses", "sparql", "score", "spinach", "hybridqa", "lab", "screenshots"} <= set(
+        commands
+    )
     for command in commands:
         code, out, _ = run(capsys, command, "--help")
         assert code == 0 and out.startswith(f"usage: cs224v-tui {command}")
@@ -356,7 +395,9 @@ def test_help_of_every_command_exits_0(capsys):
 
 def _cli(*argv: bytes) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C.UTF-8", "CS224V_CACHE_ENABLED": "false"}
-    return subprocess.run([sys.executable.encode(), b"-m", b"tui.cli", *argv], capture_output=True, env=env, timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable.encode(), b"-m", b"tui.cli", *argv], capture_output=True, env=env, timeout=120, cwd=ROOT
+    )
 
 
 def test_real_argv_bytes_that_are_not_utf8():
@@ -364,7 +405,9 @@ def test_real_argv_bytes_that_are_not_utf8():
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr == b"cs224v-tui: argument SQL: it is not valid UTF-8 (the byte 0xff)\n"
     done = _cli(b"sparql", b"SELECT * WHERE { ?s ?p 'caf\xe9' }", b"--json")
-    assert done.returncode == 2 and json.loads(done.stdout) == {"error": "argument QUERY: it is not valid UTF-8 (the byte 0xe9)"}
+    assert done.returncode == 2 and json.loads(done.stdout) == {
+        "error": "argument QUERY: it is not valid UTF-8 (the byte 0xe9)"
+    }
 
 
 def test_real_argv_file_names_may_hold_any_bytes(tmp_path):

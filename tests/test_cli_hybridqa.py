@@ -1,4 +1,5 @@
 """The hybridqa command: evaluation JSON, real tables, one question; clear messages, no traceback."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ def test_eval_json_on_a_few_tables(capsys):
     assert {"questions", "em", "f1", "judged", "by_type", "errors", "answer_calls"} <= set(data)
     assert data["questions"] == 18 and list(data["by_type"]) == ["I", "II", "III", "IV", "V", "VI"]
     assert data["improvements"] == {"fallback": True, "retry": True}
-    assert {"format variant", "gold incomplete", "gold wrong", "wrong column", "no result", "reader error"} <= set(data["errors"])
+    assert {"format variant", "gold incomplete", "gold wrong", "wrong column", "no result", "reader error"} <= set(
+        data["errors"]
+    )
 
 
 def test_eval_without_the_improvements(capsys):

@@ -1,4 +1,5 @@
 """The knowledge-graph commands: sparql, sparql --check-dialect, score, spinach."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,12 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_sparql_json_rows(capsys):
-    code, out, _ = run(capsys, "sparql", 'SELECT ?m ?mLabel WHERE { ?m wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } } LIMIT 2', "--json")
+    code, out, _ = run(
+        capsys,
+        "sparql",
+        'SELECT ?m ?mLabel WHERE { ?m wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } } LIMIT 2',
+        "--json",
+    )
     data = json.loads(out)
     assert code == 0 and data["feedback"] == "rows" and len(data["rows"]) == 2
     assert set(data["rows"][0]) == {"m", "mLabel"}
@@ -67,8 +73,16 @@ def test_score(capsys, tmp_path):
     pred = tmp_path / "pred.json"
     gold = tmp_path / "gold.json"
     pred.write_text(json.dumps([{"a": u("A"), "b": u("x")}, {"a": u("B"), "b": u("z")}, {"a": u("D"), "b": u("w")}]))
-    gold.write_text(json.dumps({"head": {"vars": ["a", "b"]}, "results": {"bindings": [
-        {"a": u("A"), "b": u("x")}, {"a": u("B"), "b": u("y")}, {"a": u("C"), "b": u("z")}]}}))
+    gold.write_text(
+        json.dumps(
+            {
+                "head": {"vars": ["a", "b"]},
+                "results": {
+                    "bindings": [{"a": u("A"), "b": u("x")}, {"a": u("B"), "b": u("y")}, {"a": u("C"), "b": u("z")}]
+                },
+            }
+        )
+    )
     code, out, _ = run(capsys, "score", str(pred), str(gold), "--json")
     data = json.loads(out)
     assert code == 0 and data["em"] == 0 and data["f1"] == pytest.approx(3 / 5.5)
@@ -80,7 +94,9 @@ def test_score(capsys, tmp_path):
 
 def test_spinach_question_and_save(capsys, tmp_path):
     path = tmp_path / "t.json"
-    code, out, _ = run(capsys, "spinach", "What is the highest mountain in Pallasca, and how high is it?", "--save", str(path))
+    code, out, _ = run(
+        capsys, "spinach", "What is the highest mountain in Pallasca, and how high is it?", "--save", str(path)
+    )
     assert code == 0 and "finished: stop" in out and "final SPARQL" in out and "search_wikidata" in out
     saved = json.loads(path.read_text())
     assert saved["question"].startswith("What is the highest") and saved["steps"]

@@ -1,5 +1,6 @@
 """`cs224v-tui … --backend openai --base-url URL --model M`: the CLI end to end against a stub
 OpenAI-compatible chat-completions server on 127.0.0.1 (tests/engines/llm/openai_stub.py)."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,9 @@ def run(capsys, *argv):
 
 
 def test_suql_runs_its_per_row_calls_on_the_server(stub, capsys):
-    code, out, err = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M", "--json", "--yes")
+    code, out, err = run(
+        capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M", "--json", "--yes"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert len(result["rows"]) == 3
@@ -39,10 +42,14 @@ def test_suql_runs_its_per_row_calls_on_the_server(stub, capsys):
     assert all("is it romantic?" in r["messages"][1]["content"] for r in stub.requests)
     # the answers were cached under this server and model: a second run asks nothing
     before = len(stub.requests)
-    code, out, _ = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M", "--json", "--yes")
+    code, out, _ = run(
+        capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M", "--json", "--yes"
+    )
     assert code == 0 and len(json.loads(out)["rows"]) == 3 and len(stub.requests) == before
     # another model is another cache key
-    code, out, _ = run(capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M2", "--json", "--yes")
+    code, out, _ = run(
+        capsys, "suql", QUERY, "--backend", "openai", "--base-url", stub.url, "--model", "M2", "--json", "--yes"
+    )
     assert code == 0 and len(stub.requests) > before
 
 
@@ -55,11 +62,14 @@ def test_the_environment_chooses_the_server_as_the_flags_do(stub, capsys, monkey
     assert {r["model"] for r in stub.requests} == {"env-model"}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--base-url", "http://127.0.0.1:1/v1"], "--base-url is for --backend openai"),
-    (["--model", "M"], "--model names a real model"),
-    (["--backend", "openai", "--base-url", "ftp://x"], "openai_base_url"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--base-url", "http://127.0.0.1:1/v1"], "--base-url is for --backend openai"),
+        (["--model", "M"], "--model names a real model"),
+        (["--backend", "openai", "--base-url", "ftp://x"], "openai_base_url"),
+    ],
+)
 def test_flags_that_cannot_apply_are_refused(capsys, argv, message):
     code, out, err = run(capsys, "suql", QUERY, *argv)
     assert code == 2 and message in out + err and "Traceback" not in err
@@ -73,6 +83,15 @@ def test_a_server_that_is_not_running_is_a_clear_error(capsys, monkeypatch):
 
 
 def test_a_large_run_on_a_local_model_asks_first_without_calling_it_paid(stub, capsys):
-    code, _out, err = run(capsys, "suql", "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
-                          "--backend", "openai", "--base-url", stub.url, "--model", "M")
+    code, _out, err = run(
+        capsys,
+        "suql",
+        "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
+        "--backend",
+        "openai",
+        "--base-url",
+        stub.url,
+        "--model",
+        "M",
+    )
     assert code == 2 and "LLM calls to the openai backend" in err and "paid" not in err and not stub.requests

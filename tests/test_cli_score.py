@@ -1,5 +1,6 @@
 """``score``'s maths (issue 10 item 5): the vectorised recall matrix gives exactly the scores of the
 pair-by-pair definition, and tables beyond the bound are refused by the metric itself."""
+
 from __future__ import annotations
 
 import random

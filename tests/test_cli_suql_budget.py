@@ -1,6 +1,7 @@
 """`cs224v-tui suql` with a paid backend: a query expected to exceed CS224V_SUQL_CONFIRM_CALLS is refused
 before any call unless --yes is given; the per-query budget's message reaches the output.  Hermetic:
 the claude backend gets a dummy key and points at a closed port on 127.0.0.1."""
+
 from __future__ import annotations
 
 import json

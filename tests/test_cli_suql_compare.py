@@ -1,5 +1,6 @@
 """`cs224v-tui suql --compare QUERY`: the query in all six modes, as a table or JSON; exit 0 when every mode
 ran, 1 when one failed, 2 for bad input.  Hermetic: the paid backend points at a closed port on 127.0.0.1."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,10 @@ import pytest
 
 from tui.cli import main
 
-ROMANTIC = ("SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') "
-            "= 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3")
+ROMANTIC = (
+    "SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') "
+    "= 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3"
+)
 
 
 def run(capsys, *argv):
@@ -38,7 +41,18 @@ def test_compare_table(capsys):
     code, out, _ = run(capsys, "suql", "--compare", ROMANTIC)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["mode", "answer()", "summary()", "cached", "examined", "rows", "verify", "=", "A", "wall"]
+    assert lines[0].split() == [
+        "mode",
+        "answer()",
+        "summary()",
+        "cached",
+        "examined",
+        "rows",
+        "verify",
+        "=",
+        "A",
+        "wall",
+    ]
     table = {line.split()[0]: line.split() for line in lines[1:7]}
     assert list(table) == list("ABCDEF")
     assert table["A"][7] == "ref" and [table[m][7] for m in "BCDE"] == ["yes"] * 4
@@ -47,13 +61,18 @@ def test_compare_table(capsys):
     assert "LIMIT without ORDER BY" not in out
 
 
-@pytest.mark.parametrize("argv, said", [
-    (["suql", "--compare"], "--compare compares the modes on one QUERY"),
-    (["suql", "--compare", "--workload"], "--compare compares the modes on one QUERY"),
-    (["suql", "--compare", "SELECT name FROM restaurants WHERE answer(reviews) = 'Yes'"],
-     "answer() takes a text and a question"),
-    (["suql", "--compare", "DROP TABLE restaurants"], "DROP TABLE statements are refused"),
-])
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["suql", "--compare"], "--compare compares the modes on one QUERY"),
+        (["suql", "--compare", "--workload"], "--compare compares the modes on one QUERY"),
+        (
+            ["suql", "--compare", "SELECT name FROM restaurants WHERE answer(reviews) = 'Yes'"],
+            "answer() takes a text and a question",
+        ),
+        (["suql", "--compare", "DROP TABLE restaurants"], "DROP TABLE statements are refused"),
+    ],
+)
 def test_bad_input_exits_2(capsys, argv, said):
     code, out, err = run(capsys, *argv)
     assert code == 2 and said in err and out == "" and "Traceback" not in err

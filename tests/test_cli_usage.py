@@ -1,6 +1,7 @@
 """Every ``--json`` output of a command that calls a model carries ``"usage"``: the tokens the API
 reported (claude, against the stub Messages API on 127.0.0.1 through ANTHROPIC_BASE_URL) or the
 sim's estimate on its rendered prompts, and the estimated cost from the settings' price table."""
+
 from __future__ import annotations
 
 import json
@@ -64,7 +65,11 @@ def test_a_claude_run_reports_the_api_s_usage_and_its_cost(capsys, monkeypatch) 
         assert calls > 0
         usage = data["usage"]
         assert usage["estimated"] is False
-        assert (usage["input_tokens"], usage["output_tokens"], usage["cached_input_tokens"]) == (100 * calls, 5 * calls, 60 * calls)
+        assert (usage["input_tokens"], usage["output_tokens"], usage["cached_input_tokens"]) == (
+            100 * calls,
+            5 * calls,
+            60 * calls,
+        )
         price = Settings().llm_prices[Settings().claude_row_model]  # answer() is a per-row call
         expected = calls * (40 * price.input + 60 * price.cache_read + 5 * price.output) / 1e6
         assert usage["cost_usd"] == pytest.approx(expected, abs=1e-6)

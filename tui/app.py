@@ -16,6 +16,7 @@ and put the cursor in its question box or editor (press it again to jump back th
 restores it, ``F1`` (or ``?`` outside text boxes) the help, ``Ctrl+P`` the command
 palette, ``Ctrl+Q`` quits.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -116,10 +117,15 @@ def _tab_bindings() -> list[Binding]:
     for n, (key, spec) in enumerate(zip(TAB_KEYS, AREAS)):
         # the footer shows one entry for the row of tab keys ("F2-F6 Tabs"), the help every key
         bindings.append(
-            Binding(key, f"show_tab('{spec.id}')", "Tabs" if n == 0 else spec.title,
-                    key_display=f"{TAB_KEYS[0].upper()}-{TAB_KEYS[-1].upper()}" if n == 0 else key.upper(),
-                    priority=True, show=n == 0,
-                    tooltip=f"Show the {spec.title} tab and put the cursor in its question box or editor.")
+            Binding(
+                key,
+                f"show_tab('{spec.id}')",
+                "Tabs" if n == 0 else spec.title,
+                key_display=f"{TAB_KEYS[0].upper()}-{TAB_KEYS[-1].upper()}" if n == 0 else key.upper(),
+                priority=True,
+                show=n == 0,
+                tooltip=f"Show the {spec.title} tab and put the cursor in its question box or editor.",
+            )
         )
     return bindings
 
@@ -128,22 +134,37 @@ def key_map() -> list[tuple[str, str]]:
     """The app-wide keys, as the help lists them: (keys, what they do)."""
     tabs = ", ".join(f"{key.upper()} = {spec.title}" for key, spec in zip(TAB_KEYS, AREAS))
     return [
-        (f"{TAB_KEYS[0].upper()} … {TAB_KEYS[-1].upper()}",
-         (f"show a tab ({tabs}) and put the cursor in its question box or editor; press it again to jump back "
-          "there. Works while typing; never typed")),
+        (
+            f"{TAB_KEYS[0].upper()} … {TAB_KEYS[-1].upper()}",
+            (
+                f"show a tab ({tabs}) and put the cursor in its question box or editor; press it again to jump back "
+                "there. Works while typing; never typed"
+            ),
+        ),
         ("Ctrl+PgDn / Ctrl+PgUp", "next / previous tab, from anywhere"),
         ("F8", "maximise the focused pane (or the pane it sits in) to the whole screen; F8 again restores it"),
         ("F1", "this help, from anywhere (Esc or F1 closes it); ? opens it too where the focus is not in a text box"),
-        ("Ctrl+P", ("command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM*; "
-                    "a command of another tab shows that tab first")),
+        (
+            "Ctrl+P",
+            (
+                "command palette: type *Restaurants*, *SUQL*, *HybridQA*, *Knowledge graph*, *Lab* or *LLM*; "
+                "a command of another tab shows that tab first"
+            ),
+        ),
         ("Tab / Shift+Tab", "move the focus; the focused pane's border lights up"),
         ("Ctrl+Q", "quit"),
     ]
 
 
 KEYS_BOUND: dict[str, str] = {
-    "F1": "f1", "F8": "f8", "Ctrl+P": "ctrl+p", "Ctrl+Q": "ctrl+q",
-    "Ctrl+PgDn": "ctrl+pagedown", "Ctrl+PgUp": "ctrl+pageup", "Tab": "tab", "Shift+Tab": "shift+tab",
+    "F1": "f1",
+    "F8": "f8",
+    "Ctrl+P": "ctrl+p",
+    "Ctrl+Q": "ctrl+q",
+    "Ctrl+PgDn": "ctrl+pagedown",
+    "Ctrl+PgUp": "ctrl+pageup",
+    "Tab": "tab",
+    "Shift+Tab": "shift+tab",
 }
 """How key_map spells the keys it names, as Textual names them (the help test reads this)."""
 
@@ -167,20 +188,52 @@ class CS224VApp(App[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         *_tab_bindings(),
-        Binding("f1", "help", "Help", key_display="F1", priority=True,
-                tooltip="Open (or close) the help, even while typing."),
+        Binding(
+            "f1",
+            "help",
+            "Help",
+            key_display="F1",
+            priority=True,
+            tooltip="Open (or close) the help, even while typing.",
+        ),
         # Same action where no text box takes "?" (not shown: the footer shows F1).
-        Binding("question_mark", "help", "Help", key_display="?", show=False,
-                tooltip="Open the help: what this tab shows, the keys, the backend."),
-        Binding("f8", "toggle_maximize", "Max", key_display="F8", priority=True,
-                tooltip="Maximise the focused pane to the whole screen, or restore it."),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            key_display="?",
+            show=False,
+            tooltip="Open the help: what this tab shows, the keys, the backend.",
+        ),
+        Binding(
+            "f8",
+            "toggle_maximize",
+            "Max",
+            key_display="F8",
+            priority=True,
+            tooltip="Maximise the focused pane to the whole screen, or restore it.",
+        ),
         # not in the footer (80 columns hold the tab's keys first); the help and the palette list it
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False, tooltip="Quit the app."),
         # Tabs in order, from anywhere.
-        Binding("ctrl+pagedown", "cycle_tab(1)", "Next tab", key_display="^PgDn", priority=True, show=False,
-                tooltip="Show the next tab, even while typing."),
-        Binding("ctrl+pageup", "cycle_tab(-1)", "Previous tab", key_display="^PgUp", priority=True, show=False,
-                tooltip="Show the previous tab, even while typing."),
+        Binding(
+            "ctrl+pagedown",
+            "cycle_tab(1)",
+            "Next tab",
+            key_display="^PgDn",
+            priority=True,
+            show=False,
+            tooltip="Show the next tab, even while typing.",
+        ),
+        Binding(
+            "ctrl+pageup",
+            "cycle_tab(-1)",
+            "Previous tab",
+            key_display="^PgUp",
+            priority=True,
+            show=False,
+            tooltip="Show the previous tab, even while typing.",
+        ),
     ]
 
     def __init__(
@@ -392,7 +445,9 @@ class CS224VApp(App[None]):
             self.notify(f"The simulated calls already take {seconds:g} s.", title="LLM")
             return
         if any(area.is_busy for area in self.areas):
-            self.notify("A query is running: press Esc to cancel it, then change the latency.", title="LLM", severity="warning")
+            self.notify(
+                "A query is running: press Esc to cancel it, then change the latency.", title="LLM", severity="warning"
+            )
             return
         self._switch_settings({"sim_latency_s": seconds}, name="use-latency")
 
@@ -435,8 +490,11 @@ class CS224VApp(App[None]):
         """Every "Area: action" entry: the LLM switch, then the active tab's, then the others'."""
         for backend in BACKENDS:
             current = " (current)" if backend == self.settings.backend else ""
-            what = ("the seeded simulated LLM (offline, repeatable)" if backend == "sim"
-                    else f"Claude ({self.settings.claude_model}); needs ANTHROPIC_API_KEY")
+            what = (
+                "the seeded simulated LLM (offline, repeatable)"
+                if backend == "sim"
+                else f"Claude ({self.settings.claude_model}); needs ANTHROPIC_API_KEY"
+            )
             yield PaletteCommand(
                 f"LLM: use {backend}{current}",
                 f"Rebuild the sessions with {what}; the dialogue is kept.",
@@ -458,13 +516,19 @@ class CS224VApp(App[None]):
             if area is active:
                 continue
             if area is None:
-                yield PaletteCommand(f"{spec.title}: open the tab", f"Show the {spec.title} tab (its commands come with it).",
-                                     lambda t=spec.id: self.action_show_tab(t))
+                yield PaletteCommand(
+                    f"{spec.title}: open the tab",
+                    f"Show the {spec.title} tab (its commands come with it).",
+                    lambda t=spec.id: self.action_show_tab(t),
+                )
                 continue
             for command in area.commands():
                 # a command of another tab shows that tab first
-                yield PaletteCommand(command.title, command.help,
-                                     lambda t=spec.id, run=command.callback: (self.action_show_tab(t), run())[-1])
+                yield PaletteCommand(
+                    command.title,
+                    command.help,
+                    lambda t=spec.id, run=command.callback: (self.action_show_tab(t), run())[-1],
+                )
 
 
 def run_app(settings: Settings) -> None:

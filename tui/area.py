@@ -12,6 +12,7 @@ results to :meth:`WorkArea.worker_succeeded` and turns *any* error into a visibl
 error inside the tab through :meth:`WorkArea.worker_failed` — a failing query
 never ends the app.
 """
+
 from __future__ import annotations
 
 import threading

@@ -10,6 +10,7 @@ Each area's subcommands live in one module of ``tui.commands`` (listed in
 that take ``(settings, args)`` and return an exit code.  Engines are imported
 lazily, so ``--help`` is instant and headless commands never load textual.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,14 @@ from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadIn
 
 REPORT_HINT = "this is a bug in cs224v-tui; please report it with the command line that caused it"
 
-COMMAND_MODULES = ("tui.commands.restaurants", "tui.commands.suql", "tui.commands.courses", "tui.commands.kg", "tui.commands.hybridqa", "tui.commands.lab")
+COMMAND_MODULES = (
+    "tui.commands.restaurants",
+    "tui.commands.suql",
+    "tui.commands.courses",
+    "tui.commands.kg",
+    "tui.commands.hybridqa",
+    "tui.commands.lab",
+)
 
 
 def _common_options() -> argparse.ArgumentParser:
@@ -31,15 +39,28 @@ def _common_options() -> argparse.ArgumentParser:
     # overwriting a value given before it with its own default.
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
     g = common.add_argument_group("LLM and data (also settable as CS224V_* environment variables)")
-    g.add_argument("--backend", choices=("sim", "claude", "openai"),
-                   help="the LLM: sim (offline, default), claude (needs ANTHROPIC_API_KEY) or openai (any OpenAI-compatible "
-                        "server: Ollama, vLLM, llama.cpp, LM Studio)")
-    g.add_argument("--base-url", dest="base_url", metavar="URL",
-                   help="openai backend: the server's base URL, up to /v1 (default http://localhost:11434/v1, Ollama)")
-    g.add_argument("--model", metavar="MODEL", help="the model of the real backend (openai: both roles; claude: the planner role)")
+    g.add_argument(
+        "--backend",
+        choices=("sim", "claude", "openai"),
+        help="the LLM: sim (offline, default), claude (needs ANTHROPIC_API_KEY) or openai (any OpenAI-compatible "
+        "server: Ollama, vLLM, llama.cpp, LM Studio)",
+    )
+    g.add_argument(
+        "--base-url",
+        dest="base_url",
+        metavar="URL",
+        help="openai backend: the server's base URL, up to /v1 (default http://localhost:11434/v1, Ollama)",
+    )
+    g.add_argument(
+        "--model", metavar="MODEL", help="the model of the real backend (openai: both roles; claude: the planner role)"
+    )
     g.add_argument("--seed", type=int, help="seed of the simulated LLM (default 224)")
     g.add_argument("--latency", type=float, metavar="SECONDS", help="simulated seconds per LLM call (sim backend)")
-    g.add_argument("--classify", choices=("exact", "similarity", "llm_all", "retrieve_llm"), help="how enum values are classified (default llm_all)")
+    g.add_argument(
+        "--classify",
+        choices=("exact", "similarity", "llm_all", "retrieve_llm"),
+        help="how enum values are classified (default llm_all)",
+    )
     g.add_argument("--no-cache", action="store_true", help="do not read or write the persistent answer cache")
     return common
 
@@ -55,8 +76,12 @@ def _parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
     shots = sub.add_parser("screenshots", parents=[common], help="write an SVG screenshot of every tab")
-    shots.add_argument("--out", type=Path, default=Path("screenshots"),
-                       help="folder for the SVG files (default: screenshots/); created if its parent folder exists")
+    shots.add_argument(
+        "--out",
+        type=Path,
+        default=Path("screenshots"),
+        help="folder for the SVG files (default: screenshots/); created if its parent folder exists",
+    )
     shots.set_defaults(handler=_screenshots)
     return p
 
@@ -154,7 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        print(f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})", file=sys.stderr)
+        print(
+            f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

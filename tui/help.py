@@ -1,4 +1,5 @@
 """The help screen: what the current tab shows, the keys, how to switch the LLM backend."""
+
 from __future__ import annotations
 
 from textual.app import ComposeResult

@@ -17,6 +17,7 @@ call.  Elapsed time and latencies come from the app's injected clock.
 With the simulated LLM a real table can be browsed but not run: the simulated reader
 knows only the generated worlds (the session says so, and the tab shows its message).
 """
+
 from __future__ import annotations
 
 import threading
@@ -50,11 +51,14 @@ QUESTION_CHARS = 200
 RUN_HINT = "Ctrl+J (or Enter in the list) runs it"
 PLAN_HINT = Content.styled(
     "Run a question to see how the SUQL compiler plans the parser's query: the table conditions first, "
-    "then the answer() calls on the passages of the rows they leave.", "$foreground-muted italic")
+    "then the answer() calls on the passages of the rows they leave.",
+    "$foreground-muted italic",
+)
 SUQL_HINT = Content.styled(
     "The parser sees the question and the table's schema only (zero-shot), and writes SUQL. "
     "When nothing comes back it parses again, shown the queries that failed (at most 2 retries).",
-    "$foreground-muted italic")
+    "$foreground-muted italic",
+)
 
 ERROR_CLASS_NOTES: dict[str, str] = {
     "format variant": "the gold's answer in another form — the evaluation's fault",
@@ -109,8 +113,11 @@ class HybridArea(WorkArea):
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
     TITLE = "HybridQA"
-    BUSY_REASONS = {"ask": "a question is running (Esc cancels it)", "open": "the tables are being opened",
-                    "reopen": "the session is being rebuilt"}
+    BUSY_REASONS = {
+        "ask": "a question is running (Esc cancels it)",
+        "open": "the tables are being opened",
+        "reopen": "the session is being rebuilt",
+    }
     HELP = """\
 ## HybridQA — questions over tables with linked passages (lecture 7 §6)
 
@@ -155,20 +162,47 @@ table or question.
 """
 
     BINDINGS = [
-        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
-                tooltip="Run the chosen question through the pipeline (Ctrl+J for terminals without Ctrl+Enter)."),
-        Binding("escape", "cancel", "Cancel",
-                tooltip="Cancel the running question: the engine makes no further LLM call."),
-        Binding("f", "toggle('fallback')", "Fallback",
-                tooltip="Switch improvement 1 on or off: answer() tries the row's other passage columns."),
-        Binding("r", "toggle('retry')", "Retry",
-                tooltip="Switch improvement 2 on or off: parse again when nothing comes back."),
-        Binding("s", "switch_source", "Source",
-                tooltip="Switch between the generated tables and the real HybridQA tables."),
-        Binding("left_square_bracket", "step_table(-1)", "Prev table", key_display="[", show=False,
-                tooltip="Show the previous table."),
-        Binding("right_square_bracket", "step_table(1)", "Next table", key_display="]", show=False,
-                tooltip="Show the next table ([ shows the previous one)."),
+        Binding(
+            "ctrl+enter,ctrl+j",
+            "run",
+            "Run",
+            key_display="^⏎/^J",
+            tooltip="Run the chosen question through the pipeline (Ctrl+J for terminals without Ctrl+Enter).",
+        ),
+        Binding(
+            "escape", "cancel", "Cancel", tooltip="Cancel the running question: the engine makes no further LLM call."
+        ),
+        Binding(
+            "f",
+            "toggle('fallback')",
+            "Fallback",
+            tooltip="Switch improvement 1 on or off: answer() tries the row's other passage columns.",
+        ),
+        Binding(
+            "r",
+            "toggle('retry')",
+            "Retry",
+            tooltip="Switch improvement 2 on or off: parse again when nothing comes back.",
+        ),
+        Binding(
+            "s", "switch_source", "Source", tooltip="Switch between the generated tables and the real HybridQA tables."
+        ),
+        Binding(
+            "left_square_bracket",
+            "step_table(-1)",
+            "Prev table",
+            key_display="[",
+            show=False,
+            tooltip="Show the previous table.",
+        ),
+        Binding(
+            "right_square_bracket",
+            "step_table(1)",
+            "Next table",
+            key_display="]",
+            show=False,
+            tooltip="Show the next table ([ shows the previous one).",
+        ),
     ]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
@@ -195,21 +229,33 @@ table or question.
         with Horizontal(id="hqa-columns"):
             with Vertical(id="hqa-left"):
                 with Horizontal(id="hqa-controls"):
-                    source = Select([(s, s) for s in SOURCES], value=self.source, allow_blank=False, compact=True,
-                                    id="hqa-source")
+                    source = Select(
+                        [(s, s) for s in SOURCES], value=self.source, allow_blank=False, compact=True, id="hqa-source"
+                    )
                     source.border_title = "Source · s"
-                    source.tooltip = ("generated: the 50 flag-bearer tables · "
-                                      "real: the HybridQA dev tables (claude runs them)")
+                    source.tooltip = (
+                        "generated: the 50 flag-bearer tables · real: the HybridQA dev tables (claude runs them)"
+                    )
                     yield source
                     table = Select([], prompt="opening…", compact=True, id="hqa-table")
                     table.border_title = "Table · [ ]"
                     yield table
                 with Horizontal(id="hqa-switches"):
-                    yield Checkbox("fallback (f)", self.fallback, compact=True, id="hqa-fallback",
-                                   tooltip="Improvement 1: when answer() finds nothing in the column the parser chose, "
-                                           "read the row's other passage columns.")
-                    yield Checkbox("retry (r)", self.retry, compact=True, id="hqa-retry",
-                                   tooltip="Improvement 2: when nothing comes back, parse again (at most twice).")
+                    yield Checkbox(
+                        "fallback (f)",
+                        self.fallback,
+                        compact=True,
+                        id="hqa-fallback",
+                        tooltip="Improvement 1: when answer() finds nothing in the column the parser chose, "
+                        "read the row's other passage columns.",
+                    )
+                    yield Checkbox(
+                        "retry (r)",
+                        self.retry,
+                        compact=True,
+                        id="hqa-retry",
+                        tooltip="Improvement 2: when nothing comes back, parse again (at most twice).",
+                    )
                 questions = OptionList(id="hqa-questions")
                 questions.border_title = "Questions · Enter runs"
                 yield questions
@@ -303,10 +349,15 @@ table or question.
             return False
         if session.simulated_on_real:
             self._show_notice()
-            self.notify("The simulated LLM knows only the generated tables: real ones run with claude "
-                        "(Ctrl+P → LLM: use claude).", title="HybridQA: not run", severity="warning")
-            self._set_status("not run — the simulated LLM knows only the generated tables; "
-                             "switch to claude (Ctrl+P → LLM)", "error")
+            self.notify(
+                "The simulated LLM knows only the generated tables: real ones run with claude "
+                "(Ctrl+P → LLM: use claude).",
+                title="HybridQA: not run",
+                severity="warning",
+            )
+            self._set_status(
+                "not run — the simulated LLM knows only the generated tables; switch to claude (Ctrl+P → LLM)", "error"
+            )
             return False
         if question is not self._question:
             self.choose_question(question.question_id)
@@ -483,36 +534,50 @@ table or question.
         what = f"“{truncate(question.question, 60)}”" if question else "the chosen question"
         yield PaletteCommand("HybridQA: run the chosen question", f"Runs {what} (Ctrl+J).", self.run_question)
         if self.is_busy:
-            yield PaletteCommand("HybridQA: cancel the running question", "No further LLM call is made (Esc).",
-                                 self.cancel)
+            yield PaletteCommand(
+                "HybridQA: cancel the running question", "No further LLM call is made (Esc).", self.cancel
+            )
         for source in SOURCES:
             current = " (current)" if source == self.source else ""
-            what = ("the 50 generated flag-bearer tables" if source == "generated"
-                    else "the real HybridQA dev tables (they run with the claude backend)")
-            yield PaletteCommand(f"HybridQA: source {source}{current}", f"Show {what} (s).",
-                                 lambda s=source: self.set_source(s))
-        for name, help_text in (("fallback", "answer() tries the row's other passage columns"),
-                                ("retry", "parse again when nothing comes back")):
+            what = (
+                "the 50 generated flag-bearer tables"
+                if source == "generated"
+                else "the real HybridQA dev tables (they run with the claude backend)"
+            )
+            yield PaletteCommand(
+                f"HybridQA: source {source}{current}", f"Show {what} (s).", lambda s=source: self.set_source(s)
+            )
+        for name, help_text in (
+            ("fallback", "answer() tries the row's other passage columns"),
+            ("retry", "parse again when nothing comes back"),
+        ):
             on = getattr(self, name)
-            yield PaletteCommand(f"HybridQA: switch the {name} {'off' if on else 'on'}",
-                                 f"Improvement {'1' if name == 'fallback' else '2'}: {help_text} ({name[0]}).",
-                                 lambda n=name, v=not on: self.set_improvement(n, v))
-        yield PaletteCommand("HybridQA: focus the questions", "Choose with ↑/↓, run with Enter.",
-                             self.focus_default)
-        yield PaletteCommand("HybridQA: focus the rows", "Highlight a linked (underlined) cell to read its passage.",
-                             self._focus_rows)
+            yield PaletteCommand(
+                f"HybridQA: switch the {name} {'off' if on else 'on'}",
+                f"Improvement {'1' if name == 'fallback' else '2'}: {help_text} ({name[0]}).",
+                lambda n=name, v=not on: self.set_improvement(n, v),
+            )
+        yield PaletteCommand("HybridQA: focus the questions", "Choose with ↑/↓, run with Enter.", self.focus_default)
+        yield PaletteCommand(
+            "HybridQA: focus the rows", "Highlight a linked (underlined) cell to read its passage.", self._focus_rows
+        )
         if self._table is not None:
             for q in self._table.questions:
                 kind = f"type {q.qtype}" if q.qtype else "real"
-                yield PaletteCommand(f"HybridQA: question ({kind}) — {truncate(q.question, 70)}", f"gold: {q.gold}",
-                                     lambda i=q.question_id: self.choose_question(i))
+                yield PaletteCommand(
+                    f"HybridQA: question ({kind}) — {truncate(q.question, 70)}",
+                    f"gold: {q.gold}",
+                    lambda i=q.question_id: self.choose_question(i),
+                )
         session = self.session
         if session is not None:
             for t in session.world.tables:
                 current = " (current)" if self._table is not None and t.name == self._table.name else ""
-                yield PaletteCommand(f"HybridQA: table {t.table_id}{current}",
-                                     f"{t.title} · {count_rows(len(t.rows))}, {len(t.questions)} questions",
-                                     lambda n=t.name: self.set_table(n))
+                yield PaletteCommand(
+                    f"HybridQA: table {t.table_id}{current}",
+                    f"{t.title} · {count_rows(len(t.rows))}, {len(t.questions)} questions",
+                    lambda n=t.name: self.set_table(n),
+                )
 
     # --- worker bodies (run in threads) ------------------------------------------------------------
 
@@ -537,18 +602,18 @@ table or question.
                 session.close()
         return Opened(source, fresh, settings)
 
-    def _ask_work(self, source: str, table: str, question: HybridQuestion, improvements: Any,
-                  cancel: threading.Event) -> Answered:
+    def _ask_work(
+        self, source: str, table: str, question: HybridQuestion, improvements: Any, cancel: threading.Event
+    ) -> Answered:
         with self._session_lock:
             session = self._sessions[source]
         with self._run_lock:
             start = self._now()
-            answer = session.pipeline.ask(table, question.question, improvements=improvements, emit=self._emit,
-                                          cancel=cancel)
+            answer = session.pipeline.ask(
+                table, question.question, improvements=improvements, emit=self._emit, cancel=cancel
+            )
             score = session.grade(question, answer)
             return Answered(table, question, answer, score, self._now() - start)
-
-
 
     # --- engine events (main thread) ---------------------------------------------------------------
 
@@ -585,8 +650,14 @@ table or question.
         elif isinstance(event, E.AttemptExecuted):
             for attempt in self._attempts:
                 if attempt["number"] == event.attempt:
-                    attempt.update(state="done", rows=event.rows, columns=event.columns, empty=event.empty,
-                                   error=event.error, answer_calls=event.answer_calls)
+                    attempt.update(
+                        state="done",
+                        rows=event.rows,
+                        columns=event.columns,
+                        empty=event.empty,
+                        error=event.error,
+                        answer_calls=event.answer_calls,
+                    )
             self._render_suql()
         elif isinstance(event, E.Retried):
             for attempt in self._attempts:
@@ -693,8 +764,11 @@ table or question.
         else:
             self._render_card()
         if self.simulated_on_real:
-            self._set_status(f"{truncate(table.table_id, 48)} — browse its rows and passages; the sim backend cannot "
-                             "run real tables (claude can)", "idle")
+            self._set_status(
+                f"{truncate(table.table_id, 48)} — browse its rows and passages; the sim backend cannot "
+                "run real tables (claude can)",
+                "idle",
+            )
         elif chosen is None:
             self._set_status(f"{table.table_id} has no questions", "idle")
 
@@ -729,8 +803,11 @@ table or question.
         self.query_one("#hqa-readback", Static).update("— (cancelled)")
         self._render_card(state="cancelled")
         c = self._counts
-        self._set_status(f"cancelled — {count_rows(c['calls'], 'LLM call')} made, "
-                         f"{count_rows(c['read'], 'passage')} read; no further calls", "cancelled")
+        self._set_status(
+            f"cancelled — {count_rows(c['calls'], 'LLM call')} made, "
+            f"{count_rows(c['read'], 'passage')} read; no further calls",
+            "cancelled",
+        )
 
     # --- view helpers -------------------------------------------------------------------------------
 
@@ -766,8 +843,16 @@ table or question.
         self._clear_error()
 
     def _reset_counts(self) -> None:
-        self._counts = {"calls": 0, "read": 0, "fallback": 0, "silent": 0, "tried": 0, "attempts": 0,
-                        "elapsed": 0.0, "running": False}
+        self._counts = {
+            "calls": 0,
+            "read": 0,
+            "fallback": 0,
+            "silent": 0,
+            "tried": 0,
+            "attempts": 0,
+            "elapsed": 0.0,
+            "running": False,
+        }
 
     @property
     def counts(self) -> dict[str, Any]:
@@ -778,7 +863,8 @@ table or question.
         c = self._counts
         muted = "$foreground-muted"
         read = counter("passages read", f"{c['read']:,}") + Content.styled(
-            f" ({c['fallback']:,} by the fallback, {c['silent']:,} said nothing)", muted)
+            f" ({c['fallback']:,} by the fallback, {c['silent']:,} said nothing)", muted
+        )
         parts = [read, counter("attempts", f"{c['attempts']}"), counter("elapsed", f"{c['elapsed']:.2f} s")]
         self.query_one("#hqa-counters", Static).update(Content("  ").join(parts))
 
@@ -796,8 +882,10 @@ table or question.
             from worlds.hybridqa import TYPE_TITLES
 
             card.border_title = f"Question · type {question.qtype}"
-            kind = Content.assemble(Content.styled(f"type {question.qtype}  ", "bold $text-accent"),
-                                    Content.styled(TYPE_TITLES.get(question.qtype, ""), "$text-accent"))
+            kind = Content.assemble(
+                Content.styled(f"type {question.qtype}  ", "bold $text-accent"),
+                Content.styled(TYPE_TITLES.get(question.qtype, ""), "$text-accent"),
+            )
         else:
             card.border_title = "Question · real HybridQA"
             kind = Content.styled("a real HybridQA dev question (the dataset does not label its type)", muted)
@@ -811,36 +899,54 @@ table or question.
         elif state == "error":
             answer = Content.styled("error — see the error pane", "$text-error")
         elif self._short is not None and (result is not None or self._running_question is not None):
-            answer = (Content.styled(self._short, "bold $text-success") if self._short
-                      else Content.styled("(nothing came back)", "italic $text-warning"))
+            answer = (
+                Content.styled(self._short, "bold $text-success")
+                if self._short
+                else Content.styled("(nothing came back)", "italic $text-warning")
+            )
         else:
             answer = Content.styled("—", muted)
             if self.simulated_on_real:
-                hint = Content.styled("not run: the simulated LLM cannot answer on real tables (see below)",
-                                      "$text-warning")
+                hint = Content.styled(
+                    "not run: the simulated LLM cannot answer on real tables (see below)", "$text-warning"
+                )
             else:
                 hint = Content.styled(f"not run yet — {RUN_HINT}", "$foreground-muted italic")
         lines = [
             kind,
             Content(truncate(question.question, QUESTION_CHARS)),
-            Content.assemble(Content.styled("answer ", muted), answer, Content.styled("   gold ", muted),
-                             Content.styled(question.gold or "—", "bold")),
+            Content.assemble(
+                Content.styled("answer ", muted),
+                answer,
+                Content.styled("   gold ", muted),
+                Content.styled(question.gold or "—", "bold"),
+            ),
         ]
         if result is not None:
             score = result.score
             em_style = "bold $text-success" if score.em == 1 else "bold $text-error"
-            scores = [Content.styled("EM ", muted), Content.styled(f"{score.em:.0f}", em_style),
-                      Content.styled("   F1 ", muted), Content.styled(f"{score.f1:.2f}", "bold"),
-                      Content.styled("   human judgement ", muted)]
+            scores = [
+                Content.styled("EM ", muted),
+                Content.styled(f"{score.em:.0f}", em_style),
+                Content.styled("   F1 ", muted),
+                Content.styled(f"{score.f1:.2f}", "bold"),
+                Content.styled("   human judgement ", muted),
+            ]
             if score.judged is None:
                 scores.append(Content.styled("— (real tables have no hidden truth)", muted))
             else:
-                scores.append(Content.styled("✓ correct", "bold $text-success") if score.judged
-                              else Content.styled("✗ wrong", "bold $text-error"))
+                scores.append(
+                    Content.styled("✓ correct", "bold $text-success")
+                    if score.judged
+                    else Content.styled("✗ wrong", "bold $text-error")
+                )
             if score.error:
                 fault = "$text-warning" if score.error in EVALUATION_CLASSES else "$text-error"
-                scores += [Content.styled("   ", muted), Content.styled(score.error, f"bold {fault}"),
-                           Content.styled(f": {ERROR_CLASS_NOTES.get(score.error, '')}", muted)]
+                scores += [
+                    Content.styled("   ", muted),
+                    Content.styled(score.error, f"bold {fault}"),
+                    Content.styled(f": {ERROR_CLASS_NOTES.get(score.error, '')}", muted),
+                ]
             lines.append(Content.assemble(*scores))
         elif hint is not None:
             lines.append(hint)
@@ -885,8 +991,11 @@ table or question.
         view.update(Content("\n").join(blocks))
         retries = len(self._attempts) - 1
         pane.border_title = f"SUQL · {count_rows(len(self._attempts), 'attempt')}"
-        pane.border_subtitle = ("no retry" if retries == 0 else
-                                f"{retries} {'retry' if retries == 1 else 'retries'} · nothing came back before")
+        pane.border_subtitle = (
+            "no retry"
+            if retries == 0
+            else f"{retries} {'retry' if retries == 1 else 'retries'} · nothing came back before"
+        )
 
     def _show_plan(self, plan: Any, attempt: int | None = None) -> None:
         self.query_one("#hqa-plan", Static).update(plan_content(plan))
@@ -930,7 +1039,6 @@ table or question.
             with self.prevent(Select.Changed):
                 select.value = self._table.name
 
-
     def _show_error(self, title: str, message: str) -> None:
         self.query_one("#hqa-error", ErrorBox).show(title, message)
 
@@ -940,8 +1048,9 @@ table or question.
 
 def _question_option(question: HybridQuestion) -> Option:
     badge = f"{question.qtype:<4}" if question.qtype else "·   "
-    return Option(Content.assemble(Content.styled(badge, "bold $text-accent"), question.question),
-                  id=question.question_id)
+    return Option(
+        Content.assemble(Content.styled(badge, "bold $text-accent"), question.question), id=question.question_id
+    )
 
 
 __all__ = ["Answered", "HybridArea", "Opened", "PassagesTable", "PipelineReported", "RowsTable"]

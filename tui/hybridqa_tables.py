@@ -1,5 +1,6 @@
 """The HybridQA tab's tables: a table's rows (linked cells underlined, the passage of the
 highlighted cell), and the LLM calls of a question (every passage read, and why)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,8 +64,10 @@ class RowsTable(DataTable):
             self.add_row(*cells, key=str(i))
         linked_from = [base_column(c) for c in table.info_columns]
         self.border_title = f"Rows · {truncate(table.title, 60)}"
-        self.border_subtitle = (f"{count_rows(len(table.rows))} · passages linked from "
-                                f"{', '.join(linked_from) if linked_from else 'no column'}")
+        self.border_subtitle = (
+            f"{count_rows(len(table.rows))} · passages linked from "
+            f"{', '.join(linked_from) if linked_from else 'no column'}"
+        )
 
     def first_linked_cell(self) -> tuple[int, int]:
         """The first cell of the first row that links to a passage (for a telling start)."""
@@ -93,24 +96,35 @@ class RowsTable(DataTable):
         values = table.rows[row]
         label = f"row {row} · {truncate(values[0] or '', 28)}" if values else f"row {row}"
         if column == 0:
-            return (f"Passage · {label}",
-                    Content.styled("the row number (its rowid); move right to a cell — linked cells are underlined",
-                                   "$foreground-muted italic"))
+            return (
+                f"Passage · {label}",
+                Content.styled(
+                    "the row number (its rowid); move right to a cell — linked cells are underlined",
+                    "$foreground-muted italic",
+                ),
+            )
         name = table.columns[column - 1]
         value = values[column - 1]
         info = linked_column(name, table.columns)
         if info is None:
             body = Content.assemble(
-                Content.styled(f"{name}: ", "bold"), value if value is not None else "NULL",
+                Content.styled(f"{name}: ", "bold"),
+                value if value is not None else "NULL",
                 Content.styled("\nno passage is linked from this column", "$foreground-muted italic"),
             )
             return f"Cell · {label}", body
         text = values[table.columns.index(info)]
         if text is None:
-            return (f"Passage · {info} · {label}",
-                    Content.assemble(Content.styled(f"{name}: ", "bold"), value or "",
-                                     Content.styled("\nthis cell links to no passage (the column is NULL here)",
-                                                    "$foreground-muted italic")))
+            return (
+                f"Passage · {info} · {label}",
+                Content.assemble(
+                    Content.styled(f"{name}: ", "bold"),
+                    value or "",
+                    Content.styled(
+                        "\nthis cell links to no passage (the column is NULL here)", "$foreground-muted italic"
+                    ),
+                ),
+            )
         head = Content("")
         if not is_info(name):
             head = Content.assemble(Content.styled(f"{name}: ", "bold"), value or "", "\n")
@@ -148,11 +162,23 @@ class PassagesTable(RowCursor, DataTable):
     """
 
     COMPONENT_CLASSES = {
-        "passages-table--yes", "passages-table--no", "passages-table--unknown", "passages-table--muted",
-        "passages-table--fallback", "passages-table--parse", "passages-table--failed",
+        "passages-table--yes",
+        "passages-table--no",
+        "passages-table--unknown",
+        "passages-table--muted",
+        "passages-table--fallback",
+        "passages-table--parse",
+        "passages-table--failed",
     }
-    COLUMNS = (("#", "id", 3), ("step", "step", 8), ("row", "row", 9), ("passage", "column", 15),
-               ("question", "question", 16), ("value", "value", 13), ("ms", "latency", 5))
+    COLUMNS = (
+        ("#", "id", 3),
+        ("step", "step", 8),
+        ("row", "row", 9),
+        ("passage", "column", 15),
+        ("question", "question", 16),
+        ("value", "value", 13),
+        ("ms", "latency", 5),
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -183,16 +209,23 @@ class PassagesTable(RowCursor, DataTable):
             line = CallLine(step, event.function, question=event.prompt)
             style = self._style("parse")
         else:
-            line = CallLine(STEP_LABELS.get(event.function, event.function), event.function,
-                            row=event.row_key or "", question=event.prompt)
+            line = CallLine(
+                STEP_LABELS.get(event.function, event.function),
+                event.function,
+                row=event.row_key or "",
+                question=event.prompt,
+            )
             style = ""
         self.lines[key] = line
         muted = self._style("muted")
         self.follow_row(
-            Text(str(len(self.lines)), justify="right"), Text(line.step, style=style),
+            Text(str(len(self.lines)), justify="right"),
+            Text(line.step, style=style),
             Text(truncate(line.row or "—", 9)),
             Text("…" if event.function == "answer" else "", style=muted),
-            Text(truncate(line.question, 16)), Text("…", style=muted), Text("…", style=muted, justify="right"),
+            Text(truncate(line.question, 16)),
+            Text("…", style=muted),
+            Text("…", style=muted, justify="right"),
             key=key,
         )
         self._update_subtitle()
@@ -232,15 +265,23 @@ class PassagesTable(RowCursor, DataTable):
 
         for key in reversed(list(self.lines)):
             line = self.lines[key]
-            if (line.function == "answer" and line.said is not None and not line.reason
-                    and line.row == (row_key or "") and line.question == question):
+            if (
+                line.function == "answer"
+                and line.said is not None
+                and not line.reason
+                and line.row == (row_key or "")
+                and line.question == question
+            ):
                 fallback = reason.startswith("fallback")
                 line.column, line.reason = column or "?", reason
                 if fallback:
                     line.step = "fallback"
                     self.update_cell(key, "step", Text("fallback", style=self._style("fallback")))
-                self.update_cell(key, "column", Text(truncate(base_column(column or "?"), 15),
-                                                     style=self._style("fallback") if fallback else ""))
+                self.update_cell(
+                    key,
+                    "column",
+                    Text(truncate(base_column(column or "?"), 15), style=self._style("fallback") if fallback else ""),
+                )
                 self._update_subtitle()
                 return key
         return None
@@ -276,18 +317,29 @@ class PassagesTable(RowCursor, DataTable):
     def detail(self, key: str | None) -> Content:
         """The highlighted call in full: row, column, question, value, why, evidence."""
         if key is None or key not in self.lines:
-            return Content.styled("the highlighted call in full — which passage, what it said, and why it was read",
-                                  "$foreground-muted italic")
+            return Content.styled(
+                "the highlighted call in full — which passage, what it said, and why it was read",
+                "$foreground-muted italic",
+            )
         line = self.lines[key]
         muted = "$foreground-muted"
         if line.function == "hybrid_parse":
-            return Content.assemble(Content.styled(f"{line.step} ", "bold"), Content.styled("→ ", muted),
-                                    sql_content(line.value) if line.value not in ("…", "") else line.value)
+            return Content.assemble(
+                Content.styled(f"{line.step} ", "bold"),
+                Content.styled("→ ", muted),
+                sql_content(line.value) if line.value not in ("…", "") else line.value,
+            )
         if line.function == "answer":
             style = verdict_style(line.value)
-            parts = [Content.styled(line.row or "—", "bold"), Content.styled(" · ", muted),
-                     Content.styled(line.column or "…", "$text-accent"), Content.styled(" · ", muted), line.question,
-                     Content.styled(" → ", muted), Content.styled(line.value, style)]
+            parts = [
+                Content.styled(line.row or "—", "bold"),
+                Content.styled(" · ", muted),
+                Content.styled(line.column or "…", "$text-accent"),
+                Content.styled(" · ", muted),
+                line.question,
+                Content.styled(" → ", muted),
+                Content.styled(line.value, style),
+            ]
             if line.reason:
                 why = line.reason if line.reason != "the query's answer()" else "read by the query's answer()"
                 why_style = "$text-warning" if line.step == "fallback" else muted
@@ -295,8 +347,12 @@ class PassagesTable(RowCursor, DataTable):
             if line.evidence:
                 parts += ["\n", Content.styled(" … ".join(line.evidence), "italic")]
             return Content.assemble(*parts)
-        return Content.assemble(Content.styled(f"{line.step} ", "bold"), Content.styled(line.question, muted),
-                                Content.styled(" → ", muted), Content.styled(line.value or "—", "bold"))
+        return Content.assemble(
+            Content.styled(f"{line.step} ", "bold"),
+            Content.styled(line.question, muted),
+            Content.styled(" → ", muted),
+            Content.styled(line.value or "—", "bold"),
+        )
 
 
 __all__ = ["CallLine", "PassagesTable", "RowsTable", "STEP_LABELS"]

@@ -10,6 +10,7 @@ numbers are measured), a progress bar while it runs, the result table, the notes
 raises ``Cancelled`` at its next step.  Results of this session are kept per (experiment, size) and
 shown again when the experiment is highlighted again.
 """
+
 from __future__ import annotations
 
 import threading
@@ -33,6 +34,7 @@ from tui.widgets import ResultsTable
 if TYPE_CHECKING:
     from engines.lab import Chart, Experiment, Table
     from engines.settings import Settings
+
 
 def _stable_plotext() -> None:
     """Make plotext draw the same picture every run.
@@ -94,8 +96,13 @@ class ExperimentTree(Tree[Any]):
     """The experiments grouped by lecture; Enter or Ctrl+J on an experiment posts :class:`RunRequested`."""
 
     BINDINGS = [
-        Binding("enter,ctrl+j", "run", "Run", key_display="⏎/^J",
-                tooltip="Run the highlighted experiment (on a lecture: fold or unfold it)."),
+        Binding(
+            "enter,ctrl+j",
+            "run",
+            "Run",
+            key_display="⏎/^J",
+            tooltip="Run the highlighted experiment (on a lecture: fold or unfold it).",
+        ),
     ]
 
     class RunRequested(Message):
@@ -329,11 +336,15 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             yield PaletteCommand(f"Lab: cancel {self._running}", "It stops at its next step (Esc).", self.cancel)
         for size in SIZES:
             current = " (current)" if size == self.run_size else ""
-            yield PaletteCommand(f"Lab: size {size}{current}", "The size of the next run (s switches).",
-                                 lambda s=size: self.set_size(s))
+            yield PaletteCommand(
+                f"Lab: size {size}{current}", "The size of the next run (s switches).", lambda s=size: self.set_size(s)
+            )
         for e in self._experiments.values():
-            yield PaletteCommand(f"Lab: run {e.name} — {e.title}", f"Lecture {e.lecture}, {e.section}; at the chosen size.",
-                                 lambda n=e.name: self.run_experiment(n))
+            yield PaletteCommand(
+                f"Lab: run {e.name} — {e.title}",
+                f"Lecture {e.lecture}, {e.section}; at the chosen size.",
+                lambda n=e.name: self.run_experiment(n),
+            )
 
     # --- events ------------------------------------------------------------------------------------
 
@@ -362,8 +373,11 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         self._running = None
         self._hide_progress()
         self._results[(result.name, result.size)] = result.table
-        self._set_status(f"done — {result.name} ({result.size}): {_count(len(result.table.rows), 'row')}, "
-                         f"{_count(len(result.table.notes), 'note')}", "done")
+        self._set_status(
+            f"done — {result.name} ({result.size}): {_count(len(result.table.rows), 'row')}, "
+            f"{_count(len(result.table.notes), 'note')}",
+            "done",
+        )
         if result.name == self._selected:
             if result.size != self.run_size:
                 self.set_size(result.size)
@@ -400,8 +414,13 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         if found is None:
             table.show_nothing("not run yet — Enter runs it")
             table.border_title = "Table"
-            notes.update(Content.styled("Run the experiment (Enter) to measure its table; the notes say which "
-                                        "shapes of the lecture notes hold here.", "$foreground-muted italic"))
+            notes.update(
+                Content.styled(
+                    "Run the experiment (Enter) to measure its table; the notes say which "
+                    "shapes of the lecture notes hold here.",
+                    "$foreground-muted italic",
+                )
+            )
             chart.display = False
             return
         size, result = found
@@ -429,7 +448,6 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         self.query_one("#lab-progress-row").display = False
 
 
-
 # --- pure helpers ----------------------------------------------------------------------------------
 
 
@@ -449,9 +467,9 @@ def _notes_content(notes: Iterable[str]) -> Content:
     lines: list[Content] = []
     for note in notes:
         if note.startswith("holds"):
-            lines.append(Content.assemble("• ", ("holds", "bold $text-success"), note[len("holds"):]))
+            lines.append(Content.assemble("• ", ("holds", "bold $text-success"), note[len("holds") :]))
         elif note.startswith("differs"):
-            lines.append(Content.assemble("• ", ("differs", "bold $warning"), (note[len("differs"):], "$warning")))
+            lines.append(Content.assemble("• ", ("differs", "bold $warning"), (note[len("differs") :], "$warning")))
         else:
             lines.append(Content.assemble("• ", note))
     return Content("\n").join(lines)

@@ -1,4 +1,5 @@
 """The command-palette provider: "Area: action" entries from every tab, and "LLM: use …"."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast

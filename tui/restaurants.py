@@ -10,6 +10,7 @@ agent's ``emit`` callback posts :class:`EngineReported` messages (thread-safe), 
 the panes fill while the turn runs; Esc sets the turn's cancel flag and the engine
 stops at its next LLM call.
 """
+
 from __future__ import annotations
 
 import threading
@@ -98,8 +99,6 @@ COURSE_HINT = (
 )
 
 
-
-
 @dataclass(frozen=True)
 class SqlRan:
     """What a raw-SQL worker returns."""
@@ -115,9 +114,12 @@ class RestaurantsArea(WorkArea):
     AREA_ID = "restaurants"
     RESULTS_IDS = ("results",)
     TITLE = "Restaurants"
-    BUSY_REASONS = {"turn": "a turn is running (Esc cancels it)", "sql": "a query is running",
-                    "reopen": "the session is being rebuilt for the new backend",
-                    "world": "the session is being rebuilt for the new world"}
+    BUSY_REASONS = {
+        "turn": "a turn is running (Esc cancels it)",
+        "sql": "a query is running",
+        "reopen": "the session is being rebuilt for the new backend",
+        "world": "the session is being rebuilt for the new world",
+    }
     HELP = """\
 ## Restaurants — the Text-to-SQL agent (lecture 6)
 
@@ -179,10 +181,17 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     def compose(self) -> ComposeResult:
         with Horizontal(id="rest-columns"):
             with Vertical(id="rest-left"):
-                world = Select([(f"World · {label}", name) for name, label in WORLDS.items()], value=self._world,
-                               allow_blank=False, compact=True, id="rest-world")
-                world.tooltip = ("What the agent talks about, and which agent: the restaurants with the Text-to-SQL agent "
-                                 "or the SUQL agent, or the course assistant's C1-C6.")
+                world = Select(
+                    [(f"World · {label}", name) for name, label in WORLDS.items()],
+                    value=self._world,
+                    allow_blank=False,
+                    compact=True,
+                    id="rest-world",
+                )
+                world.tooltip = (
+                    "What the agent talks about, and which agent: the restaurants with the Text-to-SQL agent "
+                    "or the SUQL agent, or the course assistant's C1-C6."
+                )
                 yield world
                 dialogue = VerticalScroll(id="dialogue")
                 dialogue.border_title = "Dialogue"
@@ -334,7 +343,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         courses = world == "courses"
         self.query_one("#question", Input).placeholder = COURSE_PLACEHOLDER if courses else QUESTION_PLACEHOLDER
         self.query_one("#dialogue-hint", Static).update(
-            COURSE_HINT if courses else DIALOGUE_HINT + (SUQL_HINT if world == "restaurants-suql" else ""))
+            COURSE_HINT if courses else DIALOGUE_HINT + (SUQL_HINT if world == "restaurants-suql" else "")
+        )
         editor = self.query_one("#sql-editor", SqlEditor)
         if editor.text in (SAMPLE_SQL, COURSE_SQL):
             editor.text = COURSE_SQL if courses else SAMPLE_SQL
@@ -372,8 +382,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     def commands(self) -> Iterable[PaletteCommand]:
         dialogue = self.sample_dialogue
         n = len(dialogue)
-        which = ("the course assistant's sample dialogue (note 003)" if self._world == "courses"
-                 else "the 8-turn dialogue of lecture 6 §3.4")
+        which = (
+            "the course assistant's sample dialogue (note 003)"
+            if self._world == "courses"
+            else "the 8-turn dialogue of lecture 6 §3.4"
+        )
         if self._sample_turn < n:
             turn = dialogue[self._sample_turn]
             yield PaletteCommand(
@@ -468,7 +481,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             old.close()
         return settings
 
-
     # --- engine events (main thread) -----------------------------------------------------------
 
     def on_engine_reported(self, message: EngineReported) -> None:
@@ -523,17 +535,24 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         kept: list[str] = []
         for v in self._classified:
             if not v.chosen:
-                lines.append(Content.from_markup(
-                    "[b]$value[/b] [$text-error]→ no value matched[/] [$text-muted]($field; kept as written)[/]",
-                    value=v.value, field=v.field,
-                ))
+                lines.append(
+                    Content.from_markup(
+                        "[b]$value[/b] [$text-error]→ no value matched[/] [$text-muted]($field; kept as written)[/]",
+                        value=v.value,
+                        field=v.field,
+                    )
+                )
             elif len(v.chosen) == 1 and v.chosen[0].casefold() == v.value.casefold():
                 kept.append(v.value)
             else:
-                lines.append(Content.from_markup(
-                    "[b]$value[/b] → [$text-success]$chosen[/] [$text-muted]($field)[/]",
-                    value=v.value, chosen=", ".join(v.chosen), field=v.field,
-                ))
+                lines.append(
+                    Content.from_markup(
+                        "[b]$value[/b] → [$text-success]$chosen[/] [$text-muted]($field)[/]",
+                        value=v.value,
+                        chosen=", ".join(v.chosen),
+                        field=v.field,
+                    )
+                )
         if kept:
             lines.append(Content.from_markup("[$text-muted]✓ as said: $kept[/]", kept=", ".join(kept)))
         return lines
@@ -600,7 +619,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             unknown = "; ".join(
                 f"{r.get('course_id') or r.get('name') or r.get('_row')} "
                 f"(unknown {' or '.join(unknown_phrase(p) for p in r.get('unknown', [])) or 'condition'})"
-                for r in shown)
+                for r in shown
+            )
             more = len(turn.to_verify) - len(shown)
             if more:
                 unknown += f"; and {more} more"
@@ -619,9 +639,12 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self.query_one("#route", Static).update(
             Content.styled("— raw SQL from the editor: no input classifier", "$foreground-muted italic")
         )
-        self.query_one("#sql-parsed", SqlView).show_sql(ran.sql, [Content.styled("as written in the editor", "$foreground-muted")])
+        self.query_one("#sql-parsed", SqlView).show_sql(
+            ran.sql, [Content.styled("as written in the editor", "$foreground-muted")]
+        )
         self.query_one("#sql-rewritten", SqlView).show_sql(
-            result.sql, [Content.styled("the DuckDB SQL that ran (classify() does not rewrite raw SQL)", "$foreground-muted")]
+            result.sql,
+            [Content.styled("the DuckDB SQL that ran (classify() does not rewrite raw SQL)", "$foreground-muted")],
         )
         self.query_one("#readback", Static).update(ran.readback)
         self.query_one(ResultsTable).show_rows(result.columns, result.rows, truncated=result.truncated)
@@ -647,9 +670,11 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         why = "refused" if refused else "error"
         self._classified = []
         self.query_one("#route", Static).update(
-            Content.styled("— raw SQL from the editor: no input classifier", "$foreground-muted italic"))
-        self.query_one("#sql-parsed", SqlView).show_sql(text, [Content.styled(f"as written in the editor · {title.lower()}",
-                                                                              "$foreground-muted")])
+            Content.styled("— raw SQL from the editor: no input classifier", "$foreground-muted italic")
+        )
+        self.query_one("#sql-parsed", SqlView).show_sql(
+            text, [Content.styled(f"as written in the editor · {title.lower()}", "$foreground-muted")]
+        )
         self.query_one("#sql-rewritten", SqlView).show_note(f"— nothing ran ({why})")
         self.query_one("#readback", Static).update(f"— ({why}: nothing ran)")
         self.query_one(ResultsTable).show_nothing(why)
@@ -688,7 +713,6 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self.query_one("#route", Static).update(
             Content.from_markup(f"[b {style}]$verdict[/] — $reason", verdict=verdict, reason=reason)
         )
-
 
     def _show_error(self, title: str, message: str) -> None:
         error = self.query_one("#error", Static)

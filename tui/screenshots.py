@@ -4,6 +4,7 @@ The screens are deterministic: the LLM calls are timed by a clock that always
 says 0.0, the answer cache is off (every call really runs), text cursors do not
 blink, animations are off and the terminal is 140 × 40.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -152,7 +153,9 @@ def _save(app: object, path: Path, title: str) -> Path:
     return path
 
 
-_TEXT = re.compile(r'(<text class="[^"]*" x=")([0-9.]+)(" y="[0-9.]+" textLength=")([0-9.]+)("[^>]*>)((?:&#160;)+)([^<]+</text>)')
+_TEXT = re.compile(
+    r'(<text class="[^"]*" x=")([0-9.]+)(" y="[0-9.]+" textLength=")([0-9.]+)("[^>]*>)((?:&#160;)+)([^<]+</text>)'
+)
 
 
 def robust_svg(svg: str) -> str:

@@ -11,6 +11,7 @@ plan and the calls appear while the query runs; Esc sets the run's cancel flag a
 the engine makes no further call.  Elapsed and wall times are read from the app's
 injected clock, so screens under test do not change from run to run.
 """
+
 from __future__ import annotations
 
 import threading
@@ -61,7 +62,9 @@ EXAMPLE_CHARS = 44
 PLAN_HINT = Content.styled(
     "Run the query (Ctrl+Enter or Ctrl+J) to see how the compiler plans it: the structured predicates first, "
     "the answer() predicates ordered by cost × selectivity, the visit order, lazy or not, the cap. "
-    "Ctrl+O runs it in all six modes and compares their calls.", "$foreground-muted italic")
+    "Ctrl+O runs it in all six modes and compares their calls.",
+    "$foreground-muted italic",
+)
 COMPARE_PROGRESS_EVERY = 10
 """While comparing modes, the table's call counts are refreshed every this many calls."""
 _Progress = ModeProgress
@@ -107,8 +110,13 @@ class SuqlEditor(SqlEditor):
     whose Ctrl+Enter runs SUQL."""
 
     BINDINGS = [
-        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
-                tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
+        Binding(
+            "ctrl+enter,ctrl+j",
+            "run",
+            "Run",
+            key_display="^⏎/^J",
+            tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter).",
+        ),
     ]
 
 
@@ -122,8 +130,12 @@ class SuqlArea(WorkArea):
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
     TITLE = "SUQL"
-    BUSY_REASONS = {"query": "a query is running (Esc cancels it)", "compare": "the modes are being compared (Esc cancels)",
-                    "open": "the world is being opened", "reopen": "the session is being rebuilt"}
+    BUSY_REASONS = {
+        "query": "a query is running (Esc cancels it)",
+        "compare": "the modes are being compared (Esc cancels)",
+        "open": "the world is being opened",
+        "reopen": "the session is being rebuilt",
+    }
     HELP = """\
 ## SUQL — SQL plus answer() and summary() (lecture 7)
 
@@ -163,16 +175,40 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 """
 
     BINDINGS = [
-        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
-                tooltip="Run the query in the editor (Ctrl+J for terminals without Ctrl+Enter)."),
-        Binding("ctrl+o", "compare", "Compare",
-                tooltip="Run the editor's query in all six modes and compare calls, rows and wall time."),
-        Binding("escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."),
+        Binding(
+            "ctrl+enter,ctrl+j",
+            "run",
+            "Run",
+            key_display="^⏎/^J",
+            tooltip="Run the query in the editor (Ctrl+J for terminals without Ctrl+Enter).",
+        ),
+        Binding(
+            "ctrl+o",
+            "compare",
+            "Compare",
+            tooltip="Run the editor's query in all six modes and compare calls, rows and wall time.",
+        ),
+        Binding(
+            "escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."
+        ),
         # mode keys are F-keys: never typed into the editor, never Alt (terminals disagree on it)
-        Binding("f7", "cycle_mode(1)", "Mode", key_display="F7", priority=True,
-                tooltip="The next execution mode (A → B → … → F → A), even while typing."),
-        Binding("shift+f7", "cycle_mode(-1)", "Previous mode", key_display="Shift+F7", priority=True, show=False,
-                tooltip="The previous execution mode, even while typing."),
+        Binding(
+            "f7",
+            "cycle_mode(1)",
+            "Mode",
+            key_display="F7",
+            priority=True,
+            tooltip="The next execution mode (A → B → … → F → A), even while typing.",
+        ),
+        Binding(
+            "shift+f7",
+            "cycle_mode(-1)",
+            "Previous mode",
+            key_display="Shift+F7",
+            priority=True,
+            show=False,
+            tooltip="The previous execution mode, even while typing.",
+        ),
     ]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
@@ -417,7 +453,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             event.stop()
 
     def commands(self) -> Iterable[PaletteCommand]:
-        yield PaletteCommand("SUQL: run the query in the editor", f"Runs it in mode {self.mode} (Ctrl+J).", self.run_query)
+        yield PaletteCommand(
+            "SUQL: run the query in the editor", f"Runs it in mode {self.mode} (Ctrl+J).", self.run_query
+        )
         yield PaletteCommand(
             "SUQL: compare modes A–F on the query in the editor",
             "Runs it in all six modes and tabulates answer()/summary() calls, rows, to verify and wall time (Ctrl+O).",
@@ -427,17 +465,26 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             yield PaletteCommand("SUQL: cancel the running query", "No further LLM call is made (Esc).", self.cancel)
         for name, title in self._modes or tuple((m, "") for m in MODE_NAMES):
             current = " (current)" if name == self.mode else ""
-            yield PaletteCommand(f"SUQL: mode {name} — {short_title(title)}{current}", title or f"Mode {name}",
-                                 lambda m=name: self.set_mode(m))
+            yield PaletteCommand(
+                f"SUQL: mode {name} — {short_title(title)}{current}",
+                title or f"Mode {name}",
+                lambda m=name: self.set_mode(m),
+            )
         for name, title in self._worlds:
             current = " (current)" if name == self.world else ""
             yield PaletteCommand(f"SUQL: world {name}{current}", title, lambda w=name: self.set_world(w))
-        yield PaletteCommand("SUQL: focus the editor", "Write SUQL and run it with Ctrl+Enter or Ctrl+J.", self.focus_default)
-        yield PaletteCommand("SUQL: focus the examples", "Pick an example with ↑/↓ and load it with Enter.",
-                             lambda: self.query_one("#suql-examples", OptionList).focus())
+        yield PaletteCommand(
+            "SUQL: focus the editor", "Write SUQL and run it with Ctrl+Enter or Ctrl+J.", self.focus_default
+        )
+        yield PaletteCommand(
+            "SUQL: focus the examples",
+            "Pick an example with ↑/↓ and load it with Enter.",
+            lambda: self.query_one("#suql-examples", OptionList).focus(),
+        )
         for example in (*self._lecture, *self._paper):
-            yield PaletteCommand(f"SUQL: load {example.source} — {example.title}", example.sql,
-                                 lambda e=example: self.load_example(e))
+            yield PaletteCommand(
+                f"SUQL: load {example.source} — {example.title}", example.sql, lambda e=example: self.load_example(e)
+            )
 
     # --- worker bodies (run in threads) ------------------------------------------------------------
 
@@ -481,7 +528,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 self._session = self._open(self.settings, self.world)
             return self._session
 
-    def _query_work(self, sql: str, mode: str, cancel: threading.Event, consented: bool = False) -> QueryRan | NeedsConsent:
+    def _query_work(
+        self, sql: str, mode: str, cancel: threading.Event, consented: bool = False
+    ) -> QueryRan | NeedsConsent:
         session = self._session_now()
         with self._run_lock:
             expected = None if consented else session.calls_to_confirm(sql, mode)
@@ -496,8 +545,14 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 
         session = self._session_now()
         with self._run_lock:
-            return compare_modes(session.engine, sql, emit=self._emit, cancel=cancel, clock=self._now,
-                                 progress_every=COMPARE_PROGRESS_EVERY)
+            return compare_modes(
+                session.engine,
+                sql,
+                emit=self._emit,
+                cancel=cancel,
+                clock=self._now,
+                progress_every=COMPARE_PROGRESS_EVERY,
+            )
 
     # --- engine events (main thread) ---------------------------------------------------------------
 
@@ -634,7 +689,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._consent = (needs.sql, needs.mode)
         self._set_status(
             f"not run: this query may make up to {needs.expected:,} LLM calls to the paid {self.settings.backend} "
-            f"backend (more than {self.settings.suql_confirm_calls:,}) — Ctrl+J again runs it", "error")
+            f"backend (more than {self.settings.suql_confirm_calls:,}) — Ctrl+J again runs it",
+            "error",
+        )
 
     def _finish_query(self, ran: QueryRan) -> None:
         self._stop_ticker()
@@ -646,13 +703,21 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         results.show_rows(result.columns, result.rows, truncated=result.truncated)
         if result.approximate:
             results.border_title = "Results ≈ approximate"
-            results.border_subtitle = f"{count_rows(len(result.rows))} · cap {result.plan.cap}: not every candidate examined"
+            results.border_subtitle = (
+                f"{count_rows(len(result.rows))} · cap {result.plan.cap}: not every candidate examined"
+            )
         else:
             results.border_title = "Results"
         self._show_to_verify(result)
         s = result.stats
-        self._counts.update(answer=s.answer_calls, summary=s.summary_calls, cached=s.cached_calls,
-                            examined=s.rows_examined, elapsed=ran.elapsed_s, running=False)
+        self._counts.update(
+            answer=s.answer_calls,
+            summary=s.summary_calls,
+            cached=s.cached_calls,
+            examined=s.rows_examined,
+            elapsed=ran.elapsed_s,
+            running=False,
+        )
         self._render_counters()
         parts = [count_rows(len(result.rows))]
         if result.to_verify:
@@ -736,15 +801,21 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             for name in MODE_NAMES:
                 table.stopped(name, "not run")
             table.border_subtitle = "the query cannot run"
-        self._set_status("refused — fix the query in the editor" if refused
-                         else "error — fix the query in the editor and run it again", "error")
+        self._set_status(
+            "refused — fix the query in the editor"
+            if refused
+            else "error — fix the query in the editor and run it again",
+            "error",
+        )
 
     # --- view helpers -------------------------------------------------------------------------------
 
     def _query_text(self, sql: str | None, what: str) -> str | None:
         text = self.query_one("#suql-editor", SuqlEditor).text if sql is None else sql
         if not text.strip():
-            self._show_error("Nothing to run", f"The editor is empty: write a SUQL query (or pick an example) to {what}.")
+            self._show_error(
+                "Nothing to run", f"The editor is empty: write a SUQL query (or pick an example) to {what}."
+            )
             return None
         return text
 
@@ -768,8 +839,19 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._start_ticker()
 
     def _reset_counts(self) -> None:
-        self._counts = {"answer": 0, "summary": 0, "cached": 0, "examined": 0, "match": 0, "no": 0,
-                        "to verify": 0, "stopped": 0, "failed": 0, "elapsed": 0.0, "running": False}
+        self._counts = {
+            "answer": 0,
+            "summary": 0,
+            "cached": 0,
+            "examined": 0,
+            "match": 0,
+            "no": 0,
+            "to verify": 0,
+            "stopped": 0,
+            "failed": 0,
+            "elapsed": 0.0,
+            "running": False,
+        }
 
     def _render_counters(self) -> None:
         c = self._counts
@@ -832,12 +914,22 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             self._sync_world_select()
             return
         controls.query("#suql-opening").remove()
-        world = Select([(name, name) for name, _ in self._worlds], value=self.world, allow_blank=False, compact=True,
-                       id="suql-world")
+        world = Select(
+            [(name, name) for name, _ in self._worlds],
+            value=self.world,
+            allow_blank=False,
+            compact=True,
+            id="suql-world",
+        )
         world.border_title = "World"
         world.tooltip = "The data the queries run on; more worlds join as they are built."
-        mode = Select([(f"{name} · {short_title(title)}", name) for name, title in self._modes], value=self.mode,
-                      allow_blank=False, compact=True, id="suql-mode")
+        mode = Select(
+            [(f"{name} · {short_title(title)}", name) for name, title in self._modes],
+            value=self.mode,
+            allow_blank=False,
+            compact=True,
+            id="suql-mode",
+        )
         mode.border_title = "Mode · keys a–f"
         mode.tooltip = "\n".join(f"{name} — {title}" for name, title in self._modes)
         controls.mount_all([world, mode])
@@ -852,13 +944,17 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def _fill_examples(self) -> None:
         options: list[Option | None] = []
         if self._lecture:
-            options.append(Option(Content.styled(f"Lecture and notes · {len(self._lecture)}", "bold $text-accent"),
-                                  disabled=True))
+            options.append(
+                Option(Content.styled(f"Lecture and notes · {len(self._lecture)}", "bold $text-accent"), disabled=True)
+            )
             options.extend(_example_option(f"lecture-{i}", e) for i, e in enumerate(self._lecture))
         if self._paper:
             options.append(None)
-            options.append(Option(Content.styled(f"SUQL paper · {len(self._paper)} real queries", "bold $text-accent"),
-                                  disabled=True))
+            options.append(
+                Option(
+                    Content.styled(f"SUQL paper · {len(self._paper)} real queries", "bold $text-accent"), disabled=True
+                )
+            )
             options.extend(_example_option(f"paper-{i}", e) for i, e in enumerate(self._paper))
         examples = self.query_one("#suql-examples", OptionList)
         examples.set_options(options)
@@ -872,7 +968,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def _mode_title(self, mode: str) -> str:
         return dict(self._modes).get(mode, "")
 
-
     def _show_error(self, title: str, message: str) -> None:
         self.query_one("#suql-error", ErrorBox).show(title, message)
 
@@ -883,7 +978,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
 def _example_option(option_id: str, example: Example) -> Option:
     source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
     room = max(8, EXAMPLE_CHARS - len(source) - 1)
-    return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id)
+    return Option(
+        Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id
+    )
 
 
 def _bare(sql: str) -> str:
@@ -897,6 +994,13 @@ def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
 
 
 __all__ = [
-    "CompareTable", "EngineReported", "QueryRan", "SuqlArea", "SuqlCallsTable", "SuqlEditor", "layout_sql", "plan_content",
+    "CompareTable",
+    "EngineReported",
+    "QueryRan",
+    "SuqlArea",
+    "SuqlCallsTable",
+    "SuqlEditor",
+    "layout_sql",
+    "plan_content",
     "sql_highlights",
 ]

@@ -1,4 +1,5 @@
 """The SUQL tab's tables: the per-row LLM calls of a query, and the comparison of the modes."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 EVIDENCE_CHARS = 80
 
 
-
 class SuqlResultsTable(ResultsTable):
     """The shared results table, repainted when its widths change."""
 
@@ -29,10 +29,20 @@ class SuqlCallsTable(CallsTable):
     """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
 
     COMPONENT_CLASSES = {
-        "calls-table--failed", "suql-calls--yes", "suql-calls--no", "suql-calls--unknown", "suql-calls--muted",
+        "calls-table--failed",
+        "suql-calls--yes",
+        "suql-calls--no",
+        "suql-calls--unknown",
+        "suql-calls--muted",
     }
-    COLUMNS = (("row", "row"), ("call", "call"), ("verdict", "verdict"), ("latency", "latency"),
-               ("cached", "cached"), ("evidence", "evidence"))
+    COLUMNS = (
+        ("row", "row"),
+        ("call", "call"),
+        ("verdict", "verdict"),
+        ("latency", "latency"),
+        ("cached", "cached"),
+        ("evidence", "evidence"),
+    )
     ROW_CHARS = 18
     CALL_CHARS = 22
     VERDICT_CHARS = 12
@@ -54,8 +64,11 @@ class SuqlCallsTable(CallsTable):
     def call_started(self, event: CallStarted) -> None:
         self._fix_widths()
         key = str(event.call_id)
-        call = "summary()" if event.function == "summary" else (
-            event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
+        call = (
+            "summary()"
+            if event.function == "summary"
+            else (event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
+        )
         self._full[key] = (f"{event.row_key or '—'} · {call}", "")
         self._details[key] = (event.row_key or "—", call, "…", "")
         muted = self.get_component_rich_style("suql-calls--muted")
@@ -113,8 +126,13 @@ class SuqlCallsTable(CallsTable):
         row, call, verdict, evidence = self._details[key]
         style = verdict_style(verdict)
         return Content.assemble(
-            Content.styled(row, "bold"), Content.styled(" · ", "$foreground-muted"), call, Content.styled(" → ", "$foreground-muted"),
-            Content.styled(verdict, style), Content.styled("  ", ""), Content.styled(evidence, "italic"),
+            Content.styled(row, "bold"),
+            Content.styled(" · ", "$foreground-muted"),
+            call,
+            Content.styled(" → ", "$foreground-muted"),
+            Content.styled(verdict, style),
+            Content.styled("  ", ""),
+            Content.styled(evidence, "italic"),
         )
 
     def _verdict_style(self, verdict: str) -> Any:
@@ -129,9 +147,17 @@ class CompareTable(FreshWidths, DataTable):
     it stopped; the highlighted row's tooltip holds the mode's full title (and error).
     """
 
-    COLUMNS = (("mode", "mode"), ("strategy", "strategy"), ("answer()", "answer"), ("summary", "summary"),
-               ("cached", "cached"), ("examined", "examined"), ("rows", "rows"), ("verify", "to_verify"),
-               ("wall", "wall"))
+    COLUMNS = (
+        ("mode", "mode"),
+        ("strategy", "strategy"),
+        ("answer()", "answer"),
+        ("summary", "summary"),
+        ("cached", "cached"),
+        ("examined", "examined"),
+        ("rows", "rows"),
+        ("verify", "to_verify"),
+        ("wall", "wall"),
+    )
     COMPONENT_CLASSES = {"compare-table--muted", "compare-table--error", "compare-table--running"}
     STRATEGY_CHARS = 20
 
@@ -150,8 +176,11 @@ class CompareTable(FreshWidths, DataTable):
         muted = self.get_component_rich_style("compare-table--muted")
         for name, title in modes:
             self.add_row(
-                Text(name, style="bold"), Text(truncate(strategy(title), self.STRATEGY_CHARS)),
-                *(Text("", justify="right") for _ in range(6)), Text("waiting", style=muted, justify="right"), key=name,
+                Text(name, style="bold"),
+                Text(truncate(strategy(title), self.STRATEGY_CHARS)),
+                *(Text("", justify="right") for _ in range(6)),
+                Text("waiting", style=muted, justify="right"),
+                key=name,
             )
         self.border_subtitle = "running…"
 
@@ -166,24 +195,37 @@ class CompareTable(FreshWidths, DataTable):
         self.update_cell(row.mode, "mode", Text(row.mode, style="bold"))
         if row.error is not None:
             self._titles[row.mode] = f"{self._titles.get(row.mode, row.mode)}\nfailed: {row.error}"
-            self.update_cell(row.mode, "wall", Text("✗ error", style=self.get_component_rich_style("compare-table--error"),
-                                                    justify="right"))
+            self.update_cell(
+                row.mode,
+                "wall",
+                Text("✗ error", style=self.get_component_rich_style("compare-table--error"), justify="right"),
+            )
             return
         values = {
-            "answer": f"{row.answer_calls:,}", "summary": f"{row.summary_calls:,}", "cached": f"{row.cached_calls:,}",
-            "examined": f"{row.rows_examined:,}", "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
-            "to_verify": f"{row.to_verify:,}", "wall": f"{row.wall_s:.2f} s",
+            "answer": f"{row.answer_calls:,}",
+            "summary": f"{row.summary_calls:,}",
+            "cached": f"{row.cached_calls:,}",
+            "examined": f"{row.rows_examined:,}",
+            "rows": f"{row.rows:,}" + (" ≈" if row.approximate else ""),
+            "to_verify": f"{row.to_verify:,}",
+            "wall": f"{row.wall_s:.2f} s",
         }
         if row.agrees is not None:
-            self._titles[row.mode] = (f"{self._titles.get(row.mode, row.mode)}\n"
-                                      f"{'the same rows as' if row.agrees else 'other rows than'} mode {reference}")
+            self._titles[row.mode] = (
+                f"{self._titles.get(row.mode, row.mode)}\n"
+                f"{'the same rows as' if row.agrees else 'other rows than'} mode {reference}"
+            )
         for key, value in values.items():
             self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
 
     def stopped(self, mode: str, why: str) -> None:
         self.update_cell(mode, "mode", Text(mode, style="bold"))
-        self.update_cell(mode, "wall", Text(why, style=self.get_component_rich_style("compare-table--error"), justify="right"),
-                         update_width=True)
+        self.update_cell(
+            mode,
+            "wall",
+            Text(why, style=self.get_component_rich_style("compare-table--error"), justify="right"),
+            update_width=True,
+        )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.tooltip = self._titles.get(str(event.row_key.value))

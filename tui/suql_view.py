@@ -1,5 +1,6 @@
 """How SUQL is shown, in the SUQL and HybridQA tabs alike: a query laid out on lines, the
 compiler's plan as lines, and the mode titles in a few words.  Text and ``Content`` only."""
+
 from __future__ import annotations
 
 import re
@@ -40,7 +41,7 @@ def layout_sql(sql: str) -> str:
     for m in _CLAUSE.finditer(sql):
         if m.start() == 0 or levels[m.start()] != 0:
             continue
-        word = sql[m.end():m.end() + 6].split(None, 1)[0].upper() if sql[m.end():].strip() else ""
+        word = sql[m.end() : m.end() + 6].split(None, 1)[0].upper() if sql[m.end() :].strip() else ""
         if word in ("AND", "OR"):
             if not in_where:
                 continue
@@ -48,7 +49,7 @@ def layout_sql(sql: str) -> str:
         else:
             in_where = word == "WHERE"
             sep = "\n"
-        out.append(sql[last:m.start()])
+        out.append(sql[last : m.start()])
         out.append(sep)
         last = m.end()
     out.append(sql[last:])
@@ -64,30 +65,44 @@ def plan_content(plan: Plan) -> Content:
     def label(text: str, style: str = "bold") -> Content:
         return Content.styled(f"{text} ", style)
 
-    lines: list[Content] = [Content.from_markup("[b]mode $name[/b] [$text-muted]— $title[/]",
-                                                name=plan.mode.name, title=plan.mode.title)]
+    lines: list[Content] = [
+        Content.from_markup("[b]mode $name[/b] [$text-muted]— $title[/]", name=plan.mode.name, title=plan.mode.title)
+    ]
     if plan.mode.udf:
-        lines.append(Content.styled("DuckDB evaluates the WHERE in its own order; answer() is a per-row function", muted))
+        lines.append(
+            Content.styled("DuckDB evaluates the WHERE in its own order; answer() is a per-row function", muted)
+        )
     if plan.visit_order:
         lines.append(Content.assemble(label("visit"), plan.visit_order))
     if plan.mode.udf:
         pass
     elif plan.lazy:
-        lines.append(Content.assemble(label("lazy", "bold $text-success"),
-                                      f"stop after {plan.stop_after} matching row(s) — {plan.lazy_reason}"))
+        lines.append(
+            Content.assemble(
+                label("lazy", "bold $text-success"),
+                f"stop after {plan.stop_after} matching row(s) — {plan.lazy_reason}",
+            )
+        )
     elif plan.lazy_reason:
         lines.append(Content.assemble(label("not lazy", "bold $text-warning"), plan.lazy_reason))
     if plan.cap is not None:
-        lines.append(Content.assemble(label("cap", "bold $text-warning"),
-                                      f"at most {plan.cap} candidates examined — results are approximate"))
+        lines.append(
+            Content.assemble(
+                label("cap", "bold $text-warning"), f"at most {plan.cap} candidates examined — results are approximate"
+            )
+        )
     elif plan.conjuncts:
         lines.append(Content.assemble(label("cap"), Content.styled("none: any candidate may be examined", muted)))
     if plan.select_calls:
-        lines.append(Content.assemble(label("SELECT-list calls"), sql_content(", ".join(plan.select_calls)),
-                                      f" for {plan.select_calls_for}"))
+        lines.append(
+            Content.assemble(
+                label("SELECT-list calls"), sql_content(", ".join(plan.select_calls)), f" for {plan.select_calls_for}"
+            )
+        )
     for c in plan.conjuncts:
         head = Content.assemble(
-            label(f"conjunct {c.index + 1}", "bold $text-accent"), sql_content(c.structured),
+            label(f"conjunct {c.index + 1}", "bold $text-accent"),
+            sql_content(c.structured),
             Content.styled(f" → {c.candidates:,} candidate{'s' if c.candidates != 1 else ''}", "bold"),
         )
         if c.predicates:
@@ -96,8 +111,11 @@ def plan_content(plan: Plan) -> Content:
         for i, p in enumerate(c.predicates, 1):
             moved = f" · written #{p.written_position + 1}" if p.written_position != i - 1 else ""
             lines.append(Content.assemble(f"  {i}. ", sql_content(p.sql)))
-            lines.append(Content.styled(f"     cost {p.cost:g} · passes ≈ {p.selectivity:.2f} · rank {p.rank:.2f}{moved}",
-                                        "$text-primary"))
+            lines.append(
+                Content.styled(
+                    f"     cost {p.cost:g} · passes ≈ {p.selectivity:.2f} · rank {p.rank:.2f}{moved}", "$text-primary"
+                )
+            )
             lines.append(Content.styled(f"     {p.source}", muted))
     for note in plan.notes:
         lines.append(Content.styled(note, muted))

@@ -4,6 +4,7 @@ the error box, titled panes and the counter line.
 They know how to *show* engine output (``engines.events`` records, result rows);
 they hold no engine logic.  Styles live in ``app.tcss``.
 """
+
 from __future__ import annotations
 
 import json
@@ -283,8 +284,12 @@ class ResultsTable(FreshWidths, DataTable):
         for row in rows[:DISPLAY_ROWS]:
             values = [display_value(v) for v in row]
             self._full.append(values)
-            self.add_row(*(Text(truncate(text), style=null_style if raw is None else "")
-                           for text, raw in zip(values, row, strict=True)))
+            self.add_row(
+                *(
+                    Text(truncate(text), style=null_style if raw is None else "")
+                    for text, raw in zip(values, row, strict=True)
+                )
+            )
         subtitle = count_rows(len(rows))
         if truncated:
             subtitle += " (truncated at the row cap)"
@@ -317,8 +322,14 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
     """
 
     COMPONENT_CLASSES = {"calls-table--failed"}
-    COLUMNS = (("#", "id"), ("function", "function"), ("input", "input"), ("output", "output"),
-               ("latency", "latency"), ("cached", "cached"))
+    COLUMNS = (
+        ("#", "id"),
+        ("function", "function"),
+        ("input", "input"),
+        ("output", "output"),
+        ("latency", "latency"),
+        ("cached", "cached"),
+    )
     INPUT_CHARS = 22
     OUTPUT_CHARS = 32
 
@@ -366,7 +377,9 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
         key = self._ensure_row(event.call_id, event.function)
         self._full[key] = (self._full[key][0], f"failed: {event.error}")
         style = self.get_component_rich_style("calls-table--failed")
-        self.update_cell(key, "output", Text(truncate(f"✗ {event.error}", self.OUTPUT_CHARS), style=style), update_width=True)
+        self.update_cell(
+            key, "output", Text(truncate(f"✗ {event.error}", self.OUTPUT_CHARS), style=style), update_width=True
+        )
         self.update_cell(key, "latency", Text(_milliseconds(event.latency_s), justify="right"), update_width=True)
         self._update_subtitle()
 

@@ -10,6 +10,7 @@ conflicts in time; C3's prerequisite is unknown; C4 is offered in the wrong term
 "is it practical?" the reviews of C1 and C3 support it, C5's oppose it and C6's say
 nothing.  ``build()`` takes the knobs the notes' metamorphic tests turn.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -61,8 +62,12 @@ class CourseWorld:
 
     def load(self, con: duckdb.DuckDBPyConnection) -> None:
         terms = ", ".join(f"'{t}'" for t in TERMS)
-        con.execute("CREATE TABLE courses (id VARCHAR PRIMARY KEY, title VARCHAR, credits INTEGER, description VARCHAR)")
-        con.execute(f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id VARCHAR, term ENUM ({terms}), year INTEGER)")
+        con.execute(
+            "CREATE TABLE courses (id VARCHAR PRIMARY KEY, title VARCHAR, credits INTEGER, description VARCHAR)"
+        )
+        con.execute(
+            f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id VARCHAR, term ENUM ({terms}), year INTEGER)"
+        )
         con.execute("CREATE TABLE meetings (offering_id INTEGER, day VARCHAR, start_min INTEGER, end_min INTEGER)")
         con.execute("CREATE TABLE prerequisites (course_id VARCHAR, prerequisite_id VARCHAR)")
         con.execute("CREATE TABLE completed (course_id VARCHAR, status ENUM ('done', 'not_done', 'unknown'))")
@@ -70,14 +75,21 @@ class CourseWorld:
         con.execute("CREATE TABLE profile (term VARCHAR, current_credits INTEGER, credit_cap INTEGER)")
         con.execute("CREATE TABLE reviews (id INTEGER, course_id VARCHAR, text VARCHAR)")
         for table, rows in (
-            ("courses", self.courses), ("offerings", self.offerings), ("meetings", self.meetings),
-            ("prerequisites", self.prerequisites), ("completed", self.completed), ("busy", self.busy),
-            ("profile", (self.profile,)), ("reviews", self.reviews),
+            ("courses", self.courses),
+            ("offerings", self.offerings),
+            ("meetings", self.meetings),
+            ("prerequisites", self.prerequisites),
+            ("completed", self.completed),
+            ("busy", self.busy),
+            ("profile", (self.profile,)),
+            ("reviews", self.reviews),
         ):
             if rows:
                 marks = ", ".join("?" for _ in rows[0])
                 con.executemany(f"INSERT INTO {table} VALUES ({marks})", [list(r) for r in rows])
-        con.execute("CREATE VIEW course_reviews AS SELECT course_id, list(text ORDER BY id) AS reviews FROM reviews GROUP BY course_id")
+        con.execute(
+            "CREATE VIEW course_reviews AS SELECT course_id, list(text ORDER BY id) AS reviews FROM reviews GROUP BY course_id"
+        )
 
     def records(self, table: str) -> list[dict[str, Any]]:
         con = duckdb.connect()
@@ -115,16 +127,23 @@ def build(
         ("B", "Data Structures", 4, "Lists, trees, graphs and their algorithms."),
     )
     offerings = (
-        (1, "C1", "autumn", 2026), (2, "C2", "autumn", 2026), (3, "C3", "autumn", 2026),
-        (4, "C4", "spring", 2027), (5, "C5", "autumn", 2026), (6, "C6", "autumn", 2026),
+        (1, "C1", "autumn", 2026),
+        (2, "C2", "autumn", 2026),
+        (3, "C3", "autumn", 2026),
+        (4, "C4", "spring", 2027),
+        (5, "C5", "autumn", 2026),
+        (6, "C6", "autumn", 2026),
     )
     meetings = (
-        (1, "Mon", hm(10), hm(12)), (1, "Wed", hm(16), hm(18)),  # C1: the lab starts when the busy slot ends
-        (2, "Mon", hm(13), hm(14)), (2, "Wed", c2_start, c2_start + hm(2)),  # C2: Wed 15-17 overlaps busy 14-16
+        (1, "Mon", hm(10), hm(12)),
+        (1, "Wed", hm(16), hm(18)),  # C1: the lab starts when the busy slot ends
+        (2, "Mon", hm(13), hm(14)),
+        (2, "Wed", c2_start, c2_start + hm(2)),  # C2: Wed 15-17 overlaps busy 14-16
         (3, "Tue", hm(9), hm(11)),
         (4, "Thu", hm(14), hm(16)),
         (5, "Fri", hm(10), hm(12)),
-        (6, "Thu", hm(9), hm(10, 30)), (6, "Fri", hm(13), hm(14, 30)),
+        (6, "Thu", hm(9), hm(10, 30)),
+        (6, "Fri", hm(13), hm(14, 30)),
     )
     prerequisites = (("C1", "A"), ("C3", "B"), ("C5", "A"), ("C2", "A"))
     completed = (("A", "done"), ("B", "unknown"))

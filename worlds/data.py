@@ -4,6 +4,7 @@ The data (HybridQA tables, the SPINACH dev set and metric cases, the SUQL paper'
 of the package.  Which folder to read is the ``data_dir`` setting (``CS224V_DATA``); this is its
 default, and worlds that read real data take the folder as an argument.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

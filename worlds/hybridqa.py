@@ -16,6 +16,7 @@ questions asked over it.
 
 Everything generated is drawn from ``random.Random(seed)``: the same seed, the same world.
 """
+
 from __future__ import annotations
 
 import json
@@ -112,7 +113,12 @@ class HybridTable:
             )
 
     def to_summary(self) -> dict[str, Any]:
-        return {"table_id": self.table_id, "columns": list(self.columns), "rows": len(self.rows), "questions": len(self.questions)}
+        return {
+            "table_id": self.table_id,
+            "columns": list(self.columns),
+            "rows": len(self.rows),
+            "questions": len(self.questions),
+        }
 
 
 def quote_ident(name: str) -> str:
@@ -181,50 +187,210 @@ class GeneratedWorld(HybridWorld):
 
 # (Roman numeral of the Olympiad, year, host city, host country) of every Summer Games held.
 SUMMER_GAMES: tuple[tuple[str, int, str, str], ...] = (
-    ("I", 1896, "Athens", "Greece"), ("II", 1900, "Paris", "France"),
-    ("III", 1904, "St. Louis", "United States"), ("IV", 1908, "London", "United Kingdom"),
-    ("V", 1912, "Stockholm", "Sweden"), ("VII", 1920, "Antwerp", "Belgium"),
-    ("VIII", 1924, "Paris", "France"), ("IX", 1928, "Amsterdam", "Netherlands"),
-    ("X", 1932, "Los Angeles", "United States"), ("XI", 1936, "Berlin", "Germany"),
-    ("XIV", 1948, "London", "United Kingdom"), ("XV", 1952, "Helsinki", "Finland"),
-    ("XVI", 1956, "Melbourne", "Australia"), ("XVII", 1960, "Rome", "Italy"),
-    ("XVIII", 1964, "Tokyo", "Japan"), ("XIX", 1968, "Mexico City", "Mexico"),
-    ("XX", 1972, "Munich", "West Germany"), ("XXI", 1976, "Montreal", "Canada"),
-    ("XXII", 1980, "Moscow", "Soviet Union"), ("XXIII", 1984, "Los Angeles", "United States"),
-    ("XXIV", 1988, "Seoul", "South Korea"), ("XXV", 1992, "Barcelona", "Spain"),
-    ("XXVI", 1996, "Atlanta", "United States"), ("XXVII", 2000, "Sydney", "Australia"),
-    ("XXVIII", 2004, "Athens", "Greece"), ("XXIX", 2008, "Beijing", "China"),
-    ("XXX", 2012, "London", "United Kingdom"), ("XXXI", 2016, "Rio de Janeiro", "Brazil"),
-    ("XXXII", 2020, "Tokyo", "Japan"), ("XXXIII", 2024, "Paris", "France"),
+    ("I", 1896, "Athens", "Greece"),
+    ("II", 1900, "Paris", "France"),
+    ("III", 1904, "St. Louis", "United States"),
+    ("IV", 1908, "London", "United Kingdom"),
+    ("V", 1912, "Stockholm", "Sweden"),
+    ("VII", 1920, "Antwerp", "Belgium"),
+    ("VIII", 1924, "Paris", "France"),
+    ("IX", 1928, "Amsterdam", "Netherlands"),
+    ("X", 1932, "Los Angeles", "United States"),
+    ("XI", 1936, "Berlin", "Germany"),
+    ("XIV", 1948, "London", "United Kingdom"),
+    ("XV", 1952, "Helsinki", "Finland"),
+    ("XVI", 1956, "Melbourne", "Australia"),
+    ("XVII", 1960, "Rome", "Italy"),
+    ("XVIII", 1964, "Tokyo", "Japan"),
+    ("XIX", 1968, "Mexico City", "Mexico"),
+    ("XX", 1972, "Munich", "West Germany"),
+    ("XXI", 1976, "Montreal", "Canada"),
+    ("XXII", 1980, "Moscow", "Soviet Union"),
+    ("XXIII", 1984, "Los Angeles", "United States"),
+    ("XXIV", 1988, "Seoul", "South Korea"),
+    ("XXV", 1992, "Barcelona", "Spain"),
+    ("XXVI", 1996, "Atlanta", "United States"),
+    ("XXVII", 2000, "Sydney", "Australia"),
+    ("XXVIII", 2004, "Athens", "Greece"),
+    ("XXIX", 2008, "Beijing", "China"),
+    ("XXX", 2012, "London", "United Kingdom"),
+    ("XXXI", 2016, "Rio de Janeiro", "Brazil"),
+    ("XXXII", 2020, "Tokyo", "Japan"),
+    ("XXXIII", 2024, "Paris", "France"),
 )
 
 COUNTRIES: tuple[str, ...] = (
-    "Veloria", "Ostravia", "Calmera", "Durnholm", "Esteria", "Falkenmark", "Galdoria", "Hestria",
-    "Istrava", "Jorvania", "Kaldera", "Lunaria", "Marovia", "Norvalia", "Orlenda", "Pellaria",
-    "Quirinia", "Rostavia", "Saldana", "Tervonia", "Ulmaria", "Varenland", "Westmarch", "Xandria",
-    "Yselda", "Zaravia", "Aldmora", "Brevania", "Corvenia", "Delmara", "Elvaria", "Fennoria",
-    "Glenmark", "Halvoria", "Ithaca Minor", "Jessonia", "Korvath", "Lorwen", "Mirenza", "Nordhal",
-    "Ovaria", "Pravonia", "Qestra", "Rivaldia", "Solmara", "Tamberia", "Umbria Nova", "Valtania",
-    "Wendmark", "Zelmora",
+    "Veloria",
+    "Ostravia",
+    "Calmera",
+    "Durnholm",
+    "Esteria",
+    "Falkenmark",
+    "Galdoria",
+    "Hestria",
+    "Istrava",
+    "Jorvania",
+    "Kaldera",
+    "Lunaria",
+    "Marovia",
+    "Norvalia",
+    "Orlenda",
+    "Pellaria",
+    "Quirinia",
+    "Rostavia",
+    "Saldana",
+    "Tervonia",
+    "Ulmaria",
+    "Varenland",
+    "Westmarch",
+    "Xandria",
+    "Yselda",
+    "Zaravia",
+    "Aldmora",
+    "Brevania",
+    "Corvenia",
+    "Delmara",
+    "Elvaria",
+    "Fennoria",
+    "Glenmark",
+    "Halvoria",
+    "Ithaca Minor",
+    "Jessonia",
+    "Korvath",
+    "Lorwen",
+    "Mirenza",
+    "Nordhal",
+    "Ovaria",
+    "Pravonia",
+    "Qestra",
+    "Rivaldia",
+    "Solmara",
+    "Tamberia",
+    "Umbria Nova",
+    "Valtania",
+    "Wendmark",
+    "Zelmora",
 )
 assert len(COUNTRIES) == N_TABLES and len(set(COUNTRIES)) == N_TABLES
 
 _GIVEN = {
-    "Female": ("Lina", "Asha", "Dana", "Mira", "Elsa", "Nora", "Ivana", "Tessa", "Kaja", "Runa", "Sela", "Vera",
-               "Ilka", "Maren", "Oona", "Petra", "Zora", "Ada", "Greta", "Hanne", "Liv", "Selma", "Talia", "Yara"),
-    "Male": ("Tomas", "Arvid", "Emil", "Jonas", "Karel", "Luka", "Milan", "Oskar", "Pavel", "Rasmus", "Stefan",
-             "Viktor", "Anton", "Bruno", "Dorian", "Filip", "Goran", "Henrik", "Ivo", "Jakob", "Lars", "Nils",
-             "Teo", "Aurel"),
+    "Female": (
+        "Lina",
+        "Asha",
+        "Dana",
+        "Mira",
+        "Elsa",
+        "Nora",
+        "Ivana",
+        "Tessa",
+        "Kaja",
+        "Runa",
+        "Sela",
+        "Vera",
+        "Ilka",
+        "Maren",
+        "Oona",
+        "Petra",
+        "Zora",
+        "Ada",
+        "Greta",
+        "Hanne",
+        "Liv",
+        "Selma",
+        "Talia",
+        "Yara",
+    ),
+    "Male": (
+        "Tomas",
+        "Arvid",
+        "Emil",
+        "Jonas",
+        "Karel",
+        "Luka",
+        "Milan",
+        "Oskar",
+        "Pavel",
+        "Rasmus",
+        "Stefan",
+        "Viktor",
+        "Anton",
+        "Bruno",
+        "Dorian",
+        "Filip",
+        "Goran",
+        "Henrik",
+        "Ivo",
+        "Jakob",
+        "Lars",
+        "Nils",
+        "Teo",
+        "Aurel",
+    ),
 }
 _SURNAMES = (
-    "Varga", "Kell", "Arden", "Novak", "Halden", "Brask", "Corvin", "Dalmar", "Esker", "Frell", "Gorski",
-    "Holm", "Istvan", "Jarek", "Kovan", "Lindqvist", "Morava", "Nyberg", "Orsolya", "Petrov", "Quist",
-    "Rudan", "Sarkis", "Tolvan", "Ulric", "Vesna", "Wendt", "Yarrow", "Zelen", "Amsel", "Bergen", "Castel",
-    "Doran", "Elling", "Farkas", "Grell", "Harker", "Ivers", "Jessen", "Krall", "Lorne", "Marek", "Nolde",
-    "Ostrom", "Palko", "Reske", "Solberg", "Tarnow",
+    "Varga",
+    "Kell",
+    "Arden",
+    "Novak",
+    "Halden",
+    "Brask",
+    "Corvin",
+    "Dalmar",
+    "Esker",
+    "Frell",
+    "Gorski",
+    "Holm",
+    "Istvan",
+    "Jarek",
+    "Kovan",
+    "Lindqvist",
+    "Morava",
+    "Nyberg",
+    "Orsolya",
+    "Petrov",
+    "Quist",
+    "Rudan",
+    "Sarkis",
+    "Tolvan",
+    "Ulric",
+    "Vesna",
+    "Wendt",
+    "Yarrow",
+    "Zelen",
+    "Amsel",
+    "Bergen",
+    "Castel",
+    "Doran",
+    "Elling",
+    "Farkas",
+    "Grell",
+    "Harker",
+    "Ivers",
+    "Jessen",
+    "Krall",
+    "Lorne",
+    "Marek",
+    "Nolde",
+    "Ostrom",
+    "Palko",
+    "Reske",
+    "Solberg",
+    "Tarnow",
 )
-_HOMETOWNS = ("Kestrel Bay", "Ostmoor", "Varna Falls", "Greywick", "Solvang Hollow", "Brindle", "Lakemere",
-              "Harrowgate", "Miren", "Tarsk", "Eldham", "Corrin")
+_HOMETOWNS = (
+    "Kestrel Bay",
+    "Ostmoor",
+    "Varna Falls",
+    "Greywick",
+    "Solvang Hollow",
+    "Brindle",
+    "Lakemere",
+    "Harrowgate",
+    "Miren",
+    "Tarsk",
+    "Eldham",
+    "Corrin",
+)
 
 
 @dataclass(frozen=True)
@@ -268,8 +434,20 @@ _BEARER_PASSAGES = (
     "Summer Olympics and carried the flag at the opening ceremony. {He} retired on {other}.",
 )
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 
 
 @dataclass(frozen=True)
@@ -302,7 +480,7 @@ def _date(rng: random.Random, year_lo: int, year_hi: int) -> str:
 
 def _draw_bearers(rng: random.Random, country: str, n: int) -> list[_Bearer]:
     start = rng.randint(0, len(SUMMER_GAMES) - n)
-    games = SUMMER_GAMES[start:start + n]
+    games = SUMMER_GAMES[start : start + n]
     names: set[str] = set()
     births: set[str] = set()
     out: list[_Bearer] = []
@@ -335,16 +513,34 @@ def _draw_bearers(rng: random.Random, country: str, n: int) -> list[_Bearer]:
 
 def _games_passage(rng: random.Random, b: _Bearer, team: str) -> str:
     template = rng.choice(_GAMES_PASSAGES)
-    return template.format(year=b.year, roman=b.roman, city=b.city, country=b.country, team=team,
-                           n=rng.randint(4, 60), m=rng.randint(12, 206), k=rng.randint(0, 9))
+    return template.format(
+        year=b.year,
+        roman=b.roman,
+        city=b.city,
+        country=b.country,
+        team=team,
+        n=rng.randint(4, 60),
+        m=rng.randint(12, 206),
+        k=rng.randint(0, 9),
+    )
 
 
 def _bearer_passage(rng: random.Random, b: _Bearer, country: str) -> str:
     template = rng.choice(_BEARER_PASSAGES)
     he, his = ("She", "her") if b.gender == "Female" else ("He", "his")
-    return template.format(name=b.name, birth=b.birth, demonym=demonym(country), noun=b.sport.noun, He=he,
-                           he=he.lower(), his=his, event=b.event, year=b.year, other=b.other_date,
-                           town=rng.choice(_HOMETOWNS))
+    return template.format(
+        name=b.name,
+        birth=b.birth,
+        demonym=demonym(country),
+        noun=b.sport.noun,
+        He=he,
+        he=he.lower(),
+        his=his,
+        event=b.event,
+        year=b.year,
+        other=b.other_date,
+        town=rng.choice(_HOMETOWNS),
+    )
 
 
 GENERATED_COLUMNS = ("Name", "Event year", "Event year_Info", "Flag Bearer", "Flag Bearer_Info", "Gender")
@@ -374,8 +570,17 @@ def build(seed: int = DEFAULT_SEED, n_tables: int = N_TABLES) -> GeneratedWorld:
             gold, wrong = _gold(rng, spec, bearers)
             questions.append(HybridQuestion(qid, name, spec.question, gold, qtype))
             truths[qid] = QuestionTruth(spec.answers, spec.columns, spec.suql, wrong)
-        tables.append(HybridTable(name, name, f"{country} at the Summer Olympics: flag bearers", GENERATED_COLUMNS,
-                                  rows, tuple(questions), "generated"))
+        tables.append(
+            HybridTable(
+                name,
+                name,
+                f"{country} at the Summer Olympics: flag bearers",
+                GENERATED_COLUMNS,
+                rows,
+                tuple(questions),
+                "generated",
+            )
+        )
     return GeneratedWorld("hybridqa", tuple(tables), seed=seed, truth=HiddenTruth(truths))
 
 
@@ -415,8 +620,18 @@ def _place_answer(b: _Bearer) -> CorrectAnswer:
 
 
 def _games_answer(b: _Bearer) -> CorrectAnswer:
-    return CorrectAnswer("games", (b.roman, str(b.year), f"{b.year} Summer Olympics", f"{b.year} Olympics",
-                                   f"{b.roman} Olympics", f"Games of the {b.roman} Olympiad", f"{b.roman} Olympiad"))
+    return CorrectAnswer(
+        "games",
+        (
+            b.roman,
+            str(b.year),
+            f"{b.year} Summer Olympics",
+            f"{b.year} Olympics",
+            f"{b.roman} Olympics",
+            f"Games of the {b.roman} Olympiad",
+            f"{b.roman} Olympiad",
+        ),
+    )
 
 
 def _person_answer(b: _Bearer) -> CorrectAnswer:
@@ -435,14 +650,28 @@ def _games_ref(rng: random.Random, b: _Bearer) -> tuple[str, str]:
     return f"the {b.roman} Olympics", f'"Name" = {_q(b.roman)}'
 
 
-def _attribute(rng: random.Random, b: _Bearer, bearers: Sequence[_Bearer]) -> tuple[str, str, CorrectAnswer, str, tuple[str, ...], str]:
+def _attribute(
+    rng: random.Random, b: _Bearer, bearers: Sequence[_Bearer]
+) -> tuple[str, str, CorrectAnswer, str, tuple[str, ...], str]:
     """A passage attribute of a row: (kind, phrase, answer, gold form, wrong pool, answer() call)."""
     kind = rng.choice(("birth", "birth", "event"))
     if kind == "birth":
-        return ("date", "born", _date_answer(b.birth), b.birth, tuple(x.birth for x in bearers if x is not b),
-                f"answer(\"{BEARER_INFO}\", 'when was this person born?')")
-    return ("event", "event", _event_answer(b), b.event, tuple(x.event for x in bearers if x.event != b.event),
-            f"answer(\"{BEARER_INFO}\", 'which event did this person compete in?')")
+        return (
+            "date",
+            "born",
+            _date_answer(b.birth),
+            b.birth,
+            tuple(x.birth for x in bearers if x is not b),
+            f"answer(\"{BEARER_INFO}\", 'when was this person born?')",
+        )
+    return (
+        "event",
+        "event",
+        _event_answer(b),
+        b.event,
+        tuple(x.event for x in bearers if x.event != b.event),
+        f"answer(\"{BEARER_INFO}\", 'which event did this person compete in?')",
+    )
 
 
 def _type_i(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec:
@@ -450,13 +679,23 @@ def _type_i(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec
     r = rng.random()
     if r < 0.3:  # the host city, located by the flag bearer's name
         question = f"Where were the Games held at which {b.name} carried the flag?"
-        suql = f"SELECT answer(\"{GAMES_INFO}\", 'where were the games held?') FROM {table} WHERE \"Flag Bearer\" = {_q(b.name)}"
-        return _Spec(question, (_place_answer(b),), "place", (b.city,),
-                     tuple(sorted({x.city for x in bearers if x.city != b.city})), (GAMES_INFO,), suql)
+        suql = f'SELECT answer("{GAMES_INFO}", \'where were the games held?\') FROM {table} WHERE "Flag Bearer" = {_q(b.name)}'
+        return _Spec(
+            question,
+            (_place_answer(b),),
+            "place",
+            (b.city,),
+            tuple(sorted({x.city for x in bearers if x.city != b.city})),
+            (GAMES_INFO,),
+            suql,
+        )
     ref, cond = _games_ref(rng, b)
     kind, _, answer, gold, pool, call = _attribute(rng, b, bearers)
-    question = (f"When was the flag bearer of {ref} born?" if kind == "date"
-                else f"Which event did the flag bearer of {ref} compete in?")
+    question = (
+        f"When was the flag bearer of {ref} born?"
+        if kind == "date"
+        else f"Which event did the flag bearer of {ref} compete in?"
+    )
     return _Spec(question, (answer,), kind, (gold,), pool, (BEARER_INFO,), f"SELECT {call} FROM {table} WHERE {cond}")
 
 
@@ -471,9 +710,15 @@ def _type_ii(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spe
     r = rng.random()
     if r < 0.4:
         question = f"Who carried the flag at the Olympics held in {city}?"
-        return _Spec(question, tuple(_person_answer(x) for x in rows), "person", tuple(x.name for x in rows),
-                     tuple(x.name for x in bearers if x.city != city), (GAMES_INFO,),
-                     f"SELECT \"Flag Bearer\" FROM {table} WHERE {cond}")
+        return _Spec(
+            question,
+            tuple(_person_answer(x) for x in rows),
+            "person",
+            tuple(x.name for x in rows),
+            tuple(x.name for x in bearers if x.city != city),
+            (GAMES_INFO,),
+            f'SELECT "Flag Bearer" FROM {table} WHERE {cond}',
+        )
     if r < 0.7:
         question = f"In which year were the Olympics held in {city}?"
         gold = tuple(str(x.year) for x in rows)
@@ -483,8 +728,15 @@ def _type_ii(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spe
         gold = tuple(x.roman for x in rows)
         column = '"Name"'
     wrong = tuple(str(x.year) if column == '"Event year"' else x.roman for x in bearers if x.city != city)
-    return _Spec(question, tuple(_games_answer(x) for x in rows), "games", gold, wrong, (GAMES_INFO,),
-                 f"SELECT {column} FROM {table} WHERE {cond}")
+    return _Spec(
+        question,
+        tuple(_games_answer(x) for x in rows),
+        "games",
+        gold,
+        wrong,
+        (GAMES_INFO,),
+        f"SELECT {column} FROM {table} WHERE {cond}",
+    )
 
 
 def _type_iii(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec:
@@ -492,9 +744,15 @@ def _type_iii(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Sp
         b = rng.choice(bearers)
         question = f"In which city were the Games held whose flag bearer was born on {b.birth}?"
         cond = f"answer(\"{BEARER_INFO}\", {_q(f'was this person born on {b.birth}?')}) = 'Yes'"
-        return _Spec(question, (_place_answer(b),), "place", (b.city,),
-                     tuple(sorted({x.city for x in bearers if x.city != b.city})), (BEARER_INFO, GAMES_INFO),
-                     f"SELECT answer(\"{GAMES_INFO}\", 'where were the games held?') FROM {table} WHERE {cond}")
+        return _Spec(
+            question,
+            (_place_answer(b),),
+            "place",
+            (b.city,),
+            tuple(sorted({x.city for x in bearers if x.city != b.city})),
+            (BEARER_INFO, GAMES_INFO),
+            f"SELECT answer(\"{GAMES_INFO}\", 'where were the games held?') FROM {table} WHERE {cond}",
+        )
     city = rng.choice(bearers).city
     rows = _by_city(bearers, city)
     kind, _, _, _, _, call = _attribute(rng, rows[0], bearers)
@@ -509,7 +767,9 @@ def _type_iii(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Sp
         answers = tuple(_event_answer(x) for x in rows)
         gold = tuple(x.event for x in rows)
         pool = tuple(x.event for x in bearers if x.event not in gold)
-    return _Spec(question, answers, kind, gold, pool, (GAMES_INFO, BEARER_INFO), f"SELECT {call} FROM {table} WHERE {cond}")
+    return _Spec(
+        question, answers, kind, gold, pool, (GAMES_INFO, BEARER_INFO), f"SELECT {call} FROM {table} WHERE {cond}"
+    )
 
 
 def _type_iv(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec:
@@ -527,10 +787,18 @@ def _type_iv(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spe
         thing, test = f"the {b.event} event", lambda x: x.event == b.event
         question = f"Which {gender_word} flag bearer competed in {thing}?"
     rows = [x for x in bearers if x.gender == b.gender and test(x)]
-    cond = (f"\"Gender\" = {_q(b.gender)} AND answer(\"{BEARER_INFO}\", {_q(f'did this person compete in {thing}?')}) = 'Yes'")
-    return _Spec(question, tuple(_person_answer(x) for x in rows), "person", tuple(x.name for x in rows),
-                 tuple(x.name for x in bearers if x not in rows), (BEARER_INFO,),
-                 f"SELECT \"Flag Bearer\" FROM {table} WHERE {cond}")
+    cond = (
+        f'"Gender" = {_q(b.gender)} AND answer("{BEARER_INFO}", {_q(f"did this person compete in {thing}?")}) = \'Yes\''
+    )
+    return _Spec(
+        question,
+        tuple(_person_answer(x) for x in rows),
+        "person",
+        tuple(x.name for x in rows),
+        tuple(x.name for x in bearers if x not in rows),
+        (BEARER_INFO,),
+        f'SELECT "Flag Bearer" FROM {table} WHERE {cond}',
+    )
 
 
 def _type_v(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec:
@@ -545,8 +813,10 @@ def _type_v(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec
     winner = min((a, b), key=lambda x: x.birth) if older else max((a, b), key=lambda x: x.birth)
     loser = b if winner is a else a
     direction = "ASC" if older else "DESC"
-    suql = (f"SELECT \"Flag Bearer\" FROM {table} WHERE {column} IN ({_q(values[0])}, {_q(values[1])}) "
-            f"ORDER BY answer(\"{BEARER_INFO}\", 'when was this person born?')::date {direction} LIMIT 1")
+    suql = (
+        f'SELECT "Flag Bearer" FROM {table} WHERE {column} IN ({_q(values[0])}, {_q(values[1])}) '
+        f"ORDER BY answer(\"{BEARER_INFO}\", 'when was this person born?')::date {direction} LIMIT 1"
+    )
     return _Spec(question, (_person_answer(winner),), "person", (winner.name,), (loser.name,), (BEARER_INFO,), suql)
 
 
@@ -559,14 +829,23 @@ def _type_vi(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spe
         gender = rng.choice(sorted({x.gender for x in bearers}))
         pool = [x for x in bearers if x.gender == gender]
         question = f"Who is the {word} {gender.lower()} flag bearer?"
-        cond = f" WHERE \"Gender\" = {_q(gender)}"
+        cond = f' WHERE "Gender" = {_q(gender)}'
     else:
         question = f"Who is the {word} flag bearer?"
     winner = (max if youngest else min)(pool, key=lambda x: x.birth)
-    suql = (f"SELECT \"Flag Bearer\" FROM {table}{cond} ORDER BY answer(\"{BEARER_INFO}\", 'when was this person born?')::date "
-            f"{'DESC' if youngest else 'ASC'} LIMIT 1")
-    return _Spec(question, (_person_answer(winner),), "person", (winner.name,),
-                 tuple(x.name for x in bearers if x is not winner), (BEARER_INFO,), suql)
+    suql = (
+        f'SELECT "Flag Bearer" FROM {table}{cond} ORDER BY answer("{BEARER_INFO}", \'when was this person born?\')::date '
+        f"{'DESC' if youngest else 'ASC'} LIMIT 1"
+    )
+    return _Spec(
+        question,
+        (_person_answer(winner),),
+        "person",
+        (winner.name,),
+        tuple(x.name for x in bearers if x is not winner),
+        (BEARER_INFO,),
+        suql,
+    )
 
 
 _QUESTION_MAKERS = {"I": _type_i, "II": _type_ii, "III": _type_iii, "IV": _type_iv, "V": _type_v, "VI": _type_vi}
@@ -636,7 +915,9 @@ def real_table(data: Mapping[str, Any], *, name: str, file: str = "") -> HybridT
     cells: list[list[tuple[str, list[str]]]] = []
     for i, row in enumerate(raw_rows):
         if not isinstance(row, list) or len(row) != width:
-            raise HybridDataError(f"{where}: row {i} has {len(row) if isinstance(row, list) else 'no'} cells, the header {width}.")
+            raise HybridDataError(
+                f"{where}: row {i} has {len(row) if isinstance(row, list) else 'no'} cells, the header {width}."
+            )
         parsed = []
         for cell in row:
             if isinstance(cell, Mapping):
@@ -663,13 +944,20 @@ def real_table(data: Mapping[str, Any], *, name: str, file: str = "") -> HybridT
                 out.append("\n\n".join(found) if found else None)
         rows.append(tuple(out))
     questions = tuple(
-        HybridQuestion(str(q.get("question_id", f"{table_id}-{k}")), name, str(q.get("question", "")),
-                       str(q.get("answer-text", "")), None)
+        HybridQuestion(
+            str(q.get("question_id", f"{table_id}-{k}")),
+            name,
+            str(q.get("question", "")),
+            str(q.get("answer-text", "")),
+            None,
+        )
         for k, q in enumerate(data.get("questions") or [])
         if isinstance(q, Mapping) and q.get("question")
     )
     title = " — ".join(p for p in (data.get("title"), data.get("section_title")) if p) or table_id
-    return HybridTable(name, table_id, str(title), tuple(columns), tuple(rows), questions, "real", str(data.get("url") or ""))
+    return HybridTable(
+        name, table_id, str(title), tuple(columns), tuple(rows), questions, "real", str(data.get("url") or "")
+    )
 
 
 def load_real(directory: Path | str | None = None) -> HybridWorld:

@@ -29,6 +29,7 @@ country, every advisor–student pair, …).  Only evaluators read it; so with t
 evaluator data too.  Engines and the simulated policy see the graph only.
 Everything is drawn from ``random.Random(seed)``: the same seed gives the same world.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -120,38 +121,190 @@ class Property:
 
 
 PROPERTIES: tuple[Property, ...] = (
-    Property("P31", "instance of", "that class of which this subject is a particular example and member", "item", ("is a", "type", "is an instance of")),
-    Property("P279", "subclass of", "this item is a subclass (subset) of that item; all instances of this item are instances of that item", "item", ("type of", "kind of", "subtype of")),
+    Property(
+        "P31",
+        "instance of",
+        "that class of which this subject is a particular example and member",
+        "item",
+        ("is a", "type", "is an instance of"),
+    ),
+    Property(
+        "P279",
+        "subclass of",
+        "this item is a subclass (subset) of that item; all instances of this item are instances of that item",
+        "item",
+        ("type of", "kind of", "subtype of"),
+    ),
     Property("P17", "country", "sovereign state that this item is in", "item", ("sovereign state", "land", "state")),
-    Property("P27", "country of citizenship", "the object is a country that recognizes the subject as its citizen", "item", ("citizenship", "nationality", "citizen of")),
-    Property("P131", "located in the administrative territorial entity", "the item is located on the territory of the following administrative entity", "item", ("located in", "administrative region", "in", "region")),
-    Property("P36", "capital", "seat of government of a country, province, state or other type of administrative territorial entity", "item", ("capital city",)),
-    Property("P1082", "population", "number of people inhabiting the place", "quantity", ("inhabitants", "number of inhabitants")),
+    Property(
+        "P27",
+        "country of citizenship",
+        "the object is a country that recognizes the subject as its citizen",
+        "item",
+        ("citizenship", "nationality", "citizen of"),
+    ),
+    Property(
+        "P131",
+        "located in the administrative territorial entity",
+        "the item is located on the territory of the following administrative entity",
+        "item",
+        ("located in", "administrative region", "in", "region"),
+    ),
+    Property(
+        "P36",
+        "capital",
+        "seat of government of a country, province, state or other type of administrative territorial entity",
+        "item",
+        ("capital city",),
+    ),
+    Property(
+        "P1082",
+        "population",
+        "number of people inhabiting the place",
+        "quantity",
+        ("inhabitants", "number of inhabitants"),
+    ),
     Property("P21", "sex or gender", "sex or gender identity of human or animal", "item", ("gender", "sex")),
-    Property("P19", "place of birth", "most specific known birth location of a person", "item", ("birthplace", "born in", "city of birth", "birth city")),
-    Property("P569", "date of birth", "date on which the subject was born", "time", ("born on", "birth date", "birthday")),
+    Property(
+        "P19",
+        "place of birth",
+        "most specific known birth location of a person",
+        "item",
+        ("birthplace", "born in", "city of birth", "birth city"),
+    ),
+    Property(
+        "P569", "date of birth", "date on which the subject was born", "time", ("born on", "birth date", "birthday")
+    ),
     Property("P106", "occupation", "occupation of a person", "item", ("profession", "job", "work")),
-    Property("P1303", "instrument", "musical instrument that a person plays or teaches", "item", ("plays", "musical instrument", "instruments played")),
-    Property("P1416", "affiliation", "organization that a person or organization is affiliated with", "item", ("affiliated with", "affiliated to", "member of institution")),
-    Property("P69", "educated at", "educational institution attended by subject", "item", ("alma mater", "studied at", "education", "graduated from")),
-    Property("P184", "doctoral advisor", "person who supervised the doctorate or PhD thesis of the subject", "item", ("PhD advisor", "doctoral supervisor", "supervisor", "advisor")),
-    Property("P185", "doctoral student", "doctoral student(s) of a professor", "item", ("PhD student", "students", "doctoral students")),
-    Property("P166", "award received", "award or recognition received by a person, organization or creative work", "item", ("award", "prize", "honours", "prize received")),
-    Property("P585", "point in time", "date something took place, existed or a statement was true", "time", ("date", "year", "when", "time")),
-    Property("P840", "narrative location", "the narrative of the work is set in this location", "item", ("set in", "setting", "takes place in", "location of the story")),
-    Property("P915", "filming location", "actual place where this scene/film was shot", "item", ("shot in", "filmed in", "filmed at", "shooting location")),
+    Property(
+        "P1303",
+        "instrument",
+        "musical instrument that a person plays or teaches",
+        "item",
+        ("plays", "musical instrument", "instruments played"),
+    ),
+    Property(
+        "P1416",
+        "affiliation",
+        "organization that a person or organization is affiliated with",
+        "item",
+        ("affiliated with", "affiliated to", "member of institution"),
+    ),
+    Property(
+        "P69",
+        "educated at",
+        "educational institution attended by subject",
+        "item",
+        ("alma mater", "studied at", "education", "graduated from"),
+    ),
+    Property(
+        "P184",
+        "doctoral advisor",
+        "person who supervised the doctorate or PhD thesis of the subject",
+        "item",
+        ("PhD advisor", "doctoral supervisor", "supervisor", "advisor"),
+    ),
+    Property(
+        "P185",
+        "doctoral student",
+        "doctoral student(s) of a professor",
+        "item",
+        ("PhD student", "students", "doctoral students"),
+    ),
+    Property(
+        "P166",
+        "award received",
+        "award or recognition received by a person, organization or creative work",
+        "item",
+        ("award", "prize", "honours", "prize received"),
+    ),
+    Property(
+        "P585",
+        "point in time",
+        "date something took place, existed or a statement was true",
+        "time",
+        ("date", "year", "when", "time"),
+    ),
+    Property(
+        "P840",
+        "narrative location",
+        "the narrative of the work is set in this location",
+        "item",
+        ("set in", "setting", "takes place in", "location of the story"),
+    ),
+    Property(
+        "P915",
+        "filming location",
+        "actual place where this scene/film was shot",
+        "item",
+        ("shot in", "filmed in", "filmed at", "shooting location"),
+    ),
     Property("P2048", "height", "vertical length of an entity", "quantity", ("tall", "how tall", "stature")),
-    Property("P2044", "elevation above sea level", "height of the item (geographical object) as measured relative to sea level", "quantity", ("altitude", "elevation", "height above sea level", "how high")),
-    Property("P57", "director", "director(s) of film, TV-series, stageplay, video game or similar", "item", ("directed by", "film director", "filmmaker")),
-    Property("P161", "cast member", "actor in the subject production", "item", ("actor", "starring", "cast", "actress")),
-    Property("P577", "publication date", "date or point in time when a work was first published or released", "time", ("release date", "released", "premiere", "first released")),
-    Property("P495", "country of origin", "country of origin of this item (creative work, food, phrase, product, etc.)", "item", ("origin", "from country")),
-    Property("P2047", "duration", "length of time of an event or process", "quantity", ("length", "runtime", "running time")),
-    Property("P112", "founded by", "founder or co-founder of this organization", "item", ("founder", "co-founder", "founders")),
-    Property("P159", "headquarters location", "city, where an organization's headquarters is or has been situated", "item", ("HQ", "based in", "head office", "headquartered in")),
-    Property("P571", "inception", "time when an entity begins to exist", "time", ("founded", "established", "date of foundation", "founding date")),
-    Property("P1128", "employees", "total number of employees of a company at a given point in time", "quantity", ("number of employees", "staff", "workforce")),
-    Property("P361", "part of", "object of which the subject is a part", "item", ("belongs to", "component of", "section of")),
+    Property(
+        "P2044",
+        "elevation above sea level",
+        "height of the item (geographical object) as measured relative to sea level",
+        "quantity",
+        ("altitude", "elevation", "height above sea level", "how high"),
+    ),
+    Property(
+        "P57",
+        "director",
+        "director(s) of film, TV-series, stageplay, video game or similar",
+        "item",
+        ("directed by", "film director", "filmmaker"),
+    ),
+    Property(
+        "P161", "cast member", "actor in the subject production", "item", ("actor", "starring", "cast", "actress")
+    ),
+    Property(
+        "P577",
+        "publication date",
+        "date or point in time when a work was first published or released",
+        "time",
+        ("release date", "released", "premiere", "first released"),
+    ),
+    Property(
+        "P495",
+        "country of origin",
+        "country of origin of this item (creative work, food, phrase, product, etc.)",
+        "item",
+        ("origin", "from country"),
+    ),
+    Property(
+        "P2047", "duration", "length of time of an event or process", "quantity", ("length", "runtime", "running time")
+    ),
+    Property(
+        "P112",
+        "founded by",
+        "founder or co-founder of this organization",
+        "item",
+        ("founder", "co-founder", "founders"),
+    ),
+    Property(
+        "P159",
+        "headquarters location",
+        "city, where an organization's headquarters is or has been situated",
+        "item",
+        ("HQ", "based in", "head office", "headquartered in"),
+    ),
+    Property(
+        "P571",
+        "inception",
+        "time when an entity begins to exist",
+        "time",
+        ("founded", "established", "date of foundation", "founding date"),
+    ),
+    Property(
+        "P1128",
+        "employees",
+        "total number of employees of a company at a given point in time",
+        "quantity",
+        ("number of employees", "staff", "workforce"),
+    ),
+    Property(
+        "P361", "part of", "object of which the subject is a part", "item", ("belongs to", "component of", "section of")
+    ),
 )
 PROPERTY_BY_ID: Mapping[str, Property] = {p.pid: p for p in PROPERTIES}
 
@@ -180,7 +333,14 @@ CITIES: Mapping[str, tuple[str, ...]] = {
     "Fennwick": ("Fenmouth", "Wickham", "Aldersey"),
     "Dravo": ("Dravik", "Solberg", "Tamsin"),
 }
-CAPITALS = {"Kestavia": "Harrowgate", "Tirenne": "Corbin", "Orundi": "Zamori", "Valmora": "Ravella", "Brevania": "Haldenburg", "Lusmark": "Fenmouth"}
+CAPITALS = {
+    "Kestavia": "Harrowgate",
+    "Tirenne": "Corbin",
+    "Orundi": "Zamori",
+    "Valmora": "Ravella",
+    "Brevania": "Haldenburg",
+    "Lusmark": "Fenmouth",
+}
 # name, city, school of music
 UNIVERSITIES = (
     ("Northgate University", "Harrowgate", True),
@@ -192,10 +352,14 @@ UNIVERSITIES = (
 )
 # the instrument tree: class -> subclass -> instruments (4 classes, 19 instruments)
 INSTRUMENT_TREE: Mapping[str, Mapping[str | None, tuple[str, ...]]] = {
-    "string instrument": {"plucked string instrument": ("sitar", "guitar", "lute", "harp"),
-                          "bowed string instrument": ("violin", "cello", "viola", "double bass")},
-    "wind instrument": {"woodwind instrument": ("flute", "clarinet", "oboe"),
-                        "brass instrument": ("trumpet", "trombone", "horn")},
+    "string instrument": {
+        "plucked string instrument": ("sitar", "guitar", "lute", "harp"),
+        "bowed string instrument": ("violin", "cello", "viola", "double bass"),
+    },
+    "wind instrument": {
+        "woodwind instrument": ("flute", "clarinet", "oboe"),
+        "brass instrument": ("trumpet", "trombone", "horn"),
+    },
     "percussion instrument": {None: ("drum kit", "marimba", "timpani")},
     "keyboard instrument": {None: ("piano", "harpsichord")},
 }
@@ -210,56 +374,267 @@ AWARDS = (
     ("Brevania Enterprise Award", "Brevania", ("entrepreneur",), 6),
 )
 GIVEN = (
-    "Gaspar", "Talia", "Bruna", "Anselm", "Marit", "Oskar", "Lena", "Tomas", "Irene", "Felix", "Nadia", "Rafael",
-    "Sigrid", "Emil", "Clara", "Dario", "Ines", "Jonas", "Mira", "Pavel", "Rosa", "Stefan", "Vera", "Yusuf",
-    "Alma", "Bastian", "Celia", "Dmitri", "Edda", "Fabian", "Greta", "Hugo", "Ilse", "Jasper", "Katya", "Lucan",
-    "Maren", "Nils", "Odette", "Piet", "Quinn", "Runa", "Silas", "Thea", "Ugo", "Vilja", "Wendel", "Xenia",
-    "Ysolde", "Zeno", "Amara", "Bram", "Cosima", "Dorian", "Esme", "Florin", "Hedda", "Ivo", "Juno", "Kasimir",
+    "Gaspar",
+    "Talia",
+    "Bruna",
+    "Anselm",
+    "Marit",
+    "Oskar",
+    "Lena",
+    "Tomas",
+    "Irene",
+    "Felix",
+    "Nadia",
+    "Rafael",
+    "Sigrid",
+    "Emil",
+    "Clara",
+    "Dario",
+    "Ines",
+    "Jonas",
+    "Mira",
+    "Pavel",
+    "Rosa",
+    "Stefan",
+    "Vera",
+    "Yusuf",
+    "Alma",
+    "Bastian",
+    "Celia",
+    "Dmitri",
+    "Edda",
+    "Fabian",
+    "Greta",
+    "Hugo",
+    "Ilse",
+    "Jasper",
+    "Katya",
+    "Lucan",
+    "Maren",
+    "Nils",
+    "Odette",
+    "Piet",
+    "Quinn",
+    "Runa",
+    "Silas",
+    "Thea",
+    "Ugo",
+    "Vilja",
+    "Wendel",
+    "Xenia",
+    "Ysolde",
+    "Zeno",
+    "Amara",
+    "Bram",
+    "Cosima",
+    "Dorian",
+    "Esme",
+    "Florin",
+    "Hedda",
+    "Ivo",
+    "Juno",
+    "Kasimir",
 )
-MALE = frozenset((
-    "Gaspar", "Anselm", "Oskar", "Tomas", "Felix", "Rafael", "Emil", "Dario", "Jonas", "Pavel", "Stefan", "Yusuf",
-    "Bastian", "Dmitri", "Fabian", "Hugo", "Jasper", "Lucan", "Nils", "Piet", "Quinn", "Silas", "Ugo", "Wendel",
-    "Zeno", "Bram", "Dorian", "Florin", "Ivo", "Kasimir",
-))
+MALE = frozenset(
+    (
+        "Gaspar",
+        "Anselm",
+        "Oskar",
+        "Tomas",
+        "Felix",
+        "Rafael",
+        "Emil",
+        "Dario",
+        "Jonas",
+        "Pavel",
+        "Stefan",
+        "Yusuf",
+        "Bastian",
+        "Dmitri",
+        "Fabian",
+        "Hugo",
+        "Jasper",
+        "Lucan",
+        "Nils",
+        "Piet",
+        "Quinn",
+        "Silas",
+        "Ugo",
+        "Wendel",
+        "Zeno",
+        "Bram",
+        "Dorian",
+        "Florin",
+        "Ivo",
+        "Kasimir",
+    )
+)
 FAMILY = (
-    "Underhill", "Grimaldi", "Okafor", "Lindqvist", "Moreau", "Castell", "Brandt", "Ferreira", "Halvorsen", "Ivanova",
-    "Kowal", "Lambert", "Mbeki", "Novak", "Ortega", "Petrov", "Quispe", "Rasmussen", "Sato", "Tamm", "Ulloa",
-    "Vance", "Weller", "Yilmaz", "Zoric", "Achterberg", "Bellamy", "Corrin", "Delacroix", "Eskola", "Falk",
-    "Galloway", "Haddad", "Ingram", "Jansen", "Kestrel", "Lowe", "Marchetti", "Nyberg", "Oduya", "Pellerin",
-    "Rook", "Stavros", "Thorne", "Urquhart", "Voss", "Whitlock", "Ashby", "Brennan", "Caddel",
+    "Underhill",
+    "Grimaldi",
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Castell",
+    "Brandt",
+    "Ferreira",
+    "Halvorsen",
+    "Ivanova",
+    "Kowal",
+    "Lambert",
+    "Mbeki",
+    "Novak",
+    "Ortega",
+    "Petrov",
+    "Quispe",
+    "Rasmussen",
+    "Sato",
+    "Tamm",
+    "Ulloa",
+    "Vance",
+    "Weller",
+    "Yilmaz",
+    "Zoric",
+    "Achterberg",
+    "Bellamy",
+    "Corrin",
+    "Delacroix",
+    "Eskola",
+    "Falk",
+    "Galloway",
+    "Haddad",
+    "Ingram",
+    "Jansen",
+    "Kestrel",
+    "Lowe",
+    "Marchetti",
+    "Nyberg",
+    "Oduya",
+    "Pellerin",
+    "Rook",
+    "Stavros",
+    "Thorne",
+    "Urquhart",
+    "Voss",
+    "Whitlock",
+    "Ashby",
+    "Brennan",
+    "Caddel",
 )
 FILMS = (
-    "The Glass Harbour", "Winter in Corbin", "Salt and Iron", "The Last Cartographer", "Northern Lights",
-    "Northern Lights", "A River of Bells", "The Quiet Province", "Ember Road", "The Sixth Summit", "Paper Kings",
-    "The Lantern Keeper", "Red Meridian", "Sallow Fields", "The Orchard Thief", "Harbourmaster", "Blue Hour",
-    "The Long Descent", "Songs from Ravella", "The Iron Orchard", "Tidewater", "The Cellist", "Borderline Saints",
-    "A Map of Ashes", "The Ninth Bridge", "Distant Thunder", "The Silver Fox of Eskar", "Night Ferry",
-    "The Weight of Snow", "Copper Sky", "The Clockmaker's Daughter", "Dry Season", "The Wandering Choir",
-    "Stone Garden", "The Eleventh Hour", "Broken Compass", "Midnight in Haldenburg", "The Falconer",
-    "Under the Linden", "Harvest Moon",
+    "The Glass Harbour",
+    "Winter in Corbin",
+    "Salt and Iron",
+    "The Last Cartographer",
+    "Northern Lights",
+    "Northern Lights",
+    "A River of Bells",
+    "The Quiet Province",
+    "Ember Road",
+    "The Sixth Summit",
+    "Paper Kings",
+    "The Lantern Keeper",
+    "Red Meridian",
+    "Sallow Fields",
+    "The Orchard Thief",
+    "Harbourmaster",
+    "Blue Hour",
+    "The Long Descent",
+    "Songs from Ravella",
+    "The Iron Orchard",
+    "Tidewater",
+    "The Cellist",
+    "Borderline Saints",
+    "A Map of Ashes",
+    "The Ninth Bridge",
+    "Distant Thunder",
+    "The Silver Fox of Eskar",
+    "Night Ferry",
+    "The Weight of Snow",
+    "Copper Sky",
+    "The Clockmaker's Daughter",
+    "Dry Season",
+    "The Wandering Choir",
+    "Stone Garden",
+    "The Eleventh Hour",
+    "Broken Compass",
+    "Midnight in Haldenburg",
+    "The Falconer",
+    "Under the Linden",
+    "Harvest Moon",
 )
 COMPANIES = (
-    "Kestrel Dynamics", "Brightwater Labs", "Orund Minerals", "Valcor Systems", "Tessellate", "Northwind Freight",
-    "Halcyon Bio", "Ironleaf Foods", "Quantara", "Meridian Optics", "Lumen Grid", "Cobalt & Finch", "Stratos Air",
-    "Verdant Energy", "Palisade Software", "Ravella Textiles", "Grellworks", "Solberg Maritime", "Ashcombe Media",
-    "Tidal Robotics", "Fenmouth Ceramics", "Ostby Motors", "Larkspur Pharma", "Zamori Coffee", "Aldersey Capital",
+    "Kestrel Dynamics",
+    "Brightwater Labs",
+    "Orund Minerals",
+    "Valcor Systems",
+    "Tessellate",
+    "Northwind Freight",
+    "Halcyon Bio",
+    "Ironleaf Foods",
+    "Quantara",
+    "Meridian Optics",
+    "Lumen Grid",
+    "Cobalt & Finch",
+    "Stratos Air",
+    "Verdant Energy",
+    "Palisade Software",
+    "Ravella Textiles",
+    "Grellworks",
+    "Solberg Maritime",
+    "Ashcombe Media",
+    "Tidal Robotics",
+    "Fenmouth Ceramics",
+    "Ostby Motors",
+    "Larkspur Pharma",
+    "Zamori Coffee",
+    "Aldersey Capital",
 )
 # mountain -> its province (a mountain named after a city may be recorded in that city: quirk 6)
 MOUNTAINS: Mapping[str, str] = {
-    "Mount Castellane": "Pallasca", "Pallas Peak": "Pallasca", "Mount Brindle": "Pallasca",
-    "Mount Varn": "Veldran", "Lisle Summit": "Veldran",
-    "Corvane Spire": "Corvane", "Mount Merrin": "Corvane",
-    "Mount Essel": "Essling", "Mount Tollin": "Essling", "Eskar Peak": "Essling",
-    "Mbeza Dome": "Mbeza", "Mount Kitwa": "Mbeza", "Mount Orrin": "Mbeza",
-    "Tarro Crag": "Tarro", "Mount Ulani": "Tarro", "Dunmore Ben": "Tarro",
-    "Sorrel Horn": "Sorrel", "Mount Cassio": "Sorrel", "Mount Torvik": "Sorrel",
-    "Quintara Ridge": "Quintara", "Mount Abaro": "Quintara", "Mount Quint": "Quintara",
-    "Halden Tor": "Halden", "Mount Rostal": "Halden",
-    "Ostmark Needle": "Ostmark", "Mount Grell": "Ostmark",
-    "Fennwick Fell": "Fennwick", "Mount Aldersey": "Fennwick",
-    "Dravo Pike": "Dravo", "Mount Solberg": "Dravo",
+    "Mount Castellane": "Pallasca",
+    "Pallas Peak": "Pallasca",
+    "Mount Brindle": "Pallasca",
+    "Mount Varn": "Veldran",
+    "Lisle Summit": "Veldran",
+    "Corvane Spire": "Corvane",
+    "Mount Merrin": "Corvane",
+    "Mount Essel": "Essling",
+    "Mount Tollin": "Essling",
+    "Eskar Peak": "Essling",
+    "Mbeza Dome": "Mbeza",
+    "Mount Kitwa": "Mbeza",
+    "Mount Orrin": "Mbeza",
+    "Tarro Crag": "Tarro",
+    "Mount Ulani": "Tarro",
+    "Dunmore Ben": "Tarro",
+    "Sorrel Horn": "Sorrel",
+    "Mount Cassio": "Sorrel",
+    "Mount Torvik": "Sorrel",
+    "Quintara Ridge": "Quintara",
+    "Mount Abaro": "Quintara",
+    "Mount Quint": "Quintara",
+    "Halden Tor": "Halden",
+    "Mount Rostal": "Halden",
+    "Ostmark Needle": "Ostmark",
+    "Mount Grell": "Ostmark",
+    "Fennwick Fell": "Fennwick",
+    "Mount Aldersey": "Fennwick",
+    "Dravo Pike": "Dravo",
+    "Mount Solberg": "Dravo",
 }
-INDUSTRY_OF = ("aerospace", "software", "mining", "logistics", "biotechnology", "food", "optics", "energy", "media", "finance")
+INDUSTRY_OF = (
+    "aerospace",
+    "software",
+    "mining",
+    "logistics",
+    "biotechnology",
+    "food",
+    "optics",
+    "energy",
+    "media",
+    "finance",
+)
 
 
 # --- the world ---------------------------------------------------------------------------
@@ -624,8 +999,14 @@ def scaled(world: KGWorld, factor: int) -> KGWorld:
         for c in world.claims:
             if k > 0 and c.subject in shared:
                 continue
-            claims.append(Claim(shift(c.subject, k), c.pid, shift_value(c.value, k),
-                                tuple((p, shift_value(v, k)) for p, v in c.qualifiers)))
+            claims.append(
+                Claim(
+                    shift(c.subject, k),
+                    c.pid,
+                    shift_value(c.value, k),
+                    tuple((p, shift_value(v, k)) for p, v in c.qualifiers),
+                )
+            )
     return KGWorld(world.seed, entities, world.properties, tuple(claims), world.truth, world.classes)
 
 
@@ -769,7 +1150,11 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
     for q in rng.sample(people, 7):
         add_simple(f"Where was {lab(q)} born?", f"SELECT ?place WHERE {{ wd:{q} wdt:P19 ?place . }}", (q,))
     for q in rng.sample(with_occ("musician"), 5):
-        add_simple(f"Which instrument does {lab(q)} play?", f"SELECT ?instrument WHERE {{ wd:{q} wdt:P1303 ?instrument . }}", (q,))
+        add_simple(
+            f"Which instrument does {lab(q)} play?",
+            f"SELECT ?instrument WHERE {{ wd:{q} wdt:P1303 ?instrument . }}",
+            (q,),
+        )
     films = [q for q in of_kind("film") if q in unique]
     for q in rng.sample(films, 5):
         add_simple(f"Who directed {lab(q)}?", f"SELECT ?director WHERE {{ wd:{q} wdt:P57 ?director . }}", (q,))
@@ -777,16 +1162,26 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
     for q in rng.sample(companies, 4):
         add_simple(f"Who founded {lab(q)}?", f"SELECT ?founder WHERE {{ wd:{q} wdt:P112 ?founder . }}", (q,))
     for q in rng.sample(companies, 4):
-        add_simple(f"In which city is the headquarters of {lab(q)}?", f"SELECT ?city WHERE {{ wd:{q} wdt:P159 ?city . }}", (q,))
+        add_simple(
+            f"In which city is the headquarters of {lab(q)}?", f"SELECT ?city WHERE {{ wd:{q} wdt:P159 ?city . }}", (q,)
+        )
     for q in rng.sample(of_kind("mountain"), 4):
-        add_simple(f"What is the elevation above sea level of {lab(q)}?", f"SELECT ?elevation WHERE {{ wd:{q} wdt:P2044 ?elevation . }}", (q,))
+        add_simple(
+            f"What is the elevation above sea level of {lab(q)}?",
+            f"SELECT ?elevation WHERE {{ wd:{q} wdt:P2044 ?elevation . }}",
+            (q,),
+        )
     for q in rng.sample(films, 4):
         add_simple(f"When was {lab(q)} released?", f"SELECT ?date WHERE {{ wd:{q} wdt:P577 ?date . }}", (q,))
     educated = [q for q in people if values(q, "P69")]
     for q in rng.sample(educated, 4):
         add_simple(f"Where was {lab(q)} educated?", f"SELECT ?school WHERE {{ wd:{q} wdt:P69 ?school . }}", (q,))
     for q in rng.sample(people, 3):
-        add_simple(f"What is the occupation of {lab(q)}?", f"SELECT ?occupation WHERE {{ wd:{q} wdt:P106 ?occupation . }}", (q,))
+        add_simple(
+            f"What is the occupation of {lab(q)}?",
+            f"SELECT ?occupation WHERE {{ wd:{q} wdt:P106 ?occupation . }}",
+            (q,),
+        )
 
     forum: list[KGQuestion] = []
 
@@ -796,19 +1191,34 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
 
     # C1 — subclass, not instance
     musician = C["musician"]
-    for cls, two_cols in (("string instrument", True), ("wind instrument", True), ("percussion instrument", False),
-                          ("keyboard instrument", False), ("bowed string instrument", True), ("brass instrument", False)):
+    for cls, two_cols in (
+        ("string instrument", True),
+        ("wind instrument", True),
+        ("percussion instrument", False),
+        ("keyboard instrument", False),
+        ("bowed string instrument", True),
+        ("brass instrument", False),
+    ):
         if two_cols:
-            add_forum("C1", f"Which musicians play a {cls}? For each, return the musician and the instrument.",
-                      f"SELECT DISTINCT ?musician ?instrument WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C[cls]} .\n}}",
-                      (C[cls],))
+            add_forum(
+                "C1",
+                f"Which musicians play a {cls}? For each, return the musician and the instrument.",
+                f"SELECT DISTINCT ?musician ?instrument WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C[cls]} .\n}}",
+                (C[cls],),
+            )
         else:
-            add_forum("C1", f"Which musicians play a {cls}?",
-                      f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C[cls]} .\n}}",
-                      (C[cls],))
-    add_forum("C1", "How many musicians play a string instrument?",
-              f"SELECT (COUNT(DISTINCT ?musician) AS ?count) WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C['string instrument']} .\n}}",
-              (C["string instrument"],))
+            add_forum(
+                "C1",
+                f"Which musicians play a {cls}?",
+                f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C[cls]} .\n}}",
+                (C[cls],),
+            )
+    add_forum(
+        "C1",
+        "How many musicians play a string instrument?",
+        f"SELECT (COUNT(DISTINCT ?musician) AS ?count) WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1303 ?instrument .\n  ?instrument wdt:P279* wd:{C['string instrument']} .\n}}",
+        (C["string instrument"],),
+    )
 
     # C2 — country of birth: through P131 to P17; not P27.  Pick (occupation, country) pairs
     # where the naive P17 misses someone.
@@ -826,16 +1236,28 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
     for occ, cn, n in pairs:
         if len(chosen) < 6 and sum(1 for o, _, _ in chosen if o == occ) < 2:
             chosen.append((occ, cn, n))
-    plural = {"musician": "musicians", "physicist": "physicists", "mathematician": "mathematicians",
-              "film director": "film directors", "actor": "actors", "entrepreneur": "entrepreneurs"}
+    plural = {
+        "musician": "musicians",
+        "physicist": "physicists",
+        "mathematician": "mathematicians",
+        "film director": "film directors",
+        "actor": "actors",
+        "entrepreneur": "entrepreneurs",
+    }
     for occ, cn, _n in chosen:
-        add_forum("C2", f"Which {plural[occ]} were born in {cn}? For each, return the person and their place of birth.",
-                  f"SELECT DISTINCT ?person ?place WHERE {{\n  ?person wdt:P106 wd:{C[occ]} ;\n          wdt:P19 ?place .\n  ?place wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
-                  (C[occ], countries[cn]))
+        add_forum(
+            "C2",
+            f"Which {plural[occ]} were born in {cn}? For each, return the person and their place of birth.",
+            f"SELECT DISTINCT ?person ?place WHERE {{\n  ?person wdt:P106 wd:{C[occ]} ;\n          wdt:P19 ?place .\n  ?place wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
+            (C[occ], countries[cn]),
+        )
     occ, cn, _n = chosen[0]
-    add_forum("C2", f"How many {plural[occ]} were born in {cn}?",
-              f"SELECT (COUNT(DISTINCT ?person) AS ?count) WHERE {{\n  ?person wdt:P106 wd:{C[occ]} ;\n          wdt:P19 ?place .\n  ?place wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
-              (C[occ], countries[cn]))
+    add_forum(
+        "C2",
+        f"How many {plural[occ]} were born in {cn}?",
+        f"SELECT (COUNT(DISTINCT ?person) AS ?count) WHERE {{\n  ?person wdt:P106 wd:{C[occ]} ;\n          wdt:P19 ?place .\n  ?place wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
+        (C[occ], countries[cn]),
+    )
 
     # C3 — superlatives over elevation (P2044, not P2048), mountains reached through P131*
     mountain = C["mountain"]
@@ -849,17 +1271,26 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
     direct = [p for p in provs if p not in through_city]
     picked = (rng.sample(through_city, min(2, len(through_city))) + rng.sample(direct, 4))[:4]
     for prov in picked:
-        add_forum("C3", f"What is the highest mountain in {lab(prov)}, and how high is it?",
-                  f"SELECT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131* wd:{prov} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY DESC(?elevation)\nLIMIT 1",
-                  (prov,))
+        add_forum(
+            "C3",
+            f"What is the highest mountain in {lab(prov)}, and how high is it?",
+            f"SELECT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131* wd:{prov} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY DESC(?elevation)\nLIMIT 1",
+            (prov,),
+        )
     lowest = [p for p in provs if p not in picked][0]
-    add_forum("C3", f"What is the lowest mountain in {lab(lowest)}, and what is its elevation?",
-              f"SELECT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131* wd:{lowest} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY ASC(?elevation)\nLIMIT 1",
-              (lowest,))
+    add_forum(
+        "C3",
+        f"What is the lowest mountain in {lab(lowest)}, and what is its elevation?",
+        f"SELECT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131* wd:{lowest} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY ASC(?elevation)\nLIMIT 1",
+        (lowest,),
+    )
     for cn in rng.sample(sorted(countries), 2):
-        add_forum("C3", f"What are the three highest mountains in {cn}? Return each mountain and its elevation.",
-                  f"SELECT DISTINCT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131*/wdt:P17 wd:{countries[cn]} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY DESC(?elevation)\nLIMIT 3",
-                  (countries[cn],))
+        add_forum(
+            "C3",
+            f"What are the three highest mountains in {cn}? Return each mountain and its elevation.",
+            f"SELECT DISTINCT ?mountain ?elevation WHERE {{\n  ?mountain wdt:P31 wd:{mountain} ;\n            wdt:P131*/wdt:P17 wd:{countries[cn]} ;\n            wdt:P2044 ?elevation .\n}}\nORDER BY DESC(?elevation)\nLIMIT 3",
+            (countries[cn],),
+        )
 
     # C4 — academic genealogy: students have P184; advisors rarely have P185
     students_of: dict[str, set[str]] = {}
@@ -883,23 +1314,37 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
     deep = [a for a in advisors if len(descendants(a)) > len(students_of[a])]
     ask_students = (partial[:3] + none_recorded[:1] + [a for a in advisors if a not in partial])[:4]
     for a in ask_students:
-        add_forum("C4", f"Who were the doctoral students of {lab(a)}?",
-                  f"SELECT DISTINCT ?student WHERE {{\n  ?student wdt:P184 wd:{a} .\n}}", (a,))
+        add_forum(
+            "C4",
+            f"Who were the doctoral students of {lab(a)}?",
+            f"SELECT DISTINCT ?student WHERE {{\n  ?student wdt:P184 wd:{a} .\n}}",
+            (a,),
+        )
     for a in [d for d in deep if d not in ask_students][:3]:
-        add_forum("C4", f"Who are the academic descendants of {lab(a)} (their doctoral students, their students' students, and so on)? For each, return the descendant and their doctoral advisor.",
-                  f"SELECT DISTINCT ?descendant ?advisor WHERE {{\n  ?descendant wdt:P184+ wd:{a} ;\n              wdt:P184 ?advisor .\n}}", (a,))
+        add_forum(
+            "C4",
+            f"Who are the academic descendants of {lab(a)} (their doctoral students, their students' students, and so on)? For each, return the descendant and their doctoral advisor.",
+            f"SELECT DISTINCT ?descendant ?advisor WHERE {{\n  ?descendant wdt:P184+ wd:{a} ;\n              wdt:P184 ?advisor .\n}}",
+            (a,),
+        )
 
     # C5 — qualifiers: the date of an award is a P585 qualifier
     for aq in of_kind("award"):
-        add_forum("C5", f"Who received the {lab(aq)}, and when? Return each laureate and the point in time of the award.",
-                  f"SELECT ?laureate ?date WHERE {{\n  ?laureate p:P166 ?statement .\n  ?statement ps:P166 wd:{aq} ;\n             pq:P585 ?date .\n}}",
-                  (aq,))
+        add_forum(
+            "C5",
+            f"Who received the {lab(aq)}, and when? Return each laureate and the point in time of the award.",
+            f"SELECT ?laureate ?date WHERE {{\n  ?laureate p:P166 ?statement .\n  ?statement ps:P166 wd:{aq} ;\n             pq:P585 ?date .\n}}",
+            (aq,),
+        )
     for aq in rng.sample(of_kind("award"), 2):
         years = sorted(y for _p, y in T.awards[aq])
         cut = years[len(years) // 2]
-        add_forum("C5", f"Who received the {lab(aq)} in {cut} or later?",
-                  f"SELECT DISTINCT ?laureate WHERE {{\n  ?laureate p:P166 ?statement .\n  ?statement ps:P166 wd:{aq} ;\n             pq:P585 ?date .\n  FILTER(YEAR(?date) >= {cut})\n}}",
-                  (aq,))
+        add_forum(
+            "C5",
+            f"Who received the {lab(aq)} in {cut} or later?",
+            f"SELECT DISTINCT ?laureate WHERE {{\n  ?laureate p:P166 ?statement .\n  ?statement ps:P166 wd:{aq} ;\n             pq:P585 ?date .\n  FILTER(YEAR(?date) >= {cut})\n}}",
+            (aq,),
+        )
 
     # C6 — narrative location (P840) vs filming location (P915)
     set_in = {c.subject: c.value.value for c in world.claims if c.pid == "P840"}
@@ -910,62 +1355,125 @@ def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
 
     cset = sorted(countries, key=lambda cn: (-films_count(set_in, countries[cn]), cn))
     for cn in cset[:2]:
-        add_forum("C6", f"Which films are set in cities of {cn}? Return each film and the city.",
-                  f"SELECT DISTINCT ?film ?city WHERE {{\n  ?film wdt:P31 wd:{C['film']} ;\n        wdt:P840 ?city .\n  ?city wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
-                  (countries[cn],))
+        add_forum(
+            "C6",
+            f"Which films are set in cities of {cn}? Return each film and the city.",
+            f"SELECT DISTINCT ?film ?city WHERE {{\n  ?film wdt:P31 wd:{C['film']} ;\n        wdt:P840 ?city .\n  ?city wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
+            (countries[cn],),
+        )
     cshot = sorted(countries, key=lambda cn: (-films_count(shot_in, countries[cn]), cn))
     for cn in cshot[:2]:
-        add_forum("C6", f"Which films were filmed in {cn}? Return each film and its filming location.",
-                  f"SELECT DISTINCT ?film ?location WHERE {{\n  ?film wdt:P31 wd:{C['film']} ;\n        wdt:P915 ?location .\n  ?location wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
-                  (countries[cn],))
-    settings = sorted({c for c in set_in.values() if c in unique}, key=lambda c: (-sum(1 for v in set_in.values() if v == c), c))
+        add_forum(
+            "C6",
+            f"Which films were filmed in {cn}? Return each film and its filming location.",
+            f"SELECT DISTINCT ?film ?location WHERE {{\n  ?film wdt:P31 wd:{C['film']} ;\n        wdt:P915 ?location .\n  ?location wdt:P131*/wdt:P17 wd:{countries[cn]} .\n}}",
+            (countries[cn],),
+        )
+    settings = sorted(
+        {c for c in set_in.values() if c in unique}, key=lambda c: (-sum(1 for v in set_in.values() if v == c), c)
+    )
     for c in settings[:2]:
-        add_forum("C6", f"Which films are set in {lab(c)}?",
-                  f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P840 wd:{c} .\n}}", (c,))
-    shots = sorted({c for c in shot_in.values() if c in unique and c not in settings[:2]}, key=lambda c: (-sum(1 for v in shot_in.values() if v == c), c))
-    add_forum("C6", f"Which films were filmed in {lab(shots[0])}?",
-              f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P915 wd:{shots[0]} .\n}}", (shots[0],))
+        add_forum(
+            "C6",
+            f"Which films are set in {lab(c)}?",
+            f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P840 wd:{c} .\n}}",
+            (c,),
+        )
+    shots = sorted(
+        {c for c in shot_in.values() if c in unique and c not in settings[:2]},
+        key=lambda c: (-sum(1 for v in shot_in.values() if v == c), c),
+    )
+    add_forum(
+        "C6",
+        f"Which films were filmed in {lab(shots[0])}?",
+        f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P915 wd:{shots[0]} .\n}}",
+        (shots[0],),
+    )
 
     # C7 — affiliation through a school of music (P361)
     unis = of_kind("university")
     with_school = [u for u in unis if any(c.pid == "P361" and c.value.value == u for c in world.claims)]
     for u in with_school:
-        add_forum("C7", f"Which musicians are affiliated with {lab(u)}, including its school of music?",
-                  f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* wd:{u} .\n}}", (u,))
+        add_forum(
+            "C7",
+            f"Which musicians are affiliated with {lab(u)}, including its school of music?",
+            f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* wd:{u} .\n}}",
+            (u,),
+        )
     for u in with_school[:2]:
-        add_forum("C7", f"Which musicians affiliated with {lab(u)} or its school of music play a string instrument? Return each musician and the instrument.",
-                  f"SELECT DISTINCT ?musician ?instrument WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization ;\n            wdt:P1303 ?instrument .\n  ?organization wdt:P361* wd:{u} .\n  ?instrument wdt:P279* wd:{C['string instrument']} .\n}}",
-                  (u, C["string instrument"]))
-    add_forum("C7", "How many musicians are affiliated with each university, counting its school of music? Return each university and the number.",
-              f"SELECT ?university (COUNT(DISTINCT ?musician) AS ?count) WHERE {{\n  ?university wdt:P31 wd:{C['university']} .\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* ?university .\n}}\nGROUP BY ?university",
-              ())
+        add_forum(
+            "C7",
+            f"Which musicians affiliated with {lab(u)} or its school of music play a string instrument? Return each musician and the instrument.",
+            f"SELECT DISTINCT ?musician ?instrument WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization ;\n            wdt:P1303 ?instrument .\n  ?organization wdt:P361* wd:{u} .\n  ?instrument wdt:P279* wd:{C['string instrument']} .\n}}",
+            (u, C["string instrument"]),
+        )
+    add_forum(
+        "C7",
+        "How many musicians are affiliated with each university, counting its school of music? Return each university and the number.",
+        f"SELECT ?university (COUNT(DISTINCT ?musician) AS ?count) WHERE {{\n  ?university wdt:P31 wd:{C['university']} .\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* ?university .\n}}\nGROUP BY ?university",
+        (),
+    )
     for u in [u for u in unis if u not in with_school][:1]:
-        add_forum("C7", f"Which musicians are affiliated with {lab(u)}?",
-                  f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* wd:{u} .\n}}", (u,))
+        add_forum(
+            "C7",
+            f"Which musicians are affiliated with {lab(u)}?",
+            f"SELECT DISTINCT ?musician WHERE {{\n  ?musician wdt:P106 wd:{musician} ;\n            wdt:P1416 ?organization .\n  ?organization wdt:P361* wd:{u} .\n}}",
+            (u,),
+        )
 
     # C8 — ambiguous labels: only the description tells them apart
     def the(label: str, country_name: str) -> str:
-        return next(q for q in E if E[q].label == label and E[q].kind == "city" and T.city_country[q] == countries[country_name])
+        return next(
+            q for q in E if E[q].label == label and E[q].kind == "city" and T.city_country[q] == countries[country_name]
+        )
 
     ash_k, ash_t = the("Ashford", "Kestavia"), the("Ashford", "Tirenne")
     mill_o, mill_v = the("Millbrook", "Orundi"), the("Millbrook", "Valmora")
-    add_forum("C8", "Which people were born in Ashford, the city in Tirenne?",
-              f"SELECT DISTINCT ?person WHERE {{\n  ?person wdt:P19 wd:{ash_t} .\n}}", (ash_t,))
-    add_forum("C8", "Which people were born in Ashford, the city in Kestavia? Return each person and their occupation.",
-              f"SELECT DISTINCT ?person ?occupation WHERE {{\n  ?person wdt:P19 wd:{ash_k} ;\n          wdt:P106 ?occupation .\n}}", (ash_k,))
-    add_forum("C8", "How many people were born in Millbrook, the city in Valmora?",
-              f"SELECT (COUNT(DISTINCT ?person) AS ?count) WHERE {{\n  ?person wdt:P19 wd:{mill_v} .\n}}", (mill_v,))
-    add_forum("C8", "Which people were born in Millbrook, the city in Orundi?",
-              f"SELECT DISTINCT ?person WHERE {{\n  ?person wdt:P19 wd:{mill_o} .\n}}", (mill_o,))
+    add_forum(
+        "C8",
+        "Which people were born in Ashford, the city in Tirenne?",
+        f"SELECT DISTINCT ?person WHERE {{\n  ?person wdt:P19 wd:{ash_t} .\n}}",
+        (ash_t,),
+    )
+    add_forum(
+        "C8",
+        "Which people were born in Ashford, the city in Kestavia? Return each person and their occupation.",
+        f"SELECT DISTINCT ?person ?occupation WHERE {{\n  ?person wdt:P19 wd:{ash_k} ;\n          wdt:P106 ?occupation .\n}}",
+        (ash_k,),
+    )
+    add_forum(
+        "C8",
+        "How many people were born in Millbrook, the city in Valmora?",
+        f"SELECT (COUNT(DISTINCT ?person) AS ?count) WHERE {{\n  ?person wdt:P19 wd:{mill_v} .\n}}",
+        (mill_v,),
+    )
+    add_forum(
+        "C8",
+        "Which people were born in Millbrook, the city in Orundi?",
+        f"SELECT DISTINCT ?person WHERE {{\n  ?person wdt:P19 wd:{mill_o} .\n}}",
+        (mill_o,),
+    )
     nl = sorted((q for q in E if E[q].label == "Northern Lights"), key=lambda q: E[q].description)
     nl_1998 = next(q for q in nl if E[q].description.startswith("1998"))
     nl_2011 = next(q for q in nl if E[q].description.startswith("2011"))
-    add_forum("C8", "Who directed Northern Lights, the 2011 film?",
-              f"SELECT ?director WHERE {{\n  wd:{nl_2011} wdt:P57 ?director .\n}}", (nl_2011,))
-    add_forum("C8", "Who are the cast members of Northern Lights, the 1998 film?",
-              f"SELECT DISTINCT ?actor WHERE {{\n  wd:{nl_1998} wdt:P161 ?actor .\n}}", (nl_1998,))
+    add_forum(
+        "C8",
+        "Who directed Northern Lights, the 2011 film?",
+        f"SELECT ?director WHERE {{\n  wd:{nl_2011} wdt:P57 ?director .\n}}",
+        (nl_2011,),
+    )
+    add_forum(
+        "C8",
+        "Who are the cast members of Northern Lights, the 1998 film?",
+        f"SELECT DISTINCT ?actor WHERE {{\n  wd:{nl_1998} wdt:P161 ?actor .\n}}",
+        (nl_1998,),
+    )
     ev = next(q for q in E if E[q].label == "Elena Varga" and occ_of[q] == C["physicist"])
-    add_forum("C8", "Where was Elena Varga, the physicist, born?",
-              f"SELECT ?place WHERE {{\n  wd:{ev} wdt:P19 ?place .\n}}", (ev,))
+    add_forum(
+        "C8",
+        "Where was Elena Varga, the physicist, born?",
+        f"SELECT ?place WHERE {{\n  wd:{ev} wdt:P19 ?place .\n}}",
+        (ev,),
+    )
 
     return QuestionSets(tuple(simple), tuple(forum))

@@ -15,6 +15,7 @@ metric of the SPINACH paper (§5.1) and its ``eval.f1(…, maximal_matching=True
 :func:`set_f1` pours every value of each table into a set and compares the sets — the naive
 metric the lecture contrasts (it punishes extra columns and ignores which values share a row).
 """
+
 from __future__ import annotations
 
 import random
@@ -31,7 +32,19 @@ if TYPE_CHECKING:  # numpy and scipy are imported by the functions that compute,
 Binding = Mapping[str, Mapping[str, Any]]
 Rows = Sequence[Binding] | bool | None
 
-__all__ = ["row_f1", "row_em", "em_of", "check_size", "TooManyRows", "MAX_PAIRS", "set_f1", "Interval", "bootstrap", "bootstrap_difference", "is_label_column"]
+__all__ = [
+    "row_f1",
+    "row_em",
+    "em_of",
+    "check_size",
+    "TooManyRows",
+    "MAX_PAIRS",
+    "set_f1",
+    "Interval",
+    "bootstrap",
+    "bootstrap_difference",
+    "is_label_column",
+]
 
 
 def is_label_column(name: str) -> bool:
@@ -211,8 +224,9 @@ def bootstrap(scores: Sequence[float], *, resamples: int = 2000, confidence: flo
     return Interval(sum(scores) / n, lo, hi, n)
 
 
-def bootstrap_difference(a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95,
-                         seed: int = 0) -> Interval:
+def bootstrap_difference(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> Interval:
     """Interval of mean(a) − mean(b) for paired scores on the same questions."""
     if len(a) != len(b):
         raise ValueError("paired scores must have the same length")

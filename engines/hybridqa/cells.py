@@ -3,6 +3,7 @@
 The rule of :mod:`worlds.hybridqa`, asked by whoever shows a table (the TUI's rows and
 passage panes) instead of being restated there.
 """
+
 from __future__ import annotations
 
 from worlds.hybridqa import INFO_SUFFIX

@@ -4,6 +4,7 @@
 the improvements and scores it; :func:`ablation` runs the four settings of §6.5's demo 2 (neither,
 each alone, both) on the same questions.  Every number comes from running the pipeline.
 """
+
 from __future__ import annotations
 
 import threading
@@ -28,8 +29,15 @@ class Graded:
 
     def to_json(self) -> dict[str, Any]:
         q = self.question
-        return {"question_id": q.question_id, "table": q.table, "type": q.qtype, "question": q.question,
-                "gold": q.gold, **self.answer.to_json(), **self.score.to_json()}
+        return {
+            "question_id": q.question_id,
+            "table": q.table,
+            "type": q.qtype,
+            "question": q.question,
+            "gold": q.gold,
+            **self.answer.to_json(),
+            **self.score.to_json(),
+        }
 
 
 @dataclass(frozen=True)
@@ -75,10 +83,15 @@ class Report:
     def to_json(self, *, questions: bool = False) -> dict[str, Any]:
         t = totals(self.scores)
         out: dict[str, Any] = {
-            "questions": t.questions, "em": round(t.em, 4), "f1": round(t.f1, 4),
+            "questions": t.questions,
+            "em": round(t.em, 4),
+            "f1": round(t.f1, 4),
             "judged": None if t.judged is None else round(t.judged, 4),
-            "by_type": self.by_type(), "errors": self.errors() if t.judged is not None else {},
-            "answer_calls": self.answer_calls, "fallback_calls": self.fallback_calls, "retried": self.retried,
+            "by_type": self.by_type(),
+            "errors": self.errors() if t.judged is not None else {},
+            "answer_calls": self.answer_calls,
+            "fallback_calls": self.fallback_calls,
+            "retried": self.retried,
             "improvements": {"fallback": self.improvements.fallback, "retry": self.improvements.retry},
         }
         share = self.evaluation_share()
@@ -122,6 +135,8 @@ ABLATION: tuple[Improvements, ...] = (
 )
 
 
-def ablation(session: Any, questions: Sequence[HybridQuestion] | None = None, *, progress: Progress | None = None) -> dict[str, Report]:
+def ablation(
+    session: Any, questions: Sequence[HybridQuestion] | None = None, *, progress: Progress | None = None
+) -> dict[str, Report]:
     """The four settings of the two improvements on the same questions."""
     return {imp.label: evaluate(session, questions, improvements=imp, progress=progress) for imp in ABLATION}

@@ -4,6 +4,7 @@ Besides these, a run passes on the SUQL compiler's events (``PlanBuilt``, ``RowD
 ``QueryFinished``) and the LLM's (``CallStarted``, ``CallFinished``), so a listener sees the plan
 and every passage read as it happens.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -3,6 +3,7 @@
 The queries are written from the table's visible rows (a Games, its host city, a gender), the way
 the slides write them; they make the generated world browsable in the SUQL tab.
 """
+
 from __future__ import annotations
 
 from engines.suql.examples import Example
@@ -30,18 +31,36 @@ def type_examples(world) -> tuple[Example, ...]:
     t = table.name
     source = "lecture 7 §2.3"
     return (
-        Example(f"I (T→P): when was the flag bearer of the {first['Name']} Olympics born?",
-                f"SELECT \"Name\", \"Flag Bearer\", {born} AS born FROM {t} WHERE \"Name\" = {_q(first['Name'])}", source),
-        Example(f"II (P→T): which Olympics were held in {city}?",
-                f"SELECT \"Name\", \"Event year\" FROM {t} WHERE {held}", source),
-        Example(f"III (P→T→P): when was the flag bearer of the Olympics held in {city} born?",
-                f"SELECT \"Flag Bearer\", {born} AS born FROM {t} WHERE {held}", source),
-        Example("IV (T&P→T): which male flag bearer competed in athletics?",
-                f"SELECT \"Flag Bearer\" FROM {t} WHERE \"Gender\" = 'Male' AND "
-                "answer(\"Flag Bearer_Info\", 'did this person compete in athletics?') = 'Yes'", source),
-        Example(f"V (compare): who is older, the flag bearer of {first['Name']} or of {second['Name']}?",
-                f"SELECT \"Flag Bearer\", {born} AS born FROM {t} WHERE \"Name\" IN ({_q(first['Name'])}, {_q(second['Name'])}) "
-                f"ORDER BY {born}::date ASC LIMIT 1", source),
-        Example("VI (superlative): who is the youngest flag bearer?",
-                f"SELECT \"Flag Bearer\", {born} AS born FROM {t} ORDER BY {born}::date DESC LIMIT 1", source),
+        Example(
+            f"I (T→P): when was the flag bearer of the {first['Name']} Olympics born?",
+            f'SELECT "Name", "Flag Bearer", {born} AS born FROM {t} WHERE "Name" = {_q(first["Name"])}',
+            source,
+        ),
+        Example(
+            f"II (P→T): which Olympics were held in {city}?",
+            f'SELECT "Name", "Event year" FROM {t} WHERE {held}',
+            source,
+        ),
+        Example(
+            f"III (P→T→P): when was the flag bearer of the Olympics held in {city} born?",
+            f'SELECT "Flag Bearer", {born} AS born FROM {t} WHERE {held}',
+            source,
+        ),
+        Example(
+            "IV (T&P→T): which male flag bearer competed in athletics?",
+            f'SELECT "Flag Bearer" FROM {t} WHERE "Gender" = \'Male\' AND '
+            "answer(\"Flag Bearer_Info\", 'did this person compete in athletics?') = 'Yes'",
+            source,
+        ),
+        Example(
+            f"V (compare): who is older, the flag bearer of {first['Name']} or of {second['Name']}?",
+            f'SELECT "Flag Bearer", {born} AS born FROM {t} WHERE "Name" IN ({_q(first["Name"])}, {_q(second["Name"])}) '
+            f"ORDER BY {born}::date ASC LIMIT 1",
+            source,
+        ),
+        Example(
+            "VI (superlative): who is the youngest flag bearer?",
+            f'SELECT "Flag Bearer", {born} AS born FROM {t} ORDER BY {born}::date DESC LIMIT 1',
+            source,
+        ),
     )

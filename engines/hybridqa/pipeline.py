@@ -10,6 +10,7 @@
 
 Every step is an event (``engines.hybridqa.events``); :class:`HybridAnswer` is the whole record.
 """
+
 from __future__ import annotations
 
 import threading
@@ -70,8 +71,12 @@ class Attempt:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "attempt": self.number, "suql": self.suql, "readback": self.readback, "error": self.error,
-            "empty": self.empty, "answer_calls": self.answer_calls,
+            "attempt": self.number,
+            "suql": self.suql,
+            "readback": self.readback,
+            "error": self.error,
+            "empty": self.empty,
+            "answer_calls": self.answer_calls,
             "plan": self.plan.lines() if self.plan is not None else [],
             "rows": [dict(zip(self.columns, (to_jsonable(v) for v in row))) for row in self.rows],
         }
@@ -102,9 +107,15 @@ class HybridAnswer:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "table": self.table, "question": self.question, "short_answer": self.short, "value": self.value,
-            "suql": self.final.suql, "readback": self.final.readback, "retries": self.retries,
-            "answer_calls": self.answer_calls, "fallback_calls": self.fallback_calls,
+            "table": self.table,
+            "question": self.question,
+            "short_answer": self.short,
+            "value": self.value,
+            "suql": self.final.suql,
+            "readback": self.final.readback,
+            "retries": self.retries,
+            "answer_calls": self.answer_calls,
+            "fallback_calls": self.fallback_calls,
             "attempts": [a.to_json() for a in self.attempts],
         }
 
@@ -185,8 +196,9 @@ class HybridQA:
             before = counter.counts.get("answer", 0)
             try:
                 r = engine.run(suql, mode=self.mode, emit=emit, cancel=cancel)
-                attempt = Attempt(number, suql, r.columns, r.rows, r.readback, r.plan, None,
-                                  counter.counts.get("answer", 0) - before)
+                attempt = Attempt(
+                    number, suql, r.columns, r.rows, r.readback, r.plan, None, counter.counts.get("answer", 0) - before
+                )
             except Cancelled:
                 raise
             except LLMError:
@@ -194,22 +206,41 @@ class HybridQA:
             except EngineError as e:
                 attempt = Attempt(number, suql, error=str(e), answer_calls=counter.counts.get("answer", 0) - before)
             attempts.append(attempt)
-            emit(AttemptExecuted(number, suql, attempt.columns, attempt.rows, attempt.empty, attempt.error, attempt.answer_calls))
+            emit(
+                AttemptExecuted(
+                    number, suql, attempt.columns, attempt.rows, attempt.empty, attempt.error, attempt.answer_calls
+                )
+            )
             if not attempt.empty or len(attempts) >= budget:
                 break
-            reason = f"the query could not run: {attempt.error}" if attempt.error else (
-                "the query returned no rows" if not attempt.rows else "the rows hold no value (the passages did not say)")
+            reason = (
+                f"the query could not run: {attempt.error}"
+                if attempt.error
+                else (
+                    "the query returned no rows"
+                    if not attempt.rows
+                    else "the rows hold no value (the passages did not say)"
+                )
+            )
             emit(Retried(number + 1, reason, tuple(a.suql for a in attempts)))
         final = attempts[-1]
         value = None if final.empty else first_value(final.rows)
         short = ""
         if value is not None:
             shown_rows = final.rows[:ROWS_SHOWN]
-            short = llm.run(SHORT_ANSWER, ShortAnswerInput(question, Results(final.readback, final.columns, shown_rows, len(final.rows))))
+            short = llm.run(
+                SHORT_ANSWER,
+                ShortAnswerInput(question, Results(final.readback, final.columns, shown_rows, len(final.rows))),
+            )
         emit(AnswerShortened(short, value))
         result = HybridAnswer(
-            table=table, question=question, attempts=tuple(attempts), short=short, value=value,
-            answer_calls=counter.counts.get("answer", 0) - start_calls, fallback_calls=reader.fallback_calls,
+            table=table,
+            question=question,
+            attempts=tuple(attempts),
+            short=short,
+            value=value,
+            answer_calls=counter.counts.get("answer", 0) - start_calls,
+            fallback_calls=reader.fallback_calls,
             improvements=improvements,
         )
         emit(QuestionAnswered(result))

@@ -12,6 +12,7 @@ The compiler names the row it asks about by its label (``#<rowid> <name>``); the
 every row's passages by rowid (read once from the sandbox), so it knows which column a text
 came from and what the row's other passages are.
 """
+
 from __future__ import annotations
 
 import re
@@ -60,7 +61,10 @@ class PassageDirectory:
             return cls(table, (), {})
         listed = ", ".join(quote_ident(c) for c in info)
         result = sandbox.run(f"SELECT rowid AS _rowid, {listed} FROM {quote_ident(table)}")
-        rows = {int(r[0]): RowPassages(int(r[0]), dict(zip(info, (None if v is None else str(v) for v in r[1:])))) for r in result.rows}
+        rows = {
+            int(r[0]): RowPassages(int(r[0]), dict(zip(info, (None if v is None else str(v) for v in r[1:]))))
+            for r in result.rows
+        }
         return cls(table, info, rows)
 
     def locate(self, row_key: str | None, text: str) -> tuple[RowPassages | None, str | None]:
@@ -98,8 +102,12 @@ class PassageReader(LLM):
         _fallbacks: list[int] | None = None,
     ) -> None:
         super().__init__(
-            base.backend, cache=base.cache, emit=emit or base.emit,
-            cancel=cancel if cancel is not None else base.cancel, clock=base.clock, counter=base.counter,
+            base.backend,
+            cache=base.cache,
+            emit=emit or base.emit,
+            cancel=cancel if cancel is not None else base.cancel,
+            clock=base.clock,
+            counter=base.counter,
         )
         self.base = base
         self.directory = directory
@@ -113,8 +121,14 @@ class PassageReader(LLM):
         return self._fallbacks[0]
 
     def bind(self, emit: Emit | None = None, cancel: threading.Event | None = None) -> PassageReader:
-        return PassageReader(self.base, self.directory, fallback=self.fallback, emit=emit or self.emit,
-                             cancel=cancel if cancel is not None else self.cancel, _fallbacks=self._fallbacks)
+        return PassageReader(
+            self.base,
+            self.directory,
+            fallback=self.fallback,
+            emit=emit or self.emit,
+            cancel=cancel if cancel is not None else self.cancel,
+            _fallbacks=self._fallbacks,
+        )
 
     def run(self, task: Task, input: Any, *, row_key: str | None = None) -> Any:
         """Every task as the base LLM runs it, but ``answer`` reads with the fallback (below)."""

@@ -13,6 +13,7 @@
   read another passage column than the one that holds the fact), ``reader error`` (the query was
   right; answer() misread a passage).  The first that applies, in this order.
 """
+
 from __future__ import annotations
 
 import re
@@ -209,8 +210,12 @@ class Totals:
     judged: float | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"questions": self.questions, "em": round(self.em, 4), "f1": round(self.f1, 4),
-                "judged": None if self.judged is None else round(self.judged, 4)}
+        return {
+            "questions": self.questions,
+            "em": round(self.em, 4),
+            "f1": round(self.f1, 4),
+            "judged": None if self.judged is None else round(self.judged, 4),
+        }
 
 
 def totals(scores: Sequence[Score]) -> Totals:
@@ -218,8 +223,9 @@ def totals(scores: Sequence[Score]) -> Totals:
     if n == 0:
         return Totals(0, 0.0, 0.0, None)
     judged = [s.judged for s in scores if s.judged is not None]
-    return Totals(n, sum(s.em for s in scores) / n, sum(s.f1 for s in scores) / n,
-                  (sum(judged) / len(judged)) if judged else None)
+    return Totals(
+        n, sum(s.em for s in scores) / n, sum(s.f1 for s in scores) / n, (sum(judged) / len(judged)) if judged else None
+    )
 
 
 def error_counts(scores: Sequence[Score]) -> dict[str, int]:

@@ -1,4 +1,5 @@
 """A HybridQA session: a world (generated or real tables), its sandbox, an LLM and the pipeline."""
+
 from __future__ import annotations
 
 import time
@@ -100,8 +101,12 @@ def open_hybridqa(
     if llm is None:
         llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     rows = max((len(t.rows) for t in world.tables), default=0)
-    sandbox = Sandbox.create(world.load, row_cap=max(settings.row_cap, rows), timeout_s=settings.query_timeout_s,
-                             limits=Limits.from_settings(settings))
+    sandbox = Sandbox.create(
+        world.load,
+        row_cap=max(settings.row_cap, rows),
+        timeout_s=settings.query_timeout_s,
+        limits=Limits.from_settings(settings),
+    )
     pipeline = HybridQA(sandbox, llm, pool=settings.effective_suql_pool)
     session = HybridSession(settings, source, world, sandbox, llm, pipeline)
     if session.simulated_on_real:  # the engine refuses, not just the CLI and the tab

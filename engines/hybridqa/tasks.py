@@ -4,6 +4,7 @@
 nothing, so a retry writes another query) -> one SUQL query.  ``short_answer``: the question + the
 rows a query returned -> one short answer ("" when the rows hold none); a per-row call.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,19 +56,29 @@ def read_short_answer(text: str) -> str:
 
 
 HYBRID_PARSE: Task[ParseInput, str] = Task(
-    name="hybrid_parse", input=ParseInput, output=str, template="hybrid_parse", max_tokens=MAX_TOKENS["hybrid_parse"],
+    name="hybrid_parse",
+    input=ParseInput,
+    output=str,
+    template="hybrid_parse",
+    max_tokens=MAX_TOKENS["hybrid_parse"],
     context=lambda i: {"question": i.question, "schema": i.schema, "failed": list(i.failed)},
-    read=lambda text, _i: read_sql_reply("parse", text), reply_model=SqlReply,
+    read=lambda text, _i: read_sql_reply("parse", text),
+    reply_model=SqlReply,
     simulate=lambda b, i: sim_hybrid.parse(i.question, i.schema, i.failed, seed=b.seed, rates=b.hybrid_params),
     describe=lambda i: i.question + (f" (attempt {len(i.failed) + 1})" if i.failed else ""),
     legacy_args=lambda i: (i.question, i.schema, i.failed),
 )
 
 SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
-    name="short_answer", input=ShortAnswerInput, output=str, template="short_answer", role="row",
+    name="short_answer",
+    input=ShortAnswerInput,
+    output=str,
+    template="short_answer",
+    role="row",
     max_tokens=MAX_TOKENS["short_answer"],
     context=lambda i: {"question": i.question, "results": i.results, "rows": i.results.rows[:MAX_ROWS_SHOWN]},
-    read=lambda text, _i: read_short_answer(text), reply_model=ShortAnswerReply,
+    read=lambda text, _i: read_short_answer(text),
+    reply_model=ShortAnswerReply,
     simulate=lambda b, i: sim_hybrid.short_answer(i.question, i.results, seed=b.seed, rates=b.hybrid_params),
     sim_latency=0.3,
     describe=lambda i: f"{i.question} ({i.results.total} row{'s' if i.results.total != 1 else ''})",

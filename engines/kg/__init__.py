@@ -9,6 +9,7 @@ The public surface:
   ``property_examples(pid)``, ``label(id)``.  Build one with ``Endpoint.from_world(world, store=…)``.
 * :func:`open_kg` — the endpoint over the lecture's world, from the settings.
 """
+
 from __future__ import annotations
 
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError, prepare
@@ -17,8 +18,21 @@ from engines.kg.pages import EntityPage, PageClaim, PageValue, PropertyExample, 
 from engines.kg.store import STORES
 
 __all__ = [
-    "Endpoint", "Feedback", "QueryResult", "Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare",
-    "EntityPage", "PageClaim", "PageValue", "PropertyExample", "SearchHit", "UnknownEntity", "STORES", "open_kg",
+    "Endpoint",
+    "Feedback",
+    "QueryResult",
+    "Prepared",
+    "SparqlRefused",
+    "SparqlSyntaxError",
+    "prepare",
+    "EntityPage",
+    "PageClaim",
+    "PageValue",
+    "PropertyExample",
+    "SearchHit",
+    "UnknownEntity",
+    "STORES",
+    "open_kg",
 ]
 
 
@@ -29,5 +43,10 @@ def open_kg(settings=None, *, store: str = "memory", world=None) -> Endpoint:
 
     settings = settings or Settings()
     world = world or kg.build(kg.DEFAULT_SEED)
-    return Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap,
-                               memory_limit_mb=settings.sparql_memory_limit_mb)
+    return Endpoint.from_world(
+        world,
+        store=store,
+        timeout_s=settings.query_timeout_s,
+        row_cap=settings.row_cap,
+        memory_limit_mb=settings.sparql_memory_limit_mb,
+    )

@@ -29,6 +29,7 @@ and decides what may run on that plan (:func:`check`), never on the text:
 Errors: :class:`SparqlRefused` (the policy says no) and :class:`SparqlSyntaxError` (the query
 does not parse or plan), both :class:`~engines.errors.EngineError` with a message for a person.
 """
+
 from __future__ import annotations
 
 import logging
@@ -164,7 +165,10 @@ _SELF_ENDPOINTS = (
     "<https://query.wikidata.org/bigdata/namespace/wdq/sparql>",
     "<http://query.wikidata.org/sparql>",
 )
-_INLINED_SERVICES = {"bd:sample": "bd:sample (returned every solution, not a sample)", "bd:slice": "bd:slice (returned every solution)"}
+_INLINED_SERVICES = {
+    "bd:sample": "bd:sample (returned every solution, not a sample)",
+    "bd:slice": "bd:slice (returned every solution)",
+}
 _OFFLINE_SERVICES = {
     "wikibase:around": "geospatial search (SERVICE wikibase:around)",
     "wikibase:box": "geospatial search (SERVICE wikibase:box)",
@@ -235,7 +239,9 @@ def _inline_named_subqueries(code: str, notes: list[str]) -> str:
         code = code[: m.start()] + " " + code[as_name.end() :]
     if not named:
         if _INCLUDE.search(code):
-            raise SparqlSyntaxError(f"Syntax error: INCLUDE %{_INCLUDE.search(code).group(1)} names no WITH {{ … }} AS %… block.")  # type: ignore[union-attr]
+            raise SparqlSyntaxError(
+                f"Syntax error: INCLUDE %{_INCLUDE.search(code).group(1)} names no WITH {{ … }} AS %… block."
+            )  # type: ignore[union-attr]
         return code
     for _ in range(len(named) + 1):
         if not _INCLUDE.search(code):
@@ -303,12 +309,18 @@ _PNAME = re.compile(r"[A-Za-z][\w.-]*:[\w-]+")
 _LANG_TAG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
 _UNBOUND = "<urn:x-cs224v:unbound>"  # names no node: the label lookup of an unbound variable finds nothing
 _LABEL_PREDICATES = {
-    "rdfs:label": "Label", "<http://www.w3.org/2000/01/rdf-schema#label>": "Label",
-    "schema:description": "Description", "<http://schema.org/description>": "Description",
-    "skos:altLabel": "AltLabel", "<http://www.w3.org/2004/02/skos/core#altLabel>": "AltLabel",
+    "rdfs:label": "Label",
+    "<http://www.w3.org/2000/01/rdf-schema#label>": "Label",
+    "schema:description": "Description",
+    "<http://schema.org/description>": "Description",
+    "skos:altLabel": "AltLabel",
+    "<http://www.w3.org/2004/02/skos/core#altLabel>": "AltLabel",
 }
-_LABEL_IRIS = {"Label": "<http://www.w3.org/2000/01/rdf-schema#label>", "Description": "<http://schema.org/description>",
-               "AltLabel": "<http://www.w3.org/2004/02/skos/core#altLabel>"}
+_LABEL_IRIS = {
+    "Label": "<http://www.w3.org/2000/01/rdf-schema#label>",
+    "Description": "<http://schema.org/description>",
+    "AltLabel": "<http://www.w3.org/2004/02/skos/core#altLabel>",
+}
 
 
 def _string_value(token: str) -> str:
@@ -376,12 +388,17 @@ def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: i
     triples = _service_triples(body, masked)
     langs = _languages(triples)
     targets: list[tuple[str, str, str]] = []  # (subject term, kind, output variable name)
-    manual = [(s, _LABEL_PREDICATES[p], o[1:]) for s, p, o in triples
-              if s != "bd:serviceParam" and p in _LABEL_PREDICATES and o[:1] in "?$" and len(o) > 1]
+    manual = [
+        (s, _LABEL_PREDICATES[p], o[1:])
+        for s, p, o in triples
+        if s != "bd:serviceParam" and p in _LABEL_PREDICATES and o[:1] in "?$" and len(o) > 1
+    ]
     if manual:
         for s, kind, out in manual:
             if not (s[:1] in "?$" or _PNAME.fullmatch(s) or (s.startswith("<") and s.endswith(">"))):
-                raise SparqlSyntaxError(f"Syntax error: {s[:40]} cannot be the subject of a label in SERVICE wikibase:label.")
+                raise SparqlSyntaxError(
+                    f"Syntax error: {s[:40]} cannot be the subject of a label in SERVICE wikibase:label."
+                )
             targets.append(("?" + s[1:] if s[:1] in "?$" else s, kind, out))
     else:
         seen: set[str] = set()
@@ -405,12 +422,12 @@ def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: i
             if kind == "AltLabel":
                 a = f"?__alt{n}_{i}_{j}"
                 parts.append(
-                    f" OPTIONAL {{ SELECT {node} (GROUP_CONCAT({a}; separator=\", \") AS {v}) "
-                    f"WHERE {{ {node} {_LABEL_IRIS[kind]} {a} . FILTER(LCASE(LANG({a})) = \"{lang}\") }} "
+                    f' OPTIONAL {{ SELECT {node} (GROUP_CONCAT({a}; separator=", ") AS {v}) '
+                    f'WHERE {{ {node} {_LABEL_IRIS[kind]} {a} . FILTER(LCASE(LANG({a})) = "{lang}") }} '
                     f"GROUP BY {node} }}"
                 )
             else:
-                parts.append(f" OPTIONAL {{ {node} {_LABEL_IRIS[kind]} {v} . FILTER(LCASE(LANG({v})) = \"{lang}\") }}")
+                parts.append(f' OPTIONAL {{ {node} {_LABEL_IRIS[kind]} {v} . FILTER(LCASE(LANG({v})) = "{lang}") }}')
             options.append(v)
         if kind == "Label":
             options.append(
@@ -448,7 +465,9 @@ def plan(text: str) -> Any:
         _refuse_update(text)
         found = e.line[e.col - 1 : e.col + 19].strip() if e.line and e.col else ""
         near = f" near {found!r}" if found else ""
-        raise SparqlSyntaxError(f"Syntax error at line {e.lineno}, column {e.col}{near}: {e.msg}.", e.lineno, e.col) from None
+        raise SparqlSyntaxError(
+            f"Syntax error at line {e.lineno}, column {e.col}{near}: {e.msg}.", e.lineno, e.col
+        ) from None
     except RecursionError:
         raise SparqlSyntaxError("Syntax error: the query is nested too deeply to parse.") from None
     except ValueError as e:  # an escape naming no code point
@@ -483,8 +502,12 @@ def _keep_constant_filters(parsed: Any) -> None:
         if isinstance(node, CompValue):
             if node.name == "Filter":
                 inner = dict.get(node, "expr")
-                while isinstance(inner, CompValue) and inner.name.endswith("Expression") and \
-                        set(inner) <= {"expr", "other"} and not dict.get(inner, "other"):
+                while (
+                    isinstance(inner, CompValue)
+                    and inner.name.endswith("Expression")
+                    and set(inner) <= {"expr", "other"}
+                    and not dict.get(inner, "other")
+                ):
                     inner = dict.get(inner, "expr")
                 if isinstance(inner, CompValue) and inner.name == "literal" and set(inner) == {"string"}:
                     inner = dict.get(inner, "string")  # a plain string: its value is the literal's
@@ -496,8 +519,17 @@ def _keep_constant_filters(parsed: Any) -> None:
 
 
 _UPDATE_NAMES = {
-    "Load": "LOAD", "Clear": "CLEAR", "Drop": "DROP", "Create": "CREATE", "Add": "ADD", "Move": "MOVE", "Copy": "COPY",
-    "InsertData": "INSERT DATA", "DeleteData": "DELETE DATA", "DeleteWhere": "DELETE WHERE", "Modify": "DELETE/INSERT",
+    "Load": "LOAD",
+    "Clear": "CLEAR",
+    "Drop": "DROP",
+    "Create": "CREATE",
+    "Add": "ADD",
+    "Move": "MOVE",
+    "Copy": "COPY",
+    "InsertData": "INSERT DATA",
+    "DeleteData": "DELETE DATA",
+    "DeleteWhere": "DELETE WHERE",
+    "Modify": "DELETE/INSERT",
 }
 
 
@@ -512,7 +544,9 @@ def _refuse_update(text: str) -> None:
     ops = [_UPDATE_NAMES.get(getattr(op, "name", ""), "an update") for op in (update.get("request") or ())]
     if "LOAD" in ops:
         raise SparqlRefused("LOAD is refused: this endpoint is read-only and never fetches other data.")
-    raise SparqlRefused(f"SPARQL Update ({', '.join(dict.fromkeys(ops)) or 'an update'}) is refused: this endpoint is read-only.")
+    raise SparqlRefused(
+        f"SPARQL Update ({', '.join(dict.fromkeys(ops)) or 'an update'}) is refused: this endpoint is read-only."
+    )
 
 
 # --- what may run: decided on the plan ------------------------------------------------------------
@@ -524,8 +558,11 @@ _OFFLINE_IRIS = {
     _WIKIBASE + "mwapi": "the MediaWiki API service (SERVICE wikibase:mwapi)",
     _GAS + "service": "the graph-analytics service (SERVICE gas:service)",
 }
-_HANDLED_IRIS = {_WIKIBASE + "label": "SERVICE wikibase:label { … }", _BD + "sample": "SERVICE bd:sample { … }",
-                 _BD + "slice": "SERVICE bd:slice { … }"}
+_HANDLED_IRIS = {
+    _WIKIBASE + "label": "SERVICE wikibase:label { … }",
+    _BD + "sample": "SERVICE bd:sample { … }",
+    _BD + "slice": "SERVICE bd:slice { … }",
+}
 _HANDLED_IRIS.update({iri.strip("<>"): f"SERVICE {iri} {{ … }}" for iri in _SELF_ENDPOINTS})
 
 
@@ -570,7 +607,9 @@ def check(query: Any) -> str | None:
         if clause:
             named = any(dict.get(d, "named") is not None for d in clause)
             kind = "FROM NAMED" if named else "FROM"
-            raise SparqlRefused(f"{kind} is refused: this endpoint queries only its own graph and never fetches other data.")
+            raise SparqlRefused(
+                f"{kind} is refused: this endpoint queries only its own graph and never fetches other data."
+            )
         if node.name != "ServiceGraphPattern":
             continue
         term = dict.get(node, "term")
@@ -582,8 +621,14 @@ def check(query: Any) -> str | None:
             )
             continue
         name = _short(iri) if iri is not None else (f"?{term}" if term is not None else "(unnamed)")
-        hint = f" Write it as {_HANDLED_IRIS[iri]}." if iri in _HANDLED_IRIS else " (only SERVICE wikibase:label is available)."
-        raise SparqlRefused(f"SERVICE {name} is refused: this endpoint never calls other endpoints.{hint}".replace(". (", " ("))
+        hint = (
+            f" Write it as {_HANDLED_IRIS[iri]}."
+            if iri in _HANDLED_IRIS
+            else " (only SERVICE wikibase:label is available)."
+        )
+        raise SparqlRefused(
+            f"SERVICE {name} is refused: this endpoint never calls other endpoints.{hint}".replace(". (", " (")
+        )
     return unsupported
 
 
@@ -616,7 +661,9 @@ def _scope_values(node: Any) -> set:
     return set()
 
 
-_TYPED = re.compile(r"(" + _OPEN + r"\d+" + _CLOSE + r")\s*\^\^\s*(" + _OPEN + r"\d+" + _CLOSE + r"|[A-Za-z][\w.-]*:[\w-]*|:[\w-]+)")
+_TYPED = re.compile(
+    r"(" + _OPEN + r"\d+" + _CLOSE + r")\s*\^\^\s*(" + _OPEN + r"\d+" + _CLOSE + r"|[A-Za-z][\w.-]*:[\w-]*|:[\w-]+)"
+)
 _XSD_DATETIME = PREFIXES["xsd"] + "dateTime"
 _SHORT_DATE = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2})")
 _NO_ZONE = re.compile(r"-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?")

@@ -17,6 +17,7 @@ Usage::
                               'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }')
     result.feedback, result.columns, result.records()
 """
+
 from __future__ import annotations
 
 import threading
@@ -120,10 +121,19 @@ def _is_internal(var: str) -> bool:
 class Endpoint:
     """Wikidata-dialect SPARQL over one graph.  Thread-safe for queries."""
 
-    def __init__(self, graph: Graph, *, store: str = "memory", timeout_s: float = 5.0, row_cap: int = 10_000,
-                 clock: Callable[[], float] = time.perf_counter, cache_size: int = 256,
-                 memory_limit_mb: int | None = None, isolate_network: bool = True,
-                 triples: Callable[[], Iterable[tuple]] | None = None) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        *,
+        store: str = "memory",
+        timeout_s: float = 5.0,
+        row_cap: int = 10_000,
+        clock: Callable[[], float] = time.perf_counter,
+        cache_size: int = 256,
+        memory_limit_mb: int | None = None,
+        isolate_network: bool = True,
+        triples: Callable[[], Iterable[tuple]] | None = None,
+    ) -> None:
         """``cache_size``: results kept per query text (the graph is read-only; most of a query's
         cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
 
@@ -150,8 +160,14 @@ class Endpoint:
         self._finalizer: Any = None
 
     @classmethod
-    def from_triples(cls, triples: Iterable[tuple], *, store: str = "memory",
-                     source: Callable[[], Iterable[tuple]] | None = None, **kwargs: Any) -> Endpoint:
+    def from_triples(
+        cls,
+        triples: Iterable[tuple],
+        *,
+        store: str = "memory",
+        source: Callable[[], Iterable[tuple]] | None = None,
+        **kwargs: Any,
+    ) -> Endpoint:
         """An endpoint over ``triples``; ``source``, if given, produces them again for the worker
         (otherwise they are kept)."""
         if source is None:
@@ -199,7 +215,9 @@ class Endpoint:
             start = self.clock()
             answer = self.worker.run(query, self.timeout_s, self.row_cap)
         except WorkerUnavailable as e:
-            return QueryResult(query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.", elapsed_s=self.clock() - start)
+            return QueryResult(
+                query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.", elapsed_s=self.clock() - start
+            )
         elapsed = self.clock() - start
         kind = answer.get("kind")
         meta = {"notes": tuple(answer.get("notes") or ()), "standard": answer.get("standard") or ""}
@@ -208,24 +226,56 @@ class Endpoint:
         if kind == "syntax":
             return QueryResult(query, Feedback.SYNTAX_ERROR, message=answer["message"], elapsed_s=elapsed)
         if kind == "timeout":
-            return QueryResult(query, Feedback.TIMEOUT, message=f"Query execution timed out after {self.timeout_s:g} s.",
-                               elapsed_s=elapsed, **meta)
+            return QueryResult(
+                query,
+                Feedback.TIMEOUT,
+                message=f"Query execution timed out after {self.timeout_s:g} s.",
+                elapsed_s=elapsed,
+                **meta,
+            )
         if kind == "error":
             return QueryResult(query, Feedback.SYNTAX_ERROR, message=answer["message"], elapsed_s=elapsed, **meta)
         if kind == "crash":
             detail = answer.get("message") or "stopped"
-            return QueryResult(query, Feedback.SYNTAX_ERROR, elapsed_s=elapsed, message=(
-                f"Query error: the triple store failed on this query (its worker process {detail}); "
-                "the endpoint is fine and the next query starts a new worker."))
+            return QueryResult(
+                query,
+                Feedback.SYNTAX_ERROR,
+                elapsed_s=elapsed,
+                message=(
+                    f"Query error: the triple store failed on this query (its worker process {detail}); "
+                    "the endpoint is fine and the next query starts a new worker."
+                ),
+            )
         boolean = answer.get("boolean")
         if boolean is not None:
-            return QueryResult(query, Feedback.ROWS, ("ASK",), ({"ASK": {"type": "literal", "value": str(boolean).lower(),
-                               "datatype": "http://www.w3.org/2001/XMLSchema#boolean"}},), elapsed_s=elapsed,
-                               boolean=boolean, **meta)
+            return QueryResult(
+                query,
+                Feedback.ROWS,
+                ("ASK",),
+                (
+                    {
+                        "ASK": {
+                            "type": "literal",
+                            "value": str(boolean).lower(),
+                            "datatype": "http://www.w3.org/2001/XMLSchema#boolean",
+                        }
+                    },
+                ),
+                elapsed_s=elapsed,
+                boolean=boolean,
+                **meta,
+            )
         bindings = tuple(answer["bindings"])
         feedback = Feedback.ROWS if bindings else Feedback.EMPTY
-        return QueryResult(query, feedback, tuple(answer["columns"]), bindings, truncated=bool(answer["truncated"]),
-                           elapsed_s=elapsed, **meta)
+        return QueryResult(
+            query,
+            feedback,
+            tuple(answer["columns"]),
+            bindings,
+            truncated=bool(answer["truncated"]),
+            elapsed_s=elapsed,
+            **meta,
+        )
 
     # --- the worker process ------------------------------------------------------------------
 
@@ -241,8 +291,9 @@ class Endpoint:
                     limit = Settings().sparql_memory_limit_mb
                 graph = self.graph
                 source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
-                self._worker = QueryWorker(source, self.store,
-                                           memory_limit_mb=limit, isolate_network=self.isolate_network)
+                self._worker = QueryWorker(
+                    source, self.store, memory_limit_mb=limit, isolate_network=self.isolate_network
+                )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker
 

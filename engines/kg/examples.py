@@ -5,6 +5,7 @@ Data for the console (the Knowledge-graph tab) and for anyone who wants the same
 :class:`SparqlExample` says which feedback it gets (``expect``), which the tests check on the real
 endpoint.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,78 +24,131 @@ class SparqlExample:
 
 
 EXAMPLES: tuple[SparqlExample, ...] = (
-    SparqlExample("string instrumentalists: P279*", "quirk 3", f"""\
+    SparqlExample(
+        "string instrumentalists: P279*",
+        "quirk 3",
+        f"""\
 SELECT DISTINCT ?musician ?musicianLabel ?instrumentLabel WHERE {{
   ?musician wdt:P106 wd:Q1014 ;
             wdt:P1303 ?instrument .
   ?instrument wdt:P279* wd:Q1020 .
   {_LABELS}
 }}
-ORDER BY ?instrumentLabel ?musicianLabel""", "rows"),
-    SparqlExample("↳ naive: P279 without *", "quirk 3", f"""\
+ORDER BY ?instrumentLabel ?musicianLabel""",
+        "rows",
+    ),
+    SparqlExample(
+        "↳ naive: P279 without *",
+        "quirk 3",
+        f"""\
 SELECT DISTINCT ?musician ?musicianLabel ?instrumentLabel WHERE {{
   ?musician wdt:P106 wd:Q1014 ;
             wdt:P1303 ?instrument .
   ?instrument wdt:P279 wd:Q1020 .
   {_LABELS}
-}}""", "empty"),
-    SparqlExample("highest mountains: P2044", "quirk 2", f"""\
+}}""",
+        "empty",
+    ),
+    SparqlExample(
+        "highest mountains: P2044",
+        "quirk 2",
+        f"""\
 SELECT ?mountain ?mountainLabel ?elevation WHERE {{
   ?mountain wdt:P31 wd:Q1007 ;
             wdt:P2044 ?elevation .
   {_LABELS}
 }}
 ORDER BY DESC(?elevation)
-LIMIT 5""", "rows"),
-    SparqlExample("↳ naive: P2048 (height)", "quirk 2", f"""\
+LIMIT 5""",
+        "rows",
+    ),
+    SparqlExample(
+        "↳ naive: P2048 (height)",
+        "quirk 2",
+        f"""\
 SELECT ?mountain ?mountainLabel ?height WHERE {{
   ?mountain wdt:P31 wd:Q1007 ;
             wdt:P2048 ?height .
   {_LABELS}
 }}
 ORDER BY DESC(?height)
-LIMIT 5""", "empty"),
-    SparqlExample("award years: pq:P585", "quirk 5", f"""\
+LIMIT 5""",
+        "empty",
+    ),
+    SparqlExample(
+        "award years: pq:P585",
+        "quirk 5",
+        f"""\
 SELECT ?laureate ?laureateLabel ?awardLabel ?date WHERE {{
   ?laureate p:P166 ?statement .
   ?statement ps:P166 ?award ;
              pq:P585 ?date .
   {_LABELS}
 }}
-ORDER BY ?date""", "rows"),
-    SparqlExample("↳ naive: P585 on the person", "quirk 5", f"""\
+ORDER BY ?date""",
+        "rows",
+    ),
+    SparqlExample(
+        "↳ naive: P585 on the person",
+        "quirk 5",
+        f"""\
 SELECT ?laureate ?laureateLabel ?date WHERE {{
   ?laureate wdt:P166 ?award ;
             wdt:P585 ?date .
   {_LABELS}
-}}""", "empty"),
-    SparqlExample("Kestavia's cities: P131 chain", "quirk 6", f"""\
+}}""",
+        "empty",
+    ),
+    SparqlExample(
+        "Kestavia's cities: P131 chain",
+        "quirk 6",
+        f"""\
 SELECT ?city ?cityLabel WHERE {{
   ?city wdt:P31 wd:Q1003 ;
         wdt:P131*/wdt:P17 wd:Q1047 .
   {_LABELS}
 }}
-ORDER BY ?cityLabel""", "rows"),
-    SparqlExample("↳ naive: P17 only, too few", "quirk 6", f"""\
+ORDER BY ?cityLabel""",
+        "rows",
+    ),
+    SparqlExample(
+        "↳ naive: P17 only, too few",
+        "quirk 6",
+        f"""\
 SELECT ?city ?cityLabel WHERE {{
   ?city wdt:P31 wd:Q1003 ;
         wdt:P17 wd:Q1047 .
   {_LABELS}
 }}
-ORDER BY ?cityLabel""", "rows"),
-    SparqlExample("students per advisor: P184", "quirk 4", f"""\
+ORDER BY ?cityLabel""",
+        "rows",
+    ),
+    SparqlExample(
+        "students per advisor: P184",
+        "quirk 4",
+        f"""\
 SELECT ?advisorLabel (COUNT(?student) AS ?students) WHERE {{
   ?student wdt:P184 ?advisor .
   {_LABELS}
 }}
 GROUP BY ?advisorLabel
-ORDER BY DESC(?students)""", "rows"),
-    SparqlExample("two cities called Ashford", "quirk 7", f"""\
+ORDER BY DESC(?students)""",
+        "rows",
+    ),
+    SparqlExample(
+        "two cities called Ashford",
+        "quirk 7",
+        f"""\
 SELECT ?city ?cityDescription WHERE {{
   ?city rdfs:label "Ashford"@en .
   {_LABELS}
-}}""", "rows"),
-    SparqlExample("named subquery and a hint", "Blazegraph", f"""\
+}}""",
+        "rows",
+    ),
+    SparqlExample(
+        "named subquery and a hint",
+        "Blazegraph",
+        f"""\
 WITH {{
   SELECT ?mountain WHERE {{ ?mountain wdt:P31 wd:Q1007 . }}
 }} AS %mountains
@@ -105,25 +159,47 @@ SELECT ?mountain ?mountainLabel ?elevation WHERE {{
   {_LABELS}
 }}
 ORDER BY ?elevation
-LIMIT 3""", "rows"),
-    SparqlExample("syntax error: a missing brace", "§1.5", """\
+LIMIT 3""",
+        "rows",
+    ),
+    SparqlExample(
+        "syntax error: a missing brace",
+        "§1.5",
+        """\
 SELECT ?mountain ?elevation WHERE {
   ?mountain wdt:P31 wd:Q1007 ;
             wdt:P2044 ?elevation .
 ORDER BY DESC(?elevation)
-LIMIT 1""", "syntax_error"),
-    SparqlExample("timeout: count a cross product", "§1.5", """\
+LIMIT 1""",
+        "syntax_error",
+    ),
+    SparqlExample(
+        "timeout: count a cross product",
+        "§1.5",
+        """\
 SELECT (COUNT(*) AS ?n) WHERE {
   ?a ?p ?b .
   ?c ?q ?d .
-}""", "timeout"),
-    SparqlExample("refused: an update", "read-only", """\
-INSERT DATA { wd:Q1007 rdfs:label "hill"@en . }""", "refused"),
-    SparqlExample("refused: a remote SERVICE", "read-only", """\
+}""",
+        "timeout",
+    ),
+    SparqlExample(
+        "refused: an update",
+        "read-only",
+        """\
+INSERT DATA { wd:Q1007 rdfs:label "hill"@en . }""",
+        "refused",
+    ),
+    SparqlExample(
+        "refused: a remote SERVICE",
+        "read-only",
+        """\
 SELECT ?s WHERE {
   SERVICE <https://dbpedia.org/sparql> { ?s ?p ?o . }
 }
-LIMIT 1""", "refused"),
+LIMIT 1""",
+        "refused",
+    ),
 )
 """The console's examples: each quirk of §1.4 as the right query, then the naive one; the dialect; the feedbacks."""
 

@@ -9,6 +9,7 @@
 
 Everything is read from the graph itself (any store), never from a world's hidden truth.
 """
+
 from __future__ import annotations
 
 import re
@@ -179,7 +180,12 @@ class Browser:
         descriptions: dict[str, str] = {}
         aliases: dict[str, list[str]] = {}
         for s, _p, o in g._triples(None, RDFS.label, None):
-            if isinstance(s, URIRef) and str(s).startswith(WD) and isinstance(o, Literal) and (o.language or "en") == "en":
+            if (
+                isinstance(s, URIRef)
+                and str(s).startswith(WD)
+                and isinstance(o, Literal)
+                and (o.language or "en") == "en"
+            ):
                 labels.setdefault(entity_id(str(s)), str(o))
         for s, _p, o in g._triples(None, SCHEMA_DESCRIPTION, None):
             if isinstance(o, Literal) and (o.language or "en") == "en":
@@ -222,16 +228,16 @@ class Browser:
         order = 0
         for _s, pred, node in self._triples(subject):
             ps = str(pred)
-            if not ps.startswith(P) or ps.startswith(PS) or ps.startswith(PQ) or "/" in ps[len(P):]:
+            if not ps.startswith(P) or ps.startswith(PS) or ps.startswith(PQ) or "/" in ps[len(P) :]:
                 continue
-            pid = ps[len(P):]
+            pid = ps[len(P) :]
             value = next(self._objects(node, URIRef(PS + pid)), None)
             if value is None:
                 continue
             quals: list[tuple[str, str, PageValue]] = []
             for _n, qp, qv in self._triples(node):
                 if str(qp).startswith(PQ):
-                    qpid = str(qp)[len(PQ):]
+                    qpid = str(qp)[len(PQ) :]
                     quals.append((qpid, self.label(qpid) or qpid, self.value(qv)))
             quals.sort(key=lambda q: (_num(q[0]), q[2].text))
             claims.append((_num(pid), order, PageClaim(pid, self.label(pid) or pid, self.value(value), tuple(quals))))
@@ -281,8 +287,14 @@ class Browser:
         out_items = [i for i, _ in ranked if i.startswith("Q")][:items]
         out_props = [i for i, _ in ranked if i.startswith("P") and i in idx["properties"]][:properties]
         return tuple(
-            SearchHit(i, idx["labels"].get(i, i), idx["descriptions"].get(i, ""), "property" if i.startswith("P") else "item",
-                      idx["properties"].get(i), found[i][1])
+            SearchHit(
+                i,
+                idx["labels"].get(i, i),
+                idx["descriptions"].get(i, ""),
+                "property" if i.startswith("P") else "item",
+                idx["properties"].get(i),
+                found[i][1],
+            )
             for i in out_items + out_props
         )
 
@@ -310,8 +322,11 @@ class Browser:
                 continue
             quals = tuple(
                 sorted(
-                    ((str(qp)[len(PQ):], self.label(str(qp)[len(PQ):]) or "", self.value(qv))
-                     for _n, qp, qv in self._triples(node) if str(qp).startswith(PQ)),
+                    (
+                        (str(qp)[len(PQ) :], self.label(str(qp)[len(PQ) :]) or "", self.value(qv))
+                        for _n, qp, qv in self._triples(node)
+                        if str(qp).startswith(PQ)
+                    ),
                     key=lambda q: _num(q[0]),
                 )
             )

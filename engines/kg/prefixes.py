@@ -1,4 +1,5 @@
 """The prefixes the Wikidata Query Service declares for every query, so queries need no PREFIX lines."""
+
 from __future__ import annotations
 
 import re
@@ -60,7 +61,7 @@ def compact(iri: str) -> str:
     reads back as the same IRI in a query (an IRI whose local name cannot be written plainly stays in ``<…>``)."""
     for prefix, ns in PREFIXES.items():  # longest namespace first
         if iri.startswith(ns):
-            local = iri[len(ns):]
+            local = iri[len(ns) :]
             if _PLAIN_LOCAL.fullmatch(local):
                 return f"{prefix}:{local}"
     return f"<{iri}>"
@@ -68,4 +69,4 @@ def compact(iri: str) -> str:
 
 def entity_id(iri: str) -> str:
     """The QID or PID of an entity IRI (``wd:Q42`` → ``Q42``); other IRIs unchanged."""
-    return iri[len(WD):] if iri.startswith(WD) else iri
+    return iri[len(WD) :] if iri.startswith(WD) else iri

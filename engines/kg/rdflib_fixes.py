@@ -19,6 +19,7 @@ worker reads a SELECT's solutions (it reads them from ``evalQuery`` itself), and
 constant filter whose value is false in Python (``FILTER(false)``, ``FILTER(0)``) is dropped by
 ``collectAndRemoveFilters`` — in :func:`engines.kg.dialect.plan`.
 """
+
 from __future__ import annotations
 
 import collections

@@ -6,6 +6,7 @@ checks the running query's deadline (:func:`deadline`), so a slow query stops wi
 :class:`QueryTimeout` instead of running on — rdflib evaluates in pure Python and cannot be
 interrupted any other way.
 """
+
 from __future__ import annotations
 
 import threading

@@ -33,6 +33,7 @@ The worker prepares each query itself (:func:`engines.kg.dialect.prepare`: rewri
 and the check on the plan), so parsing — most of a query's cost — happens once, and inside the
 bounds.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,6 +57,7 @@ _FSIZE_LIMIT = 1 << 20
 
 
 # --- inside the worker -------------------------------------------------------------------------
+
 
 class _Blocked(PermissionError):
     pass
@@ -92,9 +94,24 @@ def _install_audit_hook() -> None:
     """Refuse network, URL requests, subprocesses and reading anything but Python's own code."""
     whole, code = _allowed_roots()
     blocked_events = {
-        "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr",
-        "socket.sendto", "urllib.Request", "subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
-        "os.spawn", "os.fork", "os.forkpty", "ctypes.dlopen", "shutil.copyfile", "os.remove", "os.rename",
+        "socket.connect",
+        "socket.bind",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "socket.gethostbyaddr",
+        "socket.sendto",
+        "urllib.Request",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "ctypes.dlopen",
+        "shutil.copyfile",
+        "os.remove",
+        "os.rename",
     }
 
     def hook(event: str, args: tuple) -> None:
@@ -105,7 +122,8 @@ def _install_audit_hook() -> None:
             if isinstance(path, int):
                 return
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND))
+                isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND)
+            )
             try:
                 real = os.path.realpath(os.fsdecode(path))
             except Exception:
@@ -254,7 +272,10 @@ def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int)
     except dialect.SparqlSyntaxError as e:
         return {"kind": "syntax", "message": str(e)}
     except MemoryError:
-        return {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use to plan."}
+        return {
+            "kind": "error",
+            "message": "Query error: the query needs more memory than the SPARQL worker may use to plan.",
+        }
     if prepared.unsupported:
         return {"kind": "refused", "message": prepared.unsupported}
     meta = {"notes": prepared.notes, "standard": prepared.text}
@@ -269,7 +290,11 @@ def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int)
     except QueryTimeout:
         return {"kind": "timeout", **meta}
     except MemoryError:
-        return {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use.", **meta}
+        return {
+            "kind": "error",
+            "message": "Query error: the query needs more memory than the SPARQL worker may use.",
+            **meta,
+        }
     except RecursionError:
         return {"kind": "error", "message": "Query error: the query is nested too deeply to evaluate.", **meta}
     except SyntaxError as e:  # Oxigraph's parser
@@ -312,7 +337,9 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
         out: list[dict] = []
         truncated = False
         for row in result:
-            out.append({str(v): _term_json(t) for v, t in row.asdict().items() if t is not None and not _is_internal(str(v))})  # type: ignore[union-attr]
+            out.append(
+                {str(v): _term_json(t) for v, t in row.asdict().items() if t is not None and not _is_internal(str(v))}
+            )  # type: ignore[union-attr]
             if len(out) >= row_cap:
                 truncated = True
                 break
@@ -332,7 +359,9 @@ def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> 
     if isinstance(res, ox.QueryTriples):
         rows = []
         for t in res:
-            rows.append({"subject": _ox_json(t.subject), "predicate": _ox_json(t.predicate), "object": _ox_json(t.object)})
+            rows.append(
+                {"subject": _ox_json(t.subject), "predicate": _ox_json(t.predicate), "object": _ox_json(t.object)}
+            )
             if len(rows) >= row_cap:
                 break
             if time.monotonic() > limit:
@@ -354,8 +383,10 @@ def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> 
     return tuple(keep), tuple(out), truncated, None
 
 
-_WARM_UP = ("SELECT ?x ?xLabel WHERE { ?x ?p ?o . FILTER(REGEX(STR(?o), \"a\")) "
-            "SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } } ORDER BY ?x LIMIT 1")
+_WARM_UP = (
+    'SELECT ?x ?xLabel WHERE { ?x ?p ?o . FILTER(REGEX(STR(?o), "a")) '
+    'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } } ORDER BY ?x LIMIT 1'
+)
 
 
 def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: bool) -> None:
@@ -369,8 +400,13 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
         graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in encoded), store)
         del encoded, decode
     except MemoryError:
-        conn.send({"kind": "fatal", "message": f"the graph does not fit in the SPARQL worker's {memory_limit_mb} MB "
-                                               "(settings: sparql_memory_limit_mb)"})
+        conn.send(
+            {
+                "kind": "fatal",
+                "message": f"the graph does not fit in the SPARQL worker's {memory_limit_mb} MB "
+                "(settings: sparql_memory_limit_mb)",
+            }
+        )
         return
     except Exception as e:
         conn.send({"kind": "fatal", "message": f"the SPARQL worker could not load the graph: {e}"})
@@ -391,13 +427,21 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
         try:
             answer = evaluate(graph, store, query, timeout_s, row_cap)
         except MemoryError:
-            answer = {"kind": "error", "message": "Query error: the query needs more memory than the SPARQL worker may use."}
+            answer = {
+                "kind": "error",
+                "message": "Query error: the query needs more memory than the SPARQL worker may use.",
+            }
         try:
             conn.send(answer)
         except (EOFError, OSError):
             return
         except MemoryError:
-            conn.send({"kind": "error", "message": "Query error: the result needs more memory than the SPARQL worker may use."})
+            conn.send(
+                {
+                    "kind": "error",
+                    "message": "Query error: the result needs more memory than the SPARQL worker may use.",
+                }
+            )
 
 
 def _child_main(argv: list[str]) -> None:
@@ -410,6 +454,7 @@ def _child_main(argv: list[str]) -> None:
 
 # --- the endpoint's side ---------------------------------------------------------------------------
 
+
 class WorkerUnavailable(Exception):
     """The worker could not start (internal; becomes an error result)."""
 
@@ -417,8 +462,15 @@ class WorkerUnavailable(Exception):
 class QueryWorker:
     """One worker process holding the graph, started on first use and replaced when killed."""
 
-    def __init__(self, triples: Callable[[], Iterable[tuple]], store: str, *, memory_limit_mb: int | None = 2048,
-                 isolate_network: bool = True, grace_s: float = _GRACE_S) -> None:
+    def __init__(
+        self,
+        triples: Callable[[], Iterable[tuple]],
+        store: str,
+        *,
+        memory_limit_mb: int | None = 2048,
+        isolate_network: bool = True,
+        grace_s: float = _GRACE_S,
+    ) -> None:
         self._triples = triples
         self.store = store
         self.memory_limit_mb = memory_limit_mb
@@ -463,14 +515,31 @@ class QueryWorker:
         self._kill()
         ours, theirs = socket.socketpair()
         self._stderr = tempfile.TemporaryFile(prefix="cs224v-sparql-")
-        code = ("import sys; sys.path[:] = " + repr(list(sys.path)) +
-                "; from engines.kg.worker import _child_main; _child_main(sys.argv[1:])")
+        code = (
+            "import sys; sys.path[:] = "
+            + repr(list(sys.path))
+            + "; from engines.kg.worker import _child_main; _child_main(sys.argv[1:])"
+        )
         try:
             process = subprocess.Popen(
-                [sys.executable, "-I", "-c", code, str(theirs.fileno()), self.store, str(int(self.memory_limit_mb or 0)),
-                 "1" if self.isolate_network else "0"],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr,
-                start_new_session=True, close_fds=True, env={**os.environ, "RUST_BACKTRACE": "0"})
+                [
+                    sys.executable,
+                    "-I",
+                    "-c",
+                    code,
+                    str(theirs.fileno()),
+                    self.store,
+                    str(int(self.memory_limit_mb or 0)),
+                    "1" if self.isolate_network else "0",
+                ],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                start_new_session=True,
+                close_fds=True,
+                env={**os.environ, "RUST_BACKTRACE": "0"},
+            )
         except OSError as e:
             ours.close()
             raise WorkerUnavailable(f"the SPARQL worker could not start: {e}") from None
@@ -484,8 +553,12 @@ class QueryWorker:
                 raise WorkerUnavailable("the SPARQL worker did not load the graph in time")
             reply = self._conn.recv()
         except (OSError, EOFError):
-            reply = {"kind": "fatal", "message": "the SPARQL worker stopped while loading the graph (it "
-                                                 + (self._exit_text() or "stopped") + ")"}
+            reply = {
+                "kind": "fatal",
+                "message": "the SPARQL worker stopped while loading the graph (it "
+                + (self._exit_text() or "stopped")
+                + ")",
+            }
         except WorkerUnavailable as e:
             reply = {"kind": "fatal", "message": str(e)}
         if reply.get("kind") != "ready":
@@ -535,7 +608,9 @@ class QueryWorker:
         except (OSError, ValueError):
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith(("note: ", "  "))]
-        lines = [line for line in lines if not (line.startswith("thread '") and " panicked at " in line)]  # Rust's location
+        lines = [
+            line for line in lines if not (line.startswith("thread '") and " panicked at " in line)
+        ]  # Rust's location
         return " ".join(lines[-2:])[:400]
 
     def _kill(self) -> None:

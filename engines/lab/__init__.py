@@ -7,6 +7,7 @@
 
 See :mod:`engines.lab.core` for :class:`Experiment`, :class:`Table`, :class:`Chart`.
 """
+
 from engines.lab.core import Chart, Experiment, Progress, RunContext, Series, Table
 from engines.lab.registry import experiments, get, lectures
 

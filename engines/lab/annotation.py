@@ -15,6 +15,7 @@ score a parser against it — exact match, execution accuracy, and a person's ju
 Statements run with ``_id`` appended to their ORDER BY, so ties come back in one fixed order (the
 table's) and every run repeats exactly.
 """
+
 from __future__ import annotations
 
 import random
@@ -65,7 +66,9 @@ class Case:
     parser_fault: str | None = None  # why the prediction is not acceptable
 
 
-def generate(rows, rng: random.Random, n: int, *, good_share: float, top_share: float, colloquial_share: float) -> list[Intent]:
+def generate(
+    rows, rng: random.Random, n: int, *, good_share: float, top_share: float, colloquial_share: float
+) -> list[Intent]:
     from engines.lab.questions import PRICE_WORDS, plain_cuisines
     from worlds.restaurants import CUISINE_PHRASINGS, LOCATIONS
 
@@ -88,8 +91,14 @@ def generate(rows, rng: random.Random, n: int, *, good_share: float, top_share: 
             price = rng.choice((None, None, "cheap", "moderate", "expensive"))
             if not good and rng.random() < 0.2:
                 rating = rng.choice((4.0, 4.5))
-        matching = [x for x in rows if x.location == loc and gold & set(x.cuisines)
-                    and (price is None or x.price == price) and (rating is None or x.rating >= rating)]
+        matching = [
+            x
+            for x in rows
+            if x.location == loc
+            and gold & set(x.cuisines)
+            and (price is None or x.price == price)
+            and (rating is None or x.rating >= rating)
+        ]
         if not matching or (top_k is not None and len(matching) <= top_k):
             continue
         if top_k is not None:
@@ -101,7 +110,9 @@ def generate(rows, rng: random.Random, n: int, *, good_share: float, top_share: 
             else:
                 text = f"Show me {adj} {PRICE_WORDS[price] + ' ' if price else ''}{word} places in {loc}."
         else:
-            text = f"Show me {PRICE_WORDS[price] + ' ' if price else ''}{word} places in {loc}" + (f" with at least {rating:g} stars." if rating else ".")
+            text = f"Show me {PRICE_WORDS[price] + ' ' if price else ''}{word} places in {loc}" + (
+                f" with at least {rating:g} stars." if rating else "."
+            )
         out.append(Intent(text, loc, word, frozenset(gold), price, rating, good, top_k))
     return out
 
@@ -124,8 +135,11 @@ def annotate(intent: Intent, convention: str, error: str | None, rng: random.Ran
         limit += rng.choice((-1, 1))
     conds = [f"location = '{location}'"]
     if drop != "cuisine":
-        conds.append(" OR ".join(f"'{c}' = ANY(cuisines)" for c in cuisines) if len(cuisines) == 1
-                     else "(" + " OR ".join(f"'{c}' = ANY(cuisines)" for c in cuisines) + ")")
+        conds.append(
+            " OR ".join(f"'{c}' = ANY(cuisines)" for c in cuisines)
+            if len(cuisines) == 1
+            else "(" + " OR ".join(f"'{c}' = ANY(cuisines)" for c in cuisines) + ")"
+        )
     if price and drop != "price":
         conds.append(f"price = '{price}'")
     if intent.rating is not None:
@@ -209,12 +223,31 @@ class Simulation:
     method: str
 
 
-def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_share: float, top_share: float,
-             colloquial_share: float, method: str, progress: Callable[[int, int, str], None],
-             cancel: threading.Event | None = None) -> Simulation:
+def simulate(
+    world,
+    sandbox,
+    llm,
+    *,
+    n: int,
+    seed: int,
+    error_rate: float,
+    good_share: float,
+    top_share: float,
+    colloquial_share: float,
+    method: str,
+    progress: Callable[[int, int, str], None],
+    cancel: threading.Event | None = None,
+) -> Simulation:
     from engines.sql.classify import Classifier
 
-    intents = generate(world.rows, random.Random(seed), n, good_share=good_share, top_share=top_share, colloquial_share=colloquial_share)
+    intents = generate(
+        world.rows,
+        random.Random(seed),
+        n,
+        good_share=good_share,
+        top_share=top_share,
+        colloquial_share=colloquial_share,
+    )
     run_cache: dict[str, tuple | None] = {}
 
     def rows_of(sql: str | None, ordered: bool) -> tuple | None:
@@ -245,14 +278,23 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_
         gold["mixed"] = gold[annotator]
         parsed = llm.parse(intent.question, [], world.schema())
         try:
-            predicted = Classifier(world.enum_fields, method, llm).rewrite(sandbox.check(parsed)).sql(dialect="postgres")
+            predicted = (
+                Classifier(world.enum_fields, method, llm).rewrite(sandbox.check(parsed)).sql(dialect="postgres")
+            )
         except Cancelled:
             raise
         except EngineError:
             predicted = None
         ordered = intent.top_k is not None
-        case = Case(intent, annotator, error, gold, predicted, rows_of(predicted, ordered),
-                    {c: rows_of(g, ordered) for c, g in gold.items()})
+        case = Case(
+            intent,
+            annotator,
+            error,
+            gold,
+            predicted,
+            rows_of(predicted, ordered),
+            {c: rows_of(g, ordered) for c, g in gold.items()},
+        )
         pm = meaning(predicted)
         case.parser_fault = fault(pm, intent)
         case.human = case.parser_fault is None
@@ -261,7 +303,10 @@ def simulate(world, sandbox, llm, *, n: int, seed: int, error_rate: float, good_
             case.execution[conv] = case.pred_rows is not None and case.pred_rows == case.gold_rows[conv]
             case.gold_ok[conv] = acceptable(meaning(gold[conv]), intent)
         if intent.top_k is not None:
-            ratings = sorted((r.rating for r in world.rows if r.location == intent.location and intent.cuisines & set(r.cuisines)), reverse=True)
+            ratings = sorted(
+                (r.rating for r in world.rows if r.location == intent.location and intent.cuisines & set(r.cuisines)),
+                reverse=True,
+            )
             k = intent.top_k
             case.tie = len(ratings) > k and ratings[k - 1] == ratings[k]
             case.tie_inside = len(set(ratings[:k])) < k
@@ -310,7 +355,11 @@ def parser_error_detail(case: Case) -> str:
         return f"{case.intent.word!r} → {', '.join(sorted(m.cuisine_values or ())) or '∅'} (wanted {', '.join(sorted(case.intent.cuisines))})"
     if case.parser_fault == "dropped condition":
         kept = m.structured_conditions()
-        wanted = {"location", "cuisine"} | ({"price"} if case.intent.price else set()) | ({"rating"} if case.intent.rating else set())
+        wanted = (
+            {"location", "cuisine"}
+            | ({"price"} if case.intent.price else set())
+            | ({"rating"} if case.intent.rating else set())
+        )
         return "dropped " + ", ".join(sorted(wanted - kept))
     return case.parser_fault or ""
 

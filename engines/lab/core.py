@@ -12,6 +12,7 @@ and optionally a :class:`Chart` for a tab to draw.  Nothing here imports textual
 Every number in a table is measured by running the engines; the notes say, claim by claim, whether
 the shape the lecture notes report holds here (:meth:`RunContext.claim`), and why not when it does not.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,8 +64,12 @@ class Chart:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind, "title": self.title, "x_label": self.x_label, "y_label": self.y_label,
-            "x": list(self.x), "series": [{"name": s.name, "values": list(s.values)} for s in self.series],
+            "kind": self.kind,
+            "title": self.title,
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "x": list(self.x),
+            "series": [{"name": s.name, "values": list(s.values)} for s in self.series],
         }
 
 
@@ -191,8 +196,12 @@ class RunContext:
 
             world = restaurant_world()
             sandbox = self._stack.enter_context(
-                Sandbox.create(world.load, row_cap=self.settings.row_cap, timeout_s=self.settings.query_timeout_s,
-                               limits=Limits.from_settings(self.settings))
+                Sandbox.create(
+                    world.load,
+                    row_cap=self.settings.row_cap,
+                    timeout_s=self.settings.query_timeout_s,
+                    limits=Limits.from_settings(self.settings),
+                )
             )
             self._resources["restaurants"] = (world, sandbox)
         return self._resources["restaurants"]
@@ -210,7 +219,14 @@ class RunContext:
 
     def settings_key(self) -> tuple:
         s = self.settings
-        return (s.backend, s.seed, s.sim_error_on_topic, s.sim_error_off_topic, s.classify_method, (s.claude_model, s.claude_row_model) if s.backend == "claude" else "")
+        return (
+            s.backend,
+            s.seed,
+            s.sim_error_on_topic,
+            s.sim_error_off_topic,
+            s.classify_method,
+            (s.claude_model, s.claude_row_model) if s.backend == "claude" else "",
+        )
 
 
 @dataclass(frozen=True)
@@ -239,7 +255,9 @@ class Experiment:
         if params:
             unknown = set(params) - set(out)
             if unknown:
-                raise EngineError(f"{self.name}: unknown parameter(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(out)) or 'none'}.")
+                raise EngineError(
+                    f"{self.name}: unknown parameter(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(out)) or 'none'}."
+                )
             out.update(params)
         return out
 
@@ -267,6 +285,10 @@ class Experiment:
         return {"name": self.name, "lecture": self.lecture, "title": self.title}
 
     def describe(self) -> dict[str, Any]:
-        return {**self.to_json(), "section": self.section, "caption": self.caption,
-                "parameters": {k: jsonable(v) for k, v in self.full.items()},
-                "small": {k: jsonable(v) for k, v in self.small.items()}}
+        return {
+            **self.to_json(),
+            "section": self.section,
+            "caption": self.caption,
+            "parameters": {k: jsonable(v) for k, v in self.full.items()},
+            "small": {k: jsonable(v) for k, v in self.small.items()},
+        }

@@ -19,6 +19,7 @@ Every approach shares the one LLM (and so the same reader, with its seeded 3% mi
 ``answer()`` calls (the reader's calls; parsing is deterministic, so a question's parses are computed once
 and shared by the approaches).  Gold answers come from the world's hidden truth (evaluator side).
 """
+
 from __future__ import annotations
 
 import random
@@ -36,17 +37,58 @@ from engines.lab.judge import one_minus_relative_error, set_f1
 
 CLASSES = ("db only", "review of one", "both: set", "both: top", "both: count")
 HYBRID_CLASSES = CLASSES[2:]
-APPROACHES = ("1 classify first (SK-TOD)", "2 both, then pick (Chirpy)", "3 linearise (UniK-QA)", "4 retrieve both, merge (HybridQA)", "5 compositional (SUQL)")
+APPROACHES = (
+    "1 classify first (SK-TOD)",
+    "2 both, then pick (Chirpy)",
+    "3 linearise (UniK-QA)",
+    "4 retrieve both, merge (HybridQA)",
+    "5 compositional (SUQL)",
+)
 
 # hidden feature -> how questions say it
 FEATURE_WORDS: dict[str, dict[str, str]] = {
-    "family_friendly": {"rel": "that are family-friendly", "top": "that is family-friendly", "pred": "are family-friendly", "one": "is family-friendly"},
-    "romantic": {"rel": "that are good for a date", "top": "that is good for a date", "pred": "are good for a date", "one": "is good for a date"},
-    "good_for_groups": {"rel": "that are good for large groups", "top": "that is good for large groups", "pred": "are good for large groups", "one": "is good for large groups"},
-    "great_view": {"rel": "with a great view", "top": "with a great view", "pred": "have a great view", "one": "has a great view"},
-    "outdoor_seating": {"rel": "with outdoor seating", "top": "with outdoor seating", "pred": "have outdoor seating", "one": "has outdoor seating"},
-    "easy_parking": {"rel": "with easy parking", "top": "with easy parking", "pred": "have easy parking", "one": "has easy parking"},
-    "spicy": {"rel": "with really spicy food", "top": "with really spicy food", "pred": "serve really spicy food", "one": "serves really spicy food"},
+    "family_friendly": {
+        "rel": "that are family-friendly",
+        "top": "that is family-friendly",
+        "pred": "are family-friendly",
+        "one": "is family-friendly",
+    },
+    "romantic": {
+        "rel": "that are good for a date",
+        "top": "that is good for a date",
+        "pred": "are good for a date",
+        "one": "is good for a date",
+    },
+    "good_for_groups": {
+        "rel": "that are good for large groups",
+        "top": "that is good for large groups",
+        "pred": "are good for large groups",
+        "one": "is good for large groups",
+    },
+    "great_view": {
+        "rel": "with a great view",
+        "top": "with a great view",
+        "pred": "have a great view",
+        "one": "has a great view",
+    },
+    "outdoor_seating": {
+        "rel": "with outdoor seating",
+        "top": "with outdoor seating",
+        "pred": "have outdoor seating",
+        "one": "has outdoor seating",
+    },
+    "easy_parking": {
+        "rel": "with easy parking",
+        "top": "with easy parking",
+        "pred": "have easy parking",
+        "one": "has easy parking",
+    },
+    "spicy": {
+        "rel": "with really spicy food",
+        "top": "with really spicy food",
+        "pred": "serve really spicy food",
+        "one": "serves really spicy food",
+    },
 }
 
 
@@ -88,13 +130,17 @@ def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]
     def db_only() -> Question | None:
         loc, c = rng.choice(LOCATIONS), rng.choice(plain)
         price = rng.choice((None, "cheap", "moderate"))
-        ids = frozenset(r._id for r in rows if r.location == loc and c in r.cuisines and (price is None or r.price == price))
+        ids = frozenset(
+            r._id for r in rows if r.location == loc and c in r.cuisines and (price is None or r.price == price)
+        )
         if not ids:
             return None
         return Question("db only", f"List all {price + ' ' if price else ''}{c} restaurants in {loc}.", ids)
 
     # Names the simulated parser would read as a cuisine ("Corner Cafe") are left out of class 2.
-    nameable = [r for r in rows if not any(re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", r.name.lower()) for k in FOOD_WORDS)]
+    nameable = [
+        r for r in rows if not any(re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", r.name.lower()) for k in FOOD_WORDS)
+    ]
     yes_turn = [True]
 
     def review_of_one() -> Question | None:
@@ -105,7 +151,12 @@ def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]
             return None
         r = rng.choice(pool)
         yes_turn[0] = not want
-        return Question("review of one", f"Do the reviews of {r.name} say it {FEATURE_WORDS[f]['one']}?", frozenset({r._id}), gold_yes=want)
+        return Question(
+            "review of one",
+            f"Do the reviews of {r.name} say it {FEATURE_WORDS[f]['one']}?",
+            frozenset({r._id}),
+            gold_yes=want,
+        )
 
     def both_set() -> Question | None:
         loc, f = rng.choice(LOCATIONS), rng.choice(tuple(FEATURE_WORDS))
@@ -113,7 +164,9 @@ def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]
         ids = frozenset(r._id for r in rows if r.location == loc and (c is None or c in r.cuisines) and has(r, f))
         if not ids:
             return None
-        return Question("both: set", f"List all {c + ' ' if c else ''}restaurants in {loc} {FEATURE_WORDS[f]['rel']}.", ids)
+        return Question(
+            "both: set", f"List all {c + ' ' if c else ''}restaurants in {loc} {FEATURE_WORDS[f]['rel']}.", ids
+        )
 
     def both_top() -> Question | None:
         loc, f = rng.choice(LOCATIONS), rng.choice(tuple(FEATURE_WORDS))
@@ -121,8 +174,11 @@ def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]
         if not sat:
             return None
         best = max(r.rating for r in sat)
-        return Question("both: top", f"What is the top-rated restaurant in {loc} {FEATURE_WORDS[f]['top']}?",
-                        frozenset(r._id for r in sat if r.rating == best))
+        return Question(
+            "both: top",
+            f"What is the top-rated restaurant in {loc} {FEATURE_WORDS[f]['top']}?",
+            frozenset(r._id for r in sat if r.rating == best),
+        )
 
     def both_count() -> Question | None:
         loc, f = rng.choice(LOCATIONS), rng.choice(tuple(FEATURE_WORDS))
@@ -174,12 +230,21 @@ def score(q: Question, r: Reply) -> float:
 
 def linearise(row) -> str:
     """A row as one passage: every cell with its column name, then dishes and reviews."""
-    return " | ".join((
-        f"name: {row.name}", f"cuisines: {', '.join(row.cuisines)}", f"price: {row.price}", f"rating: {row.rating}",
-        f"num_reviews: {row.num_reviews}", f"address: {row.address}", f"phone: {row.phone_number}",
-        f"opening_hours: {row.opening_hours}", f"location: {row.location}",
-        f"popular_dishes: {', '.join(row.popular_dishes)}", "reviews: " + " ".join(row.reviews),
-    ))
+    return " | ".join(
+        (
+            f"name: {row.name}",
+            f"cuisines: {', '.join(row.cuisines)}",
+            f"price: {row.price}",
+            f"rating: {row.rating}",
+            f"num_reviews: {row.num_reviews}",
+            f"address: {row.address}",
+            f"phone: {row.phone_number}",
+            f"opening_hours: {row.opening_hours}",
+            f"location: {row.location}",
+            f"popular_dishes: {', '.join(row.popular_dishes)}",
+            "reviews: " + " ".join(row.reviews),
+        )
+    )
 
 
 class PassageIndex:
@@ -226,10 +291,24 @@ class Toolkit:
         self.suql_schema = suql_schema(w.schema())
         # diagnose_empty=False: the experiment measures what answering costs; the agents' hint for an empty
         # result (re-running without each condition) is for the person reading the reply, not part of the answer
-        self.sql_agent = TextToSQLAgent(self.sandbox, self.llm, w.schema(), w.enum_fields, classify_method=self.classify_method,
-                                        diagnose_empty=False)
-        self.suql_agent = SuqlAgent(self.sandbox, self.llm, self.suql_schema, w.enum_fields, classify_method=self.classify_method,
-                                    engine=SuqlEngine(self.sandbox, self.llm, pool=1), mode="E", diagnose_empty=False)
+        self.sql_agent = TextToSQLAgent(
+            self.sandbox,
+            self.llm,
+            w.schema(),
+            w.enum_fields,
+            classify_method=self.classify_method,
+            diagnose_empty=False,
+        )
+        self.suql_agent = SuqlAgent(
+            self.sandbox,
+            self.llm,
+            self.suql_schema,
+            w.enum_fields,
+            classify_method=self.classify_method,
+            engine=SuqlEngine(self.sandbox, self.llm, pool=1),
+            mode="E",
+            diagnose_empty=False,
+        )
         self.review_index = ChunkIndex.build((r._id, r.reviews) for r in w.rows)
         self.passages = PassageIndex([r._id for r in w.rows], [linearise(r) for r in w.rows])
         self.by_id = {r._id: r for r in w.rows}
@@ -337,7 +416,9 @@ class Toolkit:
         entity = self.track_entity(utterance)
         if entity is not None:
             yes = all(self.read(entity, q) for q in questions)
-            return Reply(ids=frozenset({entity}) if yes else frozenset(), yes=yes, top=entity if yes else None, count=int(yes))
+            return Reply(
+                ids=frozenset({entity}) if yes else frozenset(), yes=yes, top=entity if yes else None, count=int(yes)
+            )
         confirmed = [rid for rid in self.retrieve_reviews(utterance, k) if all(self.read(rid, q) for q in questions)]
         return self.merge_reply(confirmed, qtype)
 
@@ -386,6 +467,9 @@ class Toolkit:
 
     def run(self, approach: str, utterance: str, k: int) -> Reply:
         return {
-            APPROACHES[0]: self.classify_first, APPROACHES[1]: self.both_then_pick, APPROACHES[2]: self.linearise,
-            APPROACHES[3]: self.retrieve_and_merge, APPROACHES[4]: self.compositional,
+            APPROACHES[0]: self.classify_first,
+            APPROACHES[1]: self.both_then_pick,
+            APPROACHES[2]: self.linearise,
+            APPROACHES[3]: self.retrieve_and_merge,
+            APPROACHES[4]: self.compositional,
         }[approach](utterance, k)

@@ -5,6 +5,7 @@ reads a SQL / SUQL statement of the shapes the parsers and the simulated annotat
 conjunction of conditions on the restaurant table, an optional ORDER BY / LIMIT / COUNT) the way a
 person checking it would; anything else is reported as not understood rather than guessed.
 """
+
 from __future__ import annotations
 
 import re
@@ -159,7 +160,12 @@ def _absorb(cond: exp.Expression, f: dict[str, Any]) -> None:
                 f["name"] = lit.name
                 return
         call, yes = c.this, c.expression
-        if isinstance(call, exp.Anonymous) and str(call.this).lower() == "answer" and isinstance(yes, exp.Literal) and yes.name == "Yes":
+        if (
+            isinstance(call, exp.Anonymous)
+            and str(call.this).lower() == "answer"
+            and isinstance(yes, exp.Literal)
+            and yes.name == "Yes"
+        ):
             args = call.expressions
             if len(args) == 2 and isinstance(args[0], exp.Column) and isinstance(args[1], exp.Literal):
                 f["texts"].append((args[0].name, args[1].name))

@@ -4,6 +4,7 @@ Each function runs the SUQL engine (six execution modes), its workload, BM25 ret
 function-calling agent and the SUQL agent, and tabulates what it measured; hidden truth is read only
 by the evaluators (``engines.suql.workload.truly_matching``, ``engines.lab.yelp.satisfies``).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,16 +30,25 @@ def _engine(ctx: RunContext, cap: int | None = None):
 
     _, sandbox = ctx.restaurants()
     # One worker: with instant simulated calls a pool would only make call counts depend on thread timing.
-    return SuqlEngine(sandbox, ctx.llm(), pool=1, cap=cap if cap is not None else ctx.settings.suql_cap,
-                      call_budget=ctx.settings.suql_call_budget)
+    return SuqlEngine(
+        sandbox,
+        ctx.llm(),
+        pool=1,
+        cap=cap if cap is not None else ctx.settings.suql_cap,
+        call_budget=ctx.settings.suql_call_budget,
+    )
 
 
 # --- §3.3 one query, six execution modes ----------------------------------------------------------------
 
-FAMILY_QUERY = ("SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
-                "AND location = 'Palo Alto' LIMIT 1")
-FAMILY_QUERY_SWAPPED = ("SELECT name, summary(reviews) FROM restaurants WHERE location = 'Palo Alto' "
-                        "AND answer(reviews, 'is it family-friendly?') = 'Yes' LIMIT 1")
+FAMILY_QUERY = (
+    "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
+    "AND location = 'Palo Alto' LIMIT 1"
+)
+FAMILY_QUERY_SWAPPED = (
+    "SELECT name, summary(reviews) FROM restaurants WHERE location = 'Palo Alto' "
+    "AND answer(reviews, 'is it family-friendly?') = 'Yes' LIMIT 1"
+)
 
 
 def six_modes(ctx: RunContext) -> Table:
@@ -55,34 +65,72 @@ def six_modes(ctx: RunContext) -> Table:
         ctx.progress(i, len(runs), f"mode {mode}")
         r = engine.run(sql, mode=mode.rstrip("′"), cancel=ctx.cancel)
         names = [row[0] for row in r.rows]
-        correct = all(by_name[n].location == "Palo Alto" and truth.has(by_name[n]._id, "family_friendly") for n in names)
+        correct = all(
+            by_name[n].location == "Palo Alto" and truth.has(by_name[n]._id, "family_friendly") for n in names
+        )
         title = MODES[mode].title if mode in MODES else titles[mode]
         stats[mode] = r.stats
-        rows.append([mode, title, r.stats.answer_calls, r.stats.summary_calls, r.stats.rows_examined, ", ".join(names), correct if names else None])
+        rows.append(
+            [
+                mode,
+                title,
+                r.stats.answer_calls,
+                r.stats.summary_calls,
+                r.stats.rows_examined,
+                ", ".join(names),
+                correct if names else None,
+            ]
+        )
     ctx.progress(len(runs), len(runs), "done")
     a = {m: s.answer_calls for m, s in stats.items()}
     palo_alto = sum(1 for r in world.rows if r.location == "Palo Alto")
-    ctx.claim("the naive plan reads every row and summarises every match", a["A"] == len(world.rows) and stats["A"].summary_calls > 1,
-              f"A: {a['A']} answer() calls, {stats['A'].summary_calls} summary() calls (notes: 600 and 22)")
-    ctx.claim("the compiler does not depend on the written order; C reads every Palo Alto row", a["C"] == palo_alto,
-              f"C: {a['C']} calls for {palo_alto} Palo Alto restaurants (notes: 95)")
-    ctx.claim("lazy evaluation stops at LIMIT; retrieval ordering finds a match first", a["D"] < a["C"] and a["E"] <= a["D"],
-              f"D {a['D']}, E {a['E']} (notes: E 1)")
+    ctx.claim(
+        "the naive plan reads every row and summarises every match",
+        a["A"] == len(world.rows) and stats["A"].summary_calls > 1,
+        f"A: {a['A']} answer() calls, {stats['A'].summary_calls} summary() calls (notes: 600 and 22)",
+    )
+    ctx.claim(
+        "the compiler does not depend on the written order; C reads every Palo Alto row",
+        a["C"] == palo_alto,
+        f"C: {a['C']} calls for {palo_alto} Palo Alto restaurants (notes: 95)",
+    )
+    ctx.claim(
+        "lazy evaluation stops at LIMIT; retrieval ordering finds a match first",
+        a["D"] < a["C"] and a["E"] <= a["D"],
+        f"D {a['D']}, E {a['E']} (notes: E 1)",
+    )
     ctx.claim("E makes far fewer calls than A", a["E"] * 20 <= a["A"], f"E {a['E']} against A {a['A']}")
-    ctx.claim("mode B depends on the written order (B′ only swaps the two conditions)", a["B′"] < a["B"],
-              f"B {a['B']}, B′ {a['B′']} (notes: 50 and 4; how many rows B asks depends on where the first family-friendly "
-              "Palo Alto restaurant sits in the table)")
+    ctx.claim(
+        "mode B depends on the written order (B′ only swaps the two conditions)",
+        a["B′"] < a["B"],
+        f"B {a['B']}, B′ {a['B′']} (notes: 50 and 4; how many rows B asks depends on where the first family-friendly "
+        "Palo Alto restaurant sits in the table)",
+    )
     duck = DUCKDB_UDF.name
-    ctx.claim("an unmodified engine does not stop at LIMIT when it evaluates whole vectors (DuckDB, answer() as a "
-              "per-row function)", a[duck] == palo_alto,
-              f"{duck}: {a[duck]} calls — DuckDB runs the cheap location test first by itself, then asks every Palo Alto "
-              "row (not in the notes, which use SQLite)")
-    ctx.claim("every mode returns a correct restaurant: the order of execution changes the cost, not the verdicts",
-              all(row[-1] for row in rows), "; ".join(f"{row[0]}: {row[5]}" for row in rows))
+    ctx.claim(
+        "an unmodified engine does not stop at LIMIT when it evaluates whole vectors (DuckDB, answer() as a "
+        "per-row function)",
+        a[duck] == palo_alto,
+        f"{duck}: {a[duck]} calls — DuckDB runs the cheap location test first by itself, then asks every Palo Alto "
+        "row (not in the notes, which use SQLite)",
+    )
+    ctx.claim(
+        "every mode returns a correct restaurant: the order of execution changes the cost, not the verdicts",
+        all(row[-1] for row in rows),
+        "; ".join(f"{row[0]}: {row[5]}" for row in rows),
+    )
     short = {DUCKDB_UDF.name: "Duck"}  # the chart's axis has room for a few characters a bar
-    chart = Chart("bar", "answer() calls per execution mode", "mode", "answer() calls", tuple(short.get(m, m) for m, _ in runs),
-                  (Series("answer()", tuple(float(a[m]) for m, _ in runs)),))
-    return ctx.table(("mode", "execution", "answer() calls", "summary() calls", "rows examined", "result", "correct"), rows, chart)
+    chart = Chart(
+        "bar",
+        "answer() calls per execution mode",
+        "mode",
+        "answer() calls",
+        tuple(short.get(m, m) for m, _ in runs),
+        (Series("answer()", tuple(float(a[m]) for m, _ in runs)),),
+    )
+    return ctx.table(
+        ("mode", "execution", "answer() calls", "summary() calls", "rows examined", "result", "correct"), rows, chart
+    )
 
 
 # --- §3.4 the 60-query workload, and exercise 2: the retrieval cap ------------------------------------------
@@ -99,11 +147,19 @@ def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base:
         engine = _engine(ctx, cap)
 
         def progress(done: int, total: int) -> None:
-            ctx.progress(progress_base + done, progress_total, f"mode {mode}{'' if cap is None else f', cap {cap}'}: query {done}/{total}")
+            ctx.progress(
+                progress_base + done,
+                progress_total,
+                f"mode {mode}{'' if cap is None else f', cap {cap}'}: query {done}/{total}",
+            )
 
-        return evaluate(engine, world, _truth(world), queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[mode]
+        return evaluate(engine, world, _truth(world), queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[
+            mode
+        ]
 
-    return ctx.memo(("suql-workload", ctx["workload_seed"], ctx["queries"], mode, cap if mode == "F" else None), compute)
+    return ctx.memo(
+        ("suql-workload", ctx["workload_seed"], ctx["queries"], mode, cap if mode == "F" else None), compute
+    )
 
 
 def workload(ctx: RunContext) -> Table:
@@ -117,26 +173,68 @@ def workload(ctx: RunContext) -> Table:
         scores[m] = _workload_scores(ctx, m, cap if m == "F" else None, i * n, len(MODES) * n).to_json()
     ctx.progress(len(MODES) * n, len(MODES) * n, "done")
     a, b = scores["A"]["answer_calls_mean"], scores["B"]["answer_calls_mean"]
-    rows = [[m, MODES[m].title, s["answer_calls_mean"], s["summary_calls_mean"], s["precision"], s["recall"],
-             rounded(share(s["answer_calls_mean"], a)), rounded(share(s["answer_calls_mean"], b))] for m, s in scores.items()]
+    rows = [
+        [
+            m,
+            MODES[m].title,
+            s["answer_calls_mean"],
+            s["summary_calls_mean"],
+            s["precision"],
+            s["recall"],
+            rounded(share(s["answer_calls_mean"], a)),
+            rounded(share(s["answer_calls_mean"], b)),
+        ]
+        for m, s in scores.items()
+    ]
     queries = generate(ctx["workload_seed"], n)
     shapes = Counter("LIMIT 1" if q.limit == 1 else "LIMIT 3" if q.limit == 3 else "list all" for q in queries)
-    ctx.note(f"{n} queries: " + ", ".join(f"{v} {k}" for k, v in sorted(shapes.items())) + f"; mode F's cap is {cap}. "
-             "Precision over returned rows, recall over list-all queries, both against the hidden truth.")
+    ctx.note(
+        f"{n} queries: " + ", ".join(f"{v} {k}" for k, v in sorted(shapes.items())) + f"; mode F's cap is {cap}. "
+        "Precision over returned rows, recall over list-all queries, both against the hidden truth."
+    )
     c, d, e, f = (scores[m]["answer_calls_mean"] for m in "CDEF")
-    ctx.claim("predicate ordering saves most of B's calls", c <= b / 2, f"C/B = {c / b:.2f} (notes: about 1/3 of B's calls "
-              "remain; here B asks every row whenever answer() is written first, so ordering saves more)")
+    ctx.claim(
+        "predicate ordering saves most of B's calls",
+        c <= b / 2,
+        f"C/B = {c / b:.2f} (notes: about 1/3 of B's calls "
+        "remain; here B asks every row whenever answer() is written first, so ordering saves more)",
+    )
     ctx.claim("lazy evaluation saves a large share again", d <= 0.75 * c, f"D/C = {d / c:.2f} (notes: about half)")
     ctx.claim("retrieval ordering saves a little more, mostly on LIMIT queries", e <= d, f"E/D = {e / d:.2f}")
     ctx.claim("E makes a small fraction of the naive plan's calls", e <= 0.1 * a, f"E/A = {e / a:.3f}")
     same = len({scores[m]["precision"] for m in "ABCDE"}) == 1
-    ctx.claim("precision is the same in modes A-E: the order of execution does not change any verdict", same,
-              ", ".join(f"{m} {scores[m]['precision']:.3f}" for m in "ABCDE"))
-    ctx.claim("the retrieval cap of F is faster and misses answers of list-all queries", f < e and scores["F"]["recall"] < scores["E"]["recall"],
-              f"F: {f:.1f} calls, recall {scores['F']['recall']:.2f} against E's {scores['E']['recall']:.2f} (notes: 0.96 → 0.92)")
-    chart = Chart("bar", "Mean answer() calls per query", "mode", "answer() calls", tuple(MODES),
-                  (Series("answer()", tuple(scores[m]["answer_calls_mean"] for m in MODES)),))
-    return ctx.table(("mode", "execution", "answer() / query", "summary() / query", "precision", "recall", "calls / A's", "calls / B's"), rows, chart)
+    ctx.claim(
+        "precision is the same in modes A-E: the order of execution does not change any verdict",
+        same,
+        ", ".join(f"{m} {scores[m]['precision']:.3f}" for m in "ABCDE"),
+    )
+    ctx.claim(
+        "the retrieval cap of F is faster and misses answers of list-all queries",
+        f < e and scores["F"]["recall"] < scores["E"]["recall"],
+        f"F: {f:.1f} calls, recall {scores['F']['recall']:.2f} against E's {scores['E']['recall']:.2f} (notes: 0.96 → 0.92)",
+    )
+    chart = Chart(
+        "bar",
+        "Mean answer() calls per query",
+        "mode",
+        "answer() calls",
+        tuple(MODES),
+        (Series("answer()", tuple(scores[m]["answer_calls_mean"] for m in MODES)),),
+    )
+    return ctx.table(
+        (
+            "mode",
+            "execution",
+            "answer() / query",
+            "summary() / query",
+            "precision",
+            "recall",
+            "calls / A's",
+            "calls / B's",
+        ),
+        rows,
+        chart,
+    )
 
 
 def cap_sweep(ctx: RunContext) -> Table:
@@ -153,16 +251,33 @@ def cap_sweep(ctx: RunContext) -> Table:
     recalls = [s["recall"] for _, s in ordered]
     calls = [s["answer_calls_mean"] for _, s in ordered]
     precisions = [s["precision"] for _, s in ordered]
-    ctx.claim("a larger cap costs more calls and recovers recall", all(b >= a for a, b in zip(recalls, recalls[1:])) and all(b >= a for a, b in zip(calls, calls[1:])),
-              ", ".join(f"cap {c if c is not None else 'none'}: {s['answer_calls_mean']:.1f} calls, recall {s['recall']:.2f}" for c, s in ordered) +
-              " (notes: 8.4/0.66, 12.7/0.92, 19.6/0.96, 30.4/0.96)")
-    ctx.claim("precision barely moves: the rows that are examined are judged the same way", max(precisions) - min(precisions) <= 0.05,
-              f"precision from {min(precisions):.3f} to {max(precisions):.3f} (notes: 0.98 throughout)")
-    ctx.note("For queries that want a few answers a small cap loses little; for list-all queries or counts no cap is safe — "
-             "the cap should follow the query's shape, not be a global constant.")
+    ctx.claim(
+        "a larger cap costs more calls and recovers recall",
+        all(b >= a for a, b in zip(recalls, recalls[1:])) and all(b >= a for a, b in zip(calls, calls[1:])),
+        ", ".join(
+            f"cap {c if c is not None else 'none'}: {s['answer_calls_mean']:.1f} calls, recall {s['recall']:.2f}"
+            for c, s in ordered
+        )
+        + " (notes: 8.4/0.66, 12.7/0.92, 19.6/0.96, 30.4/0.96)",
+    )
+    ctx.claim(
+        "precision barely moves: the rows that are examined are judged the same way",
+        max(precisions) - min(precisions) <= 0.05,
+        f"precision from {min(precisions):.3f} to {max(precisions):.3f} (notes: 0.98 throughout)",
+    )
+    ctx.note(
+        "For queries that want a few answers a small cap loses little; for list-all queries or counts no cap is safe — "
+        "the cap should follow the query's shape, not be a global constant."
+    )
     xs = tuple("none" if c is None else str(c) for c, _ in ordered)
-    chart = Chart("line", "Retrieval cap (exercise 2)", "cap", "value", xs,
-                  (Series("recall", tuple(recalls)), Series("precision", tuple(precisions))))
+    chart = Chart(
+        "line",
+        "Retrieval cap (exercise 2)",
+        "cap",
+        "value",
+        xs,
+        (Series("recall", tuple(recalls)), Series("precision", tuple(precisions))),
+    )
     return ctx.table(("cap", "answer() / query", "precision", "recall"), rows, chart)
 
 
@@ -192,17 +307,29 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
     sql = f"SELECT _id FROM restaurants WHERE answer(reviews, '{question}') = 'Yes'"
     ctx.progress(1, 4, "retrieval, then answer() on each retrieved row (mode F, cap = rows retrieved)")
     r = _engine(ctx, cap=len(ranked)).run(sql, mode="F", cancel=ctx.cancel)
-    then = add("retrieval, then answer() on each (SUQL mode F, cap = rows retrieved)", {x[0] for x in r.rows}, r.stats.answer_calls)
+    then = add(
+        "retrieval, then answer() on each (SUQL mode F, cap = rows retrieved)",
+        {x[0] for x in r.rows},
+        r.stats.answer_calls,
+    )
     ctx.progress(2, 4, "answer() on every row (mode E)")
     r_all = _engine(ctx).run(sql, mode="E", cancel=ctx.cancel)
     add("answer() on every row (SUQL mode E)", {x[0] for x in r_all.rows}, r_all.stats.answer_calls)
     ctx.progress(4, 4, "done")
-    ctx.note(f"{len(truth)} of {len(world.rows)} restaurants really have {feature.replace('_', ' ')} (hidden truth); the reviews of "
-             f"{len(ranked)} mention parking at all — many to say it is hard.")
-    ctx.claim("retrieval alone is imprecise: a review that says parking is hard is as similar as one that says it is easy",
-              alone["p"] < 0.5, f"{alone['tp']} of {alone['n']} retrieved really have easy parking, precision {alone['p']:.0%} (notes: 68 of 249, 27%)")
-    ctx.claim("retrieval, then answer(), is precise", then["p"] > alone["p"] + 0.3,
-              f"{then['tp']} of {then['n']} kept, precision {then['p']:.0%}, at {then['calls']} answer() calls (notes: 68 of 74, 92%, 249 calls)")
+    ctx.note(
+        f"{len(truth)} of {len(world.rows)} restaurants really have {feature.replace('_', ' ')} (hidden truth); the reviews of "
+        f"{len(ranked)} mention parking at all — many to say it is hard."
+    )
+    ctx.claim(
+        "retrieval alone is imprecise: a review that says parking is hard is as similar as one that says it is easy",
+        alone["p"] < 0.5,
+        f"{alone['tp']} of {alone['n']} retrieved really have easy parking, precision {alone['p']:.0%} (notes: 68 of 249, 27%)",
+    )
+    ctx.claim(
+        "retrieval, then answer(), is precise",
+        then["p"] > alone["p"] + 0.3,
+        f"{then['tp']} of {then['n']} kept, precision {then['p']:.0%}, at {then['calls']} answer() calls (notes: 68 of 74, 92%, 249 calls)",
+    )
     # What the reader relied on for the rows it kept wrongly (the evaluator looks at the evidence).
     from engines.retrieval.bm25 import as_text
 
@@ -213,12 +340,22 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
     if evidence:
         sentence, times = evidence.most_common(1)[0]
         without = share(then["tp"], then["n"] - times)
-        ctx.note(f"Of the {len(wrong)} restaurants answer() kept wrongly, {times} rest on \"{sentence}\" — the simulated reader "
-                 f"takes a sentence that mentions parking for one that says it is easy; without that misreading precision would be "
-                 f"{without:.0%}, near the notes' 92%.")
-    chart = Chart("bar", "Similarity is not satisfaction", "approach", "precision", tuple(str(i + 1) for i in range(len(rows))),
-                  (Series("precision", tuple(row[3] or 0.0 for row in rows)),))
-    return ctx.table(("approach", "returned", "truly easy parking", "precision", "recall", "answer() calls"), rows, chart)
+        ctx.note(
+            f'Of the {len(wrong)} restaurants answer() kept wrongly, {times} rest on "{sentence}" — the simulated reader '
+            f"takes a sentence that mentions parking for one that says it is easy; without that misreading precision would be "
+            f"{without:.0%}, near the notes' 92%."
+        )
+    chart = Chart(
+        "bar",
+        "Similarity is not satisfaction",
+        "approach",
+        "precision",
+        tuple(str(i + 1) for i in range(len(rows))),
+        (Series("precision", tuple(row[3] or 0.0 for row in rows)),),
+    )
+    return ctx.table(
+        ("approach", "returned", "truly easy parking", "precision", "recall", "answer() calls"), rows, chart
+    )
 
 
 # --- §3.7 a function-calling agent against k ------------------------------------------------------------------
@@ -248,7 +385,15 @@ def agent_against_k(ctx: RunContext) -> Table:
             after += run.after_sql
             done += 1
         success[k] = share(wins, len(answerable))
-        rows.append(["function-calling agent", k, rounded(success[k]), round(calls / len(answerable), 1), round(after / len(answerable), 1)])
+        rows.append(
+            [
+                "function-calling agent",
+                k,
+                rounded(success[k]),
+                round(calls / len(answerable), 1),
+                round(after / len(answerable), 1),
+            ]
+        )
     engine = _engine(ctx)
     wins = calls = 0
     for q in answerable:
@@ -260,15 +405,29 @@ def agent_against_k(ctx: RunContext) -> Table:
     suql = share(wins, len(answerable))
     rows.append(["SUQL (mode E)", "—", rounded(suql), round(calls / len(answerable), 1), None])
     ctx.progress(total, total, "done")
-    ctx.note(f"{len(queries)} workload queries with a LIMIT, {len(answerable)} of them with at least one right answer in the world; "
-             "success = at least one returned restaurant truly satisfies the query.")
+    ctx.note(
+        f"{len(queries)} workload queries with a LIMIT, {len(answerable)} of them with at least one right answer in the world; "
+        "success = at least one returned restaurant truly satisfies the query."
+    )
     ordered = [success[k] for k in sorted(ks)]
-    ctx.claim("the agent's success depends on guessing k: small k retrieves the wrong places", ordered[0] < ordered[-1],
-              ", ".join(f"k={k}: {success[k]:.0%}" for k in sorted(ks)))
-    ctx.claim("SUQL succeeds without choosing k: the compiler filters by location before it retrieves", suql >= max(ordered),
-              f"SUQL {suql:.0%} against the agent's best {max(ordered):.0%}")
-    chart = Chart("line", "Function-calling agent against k", "k", "success", tuple(str(k) for k in sorted(ks)),
-                  (Series("agent", tuple(ordered)), Series("SUQL", tuple(suql for _ in ks))))
+    ctx.claim(
+        "the agent's success depends on guessing k: small k retrieves the wrong places",
+        ordered[0] < ordered[-1],
+        ", ".join(f"k={k}: {success[k]:.0%}" for k in sorted(ks)),
+    )
+    ctx.claim(
+        "SUQL succeeds without choosing k: the compiler filters by location before it retrieves",
+        suql >= max(ordered),
+        f"SUQL {suql:.0%} against the agent's best {max(ordered):.0%}",
+    )
+    chart = Chart(
+        "line",
+        "Function-calling agent against k",
+        "k",
+        "success",
+        tuple(str(k) for k in sorted(ks)),
+        (Series("agent", tuple(ordered)), Series("SUQL", tuple(suql for _ in ks))),
+    )
     return ctx.table(("approach", "k", "success", "answer() / query", "rows left after run_sql"), rows, chart)
 
 
@@ -282,10 +441,23 @@ def _yelp(ctx: RunContext):
 
     def compute():
         world, sandbox = ctx.restaurants()
-        return yelp.simulate(world, _truth(world), sandbox, ctx.llm(), n=ctx["questions"], seed=ctx["question_seed"], hybrid_share=ctx["hybrid_share"],
-                             ms=tuple(ctx["ms"]), classify_method=method, progress=ctx.progress, cancel=ctx.cancel)
+        return yelp.simulate(
+            world,
+            _truth(world),
+            sandbox,
+            ctx.llm(),
+            n=ctx["questions"],
+            seed=ctx["question_seed"],
+            hybrid_share=ctx["hybrid_share"],
+            ms=tuple(ctx["ms"]),
+            classify_method=method,
+            progress=ctx.progress,
+            cancel=ctx.cancel,
+        )
 
-    return ctx.memo(("l7-yelp", method, ctx["questions"], ctx["question_seed"], ctx["hybrid_share"], tuple(ctx["ms"])), compute)
+    return ctx.memo(
+        ("l7-yelp", method, ctx["questions"], ctx["question_seed"], ctx["hybrid_share"], tuple(ctx["ms"])), compute
+    )
 
 
 def yelp_precision(ctx: RunContext) -> Table:
@@ -297,26 +469,59 @@ def yelp_precision(ctx: RunContext) -> Table:
     systems = [("SUQL agent (LIMIT 3)", "suql")] + [(f"linearisation + BM25, top {m}", f"top{m}") for m in sim.ms]
     rows = []
     for label, key in systems:
-        rows.append([label, rounded(s["structured"][key][0]), rounded(s["hybrid"][key][0]), rounded(s["all"][key][0]), s["all"][key][1]])
-    ctx.note(f"{s['all']['n']} questions: {s['structured']['n']} structured, {s['hybrid']['n']} hybrid; precision = restaurants that "
-             "satisfy everything the user asked / restaurants returned, checked against the hidden truth.")
+        rows.append(
+            [
+                label,
+                rounded(s["structured"][key][0]),
+                rounded(s["hybrid"][key][0]),
+                rounded(s["all"][key][0]),
+                s["all"][key][1],
+            ]
+        )
+    ctx.note(
+        f"{s['all']['n']} questions: {s['structured']['n']} structured, {s['hybrid']['n']} hybrid; precision = restaurants that "
+        "satisfy everything the user asked / restaurants returned, checked against the hidden truth."
+    )
     suql, top = s["all"]["suql"][0] or 0.0, [s["all"][f"top{m}"][0] or 0.0 for m in sim.ms]
-    ctx.claim("SUQL is far more precise than linearisation + retrieval", suql > max(top) + 0.2,
-              f"SUQL {suql:.1%}, " + ", ".join(f"top {m} {p:.1%}" for m, p in zip(sim.ms, top)) + " (paper: 93.8% against 57.0% single-turn)")
-    ctx.claim("linearisation struggles already on structured questions (BM25 cannot compare ratings or read 'open late')",
-              (s["structured"][f"top{sim.ms[0]}"][0] or 0) < (s["structured"]["suql"][0] or 0),
-              f"structured: top {sim.ms[0]} {s['structured'][f'top{sim.ms[0]}'][0] or 0:.1%} against SUQL {s['structured']['suql'][0] or 0:.1%}")
+    ctx.claim(
+        "SUQL is far more precise than linearisation + retrieval",
+        suql > max(top) + 0.2,
+        f"SUQL {suql:.1%}, "
+        + ", ".join(f"top {m} {p:.1%}" for m, p in zip(sim.ms, top))
+        + " (paper: 93.8% against 57.0% single-turn)",
+    )
+    ctx.claim(
+        "linearisation struggles already on structured questions (BM25 cannot compare ratings or read 'open late')",
+        (s["structured"][f"top{sim.ms[0]}"][0] or 0) < (s["structured"]["suql"][0] or 0),
+        f"structured: top {sim.ms[0]} {s['structured'][f'top{sim.ms[0]}'][0] or 0:.1%} against SUQL {s['structured']['suql'][0] or 0:.1%}",
+    )
     if len(sim.ms) > 1:
-        by_rank = [precision([c.baseline[max(sim.ms)][r:r + 1] for c in sim.cases])[0] or 0.0 for r in range(max(sim.ms))]
-        ctx.claim("taking the top 3 is worse than the top 1: lower ranks satisfy less often", top[-1] <= top[0],
-                  ", ".join(f"top {m} {p:.1%}" for m, p in zip(sim.ms, top)) + "; by rank " +
-                  ", ".join(f"#{r + 1} {p:.1%}" for r, p in enumerate(by_rank)),
-                  "BM25's rank says little here about satisfying every condition (precision by rank above): many passages share "
-                  "the question's few words — its location, its cuisine — about equally, and word overlap cannot tell a rating or the hours apart")
-    chart = Chart("bar", "Precision, Yelp-style", "system", "precision", tuple(label for label, _ in systems),
-                  (Series("structured", tuple(s["structured"][k][0] or 0.0 for _, k in systems)),
-                   Series("hybrid", tuple(s["hybrid"][k][0] or 0.0 for _, k in systems))))
-    return ctx.table(("system", "precision: structured", "precision: hybrid", "precision: all", "restaurants returned"), rows, chart)
+        by_rank = [
+            precision([c.baseline[max(sim.ms)][r : r + 1] for c in sim.cases])[0] or 0.0 for r in range(max(sim.ms))
+        ]
+        ctx.claim(
+            "taking the top 3 is worse than the top 1: lower ranks satisfy less often",
+            top[-1] <= top[0],
+            ", ".join(f"top {m} {p:.1%}" for m, p in zip(sim.ms, top))
+            + "; by rank "
+            + ", ".join(f"#{r + 1} {p:.1%}" for r, p in enumerate(by_rank)),
+            "BM25's rank says little here about satisfying every condition (precision by rank above): many passages share "
+            "the question's few words — its location, its cuisine — about equally, and word overlap cannot tell a rating or the hours apart",
+        )
+    chart = Chart(
+        "bar",
+        "Precision, Yelp-style",
+        "system",
+        "precision",
+        tuple(label for label, _ in systems),
+        (
+            Series("structured", tuple(s["structured"][k][0] or 0.0 for _, k in systems)),
+            Series("hybrid", tuple(s["hybrid"][k][0] or 0.0 for _, k in systems)),
+        ),
+    )
+    return ctx.table(
+        ("system", "precision: structured", "precision: hybrid", "precision: all", "restaurants returned"), rows, chart
+    )
 
 
 def yelp_false_negatives(ctx: RunContext) -> Table:
@@ -327,25 +532,36 @@ def yelp_false_negatives(ctx: RunContext) -> Table:
     truly_none = [c for c in empty if c.satisfying == 0]
     fns = [c for c in empty if c.satisfying > 0]
     causes = Counter(c.fn_cause for c in fns)
-    rows = [["questions", len(sim.cases), ""], ["returned nothing", len(empty), ""],
-            ["... and truly nothing satisfies them", len(truly_none), truly_none[0].intent.text if truly_none else ""],
-            ["... false negatives", len(fns), ""]]
+    rows = [
+        ["questions", len(sim.cases), ""],
+        ["returned nothing", len(empty), ""],
+        ["... and truly nothing satisfies them", len(truly_none), truly_none[0].intent.text if truly_none else ""],
+        ["... false negatives", len(fns), ""],
+    ]
     for cause in yelp.FN_CAUSES:
         if causes.get(cause):
             example = next(c for c in fns if c.fn_cause == cause)
             rows.append([f"    {cause}", causes[cause], f"{example.intent.text} → {example.suql}"])
     rate = share(len(fns), len(sim.cases))
-    ctx.note("Each false negative's cause comes from comparing the SUQL the parser wrote with the question's intent; "
-             "'answer() said no to a match' is left when the SQL part is right.")
-    ctx.claim("not every empty result is a miss: some questions truly have no answer", len(truly_none) > 0,
-              f"{len(empty)} returned nothing, {len(truly_none)} of them truly have no satisfying restaurant (paper: 7 of 21; notes' simulation: 8 of 11)")
-    ctx.claim("the others are false negatives, each with a cause to fix", len(fns) > 0,
-              f"{len(fns)} false negatives, a rate of {rate:.0%} of all questions (paper: 14%; notes' simulation: 3)"
-              + (": " + ", ".join(f"{k} {v}" for k, v in causes.items()) if causes else ""),
-              "no question that returned nothing had a satisfying restaurant: the simulated parser's mistakes mostly widen a query "
-              "(a dropped condition, opening hours compared as text) rather than narrow it, and the simulated users never ask for "
-              "what the database cannot serve (the paper's \"near me\"). The method carries over: split 'nothing' into truly "
-              "nothing and missed, then sort the misses by cause")
+    ctx.note(
+        "Each false negative's cause comes from comparing the SUQL the parser wrote with the question's intent; "
+        "'answer() said no to a match' is left when the SQL part is right."
+    )
+    ctx.claim(
+        "not every empty result is a miss: some questions truly have no answer",
+        len(truly_none) > 0,
+        f"{len(empty)} returned nothing, {len(truly_none)} of them truly have no satisfying restaurant (paper: 7 of 21; notes' simulation: 8 of 11)",
+    )
+    ctx.claim(
+        "the others are false negatives, each with a cause to fix",
+        len(fns) > 0,
+        f"{len(fns)} false negatives, a rate of {rate:.0%} of all questions (paper: 14%; notes' simulation: 3)"
+        + (": " + ", ".join(f"{k} {v}" for k, v in causes.items()) if causes else ""),
+        "no question that returned nothing had a satisfying restaurant: the simulated parser's mistakes mostly widen a query "
+        "(a dropped condition, opening hours compared as text) rather than narrow it, and the simulated users never ask for "
+        "what the database cannot serve (the paper's \"near me\"). The method carries over: split 'nothing' into truly "
+        "nothing and missed, then sort the misses by cause",
+    )
     return ctx.table(("case", "questions", "example"), rows)
 
 
@@ -358,21 +574,32 @@ def yelp_recall(ctx: RunContext) -> Table:
     nonzero = [c.satisfying for c in answerable]
     full3 = sum(1 for c in answerable if sum(c.suql_correct) >= min(3, c.satisfying))
     some = sum(1 for c in answerable if any(c.suql_correct))
-    ctx.note(f"{len(answerable)} questions have at least one satisfying restaurant: median {statistics.median(nonzero):g}, "
-             f"most {max(nonzero)} (notes: 92 questions, median 4, most 27). The agent returns at most 3.")
-    ctx.claim("recall is far from complete, and for recommendations that is fine: a few right answers suffice",
-              some >= 0.7 * len(answerable),
-              f"SUQL returned at least one right restaurant for {some} of {len(answerable)} answerable questions, and min(3, all) right ones for {full3}")
-    chart = Chart("bar", "Satisfying restaurants per question", "restaurants", "questions", tuple(r[0] for r in rows),
-                  (Series("questions", tuple(float(r[1]) for r in rows)),))
+    ctx.note(
+        f"{len(answerable)} questions have at least one satisfying restaurant: median {statistics.median(nonzero):g}, "
+        f"most {max(nonzero)} (notes: 92 questions, median 4, most 27). The agent returns at most 3."
+    )
+    ctx.claim(
+        "recall is far from complete, and for recommendations that is fine: a few right answers suffice",
+        some >= 0.7 * len(answerable),
+        f"SUQL returned at least one right restaurant for {some} of {len(answerable)} answerable questions, and min(3, all) right ones for {full3}",
+    )
+    chart = Chart(
+        "bar",
+        "Satisfying restaurants per question",
+        "restaurants",
+        "questions",
+        tuple(r[0] for r in rows),
+        (Series("questions", tuple(float(r[1]) for r in rows)),),
+    )
     return ctx.table(("satisfying restaurants", "questions"), rows, chart)
-
 
 
 # --- §6.5 HybridQA: the two improvements, the error analysis, exercise 4 -------------------------------------
 
 
-def _hybridqa_report(ctx: RunContext, fallback: bool, retry: bool, format_rate: float | None = None, step: tuple[int, int] = (0, 1)):
+def _hybridqa_report(
+    ctx: RunContext, fallback: bool, retry: bool, format_rate: float | None = None, step: tuple[int, int] = (0, 1)
+):
     """One evaluation of the HybridQA pipeline on the generated flag-bearer tables (memoised per setting)."""
     from engines.hybridqa.pipeline import Improvements
     from engines.llm.sim_hybrid import DEFAULT_RATES
@@ -390,13 +617,21 @@ def _hybridqa_report(ctx: RunContext, fallback: bool, retry: bool, format_rate: 
         from engines.hybridqa.session import open_hybridqa
 
         if format_rate is not None and ctx.settings.backend != "sim":
-            raise ConfigurationError("The format rate is a parameter of the simulated LLM; run this experiment with the sim backend.")
-        llm = ctx.llm(**({"hybrid_params": replace(DEFAULT_RATES, format_rate=format_rate)} if format_rate is not None else {}))
+            raise ConfigurationError(
+                "The format rate is a parameter of the simulated LLM; run this experiment with the sim backend."
+            )
+        llm = ctx.llm(
+            **({"hybrid_params": replace(DEFAULT_RATES, format_rate=format_rate)} if format_rate is not None else {})
+        )
         session = ctx.enter(open_hybridqa(ctx.settings, seed=ctx["world_seed"], n_tables=ctx["tables"], llm=llm))
         i, n = step
 
         def progress(done: int, total: int) -> None:
-            ctx.progress(i * total + done, n * total, f"{improvements.label}{'' if format_rate is None else f', format rate {format_rate}'}: question {done}/{total}")
+            ctx.progress(
+                i * total + done,
+                n * total,
+                f"{improvements.label}{'' if format_rate is None else f', format rate {format_rate}'}: question {done}/{total}",
+            )
 
         return evaluate(session, improvements=improvements, progress=progress, cancel=ctx.cancel)
 
@@ -414,28 +649,68 @@ def hybridqa_ablation(ctx: RunContext) -> Table:
     for key, report in reports.items():
         p = report.to_json()
         j[key] = p
-        rows.append([report.improvements.label, rounded(p["em"]), rounded(p["f1"]), rounded(p["judged"]), p["answer_calls"], p["retried"],
-                     p["errors"].get("no result", 0), p["errors"].get("wrong column", 0)])
+        rows.append(
+            [
+                report.improvements.label,
+                rounded(p["em"]),
+                rounded(p["f1"]),
+                rounded(p["judged"]),
+                p["answer_calls"],
+                p["retried"],
+                p["errors"].get("no result", 0),
+                p["errors"].get("wrong column", 0),
+            ]
+        )
     none, one, two, both = (j[k] for k in SETTINGS)
     from engines.llm.sim_hybrid import DEFAULT_RATES as r
     from worlds.hybridqa import GOLD_WRONG_RATE
 
-    ctx.note(f"{none['questions']} questions on {ctx['tables']} generated tables (six types, one each per table). "
-             f"Simulation parameters: the parser reads a wrong passage column {r.wrong_column:.0%} of the time, writes a condition that "
-             f"finds nothing {r.no_result:.0%}, a wrong meaning {r.semantic:.0%}; the short answer changes format {r.format_rate:.0%}; "
-             f"gold answers are wrong {GOLD_WRONG_RATE:.0%}.")
-    ctx.claim("improvement 1 (other passage columns) rescues the wrong-column questions", one["errors"].get("wrong column", 0) < none["errors"].get("wrong column", 0),
-              f"wrong column {none['errors'].get('wrong column', 0)} → {one['errors'].get('wrong column', 0)}")
-    ctx.claim("improvement 2 (parse again when nothing comes back) rescues the no-result questions", two["errors"].get("no result", 0) < none["errors"].get("no result", 0),
-              f"no result {none['errors'].get('no result', 0)} → {two['errors'].get('no result', 0)}")
-    gain1, gain2, gain12 = one["judged"] - none["judged"], two["judged"] - none["judged"], both["judged"] - none["judged"]
-    ctx.claim("the two overlap: together they gain less than the sum of their gains", gain12 < gain1 + gain2,
-              f"judged +{gain1:.1%} and +{gain2:.1%} alone, +{gain12:.1%} together")
-    ctx.claim("EM and F1 stay well below the judgement", all(p["judged"] - p["f1"] >= 0.1 for p in j.values()),
-              ", ".join(f"{r[0]}: F1 {r[2]:.1%} vs judged {r[3]:.1%}" for r in rows))
-    chart = Chart("bar", "HybridQA: the two improvements", "setting", "score", tuple(r[0] for r in rows),
-                  (Series("EM", tuple(r[1] for r in rows)), Series("F1", tuple(r[2] for r in rows)), Series("judged", tuple(r[3] for r in rows))))
-    return ctx.table(("setting", "EM", "F1", "judged", "answer() calls", "retried", "no result", "wrong column"), rows, chart)
+    ctx.note(
+        f"{none['questions']} questions on {ctx['tables']} generated tables (six types, one each per table). "
+        f"Simulation parameters: the parser reads a wrong passage column {r.wrong_column:.0%} of the time, writes a condition that "
+        f"finds nothing {r.no_result:.0%}, a wrong meaning {r.semantic:.0%}; the short answer changes format {r.format_rate:.0%}; "
+        f"gold answers are wrong {GOLD_WRONG_RATE:.0%}."
+    )
+    ctx.claim(
+        "improvement 1 (other passage columns) rescues the wrong-column questions",
+        one["errors"].get("wrong column", 0) < none["errors"].get("wrong column", 0),
+        f"wrong column {none['errors'].get('wrong column', 0)} → {one['errors'].get('wrong column', 0)}",
+    )
+    ctx.claim(
+        "improvement 2 (parse again when nothing comes back) rescues the no-result questions",
+        two["errors"].get("no result", 0) < none["errors"].get("no result", 0),
+        f"no result {none['errors'].get('no result', 0)} → {two['errors'].get('no result', 0)}",
+    )
+    gain1, gain2, gain12 = (
+        one["judged"] - none["judged"],
+        two["judged"] - none["judged"],
+        both["judged"] - none["judged"],
+    )
+    ctx.claim(
+        "the two overlap: together they gain less than the sum of their gains",
+        gain12 < gain1 + gain2,
+        f"judged +{gain1:.1%} and +{gain2:.1%} alone, +{gain12:.1%} together",
+    )
+    ctx.claim(
+        "EM and F1 stay well below the judgement",
+        all(p["judged"] - p["f1"] >= 0.1 for p in j.values()),
+        ", ".join(f"{r[0]}: F1 {r[2]:.1%} vs judged {r[3]:.1%}" for r in rows),
+    )
+    chart = Chart(
+        "bar",
+        "HybridQA: the two improvements",
+        "setting",
+        "score",
+        tuple(r[0] for r in rows),
+        (
+            Series("EM", tuple(r[1] for r in rows)),
+            Series("F1", tuple(r[2] for r in rows)),
+            Series("judged", tuple(r[3] for r in rows)),
+        ),
+    )
+    return ctx.table(
+        ("setting", "EM", "F1", "judged", "answer() calls", "retried", "no result", "wrong column"), rows, chart
+    )
 
 
 def hybridqa_errors(ctx: RunContext) -> Table:
@@ -445,15 +720,29 @@ def hybridqa_errors(ctx: RunContext) -> Table:
     p = report.to_json()
     errors = report.errors()
     missed = sum(errors.values())
-    rows = [[c, "evaluation" if c in EVALUATION_CLASSES else "system", errors.get(c, 0), rounded(share(errors.get(c, 0), missed))] for c in ERROR_CLASSES]
+    rows = [
+        [
+            c,
+            "evaluation" if c in EVALUATION_CLASSES else "system",
+            errors.get(c, 0),
+            rounded(share(errors.get(c, 0), missed)),
+        ]
+        for c in ERROR_CLASSES
+    ]
     rows.append(["not an exact match", "", missed, 1.0 if missed else None])
     evaluation = sum(errors.get(c, 0) for c in EVALUATION_CLASSES)
     n = p["questions"]
     true_accuracy = p["em"] + share(evaluation, n)
-    ctx.claim("most answers that miss an exact match are the evaluation's problem, not the system's", share(evaluation, missed) >= 0.4,
-              f"{evaluation} of {missed} ({share(evaluation, missed):.0%}) (paper: 61%; notes' simulation: 49 of 71, 69%)")
-    ctx.claim("counting them as right gives a 'true accuracy' far above EM", true_accuracy > p["em"] + 0.1,
-              f"EM {p['em']:.1%} → {true_accuracy:.1%} (judged {p['judged']:.1%}; paper: 59.3% → 84.2%; notes' simulation: 92.7%)")
+    ctx.claim(
+        "most answers that miss an exact match are the evaluation's problem, not the system's",
+        share(evaluation, missed) >= 0.4,
+        f"{evaluation} of {missed} ({share(evaluation, missed):.0%}) (paper: 61%; notes' simulation: 49 of 71, 69%)",
+    )
+    ctx.claim(
+        "counting them as right gives a 'true accuracy' far above EM",
+        true_accuracy > p["em"] + 0.1,
+        f"EM {p['em']:.1%} → {true_accuracy:.1%} (judged {p['judged']:.1%}; paper: 59.3% → 84.2%; notes' simulation: 92.7%)",
+    )
     return ctx.table(("class", "whose problem", "questions", "share of misses"), rows)
 
 
@@ -465,11 +754,15 @@ def hybridqa_format(ctx: RunContext) -> Table:
         j[rate] = p
         rows.append([rate, rounded(p["em"]), rounded(p["f1"]), rounded(p["judged"])])
     hi, lo = max(rates), min(rates)
-    ctx.claim("writing short answers in the passage's own format raises EM and F1 and leaves the judgement unchanged",
-              j[lo]["em"] > j[hi]["em"] and j[lo]["f1"] >= j[hi]["f1"] and abs(j[lo]["judged"] - j[hi]["judged"]) <= 0.01,
-              f"format rate {hi} → {lo}: EM {j[hi]['em']:.1%} → {j[lo]['em']:.1%}, F1 {j[hi]['f1']:.1%} → {j[lo]['f1']:.1%}, "
-              f"judged {j[hi]['judged']:.1%} → {j[lo]['judged']:.1%} (notes: EM 76.3% → 85.3%, F1 80.2% → 85.8%, judged 92.7%)")
-    ctx.note("The system's ability did not change, only the wording of its answers: EM measures agreement with the annotator's format.")
+    ctx.claim(
+        "writing short answers in the passage's own format raises EM and F1 and leaves the judgement unchanged",
+        j[lo]["em"] > j[hi]["em"] and j[lo]["f1"] >= j[hi]["f1"] and abs(j[lo]["judged"] - j[hi]["judged"]) <= 0.01,
+        f"format rate {hi} → {lo}: EM {j[hi]['em']:.1%} → {j[lo]['em']:.1%}, F1 {j[hi]['f1']:.1%} → {j[lo]['f1']:.1%}, "
+        f"judged {j[hi]['judged']:.1%} → {j[lo]['judged']:.1%} (notes: EM 76.3% → 85.3%, F1 80.2% → 85.8%, judged 92.7%)",
+    )
+    ctx.note(
+        "The system's ability did not change, only the wording of its answers: EM measures agreement with the annotator's format."
+    )
     return ctx.table(("format rate", "EM", "F1", "judged"), rows)
 
 
@@ -481,74 +774,126 @@ HYBRIDQA_PARAMS = {"tables": 50, "world_seed": None}
 
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
-        "l7-modes", 7, "One query, six execution modes", "§3.3",
+        "l7-modes",
+        7,
+        "One query, six execution modes",
+        "§3.3",
         "Inputs: the lecture's family-friendly query (answer() written first) and the same query with location first (B′). "
         "Measured: answer() and summary() calls, rows examined and the result in each mode; correctness against the hidden truth. "
         + SEED_NOTE,
         six_modes,
     ),
     Experiment(
-        "l7-workload", 7, "The 60-query workload in every mode", "§3.4",
+        "l7-workload",
+        7,
+        "The 60-query workload in every mode",
+        "§3.4",
         "Inputs (simulation parameters): the seeded random workload (one location, half with a cuisine, one or two text conditions, "
         "40% LIMIT 1, 30% LIMIT 3, 30% list-all, half with answer() written first); mode F's cap (CS224V_SUQL_CAP). "
         "Measured: mean calls per query, precision and recall against the hidden truth. " + SEED_NOTE,
-        workload, full=dict(WORKLOAD_PARAMS), small={"queries": 6},
+        workload,
+        full=dict(WORKLOAD_PARAMS),
+        small={"queries": 6},
     ),
     Experiment(
-        "l7-cap-sweep", 7, "Exercise 2: the retrieval cap", "§3.4, exercise 2",
+        "l7-cap-sweep",
+        7,
+        "Exercise 2: the retrieval cap",
+        "§3.4, exercise 2",
         "Inputs: the caps (parameters) and the same workload. Measured: calls per query, precision and recall of mode F at each "
         "cap, and of mode E (no cap).",
-        cap_sweep, full={**WORKLOAD_PARAMS, "caps": (5, 20, 50, None)}, small={"queries": 6},
+        cap_sweep,
+        full={**WORKLOAD_PARAMS, "caps": (5, 20, 50, None)},
+        small={"queries": 6},
     ),
     Experiment(
-        "l7-similarity", 7, "Similarity is not satisfaction: easy parking", "§3.5",
+        "l7-similarity",
+        7,
+        "Similarity is not satisfaction: easy parking",
+        "§3.5",
         "Inputs: the question 'is parking easy?' and the world's reviews (15% of restaurants really have easy parking; many "
         "others' reviews say parking is tricky). Measured: what BM25 alone returns and what answer() keeps, judged against the hidden truth.",
-        similarity_satisfaction, full={"question": "is parking easy?", "feature": "easy_parking", "top_k": (20, 50)},
+        similarity_satisfaction,
+        full={"question": "is parking easy?", "feature": "easy_parking", "top_k": (20, 50)},
     ),
     Experiment(
-        "l7-agent-k", 7, "A function-calling agent against k", "§3.7",
+        "l7-agent-k",
+        7,
+        "A function-calling agent against k",
+        "§3.7",
         "Inputs: the workload's LIMIT queries and the values of k (parameters). Measured: how often the agent "
         "(search_reviews over the whole database, then run_sql, then answer() on each) returns at least one right restaurant, "
         "and its answer() calls, against SUQL's compiler.",
-        agent_against_k, full={**WORKLOAD_PARAMS, "ks": (5, 10, 20, 50, 100, 200)}, small={"queries": 16, "ks": (5, 50, 200)},
+        agent_against_k,
+        full={**WORKLOAD_PARAMS, "ks": (5, 10, 20, 50, 100, 200)},
+        small={"queries": 16, "ks": (5, 50, 200)},
     ),
     Experiment(
-        "l7-yelp-precision", 7, "Yelp-style precision: SUQL against linearisation", "§5.3",
+        "l7-yelp-precision",
+        7,
+        "Yelp-style precision: SUQL against linearisation",
+        "§5.3",
         "Inputs (simulation parameters): 100 generated user questions (45 structured, 55 hybrid) with the intent behind each; "
         "the simulated parser's mistakes; BM25 over linearised rows. Measured: precision of every returned restaurant, checked "
         "against the intent and the hidden truth. " + SEED_NOTE,
-        yelp_precision, full=dict(YELP_PARAMS), small={"questions": 40},
+        yelp_precision,
+        full=dict(YELP_PARAMS),
+        small={"questions": 40},
     ),
     Experiment(
-        "l7-yelp-false-negatives", 7, "Questions that return nothing: the false-negative analysis", "§5.4",
+        "l7-yelp-false-negatives",
+        7,
+        "Questions that return nothing: the false-negative analysis",
+        "§5.4",
         "Same simulation as l7-yelp-precision. Measured: questions whose SUQL returned nothing, those with truly no answer, and the "
         "cause of each false negative.",
-        yelp_false_negatives, full=dict(YELP_PARAMS), small={"questions": 40},
+        yelp_false_negatives,
+        full=dict(YELP_PARAMS),
+        small={"questions": 40},
     ),
     Experiment(
-        "l7-yelp-recall", 7, "Does recall matter? Satisfying restaurants per question", "§5.5",
+        "l7-yelp-recall",
+        7,
+        "Does recall matter? Satisfying restaurants per question",
+        "§5.5",
         "Same simulation as l7-yelp-precision. Measured: the number of restaurants in the world that satisfy each question (hidden "
         "truth), and how many right ones the agent's three cover.",
-        yelp_recall, full=dict(YELP_PARAMS), small={"questions": 40},
+        yelp_recall,
+        full=dict(YELP_PARAMS),
+        small={"questions": 40},
     ),
     Experiment(
-        "l7-hybridqa-ablation", 7, "HybridQA: the two improvements switched on and off", "§6.5",
+        "l7-hybridqa-ablation",
+        7,
+        "HybridQA: the two improvements switched on and off",
+        "§6.5",
         "Inputs (simulation parameters): 50 generated flag-bearer tables with six questions each; the simulated parser's, "
         "reader's and short-answer step's seeded mistake rates; 4% wrong gold answers. Measured: EM and F1 against the gold, the "
         "judgement (reads the hidden truth), answer() calls, retries and error classes, for each setting. " + SEED_NOTE,
-        hybridqa_ablation, full=dict(HYBRIDQA_PARAMS), small={"tables": 8},
+        hybridqa_ablation,
+        full=dict(HYBRIDQA_PARAMS),
+        small={"tables": 8},
     ),
     Experiment(
-        "l7-hybridqa-errors", 7, "HybridQA: why answers miss an exact match", "§6.4-§6.5",
+        "l7-hybridqa-errors",
+        7,
+        "HybridQA: why answers miss an exact match",
+        "§6.4-§6.5",
         "Same simulation as l7-hybridqa-ablation, both improvements on. Measured: every answer that is not an exact match, by "
         "class — the evaluation's (format variant, incomplete or wrong gold) or the system's.",
-        hybridqa_errors, full=dict(HYBRIDQA_PARAMS), small={"tables": 8},
+        hybridqa_errors,
+        full=dict(HYBRIDQA_PARAMS),
+        small={"tables": 8},
     ),
     Experiment(
-        "l7-hybridqa-format", 7, "Exercise 4: the format of the short answer", "§6.5, exercise 4",
+        "l7-hybridqa-format",
+        7,
+        "Exercise 4: the format of the short answer",
+        "§6.5, exercise 4",
         "Inputs: the chance that the short-answer step writes another format than the passage's (a simulation parameter: 0.3, "
         "then 0). Measured: EM, F1 and the judgement with both improvements on. Needs the sim backend.",
-        hybridqa_format, full={**HYBRIDQA_PARAMS, "format_rates": (0.3, 0.0)}, small={"tables": 8},
+        hybridqa_format,
+        full={**HYBRIDQA_PARAMS, "format_rates": (0.3, 0.0)},
+        small={"tables": 8},
     ),
 )

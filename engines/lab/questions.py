@@ -3,6 +3,7 @@
 The generators write questions from an intent drawn at random (seeded); the gold answer is computed
 from the intent by the evaluator.  They read the visible rows only (to keep questions with an answer).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,7 +18,9 @@ def plain_cuisines() -> tuple[str, ...]:
     return tuple(c for c in CUISINES if c.isalpha() or c == "dim sum")
 
 
-def generate_structured_questions(rows, rng, n: int, *, colloquial_share: float = 0.5, max_tries: int = 50) -> list[dict[str, Any]]:
+def generate_structured_questions(
+    rows, rng, n: int, *, colloquial_share: float = 0.5, max_tries: int = 50
+) -> list[dict[str, Any]]:
     """Questions with gold SQL written from their intent (location, cuisine values, price, rating).
 
     Every other question (with the default share of one half) names its cuisine colloquially (one of the
@@ -28,7 +31,11 @@ def generate_structured_questions(rows, rng, n: int, *, colloquial_share: float 
 
     plain = plain_cuisines()
     out: list[dict[str, Any]] = []
-    templates = ("Show me {adj}{cw} places in {loc}{r}.", "Any {adj}{cw} restaurants in {loc}{r}?", "I want {adj}{cw} in {loc}{r}.")
+    templates = (
+        "Show me {adj}{cw} places in {loc}{r}.",
+        "Any {adj}{cw} restaurants in {loc}{r}?",
+        "I want {adj}{cw} in {loc}{r}.",
+    )
     tries = 0
     while len(out) < n and tries < n * max_tries:
         tries += 1
@@ -42,17 +49,38 @@ def generate_structured_questions(rows, rng, n: int, *, colloquial_share: float 
         price = rng.choice((None, None, "cheap", "moderate", "expensive"))
         rating = rng.choice((None, None, None, 4.0, 4.5))
         text = rng.choice(templates).format(
-            adj=f"{PRICE_WORDS[price]} " if price else "", cw=word, loc=loc, r=f" with at least {rating:g} stars" if rating else "")
+            adj=f"{PRICE_WORDS[price]} " if price else "",
+            cw=word,
+            loc=loc,
+            r=f" with at least {rating:g} stars" if rating else "",
+        )
         conds = [f"location = '{loc}'", "(" + " OR ".join(f"'{g}' = ANY(cuisines)" for g in sorted(gold)) + ")"]
         if price:
             conds.append(f"price = '{price}'")
         if rating:
             conds.append(f"rating >= {rating}")
         gold_sql = "SELECT * FROM restaurants WHERE " + " AND ".join(conds)
-        gold_ids = {r._id for r in rows if r.location == loc and gold & set(r.cuisines)
-                    and (price is None or r.price == price) and (rating is None or r.rating >= rating)}
+        gold_ids = {
+            r._id
+            for r in rows
+            if r.location == loc
+            and gold & set(r.cuisines)
+            and (price is None or r.price == price)
+            and (rating is None or r.rating >= rating)
+        }
         if not gold_ids:
             continue
-        out.append({"question": text, "colloquial": colloquial, "word": word, "gold": gold, "location": loc,
-                    "price": price, "rating": rating, "gold_sql": gold_sql, "gold_ids": gold_ids})
+        out.append(
+            {
+                "question": text,
+                "colloquial": colloquial,
+                "word": word,
+                "gold": gold,
+                "location": loc,
+                "price": price,
+                "rating": rating,
+                "gold_sql": gold_sql,
+                "gold_ids": gold_ids,
+            }
+        )
     return out

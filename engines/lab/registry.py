@@ -3,6 +3,7 @@
 Adding a lecture's experiments is adding its module (``engines.lab.lecture8`` is listed already and
 picked up as soon as it exists); adding one experiment is one more entry in a module's ``EXPERIMENTS``.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """What experiments share: the settings, an LLM per experiment, the restaurant world, memoised simulations."""
+
 from __future__ import annotations
 
 import threading

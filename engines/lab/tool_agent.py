@@ -10,6 +10,7 @@ The agent answers a SUQL workload query the way a tool-using LLM would, one tool
 
 The retrieval runs over the whole database: the tools cannot know that only one location matters.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,8 +45,16 @@ class ToolAgent:
     def run_sql(self, structured: exp.Expression, ids: list[int]) -> list[int]:
         if not ids:
             return []
-        q = exp.select("_id").from_("restaurants").where(
-            exp.and_(exp.In(this=exp.column("_id"), expressions=[exp.Literal.number(i) for i in ids]), exp.paren(structured.copy())))
+        q = (
+            exp.select("_id")
+            .from_("restaurants")
+            .where(
+                exp.and_(
+                    exp.In(this=exp.column("_id"), expressions=[exp.Literal.number(i) for i in ids]),
+                    exp.paren(structured.copy()),
+                )
+            )
+        )
         kept = {r[0] for r in self.sandbox.run_tree(q).rows}
         return [i for i in ids if i in kept]  # keep the retrieval order
 
@@ -68,4 +77,6 @@ class ToolAgent:
                 confirmed.append(rid)
                 if limit is not None and len(confirmed) >= limit:
                     break
-        return AgentRun(tuple(confirmed), len(retrieved), len(candidates), self.llm.counter.counts.get("answer", 0) - before)
+        return AgentRun(
+            tuple(confirmed), len(retrieved), len(candidates), self.llm.counter.counts.get("answer", 0) - before
+        )

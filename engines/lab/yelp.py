@@ -10,6 +10,7 @@ and reads "open late" as open at 11pm): precision = true positives / returned.
 Questions that return nothing are split into "truly nothing" and false negatives, and each false
 negative is put down to a cause by comparing the SUQL the parser wrote with the intent.
 """
+
 from __future__ import annotations
 
 import random
@@ -153,7 +154,12 @@ def fn_cause(suql: str | None, intent: YelpIntent) -> str:
     if intent.late:
         return "opening hours compared as text"
     have = m.structured_conditions()
-    want = {"location"} | ({"cuisine"} if intent.cuisines else set()) | ({"price"} if intent.price else set()) | ({"rating"} if intent.rating else set())
+    want = (
+        {"location"}
+        | ({"cuisine"} if intent.cuisines else set())
+        | ({"price"} if intent.price else set())
+        | ({"rating"} if intent.rating else set())
+    )
     if want - have:
         return "dropped a condition"
     if (have - want) - {"late"}:
@@ -163,15 +169,34 @@ def fn_cause(suql: str | None, intent: YelpIntent) -> str:
     return "answer() said no to a match"
 
 
-def simulate(world, truth, sandbox, llm, *, n: int, seed: int, hybrid_share: float, ms: tuple[int, ...], classify_method: str,
-             progress: Callable[[int, int, str], None], cancel: threading.Event | None = None) -> YelpSimulation:
+def simulate(
+    world,
+    truth,
+    sandbox,
+    llm,
+    *,
+    n: int,
+    seed: int,
+    hybrid_share: float,
+    ms: tuple[int, ...],
+    classify_method: str,
+    progress: Callable[[int, int, str], None],
+    cancel: threading.Event | None = None,
+) -> YelpSimulation:
     from engines.lab.hybrid import PassageIndex, linearise
     from engines.suql.agent import SuqlAgent, suql_schema
     from engines.suql.execute import SuqlEngine
 
     intents = generate(random.Random(seed), n, hybrid_share)
-    agent = SuqlAgent(sandbox, llm, suql_schema(world.schema()), world.enum_fields, classify_method=classify_method,
-                      engine=SuqlEngine(sandbox, llm, pool=1), mode="E")
+    agent = SuqlAgent(
+        sandbox,
+        llm,
+        suql_schema(world.schema()),
+        world.enum_fields,
+        classify_method=classify_method,
+        engine=SuqlEngine(sandbox, llm, pool=1),
+        mode="E",
+    )
     passages = PassageIndex([r._id for r in world.rows], [linearise(r) for r in world.rows])
     by_id = {r._id: r for r in world.rows}
     cases = []
@@ -183,7 +208,9 @@ def simulate(world, truth, sandbox, llm, *, n: int, seed: int, hybrid_share: flo
         if "_id" in turn.columns:
             ids = tuple(r[turn.columns.index("_id")] for r in turn.rows)
         satisfying = sum(1 for r in world.rows if satisfies(truth, r, intent))
-        case = YelpCase(intent, turn.sql or turn.parsed_sql, ids, tuple(satisfies(truth, by_id[x], intent) for x in ids), satisfying)
+        case = YelpCase(
+            intent, turn.sql or turn.parsed_sql, ids, tuple(satisfies(truth, by_id[x], intent) for x in ids), satisfying
+        )
         top = passages.top(intent.text, max(ms))
         for m in ms:
             case.baseline[m] = tuple(satisfies(truth, by_id[x], intent) for x in top[:m])
@@ -202,9 +229,16 @@ def precision(verdicts: list[tuple[bool, ...]]) -> tuple[float | None, int]:
 
 def summary(sim: YelpSimulation) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for label, keep in (("structured", lambda c: not c.intent.hybrid), ("hybrid", lambda c: c.intent.hybrid), ("all", lambda c: True)):
+    for label, keep in (
+        ("structured", lambda c: not c.intent.hybrid),
+        ("hybrid", lambda c: c.intent.hybrid),
+        ("all", lambda c: True),
+    ):
         cases = [c for c in sim.cases if keep(c)]
-        out[label] = {"suql": precision([c.suql_correct for c in cases]),
-                      **{f"top{m}": precision([c.baseline[m] for c in cases]) for m in sim.ms},
-                      "n": len(cases), "empty": sum(1 for c in cases if not c.suql_ids)}
+        out[label] = {
+            "suql": precision([c.suql_correct for c in cases]),
+            **{f"top{m}": precision([c.baseline[m] for c in cases]) for m in sim.ms},
+            "n": len(cases),
+            "empty": sum(1 for c in cases if not c.suql_ids),
+        }
     return out

@@ -34,6 +34,7 @@ rows are Yes) may queue more calls in the collect round than the final run uses:
 The engines know nothing of this: :func:`wrap` (called by ``backend_from_settings`` for the
 claude backend) wraps the backend while a :class:`BatchRun` is active.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -104,13 +105,17 @@ class BatchStore:
     def put_results(self, results: dict[str, dict[str, Any]]) -> None:
         now = time.time()
         with self._lock, self._conn:
-            self._conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
-                                   [(k, json.dumps(v, ensure_ascii=False), now) for k, v in results.items()])
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
+                [(k, json.dumps(v, ensure_ascii=False), now) for k, v in results.items()],
+            )
 
     def add_batch(self, batch_id: str, requests: int) -> None:
         with self._lock, self._conn:
-            self._conn.execute("INSERT OR IGNORE INTO batches (id, created_at, requests) VALUES (?, ?, ?)",
-                               (batch_id, time.time(), requests))
+            self._conn.execute(
+                "INSERT OR IGNORE INTO batches (id, created_at, requests) VALUES (?, ?, ?)",
+                (batch_id, time.time(), requests),
+            )
 
     def collected(self, batch_id: str) -> None:
         with self._lock, self._conn:
@@ -119,8 +124,10 @@ class BatchStore:
     def pending(self) -> list[tuple[str, int]]:
         """The batches submitted whose results were not collected yet (oldest first)."""
         with self._lock:
-            return [(r[0], r[1]) for r in self._conn.execute(
-                "SELECT id, requests FROM batches WHERE collected = 0 ORDER BY created_at")]
+            return [
+                (r[0], r[1])
+                for r in self._conn.execute("SELECT id, requests FROM batches WHERE collected = 0 ORDER BY created_at")
+            ]
 
 
 class BatchingBackend:
@@ -148,8 +155,12 @@ class BatchingBackend:
         from engines.llm.prompting import render_prompt, system_prompt
 
         prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
-        return {"model": inner.model_for(task), "max_tokens": task.max_tokens, "system": system_prompt(),
-                "messages": [{"role": "user", "content": prompt}]}
+        return {
+            "model": inner.model_for(task),
+            "max_tokens": task.max_tokens,
+            "system": system_prompt(),
+            "messages": [{"role": "user", "content": prompt}],
+        }
 
     def run(self, task: Task, input: Any) -> Output:
         params = self.params(task, input)
@@ -168,7 +179,9 @@ class BatchingBackend:
     def _answer(self, task: Task, input: Any, found: dict[str, Any]) -> Output:
         if found.get("type") != "succeeded":
             error = found.get("error") or {}
-            raise ReplyError(f"The batch request of {task.name}() failed: {error.get('message') or error or found.get('type')}")
+            raise ReplyError(
+                f"The batch request of {task.name}() failed: {error.get('message') or error or found.get('type')}"
+            )
         import httpx
 
         from engines.llm.claude import read_message
@@ -194,11 +207,20 @@ class BatchRun:
     poll; ``sleep`` waits between polls (a cancel interrupts :func:`pause`).
     """
 
-    def __init__(self, settings: Settings, *, client: Any | None = None, store: BatchStore | None = None,
-                 progress: Callable[[str], None] = lambda _line: None, sleep: Callable[[float], None] = pause) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        client: Any | None = None,
+        store: BatchStore | None = None,
+        progress: Callable[[str], None] = lambda _line: None,
+        sleep: Callable[[float], None] = pause,
+    ) -> None:
         if settings.backend != "claude":
-            raise ConfigurationError(f"--batch sends the calls through Anthropic's Message Batches API: it needs "
-                                     f"--backend claude, not {settings.backend}.")
+            raise ConfigurationError(
+                f"--batch sends the calls through Anthropic's Message Batches API: it needs "
+                f"--backend claude, not {settings.backend}."
+            )
         if client is None:
             import anthropic
 
@@ -206,8 +228,11 @@ class BatchRun:
                 from engines.llm.claude import NO_KEY_MESSAGE
 
                 raise ConfigurationError(NO_KEY_MESSAGE)
-            client = anthropic.Anthropic(api_key=settings.anthropic_api_key.get_secret_value(),
-                                         max_retries=settings.claude_max_retries, timeout=settings.claude_timeout_s)
+            client = anthropic.Anthropic(
+                api_key=settings.anthropic_api_key.get_secret_value(),
+                max_retries=settings.claude_max_retries,
+                timeout=settings.claude_timeout_s,
+            )
         self.client = client
         self.store = store if store is not None else BatchStore(settings.cache_dir)
         self.poll_s = settings.batch_poll_s
@@ -232,8 +257,13 @@ class BatchRun:
 
     # -- the rounds -------------------------------------------------------------------------------
 
-    def run(self, work: Callable[[], T], *, before_round: Callable[[], None] = lambda: None,
-            quiet: Callable[[], Any] | None = None) -> T:
+    def run(
+        self,
+        work: Callable[[], T],
+        *,
+        before_round: Callable[[], None] = lambda: None,
+        quiet: Callable[[], Any] | None = None,
+    ) -> T:
         """Run ``work`` in collect rounds (each inside ``quiet()``, a context manager that hides its
         output), batch what they queue, and return the result of the last, answered, run."""
         with _activated(self):
@@ -246,7 +276,7 @@ class BatchRun:
                 self.collecting = True
                 before_round()
                 try:
-                    with (quiet() if quiet is not None else _nothing()):
+                    with quiet() if quiet is not None else _nothing():
                         try:
                             work()
                         except (LLMError, ReplyError) as e:  # an item without a fallback ended the run early
@@ -259,14 +289,16 @@ class BatchRun:
                     break
                 self.progress(f"round {round_no}: {len(wanted):,} request{'s' if len(wanted) != 1 else ''} to batch")
                 for start in range(0, len(wanted), MAX_PER_BATCH):
-                    chunk = wanted[start:start + MAX_PER_BATCH]
+                    chunk = wanted[start : start + MAX_PER_BATCH]
                     batch_id = self._submit(chunk)
                     self._wait_and_collect(batch_id, len(chunk))
             before_round()
             result = work()
         if self.direct:
-            self.progress(f"{self.direct:,} call{'s' if self.direct != 1 else ''} past the last batch round "
-                          f"(CS224V_BATCH_ROUNDS={self.rounds}) went directly, at the full price")
+            self.progress(
+                f"{self.direct:,} call{'s' if self.direct != 1 else ''} past the last batch round "
+                f"(CS224V_BATCH_ROUNDS={self.rounds}) went directly, at the full price"
+            )
         return result
 
     def _submit(self, chunk: list[tuple[str, dict[str, Any]]]) -> str:
@@ -274,7 +306,8 @@ class BatchRun:
 
         try:
             batch = self.client.messages.batches.create(
-                requests=[{"custom_id": key, "params": params} for key, params in chunk])
+                requests=[{"custom_id": key, "params": params} for key, params in chunk]
+            )
         except anthropic.APIStatusError as e:
             raise LLMError(f"The Message Batches API refused the batch ({e.status_code}): {_message(e)}") from e
         except anthropic.AnthropicError as e:
@@ -293,8 +326,10 @@ class BatchRun:
                 batch = self.client.messages.batches.retrieve(batch_id)
                 c = batch.request_counts
                 done = c.succeeded + c.errored + c.canceled + c.expired
-                self.progress(f"message batch {batch_id}: {batch.processing_status}, {done:,}/{count:,} done "
-                              f"({c.succeeded:,} succeeded, {c.errored:,} errored), {time.monotonic() - started:.0f} s")
+                self.progress(
+                    f"message batch {batch_id}: {batch.processing_status}, {done:,}/{count:,} done "
+                    f"({c.succeeded:,} succeeded, {c.errored:,} errored), {time.monotonic() - started:.0f} s"
+                )
                 if batch.processing_status == "ended":
                     break
                 self.sleep(self.poll_s)
@@ -308,11 +343,15 @@ class BatchRun:
             self.store.collected(batch_id)
             return
         except anthropic.APIStatusError as e:
-            raise LLMError(f"The Message Batches API refused to report on batch {batch_id} ({e.status_code}): "
-                           f"{_message(e)}; run the command again to resume it") from e
+            raise LLMError(
+                f"The Message Batches API refused to report on batch {batch_id} ({e.status_code}): "
+                f"{_message(e)}; run the command again to resume it"
+            ) from e
         except anthropic.AnthropicError as e:
-            raise LLMError(f"Lost the Message Batches API while waiting for batch {batch_id}: {e}; "
-                           f"run the command again to resume it") from e
+            raise LLMError(
+                f"Lost the Message Batches API while waiting for batch {batch_id}: {e}; "
+                f"run the command again to resume it"
+            ) from e
         self.store.put_results(results)
         self.store.collected(batch_id)
 

@@ -39,6 +39,7 @@ problem per file per process, and the run goes on with what still works:
 One :class:`AnswerCache` may be shared by threads (every use of its connection is under a
 lock), and several processes may use the same folder (SQLite's locking, with a busy timeout).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -208,7 +209,9 @@ class AnswerCache:
 
         def write(conn: sqlite3.Connection) -> None:
             with conn:
-                conn.execute(f"INSERT OR REPLACE INTO answers ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+                conn.execute(
+                    f"INSERT OR REPLACE INTO answers ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)", row
+                )
 
         self._run(write, write=True, default=None)
 
@@ -222,7 +225,9 @@ class AnswerCache:
         self._run(wipe, write=True, default=None)
 
     def __len__(self) -> int:
-        return self._run(lambda conn: conn.execute("SELECT count(*) FROM answers").fetchone()[0], write=False, default=0)
+        return self._run(
+            lambda conn: conn.execute("SELECT count(*) FROM answers").fetchone()[0], write=False, default=0
+        )
 
     def close(self) -> None:
         """Close the database (checkpointing the WAL).  Idempotent."""
@@ -327,13 +332,17 @@ class AnswerCache:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             if not self.folder.is_dir():
-                self._warn("folder", f"cannot create the folder ({error.strerror or error}); running uncached " + _ELSEWHERE)
+                self._warn(
+                    "folder", f"cannot create the folder ({error.strerror or error}); running uncached " + _ELSEWHERE
+                )
                 return
         try:
             exists = self.path.exists()
             odd = self.path.is_symlink() or (exists and not self.path.is_file())
         except OSError as error:
-            self._warn("folder", f"cannot look into the folder ({error.strerror or error}); running uncached " + _ELSEWHERE)
+            self._warn(
+                "folder", f"cannot look into the folder ({error.strerror or error}); running uncached " + _ELSEWHERE
+            )
             return
         if odd:
             self._warn("not-a-file", "is not a regular file; running uncached " + _ELSEWHERE)
@@ -412,7 +421,9 @@ class AnswerCache:
         )
         conn.text_factory = _lenient_text
         try:
-            conn.execute("PRAGMA synchronous=NORMAL")  # per connection, not a write: in WAL mode, durable across app crashes
+            conn.execute(
+                "PRAGMA synchronous=NORMAL"
+            )  # per connection, not a write: in WAL mode, durable across app crashes
         except BaseException:
             conn.close()
             raise
@@ -426,7 +437,11 @@ class AnswerCache:
                 header = f.read(100)
         except OSError:
             return  # unreadable: SQLite will say why
-        if len(header) == 100 and header.startswith(b"SQLite format 3\x00") and (header[18], header[19]) not in _FORMATS:
+        if (
+            len(header) == 100
+            and header.startswith(b"SQLite format 3\x00")
+            and (header[18], header[19]) not in _FORMATS
+        ):
             raise _Corrupt(f"unknown file format {header[18]}/{header[19]}")
 
     def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:

@@ -50,6 +50,7 @@ Whenever a template changes in a way that changes what the model answers, bump
 :data:`PROMPT_VERSION`: it is part of :func:`~engines.llm.protocol.backend_id`, hence of every
 cache key, so stale cached answers stop matching.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -131,9 +132,7 @@ RETRYABLE_STATUS: Mapping[int, str] = {
     529: "overloaded",
 }
 
-NO_KEY_MESSAGE = (
-    "The claude backend needs an Anthropic API key: set ANTHROPIC_API_KEY (or choose the sim backend)."
-)
+NO_KEY_MESSAGE = "The claude backend needs an Anthropic API key: set ANTHROPIC_API_KEY (or choose the sim backend)."
 
 # --- the backend -----------------------------------------------------------
 
@@ -278,7 +277,11 @@ def read_message(function: str, response: Any) -> Reply:
         value = usage.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    plain, written, read = tokens("input_tokens"), tokens("cache_creation_input_tokens"), tokens("cache_read_input_tokens")
+    plain, written, read = (
+        tokens("input_tokens"),
+        tokens("cache_creation_input_tokens"),
+        tokens("cache_read_input_tokens"),
+    )
     total = None if plain is None and written is None and read is None else (plain or 0) + (written or 0) + (read or 0)
     model = data.get("model")
     return Reply(
@@ -463,17 +466,14 @@ class ClaudeBackend(BackendCalls):
             except anthropic.APITimeoutError as error:
                 if last:
                     raise LLMError(
-                        f"The Anthropic API did not answer within {self.timeout_s:g}s, "
-                        f"after {_attempts(attempts)}."
+                        f"The Anthropic API did not answer within {self.timeout_s:g}s, after {_attempts(attempts)}."
                     ) from error
                 delay = self._delay(attempt)
                 log.info("claude %s(): timed out, retrying in %.1fs", function, delay)
             except anthropic.APIConnectionError as error:
                 if last:
                     cause = error.__cause__ or error
-                    raise LLMError(
-                        f"Could not reach the Anthropic API after {_attempts(attempts)}: {cause}"
-                    ) from error
+                    raise LLMError(f"Could not reach the Anthropic API after {_attempts(attempts)}: {cause}") from error
                 delay = self._delay(attempt)
                 log.info("claude %s(): connection error, retrying in %.1fs", function, delay)
             except anthropic.AnthropicError as error:

@@ -1,5 +1,6 @@
 """The LLM every engine calls: a backend wrapped with call events, the answer cache, cancellation
 and usage (tokens and estimated cost, summed in :attr:`LLM.usage`)."""
+
 from __future__ import annotations
 
 import itertools
@@ -125,8 +126,17 @@ class LLM(ClientCalls):
             if hit is not None:
                 value = task.decode(hit)
                 self.counter.add(function, cached=True)
-                self.emit(CallFinished(call_id, function, _one_line(task.show(input, value)), task.evidence(value),
-                                       self.clock() - start, True, row_key=row_key))
+                self.emit(
+                    CallFinished(
+                        call_id,
+                        function,
+                        _one_line(task.show(input, value)),
+                        task.evidence(value),
+                        self.clock() - start,
+                        True,
+                        row_key=row_key,
+                    )
+                )
                 return value
         legacy = legacy_method(self.backend, task)
         try:
@@ -212,7 +222,8 @@ def backend_from_settings(settings: Settings, **sim_params: Any) -> Backend:
         if sim_params:
             raise ConfigurationError(
                 f"{', '.join(sorted(sim_params))} {'is a parameter' if len(sim_params) == 1 else 'are parameters'} "
-                f"of the simulated LLM; use the sim backend.")
+                f"of the simulated LLM; use the sim backend."
+            )
         if settings.backend == "openai":
             from engines.llm.openai_compat import make_openai_backend
 
@@ -238,7 +249,9 @@ def llm_from_settings(
 ) -> LLM:
     """The backend the settings choose (see :func:`backend_from_settings`), with the persistent
     answer cache when it is enabled."""
-    backend = backend_from_settings(settings, **sim_params)  # fails first: no cache folder for a backend that cannot run
+    backend = backend_from_settings(
+        settings, **sim_params
+    )  # fails first: no cache folder for a backend that cannot run
     cache = None
     if settings.cache_enabled:
         from engines.llm.cache import AnswerCache

@@ -15,6 +15,7 @@ A backend written against the old protocol (a test double with ``policy(...)`` b
 subclass of the sim that overrides ``hybrid_parse``, a method set on an instance) keeps working: :func:`legacy_method` finds its
 own per-function method, and the client calls that instead of ``run``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -44,6 +44,7 @@ than the compatible ones this backend is for.
 The backend id (hence every cache key) holds the base URL and both model ids, and the prompt
 version of the templates (:data:`engines.llm.claude.PROMPT_VERSION`, the same templates).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -241,8 +242,10 @@ def _usage(usage: Any) -> Usage:
     """``usage`` of a chat completion as a :class:`Usage` (cached prompt tokens too, when the
     Usage type records them)."""
     usage = usage if isinstance(usage, dict) else {}
-    values: dict[str, Any] = {"input_tokens": _tokens(usage, "prompt_tokens"),
-                              "output_tokens": _tokens(usage, "completion_tokens")}
+    values: dict[str, Any] = {
+        "input_tokens": _tokens(usage, "prompt_tokens"),
+        "output_tokens": _tokens(usage, "completion_tokens"),
+    }
     cached = _tokens(usage, "prompt_tokens_details", "cached_tokens")
     if "cached_input_tokens" in getattr(Usage, "__dataclass_fields__", {}):
         values["cached_input_tokens"] = cached
@@ -253,7 +256,9 @@ def _add(a: Usage, b: Usage) -> Usage:
     def plus(x: int | None, y: int | None) -> int | None:
         return None if x is None and y is None else (x or 0) + (y or 0)
 
-    return Usage(**{name: plus(getattr(a, name), getattr(b, name)) for name in getattr(Usage, "__dataclass_fields__", {})})
+    return Usage(
+        **{name: plus(getattr(a, name), getattr(b, name)) for name in getattr(Usage, "__dataclass_fields__", {})}
+    )
 
 
 def read_completion(function: str, response: httpx.Response) -> tuple[str, str | None, Usage]:
@@ -371,8 +376,10 @@ class OpenAICompatBackend(BackendCalls):
 
     def run(self, task: Task, input: Any) -> Output:
         prompt = _plain_prompt(render_prompt(task.template, directory=task.prompts_dir, **task.context(input)))
-        messages: list[dict[str, str]] = [{"role": "system", "content": self._system},
-                                          {"role": "user", "content": prompt}]
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": self._system},
+            {"role": "user", "content": prompt},
+        ]
         model = reply_model(task)
         json_reply = model is not None
         text, usage = self._complete(task, messages, json_reply)
@@ -381,8 +388,11 @@ class OpenAICompatBackend(BackendCalls):
             return Output(self._read(task, input, model, text), usage, **answered)
         except ReplyError as first:
             log.info("openai %s(): the reply does not validate (%s); asking once more", task.name, first)
-            messages = [*messages, {"role": "assistant", "content": text},
-                        {"role": "user", "content": REPAIR.format(error=_plain(first))}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REPAIR.format(error=_plain(first))},
+            ]
             text, more = self._complete(task, messages, json_reply)
             usage = _add(usage, more)
             try:
@@ -398,21 +408,31 @@ class OpenAICompatBackend(BackendCalls):
             try:
                 model.model_validate(obj)
             except ValidationError as e:
-                problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'reply'}: {err['msg']}" for err in e.errors()[:3])
-                raise ReplyError(f"The model's {task.name}() reply does not match its schema ({problems}): {excerpt(text)}") from None
+                problems = "; ".join(
+                    f"{'.'.join(map(str, err['loc'])) or 'reply'}: {err['msg']}" for err in e.errors()[:3]
+                )
+                raise ReplyError(
+                    f"The model's {task.name}() reply does not match its schema ({problems}): {excerpt(text)}"
+                ) from None
         return task.read(text, input)
 
     # -- the request -------------------------------------------------------------------------------
 
     def _body(self, task: Task, messages: list[dict[str, str]], level: Structured, json_reply: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model_for(task), "messages": messages, "max_tokens": task.max_tokens,
-                                "stream": False}
+        body: dict[str, Any] = {
+            "model": self.model_for(task),
+            "messages": messages,
+            "max_tokens": task.max_tokens,
+            "stream": False,
+        }
         if not json_reply or level == "none":
             return body
         schema = reply_schema(task)
         if level == "json_schema" and schema is not None:
-            body["response_format"] = {"type": "json_schema",
-                                       "json_schema": {"name": f"{task.name}_reply", "schema": schema, "strict": True}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": f"{task.name}_reply", "schema": schema, "strict": True},
+            }
         else:
             body["response_format"] = {"type": "json_object"}
         return body
@@ -450,8 +470,9 @@ class OpenAICompatBackend(BackendCalls):
                     # down; when it was the level in use, remember that for the rest of the run
                     sent: Structured = body["response_format"]["type"]
                     lower = _LEVELS[_LEVELS.index(sent) + 1]
-                    log.warning("openai: the server refused response_format %s (%s); using %s",
-                                sent, error.detail(), lower)
+                    log.warning(
+                        "openai: the server refused response_format %s (%s); using %s", sent, error.detail(), lower
+                    )
                     if sent == level:
                         with self._level_lock:
                             if _LEVELS.index(self._level) < _LEVELS.index(lower):
@@ -461,19 +482,25 @@ class OpenAICompatBackend(BackendCalls):
                 if not _retryable(status):
                     raise self._refusal(error, task) from None
                 if attempt >= attempts:
-                    raise LLMError(f"The model server at {self.base_url} answered {status} "
-                                   f"({_RETRYABLE.get(status, 'server error')}) after {attempts} attempt"
-                                   f"{'s' if attempts != 1 else ''}: {error.detail()}") from None
+                    raise LLMError(
+                        f"The model server at {self.base_url} answered {status} "
+                        f"({_RETRYABLE.get(status, 'server error')}) after {attempts} attempt"
+                        f"{'s' if attempts != 1 else ''}: {error.detail()}"
+                    ) from None
                 delay = self._delay(attempt, _retry_after(error.response))
             except httpx.TimeoutException as error:
                 if attempt >= attempts:
-                    raise LLMError(f"The model server at {self.base_url} did not answer {function}() within "
-                                   f"{self.timeout_s:g}s ({attempts} attempt{'s' if attempts != 1 else ''}).") from error
+                    raise LLMError(
+                        f"The model server at {self.base_url} did not answer {function}() within "
+                        f"{self.timeout_s:g}s ({attempts} attempt{'s' if attempts != 1 else ''})."
+                    ) from error
                 delay = self._delay(attempt)
             except httpx.TransportError as error:
                 if attempt >= attempts:
-                    raise LLMError(f"Could not reach the model server at {self.base_url}: {error or type(error).__name__} "
-                                   f"(is it running? Ollama: `ollama serve`; set CS224V_OPENAI_BASE_URL or --base-url)") from error
+                    raise LLMError(
+                        f"Could not reach the model server at {self.base_url}: {error or type(error).__name__} "
+                        f"(is it running? Ollama: `ollama serve`; set CS224V_OPENAI_BASE_URL or --base-url)"
+                    ) from error
                 delay = self._delay(attempt)
             else:
                 text, finish, usage = read_completion(function, response)
@@ -494,11 +521,15 @@ class OpenAICompatBackend(BackendCalls):
         status, detail = error.status, error.detail()
         where = f"The model server at {self.base_url}"
         if status in (401, 403):
-            return LLMError(f"{where} refused the key ({status}): {detail} (set OPENAI_API_KEY or CS224V_OPENAI_API_KEY)")
+            return LLMError(
+                f"{where} refused the key ({status}): {detail} (set OPENAI_API_KEY or CS224V_OPENAI_API_KEY)"
+            )
         if status == 404:
-            return LLMError(f"{where} found no such model or endpoint (404): {detail} (is the model "
-                            f"{self.model_for(task)!r} pulled, e.g. `ollama pull {self.model_for(task)}`, and does the "
-                            f"base URL end in /v1?)")
+            return LLMError(
+                f"{where} found no such model or endpoint (404): {detail} (is the model "
+                f"{self.model_for(task)!r} pulled, e.g. `ollama pull {self.model_for(task)}`, and does the "
+                f"base URL end in /v1?)"
+            )
         if status == 413:
             return ReplyError(f"{where} refused the request as too large (413): {detail}")
         if status == 400:
@@ -519,8 +550,9 @@ def _plain(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
-def make_openai_backend(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None,
-                        sleep: Callable[[float], None] = pause) -> OpenAICompatBackend:
+def make_openai_backend(
+    settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None, sleep: Callable[[float], None] = pause
+) -> OpenAICompatBackend:
     """The openai backend for ``settings`` (no key needed: local servers take none)."""
     if not settings.openai_model.strip():
         raise ConfigurationError("The openai backend needs a model: set CS224V_OPENAI_MODEL or --model.")

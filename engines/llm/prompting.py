@@ -4,6 +4,7 @@ Templates live in ``engines/llm/prompts/`` (a task may keep its own in its packa
 :attr:`engines.llm.task.Task.prompts_dir`).  This module imports no SDK: an agent package's tasks
 use :func:`recent`, :data:`MAX_ROWS_SHOWN` and :data:`MAX_TOKENS` without loading ``anthropic``.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,6 @@ CACHE_BREAK = "\x1e<cache-break>\x1e"
 def recent(history: Sequence[T]) -> list[T]:
     """The turns of a dialogue a prompt shows: the last :data:`MAX_HISTORY_TURNS`."""
     return list(history)[-MAX_HISTORY_TURNS:]
-
 
 
 def _to_json(value: Any) -> str:

@@ -10,6 +10,7 @@ The tasks: engines/sql/tasks.py (route, parse, classify, respond), engines/suql/
 summary), engines/hybridqa/tasks.py (hybrid_parse, short_answer), engines/spinach/tasks.py (policy,
 prune_entry).  The values here (Turn, Routed, Answer, Results) are shared by several agents.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -54,7 +55,9 @@ class Results:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     total: int  # rows the query returned (``rows`` may be a prefix)
-    why_empty: str | None = None  # no rows: which condition emptied it, found by the agent running the query without each
+    why_empty: str | None = (
+        None  # no rows: which condition emptied it, found by the agent running the query without each
+    )
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,7 @@ class Backend(Protocol):
     model: str  # everything about the model(s) that changes an output
     prompt_version: str
 
-    def run(self, task: Any, input: Any) -> Output:
-        ...
+    def run(self, task: Any, input: Any) -> Output: ...
 
 
 def backend_id(backend: Backend) -> str:

@@ -4,6 +4,7 @@ Each task's ``read`` (in its agent package) turns the object into its value with
 reply that cannot be used is a :class:`~engines.errors.ReplyError` naming the function and quoting
 an excerpt of the reply.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Seeded randomness keyed on (seed, input): the same input always draws the same number."""
+
 from __future__ import annotations
 
 import hashlib

@@ -7,6 +7,7 @@ little common sense about food (cacio e pepe is pasta), and place names.  It err
 at seeded rates keyed on (seed, input): 3% when the text touches the question's
 topic, 0.3% when it does not, so every run repeats exactly.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,30 +42,54 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _NEG = r"\b(not|no|never|n't|don't|without|too\s+(loud|noisy|small|cramped)|tiny|tricky|nightmare|difficult|hard to|impossible|bland|mild)\b"
 
 TOPICS: tuple[Topic, ...] = (
-    Topic("family-friendly", _rx(r"famil|kid|child|toddler|little ones"),
-          _rx(r"famil|kids?\b|child|toddler|little ones|high chairs?|crayons"),
-          _rx(r"not a place for kids|too .* (to bring )?(kids|children)|cramped to bring children")),
-    Topic("view", _rx(r"\bviews?\b|scenery|overlook"),
-          _rx(r"\bviews?\b|overlooks?|sunset|window tables"),
-          _rx(r"no view|faces a parking lot")),
-    Topic("spicy", _rx(r"spic|\bheat\b|\bhot\b|fiery|chili"),
-          _rx(r"spic|\bheat\b|\bhot enough|fiery|chili oil|make you sweat|\bmild\b|bland"),
-          _rx(r"nothing here is spicy|bland|flavors are mild")),
-    Topic("romantic", _rx(r"romantic|\bdates?\b|couples?|anniversar|propos"),
-          _rx(r"romantic|\bdate\b|couples|anniversary|proposed|candlelit|intimate"),
-          _rx(r"too noisy for a date|not the most romantic")),
-    Topic("groups", _rx(r"groups?|part(y|ies)|crowd|gathering|team"),
-          _rx(r"groups?|party of|crowd|communal|gatherings|team of"),
-          _rx(r"(don't|do not) come with a big group|room is tiny")),
-    Topic("outdoor seating", _rx(r"outdoor|outside|patio|terrace|garden|al fresco"),
-          _rx(r"outdoor|outside|patio|terrace|garden seating|sidewalk tables"),
-          _rx(r"no outdoor seating")),
-    Topic("practical", _rx(r"practical|hands[- ]on|applied"),
-          _rx(r"practical|hands[- ]on|projects?\b|applied|real data|deploy|build|theoretical"),
-          _rx(r"\bno projects|theoretical|not practical|no applied")),
-    Topic("parking", _rx(r"park(ing)?\b"),
-          _rx(r"parking(?! lot\b)|find(ing)? a spot|back lot"),  # "faces a parking lot" says nothing about parking
-          _rx(r"parking (can be|is) (tricky|hard|difficult|a nightmare)|parking nearby is a nightmare")),
+    Topic(
+        "family-friendly",
+        _rx(r"famil|kid|child|toddler|little ones"),
+        _rx(r"famil|kids?\b|child|toddler|little ones|high chairs?|crayons"),
+        _rx(r"not a place for kids|too .* (to bring )?(kids|children)|cramped to bring children"),
+    ),
+    Topic(
+        "view",
+        _rx(r"\bviews?\b|scenery|overlook"),
+        _rx(r"\bviews?\b|overlooks?|sunset|window tables"),
+        _rx(r"no view|faces a parking lot"),
+    ),
+    Topic(
+        "spicy",
+        _rx(r"spic|\bheat\b|\bhot\b|fiery|chili"),
+        _rx(r"spic|\bheat\b|\bhot enough|fiery|chili oil|make you sweat|\bmild\b|bland"),
+        _rx(r"nothing here is spicy|bland|flavors are mild"),
+    ),
+    Topic(
+        "romantic",
+        _rx(r"romantic|\bdates?\b|couples?|anniversar|propos"),
+        _rx(r"romantic|\bdate\b|couples|anniversary|proposed|candlelit|intimate"),
+        _rx(r"too noisy for a date|not the most romantic"),
+    ),
+    Topic(
+        "groups",
+        _rx(r"groups?|part(y|ies)|crowd|gathering|team"),
+        _rx(r"groups?|party of|crowd|communal|gatherings|team of"),
+        _rx(r"(don't|do not) come with a big group|room is tiny"),
+    ),
+    Topic(
+        "outdoor seating",
+        _rx(r"outdoor|outside|patio|terrace|garden|al fresco"),
+        _rx(r"outdoor|outside|patio|terrace|garden seating|sidewalk tables"),
+        _rx(r"no outdoor seating"),
+    ),
+    Topic(
+        "practical",
+        _rx(r"practical|hands[- ]on|applied"),
+        _rx(r"practical|hands[- ]on|projects?\b|applied|real data|deploy|build|theoretical"),
+        _rx(r"\bno projects|theoretical|not practical|no applied"),
+    ),
+    Topic(
+        "parking",
+        _rx(r"park(ing)?\b"),
+        _rx(r"parking(?! lot\b)|find(ing)? a spot|back lot"),  # "faces a parking lot" says nothing about parking
+        _rx(r"parking (can be|is) (tricky|hard|difficult|a nightmare)|parking nearby is a nightmare"),
+    ),
 )
 
 # A little common sense about food: a word in a question -> words that count as it.
@@ -76,7 +101,19 @@ FOOD_SENSE: dict[str, tuple[str, ...]] = {
     "pizza": ("pizza", "margherita", "calzone", "white pie", "pepperoni"),
     "sushi": ("sushi", "nigiri", "omakase", "roll"),
     "dumplings": ("dumpling", "har gow", "siu mai", "gyoza", "bao", "wonton"),
-    "seafood": ("seafood", "fish", "oyster", "crab", "clam", "lobster", "branzino", "ceviche", "tuna", "salmon", "cioppino"),
+    "seafood": (
+        "seafood",
+        "fish",
+        "oyster",
+        "crab",
+        "clam",
+        "lobster",
+        "branzino",
+        "ceviche",
+        "tuna",
+        "salmon",
+        "cioppino",
+    ),
     "dessert": ("dessert", "tiramisu", "creme brulee", "churros", "baklava", "tart", "macaron", "pie", "sticky rice"),
     "curry": ("curry", "masala", "vindaloo", "saag", "laksa"),
     "coffee": ("coffee", "cappuccino", "latte", "cold brew", "espresso"),
@@ -87,21 +124,50 @@ FOOD_SENSE: dict[str, tuple[str, ...]] = {
 # biases of lecture 6 §3.3 are part of it: "curry" means Indian (Thai is missed), "noodle"
 # pulls in Vietnamese, "latin" pulls in Mexican.
 CUISINE_SENSE: dict[str, tuple[str, ...]] = {
-    "coffee": ("coffee & tea", "cafe"), "cafe": ("cafe", "coffee & tea"), "café": ("cafe", "coffee & tea"),
-    "coffee shop": ("coffee & tea", "cafe"), "tea": ("coffee & tea", "bubble tea"), "boba": ("bubble tea",),
-    "sushi": ("sushi bars", "japanese"), "bbq": ("barbeque",), "barbecue": ("barbeque",),
-    "korean bbq": ("korean", "barbeque"), "sichuan": ("szechuan",), "curry": ("indian",),
-    "noodle": ("noodles", "ramen", "vietnamese"), "noodles": ("noodles", "ramen", "vietnamese"),
-    "latin": ("latin american", "mexican"), "burger": ("burgers",), "steak": ("steakhouses",),
-    "steakhouse": ("steakhouses",), "brunch": ("breakfast & brunch",), "breakfast": ("breakfast & brunch",),
-    "tapas": ("tapas bars",), "pastry": ("bakeries", "desserts"), "bakery": ("bakeries",),
-    "dessert": ("desserts",), "veggie": ("vegetarian", "vegan"), "plant-based": ("vegan",),
-    "dumplings": ("dim sum",), "fish": ("seafood",), "sandwich": ("sandwiches",), "wine": ("wine bars",),
-    "wine bar": ("wine bars",), "middle-eastern": ("middle eastern",), "cajun soul food": ("soul food", "southern"),
-    "hawaiian poke": ("poke", "hawaiian"), "american": ("american (traditional)", "american (new)"),
-    "tacos": ("mexican",), "pho": ("vietnamese",), "pizzeria": ("pizza",), "champagne": ("champagne bars",),
-    "sf": ("Bernal Heights", "Mission District"), "san francisco": ("Bernal Heights", "Mission District"),
-    "bernal": ("Bernal Heights",), "the mission": ("Mission District",), "mission": ("Mission District",),
+    "coffee": ("coffee & tea", "cafe"),
+    "cafe": ("cafe", "coffee & tea"),
+    "café": ("cafe", "coffee & tea"),
+    "coffee shop": ("coffee & tea", "cafe"),
+    "tea": ("coffee & tea", "bubble tea"),
+    "boba": ("bubble tea",),
+    "sushi": ("sushi bars", "japanese"),
+    "bbq": ("barbeque",),
+    "barbecue": ("barbeque",),
+    "korean bbq": ("korean", "barbeque"),
+    "sichuan": ("szechuan",),
+    "curry": ("indian",),
+    "noodle": ("noodles", "ramen", "vietnamese"),
+    "noodles": ("noodles", "ramen", "vietnamese"),
+    "latin": ("latin american", "mexican"),
+    "burger": ("burgers",),
+    "steak": ("steakhouses",),
+    "steakhouse": ("steakhouses",),
+    "brunch": ("breakfast & brunch",),
+    "breakfast": ("breakfast & brunch",),
+    "tapas": ("tapas bars",),
+    "pastry": ("bakeries", "desserts"),
+    "bakery": ("bakeries",),
+    "dessert": ("desserts",),
+    "veggie": ("vegetarian", "vegan"),
+    "plant-based": ("vegan",),
+    "dumplings": ("dim sum",),
+    "fish": ("seafood",),
+    "sandwich": ("sandwiches",),
+    "wine": ("wine bars",),
+    "wine bar": ("wine bars",),
+    "middle-eastern": ("middle eastern",),
+    "cajun soul food": ("soul food", "southern"),
+    "hawaiian poke": ("poke", "hawaiian"),
+    "american": ("american (traditional)", "american (new)"),
+    "tacos": ("mexican",),
+    "pho": ("vietnamese",),
+    "pizzeria": ("pizza",),
+    "champagne": ("champagne bars",),
+    "sf": ("Bernal Heights", "Mission District"),
+    "san francisco": ("Bernal Heights", "Mission District"),
+    "bernal": ("Bernal Heights",),
+    "the mission": ("Mission District",),
+    "mission": ("Mission District",),
 }
 
 GLOSSARY: dict[str, str] = {
@@ -172,16 +238,23 @@ class SimBackend(BackendCalls):
         misread = "" if self.misread_rate == sim_reader.MISREAD_RATE else f",misread={self.misread_rate}"
         hybrid = "" if self.hybrid_params is None else f",hybrid={self.hybrid_params!r}"
         policy = "" if self.policy_params is None else f",policy={self.policy_params!r}"
-        return (f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}"
-                f"{misread}{hybrid}{policy})")
+        return (
+            f"sim(seed={self.seed},err={self.error_on_topic}/{self.error_off_topic},drop={self.parse_drop_rate}"
+            f"{misread}{hybrid}{policy})"
+        )
 
     def configured(self, **changes: Any) -> SimBackend:
         """A copy of this backend with some parameters changed (``seed=…``, ``hybrid_params=…``)."""
         params = {
-            "seed": self.seed, "latency_s": self.latency_s, "error_on_topic": self.error_on_topic,
-            "error_off_topic": self.error_off_topic, "parse_drop_rate": self.parse_drop_rate,
-            "misread_rate": self.misread_rate, "hybrid_params": self.hybrid_params,
-            "policy_params": self.policy_params, "sleep": self._sleep,
+            "seed": self.seed,
+            "latency_s": self.latency_s,
+            "error_on_topic": self.error_on_topic,
+            "error_off_topic": self.error_off_topic,
+            "parse_drop_rate": self.parse_drop_rate,
+            "misread_rate": self.misread_rate,
+            "hybrid_params": self.hybrid_params,
+            "policy_params": self.policy_params,
+            "sleep": self._sleep,
         }
         unknown = set(changes) - set(params)
         if unknown:
@@ -337,7 +410,9 @@ def direct_reply(utterance: str) -> str:
     if re.match(r"^(thanks|thank you|thx|great,? thanks)", low):
         return "You're welcome! Ask me about restaurants any time."
     if re.match(r"^(hi|hello|hey)\b", low):
-        return "Hello! Ask me about the restaurants in Palo Alto, Mountain View, Menlo Park, Sunnyvale and San Francisco."
+        return (
+            "Hello! Ask me about the restaurants in Palo Alto, Mountain View, Menlo Park, Sunnyvale and San Francisco."
+        )
     if re.match(r"^(bye|goodbye|good night)\b", low):
         return "Goodbye!"
     for term, text in GLOSSARY.items():
@@ -348,8 +423,11 @@ def direct_reply(utterance: str) -> str:
 
 def results_reply(utterance: str, results: Results, *, suql: bool = False) -> str:
     lead = results.readback.rstrip(".")
-    ignored = sorted(w for w in {m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)}
-                     if not _searched(w, results.readback))
+    ignored = sorted(
+        w
+        for w in {m.group(0).lower() for m in _FEATURE_WORDS.finditer(utterance)}
+        if not _searched(w, results.readback)
+    )
     listed = ", ".join(repr(w) for w in ignored)
     if not ignored:
         note = ""
@@ -386,7 +464,7 @@ _DENIED = re.compile(r"\b(no|not|never|without)\b|n't\b", re.IGNORECASE)
 
 
 def _dish_words(q: str) -> tuple[str, ...] | None:
-    """"does it serve pasta?" -> the words that count as pasta; None when the question is not about a
+    """ "does it serve pasta?" -> the words that count as pasta; None when the question is not about a
     dish: "serve/offer/sell X" names a dish, "have X" only when X is a food the lexicon knows."""
     m = _SERVES.search(q)
     if not m:
@@ -400,9 +478,11 @@ def _dish_words(q: str) -> tuple[str, ...] | None:
 
 _YES_NO_HEAD = re.compile(
     r"^(is|isn't|are|aren't|was|wasn't|were|am|does|doesn't|do|don't|did|didn't|can|could|will|would|should|shall"
-    r"|may|might|must|has|hasn't|have|haven't|had)\b")
+    r"|may|might|must|has|hasn't|have|haven't|had)\b"
+)
 _EXTRACTION_HEAD = re.compile(
-    r"^(what|what's|which|who|whom|whose|where|when|why|how|list|name|describe|summari[sz]e|give|tell|quote)\b")
+    r"^(what|what's|which|who|whom|whose|where|when|why|how|list|name|describe|summari[sz]e|give|tell|quote)\b"
+)
 
 
 def is_yes_no(question: str) -> bool:
@@ -417,7 +497,27 @@ def is_yes_no(question: str) -> bool:
     return q.endswith("?")
 
 
-_STOP = {"what", "which", "does", "this", "that", "with", "from", "have", "there", "their", "they", "about", "restaurant", "place", "reviews", "review", "them", "your", "some"}
+_STOP = {
+    "what",
+    "which",
+    "does",
+    "this",
+    "that",
+    "with",
+    "from",
+    "have",
+    "there",
+    "their",
+    "they",
+    "about",
+    "restaurant",
+    "place",
+    "reviews",
+    "review",
+    "them",
+    "your",
+    "some",
+}
 
 
 def _describe(columns: Sequence[str], row: Sequence[object]) -> str:

@@ -14,6 +14,7 @@ evaluator data).  It writes the notes' queries:
 * "prerequisites of C3" — the three-state prerequisite query;
 * "how many courses have reviews?" — ``COUNT(DISTINCT ...)``: courses, not review rows.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,7 +32,10 @@ _COURSE_WORDS = re.compile(
 )
 _CHITCHAT = re.compile(r"^(thanks|thank you|thx|great,? thanks|hi|hello|hey|bye|goodbye)\b", re.IGNORECASE)
 _COURSE_ID = re.compile(r"\b(c\d+)\b", re.IGNORECASE)
-_FIT = re.compile(r"fit|conflict|clash|can i take|could i take|available|work with my|schedule|which courses|what courses", re.IGNORECASE)
+_FIT = re.compile(
+    r"fit|conflict|clash|can i take|could i take|available|work with my|schedule|which courses|what courses",
+    re.IGNORECASE,
+)
 _PRACTICAL = re.compile(r"practical|hands[- ]on|applied", re.IGNORECASE)
 _MEET = re.compile(r"\b(when|meets?|meeting|times?|days?)\b", re.IGNORECASE)
 _PREREQ = re.compile(r"prereq|require", re.IGNORECASE)
@@ -77,7 +81,9 @@ def parse(utterance: str, history: Sequence[Turn], schema: str) -> str:
     practical = bool(_PRACTICAL.search(low))
     if _COUNT.search(low):
         if "review" in low:
-            return "SELECT COUNT(DISTINCT c.id) AS course_count FROM courses AS c JOIN reviews AS r ON r.course_id = c.id"
+            return (
+                "SELECT COUNT(DISTINCT c.id) AS course_count FROM courses AS c JOIN reviews AS r ON r.course_id = c.id"
+            )
         return "SELECT COUNT(DISTINCT c.id) AS course_count FROM courses AS c JOIN offerings AS o ON o.course_id = c.id"
     if ids and _PREREQ.search(low):
         return (
@@ -97,13 +103,18 @@ def parse(utterance: str, history: Sequence[Turn], schema: str) -> str:
             "ORDER BY o.course_id, m.day, m.start_min"
         )
     if ids:
-        return f"SELECT id AS course_id, title, credits, description FROM courses WHERE id IN ({_listed(ids)}) ORDER BY id"
+        return (
+            f"SELECT id AS course_id, title, credits, description FROM courses WHERE id IN ({_listed(ids)}) ORDER BY id"
+        )
     if _FIT.search(low) or practical or _term(low):
         term = _term(low)
         wanted = f"o.term = '{term}'" if term else "o.term::VARCHAR = p.term"
         # with answer() the rows are labelled by the first table's course_id (no title join)
-        tables = "offerings AS o JOIN course_reviews AS r ON r.course_id = o.course_id" if practical else (
-            "offerings AS o JOIN courses AS c ON c.id = o.course_id")
+        tables = (
+            "offerings AS o JOIN course_reviews AS r ON r.course_id = o.course_id"
+            if practical
+            else ("offerings AS o JOIN courses AS c ON c.id = o.course_id")
+        )
         if not term:
             tables += ", profile AS p"
         where = [wanted]
@@ -165,10 +176,13 @@ def _describe(columns: Sequence[str], row: Sequence[object]) -> str:
             return f"{course}: unknown — the reviews do not say whether it is practical (NULL, not No)"
         return f"{course}: practical? {value}"
     if "start_min" in rec and "end_min" in rec:
-        return f"{course} meets {rec.get('day')} {_clock(rec['start_min'])}-{_clock(rec['end_min'])} ({rec.get('term')})"
+        return (
+            f"{course} meets {rec.get('day')} {_clock(rec['start_min'])}-{_clock(rec['end_min'])} ({rec.get('term')})"
+        )
     if "prerequisite_id" in rec:
         status = {"done": "completed", "not_done": "not completed", "unknown": "unknown whether completed"}.get(
-            str(rec["status"]), str(rec["status"]))
+            str(rec["status"]), str(rec["status"])
+        )
         return f"{course} requires {rec['prerequisite_id']} ({status})"
     parts = [str(v) for k, v in rec.items() if k != "description" and v not in (None, "")]
     return f"{course}" + (f" ({', '.join(parts)})" if parts else "")

@@ -25,6 +25,7 @@ gold answers are: the first value of the first row, and at a seeded rate (30%) w
 another format than the passage's (a date spelt out, a city with its country, an event
 without "men's").
 """
+
 from __future__ import annotations
 
 import re
@@ -131,7 +132,9 @@ def _cell(schema: Schema, kind: str, phrase: str = "") -> str | None:
 # --- the grammar -------------------------------------------------------------------------------
 
 _ROMAN = r"(?=[MDCLXVI])M{0,3}(?:C[MD]|D?C{0,3})(?:X[CL]|L?X{0,3})(?:I[XV]|V?I{0,3})"
-_GAMES_REF = re.compile(rf"\bthe (?:(?P<year>\d{{4}})|(?P<roman>{_ROMAN})) (?:Summer )?(?:Olympics|Olympic Games|Games|Olympiad)\b")
+_GAMES_REF = re.compile(
+    rf"\bthe (?:(?P<year>\d{{4}})|(?P<roman>{_ROMAN})) (?:Summer )?(?:Olympics|Olympic Games|Games|Olympiad)\b"
+)
 _PERSON_PHRASE = r"(?:flag bearer|flagbearer|athlete|bearer)"
 
 
@@ -259,8 +262,13 @@ class _Reader:
         if re.match(r"^when was .*\bborn\b", low) and born:
             q = Query(born, text_calls=[self.person_info])
         elif re.match(r"^(which|what) event did\b", low) and self.person_info:
-            q = Query(_answer(self.person_info, "which event did this person compete in?"), text_calls=[self.person_info])
-        elif re.match(r"^(where were|where was|in which city were|in which city was|which city hosted)\b", low) and self.games_info:
+            q = Query(
+                _answer(self.person_info, "which event did this person compete in?"), text_calls=[self.person_info]
+            )
+        elif (
+            re.match(r"^(where were|where was|in which city were|in which city was|which city hosted)\b", low)
+            and self.games_info
+        ):
             q = Query(_answer(self.games_info, "where were the games held?"), text_calls=[self.games_info])
         # a table cell
         elif re.match(r"^who\b|^which (?:\w+ )?" + _PERSON_PHRASE + r"\b", low):
@@ -310,15 +318,49 @@ def _no_result(q: Query, sql: str, u: float) -> str:
         else:
             bad = value.upper()
         return sql.replace(f"{_ident(column)} = {_q(value)}", f"{_ident(column)} = {_q(bad)}", 1).replace(
-            f"{_ident(column)} IN ({_q(value)}", f"{_ident(column)} IN ({_q(bad)}", 1)
+            f"{_ident(column)} IN ({_q(value)}", f"{_ident(column)} IN ({_q(bad)}", 1
+        )
     if "= 'Yes'" in sql:
         return sql.replace("= 'Yes'", "= 'True'", 1)
     return sql
 
 
-_ROMANS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV", "XVI",
-           "XVII", "XVIII", "XIX", "XX", "XXI", "XXII", "XXIII", "XXIV", "XXV", "XXVI", "XXVII", "XXVIII", "XXIX",
-           "XXX", "XXXI", "XXXII", "XXXIII", "XXXIV")
+_ROMANS = (
+    "I",
+    "II",
+    "III",
+    "IV",
+    "V",
+    "VI",
+    "VII",
+    "VIII",
+    "IX",
+    "X",
+    "XI",
+    "XII",
+    "XIII",
+    "XIV",
+    "XV",
+    "XVI",
+    "XVII",
+    "XVIII",
+    "XIX",
+    "XX",
+    "XXI",
+    "XXII",
+    "XXIII",
+    "XXIV",
+    "XXV",
+    "XXVI",
+    "XXVII",
+    "XXVIII",
+    "XXIX",
+    "XXX",
+    "XXXI",
+    "XXXII",
+    "XXXIII",
+    "XXXIV",
+)
 
 
 def _semantic(q: Query, sql: str, u: float) -> str:
@@ -329,7 +371,12 @@ def _semantic(q: Query, sql: str, u: float) -> str:
     gender = [(i, c, v) for i, c, v in q.literals if v in ("Male", "Female")]
     if gender and len(q.where) > 1:  # the table condition is forgotten
         _, c, v = gender[0]
-        return re.sub(rf"{re.escape(_ident(c))} = {re.escape(_q(v))} AND |AND {re.escape(_ident(c))} = {re.escape(_q(v))}", "", sql, count=1).replace("  ", " ")
+        return re.sub(
+            rf"{re.escape(_ident(c))} = {re.escape(_q(v))} AND |AND {re.escape(_ident(c))} = {re.escape(_q(v))}",
+            "",
+            sql,
+            count=1,
+        ).replace("  ", " ")
     if structured:
         _, c, v = structured[0]
         if v.isdigit():
@@ -343,7 +390,9 @@ def _semantic(q: Query, sql: str, u: float) -> str:
     return sql
 
 
-def parse(question: str, schema: str, failed: Sequence[str] = (), *, seed: int, rates: HybridRates | None = None) -> str:
+def parse(
+    question: str, schema: str, failed: Sequence[str] = (), *, seed: int, rates: HybridRates | None = None
+) -> str:
     """SUQL for one question over one table's schema; ``failed`` are earlier attempts that returned nothing."""
     r = rates or DEFAULT_RATES
     s = read_schema(schema)
@@ -369,12 +418,30 @@ def parse(question: str, schema: str, failed: Sequence[str] = (), *, seed: int, 
 
 # A retry that came out as a query already tried rephrases its answer() questions.
 _PARAPHRASES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"^were the games held in (?P<x>.+)\?$"), ("did {x} host the games?", "was {x} the host city of the games?")),
-    (re.compile(r"^when was this person born\?$"), ("what is this person's date of birth?", "on what date was this person born?")),
-    (re.compile(r"^which event did this person compete in\?$"), ("in which event did this person compete?", "what event did this person take part in?")),
-    (re.compile(r"^where were the games held\?$"), ("in which city were the games held?", "which city hosted the games?")),
-    (re.compile(r"^did this person compete in (?P<x>.+)\?$"), ("did this person take part in {x}?", "did this person participate in {x}?")),
-    (re.compile(r"^was this person born on (?P<x>.+)\?$"), ("was this athlete born on {x}?", "was the athlete born on {x}?")),
+    (
+        re.compile(r"^were the games held in (?P<x>.+)\?$"),
+        ("did {x} host the games?", "was {x} the host city of the games?"),
+    ),
+    (
+        re.compile(r"^when was this person born\?$"),
+        ("what is this person's date of birth?", "on what date was this person born?"),
+    ),
+    (
+        re.compile(r"^which event did this person compete in\?$"),
+        ("in which event did this person compete?", "what event did this person take part in?"),
+    ),
+    (
+        re.compile(r"^where were the games held\?$"),
+        ("in which city were the games held?", "which city hosted the games?"),
+    ),
+    (
+        re.compile(r"^did this person compete in (?P<x>.+)\?$"),
+        ("did this person take part in {x}?", "did this person participate in {x}?"),
+    ),
+    (
+        re.compile(r"^was this person born on (?P<x>.+)\?$"),
+        ("was this athlete born on {x}?", "was the athlete born on {x}?"),
+    ),
 )
 
 
@@ -407,7 +474,11 @@ def _reformat(value: str, u: float) -> str:
     d = parse_date(value)
     if d is not None:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-            return f"{MONTHS[d.month - 1].capitalize()} {d.day}, {d.year}" if u < 0.5 else f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
+            return (
+                f"{MONTHS[d.month - 1].capitalize()} {d.day}, {d.year}"
+                if u < 0.5
+                else f"{d.day} {MONTHS[d.month - 1].capitalize()} {d.year}"
+            )
         return d.isoformat()
     if "," in value:  # "Rio de Janeiro, Brazil" -> the form without the country was the default; keep it whole
         return value

@@ -13,6 +13,7 @@ prompt.  Its habits and mistakes are those of §3.1 and §4.4: "good" and "great
 become ``rating >= 4.0``; a rating order gets a secondary key; at a seeded rate it
 drops one condition.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,43 +30,133 @@ from engines.llm.seeded import unit
 
 # Place names the model knows (written the way users say them).  Not the database's values.
 PLACES: dict[str, str] = {
-    "palo alto": "Palo Alto", "mountain view": "Mountain View", "menlo park": "Menlo Park",
-    "sunnyvale": "Sunnyvale", "bernal heights": "Bernal Heights", "bernal": "Bernal",
-    "mission district": "Mission District", "the mission": "the Mission", "sf": "SF",
-    "san francisco": "San Francisco", "cupertino": "Cupertino", "san jose": "San Jose",
-    "los altos": "Los Altos", "redwood city": "Redwood City", "oakland": "Oakland",
-    "berkeley": "Berkeley", "santa clara": "Santa Clara", "stanford": "Stanford",
-    "downtown": "downtown", "noe valley": "Noe Valley", "soma": "SoMa",
+    "palo alto": "Palo Alto",
+    "mountain view": "Mountain View",
+    "menlo park": "Menlo Park",
+    "sunnyvale": "Sunnyvale",
+    "bernal heights": "Bernal Heights",
+    "bernal": "Bernal",
+    "mission district": "Mission District",
+    "the mission": "the Mission",
+    "sf": "SF",
+    "san francisco": "San Francisco",
+    "cupertino": "Cupertino",
+    "san jose": "San Jose",
+    "los altos": "Los Altos",
+    "redwood city": "Redwood City",
+    "oakland": "Oakland",
+    "berkeley": "Berkeley",
+    "santa clara": "Santa Clara",
+    "stanford": "Stanford",
+    "downtown": "downtown",
+    "noe valley": "Noe Valley",
+    "soma": "SoMa",
 }
 
 # Food words, longest first when matched; value = the literal the model writes.
 FOOD_WORDS: dict[str, str] = {
     # the slides' habit: "a café" becomes 'coffee'
-    "café": "coffee", "cafés": "coffee", "cafe": "cafe", "cafes": "cafe",
-    "coffee shop": "coffee shop", "coffee shops": "coffee shop", "coffee": "coffee",
-    "bubble tea": "bubble tea", "boba": "boba", "tea": "tea",
-    "sushi": "sushi", "ramen": "ramen", "noodle": "noodle", "noodles": "noodles",
-    "dim sum": "dim sum", "dumplings": "dumplings", "dumpling": "dumplings",
-    "bbq": "bbq", "barbecue": "barbecue", "barbeque": "barbeque", "korean bbq": "korean bbq",
-    "burger": "burger", "burgers": "burgers", "steak": "steak", "steakhouse": "steakhouse",
-    "steakhouses": "steakhouses", "seafood": "seafood", "fish": "fish",
-    "vegan": "vegan", "vegetarian": "vegetarian", "veggie": "veggie", "plant-based": "plant-based",
-    "salad": "salad", "salads": "salad", "sandwich": "sandwich", "sandwiches": "sandwiches",
-    "bakery": "bakery", "bakeries": "bakeries", "pastry": "pastry", "pastries": "pastry",
-    "dessert": "dessert", "desserts": "desserts", "brunch": "brunch", "breakfast": "breakfast",
-    "breakfast & brunch": "breakfast & brunch", "tapas": "tapas", "wine bar": "wine bar",
-    "wine bars": "wine bars", "wine": "wine", "champagne": "champagne",
-    "pizza": "pizza", "pizzeria": "pizza", "tacos": "tacos", "taco": "tacos", "pho": "pho",
-    "curry": "curry", "poke": "poke", "latin": "latin", "latin american": "latin american",
-    "soul food": "soul food", "southern": "southern", "cajun": "cajun", "cajun soul food": "cajun soul food",
-    "hawaiian poke": "hawaiian poke", "middle eastern": "middle eastern", "middle-eastern": "middle-eastern",
-    "mediterranean": "mediterranean", "szechuan": "szechuan", "sichuan": "sichuan",
-    "cantonese": "cantonese", "modern european": "modern european",
-    "american": "american", "new american": "american (new)", "traditional american": "american (traditional)",
+    "café": "coffee",
+    "cafés": "coffee",
+    "cafe": "cafe",
+    "cafes": "cafe",
+    "coffee shop": "coffee shop",
+    "coffee shops": "coffee shop",
+    "coffee": "coffee",
+    "bubble tea": "bubble tea",
+    "boba": "boba",
+    "tea": "tea",
+    "sushi": "sushi",
+    "ramen": "ramen",
+    "noodle": "noodle",
+    "noodles": "noodles",
+    "dim sum": "dim sum",
+    "dumplings": "dumplings",
+    "dumpling": "dumplings",
+    "bbq": "bbq",
+    "barbecue": "barbecue",
+    "barbeque": "barbeque",
+    "korean bbq": "korean bbq",
+    "burger": "burger",
+    "burgers": "burgers",
+    "steak": "steak",
+    "steakhouse": "steakhouse",
+    "steakhouses": "steakhouses",
+    "seafood": "seafood",
+    "fish": "fish",
+    "vegan": "vegan",
+    "vegetarian": "vegetarian",
+    "veggie": "veggie",
+    "plant-based": "plant-based",
+    "salad": "salad",
+    "salads": "salad",
+    "sandwich": "sandwich",
+    "sandwiches": "sandwiches",
+    "bakery": "bakery",
+    "bakeries": "bakeries",
+    "pastry": "pastry",
+    "pastries": "pastry",
+    "dessert": "dessert",
+    "desserts": "desserts",
+    "brunch": "brunch",
+    "breakfast": "breakfast",
+    "breakfast & brunch": "breakfast & brunch",
+    "tapas": "tapas",
+    "wine bar": "wine bar",
+    "wine bars": "wine bars",
+    "wine": "wine",
+    "champagne": "champagne",
+    "pizza": "pizza",
+    "pizzeria": "pizza",
+    "tacos": "tacos",
+    "taco": "tacos",
+    "pho": "pho",
+    "curry": "curry",
+    "poke": "poke",
+    "latin": "latin",
+    "latin american": "latin american",
+    "soul food": "soul food",
+    "southern": "southern",
+    "cajun": "cajun",
+    "cajun soul food": "cajun soul food",
+    "hawaiian poke": "hawaiian poke",
+    "middle eastern": "middle eastern",
+    "middle-eastern": "middle-eastern",
+    "mediterranean": "mediterranean",
+    "szechuan": "szechuan",
+    "sichuan": "sichuan",
+    "cantonese": "cantonese",
+    "modern european": "modern european",
+    "american": "american",
+    "new american": "american (new)",
+    "traditional american": "american (traditional)",
 }
-for _n in ("italian", "mexican", "chinese", "japanese", "korean", "thai", "vietnamese", "indian",
-           "french", "greek", "spanish", "ethiopian", "peruvian", "brazilian", "hawaiian", "taiwanese",
-           "singaporean", "malaysian", "filipino", "cuban", "turkish", "lebanese", "german", "persian"):
+for _n in (
+    "italian",
+    "mexican",
+    "chinese",
+    "japanese",
+    "korean",
+    "thai",
+    "vietnamese",
+    "indian",
+    "french",
+    "greek",
+    "spanish",
+    "ethiopian",
+    "peruvian",
+    "brazilian",
+    "hawaiian",
+    "taiwanese",
+    "singaporean",
+    "malaysian",
+    "filipino",
+    "cuban",
+    "turkish",
+    "lebanese",
+    "german",
+    "persian",
+):
     FOOD_WORDS[_n] = _n
 
 _PRICE_WORDS: tuple[tuple[str, str], ...] = (
@@ -75,7 +166,18 @@ _PRICE_WORDS: tuple[tuple[str, str], ...] = (
     (r"\b(luxury|luxurious|fancy|fine dining|splurge)\b", "luxury"),
 )
 
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _NUM = r"(\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
 
 _FOLLOW_UP = re.compile(
@@ -83,8 +185,12 @@ _FOLLOW_UP = re.compile(
     r"|\bwhich of\b|\bamong\b|\bof them\b|^(and|also|only|just|now)\b|\bthe same\b|\bany of\b"
 )
 _LIST_REQUEST = re.compile(r"\b(show|find|list|give me|recommend|looking for|search|suggest)\b|^(any|some)\b")
-_RESTAURANT_NOUN = re.compile(r"\b(restaurants?|places?|spots?|eater(y|ies)|joints?|diners?|bistros?|somewhere|anywhere)\b")
-_CHITCHAT = re.compile(r"^\s*(thanks|thank you|thx|ok(ay)?|great,? thanks|cool|hi|hello|hey|bye|goodbye|good night)\b[\s!.]*$")
+_RESTAURANT_NOUN = re.compile(
+    r"\b(restaurants?|places?|spots?|eater(y|ies)|joints?|diners?|bistros?|somewhere|anywhere)\b"
+)
+_CHITCHAT = re.compile(
+    r"^\s*(thanks|thank you|thx|ok(ay)?|great,? thanks|cool|hi|hello|hey|bye|goodbye|good night)\b[\s!.]*$"
+)
 _DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are)\s+(an?\s+|the\s+)?(?P<thing>[\w\s&'-]+?)\s*\??\s*$")
 
 
@@ -106,7 +212,15 @@ class Frame:
     suql: bool = False
 
     def filters(self) -> tuple:
-        return (tuple(self.locations), tuple(self.cuisines), tuple(self.prices), self.rating, self.name, tuple(self.texts), self.late)
+        return (
+            tuple(self.locations),
+            tuple(self.cuisines),
+            tuple(self.prices),
+            self.rating,
+            self.name,
+            tuple(self.texts),
+            self.late,
+        )
 
     def has_any(self) -> bool:
         return any(self.filters()) or bool(self.order) or self.count or self.select is not None
@@ -193,7 +307,21 @@ TEXT_FEATURES: tuple[tuple[str, str], ...] = (
     (r"quiet|calm", "is it quiet?"),
     (r"cozy", "is it cozy?"),
 )
-DISH_WORDS = ("pasta", "burgers", "dumplings", "tacos", "oysters", "noodles", "pizza", "dessert", "curry", "ramen", "pho", "sushi", "croissants")
+DISH_WORDS = (
+    "pasta",
+    "burgers",
+    "dumplings",
+    "tacos",
+    "oysters",
+    "noodles",
+    "pizza",
+    "dessert",
+    "curry",
+    "ramen",
+    "pho",
+    "sushi",
+    "croissants",
+)
 
 
 def _text_conditions(low: str) -> list[tuple[str, str]]:
@@ -201,7 +329,10 @@ def _text_conditions(low: str) -> list[tuple[str, str]]:
     for pattern, question in TEXT_FEATURES:
         if re.search(pattern, low) and ("reviews", question) not in out:
             out.append(("reviews", question))
-    m = re.search(r"\b(serves?|serving|get|has|have|with|for)\s+(?:good\s+|great\s+|some\s+)?(" + "|".join(DISH_WORDS) + r")\b", low)
+    m = re.search(
+        r"\b(serves?|serving|get|has|have|with|for)\s+(?:good\s+|great\s+|some\s+)?(" + "|".join(DISH_WORDS) + r")\b",
+        low,
+    )
     if m:
         out.append(("popular_dishes", f"does this restaurant serve {m.group(2)}?"))
     return out
@@ -227,7 +358,7 @@ def _places(raw: str, low: str) -> list[str]:
         m = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", taken)
         if m:
             found.append(PLACES[key])
-            taken = taken[: m.start()] + " " * len(key) + taken[m.end():]
+            taken = taken[: m.start()] + " " * len(key) + taken[m.end() :]
     if found:
         return found
     # An unknown capitalised place after "in" / "near" / "around".
@@ -249,7 +380,7 @@ def _foods(low: str) -> list[str]:
         literal = FOOD_WORDS[key]
         if literal not in found:
             found.append(literal)
-        text = text[: m.start()] + " " * len(key) + text[m.end():]
+        text = text[: m.start()] + " " * len(key) + text[m.end() :]
     # keep the order in which they were said
     return sorted(found, key=lambda lit: _first_pos(low, lit))
 
@@ -274,7 +405,10 @@ def _rating(low: str) -> tuple[str, float] | None:
         if m2:
             return (">=", float(m2.group(1)))
     # The habit of §3.1: "good" / "great" become a rating condition.
-    if re.search(r"\b(good|great|excellent|highly rated|well[- ]rated|well[- ]reviewed)\b(?!\s+(for|with|view|views|parking|value|place to|spot for))", low):
+    if re.search(
+        r"\b(good|great|excellent|highly rated|well[- ]rated|well[- ]reviewed)\b(?!\s+(for|with|view|views|parking|value|place to|spot for))",
+        low,
+    ):
         if not re.search(r"\b(top|best|highest)[- ]", low):
             return (">=", 4.0)
     return None
@@ -351,7 +485,11 @@ def parse(utterance: str, history: Sequence[Turn], schema: str, *, seed: int, dr
     follow_up = previous is not None and (
         bool(_FOLLOW_UP.search(low)) or not (_RESTAURANT_NOUN.search(low) or {"location", "name"} & said)
     )
-    frame = merge(frame_from_sql(previous), new, said, relist=bool(_LIST_REQUEST.search(low))) if follow_up and previous else new
+    frame = (
+        merge(frame_from_sql(previous), new, said, relist=bool(_LIST_REQUEST.search(low)))
+        if follow_up and previous
+        else new
+    )
     key = f"{utterance}\x00{previous or ''}"
     frame = _maybe_drop_condition(frame, seed=seed, key=key, rate=drop_rate)
     if frame.suql:
@@ -380,9 +518,24 @@ def merge(old: Frame, new: Frame, said: set[str], *, relist: bool = False) -> Fr
     columns asked for stay.  "Show me a café there instead" (``relist``) asks for a
     list again: a previous "top-rated" or "phone number" is dropped.
     """
-    out = replace(old, locations=list(old.locations), cuisines=list(old.cuisines), prices=list(old.prices), texts=list(old.texts), suql=new.suql or old.suql)
+    out = replace(
+        old,
+        locations=list(old.locations),
+        cuisines=list(old.cuisines),
+        prices=list(old.prices),
+        texts=list(old.texts),
+        suql=new.suql or old.suql,
+    )
     changed = False
-    for slot, attr in (("location", "locations"), ("cuisine", "cuisines"), ("price", "prices"), ("rating", "rating"), ("name", "name"), ("text", "texts"), ("late", "late")):
+    for slot, attr in (
+        ("location", "locations"),
+        ("cuisine", "cuisines"),
+        ("price", "prices"),
+        ("rating", "rating"),
+        ("name", "name"),
+        ("text", "texts"),
+        ("late", "late"),
+    ):
         if slot in said:
             setattr(out, attr, getattr(new, attr))
             changed = True
@@ -399,7 +552,16 @@ def merge(old: Frame, new: Frame, said: set[str], *, relist: bool = False) -> Fr
 
 
 def _maybe_drop_condition(frame: Frame, *, seed: int, key: str, rate: float) -> Frame:
-    conditions = [s for s, v in (("locations", frame.locations), ("cuisines", frame.cuisines), ("prices", frame.prices), ("rating", frame.rating)) if v]
+    conditions = [
+        s
+        for s, v in (
+            ("locations", frame.locations),
+            ("cuisines", frame.cuisines),
+            ("prices", frame.prices),
+            ("rating", frame.rating),
+        )
+        if v
+    ]
     if len(conditions) < 2 or unit(seed, "parse-drop", key) >= rate:
         return frame
     victim = conditions[int(unit(seed, "parse-drop-which", key) * len(conditions))]
@@ -418,9 +580,17 @@ def to_sql(frame: Frame, table: str = "restaurants") -> str:
         parts = [f"{_q(c)} = ANY(cuisines)" for c in frame.cuisines]
         conds.append(parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")")
     if frame.locations:
-        conds.append(f"location = {_q(frame.locations[0])}" if len(frame.locations) == 1 else "location IN (" + ", ".join(_q(v) for v in frame.locations) + ")")
+        conds.append(
+            f"location = {_q(frame.locations[0])}"
+            if len(frame.locations) == 1
+            else "location IN (" + ", ".join(_q(v) for v in frame.locations) + ")"
+        )
     if frame.prices:
-        conds.append(f"price = {_q(frame.prices[0])}" if len(frame.prices) == 1 else "price IN (" + ", ".join(_q(v) for v in frame.prices) + ")")
+        conds.append(
+            f"price = {_q(frame.prices[0])}"
+            if len(frame.prices) == 1
+            else "price IN (" + ", ".join(_q(v) for v in frame.prices) + ")"
+        )
     if frame.rating:
         op, value = frame.rating
         conds.append(f"rating {op} {value:.1f}")

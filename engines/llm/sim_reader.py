@@ -11,6 +11,7 @@ It is shown only the text and the question.  What it knows is general: how dates
 written, the verbs that state where something took place or what someone competed in, and
 a little common sense about sports ("a judoka competes in judo").
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,20 @@ from engines.llm.protocol import Answer
 
 MISREAD_RATE = 0.06  # §6.5: a value read from a passage is another of its kind (another date) 6% of the time
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 DATE = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}} {_MONTH},? \d{{4}}\b|\b{_MONTH} \d{{1,2}}, \d{{4}}\b",
@@ -35,8 +48,20 @@ _ABBREVIATION = re.compile(r"\b(?:St|Mt|Ft|Dr|Mr|Mrs|Ms|Jr|Sr|No|vs|Lt|Gen|Col|P
 SPORT_SENSE: dict[str, tuple[str, ...]] = {
     "judo": ("judo", "judoka"),
     "swimming": ("swimming", "swimmer", "freestyle", "backstroke", "butterfly", "breaststroke", "medley"),
-    "athletics": ("athletics", "hurdler", "hurdles", "sprinter", "sprint", "marathon", "high jump", "long jump",
-                  "javelin", "runner", "decathlon", "heptathlon"),
+    "athletics": (
+        "athletics",
+        "hurdler",
+        "hurdles",
+        "sprinter",
+        "sprint",
+        "marathon",
+        "high jump",
+        "long jump",
+        "javelin",
+        "runner",
+        "decathlon",
+        "heptathlon",
+    ),
     "rowing": ("rowing", "rower", "sculls"),
     "fencing": ("fencing", "fencer", "sabre", "épée", "foil"),
     "wrestling": ("wrestling", "wrestler", "greco-roman"),
@@ -83,8 +108,13 @@ def parse_date(text: str) -> date | None:
 # --- relations a passage states -------------------------------------------------------------------
 
 _PLACE_CUES = (
-    re.compile(r"\b(?:were|was|is|are) held in (?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?)(?:,? (?:in|from|on|between) \d|\.|;|\(|$)", re.I),
-    re.compile(r"\btook place in (?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?)(?:,? (?:in|from|on|between) \d|\.|;|\(|$)", re.I),
+    re.compile(
+        r"\b(?:were|was|is|are) held in (?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?)(?:,? (?:in|from|on|between) \d|\.|;|\(|$)",
+        re.I,
+    ),
+    re.compile(
+        r"\btook place in (?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?)(?:,? (?:in|from|on|between) \d|\.|;|\(|$)", re.I
+    ),
     re.compile(r"^(?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?) hosted\b"),
     re.compile(r"\bhosted by (?P<v>(?:\b(?:St|Mt|Ft)\.\s|[^.;()])+?)(?:,? (?:in|from|on|between) \d|\.|;|\(|$)", re.I),
 )
@@ -193,20 +223,40 @@ def _yes_no(found: Found | None, holds: Callable[[Found], bool]) -> tuple[Answer
 
 
 READINGS: tuple[_Reading, ...] = (
-    _Reading(_rx(r"^(?:was|is) (?:this \w+|he|she|the \w+(?: \w+)?) born on (?P<x>.+?)\??$"),
-             lambda t, m: _yes_no(_birth(t), lambda f: parse_date(f.value) is not None
-                                  and parse_date(f.value) == parse_date(m.group("x")))),
-    _Reading(_rx(r"\b(?:when was .*\bborn|on what date was .*\bborn|(?:birth ?date|date of birth)\b)"), lambda t, m: _value(_birth(t))),
-    _Reading(_rx(r"^(?:were|was) (?:the games|the olympics|it|this|the event) (?:held|hosted) in (?P<x>.+?)\??$"),
-             lambda t, m: _yes_no(_place(t), lambda f: _same_place(m.group("x"), f.value))),
-    _Reading(_rx(r"^(?:did (?P<x>.+?) host the (?:games|olympics)|was (?P<y>.+?) the host city(?: of the (?:games|olympics))?)\??$"),
-             lambda t, m: _yes_no(_place(t), lambda f: _same_place(m.group("x") or m.group("y"), f.value))),
-    _Reading(_rx(r"^(?:where (?:were|was|are|is) .*\b(?:held|hosted|played)|(?:in )?which city (?:hosted|were|was)|what (?:was|is) the host city)"),
-             lambda t, m: _value(_place(t))),
-    _Reading(_rx(r"^did (?:this person|he|she|the \w+(?: \w+)?) (?:compete|take part|participate) in (?P<x>.+?)\??$"),
-             lambda t, m: _competed(t, m.group("x"))),
-    _Reading(_rx(r"^(?:which|what) event did .* (?:compete|take part|participate) in\??$|^in (?:which|what) event did"),
-             lambda t, m: _value(_event(t))),
+    _Reading(
+        _rx(r"^(?:was|is) (?:this \w+|he|she|the \w+(?: \w+)?) born on (?P<x>.+?)\??$"),
+        lambda t, m: _yes_no(
+            _birth(t), lambda f: parse_date(f.value) is not None and parse_date(f.value) == parse_date(m.group("x"))
+        ),
+    ),
+    _Reading(
+        _rx(r"\b(?:when was .*\bborn|on what date was .*\bborn|(?:birth ?date|date of birth)\b)"),
+        lambda t, m: _value(_birth(t)),
+    ),
+    _Reading(
+        _rx(r"^(?:were|was) (?:the games|the olympics|it|this|the event) (?:held|hosted) in (?P<x>.+?)\??$"),
+        lambda t, m: _yes_no(_place(t), lambda f: _same_place(m.group("x"), f.value)),
+    ),
+    _Reading(
+        _rx(
+            r"^(?:did (?P<x>.+?) host the (?:games|olympics)|was (?P<y>.+?) the host city(?: of the (?:games|olympics))?)\??$"
+        ),
+        lambda t, m: _yes_no(_place(t), lambda f: _same_place(m.group("x") or m.group("y"), f.value)),
+    ),
+    _Reading(
+        _rx(
+            r"^(?:where (?:were|was|are|is) .*\b(?:held|hosted|played)|(?:in )?which city (?:hosted|were|was)|what (?:was|is) the host city)"
+        ),
+        lambda t, m: _value(_place(t)),
+    ),
+    _Reading(
+        _rx(r"^did (?:this person|he|she|the \w+(?: \w+)?) (?:compete|take part|participate) in (?P<x>.+?)\??$"),
+        lambda t, m: _competed(t, m.group("x")),
+    ),
+    _Reading(
+        _rx(r"^(?:which|what) event did .* (?:compete|take part|participate) in\??$|^in (?:which|what) event did"),
+        lambda t, m: _value(_event(t)),
+    ),
 )
 
 

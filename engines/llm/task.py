@@ -21,6 +21,7 @@ cancellation, usage and the fallback for an unusable reply kept in that one plac
 
 Adding an LLM task is therefore one ``Task`` (and its template) in the agent's package.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

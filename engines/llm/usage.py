@@ -7,6 +7,7 @@ prices them with the price table of the settings (``Settings.llm_prices``, dated
 ``Settings.llm_prices_as_of``).  :meth:`UsageTotals.as_json` is the ``"usage"`` object of every
 ``--json`` output: ``{"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd"}``.
 """
+
 from __future__ import annotations
 
 import threading
@@ -51,8 +52,9 @@ def cost_usd(usage: Usage, model: str | None, prices: Mapping[str, Any], *, batc
     plain = max((usage.input_tokens or 0) - cached - written, 0)
     read_price = price.cache_read if price.cache_read is not None else price.input
     write_price = price.cache_write if price.cache_write is not None else price.input
-    dollars = (plain * price.input + cached * read_price + written * write_price
-               + (usage.output_tokens or 0) * price.output) / 1_000_000
+    dollars = (
+        plain * price.input + cached * read_price + written * write_price + (usage.output_tokens or 0) * price.output
+    ) / 1_000_000
     return dollars / 2 if batch else dollars
 
 

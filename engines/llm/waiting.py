@@ -6,6 +6,7 @@ stops a wait at once instead of after it, and run their HTTP requests with :func
 so Esc also aborts a request in flight (the coroutine is cancelled on the shared I/O loop,
 which closes its connection) instead of waiting for the response or the timeout.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -5,6 +5,7 @@ into chunks — sentences.  For a question, a row scores the *maximum* over its
 chunks (one review that mentions it is enough); for several conditions the row's
 scores are *summed* (rows like several conditions come first), as in lecture 7 §3.2.
 """
+
 from __future__ import annotations
 
 import re

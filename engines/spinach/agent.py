@@ -26,6 +26,7 @@ Events (``emit``): ``AgentStarted``, a ``StepTaken`` per action, ``RolledBack`` 
 rollback, the LLM's ``CallStarted``/``CallFinished``, and ``AgentFinished``.  ``cancel`` is
 checked before every policy call.
 """
+
 from __future__ import annotations
 
 import threading
@@ -109,10 +110,22 @@ class SpinachAgent:
             reason = self._rollback_reason(name, arg, state) if opts.rollback else None
             if reason is not None:
                 repeated = next((s.index for s in reversed(state) if (s.action, s.argument) == (name, arg)), None)
-                note = (f"(not run: the same action as step {repeated}; rolled back)" if reason == "repeat"
-                        else "(stop while the query it answers with returned no rows; rolled back)")
-                step = Step(index, action.thought, name, arg, note, in_state=len(state), total=index,
-                            rolled_back=True, rollback_reason=reason)
+                note = (
+                    f"(not run: the same action as step {repeated}; rolled back)"
+                    if reason == "repeat"
+                    else "(stop while the query it answers with returned no rows; rolled back)"
+                )
+                step = Step(
+                    index,
+                    action.thought,
+                    name,
+                    arg,
+                    note,
+                    in_state=len(state),
+                    total=index,
+                    rolled_back=True,
+                    rollback_reason=reason,
+                )
                 steps.append(step)
                 emit(StepTaken(step))
                 rollbacks += 1
@@ -127,8 +140,17 @@ class SpinachAgent:
                 finish = "cancelled"
                 break
             row_count = len(outcome.result) if outcome.result is not None else None
-            step = Step(index, action.thought, name, arg, outcome.observation, outcome.feedback, row_count,
-                        in_state=len(state) + 1, total=index)
+            step = Step(
+                index,
+                action.thought,
+                name,
+                arg,
+                outcome.observation,
+                outcome.feedback,
+                row_count,
+                in_state=len(state) + 1,
+                total=index,
+            )
             steps.append(step)
             state.append(step)
             if outcome.result is not None:
@@ -147,7 +169,12 @@ class SpinachAgent:
             finish=finish,
             policy=self.llm.backend.name,
             error=error,
-            meta={"rollbacks": rollbacks, "budget": opts.budget, "total_budget": opts.total_budget, "rollback": opts.rollback},
+            meta={
+                "rollbacks": rollbacks,
+                "budget": opts.budget,
+                "total_budget": opts.total_budget,
+                "rollback": opts.rollback,
+            },
         )
         emit(AgentFinished(trajectory))
         return trajectory
@@ -166,8 +193,14 @@ class SpinachAgent:
         """The latest step in the state that executed ``query`` (compared with whitespace folded)."""
         if query is None:
             return None
-        return next((s for s in reversed(list(state))
-                     if s.action == "execute_sparql" and " ".join(s.argument.split()) == query), None)
+        return next(
+            (
+                s
+                for s in reversed(list(state))
+                if s.action == "execute_sparql" and " ".join(s.argument.split()) == query
+            ),
+            None,
+        )
 
     @classmethod
     def _rollback_reason(cls, name: str, arg: str, state: list[Step]) -> str | None:
@@ -179,8 +212,9 @@ class SpinachAgent:
                 return "premature stop"
         return None
 
-    def _final(self, state: Iterable[Step], results: dict[int, QueryResult], meant: str | None, *,
-               stopped: bool) -> QueryResult | None:
+    def _final(
+        self, state: Iterable[Step], results: dict[int, QueryResult], meant: str | None, *, stopped: bool
+    ) -> QueryResult | None:
         """The answer: the query the standing stop (or, after the budget, the last stop) named; with no stop
         at all, the last query in the state that returned rows.  SPINACH drops a final LIMIT 10."""
         state = list(state)

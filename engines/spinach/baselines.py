@@ -19,6 +19,7 @@ The simulated model's "memory" is the same as the SPINACH policy's (``sim_policy
 baseline reads the gold query or the world's hidden truth — only the gold *entities* are handed to
 the two baselines the paper handed them to.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -55,15 +56,36 @@ def direct_answer(question: str, *, seed: int = 224) -> list[Binding]:
         return rng.sample(list(options), k)
 
     if q.startswith("how many"):
-        return [{"count": {"type": "literal", "value": str(1 + int(unit(seed, "direct-n", question) * 12)),
-                           "datatype": "http://www.w3.org/2001/XMLSchema#integer"}}]
+        return [
+            {
+                "count": {
+                    "type": "literal",
+                    "value": str(1 + int(unit(seed, "direct-n", question) * 12)),
+                    "datatype": "http://www.w3.org/2001/XMLSchema#integer",
+                }
+            }
+        ]
     if re.search(r"\bwhen\b|released", q):
         year = 1950 + int(unit(seed, "direct-y", question) * 70)
-        return [{"date": {"type": "literal", "value": f"{year}-01-01T00:00:00Z",
-                          "datatype": "http://www.w3.org/2001/XMLSchema#dateTime"}}]
+        return [
+            {
+                "date": {
+                    "type": "literal",
+                    "value": f"{year}-01-01T00:00:00Z",
+                    "datatype": "http://www.w3.org/2001/XMLSchema#dateTime",
+                }
+            }
+        ]
     if re.search(r"elevation|high|tall", q):
-        return [{"elevation": {"type": "literal", "value": str(1000 + int(unit(seed, "direct-h", question) * 5000)),
-                               "datatype": "http://www.w3.org/2001/XMLSchema#decimal"}}]
+        return [
+            {
+                "elevation": {
+                    "type": "literal",
+                    "value": str(1000 + int(unit(seed, "direct-h", question) * 5000)),
+                    "datatype": "http://www.w3.org/2001/XMLSchema#decimal",
+                }
+            }
+        ]
     if re.search(r"\bwhere\b|city|place", q):
         return [{"answer": _lit(v)} for v in pick(_PLACES)]
     return [{"answer": _lit(v)} for v in pick(_PEOPLE, 2 if q.startswith("which") or q.startswith("who are") else 1)]
@@ -112,7 +134,9 @@ class TemplateParser:
             if name:
                 masked = re.sub(re.escape(name), "X", masked, flags=re.I)
         words = re.findall(r"\w+", masked.lower())
-        best = max(self.train, key=lambda tp: difflib.SequenceMatcher(None, words, re.findall(r"\w+", tp[0].lower())).ratio())
+        best = max(
+            self.train, key=lambda tp: difflib.SequenceMatcher(None, words, re.findall(r"\w+", tp[0].lower())).ratio()
+        )
         return ParsedQuery(f"SELECT ?x WHERE {{ wd:{entities[0]} wdt:{best[1]} ?x . }}", best[1], best[0])
 
     def synthetic_accuracy(self, world: Any, *, per_template: int = 9, seed: int = 0) -> tuple[int, int]:
@@ -131,7 +155,9 @@ class TemplateParser:
         return right, total
 
 
-def template_answer(parser: TemplateParser, question: str, entities: Sequence[str], endpoint: Endpoint) -> list[Binding]:
+def template_answer(
+    parser: TemplateParser, question: str, entities: Sequence[str], endpoint: Endpoint
+) -> list[Binding]:
     labels = {e: endpoint.label(e) or e for e in entities}
     parsed = parser.parse(question, entities, labels)
     if parsed is None:
@@ -147,12 +173,48 @@ def _stem(word: str) -> str:
     return word[:5]
 
 
-_STOP = {"which", "what", "who", "the", "and", "for", "each", "return", "with", "are", "were", "was", "is", "a", "an",
-         "of", "in", "its", "their", "how", "many", "did", "does", "that", "this", "it", "or", "on", "to"}
+_STOP = {
+    "which",
+    "what",
+    "who",
+    "the",
+    "and",
+    "for",
+    "each",
+    "return",
+    "with",
+    "are",
+    "were",
+    "was",
+    "is",
+    "a",
+    "an",
+    "of",
+    "in",
+    "its",
+    "their",
+    "how",
+    "many",
+    "did",
+    "does",
+    "that",
+    "this",
+    "it",
+    "or",
+    "on",
+    "to",
+}
 
 
-def think_on_graph(question: str, entities: Sequence[str], endpoint: Endpoint, *, depth: int = 2, width: int = 2,
-                   frontier_cap: int = 20) -> list[Binding]:
+def think_on_graph(
+    question: str,
+    entities: Sequence[str],
+    endpoint: Endpoint,
+    *,
+    depth: int = 2,
+    width: int = 2,
+    frontier_cap: int = 20,
+) -> list[Binding]:
     """Walk from the gold entities along the best-matching relations; answer with where it ends."""
     if not entities:
         return []
@@ -163,15 +225,15 @@ def think_on_graph(question: str, entities: Sequence[str], endpoint: Endpoint, *
         values = " ".join(f"wd:{e}" for e in frontier)
         res = endpoint.execute(
             "SELECT ?p ?dir ?o WHERE { VALUES ?e { " + values + " } "
-            "{ ?e ?p ?o . BIND(\"out\" AS ?dir) } UNION { ?o ?p ?e . BIND(\"in\" AS ?dir) } "
-            f"FILTER(STRSTARTS(STR(?p), \"{WDT}\") && isIRI(?o)) }}"
+            '{ ?e ?p ?o . BIND("out" AS ?dir) } UNION { ?o ?p ?e . BIND("in" AS ?dir) } '
+            f'FILTER(STRSTARTS(STR(?p), "{WDT}") && isIRI(?o)) }}'
         )
         edges: dict[tuple[str, str], list[str]] = {}
         for b in res.bindings:
-            pid = b["p"]["value"][len(WDT):]
+            pid = b["p"]["value"][len(WDT) :]
             o = b["o"]["value"]
             if o.startswith(WD):
-                edges.setdefault((pid, b["dir"]["value"]), []).append(o[len(WD):])
+                edges.setdefault((pid, b["dir"]["value"]), []).append(o[len(WD) :])
         if not edges:
             break
 

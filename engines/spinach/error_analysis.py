@@ -4,6 +4,7 @@ against the gold query.
 The lecture's five classes come first (:data:`LECTURE_CLASSES`); the others name what the reader of a
 trajectory can also tell apart (an ambiguous label, a probe named as the answer, no answer at all).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,8 +12,17 @@ from typing import Any
 from engines.spinach.scoring import answer_step
 from engines.spinach.shape import Shape, query_shape
 
-ERROR_CLASSES = ("complex clause", "property / structure", "format", "extra condition", "ran out of actions",
-                 "wrong entity", "a probe as the answer", "no answer", "other")
+ERROR_CLASSES = (
+    "complex clause",
+    "property / structure",
+    "format",
+    "extra condition",
+    "ran out of actions",
+    "wrong entity",
+    "a probe as the answer",
+    "no answer",
+    "other",
+)
 LECTURE_CLASSES = ERROR_CLASSES[:5]
 
 
@@ -24,8 +34,10 @@ def _probe_answer(trajectory: Any, final: Shape) -> bool:
     answer = answer_step(trajectory)
     if answer is None:  # no stop named a query with rows: the latest step that ran the final query, if any
         final_text = " ".join((trajectory.final_sparql or "").split())
-        answer = next((s for s in reversed(state) if s.action == "execute_sparql" and " ".join(s.argument.split()) == final_text),
-                      None)
+        answer = next(
+            (s for s in reversed(state) if s.action == "execute_sparql" and " ".join(s.argument.split()) == final_text),
+            None,
+        )
     if answer is None:
         return False
     until = next(i for i, s in enumerate(state) if s is answer)
@@ -71,8 +83,12 @@ def classify_error(trajectory: Any, gold_sparql: str) -> str:
     if want.properties != got.properties:
         return "property / structure"
     keys = ("order", "limit", "aggregate", "group", "filter", "having")
-    if (want.paths != got.paths or want.qualifiers != got.qualifiers or (want.order, want.limit) != (got.order, got.limit)
-            or any(want.counts.get(k, 0) != got.counts.get(k, 0) for k in keys)):
+    if (
+        want.paths != got.paths
+        or want.qualifiers != got.qualifiers
+        or (want.order, want.limit) != (got.order, got.limit)
+        or any(want.counts.get(k, 0) != got.counts.get(k, 0) for k in keys)
+    ):
         return "complex clause"
     if want.columns != got.columns:
         return "format"
@@ -82,7 +98,6 @@ def classify_error(trajectory: Any, gold_sparql: str) -> str:
 def saw_no_error(trajectory: Any) -> bool:
     """No executed query in the trajectory failed: the agent never saw an error signal."""
     return all(s.feedback == "rows" for s in trajectory.state if s.action == "execute_sparql")
-
 
 
 __all__ = ["ERROR_CLASSES", "LECTURE_CLASSES", "classify_error", "saw_no_error"]

@@ -7,6 +7,7 @@ executing the gold SPARQL on the same endpoint — the only place gold is read. 
 per-category scores, bootstrap intervals, the histogram of actions per question (paper table 5)
 and the average number of rollbacks.
 """
+
 from __future__ import annotations
 
 import threading
@@ -81,7 +82,9 @@ class Report:
         everything = [s for v in self.spinach.values() for s in v]
         return {
             "sets": sets,
-            "baselines": {name: {k: self.summary(v) for k, v in by_set.items()} for name, by_set in self.baselines.items()},
+            "baselines": {
+                name: {k: self.summary(v) for k, v in by_set.items()} for name, by_set in self.baselines.items()
+            },
             "actions": {label: round(100 * n / total, 1) for label, n in hist.items()},
             "mean_actions": round(_mean([s.actions for s in everything]), 2),
             "mean_rollbacks": round(_mean([s.rollbacks for s in everything]), 2),
@@ -132,8 +135,18 @@ def evaluate(
             report.trajectories[q.id] = trajectory
             pred, g = list(trajectory.answer), gold[q.id]
             f1 = row_f1(pred, g)
-            scored.append(Scored(q.id, q.category, f1, em_of(f1), set_f1(pred, g),
-                                 trajectory.actions_in_state, trajectory.rollbacks, trajectory.finish))
+            scored.append(
+                Scored(
+                    q.id,
+                    q.category,
+                    f1,
+                    em_of(f1),
+                    set_f1(pred, g),
+                    trajectory.actions_in_state,
+                    trajectory.rollbacks,
+                    trajectory.finish,
+                )
+            )
             done += 1
             if progress is not None:
                 progress(q.id, done, total)

@@ -6,6 +6,7 @@ discards a step (a repeat, or a stop while the last query returned no rows), and
 ``AgentFinished`` with the whole trajectory.  The LLM's own ``CallStarted``/``CallFinished``
 arrive in between through the same ``emit``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -13,6 +13,7 @@ The answer rule is the agent's (:meth:`SpinachAgent.answer_query`, ``SpinachAgen
 not a copy of it: a ``stop(SPARQL)`` answers with the query it names, a bare ``stop()`` with the
 last query that ran; with no stop at all, the last query in the state that returned rows.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -68,8 +69,14 @@ def with_answer_rows(session: SpinachSession, trajectory: Trajectory) -> Traject
     return replace(trajectory, answer=result.bindings, columns=result.columns)
 
 
-def score_run(session: SpinachSession, trajectory: Trajectory, question: KGQuestion | None, *, source: str = "run",
-              others: int = 0) -> Scored:
+def score_run(
+    session: SpinachSession,
+    trajectory: Trajectory,
+    question: KGQuestion | None,
+    *,
+    source: str = "run",
+    others: int = 0,
+) -> Scored:
     """Score ``trajectory`` (its answer rows as they are) against ``question``'s gold answer; unscored without one."""
     if question is None:
         return Scored(trajectory, None, source=source, others=others)
@@ -118,5 +125,14 @@ def answer_step(trajectory: Trajectory) -> Step | None:
     return next((s for s in reversed(state) if s.action == "execute_sparql" and s.feedback == "rows"), None)
 
 
-__all__ = ["Scored", "answer_step", "answered_by", "budgets", "find_question", "question_key", "score_loaded",
-           "score_run", "with_answer_rows"]
+__all__ = [
+    "Scored",
+    "answer_step",
+    "answered_by",
+    "budgets",
+    "find_question",
+    "question_key",
+    "score_loaded",
+    "score_run",
+    "with_answer_rows",
+]

@@ -9,6 +9,7 @@
 The question sets (with their gold SPARQL) are evaluator data: the session hands the agent only a
 question's text; gold rows are computed here, for scoring, by running the gold query.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -39,7 +40,9 @@ class SpinachSession:
         try:
             return self.questions.by_id(question_id)
         except KeyError:
-            raise EngineError(f"No question {question_id!r}: ids look like simple_01 … simple_40 and c1_1 … c8_7.") from None
+            raise EngineError(
+                f"No question {question_id!r}: ids look like simple_01 … simple_40 and c1_1 … c8_7."
+            ) from None
 
     def gold(self, question_id: str) -> tuple[Mapping[str, Any], ...]:
         """The gold answer rows of a question (its gold query, executed)."""
@@ -54,12 +57,25 @@ class SpinachSession:
 
     def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> SpinachSession:
         """The same world and endpoint with another policy (e.g. claude next to sim)."""
-        return SpinachSession(self.settings, self.world, self.endpoint, llm,
-                              SpinachAgent(self.endpoint, llm, options or self.agent.options), self.questions, self._gold)
+        return SpinachSession(
+            self.settings,
+            self.world,
+            self.endpoint,
+            llm,
+            SpinachAgent(self.endpoint, llm, options or self.agent.options),
+            self.questions,
+            self._gold,
+        )
 
 
-def open_spinach(settings: Settings | None = None, *, store: str = "memory", world: kg.KGWorld | None = None,
-                 options: AgentOptions | None = None, llm: LLM | None = None) -> SpinachSession:
+def open_spinach(
+    settings: Settings | None = None,
+    *,
+    store: str = "memory",
+    world: kg.KGWorld | None = None,
+    options: AgentOptions | None = None,
+    llm: LLM | None = None,
+) -> SpinachSession:
     """Build the world (default seed), its endpoint, the LLM the settings choose and the agent.
 
     Raises ``ConfigurationError`` when the settings choose ``claude`` without an API key.

@@ -3,6 +3,7 @@
 Used to compare an agent's final query with the gold query (:mod:`engines.spinach.error_analysis`, lecture 8
 §4.4) and to measure how complex a question set is (§5.1).  The label service is formatting and is left out.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,9 @@ def _prefix_lines() -> str:
 class Shape:
     """What a query is made of, read from its parse tree (the label service is formatting and left out)."""
 
-    counts: Mapping[str, int]  # triples, filter, optional, union, minus, bind, values, subquery, group, having, order, limit, aggregate
+    counts: Mapping[
+        str, int
+    ]  # triples, filter, optional, union, minus, bind, values, subquery, group, having, order, limit, aggregate
     columns: int  # projected variables and expressions, label/description columns left out
     label_only: bool  # every projected column is a label
     properties: frozenset[str]  # PIDs used (any prefix)
@@ -40,8 +43,21 @@ class Shape:
     order: str  # "" or "ASC ?x" / "DESC ?x"
     limit: str  # "" or the limit
 
-    CLAUSES = ("triples", "filter", "optional", "union", "minus", "bind", "values", "subquery", "group", "having",
-               "order", "limit", "aggregate")
+    CLAUSES = (
+        "triples",
+        "filter",
+        "optional",
+        "union",
+        "minus",
+        "bind",
+        "values",
+        "subquery",
+        "group",
+        "having",
+        "order",
+        "limit",
+        "aggregate",
+    )
 
     @property
     def clauses(self) -> int:
@@ -64,7 +80,11 @@ def query_shape(query: str) -> Shape:
     qualifiers = False
 
     def pname(node: Any) -> str:
-        return f"{node.get('prefix')}:{node.get('localname')}" if isinstance(node, CompValue) and node.name == "pname" else ""
+        return (
+            f"{node.get('prefix')}:{node.get('localname')}"
+            if isinstance(node, CompValue) and node.name == "pname"
+            else ""
+        )
 
     def path_text(node: Any) -> str:
         if isinstance(node, CompValue):
@@ -159,8 +179,17 @@ def query_shape(query: str) -> Shape:
     lo = query_node.get("limitoffset") if "limitoffset" in query_node else None
     if lo is not None and "limit" in lo:
         limit = str(lo["limit"])
-    return Shape(dict(counts), columns, columns == 0 and labels > 0, frozenset(props), frozenset(paths), qualifiers,
-                 frozenset(entities), order, limit)
+    return Shape(
+        dict(counts),
+        columns,
+        columns == 0 and labels > 0,
+        frozenset(props),
+        frozenset(paths),
+        qualifiers,
+        frozenset(entities),
+        order,
+        limit,
+    )
 
 
 def _variables(node: Any) -> list:

@@ -28,6 +28,7 @@ likelier right after a repeat), stopping although the last query returned nothin
 Every draw is :func:`engines.llm.seeded.unit` keyed on (seed, question, what is decided, where in
 the state, ``sample``); the agent raises ``sample`` after each rollback, so a retry differs.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,9 +39,30 @@ from engines.llm.seeded import unit
 from engines.spinach.tasks import PolicyAction, PolicyStep
 
 P_MEMORY: Mapping[str, float] = {
-    "P31": 0.95, "P279": 0.9, "P17": 0.85, "P106": 0.85, "P19": 0.85, "P27": 0.8, "P57": 0.8, "P569": 0.8,
-    "P577": 0.75, "P161": 0.75, "P166": 0.75, "P131": 0.7, "P69": 0.7, "P112": 0.7, "P159": 0.7, "P361": 0.7,
-    "P585": 0.6, "P184": 0.6, "P185": 0.6, "P2048": 0.6, "P1303": 0.5, "P840": 0.5, "P915": 0.5, "P2044": 0.5,
+    "P31": 0.95,
+    "P279": 0.9,
+    "P17": 0.85,
+    "P106": 0.85,
+    "P19": 0.85,
+    "P27": 0.8,
+    "P57": 0.8,
+    "P569": 0.8,
+    "P577": 0.75,
+    "P161": 0.75,
+    "P166": 0.75,
+    "P131": 0.7,
+    "P69": 0.7,
+    "P112": 0.7,
+    "P159": 0.7,
+    "P361": 0.7,
+    "P585": 0.6,
+    "P184": 0.6,
+    "P185": 0.6,
+    "P2048": 0.6,
+    "P1303": 0.5,
+    "P840": 0.5,
+    "P915": 0.5,
+    "P2044": 0.5,
     "P1416": 0.4,
 }
 
@@ -68,19 +90,48 @@ DEFAULT = PolicyParams()
 
 # relation -> (the PID it really is, the words an expert searches for it)
 RELATIONS: Mapping[str, tuple[str, str]] = {
-    "instance": ("P31", "instance of"), "occupation": ("P106", "occupation"), "birthplace": ("P19", "place of birth"),
-    "instrument": ("P1303", "instrument"), "director": ("P57", "director"), "founder": ("P112", "founded by"),
-    "headquarters": ("P159", "headquarters"), "elevation": ("P2044", "elevation"), "height": ("P2048", "height"),
-    "released": ("P577", "publication date"), "educated": ("P69", "educated at"), "cast": ("P161", "cast member"),
-    "country": ("P17", "country"), "located": ("P131", "located in"), "subclass": ("P279", "subclass of"),
-    "student": ("P185", "doctoral student"), "advisor": ("P184", "doctoral advisor"), "award": ("P166", "award received"),
-    "time": ("P585", "point in time"), "set_in": ("P840", "set in"), "filmed_in": ("P915", "filmed in"),
-    "affiliation": ("P1416", "affiliation"), "part_of": ("P361", "part of"),
+    "instance": ("P31", "instance of"),
+    "occupation": ("P106", "occupation"),
+    "birthplace": ("P19", "place of birth"),
+    "instrument": ("P1303", "instrument"),
+    "director": ("P57", "director"),
+    "founder": ("P112", "founded by"),
+    "headquarters": ("P159", "headquarters"),
+    "elevation": ("P2044", "elevation"),
+    "height": ("P2048", "height"),
+    "released": ("P577", "publication date"),
+    "educated": ("P69", "educated at"),
+    "cast": ("P161", "cast member"),
+    "country": ("P17", "country"),
+    "located": ("P131", "located in"),
+    "subclass": ("P279", "subclass of"),
+    "student": ("P185", "doctoral student"),
+    "advisor": ("P184", "doctoral advisor"),
+    "award": ("P166", "award received"),
+    "time": ("P585", "point in time"),
+    "set_in": ("P840", "set in"),
+    "filmed_in": ("P915", "filmed in"),
+    "affiliation": ("P1416", "affiliation"),
+    "part_of": ("P361", "part of"),
 }
 # what a model misremembers a PID as
-CONFUSED_WITH: Mapping[str, str] = {"P840": "P915", "P915": "P840", "P2044": "P2048", "P184": "P185", "P185": "P184",
-                                    "P1303": "P1416", "P1416": "P69", "P19": "P20", "P159": "P131", "P112": "P170",
-                                    "P577": "P571", "P69": "P108", "P57": "P58", "P161": "P175", "P166": "P1411"}
+CONFUSED_WITH: Mapping[str, str] = {
+    "P840": "P915",
+    "P915": "P840",
+    "P2044": "P2048",
+    "P184": "P185",
+    "P185": "P184",
+    "P1303": "P1416",
+    "P1416": "P69",
+    "P19": "P20",
+    "P159": "P131",
+    "P112": "P170",
+    "P577": "P571",
+    "P69": "P108",
+    "P57": "P58",
+    "P161": "P175",
+    "P166": "P1411",
+}
 
 # --- reading the question -------------------------------------------------------------------
 
@@ -116,13 +167,21 @@ class Goal:
 
 
 _NUM = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10}
-_PLURAL = {"musicians": "musician", "physicists": "physicist", "mathematicians": "mathematician",
-           "film directors": "film director", "directors": "film director", "actors": "actor", "actresses": "actor",
-           "entrepreneurs": "entrepreneur", "people": None}
+_PLURAL = {
+    "musicians": "musician",
+    "physicists": "physicist",
+    "mathematicians": "mathematician",
+    "film directors": "film director",
+    "directors": "film director",
+    "actors": "actor",
+    "actresses": "actor",
+    "entrepreneurs": "entrepreneur",
+    "people": None,
+}
 
 
 def _split_hint(text: str) -> tuple[str, str]:
-    """"Northern Lights, the 2011 film" -> ("Northern Lights", "2011 film")."""
+    """ "Northern Lights, the 2011 film" -> ("Northern Lights", "2011 film")."""
     text = text.strip().rstrip("?.,").strip()
     m = re.match(r"^(.*?),\s*(?:the\s+)?(.+?)\s*,?$", text)
     if m and m.group(1):
@@ -142,8 +201,11 @@ def read_question(question: str) -> Goal:
     # C1: musicians and instrument classes
     m = re.match(r"^(Which|How many) musicians play an? (.+? instrument)\?", q, re.I)
     if m:
-        cl = (Clause("isa", ("?musician", "@musician", "occupation")), Clause("rel", ("?musician", "instrument", "?instrument")),
-              Clause("inst_class", ("?instrument", "@cls")))
+        cl = (
+            Clause("isa", ("?musician", "@musician", "occupation")),
+            Clause("rel", ("?musician", "instrument", "?instrument")),
+            Clause("inst_class", ("?instrument", "@cls")),
+        )
         ments = (Mention("musician", "musician"), Mention("cls", m.group(2)))
         if m.group(1).lower() == "how many":
             return Goal(ments, cl, count="?musician")
@@ -151,25 +213,47 @@ def read_question(question: str) -> Goal:
     # C7 (with instruments)
     m = re.match(r"^Which musicians affiliated with (.+?) or its school of music play an? (.+? instrument)\?", q, re.I)
     if m:
-        cl = (Clause("isa", ("?musician", "@musician", "occupation")), Clause("affiliation", ("?musician", "@org")),
-              Clause("rel", ("?musician", "instrument", "?instrument")), Clause("inst_class", ("?instrument", "@cls")))
-        return Goal((Mention("musician", "musician"), M("org", m.group(1)), Mention("cls", m.group(2))), cl,
-                    ("?musician", "?instrument") if two else ("?musician",))
+        cl = (
+            Clause("isa", ("?musician", "@musician", "occupation")),
+            Clause("affiliation", ("?musician", "@org")),
+            Clause("rel", ("?musician", "instrument", "?instrument")),
+            Clause("inst_class", ("?instrument", "@cls")),
+        )
+        return Goal(
+            (Mention("musician", "musician"), M("org", m.group(1)), Mention("cls", m.group(2))),
+            cl,
+            ("?musician", "?instrument") if two else ("?musician",),
+        )
     m = re.match(r"^Which musicians are affiliated with (.+?)(?:, including its school of music)?\?", q, re.I)
     if m:
         cl = (Clause("isa", ("?musician", "@musician", "occupation")), Clause("affiliation", ("?musician", "@org")))
         return Goal((Mention("musician", "musician"), M("org", m.group(1))), cl, ("?musician",))
     if re.match(r"^How many musicians are affiliated with each university", q, re.I):
-        cl = (Clause("isa", ("?university", "@university", "instance")), Clause("isa", ("?musician", "@musician", "occupation")),
-              Clause("affiliation_any", ("?musician", "?university")))
-        return Goal((Mention("musician", "musician"), Mention("university", "university")), cl, ("?university",),
-                    count="?musician", group_by=("?university",))
+        cl = (
+            Clause("isa", ("?university", "@university", "instance")),
+            Clause("isa", ("?musician", "@musician", "occupation")),
+            Clause("affiliation_any", ("?musician", "?university")),
+        )
+        return Goal(
+            (Mention("musician", "musician"), Mention("university", "university")),
+            cl,
+            ("?university",),
+            count="?musician",
+            group_by=("?university",),
+        )
     # C2: people of an occupation born in a country
-    m = re.match(r"^(Which|How many) (musicians|physicists|mathematicians|film directors|directors|actors|actresses|entrepreneurs) were born in (.+?)\?", q, re.I)
+    m = re.match(
+        r"^(Which|How many) (musicians|physicists|mathematicians|film directors|directors|actors|actresses|entrepreneurs) were born in (.+?)\?",
+        q,
+        re.I,
+    )
     if m:
         occ = _PLURAL[m.group(2).lower()]
-        cl = (Clause("isa", ("?person", "@occ", "occupation")), Clause("rel", ("?person", "birthplace", "?place")),
-              Clause("in_country", ("?place", "@country")))
+        cl = (
+            Clause("isa", ("?person", "@occ", "occupation")),
+            Clause("rel", ("?person", "birthplace", "?place")),
+            Clause("in_country", ("?place", "@country")),
+        )
         ments = (Mention("occ", occ or ""), M("country", m.group(3)))
         if m.group(1).lower() == "how many":
             return Goal(ments, cl, count="?person")
@@ -182,46 +266,80 @@ def read_question(question: str) -> Goal:
         if m.group(1).lower() == "how many":
             return Goal(ments, cl, count="?person")
         if re.search(r"\boccupation\b", q, re.I):
-            return Goal(ments, cl + (Clause("rel", ("?person", "occupation", "?occupation")),), ("?person", "?occupation"))
+            return Goal(
+                ments, cl + (Clause("rel", ("?person", "occupation", "?occupation")),), ("?person", "?occupation")
+            )
         return Goal(ments, cl, ("?person",))
     # C3: superlatives over mountains
-    m = re.match(r"^What is the (highest|lowest|tallest) mountain in (.+?), and (?:how high is it|what is its (elevation|height))\?", q, re.I)
+    m = re.match(
+        r"^What is the (highest|lowest|tallest) mountain in (.+?), and (?:how high is it|what is its (elevation|height))\?",
+        q,
+        re.I,
+    )
     if m:
         rel = "elevation" if (m.group(3) or "").lower() == "elevation" else "height"
-        cl = (Clause("isa", ("?mountain", "@mountain", "instance")), Clause("in_place", ("?mountain", "@region")),
-              Clause("height", ("?mountain", "?elevation", rel)))
-        return Goal((Mention("mountain", "mountain"), M("region", m.group(2))), cl, ("?mountain", "?elevation"),
-                    order=("?elevation", "ASC" if m.group(1).lower() == "lowest" else "DESC"), limit=1)
+        cl = (
+            Clause("isa", ("?mountain", "@mountain", "instance")),
+            Clause("in_place", ("?mountain", "@region")),
+            Clause("height", ("?mountain", "?elevation", rel)),
+        )
+        return Goal(
+            (Mention("mountain", "mountain"), M("region", m.group(2))),
+            cl,
+            ("?mountain", "?elevation"),
+            order=("?elevation", "ASC" if m.group(1).lower() == "lowest" else "DESC"),
+            limit=1,
+        )
     m = re.match(r"^What are the (\w+) (highest|lowest|tallest) mountains in (.+?)\?", q, re.I)
     if m:
         n = _NUM.get(m.group(1).lower()) or (int(m.group(1)) if m.group(1).isdigit() else 3)
-        cl = (Clause("isa", ("?mountain", "@mountain", "instance")), Clause("in_place", ("?mountain", "@region")),
-              Clause("height", ("?mountain", "?elevation", "height")))
-        return Goal((Mention("mountain", "mountain"), M("region", m.group(3))), cl, ("?mountain", "?elevation"),
-                    order=("?elevation", "ASC" if m.group(2).lower() == "lowest" else "DESC"), limit=n)
+        cl = (
+            Clause("isa", ("?mountain", "@mountain", "instance")),
+            Clause("in_place", ("?mountain", "@region")),
+            Clause("height", ("?mountain", "?elevation", "height")),
+        )
+        return Goal(
+            (Mention("mountain", "mountain"), M("region", m.group(3))),
+            cl,
+            ("?mountain", "?elevation"),
+            order=("?elevation", "ASC" if m.group(2).lower() == "lowest" else "DESC"),
+            limit=n,
+        )
     # C4: academic genealogy
     m = re.match(r"^Who (?:were|are) the (?:doctoral|PhD) students of (.+?)\?", q, re.I)
     if m:
         return Goal((M("advisor", m.group(1)),), (Clause("students", ("?student", "@advisor")),), ("?student",))
     m = re.match(r"^Who are the academic descendants of (.+?)(?: \(|\?)", q, re.I)
     if m:
-        return Goal((M("advisor", m.group(1)),), (Clause("descendants", ("?descendant", "?advisor", "@advisor")),),
-                    ("?descendant", "?advisor") if two or "advisor" in q.lower() else ("?descendant",))
+        return Goal(
+            (M("advisor", m.group(1)),),
+            (Clause("descendants", ("?descendant", "?advisor", "@advisor")),),
+            ("?descendant", "?advisor") if two or "advisor" in q.lower() else ("?descendant",),
+        )
     # C5: awards and their dates
     m = re.match(r"^Who received the (.+?), and when\?", q, re.I)
     if m:
-        return Goal((M("award", m.group(1)),), (Clause("award", ("?laureate", "@award", "?date")),), ("?laureate", "?date"))
+        return Goal(
+            (M("award", m.group(1)),), (Clause("award", ("?laureate", "@award", "?date")),), ("?laureate", "?date")
+        )
     m = re.match(r"^Who received the (.+?) in (\d{4}) or later\?", q, re.I)
     if m:
-        return Goal((M("award", m.group(1)),), (Clause("award", ("?laureate", "@award", "?date")),), ("?laureate",),
-                    year_from=("?date", int(m.group(2))))
+        return Goal(
+            (M("award", m.group(1)),),
+            (Clause("award", ("?laureate", "@award", "?date")),),
+            ("?laureate",),
+            year_from=("?date", int(m.group(2))),
+        )
     # C6: films and their locations
     m = re.match(r"^Which films (?:are|were) (set|filmed|shot) in (cities of )?(.+?)\?", q, re.I)
     if m:
         which = "set_in" if m.group(1).lower() == "set" else "filmed_in"
         out = "?city" if which == "set_in" else "?location"
-        cl = (Clause("isa", ("?film", "@film", "instance")), Clause("location", ("?film", out, which)),
-              Clause("in_place", (out, "@place")))
+        cl = (
+            Clause("isa", ("?film", "@film", "instance")),
+            Clause("location", ("?film", out, which)),
+            Clause("in_place", (out, "@place")),
+        )
         return Goal((Mention("film", "film"), M("place", m.group(3))), cl, ("?film", out) if two else ("?film",))
     # simple facts
     facts = (
@@ -248,7 +366,28 @@ def read_question(question: str) -> Goal:
             return Goal((M("e", m.group(1)),), (Clause("rel", ("@e", rel, var)),), (var,))
     # not understood: look the named things up and read their pages
     names = re.findall(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|in|de|van|von|[A-Z][\w'-]*))*[A-Z]?[\w'-]*", q)
-    names = [n for n in names if n.split()[0] not in ("Which", "Who", "What", "Where", "When", "How", "Return", "For", "In", "The", "Is", "Are", "Did", "Does", "List")]
+    names = [
+        n
+        for n in names
+        if n.split()[0]
+        not in (
+            "Which",
+            "Who",
+            "What",
+            "Where",
+            "When",
+            "How",
+            "Return",
+            "For",
+            "In",
+            "The",
+            "Is",
+            "Are",
+            "Did",
+            "Does",
+            "List",
+        )
+    ]
     return Goal(tuple(Mention(f"n{i}", n) for i, n in enumerate(names[:3])), (), (), understood=False)
 
 
@@ -258,10 +397,15 @@ _HIT = re.compile(r"^(?P<label>.+?) \((?P<id>[QP]\d+)\): ?(?P<desc>[^\t]*)(?:\tD
 _ROW_ID = re.compile(r"\bQ\d+\b")
 _MOUNTAINISH = re.compile(r"\b(mount|peak|ridge|spire|dome|crag|horn|tor|needle|fell|pike|summit|ben|hill)\b", re.I)
 _SUITED = {  # which tool reveals which quirk best (§3.7)
-    "subclass_not_instance": "get_wikidata_entry", "place_without_country": "get_wikidata_entry",
-    "advisor_on_student": "get_wikidata_entry", "two_locations": "get_wikidata_entry",
-    "school_part_of": "get_wikidata_entry", "has_P2044": "get_wikidata_entry", "nested_location": "execute_sparql",
-    "award_qualifier": "get_property_examples", "height_is_for_people": "get_property_examples",
+    "subclass_not_instance": "get_wikidata_entry",
+    "place_without_country": "get_wikidata_entry",
+    "advisor_on_student": "get_wikidata_entry",
+    "two_locations": "get_wikidata_entry",
+    "school_part_of": "get_wikidata_entry",
+    "has_P2044": "get_wikidata_entry",
+    "nested_location": "execute_sparql",
+    "award_qualifier": "get_property_examples",
+    "height_is_for_people": "get_property_examples",
 }
 
 
@@ -299,7 +443,9 @@ def _feedback(observation: str) -> str:
         return "timeout"
     if observation.startswith("Query refused"):
         return "refused"
-    if re.search(r"^\[\d+ rows? x \d+ columns?\]", observation.splitlines()[-1] if observation else "") or observation in ("True", "False"):
+    if re.search(
+        r"^\[\d+ rows? x \d+ columns?\]", observation.splitlines()[-1] if observation else ""
+    ) or observation in ("True", "False"):
         return "rows"
     return "syntax_error"
 
@@ -367,9 +513,14 @@ def _resolve(mind: Mind, mention: Mention) -> str | None:
     if not items:
         return ""
     exact = [h for h in items if h[1].casefold() == mention.text.casefold()] or items
-    if len(exact) > 1 and mention.hint and mind.draw("disambiguate", mention.text, mention.hint) < mind.params.p_disambiguate:
-        words = [w for w in re.findall(r"\w+", mention.hint.casefold()) if w not in ("the", "city", "in", "film")] or \
-            re.findall(r"\w+", mention.hint.casefold())
+    if (
+        len(exact) > 1
+        and mention.hint
+        and mind.draw("disambiguate", mention.text, mention.hint) < mind.params.p_disambiguate
+    ):
+        words = [
+            w for w in re.findall(r"\w+", mention.hint.casefold()) if w not in ("the", "city", "in", "film")
+        ] or re.findall(r"\w+", mention.hint.casefold())
         for h in exact:
             if all(w in h[2].casefold() for w in words):
                 return h[0]
@@ -521,9 +672,17 @@ def _fragment(mind: Mind, c: Clause, variant: int, bind: list[str]) -> str | Non
         return p and f"{a[0]} wdt:{p} {a[1]} ."
     if k == "affiliation":
         org = ent(a[1])
-        return f"{a[0]} wdt:P1416 ?organization . ?organization wdt:P361* {org} ." if variant else f"{a[0]} wdt:P1416 {org} ."
+        return (
+            f"{a[0]} wdt:P1416 ?organization . ?organization wdt:P361* {org} ."
+            if variant
+            else f"{a[0]} wdt:P1416 {org} ."
+        )
     if k == "affiliation_any":
-        return f"{a[0]} wdt:P1416 ?organization . ?organization wdt:P361* {a[1]} ." if variant else f"{a[0]} wdt:P1416 {a[1]} ."
+        return (
+            f"{a[0]} wdt:P1416 ?organization . ?organization wdt:P361* {a[1]} ."
+            if variant
+            else f"{a[0]} wdt:P1416 {a[1]} ."
+        )
     return None
 
 
@@ -536,15 +695,29 @@ def _clause_pid(mind: Mind, c: Clause) -> str:
         return RELATIONS[a[1]][0]
     if k in ("height", "location"):
         return RELATIONS[a[2]][0]
-    return {"in_country": "P17", "in_place": "P131", "inst_class": "P279", "students": "P185", "descendants": "P185",
-            "award": "P585", "affiliation": "P1416", "affiliation_any": "P1416"}.get(k, "P31")
+    return {
+        "in_country": "P17",
+        "in_place": "P131",
+        "inst_class": "P279",
+        "students": "P185",
+        "descendants": "P185",
+        "award": "P585",
+        "affiliation": "P1416",
+        "affiliation_any": "P1416",
+    }.get(k, "P31")
 
 
 FIX_FACTS: Mapping[str, tuple[str, ...]] = {
-    "inst_class": ("subclass_not_instance",), "in_country": ("place_without_country",),
-    "in_place": ("nested_location", "place_without_country"), "students": ("advisor_on_student",),
-    "descendants": ("advisor_on_student",), "award": ("award_qualifier",), "affiliation": ("school_part_of",),
-    "affiliation_any": ("school_part_of",), "height": ("has_P2044",), "location": ("two_locations",),
+    "inst_class": ("subclass_not_instance",),
+    "in_country": ("place_without_country",),
+    "in_place": ("nested_location", "place_without_country"),
+    "students": ("advisor_on_student",),
+    "descendants": ("advisor_on_student",),
+    "award": ("award_qualifier",),
+    "affiliation": ("school_part_of",),
+    "affiliation_any": ("school_part_of",),
+    "height": ("has_P2044",),
+    "location": ("two_locations",),
 }
 
 
@@ -588,8 +761,13 @@ def _probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]
         frag = _fragment(mind, isa, 0, bind) if isa else None
         p = _pid(mind, a[2])[0] or "P2048"
         if frag:
-            out.append(("execute_sparql", f"SELECT {subject_var} WHERE {{ {frag} }} LIMIT 5",
-                        "The result looks wrong (empty). Debug by running a simpler fragment."))
+            out.append(
+                (
+                    "execute_sparql",
+                    f"SELECT {subject_var} WHERE {{ {frag} }} LIMIT 5",
+                    "The result looks wrong (empty). Debug by running a simpler fragment.",
+                )
+            )
         out.append(("get_property_examples", p, f"Check how {p} is really used."))
         ids = _var_ids(mind, subject_var) if frag else []
         if not ids and a[0].startswith("@"):
@@ -598,15 +776,26 @@ def _probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]
         if ids:
             out.append(("get_wikidata_entry", ids[0], f"Look at {ids[0]} to see which properties it actually has."))
     elif k == "inst_class":
-        out.append(("execute_sparql", f"SELECT ?instrument WHERE {{ ?musician wdt:{_pid(mind, 'instrument')[0] or 'P1303'} ?instrument . }} LIMIT 5",
-                    "Check what the instrument values look like."))
+        out.append(
+            (
+                "execute_sparql",
+                f"SELECT ?instrument WHERE {{ ?musician wdt:{_pid(mind, 'instrument')[0] or 'P1303'} ?instrument . }} LIMIT 5",
+                "Check what the instrument values look like.",
+            )
+        )
         ids = _var_ids(mind, "?instrument")
         if ids:
             out.append(("get_wikidata_entry", ids[0], f"How is the instrument {ids[0]} linked to its class?"))
     elif k == "award":
         aw = _fragment(mind, Clause("rel", (a[0], "award", a[1])), 0, bind)
         if aw and loud:
-            out.append(("execute_sparql", f"SELECT {a[0]} WHERE {{ {aw} }} LIMIT 5", "Debug: does the award part alone return anything?"))
+            out.append(
+                (
+                    "execute_sparql",
+                    f"SELECT {a[0]} WHERE {{ {aw} }} LIMIT 5",
+                    "Debug: does the award part alone return anything?",
+                )
+            )
         out.append(("get_property_examples", "P166", "How are awards and their dates recorded?"))
         ids = _var_ids(mind, a[0])
         if ids:
@@ -617,10 +806,20 @@ def _probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]
             out.append(("get_wikidata_entry", ids[0], f"Check how the student {ids[0]} records the relation."))
         out.append(("get_property_examples", "P184", "Are advisors recorded on the students' side (P184)?"))
     elif k == "in_country" or (k == "in_place" and _region_kind(mind, _mention(mind, a[1])) == "country"):
-        others = [f for x in mind.goal.clauses if x is not c and a[0] in x.args
-                  for f in [_fragment(mind, x, _variant(mind, x, set()), bind)] if f]
-        out.append(("execute_sparql", f"SELECT {a[0]} WHERE {{ {' '.join(bind + others)} FILTER NOT EXISTS {{ {a[0]} wdt:P17 ?country }} }} LIMIT 5",
-                    "Do all of these places have a country (P17)? Check for some without one."))
+        others = [
+            f
+            for x in mind.goal.clauses
+            if x is not c and a[0] in x.args
+            for f in [_fragment(mind, x, _variant(mind, x, set()), bind)]
+            if f
+        ]
+        out.append(
+            (
+                "execute_sparql",
+                f"SELECT {a[0]} WHERE {{ {' '.join(bind + others)} FILTER NOT EXISTS {{ {a[0]} wdt:P17 ?country }} }} LIMIT 5",
+                "Do all of these places have a country (P17)? Check for some without one.",
+            )
+        )
         ids = _var_ids(mind, a[0])
         if ids:
             out.append(("get_wikidata_entry", ids[0], f"How is {ids[0]} linked to its country?"))
@@ -629,12 +828,19 @@ def _probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]
         if _region_kind(mind, mention) == "province":
             region = _entity(mind, a[1][1:], bind)
             frag = _fragment(mind, isa, 0, bind) if isa else ""
-            out.append(("execute_sparql", f"SELECT {a[0]} ?place WHERE {{ {frag or ''} {a[0]} wdt:P131 ?place . ?place wdt:P131 {region} . }} LIMIT 5 # nested places",
-                        f"Are some of them located in a place inside {mention.text} rather than directly in it?"))
+            out.append(
+                (
+                    "execute_sparql",
+                    f"SELECT {a[0]} ?place WHERE {{ {frag or ''} {a[0]} wdt:P131 ?place . ?place wdt:P131 {region} . }} LIMIT 5 # nested places",
+                    f"Are some of them located in a place inside {mention.text} rather than directly in it?",
+                )
+            )
     elif k == "location":
         ids = _var_ids(mind, a[0])
         if ids:
-            out.append(("get_wikidata_entry", ids[0], f"Check the film {ids[0]}: which location property fits the question?"))
+            out.append(
+                ("get_wikidata_entry", ids[0], f"Check the film {ids[0]}: which location property fits the question?")
+            )
     elif k in ("affiliation", "affiliation_any"):
         out.append(("get_property_examples", "P1416", "What kind of organizations are affiliations?"))
         mention = next((m for m in mind.goal.mentions if m.key == "org"), None)
@@ -647,7 +853,13 @@ def _probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]
         if frag:
             var = next((x for x in a if x.startswith("?")), None)
             if var:
-                out.append(("execute_sparql", f"SELECT {var} WHERE {{ {' '.join(bind)} {frag} }} LIMIT 5", "Check this part alone."))
+                out.append(
+                    (
+                        "execute_sparql",
+                        f"SELECT {var} WHERE {{ {' '.join(bind)} {frag} }} LIMIT 5",
+                        "Check this part alone.",
+                    )
+                )
     return out
 
 
@@ -674,7 +886,15 @@ def compose(mind: Mind, failed: set[str] | None = None) -> tuple[str | None, lis
         if m.text and m.text.casefold() not in mind.searches and not mind.search_off:
             needs.append(m.text)
     for c in goal.clauses:
-        rels = [c.args[2]] if c.kind == "isa" else [c.args[1]] if c.kind == "rel" else [c.args[2]] if c.kind in ("height", "location") else []
+        rels = (
+            [c.args[2]]
+            if c.kind == "isa"
+            else [c.args[1]]
+            if c.kind == "rel"
+            else [c.args[2]]
+            if c.kind in ("height", "location")
+            else []
+        )
         for rel in rels:
             if rel in RELATIONS:
                 _p, search = _pid(mind, rel)
@@ -733,14 +953,20 @@ def one_shot_query(question: str, *, seed: int = 224, params: PolicyParams | Non
 def _typo(query: str) -> str:
     """The query with a slip: the closing brace of the WHERE clause forgotten."""
     i = query.rfind("}")
-    return query[:i] + query[i + 1:]
+    return query[:i] + query[i + 1 :]
 
 
 # --- the decision ----------------------------------------------------------------------------------
 
 
-def decide(question: str, history: Sequence[PolicyStep], *, seed: int = 224, sample: int = 0,
-           params: PolicyParams | None = None) -> PolicyAction:
+def decide(
+    question: str,
+    history: Sequence[PolicyStep],
+    *,
+    seed: int = 224,
+    sample: int = 0,
+    params: PolicyParams | None = None,
+) -> PolicyAction:
     """The next thought and action, from the question and the state alone."""
     params = params or DEFAULT
     mind = read_state(question, history, seed, params)
@@ -750,7 +976,10 @@ def decide(question: str, history: Sequence[PolicyStep], *, seed: int = 224, sam
     if history:
         last = history[-1]
         p = params.p_repeat
-        if n >= 2 and (history[-2].action_name, history[-2].action_argument) == (last.action_name, last.action_argument):
+        if n >= 2 and (history[-2].action_name, history[-2].action_argument) == (
+            last.action_name,
+            last.action_argument,
+        ):
             p = p + (1 - p) * 0.75  # a repeat left in the context makes the next one likelier
         if mind.draw("repeat", n, sample) < p:
             return PolicyAction(last.thought, last.action_name, last.action_argument)
@@ -781,7 +1010,9 @@ def decide(question: str, history: Sequence[PolicyStep], *, seed: int = 224, sam
     feedback, _obs = status
     clauses = sorted(goal.clauses, key=lambda c: params.memory.get(_clause_pid(mind, c), 0.5))
     if feedback != "rows":
-        just_failed = history[-1].action_name == "execute_sparql" and history[-1].action_argument.strip() == query.strip()
+        just_failed = (
+            history[-1].action_name == "execute_sparql" and history[-1].action_argument.strip() == query.strip()
+        )
         if just_failed and mind.draw("stop-early", n, sample) < params.p_stop_early:
             return PolicyAction("I could not find more; stop.", "stop", query)
         for c in clauses:
@@ -812,7 +1043,7 @@ def _explore(mind: Mind) -> PolicyAction:
             return PolicyAction(f"Find {m.text!r} first.", "search_wikidata", m.text)
     ids = [q for m in mind.goal.mentions if (q := _resolve(mind, m))]
     if ids:
-        query = f"SELECT ?property ?value ?valueLabel WHERE {{\n  wd:{ids[0]} ?property ?value .\n  SERVICE wikibase:label {{ bd:serviceParam wikibase:language \"[AUTO_LANGUAGE],en\". }}\n}}"
+        query = f'SELECT ?property ?value ?valueLabel WHERE {{\n  wd:{ids[0]} ?property ?value .\n  SERVICE wikibase:label {{ bd:serviceParam wikibase:language "[AUTO_LANGUAGE],en". }}\n}}'
         if ("get_wikidata_entry", ids[0]) not in mind.done:
             return PolicyAction(f"Read the page of {ids[0]}.", "get_wikidata_entry", ids[0])
         if query not in mind.results:

@@ -4,6 +4,7 @@
 and action (never cached: the policy samples at temperature 1; ``sample`` draws another action
 after a rollback).  ``prune_entry``: an entity page -> the lines that bear on the question.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,13 +66,15 @@ def policy_steps(history: Sequence[PolicyStep]) -> tuple[list[dict[str, Any]], i
     steps = []
     for i, step in enumerate(shown):
         bulky = step.action_name in ("get_wikidata_entry", "search_wikidata") and i < len(shown) - 2
-        steps.append({
-            "thought": step.thought,
-            "action_name": step.action_name,
-            "action_argument": step.action_argument,
-            "observation": step.observation,
-            "show_observation": not bulky and step.action_name != "stop",
-        })
+        steps.append(
+            {
+                "thought": step.thought,
+                "action_name": step.action_name,
+                "action_argument": step.action_argument,
+                "observation": step.observation,
+                "show_observation": not bulky and step.action_name != "stop",
+            }
+        )
     return steps, len(history) - len(shown)
 
 
@@ -151,8 +154,14 @@ def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
 
 
 POLICY: Task[PolicyInput, PolicyAction] = Task(
-    name="policy", input=PolicyInput, output=PolicyAction, template="policy", max_tokens=MAX_TOKENS["policy"],
-    context=_policy_context, read=lambda text, _i: read_policy_action(text), simulate=_sim_policy,
+    name="policy",
+    input=PolicyInput,
+    output=PolicyAction,
+    template="policy",
+    max_tokens=MAX_TOKENS["policy"],
+    context=_policy_context,
+    read=lambda text, _i: read_policy_action(text),
+    simulate=_sim_policy,
     reply_model=PolicyReply,
     describe=lambda i: f"step {len(i.history) + 1}: {i.question}",
     show=lambda _i, a: f"{a.action_name}({a.action_argument})",
@@ -161,11 +170,17 @@ POLICY: Task[PolicyInput, PolicyAction] = Task(
 )
 
 PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
-    name="prune_entry", input=PruneInput, output=tuple, template="prune_entry", max_tokens=MAX_TOKENS["prune_entry"],
+    name="prune_entry",
+    input=PruneInput,
+    output=tuple,
+    template="prune_entry",
+    max_tokens=MAX_TOKENS["prune_entry"],
     context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines()))},
-    read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())), reply_model=PruneReply,
+    read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
+    reply_model=PruneReply,
     # the simulated policy reads this world's short pages whole: every line is kept
-    simulate=lambda b, i: tuple(range(len(i.entry.splitlines()))), sim_latency=0.0,
+    simulate=lambda b, i: tuple(range(len(i.entry.splitlines()))),
+    sim_latency=0.0,
     describe=lambda i: i.question,
     show=lambda i, keep: f"kept {len(keep)} of {len(i.entry.splitlines())} lines",
     legacy_args=lambda i: (i.question, i.entry),

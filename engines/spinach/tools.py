@@ -11,6 +11,7 @@
 Observations are capped in size (what limits the state of §3.3).  Tools can be switched off for
 the ablation of §3.7 (``disabled``); a disabled or unknown action observes so.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,8 +63,10 @@ def render_table(result: QueryResult, head: int = HEAD, tail: int = TAIL) -> str
     widths = [max(len(c), *(len(r[i]) for r in shown)) for i, c in enumerate(cols)]
     lines = [" | ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip()]
     lines += [" | ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in shown]
-    lines.append(f"[{n} row{'s' if n != 1 else ''} x {len(cols)} column{'s' if len(cols) != 1 else ''}]"
-                 + (" (stopped at the row cap)" if result.truncated else ""))
+    lines.append(
+        f"[{n} row{'s' if n != 1 else ''} x {len(cols)} column{'s' if len(cols) != 1 else ''}]"
+        + (" (stopped at the row cap)" if result.truncated else "")
+    )
     return "\n".join(lines)
 
 
@@ -91,8 +94,10 @@ class Tools:
             return self.execute_sparql(arg)
         if action == "stop":
             return ToolOutcome("")
-        return ToolOutcome(f"Unknown action {action!r}: use search_wikidata, get_wikidata_entry, "
-                           "get_property_examples, execute_sparql or stop.")
+        return ToolOutcome(
+            f"Unknown action {action!r}: use search_wikidata, get_wikidata_entry, "
+            "get_property_examples, execute_sparql or stop."
+        )
 
     def search_wikidata(self, text: str) -> str:
         hits = self.endpoint.search(text)

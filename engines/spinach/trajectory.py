@@ -7,6 +7,7 @@ write and read our JSON; :func:`import_spinach_log` reads SPINACH's own logs —
 states, each with ``question`` and ``actions`` of ``thought``, ``action_name``,
 ``action_argument`` and ``observation`` (the format of stanford-oval/spinach's parser state).
 """
+
 from __future__ import annotations
 
 import json
@@ -92,7 +93,7 @@ class Trajectory:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trajectory:
         if not isinstance(data, Mapping) or "question" not in data or "steps" not in data:
-            raise TrajectoryError("Not a trajectory: expected an object with \"question\" and \"steps\".")
+            raise TrajectoryError('Not a trajectory: expected an object with "question" and "steps".')
         try:
             steps = tuple(Step(**{k: v for k, v in s.items() if k in Step.__dataclass_fields__}) for s in data["steps"])
         except TypeError as e:
@@ -138,7 +139,7 @@ def import_spinach_log(states: Sequence[Mapping[str, Any]]) -> list[Trajectory]:
     out: list[Trajectory] = []
     for n, state in enumerate(states):
         if not isinstance(state, Mapping) or "question" not in state or not isinstance(state.get("actions"), list):
-            raise TrajectoryError(f"State {n} of the SPINACH log has no \"question\" and \"actions\" list.")
+            raise TrajectoryError(f'State {n} of the SPINACH log has no "question" and "actions" list.')
         steps: list[Step] = []
         for i, a in enumerate(state["actions"], start=1):
             if not isinstance(a, Mapping):
@@ -146,12 +147,25 @@ def import_spinach_log(states: Sequence[Mapping[str, Any]]) -> list[Trajectory]:
             name = str(a.get("action_name") or "")
             if name not in ACTIONS:
                 raise TrajectoryError(f"Action {i} of state {n} has an unknown action_name {name!r}.")
-            steps.append(Step(i, str(a.get("thought") or ""), name, str(a.get("action_argument") or ""),
-                              str(a.get("observation") or ""), in_state=i, total=i))
+            steps.append(
+                Step(
+                    i,
+                    str(a.get("thought") or ""),
+                    name,
+                    str(a.get("action_argument") or ""),
+                    str(a.get("observation") or ""),
+                    in_state=i,
+                    total=i,
+                )
+            )
         final = state.get("final_sparql")
         if isinstance(final, Mapping):
             final = final.get("sparql")
         if final is None:
             final = next((s.argument for s in reversed(steps) if s.action == "execute_sparql"), None)
-        out.append(Trajectory(str(state["question"]), tuple(steps), final_sparql=final, finish="imported", policy="spinach-log"))
+        out.append(
+            Trajectory(
+                str(state["question"]), tuple(steps), final_sparql=final, finish="imported", policy="spinach-log"
+            )
+        )
     return out

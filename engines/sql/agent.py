@@ -8,6 +8,7 @@ Each step reports itself through ``emit`` (see ``engines.events``); ``ask`` retu
 the whole turn as a :class:`TurnResult`.  The dialogue history (utterances and the SQL
 that ran) is what the parser sees on the next turn, so follow-ups refine queries.
 """
+
 from __future__ import annotations
 
 import threading
@@ -45,7 +46,6 @@ from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 REPLY_ROWS = 20  # rows the reply writer is shown
 MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
 LLM_FUNCTIONS = ("answer", "summary")
-
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,13 @@ class TurnResult:
             "truncated": self.truncated,
             "error": self.error,
             "calls": [
-                {"function": c.function, "input": c.prompt, "output": c.verdict, "latency_s": round(c.latency_s, 4), "cached": c.cached}
+                {
+                    "function": c.function,
+                    "input": c.prompt,
+                    "output": c.verdict,
+                    "latency_s": round(c.latency_s, 4),
+                    "cached": c.cached,
+                }
                 for c in self.calls
             ],
             "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
@@ -156,7 +162,11 @@ class TextToSQLAgent:
             if isinstance(event, CallStarted):
                 prompts[event.call_id] = event.prompt
             elif isinstance(event, CallFinished):
-                calls.append(CallRecord(event.function, prompts.pop(event.call_id, ""), event.verdict, event.latency_s, event.cached))
+                calls.append(
+                    CallRecord(
+                        event.function, prompts.pop(event.call_id, ""), event.verdict, event.latency_s, event.cached
+                    )
+                )
             emit(event)
 
         llm = self.llm.bind(listen, cancel)
@@ -184,18 +194,37 @@ class TextToSQLAgent:
         except EngineError as e:
             emit(QueryFailed(sql, str(e)))
             reply = f"I could not run the query I wrote for that: {e}"
-            return self._finish(emit, calls, TurnResult(utterance, True, routed.reason, reply, parsed_sql=parsed, error=str(e)), sql=None)
+            return self._finish(
+                emit,
+                calls,
+                TurnResult(utterance, True, routed.reason, reply, parsed_sql=parsed, error=str(e)),
+                sql=None,
+            )
 
         emit(QueryExecuted(result.columns, result.rows, result.truncated, result.elapsed_s))
         sentence = read_back(rewritten, types=self.sandbox.column_types(rewritten))
         emit(ReadBackWritten(sentence))
         emptied = self.explain_empty(rewritten, listen, cancel) if not result.rows and self.diagnose_empty else None
-        shown = Results(sentence, result.columns, result.rows[:REPLY_ROWS], len(result.rows),
-                        why_empty=emptied.sentence if emptied is not None else None)
+        shown = Results(
+            sentence,
+            result.columns,
+            result.rows[:REPLY_ROWS],
+            len(result.rows),
+            why_empty=emptied.sentence if emptied is not None else None,
+        )
         reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
         turn = TurnResult(
-            utterance, True, routed.reason, reply, parsed_sql=parsed, sql=sql, readback=sentence,
-            columns=result.columns, rows=result.rows, truncated=result.truncated, to_verify=result.to_verify,
+            utterance,
+            True,
+            routed.reason,
+            reply,
+            parsed_sql=parsed,
+            sql=sql,
+            readback=sentence,
+            columns=result.columns,
+            rows=result.rows,
+            truncated=result.truncated,
+            to_verify=result.to_verify,
             emptied=emptied,
         )
         return self._finish(emit, calls, turn, sql=sql)
@@ -207,7 +236,9 @@ class TextToSQLAgent:
 
     # --- an empty result: which condition emptied it ------------------------------------------
 
-    def explain_empty(self, tree: exp.Expression, emit: Emit = ignore, cancel: threading.Event | None = None) -> Emptied | None:
+    def explain_empty(
+        self, tree: exp.Expression, emit: Emit = ignore, cancel: threading.Event | None = None
+    ) -> Emptied | None:
         """Run ``tree`` (a query that returned no rows) again without each top-level WHERE condition, in
         order — conditions on the table's own columns first, those asking an LLM last (leaving one of them
         out costs calls) — and report the first variant that returns rows.  None when the query has no
@@ -240,20 +271,45 @@ class TextToSQLAgent:
                 head = f"No {noun} {phrase} also meets the other conditions"
             sentence = f"{head}; without that condition the search finds {found}."
             if any(asks_llm(p) for p in parts):
-                sentence += (" (I left out the conditions on the table's own columns first: leaving out an answer() "
-                             "condition costs LLM calls.)")
+                sentence += (
+                    " (I left out the conditions on the table's own columns first: leaving out an answer() "
+                    "condition costs LLM calls.)"
+                )
             sentence += " Would you like me to relax it?"
-            return Emptied(parts[i].sql(dialect="postgres", normalize_functions=False), phrase, rows, capped, alone, text, tried, len(parts), sentence)
-        scope = (f"any one of its {len(parts)} conditions" if tried == len(parts) else
-                 f"any one of {tried} of its {len(parts)} conditions")
+            return Emptied(
+                parts[i].sql(dialect="postgres", normalize_functions=False),
+                phrase,
+                rows,
+                capped,
+                alone,
+                text,
+                tried,
+                len(parts),
+                sentence,
+            )
+        scope = (
+            f"any one of its {len(parts)} conditions"
+            if tried == len(parts)
+            else f"any one of {tried} of its {len(parts)} conditions"
+        )
         if len(parts) == 1:
             scope = "its one condition"
         # more than one condition empties it: say which of the table's own match nothing by themselves
         nothing = [p for p in parts[:MAX_VARIANTS] if not asks_llm(p) and self._matches_nothing(tree, p)]
         sentence = "".join(f"No {noun} {_phrase(p)} is in this database. " for p in nothing)
         sentence += f"Leaving out {scope} still finds nothing: more than one would have to be relaxed."
-        return Emptied(None, "", 0, False, None, False, tried, len(parts), sentence,
-                       tuple(p.sql(dialect="postgres", normalize_functions=False) for p in nothing))
+        return Emptied(
+            None,
+            "",
+            0,
+            False,
+            None,
+            False,
+            tried,
+            len(parts),
+            sentence,
+            tuple(p.sql(dialect="postgres", normalize_functions=False) for p in nothing),
+        )
 
     def rows_without(self, variant: exp.Select, emit: Emit, cancel: threading.Event | None) -> tuple[int, bool]:
         """How many rows ``variant`` returns (and whether that number stopped at a cap): here its exact

@@ -10,6 +10,7 @@ Four methods, as compared in §3.3:
 ``llm_all``       the LLM is shown all of V and picks
 ``retrieve_llm``  the k most similar values by trigrams, then the LLM picks among them
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -134,9 +135,17 @@ class Classifier:
             if isinstance(node, exp.In) and isinstance(node.this, exp.Column) and _scalar_enum(node.this, self.fields):
                 literals = [e for e in node.expressions if isinstance(e, exp.Literal) and e.is_string]
                 if literals and len(literals) == len(node.expressions):
-                    chosen = tuple(dict.fromkeys(c for lit in literals for c in (values_for(lit.name, node.this.name) or (lit.name,))))
+                    chosen = tuple(
+                        dict.fromkeys(
+                            c for lit in literals for c in (values_for(lit.name, node.this.name) or (lit.name,))
+                        )
+                    )
                     return exp.In(this=node.this.copy(), expressions=[exp.Literal.string(c) for c in chosen])
-            if isinstance(node, exp.ArrayContainsAll) and isinstance(node.this, exp.Column) and _list_enum(node.this, self.fields):
+            if (
+                isinstance(node, exp.ArrayContainsAll)
+                and isinstance(node.this, exp.Column)
+                and _list_enum(node.this, self.fields)
+            ):
                 array = node.expression
                 if isinstance(array, exp.Array) and all(isinstance(e, exp.Literal) for e in array.expressions):
                     parts = []

@@ -2,6 +2,7 @@
 
 Kept apart from the agent so the app can list it without loading the database engines.
 """
+
 from __future__ import annotations
 
 SAMPLE_DIALOGUE: tuple[str, ...] = (

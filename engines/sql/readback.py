@@ -5,6 +5,7 @@ The sentence says what *runs*, mistakes included: a text comparison such as
 alphabetical order", because that is what the database will do.  Each rendering
 is a small function of one node kind; unknown nodes fall back to their SQL text.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -22,8 +23,23 @@ COLUMN_WORDS: dict[str, str] = {
     "_id": "id",
 }
 NUMERIC_HINTS = ("rating", "num_", "count", "price_level", "year", "credits", "stars")
-NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
-                 "FLOAT", "DOUBLE", "REAL", "DECIMAL", "NUMERIC", "INT")
+NUMERIC_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "FLOAT",
+    "DOUBLE",
+    "REAL",
+    "DECIMAL",
+    "NUMERIC",
+    "INT",
+)
 
 # While one sentence is built: the columns' database types (when the caller knows them) and the
 # tables behind the statement's aliases.
@@ -73,7 +89,9 @@ def _statement(tree: exp.Expression) -> str:
     table = _table(tree)
     parts: list[str] = []
     counts = [e for e in tree.expressions if isinstance(e.unalias(), exp.Count)]
-    aggregates = [e for e in tree.expressions if isinstance(e.unalias(), exp.AggFunc) and not isinstance(e.unalias(), exp.Count)]
+    aggregates = [
+        e for e in tree.expressions if isinstance(e.unalias(), exp.AggFunc) and not isinstance(e.unalias(), exp.Count)
+    ]
     head = f"I counted {table}" if counts and len(tree.expressions) == 1 else f"I searched for {table}"
     where = tree.args.get("where")
     if where is not None:
@@ -84,7 +102,10 @@ def _statement(tree: exp.Expression) -> str:
             parts.append(shown)
     group = tree.args.get("group")
     if group is not None:
-        parts.append("grouped by " + _and(column_words(g.name) if isinstance(g, exp.Column) else g.sql("postgres") for g in group.expressions))
+        parts.append(
+            "grouped by "
+            + _and(column_words(g.name) if isinstance(g, exp.Column) else g.sql("postgres") for g in group.expressions)
+        )
     order = tree.args.get("order")
     if order is not None:
         parts.append(_order(order, tree))
@@ -165,7 +186,9 @@ def statement_of(question: str) -> str | None:
         if m.group(1).lower() == "did":
             conj = verb + "ed" if not verb.endswith("e") else verb + "d"
         else:
-            conj = {"have": "has", "do": "does", "go": "goes"}.get(verb.lower(), verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s"))
+            conj = {"have": "has", "do": "does", "go": "goes"}.get(
+                verb.lower(), verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+            )
         return f"it {conj}{m.group(4)}"
     m = re.match(rf"(?i)^(can|could|will|would|should)\s+({_SUBJECT}|i|we|you)\s+(.+)$", q)
     if m:
@@ -188,7 +211,9 @@ def unknown_phrase(predicate: str, *, dialect: str = "postgres") -> str:
         if call is not None and len(call.expressions) > 1 and isinstance(call.expressions[1], exp.Literal):
             question = call.expressions[1].name
             statement = statement_of(question)
-            return f"whether {statement}" if statement else f"what {_text_words(call.expressions[0])} say to '{question}'"
+            return (
+                f"whether {statement}" if statement else f"what {_text_words(call.expressions[0])} say to '{question}'"
+            )
     return f"whether {node.sql(dialect=dialect)} holds"
 
 
@@ -316,15 +341,38 @@ def _kind(node: exp.Expression) -> str | None:
         return "number"
     if isinstance(node, exp.Cast):
         typ = node.to.this.name.upper() if isinstance(node.to, exp.DataType) else ""
-        if typ in NUMERIC_TYPES or typ in ("BIGDECIMAL", "FLOAT4", "FLOAT8", "INT2", "INT4", "INT8", "DOUBLE PRECISION"):
+        if typ in NUMERIC_TYPES or typ in (
+            "BIGDECIMAL",
+            "FLOAT4",
+            "FLOAT8",
+            "INT2",
+            "INT4",
+            "INT8",
+            "DOUBLE PRECISION",
+        ):
             return "number"
         if typ in _TEXT_TYPES or typ in ("NVARCHAR", "NCHAR"):
             return "text"
         return None
     if isinstance(node, exp.Literal):
         return "text" if node.is_string else "number"
-    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Count, exp.Sum, exp.Avg, exp.Abs,
-                         exp.Round, exp.Length)):
+    if isinstance(
+        node,
+        (
+            exp.Add,
+            exp.Sub,
+            exp.Mul,
+            exp.Div,
+            exp.Mod,
+            exp.Neg,
+            exp.Count,
+            exp.Sum,
+            exp.Avg,
+            exp.Abs,
+            exp.Round,
+            exp.Length,
+        ),
+    ):
         return "number"
     if isinstance(node, (exp.Max, exp.Min, exp.Coalesce)):
         return _kind(node.this)
@@ -431,7 +479,10 @@ def _render_or(node: exp.Or) -> str:
     if all(a is not None for a in anys) and len({a[1] for a in anys}) == 1:  # type: ignore[index]
         column = anys[0][1]  # type: ignore[index]
         return f"whose {column_words(column)} include {_or([a[0] for a in anys])}"  # type: ignore[index]
-    rendered = [f"({condition(p)})" if isinstance(p.unnest() if isinstance(p, exp.Paren) else p, exp.And) else condition(p) for p in parts]
+    rendered = [
+        f"({condition(p)})" if isinstance(p.unnest() if isinstance(p, exp.Paren) else p, exp.And) else condition(p)
+        for p in parts
+    ]
     return "(" + _or(rendered) + ")"
 
 
@@ -496,13 +547,25 @@ def _render_comparison(node: exp.Binary) -> str | None:
     if anyp is not None:
         return f"whose {column_words(anyp[1])} include {anyp[0]}"
     bare_left, bare_right = _uncast(left), _uncast(right)
-    if isinstance(bare_left, exp.Column) and isinstance(bare_right, exp.Column) and (bare_left.table or bare_right.table):
-        words = {exp.EQ: "equal to", exp.NEQ: "different from", exp.GT: "above", exp.GTE: "at least",
-                 exp.LT: "below", exp.LTE: "at most"}
+    if (
+        isinstance(bare_left, exp.Column)
+        and isinstance(bare_right, exp.Column)
+        and (bare_left.table or bare_right.table)
+    ):
+        words = {
+            exp.EQ: "equal to",
+            exp.NEQ: "different from",
+            exp.GT: "above",
+            exp.GTE: "at least",
+            exp.LT: "below",
+            exp.LTE: "at most",
+        }
         return f"with {_qualified(bare_left)} {words[type(node)]} {_qualified(bare_right)}"
     if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
         left, right = right, left
-        node = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(type(node), type(node))(this=left, expression=right)
+        node = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(type(node), type(node))(
+            this=left, expression=right
+        )
     if isinstance(_uncast(left), exp.Column) and not isinstance(_uncast(right), exp.Column):
         col = _uncast(left).name
         value = _operand(right)
@@ -519,19 +582,35 @@ def _render_comparison(node: exp.Binary) -> str | None:
         if isinstance(node, exp.NEQ):
             return f"whose {column_words(col)} is not {value}"
         if _is_text(right):
-            order_words = {exp.GT: "come after", exp.GTE: "come at or after", exp.LT: "come before", exp.LTE: "come at or before"}
+            order_words = {
+                exp.GT: "come after",
+                exp.GTE: "come at or after",
+                exp.LT: "come before",
+                exp.LTE: "come at or before",
+            }
             return f"whose {column_words(col)} {order_words[type(node)]} {value} in alphabetical order"
         if col == "rating":
             words = {exp.GT: "rated above", exp.GTE: "rated at least", exp.LT: "rated below", exp.LTE: "rated at most"}
             return f"{words[type(node)]} {_fmt_rating(right)}"
         if col == "num_reviews":
-            words = {exp.GT: "with more than", exp.GTE: "with at least", exp.LT: "with fewer than", exp.LTE: "with at most"}
+            words = {
+                exp.GT: "with more than",
+                exp.GTE: "with at least",
+                exp.LT: "with fewer than",
+                exp.LTE: "with at most",
+            }
             return f"{words[type(node)]} {value} reviews"
         words = {exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below", exp.LTE: "is at most"}
         return f"whose {column_words(col)} {words[type(node)]} {value}"
     # any other comparison: both sides in words
-    words = {exp.EQ: "is", exp.NEQ: "is not", exp.GT: "is above", exp.GTE: "is at least", exp.LT: "is below",
-             exp.LTE: "is at most"}
+    words = {
+        exp.EQ: "is",
+        exp.NEQ: "is not",
+        exp.GT: "is above",
+        exp.GTE: "is at least",
+        exp.LT: "is below",
+        exp.LTE: "is at most",
+    }
     return f"where {_operand(left)} {words[type(node)]} {_operand(right)}"
 
 

@@ -37,6 +37,7 @@ Errors are :class:`SqlRefused` (the policy said no; nothing ran) and
 ``line`` and ``column`` (1-based, in the text held in ``sql``).  No raw DuckDB or
 sqlglot exception leaves :meth:`Sandbox.run`.
 """
+
 from __future__ import annotations
 
 import math
@@ -230,16 +231,42 @@ _MODIFIERS = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "PERSISTENT", "UNI
 _STATEMENT_NAMES: dict[type[exp.Expression], str] = {
     cls: name
     for cls_name, name in {
-        "Insert": "INSERT", "Update": "UPDATE", "Delete": "DELETE", "Merge": "MERGE",
-        "Create": "CREATE", "Drop": "DROP", "Alter": "ALTER", "TruncateTable": "TRUNCATE",
-        "Copy": "COPY", "Command": "COMMAND", "Set": "SET", "Pragma": "PRAGMA",
-        "Attach": "ATTACH", "Detach": "DETACH", "Use": "USE", "Install": "INSTALL",
-        "Transaction": "BEGIN", "Commit": "COMMIT", "Rollback": "ROLLBACK",
-        "Describe": "DESCRIBE", "Summarize": "SUMMARIZE", "Show": "SHOW",
-        "Analyze": "ANALYZE", "LoadData": "LOAD DATA", "Grant": "GRANT", "Revoke": "REVOKE",
-        "Cache": "CACHE", "Uncache": "UNCACHE", "Refresh": "REFRESH", "Export": "EXPORT",
-        "Kill": "KILL", "Comment": "COMMENT", "Execute": "EXECUTE", "Declare": "DECLARE",
-        "Values": "VALUES", "Pivot": "PIVOT",
+        "Insert": "INSERT",
+        "Update": "UPDATE",
+        "Delete": "DELETE",
+        "Merge": "MERGE",
+        "Create": "CREATE",
+        "Drop": "DROP",
+        "Alter": "ALTER",
+        "TruncateTable": "TRUNCATE",
+        "Copy": "COPY",
+        "Command": "COMMAND",
+        "Set": "SET",
+        "Pragma": "PRAGMA",
+        "Attach": "ATTACH",
+        "Detach": "DETACH",
+        "Use": "USE",
+        "Install": "INSTALL",
+        "Transaction": "BEGIN",
+        "Commit": "COMMIT",
+        "Rollback": "ROLLBACK",
+        "Describe": "DESCRIBE",
+        "Summarize": "SUMMARIZE",
+        "Show": "SHOW",
+        "Analyze": "ANALYZE",
+        "LoadData": "LOAD DATA",
+        "Grant": "GRANT",
+        "Revoke": "REVOKE",
+        "Cache": "CACHE",
+        "Uncache": "UNCACHE",
+        "Refresh": "REFRESH",
+        "Export": "EXPORT",
+        "Kill": "KILL",
+        "Comment": "COMMENT",
+        "Execute": "EXECUTE",
+        "Declare": "DECLARE",
+        "Values": "VALUES",
+        "Pivot": "PIVOT",
     }.items()
     if isinstance(cls := getattr(exp, cls_name, None), type)
 }
@@ -255,28 +282,70 @@ _SIDE_EFFECTS = "it changes the state of the database"
 
 _DENIED_FUNCTIONS: dict[str, str] = {
     **dict.fromkeys(
-        ("glob", "sniff_csv", "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
-         "copy_database", "import_database", "export_database", "load_aws_credentials",
-         "install_extension", "load_extension", "parse_duckdb_log_message"),
+        (
+            "glob",
+            "sniff_csv",
+            "pg_read_file",
+            "pg_read_binary_file",
+            "pg_ls_dir",
+            "pg_stat_file",
+            "copy_database",
+            "import_database",
+            "export_database",
+            "load_aws_credentials",
+            "install_extension",
+            "load_extension",
+            "parse_duckdb_log_message",
+        ),
         _READS_FILES,
     ),
     **dict.fromkeys(("query", "query_table", "json_execute_serialized_sql"), _RUNS_SQL),
     **dict.fromkeys(("getenv", "current_setting", "which_secret", "duckdb_secrets"), _READS_CONFIG),
     **dict.fromkeys(
-        ("checkpoint", "force_checkpoint", "nextval", "setval", "setseed", "write_log",
-         "enable_logging", "disable_logging", "truncate_duckdb_logs", "enable_profiling",
-         "disable_profiling", "add_grammar_extension", "remove_grammar_extension",
-         "register_external_resource", "register_external_resource_type",
-         "create_external_resource", "destroy_external_resource", "deregister_external_resource",
-         "python_map_function"),
+        (
+            "checkpoint",
+            "force_checkpoint",
+            "nextval",
+            "setval",
+            "setseed",
+            "write_log",
+            "enable_logging",
+            "disable_logging",
+            "truncate_duckdb_logs",
+            "enable_profiling",
+            "disable_profiling",
+            "add_grammar_extension",
+            "remove_grammar_extension",
+            "register_external_resource",
+            "register_external_resource_type",
+            "create_external_resource",
+            "destroy_external_resource",
+            "deregister_external_resource",
+            "python_map_function",
+        ),
         _SIDE_EFFECTS,
     ),
 }
 # File, network and foreign-database readers by family: read_csv, parquet_metadata,
 # iceberg_snapshots, sqlite_scan, postgres_attach, st_read, pandas_scan ...
 _DENIED_PREFIXES = (
-    "read_", "parquet_", "iceberg_", "delta_", "sqlite_", "postgres_", "mysql_", "st_read",
-    "pg_read", "pg_ls", "python_", "pandas_", "arrow_", "http", "s3_", "azure_", "gcs_",
+    "read_",
+    "parquet_",
+    "iceberg_",
+    "delta_",
+    "sqlite_",
+    "postgres_",
+    "mysql_",
+    "st_read",
+    "pg_read",
+    "pg_ls",
+    "python_",
+    "pandas_",
+    "arrow_",
+    "http",
+    "s3_",
+    "azure_",
+    "gcs_",
 )
 _DENIED_SUFFIXES = ("_scan", "_attach", "_file", "_files")
 
@@ -372,8 +441,7 @@ def _validate_node(node: exp.Expression) -> None:
             if reason := _denied_function_reason(name):
                 line, column = _position(node, node.this)
                 raise SqlRefused(
-                    f"The function {name}() is refused: {reason}. "
-                    "Queries may only read the tables already loaded.",
+                    f"The function {name}() is refused: {reason}. Queries may only read the tables already loaded.",
                     line=line,
                     column=column,
                 )
@@ -564,8 +632,12 @@ def _double(node: exp.Expression) -> exp.Expression:
 def _guarded(value: exp.Expression, size: exp.Expression, limit: int, message: str) -> exp.Expression:
     """``CASE WHEN size > limit THEN error(message) ELSE value END``."""
     return exp.Case(
-        ifs=[exp.If(this=exp.GT(this=size, expression=exp.Literal.number(limit)),
-                    true=exp.Anonymous(this="error", expressions=[exp.Literal.string(message)]))],
+        ifs=[
+            exp.If(
+                this=exp.GT(this=size, expression=exp.Literal.number(limit)),
+                true=exp.Anonymous(this="error", expressions=[exp.Literal.string(message)]),
+            )
+        ],
         default=value.copy(),
     )
 
@@ -591,10 +663,12 @@ def _bound_node(node: exp.Expression) -> exp.Expression:
         end, step = node.args.get("end"), node.args.get("step")
         if end is None:
             return node
-        count = exp.Abs(this=exp.Div(
-            this=exp.paren(exp.Sub(this=_double(end), expression=_double(start))),
-            expression=_double(step) if step is not None else exp.Literal.number(1),
-        ))
+        count = exp.Abs(
+            this=exp.Div(
+                this=exp.paren(exp.Sub(this=_double(end), expression=_double(start))),
+                expression=_double(step) if step is not None else exp.Literal.number(1),
+            )
+        )
         node.set("end", _guarded(end, count, MAX_LIST_ELEMENTS, _TOO_LONG_LIST.format(name=name)))
         return node
     if isinstance(node, exp.Repeat):
@@ -608,7 +682,9 @@ def _bound_node(node: exp.Expression) -> exp.Expression:
         length = node.args.get("expression")
         if length is not None:
             name = "lpad" if node.args.get("is_left") else "rpad"
-            node.set("expression", _guarded(length, _double(length), MAX_STRING_CHARS, _TOO_LONG_STRING.format(name=name)))
+            node.set(
+                "expression", _guarded(length, _double(length), MAX_STRING_CHARS, _TOO_LONG_STRING.format(name=name))
+            )
         return node
     if isinstance(node, exp.Format):
         _format_refusal(node, "format")
@@ -619,7 +695,9 @@ def _bound_node(node: exp.Expression) -> exp.Expression:
         if name in {"printf", "format"}:
             _format_refusal(node, name)
         elif name in {"list_resize", "array_resize", "bitstring"} and len(args) >= 2:
-            limit, message = ((MAX_STRING_CHARS, _TOO_LONG_STRING) if name == "bitstring" else (MAX_LIST_ELEMENTS, _TOO_LONG_LIST))
+            limit, message = (
+                (MAX_STRING_CHARS, _TOO_LONG_STRING) if name == "bitstring" else (MAX_LIST_ELEMENTS, _TOO_LONG_LIST)
+            )
             args[1] = _guarded(args[1], _double(args[1]), limit, message.format(name=name))
             node.set("expressions", args)
         elif name in {"range", "generate_series", "repeat", "lpad", "rpad", "list_repeat"}:
@@ -637,7 +715,9 @@ def bound(duckdb_sql: str) -> str:
         tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
     except (SqlglotError, RecursionError):
         return duckdb_sql
-    if not any(isinstance(n, (exp.GenerateSeries, exp.Repeat, exp.Pad, exp.Format, exp.Anonymous)) for n in tree.walk()):
+    if not any(
+        isinstance(n, (exp.GenerateSeries, exp.Repeat, exp.Pad, exp.Format, exp.Anonymous)) for n in tree.walk()
+    ):
         return duckdb_sql
     try:
         return tree.transform(_bound_node, copy=True).sql(dialect="duckdb", comments=False)
@@ -708,8 +788,11 @@ class Limits:
         return cls(settings.duckdb_memory_limit, settings.duckdb_threads, settings.duckdb_temp_limit)
 
     def config(self, temp_directory: str | None = None) -> dict[str, Any]:
-        config: dict[str, Any] = {"memory_limit": self.memory_limit, "threads": self.threads,
-                                  "max_temp_directory_size": self.temp_limit}
+        config: dict[str, Any] = {
+            "memory_limit": self.memory_limit,
+            "threads": self.threads,
+            "max_temp_directory_size": self.temp_limit,
+        }
         if temp_directory is not None:
             config["temp_directory"] = temp_directory
         return config
@@ -762,7 +845,9 @@ def _run_internal(
     sql = tree.sql(dialect="duckdb", identify=True, comments=False)
     statements = cursor.extract_statements(sql)
     if len(statements) != 1 or statements[0].type != expected:
-        raise SqlRefused(f"An internal statement did not read as one {expected.name} statement; it was not run.", sql=sql)
+        raise SqlRefused(
+            f"An internal statement did not read as one {expected.name} statement; it was not run.", sql=sql
+        )
     return cursor.execute(statements[0], list(parameters) if parameters is not None else None)
 
 
@@ -886,8 +971,11 @@ class Sandbox:
         self._scratch_count = 0
         cursor = con.cursor()
         try:  # the schema of scratch tables, in the sandbox's own in-memory database
-            schema = exp.Create(this=exp.Table(this=exp.to_identifier(SCRATCH_SCHEMA), db=exp.to_identifier(SCRATCH_CATALOG)),
-                                kind="SCHEMA", exists=True)
+            schema = exp.Create(
+                this=exp.Table(this=exp.to_identifier(SCRATCH_SCHEMA), db=exp.to_identifier(SCRATCH_CATALOG)),
+                kind="SCHEMA",
+                exists=True,
+            )
             _run_internal(cursor, schema, duckdb.StatementType.CREATE)
         finally:
             cursor.close()
@@ -942,8 +1030,9 @@ class Sandbox:
         query does can change the file.  Raises :class:`SqlFailed` if DuckDB cannot open it."""
         workdir = tempfile.mkdtemp(prefix="cs224v-sandbox-")
         try:
-            return cls._attach(os.fspath(path), row_cap=row_cap, timeout_s=timeout_s, limits=limits or Limits(),
-                               workdir=workdir)
+            return cls._attach(
+                os.fspath(path), row_cap=row_cap, timeout_s=timeout_s, limits=limits or Limits(), workdir=workdir
+            )
         except BaseException:
             _remove_workdir(workdir)
             raise
@@ -1115,8 +1204,11 @@ class Sandbox:
 
     def scratch(self, name: str) -> exp.Table:
         """The (quoted) reference of scratch table ``name``."""
-        return exp.table_(exp.to_identifier(name, quoted=True), db=exp.to_identifier(SCRATCH_SCHEMA, quoted=True),
-                          catalog=exp.to_identifier(SCRATCH_CATALOG, quoted=True))
+        return exp.table_(
+            exp.to_identifier(name, quoted=True),
+            db=exp.to_identifier(SCRATCH_SCHEMA, quoted=True),
+            catalog=exp.to_identifier(SCRATCH_CATALOG, quoted=True),
+        )
 
     @contextmanager
     def scratch_table(self, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Iterator[exp.Table]:
@@ -1136,9 +1228,13 @@ class Sandbox:
         cursor = self._cursor()
         try:
             ddl = exp.Create(
-                this=exp.Schema(this=table.copy(), expressions=[
-                    exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=t.copy()) for (c, _), t in zip(columns, types)
-                ]),
+                this=exp.Schema(
+                    this=table.copy(),
+                    expressions=[
+                        exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=t.copy())
+                        for (c, _), t in zip(columns, types)
+                    ],
+                ),
                 kind="TABLE",
             )
             _run_internal(cursor, ddl, duckdb.StatementType.CREATE)
@@ -1146,8 +1242,19 @@ class Sandbox:
                 # one list parameter per column, unnested side by side (each cast to its column's type)
                 values = [[row[i] for row in rows] for i in range(len(columns))]
                 insert = exp.insert(
-                    exp.select(*[exp.Unnest(expressions=[exp.cast(exp.Placeholder(), exp.DataType(this=exp.DataType.Type.ARRAY,
-                                 expressions=[t.copy()], nested=True))]) for t in types]),
+                    exp.select(
+                        *[
+                            exp.Unnest(
+                                expressions=[
+                                    exp.cast(
+                                        exp.Placeholder(),
+                                        exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[t.copy()], nested=True),
+                                    )
+                                ]
+                            )
+                            for t in types
+                        ]
+                    ),
                     table.copy(),
                 )
                 _run_internal(cursor, insert, duckdb.StatementType.INSERT, values)
@@ -1156,20 +1263,26 @@ class Sandbox:
             raise _from_duckdb(e, f"-- scratch table {name}") from e
         finally:
             try:
-                _run_internal(cursor, exp.Drop(tables=[table.copy()], kind="TABLE", exists=True), duckdb.StatementType.DROP)
+                _run_internal(
+                    cursor, exp.Drop(tables=[table.copy()], kind="TABLE", exists=True), duckdb.StatementType.DROP
+                )
             except duckdb.Error:
                 pass
             finally:
                 cursor.close()
 
     @contextmanager
-    def function(self, prefix: str, fn: Callable[..., Any], parameters: Sequence[str], return_type: str) -> Iterator[str]:
+    def function(
+        self, prefix: str, fn: Callable[..., Any], parameters: Sequence[str], return_type: str
+    ) -> Iterator[str]:
         """Register a Python scalar function under a fresh name for the duration of the block."""
         with self._scratch_lock:
             self._scratch_count += 1
             name = f"{prefix}_{self._scratch_count}"
         try:
-            self._con.create_function(name, fn, list(parameters), return_type, side_effects=True, null_handling="special")
+            self._con.create_function(
+                name, fn, list(parameters), return_type, side_effects=True, null_handling="special"
+            )
         except duckdb.Error as e:
             raise SqlFailed(f"Could not register {prefix}: {e}") from e
         try:

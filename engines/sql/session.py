@@ -3,6 +3,7 @@
 This module only re-exports it for the importers not yet updated (tui/restaurants.py, tests); the one
 import-linter exception for it is named in pyproject.toml.  Import from ``engines.compose``.
 """
+
 from engines.compose import RestaurantSession, open_restaurants
 
 __all__ = ["RestaurantSession", "open_restaurants"]

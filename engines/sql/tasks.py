@@ -3,6 +3,7 @@
 Each :class:`~engines.llm.task.Task` carries its prompt, how a real model's reply is read, and its
 simulated implementation (the sim's restaurant and course readers).
 """
+
 from __future__ import annotations
 
 import logging
@@ -164,38 +165,71 @@ def _dialogue_context(i: Dialogue) -> dict[str, Any]:
 
 def _respond_context(i: RespondInput) -> dict[str, Any]:
     rows = i.results.rows[:MAX_ROWS_SHOWN] if i.results is not None else ()
-    return {"utterance": i.utterance, "history": recent(i.history), "results": i.results, "rows": rows, "schema": i.schema}
+    return {
+        "utterance": i.utterance,
+        "history": recent(i.history),
+        "results": i.results,
+        "rows": rows,
+        "schema": i.schema,
+    }
 
 
 ROUTE: Task[Dialogue, Routed] = Task(
-    name="route", input=Dialogue, output=Routed, template="route", max_tokens=MAX_TOKENS["route"],
-    context=_dialogue_context, read=read_routed, simulate=_sim_route, sim_latency=0.3, reply_model=RouteReply,
+    name="route",
+    input=Dialogue,
+    output=Routed,
+    template="route",
+    max_tokens=MAX_TOKENS["route"],
+    context=_dialogue_context,
+    read=read_routed,
+    simulate=_sim_route,
+    sim_latency=0.3,
+    reply_model=RouteReply,
     describe=lambda i: i.utterance,
     show=lambda _i, r: ("database" if r.needs_database else "no database") + f": {r.reason}",
     legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )
 
 PARSE: Task[Dialogue, str] = Task(
-    name="parse", input=Dialogue, output=str, template="parse", max_tokens=MAX_TOKENS["parse"],
-    context=_dialogue_context, read=lambda text, _i: read_sql_reply("parse", text), simulate=_sim_parse,
+    name="parse",
+    input=Dialogue,
+    output=str,
+    template="parse",
+    max_tokens=MAX_TOKENS["parse"],
+    context=_dialogue_context,
+    read=lambda text, _i: read_sql_reply("parse", text),
+    simulate=_sim_parse,
     reply_model=SqlReply,
     describe=lambda i: i.utterance,
     legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )
 
 CLASSIFY: Task[ClassifyInput, tuple] = Task(
-    name="classify", input=ClassifyInput, output=tuple, template="classify", max_tokens=MAX_TOKENS["classify"],
+    name="classify",
+    input=ClassifyInput,
+    output=tuple,
+    template="classify",
+    max_tokens=MAX_TOKENS["classify"],
     context=lambda i: {"value": i.value, "field": i.field, "candidates": list(i.candidates)},
-    read=lambda text, i: read_values(text, i.candidates), reply_model=ClassifyReply,
-    simulate=lambda b, i: sim.classify_values(i.value, i.candidates), sim_latency=0.5,
+    read=lambda text, i: read_values(text, i.candidates),
+    reply_model=ClassifyReply,
+    simulate=lambda b, i: sim.classify_values(i.value, i.candidates),
+    sim_latency=0.5,
     describe=lambda i: f"{i.field}: {i.value!r} among {len(i.candidates)} values",
     show=lambda _i, v: ", ".join(v) if v else "(none)",
     legacy_args=lambda i: (i.value, i.field, i.candidates),
 )
 
 RESPOND: Task[RespondInput, str] = Task(
-    name="respond", input=RespondInput, output=str, template="respond", max_tokens=MAX_TOKENS["respond"],
-    context=_respond_context, read=lambda text, _i: read_text("respond", text), simulate=_sim_respond,
-    sim_latency=0.5, describe=lambda i: i.utterance,
+    name="respond",
+    input=RespondInput,
+    output=str,
+    template="respond",
+    max_tokens=MAX_TOKENS["respond"],
+    context=_respond_context,
+    read=lambda text, _i: read_text("respond", text),
+    simulate=_sim_respond,
+    sim_latency=0.5,
+    describe=lambda i: i.utterance,
     legacy_args=lambda i: (i.utterance, i.history, i.results, i.schema),
 )

@@ -5,6 +5,7 @@ multi-turn parser (shown a schema that offers answer() and summary(), so text-on
 wishes become answer() conditions), classify() for enum values, read-back, and a
 reply built only from the rows — with the honest "no results".
 """
+
 from __future__ import annotations
 
 import threading
@@ -36,11 +37,19 @@ class SuqlAgent(TextToSQLAgent):
     mode: str = "E"
 
     @classmethod
-    def over(cls, engine: SuqlEngine, world_schema: str, *, enum_fields: dict, classify_method: str,
-             mode: str = "E") -> SuqlAgent:
+    def over(
+        cls, engine: SuqlEngine, world_schema: str, *, enum_fields: dict, classify_method: str, mode: str = "E"
+    ) -> SuqlAgent:
         """The agent over ``engine``'s sandbox and LLM, shown the world's schema with SUQL's functions."""
-        return cls(sandbox=engine.sandbox, llm=engine.llm, schema=suql_schema(world_schema), enum_fields=enum_fields,
-                   classify_method=classify_method, engine=engine, mode=mode)
+        return cls(
+            sandbox=engine.sandbox,
+            llm=engine.llm,
+            schema=suql_schema(world_schema),
+            enum_fields=enum_fields,
+            classify_method=classify_method,
+            engine=engine,
+            mode=mode,
+        )
 
     def execute(self, sql: str, emit: Emit, cancel: threading.Event | None) -> Executed:
         assert self.engine is not None
@@ -71,4 +80,3 @@ class SuqlAgent(TextToSQLAgent):
 
         r = self.execute(probe.sql(dialect="postgres"), calls_only, cancel)
         return len(r.rows), len(r.rows) >= n
-

@@ -13,6 +13,7 @@ whole comparison (:class:`~engines.errors.Cancelled` propagates).  Progress goes
 calls) and :class:`ModeCompared`; the per-call events of each run are counted, not
 forwarded, so a listener is not flooded by the naive mode's hundreds of calls.
 """
+
 from __future__ import annotations
 
 import json
@@ -93,11 +94,20 @@ class ModeOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "mode": self.mode, "title": self.title, "status": "ok" if self.ok else "failed",
-            "answer_calls": self.answer_calls, "summary_calls": self.summary_calls, "cached_calls": self.cached_calls,
-            "rows_examined": self.rows_examined, "rows": self.rows, "to_verify": self.to_verify,
-            "approximate": self.approximate, "budget_exhausted": self.budget_exhausted,
-            "wall_s": round(self.wall_s, 4), "agrees": self.agrees, "error": self.error,
+            "mode": self.mode,
+            "title": self.title,
+            "status": "ok" if self.ok else "failed",
+            "answer_calls": self.answer_calls,
+            "summary_calls": self.summary_calls,
+            "cached_calls": self.cached_calls,
+            "rows_examined": self.rows_examined,
+            "rows": self.rows,
+            "to_verify": self.to_verify,
+            "approximate": self.approximate,
+            "budget_exhausted": self.budget_exhausted,
+            "wall_s": round(self.wall_s, 4),
+            "agrees": self.agrees,
+            "error": self.error,
         }
 
 
@@ -223,9 +233,19 @@ def compare_modes(
             if name == reference:
                 expected = rows
             outcome = ModeOutcome(
-                name, title, s.answer_calls, s.summary_calls, s.cached_calls, s.rows_examined, len(result.rows),
-                len(result.to_verify), result.approximate, result.budget_exhausted, now() - start,
-                agrees=None if name == reference or expected is None else rows == expected, result=result,
+                name,
+                title,
+                s.answer_calls,
+                s.summary_calls,
+                s.cached_calls,
+                s.rows_examined,
+                len(result.rows),
+                len(result.to_verify),
+                result.approximate,
+                result.budget_exhausted,
+                now() - start,
+                agrees=None if name == reference or expected is None else rows == expected,
+                result=result,
             )
         outcomes.append(outcome)
         emit(ModeCompared(outcome))
@@ -238,6 +258,14 @@ def _limit_without_order(tree: exp.Expression) -> bool:
 
 
 __all__ = [
-    "Comparison", "ModeCompared", "ModeOutcome", "ModeProgress", "ModeProgressed", "ModeStarted", "PROGRESS_EVERY",
-    "REFERENCE_MODE", "compare_modes", "row_multiset",
+    "Comparison",
+    "ModeCompared",
+    "ModeOutcome",
+    "ModeProgress",
+    "ModeProgressed",
+    "ModeStarted",
+    "PROGRESS_EVERY",
+    "REFERENCE_MODE",
+    "compare_modes",
+    "row_multiset",
 ]

@@ -1,4 +1,5 @@
 """Example SUQL queries: the lecture's, and the SUQL paper's 100 real ones (../shared/data)."""
+
 from __future__ import annotations
 
 import csv
@@ -14,39 +15,61 @@ class Example:
 
 
 LECTURE: tuple[Example, ...] = (
-    Example("family-friendly in Palo Alto (answer() written first)",
-            "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto' LIMIT 1",
-            "lecture 7 §3.3"),
-    Example("romantic or a great view in Mountain View, top 3 by rating",
-            "SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') = 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3",
-            "lecture 7 §2.5"),
-    Example("a first date, sushi in Palo Alto",
-            "SELECT *, summary(reviews) FROM restaurants WHERE 'sushi bars' = ANY (cuisines) AND location = 'Palo Alto' AND rating >= 4.0 AND answer(reviews, 'is this restaurant good for a first date?') = 'Yes' ORDER BY num_reviews DESC LIMIT 1",
-            "lecture 7 §2.2"),
-    Example("pasta in Palo Alto: LIKE finds nothing",
-            "SELECT name, popular_dishes FROM restaurants WHERE location = 'Palo Alto' AND array_to_string(popular_dishes, ' ') LIKE '%pasta%'",
-            "lecture 7 §2.4"),
-    Example("pasta in Palo Alto: answer() knows cacio e pepe is pasta",
-            "SELECT name, popular_dishes FROM restaurants WHERE location = 'Palo Alto' AND answer(popular_dishes, 'does this restaurant serve pasta?') = 'Yes'",
-            "lecture 7 §2.4"),
-    Example("easy parking: similarity is not satisfaction",
-            "SELECT name FROM restaurants WHERE answer(reviews, 'is parking easy?') = 'Yes'",
-            "lecture 7 §3.5"),
-    Example("good for a date and easy parking, best rated in Palo Alto",
-            "SELECT name, rating FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it good for a date?') = 'Yes' AND answer(reviews, 'is parking easy?') = 'Yes' ORDER BY rating DESC LIMIT 1",
-            "lecture 7 exercise 1"),
-    Example("open late? a parse error, read back faithfully",
-            "SELECT name, opening_hours FROM restaurants WHERE location = 'Mountain View' AND 'chinese' = ANY (cuisines) AND opening_hours > '10pm' LIMIT 3",
-            "lecture 7 §4.2"),
-    Example("not spicy: unknown stays unknown",
-            "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND 'thai' = ANY (cuisines) AND NOT (answer(reviews, 'is the food spicy?') = 'Yes')",
-            "note 002"),
-    Example("how many family-friendly places per location",
-            "SELECT location, COUNT(*) AS n FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' GROUP BY location ORDER BY n DESC",
-            "lecture 7 §2.1"),
-    Example("a summary of the best Korean place in Sunnyvale (CTE)",
-            "WITH korean AS (SELECT * FROM restaurants WHERE 'korean' = ANY (cuisines) AND location = 'Sunnyvale') SELECT name, summary(reviews) FROM korean ORDER BY rating DESC, num_reviews DESC LIMIT 1",
-            "lecture 7 §3.6"),
+    Example(
+        "family-friendly in Palo Alto (answer() written first)",
+        "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto' LIMIT 1",
+        "lecture 7 §3.3",
+    ),
+    Example(
+        "romantic or a great view in Mountain View, top 3 by rating",
+        "SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') = 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3",
+        "lecture 7 §2.5",
+    ),
+    Example(
+        "a first date, sushi in Palo Alto",
+        "SELECT *, summary(reviews) FROM restaurants WHERE 'sushi bars' = ANY (cuisines) AND location = 'Palo Alto' AND rating >= 4.0 AND answer(reviews, 'is this restaurant good for a first date?') = 'Yes' ORDER BY num_reviews DESC LIMIT 1",
+        "lecture 7 §2.2",
+    ),
+    Example(
+        "pasta in Palo Alto: LIKE finds nothing",
+        "SELECT name, popular_dishes FROM restaurants WHERE location = 'Palo Alto' AND array_to_string(popular_dishes, ' ') LIKE '%pasta%'",
+        "lecture 7 §2.4",
+    ),
+    Example(
+        "pasta in Palo Alto: answer() knows cacio e pepe is pasta",
+        "SELECT name, popular_dishes FROM restaurants WHERE location = 'Palo Alto' AND answer(popular_dishes, 'does this restaurant serve pasta?') = 'Yes'",
+        "lecture 7 §2.4",
+    ),
+    Example(
+        "easy parking: similarity is not satisfaction",
+        "SELECT name FROM restaurants WHERE answer(reviews, 'is parking easy?') = 'Yes'",
+        "lecture 7 §3.5",
+    ),
+    Example(
+        "good for a date and easy parking, best rated in Palo Alto",
+        "SELECT name, rating FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it good for a date?') = 'Yes' AND answer(reviews, 'is parking easy?') = 'Yes' ORDER BY rating DESC LIMIT 1",
+        "lecture 7 exercise 1",
+    ),
+    Example(
+        "open late? a parse error, read back faithfully",
+        "SELECT name, opening_hours FROM restaurants WHERE location = 'Mountain View' AND 'chinese' = ANY (cuisines) AND opening_hours > '10pm' LIMIT 3",
+        "lecture 7 §4.2",
+    ),
+    Example(
+        "not spicy: unknown stays unknown",
+        "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND 'thai' = ANY (cuisines) AND NOT (answer(reviews, 'is the food spicy?') = 'Yes')",
+        "note 002",
+    ),
+    Example(
+        "how many family-friendly places per location",
+        "SELECT location, COUNT(*) AS n FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' GROUP BY location ORDER BY n DESC",
+        "lecture 7 §2.1",
+    ),
+    Example(
+        "a summary of the best Korean place in Sunnyvale (CTE)",
+        "WITH korean AS (SELECT * FROM restaurants WHERE 'korean' = ANY (cuisines) AND location = 'Sunnyvale') SELECT name, summary(reviews) FROM korean ORDER BY rating DESC, num_reviews DESC LIMIT 1",
+        "lecture 7 §3.6",
+    ),
 )
 
 

@@ -16,6 +16,7 @@
 
 Rows whose WHERE is Unknown are returned apart, "to verify".
 """
+
 from __future__ import annotations
 
 import threading
@@ -45,8 +46,16 @@ from engines.suql.compiler.udf import udf_rewrite
 from engines.suql.language import SuqlError, calls_in, pretty
 from engines.suql.plan import DEFAULT_MODE, Mode, Plan, dnf_text, mode_named, to_dnf
 
-__all__ = ["PlanBuilt", "QueryFinished", "RowDecided", "Stats", "SuqlEngine", "SuqlResult", "budget_message",
-           "resolved_order"]
+__all__ = [
+    "PlanBuilt",
+    "QueryFinished",
+    "RowDecided",
+    "Stats",
+    "SuqlEngine",
+    "SuqlResult",
+    "budget_message",
+    "resolved_order",
+]
 
 
 @dataclass(frozen=True)
@@ -68,8 +77,13 @@ class Stats:
     wall_s: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"answer_calls": self.answer_calls, "summary_calls": self.summary_calls, "cached_calls": self.cached_calls,
-                "rows_examined": self.rows_examined, "wall_s": round(self.wall_s, 4)}
+        return {
+            "answer_calls": self.answer_calls,
+            "summary_calls": self.summary_calls,
+            "cached_calls": self.cached_calls,
+            "rows_examined": self.rows_examined,
+            "wall_s": round(self.wall_s, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -156,8 +170,18 @@ class SuqlEngine:
         before = dict(counter.counts), counter.cached
         state = RunState()
         with ExitStack() as stack:
-            ctx = RunContext(sandbox=self.sandbox, mode=m, emit=emit, cancel=cancel, stack=stack, asker=asker,
-                             names=self._names, indexes=self.indexes, pool=self.pool, state=state)
+            ctx = RunContext(
+                sandbox=self.sandbox,
+                mode=m,
+                emit=emit,
+                cancel=cancel,
+                stack=stack,
+                asker=asker,
+                names=self._names,
+                indexes=self.indexes,
+                pool=self.pool,
+                state=state,
+            )
             try:
                 precheck(self.sandbox, tree)
                 final = udf_rewrite(ctx, tree) if m.udf else compile_statement(ctx, tree, top=True)
@@ -206,5 +230,6 @@ class SuqlEngine:
 
 
 def budget_message(budget: int) -> str:
-    return (f"Stopped after {budget:,} LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): "
-            "the results are partial.")
+    return (
+        f"Stopped after {budget:,} LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): the results are partial."
+    )

@@ -5,6 +5,7 @@ by the SQL sandbox's policy (one read-only query); the two LLM functions may sta
 wherever a text value may.  This module finds them and refuses, with a message
 naming the construct, what the worlds cannot serve.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,12 +68,16 @@ def as_call(node: exp.Anonymous) -> LLMCall:
         _refuse_constant(name, args[0])
         return LLMCall("summary", args[0], "")
     if len(args) != 2:
-        raise SuqlError(f"answer() takes a text and a question, answer(text, 'question'): {node.sql(dialect='postgres')}")
+        raise SuqlError(
+            f"answer() takes a text and a question, answer(text, 'question'): {node.sql(dialect='postgres')}"
+        )
     question = args[1]
     if not (isinstance(question, exp.Literal) and question.is_string):
         raise SuqlError(f"the question of answer() must be a string literal: {node.sql(dialect='postgres')}")
     if any(is_llm_call(n) for n in args[0].find_all(exp.Anonymous)):
-        raise SuqlError(f"answer() over the output of another LLM call is not supported: {node.sql(dialect='postgres')}")
+        raise SuqlError(
+            f"answer() over the output of another LLM call is not supported: {node.sql(dialect='postgres')}"
+        )
     _refuse_constant(name, args[0])
     return LLMCall("answer", args[0], question.name)
 
@@ -80,8 +85,10 @@ def as_call(node: exp.Anonymous) -> LLMCall:
 def _refuse_constant(name: str, text: exp.Expression) -> None:
     """The text of answer() / summary() is read from each row: an argument naming no column is a constant."""
     if text.find(exp.Column) is None:
-        raise SuqlError(f"{name}() reads a text column of each row: {pretty(text)} is a constant, "
-                        f"the same for every row (name a column, e.g. {name}(reviews{', ...' if name == 'answer' else ''})).")
+        raise SuqlError(
+            f"{name}() reads a text column of each row: {pretty(text)} is a constant, "
+            f"the same for every row (name a column, e.g. {name}(reviews{', ...' if name == 'answer' else ''}))."
+        )
 
 
 def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonymous]:
@@ -117,7 +124,9 @@ def parse(sql: str) -> exp.Expression:
     for fn in tree.find_all(exp.Func):
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in UNSERVABLE:
-            raise SuqlError(f"{fn.sql(dialect='postgres')[:80]} uses {name}(), {UNSERVABLE[name]}: this world cannot serve it.")
+            raise SuqlError(
+                f"{fn.sql(dialect='postgres')[:80]} uses {name}(), {UNSERVABLE[name]}: this world cannot serve it."
+            )
         if isinstance(fn, exp.Anonymous) and name in LLM_FUNCTIONS:
             as_call(fn)
             _refuse_as_condition(fn)
@@ -127,7 +136,9 @@ def parse(sql: str) -> exp.Expression:
             raise SuqlError("answer() in a JOIN condition is not supported: move the condition to WHERE.")
     for node in tree.find_all(exp.Having, exp.Window, exp.Qualify):
         if has_llm_calls(node):
-            raise SuqlError(f"answer() or summary() inside {type(node).__name__.upper()} is not supported: compute it in a subquery and filter outside.")
+            raise SuqlError(
+                f"answer() or summary() inside {type(node).__name__.upper()} is not supported: compute it in a subquery and filter outside."
+            )
     return tree
 
 
@@ -147,7 +158,8 @@ def _refuse_as_condition(call: exp.Anonymous) -> None:
         returns = "text ('Yes', 'No' or a value)" if str(call.this).lower() == "answer" else "text"
         raise SuqlError(
             f"{text} is used as a condition, but {str(call.this).lower()}() returns {returns}, not true or false "
-            f"(SQL would have to cast 'No' to a truth value): compare it, e.g. {text} = 'Yes'.")
+            f"(SQL would have to cast 'No' to a truth value): compare it, e.g. {text} = 'Yes'."
+        )
 
 
 def pretty(node: exp.Expression) -> str:

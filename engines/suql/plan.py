@@ -4,6 +4,7 @@ Each small function here does one rewrite (sqlglot style); the cost model that f
 plan's estimates is ``engines.suql.compiler.cost``, and the passes of ``engines.suql.compiler``
 run what the plan describes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -42,21 +43,45 @@ class Mode:
 
 
 MODES: dict[str, Mode] = {
-    "A": Mode("A", "naive: answer() on every row, then filter, summaries for every passing row, then LIMIT",
-              structured_first=False, order_predicates=False, short_circuit=False, lazy=False, retrieval=False,
-              summaries_for_all_matches=True),
-    "B": Mode("B", "the query as written, row by row like SQLite: the WHERE left to right with short-circuit, "
-              "stop at LIMIT", as_written=True, structured_first=False, order_predicates=False, retrieval=False),
-    "C": Mode("C", "predicate ordering: structured predicates first, answer() ordered by cost x selectivity",
-              lazy=False, retrieval=False),
+    "A": Mode(
+        "A",
+        "naive: answer() on every row, then filter, summaries for every passing row, then LIMIT",
+        structured_first=False,
+        order_predicates=False,
+        short_circuit=False,
+        lazy=False,
+        retrieval=False,
+        summaries_for_all_matches=True,
+    ),
+    "B": Mode(
+        "B",
+        "the query as written, row by row like SQLite: the WHERE left to right with short-circuit, stop at LIMIT",
+        as_written=True,
+        structured_first=False,
+        order_predicates=False,
+        retrieval=False,
+    ),
+    "C": Mode(
+        "C",
+        "predicate ordering: structured predicates first, answer() ordered by cost x selectivity",
+        lazy=False,
+        retrieval=False,
+    ),
     "D": Mode("D", "C + lazy evaluation: stop when LIMIT is met", retrieval=False),
     "E": Mode("E", "D + retrieval ordering: most promising rows first (BM25)"),
     "F": Mode("F", "E + a retrieval cap: only the best-scoring candidates are examined (approximate)", cap=20),
 }
 DEFAULT_MODE = "E"
-DUCKDB_UDF = Mode("B-duckdb", "the query as written, run by DuckDB with answer() as a per-row function "
-                  "(DuckDB orders the filters itself and evaluates whole vectors of rows)", udf=True,
-                  structured_first=False, order_predicates=False, lazy=False, retrieval=False)
+DUCKDB_UDF = Mode(
+    "B-duckdb",
+    "the query as written, run by DuckDB with answer() as a per-row function "
+    "(DuckDB orders the filters itself and evaluates whole vectors of rows)",
+    udf=True,
+    structured_first=False,
+    order_predicates=False,
+    lazy=False,
+    retrieval=False,
+)
 """Not one of the six modes: what an unmodified vectorised engine does, measured beside B."""
 
 
@@ -168,7 +193,8 @@ class Plan:
             for i, p in enumerate(c.predicates, 1):
                 out.append(
                     f"  {i}. {p.sql}   cost {p.cost:g} call, passes ≈ {p.selectivity:.2f} ({p.source}), "
-                    f"rank {p.rank:.2f}" + (f", written #{p.written_position + 1}" if p.written_position != i - 1 else "")
+                    f"rank {p.rank:.2f}"
+                    + (f", written #{p.written_position + 1}" if p.written_position != i - 1 else "")
                 )
             if c.predicates:
                 out.append(f"  expected calls per candidate ≈ {c.expected_calls_per_row:.2f}")
@@ -194,8 +220,14 @@ class Plan:
                     "structured": c.structured,
                     "candidates": c.candidates,
                     "predicates": [
-                        {"sql": p.sql, "cost": p.cost, "selectivity": round(p.selectivity, 4), "rank": round(p.rank, 4),
-                         "estimated_from": p.source, "written_position": p.written_position}
+                        {
+                            "sql": p.sql,
+                            "cost": p.cost,
+                            "selectivity": round(p.selectivity, 4),
+                            "rank": round(p.rank, 4),
+                            "estimated_from": p.source,
+                            "written_position": p.written_position,
+                        }
                         for p in c.predicates
                     ],
                     "expected_calls_per_row": round(c.expected_calls_per_row, 4),

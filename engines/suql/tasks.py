@@ -4,6 +4,7 @@ Both are per-row (the row model answers them) and cached: the answer cache keys 
 text, the question (``summary()`` for a summary) and the backend id.  A reply that cannot be used
 is Unknown (``answer``) or ``None`` (``summary``), so one bad reply loses its own row only.
 """
+
 from __future__ import annotations
 
 import logging
@@ -88,9 +89,15 @@ def read_answer(reply: str, source: str) -> Answer:
 
 
 ANSWER: Task[AnswerInput, Answer] = Task(
-    name="answer", input=AnswerInput, output=Answer, template="answer", role="row", max_tokens=MAX_TOKENS["answer"],
+    name="answer",
+    input=AnswerInput,
+    output=Answer,
+    template="answer",
+    role="row",
+    max_tokens=MAX_TOKENS["answer"],
     context=lambda i: {"text": i.text, "question": i.question},
-    read=lambda reply, i: read_answer(reply, i.text), reply_model=AnswerReply,
+    read=lambda reply, i: read_answer(reply, i.text),
+    reply_model=AnswerReply,
     simulate=lambda b, i: sim.simulate_answer(b, i.text, i.question),
     describe=lambda i: i.question,
     show=lambda _i, a: a.render(),
@@ -103,10 +110,16 @@ ANSWER: Task[AnswerInput, Answer] = Task(
 )
 
 SUMMARY: Task[SummaryInput, str] = Task(
-    name="summary", input=SummaryInput, output=str, template="summary", role="row", max_tokens=MAX_TOKENS["summary"],
+    name="summary",
+    input=SummaryInput,
+    output=str,
+    template="summary",
+    role="row",
+    max_tokens=MAX_TOKENS["summary"],
     context=lambda i: {"text": i.text},
     read=lambda reply, _i: read_text("summary", reply),
-    simulate=lambda b, i: sim.simulate_summary(i.text), sim_latency=2.0,
+    simulate=lambda b, i: sim.simulate_summary(i.text),
+    sim_latency=2.0,
     describe=lambda _i: "summarise",
     show=lambda _i, s: s,
     cache_key=lambda i: (i.text, "summary()"),

@@ -4,6 +4,7 @@ The engine names each predicate it could not decide for a row as SUQL text
 (``answer(reviews, 'is it romantic?') = 'Yes'``); a person wants the question.
 The text is parsed with sqlglot and the question read off the tree.
 """
+
 from __future__ import annotations
 
 
@@ -19,8 +20,13 @@ def unknown_question(predicate: str) -> str | None:
         tree = sqlglot.parse_one(predicate, read="postgres")
     except (SqlglotError, RecursionError):
         return None
-    if not (isinstance(tree, exp.EQ) and is_llm_call(tree.this) and isinstance(tree.expression, exp.Literal)
-            and tree.expression.is_string and tree.expression.name == "Yes"):
+    if not (
+        isinstance(tree, exp.EQ)
+        and is_llm_call(tree.this)
+        and isinstance(tree.expression, exp.Literal)
+        and tree.expression.is_string
+        and tree.expression.name == "Yes"
+    ):
         return None
     try:
         call = as_call(tree.this)

@@ -6,6 +6,7 @@ answer() before the structured conditions.  Each query is run in every mode;
 precision is the share of returned rows that really satisfy every condition (the
 evaluator reads hidden truth), recall is computed on the list-all queries only.
 """
+
 from __future__ import annotations
 
 import random
@@ -28,7 +29,18 @@ TEXT_CONDITIONS: tuple[tuple[str, str], ...] = (
     ("does it have outdoor seating?", "outdoor_seating"),
     ("is parking easy?", "easy_parking"),
 )
-WORKLOAD_CUISINES = ("italian", "mexican", "chinese", "japanese", "thai", "indian", "coffee & tea", "american (traditional)", "korean", "mediterranean")
+WORKLOAD_CUISINES = (
+    "italian",
+    "mexican",
+    "chinese",
+    "japanese",
+    "thai",
+    "indian",
+    "coffee & tea",
+    "american (traditional)",
+    "korean",
+    "mediterranean",
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +75,10 @@ def truly_matching(world: RestaurantWorld, truth: HiddenTruth, q: WorkloadQuery)
     """The rows of ``world`` that really satisfy the query by ``truth`` (its hidden truth, which the world
     itself does not carry): for evaluators only."""
     return {
-        r._id for r in world.rows
-        if r.location == q.location and (q.cuisine is None or q.cuisine in r.cuisines)
+        r._id
+        for r in world.rows
+        if r.location == q.location
+        and (q.cuisine is None or q.cuisine in r.cuisines)
         and all(truth.has(r._id, f) for f in q.features)
     }
 

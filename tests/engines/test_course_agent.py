@@ -1,4 +1,5 @@
 """The agent tab's course world: a SUQL dialogue over the notes' C1-C6 (issue 6)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The course assistant (notes 002-003): three-valued verdicts, interval conflicts, metamorphic tests."""
+
 from __future__ import annotations
 
 import json
@@ -62,7 +63,8 @@ def test_metamorphic_or_query_keeps_c4():
     with Sandbox.create(world.load) as sandbox:
         r = SuqlEngine(sandbox, LLM(SimBackend())).run(
             "SELECT DISTINCT o.course_id FROM offerings o JOIN course_reviews r ON r.course_id = o.course_id "
-            "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1")
+            "WHERE (o.term = 'autumn' AND answer(r.reviews, 'is it practical?') = 'Yes') OR o.course_id = 'C4' ORDER BY 1"
+        )
     got = [row[0] for row in r.rows]
     assert "C4" in got  # a structured predicate was not pushed into the branch it does not belong to
     assert "C5" not in got and "C6" not in got

@@ -4,6 +4,7 @@
 (the restaurant tab, the SUQL tab, the Lab's shared world), must hold no attribute path to the
 ``HiddenTruth``: an engine handed one of them cannot read the answers it is judged against.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,20 @@ from typing import Any
 from engines.settings import Settings
 from worlds import restaurants as W
 
-_LEAVES = (str, bytes, int, float, bool, complex, type(None), types.ModuleType, type, types.FunctionType,
-           types.BuiltinFunctionType, types.MethodType)
+_LEAVES = (
+    str,
+    bytes,
+    int,
+    float,
+    bool,
+    complex,
+    type(None),
+    types.ModuleType,
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+)
 
 
 def _children(obj: Any) -> Iterator[tuple[str, Any]]:
@@ -97,4 +110,3 @@ def test_the_lab_hands_experiments_the_world_and_gives_evaluators_the_truth_apar
     assert paths_to(world, W.HiddenTruth) == []
     truth = restaurant_truth(world.seed)
     assert truth is restaurant_truth() and set(truth.features) == {r._id for r in world.rows}
-

@@ -1,5 +1,6 @@
 """Fixtures of the fuzz suite: a killable worker per module, a recording HTTP server on 127.0.0.1
 (no query may reach it) and a canary file (no query may read it)."""
+
 from __future__ import annotations
 
 import select
@@ -30,8 +31,9 @@ class Recorder:
         self._thread.start()
 
     def _serve(self) -> None:
-        body = ('{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"literal","value":"%s"}}]}}'
-                % CANARY_TOKEN).encode()
+        body = (
+            '{"head":{"vars":["x"]},"results":{"bindings":[{"x":{"type":"literal","value":"%s"}}]}}' % CANARY_TOKEN
+        ).encode()
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -42,8 +44,10 @@ class Recorder:
                 conn.settimeout(0.5)
                 try:
                     self.peers.append(conn.recv(2048))
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
-                                 b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+                    conn.sendall(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+                    )
                 except OSError:
                     pass
 

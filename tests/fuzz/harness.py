@@ -16,6 +16,7 @@ with it or leave the machine short of memory, so examples run in a long-lived *w
 
 The jobs themselves live in :mod:`tests.fuzz.jobs`; they return plain data (dicts of str/int/…).
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -185,13 +186,17 @@ def hermetic_env(cache_dir: Path, **extra: str) -> dict[str, str]:
     """The process environment minus the developer's ``CS224V_*`` and API key, plus the fuzz
     settings (as a user would set them)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CS224V_") and k != "ANTHROPIC_API_KEY"}
-    env.update({
-        "CS224V_CACHE_DIR": str(cache_dir),
-        "CS224V_QUERY_TIMEOUT_S": str(QUERY_TIMEOUT_S),
-        "TEXTUAL_ANIMATIONS": "none",
-        "PYTHONHASHSEED": "0",
-    })
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.update(
+        {
+            "CS224V_CACHE_DIR": str(cache_dir),
+            "CS224V_QUERY_TIMEOUT_S": str(QUERY_TIMEOUT_S),
+            "TEXTUAL_ANIMATIONS": "none",
+            "PYTHONHASHSEED": "0",
+        }
+    )
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
     env.update(extra)
     return env
 

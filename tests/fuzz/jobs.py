@@ -1,6 +1,7 @@
 """Jobs the fuzz worker runs (see :mod:`tests.fuzz.harness`).  Each opens its session once per
 worker (a module's examples share it) and returns plain data.  An ``EngineError`` is a documented
 outcome and comes back as data; any other exception escapes to the harness as a traceback."""
+
 from __future__ import annotations
 
 import io
@@ -48,6 +49,7 @@ def fingerprint(sandbox) -> dict[str, Any]:
     user-defined functions and macros, the attached databases and the locked settings."""
     cur = _raw_connection(sandbox).cursor()
     try:
+
         def is_scratch(*names: str) -> bool:
             return any(n and any(s in n.lower() for s in SCRATCH) for n in names)
 
@@ -63,18 +65,34 @@ def fingerprint(sandbox) -> dict[str, Any]:
             query = exp.select("count(*)", 'sum(hash("t"))').from_(table).sql("duckdb")
             count, digest = cur.execute(query).fetchone()
             out["tables"][f"{db}.{schema}.{name}"] = (int(count), str(digest))
-        out["views"] = [tuple(map(str, r)) for r in cur.execute(
-            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY ALL").fetchall()
-            if not is_scratch(str(r[0]), str(r[1]))]
-        out["functions"] = [tuple(map(str, r)) for r in cur.execute(
-            "SELECT DISTINCT database_name, schema_name, function_name, function_type FROM duckdb_functions() "
-            "WHERE NOT internal ORDER BY ALL").fetchall()]
-        out["databases"] = [str(r[0]) for r in cur.execute(
-            "SELECT database_name FROM duckdb_databases() WHERE NOT internal ORDER BY 1").fetchall()
-            if not is_scratch(str(r[0]))]
-        out["settings"] = [tuple(map(str, r)) for r in cur.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'lock_configuration', "
-            "'autoload_known_extensions', 'autoinstall_known_extensions', 'allow_community_extensions') ORDER BY 1").fetchall()]
+        out["views"] = [
+            tuple(map(str, r))
+            for r in cur.execute(
+                "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY ALL"
+            ).fetchall()
+            if not is_scratch(str(r[0]), str(r[1]))
+        ]
+        out["functions"] = [
+            tuple(map(str, r))
+            for r in cur.execute(
+                "SELECT DISTINCT database_name, schema_name, function_name, function_type FROM duckdb_functions() "
+                "WHERE NOT internal ORDER BY ALL"
+            ).fetchall()
+        ]
+        out["databases"] = [
+            str(r[0])
+            for r in cur.execute(
+                "SELECT database_name FROM duckdb_databases() WHERE NOT internal ORDER BY 1"
+            ).fetchall()
+            if not is_scratch(str(r[0]))
+        ]
+        out["settings"] = [
+            tuple(map(str, r))
+            for r in cur.execute(
+                "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'lock_configuration', "
+                "'autoload_known_extensions', 'autoinstall_known_extensions', 'allow_community_extensions') ORDER BY 1"
+            ).fetchall()
+        ]
         return out
     finally:
         cur.close()
@@ -109,7 +127,9 @@ def _restaurant_sandbox():
 
     settings = _settings()
     world = restaurants.build().world
-    return Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)  # as `cs224v-tui sql` does
+    return Sandbox.create(
+        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s
+    )  # as `cs224v-tui sql` does
 
 
 def sql(statement: str) -> dict[str, Any]:
@@ -119,8 +139,12 @@ def sql(statement: str) -> dict[str, Any]:
     _check_intact("sql", sandbox)  # the baseline, on the first call
     try:
         result, sentence = run_sql(sandbox, statement)
-        out: dict[str, Any] = {"outcome": "rows", "rows": len(result.rows), "sentence": sentence[:200],
-                               "text": json.dumps(result.records(), default=str, ensure_ascii=False)[:20000]}
+        out: dict[str, Any] = {
+            "outcome": "rows",
+            "rows": len(result.rows),
+            "sentence": sentence[:200],
+            "text": json.dumps(result.records(), default=str, ensure_ascii=False)[:20000],
+        }
     except EngineError as e:
         out = _error(e)
     out["changed"] = _check_intact("sql", sandbox)
@@ -178,8 +202,11 @@ def sparql(query: str, store: str) -> dict[str, Any]:
     endpoint = _once(f"kg-{store}", lambda: open_kg(_settings(), store=store))
     try:
         result = endpoint.execute(query)
-        return {"outcome": result.feedback.value, "message": result.message[:300],
-                "text": json.dumps(result.to_json(), ensure_ascii=False)[:50000]}
+        return {
+            "outcome": result.feedback.value,
+            "message": result.message[:300],
+            "text": json.dumps(result.to_json(), ensure_ascii=False)[:50000],
+        }
     except EngineError as e:
         return _error(e)
 
@@ -198,7 +225,12 @@ def spinach(question: str, store: str, budget: int, total_budget: int) -> dict[s
     try:
         trajectory = agent.run(question)
         text = json.dumps(trajectory.to_json(), ensure_ascii=False)
-        return {"outcome": trajectory.finish, "error": trajectory.error, "steps": len(trajectory.steps), "text": text[:20000]}
+        return {
+            "outcome": trajectory.finish,
+            "error": trajectory.error,
+            "steps": len(trajectory.steps),
+            "text": text[:20000],
+        }
     except EngineError as e:
         return _error(e)
 
@@ -222,8 +254,11 @@ def cli(argv: list[str]) -> dict[str, Any]:
         finally:
             out.flush()
             err.flush()
-    return {"code": code, "stdout": out_bytes.getvalue().decode("utf-8", "replace"),
-            "stderr": err_bytes.getvalue().decode("utf-8", "replace")}
+    return {
+        "code": code,
+        "stdout": out_bytes.getvalue().decode("utf-8", "replace"),
+        "stderr": err_bytes.getvalue().decode("utf-8", "replace"),
+    }
 
 
 def ping() -> str:

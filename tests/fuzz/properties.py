@@ -1,4 +1,5 @@
 """The properties every fuzz example must keep, shared by the test modules."""
+
 from __future__ import annotations
 
 import json
@@ -12,11 +13,21 @@ from tests.fuzz.harness import CANARY_TOKEN, GENERATE_ONLY, examples
 def fuzz_settings(n: int) -> settings:
     """Deterministic, bounded by example count (scaled by CS224V_FUZZ_SCALE), no deadline (the
     harness bounds wall time per example), no example database in the repository."""
-    return settings(max_examples=examples(n), derandomize=True, database=None, deadline=None, print_blob=False,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
-                    report_multiple_bugs=False,
-                    phases=[p for p in Phase if p is not Phase.explain and not (GENERATE_ONLY and p is Phase.explicit)])
+    return settings(
+        max_examples=examples(n),
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
+        report_multiple_bugs=False,
+        phases=[p for p in Phase if p is not Phase.explain and not (GENERATE_ONLY and p is Phase.explicit)],
+    )
 
 
 def assert_engine_outcome(out: dict[str, Any], given: str) -> None:
@@ -29,8 +40,10 @@ def assert_engine_outcome(out: dict[str, Any], given: str) -> None:
 
 def assert_offline(recorder: Any, before: int, given: str) -> None:
     now = recorder.count()
-    assert now == before, (f"{given!r} reached the network: {now - before} connection(s) to 127.0.0.1; "
-                           f"first request: {recorder.peers[before:before + 1]!r}")
+    assert now == before, (
+        f"{given!r} reached the network: {now - before} connection(s) to 127.0.0.1; "
+        f"first request: {recorder.peers[before : before + 1]!r}"
+    )
 
 
 def assert_cli(out: dict[str, Any], argv: list[str], *, as_json: bool = False) -> Any:

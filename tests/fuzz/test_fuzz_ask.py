@@ -1,5 +1,6 @@
 """Fuzz ``ask``: hostile and random utterances to the Text-to-SQL agent and the SUQL agent
 (dialogues of one to three turns).  No traceback, no hang, data intact."""
+
 from __future__ import annotations
 
 from hypothesis import given

@@ -1,5 +1,6 @@
 """Fuzz the command line itself: every command with odd arguments and options, including invalid
 UTF-8 (which Python hands over as lone surrogates, ``\\udcff``).  Exit 0/1/2, never a traceback."""
+
 from __future__ import annotations
 
 from hypothesis import example, given
@@ -11,14 +12,32 @@ from tests.fuzz.strategies import nasty_text
 
 # what Python makes of bytes that are not UTF-8 (surrogateescape: only \udc80-\udcff occur; b"\xc3\x28" is "\udcc3(")
 INVALID_UTF8 = st.sampled_from(("\udcff", "caf\udce9", "\udcc3(", "x\udc80y", "\udced\udca0\udc80"))
-ARG = st.one_of(nasty_text(3), INVALID_UTF8, st.builds(lambda a, b: a + b, nasty_text(2), INVALID_UTF8),
-                st.sampled_from(("-", "--", "-1", "--json", "1e9", "nan", "-0", "A", "B-duckdb", "memory", "")))
-COMMANDS = st.sampled_from((
-    ["sql"], ["ask"], ["ask", "--suql"], ["suql"], ["suql", "--mode", "B-duckdb"], ["suql", "--world"], ["suql", "--file"],
-    ["sparql"], ["sparql", "--store", "oxigraph"], ["spinach", "--save"], ["score"], ["score", "x.json"],
-    ["suql", "--workload", "--queries"], ["sql", "SELECT 1", "--seed"], ["sql", "SELECT 1", "--latency"],
-    ["sql", "SELECT 1", "--classify"],
-))
+ARG = st.one_of(
+    nasty_text(3),
+    INVALID_UTF8,
+    st.builds(lambda a, b: a + b, nasty_text(2), INVALID_UTF8),
+    st.sampled_from(("-", "--", "-1", "--json", "1e9", "nan", "-0", "A", "B-duckdb", "memory", "")),
+)
+COMMANDS = st.sampled_from(
+    (
+        ["sql"],
+        ["ask"],
+        ["ask", "--suql"],
+        ["suql"],
+        ["suql", "--mode", "B-duckdb"],
+        ["suql", "--world"],
+        ["suql", "--file"],
+        ["sparql"],
+        ["sparql", "--store", "oxigraph"],
+        ["spinach", "--save"],
+        ["score"],
+        ["score", "x.json"],
+        ["suql", "--workload", "--queries"],
+        ["sql", "SELECT 1", "--seed"],
+        ["sql", "SELECT 1", "--latency"],
+        ["sql", "SELECT 1", "--classify"],
+    )
+)
 
 
 @fuzz_settings(15)

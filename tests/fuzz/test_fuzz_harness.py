@@ -1,5 +1,6 @@
 """The harness itself: it must see a hang, a crash, a traceback and a change of data, or the fuzz
 tests could not fail."""
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -31,9 +32,17 @@ def test_the_fingerprint_sees_every_kind_of_change():
         con.execute("INSERT INTO t VALUES (1, ['x']), (2, NULL)")
         base = jobs.fingerprint(holder)
         assert jobs.fingerprint(holder) == base
-        for change in ("UPDATE t SET b = ['y'] WHERE a = 1", "INSERT INTO t VALUES (3, [])", "CREATE TABLE u (x INT)",
-                       "CREATE VIEW v AS SELECT 1", "CREATE MACRO lower(x) AS 'PWNED'", "ATTACH ':memory:' AS pwned",
-                       "CREATE TABLE pwned.main.w (x INT)", "DROP TABLE u", "SET enable_external_access = false"):
+        for change in (
+            "UPDATE t SET b = ['y'] WHERE a = 1",
+            "INSERT INTO t VALUES (3, [])",
+            "CREATE TABLE u (x INT)",
+            "CREATE VIEW v AS SELECT 1",
+            "CREATE MACRO lower(x) AS 'PWNED'",
+            "ATTACH ':memory:' AS pwned",
+            "CREATE TABLE pwned.main.w (x INT)",
+            "DROP TABLE u",
+            "SET enable_external_access = false",
+        ):
             con.execute(change)
             now = jobs.fingerprint(holder)
             assert now != base, change

@@ -1,6 +1,7 @@
 """Fuzz ``sparql`` on both stores: SERVICE/FROM/LOAD in many spellings (\\u escapes, no spaces,
 prefixed names) aimed at a recording server on 127.0.0.1 and a canary file, updates, catastrophic
 regexes, deep nesting, ORDER BY over mixed terms.  No traceback, no crash, no hang, no connection."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,9 @@ def warm(worker):
 @example(query="SELECT * WHERE { SERV\\u0049CE <{URL}/sparql> { ?s ?p ?o } }", store="memory")  # issue 10 item 2
 @example(query="SELECT * FROM<{URL}/g> WHERE { ?s ?p ?o }", store="memory")  # issue 10 item 2
 @example(query="SELECT ?b ?a WHERE { ?a ?x ?b } ORDER BY ?b ?a", store="oxigraph")  # issue 10 item 3: a Rust panic
-@example(query='SELECT ?z WHERE { BIND("' + "a" * 40 + 'b" AS ?z) FILTER REGEX(?z, "^(a+)+$") }',
-         store="memory")  # issue 10 item 3: a catastrophic regex (Python's re cannot be interrupted)
+@example(
+    query='SELECT ?z WHERE { BIND("' + "a" * 40 + 'b" AS ?z) FILTER REGEX(?z, "^(a+)+$") }', store="memory"
+)  # issue 10 item 3: a catastrophic regex (Python's re cannot be interrupted)
 def test_sparql_queries(warm, recorder, canary, query, store):
     q = fill(query, recorder.url, str(canary))
     before = recorder.count()

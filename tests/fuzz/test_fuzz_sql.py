@@ -1,5 +1,6 @@
 """Fuzz ``sql``: hostile statements through the sandbox (as ``cs224v-tui sql`` runs them) and the
 CLI command itself.  No traceback, no hang, no network, no file read, the world's data intact."""
+
 from __future__ import annotations
 
 from hypothesis import example, given
@@ -13,7 +14,7 @@ from tests.fuzz.strategies import fill, sql_statement
 @example(statement="SELECT unnest(range(1000000000))")  # issue 10 item 3: a memory bomb
 @example(statement="SELECT repeat('x', 1000000000)")  # issue 10 item 3: ran past timeout + 5 s (found here)
 @example(statement="SELECT * FROM read_csv('{URL}/x.csv')")
-@example(statement="SELECT name AS \"x\"\" VARCHAR); UPDATE restaurants SET name = 'PWNED'; --\" FROM restaurants")
+@example(statement='SELECT name AS "x"" VARCHAR); UPDATE restaurants SET name = \'PWNED\'; --" FROM restaurants')
 def test_sql_statements(worker, recorder, canary, statement):
     q = fill(statement, recorder.url, str(canary))
     before = recorder.count()

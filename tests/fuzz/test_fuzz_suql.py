@@ -1,5 +1,6 @@
 """Fuzz ``suql``: hostile SUQL (answer()/summary() in odd places, quoted aliases and types, attack
 statements) in every execution mode, A-F and B-duckdb.  No traceback, no hang, data intact."""
+
 from __future__ import annotations
 
 from hypothesis import example, given

@@ -1,4 +1,5 @@
 """Helpers of the app tests: a deterministic app, a way to wait for its workers, async tests."""
+
 from __future__ import annotations
 
 import asyncio

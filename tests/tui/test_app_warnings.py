@@ -1,4 +1,5 @@
 """Engine warnings reach the user as notifications, never as text printed over the screen."""
+
 from __future__ import annotations
 
 from pathlib import Path

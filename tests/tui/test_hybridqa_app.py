@@ -1,4 +1,5 @@
 """The HybridQA tab driven headless through the pilot: behaviour, not pixels."""
+
 from __future__ import annotations
 
 from textual.pilot import Pilot
@@ -21,8 +22,6 @@ only the fallback to ``Flag Bearer_Info`` finds the dates: 4 passages read with 
 answer Karel Brask = the gold), 2 without (both say nothing; the answer is the other bearer)."""
 AMSTERDAM = "veloria_flag_bearers-III"
 """Type III: an answer() condition on every row (27 passages read): a long run to cancel."""
-
-
 
 
 def EmitGate(area: HybridArea, after: int) -> EventGate:
@@ -88,7 +87,7 @@ async def test_running_a_question_fills_the_suql_the_calls_the_answer_and_the_sc
         assert "EM 1" in card and "F1 1.00" in card and "human judgement ✓ correct" in card
         suql = _text(app, "#hqa-suql")
         assert suql.startswith("attempt 1 · ✓ 1 row: Karel Brask · final")
-        assert "ORDER BY answer(\"Event year_Info\"" in suql
+        assert 'ORDER BY answer("Event year_Info"' in suql
         assert "mode E" in _text(app, "#hqa-plan")
         assert _text(app, "#hqa-readback").startswith("I searched for veloria_flag_bearers whose Name is XX or IX")
 
@@ -230,7 +229,9 @@ class ClaudeStandIn(SimBackend):
     name = "claude"
 
     def hybrid_parse(self, question, schema, failed=()):
-        return Output('SELECT "Site" FROM "list_of_places_of_scenic_beauty_of_japan_mie_0" WHERE "Municipality" = \'Nabari\'')
+        return Output(
+            'SELECT "Site" FROM "list_of_places_of_scenic_beauty_of_japan_mie_0" WHERE "Municipality" = \'Nabari\''
+        )
 
 
 @drive

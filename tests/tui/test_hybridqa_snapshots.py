@@ -3,6 +3,7 @@
 Deterministic: sim backend without cache or latency, a clock stuck at 0.0 (latencies and
 elapsed read 0), no animations, steady cursors, workers finished before capture.
 """
+
 from __future__ import annotations
 
 from textual.pilot import Pilot

@@ -1,5 +1,6 @@
 """Keys (issue 15 part 3): the help lists only keys that exist, tab and mode keys are never typed
 and never need Alt, a palette command of another tab shows that tab, F8 maximises and restores."""
+
 from __future__ import annotations
 
 import re
@@ -14,9 +15,24 @@ from tui.help import keys_help
 from tui.widgets import ResultsTable
 
 NAMES = {
-    "esc": "escape", "enter": "enter", "⏎": "enter", "space": "space", "backspace": "backspace", "tab": "tab",
-    "home": "home", "end": "end", "→": "right", "←": "left", "↑": "up", "↓": "down", "[": "left_square_bracket",
-    "]": "right_square_bracket", "/": "slash", "?": "question_mark", "pgdn": "pagedown", "pgup": "pageup",
+    "esc": "escape",
+    "enter": "enter",
+    "⏎": "enter",
+    "space": "space",
+    "backspace": "backspace",
+    "tab": "tab",
+    "home": "home",
+    "end": "end",
+    "→": "right",
+    "←": "left",
+    "↑": "up",
+    "↓": "down",
+    "[": "left_square_bracket",
+    "]": "right_square_bracket",
+    "/": "slash",
+    "?": "question_mark",
+    "pgdn": "pagedown",
+    "pgup": "pageup",
 }
 
 
@@ -90,9 +106,13 @@ async def test_tab_and_mode_keys_are_f_keys_or_ctrl_and_priority() -> None:
             area = await open_tab(pilot, spec.id)
             for node in (app, area):
                 for key, binding in node._bindings:
-                    if binding.action.startswith(("show_tab", "cycle_tab", "cycle_mode", "cycle_view", "mode(", "view(")):
+                    if binding.action.startswith(
+                        ("show_tab", "cycle_tab", "cycle_mode", "cycle_view", "mode(", "view(")
+                    ):
                         assert "alt+" not in key, f"{key} ({binding.action}) needs Alt"
-                        assert re.search(r"(^|\+)f\d+$", key) or key.startswith("ctrl+"), f"{key} ({binding.action}) can be typed"
+                        assert re.search(r"(^|\+)f\d+$", key) or key.startswith("ctrl+"), (
+                            f"{key} ({binding.action}) can be typed"
+                        )
                         assert binding.priority, f"{key} ({binding.action}) does not work while typing"
 
 

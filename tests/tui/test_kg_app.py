@@ -1,4 +1,5 @@
 """The Knowledge-graph tab driven headless through the pilot: behaviour, not pixels."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,6 @@ TRAJECTORY = FIXTURES / "spinach_c3_3.json"
 """SPINACH on c3_3 (the highest mountain in Quintara), saved by ``cs224v-tui spinach --save``:
 10 steps, a premature stop rolled back at step 4 and a repeat at step 8, row-F1 1.0."""
 ROLLBACK_QUESTION = "c3_3"
-
-
 
 
 def StepGate(area: KgArea, after: int) -> EventGate:
@@ -56,7 +55,9 @@ async def test_console_shows_which_of_the_four_feedbacks_came_back() -> None:
         await pilot.press("ctrl+j")  # the first example, as the editor opens
         await settle(pilot)
         assert feedback.feedback == "rows" and results.row_count == 25
-        assert "25 rows" in _text(app, "#kg-feedback") and "emulated SERVICE wikibase:label" in _text(app, "#kg-feedback")
+        assert "25 rows" in _text(app, "#kg-feedback") and "emulated SERVICE wikibase:label" in _text(
+            app, "#kg-feedback"
+        )
         first = results.entity_at(0, 0)
         assert first is not None and str(results.get_cell_at((0, 0))) == first  # entities as their IDs
         results.focus()
@@ -66,8 +67,11 @@ async def test_console_shows_which_of_the_four_feedbacks_came_back() -> None:
         area.show_view("console")
         await pilot.pause()
 
-        for key, expected in (("P279 without", "empty"), ("missing brace", "syntax_error"),
-                              ("cross product", "timeout")):
+        for key, expected in (
+            ("P279 without", "empty"),
+            ("missing brace", "syntax_error"),
+            ("cross product", "timeout"),
+        ):
             area.load_example(area.example(key))
             editor.focus()
             await pilot.press("ctrl+j")
@@ -114,7 +118,10 @@ def test_sparql_tokens_mark_keywords_variables_entities_and_strings() -> None:
     assert kinds["?x"] == "variable" and kinds["wdt:P31"] == kinds["wd:Q5"] == "pname"
     assert kinds['"a # b"@en'] == "string" and kinds["# note"] == "comment"
     include = "INCLUDE %mountains ."
-    assert [(include[s:e], k) for s, e, k in sparql_tokens(include)] == [("INCLUDE", "keyword"), ("%mountains", "named")]
+    assert [(include[s:e], k) for s, e, k in sparql_tokens(include)] == [
+        ("INCLUDE", "keyword"),
+        ("%mountains", "named"),
+    ]
 
 
 # --- the entity browser ---------------------------------------------------------------------------------
@@ -289,9 +296,22 @@ async def test_load_a_trajectory_file_ours_and_a_spinach_log(tmp_path: Path) -> 
 
         # SPINACH's own log: a list of states; the final query is run here for the answer rows
         saved = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
-        log = [{"question": saved["question"], "final_sparql": {"sparql": saved["final_sparql"]},
-                "actions": [{"thought": s["thought"], "action_name": s["action"], "action_argument": s["argument"],
-                             "observation": s["observation"]} for s in saved["steps"] if not s["rolled_back"]]}]
+        log = [
+            {
+                "question": saved["question"],
+                "final_sparql": {"sparql": saved["final_sparql"]},
+                "actions": [
+                    {
+                        "thought": s["thought"],
+                        "action_name": s["action"],
+                        "action_argument": s["argument"],
+                        "observation": s["observation"],
+                    }
+                    for s in saved["steps"]
+                    if not s["rolled_back"]
+                ],
+            }
+        ]
         path = tmp_path / "spinach_log.json"
         path.write_text(json.dumps(log), encoding="utf-8")
         area.load_trajectory(str(path))

@@ -5,6 +5,7 @@ no animations, steady cursors, workers finished before capture.  The stepper run
 (the highest mountain in Quintara): ten steps, a premature stop rolled back at step 4 and a repeat
 rolled back at step 8, the answer right (row-F1 1.00).
 """
+
 from __future__ import annotations
 
 from textual.pilot import Pilot

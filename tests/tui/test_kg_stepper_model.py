@@ -1,4 +1,5 @@
 """The trajectory stepper as data (tui.kg.stepper_model), driven without Textual: position, keys, what is shown."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,18 +20,43 @@ def _steps() -> tuple[Step, ...]:
     return (
         Step(1, "look", "search_wikidata", "mountain", "mountain (Q1007)", in_state=1, total=1),
         Step(2, "query", "execute_sparql", MOUNTAINS + " LIMIT 10", rows, "rows", 20, in_state=2, total=2),
-        Step(3, "done?", "stop", "", "(rolled back)", in_state=2, total=3, rolled_back=True,
-             rollback_reason="premature stop"),
+        Step(
+            3,
+            "done?",
+            "stop",
+            "",
+            "(rolled back)",
+            in_state=2,
+            total=3,
+            rolled_back=True,
+            rollback_reason="premature stop",
+        ),
         Step(4, "verify", "execute_sparql", PROBE, "Q1300", "rows", 1, in_state=3, total=4),
-        Step(5, "verify", "execute_sparql", PROBE, "(not run)", in_state=3, total=5, rolled_back=True,
-             rollback_reason="repeat"),
+        Step(
+            5,
+            "verify",
+            "execute_sparql",
+            PROBE,
+            "(not run)",
+            in_state=3,
+            total=5,
+            rolled_back=True,
+            rollback_reason="repeat",
+        ),
         Step(6, "done", "stop", MOUNTAINS + " LIMIT 10", "", in_state=4, total=6),
     )
 
 
 def _scored(source: str = "run", **meta: int) -> Scored:
-    trajectory = Trajectory("Which mountains?", _steps(), final_sparql=MOUNTAINS, answer=({"m": {}},), finish="stop",
-                            policy="sim", meta=meta)
+    trajectory = Trajectory(
+        "Which mountains?",
+        _steps(),
+        final_sparql=MOUNTAINS,
+        answer=({"m": {}},),
+        finish="stop",
+        policy="sim",
+        meta=meta,
+    )
     return Scored(trajectory, None, 1.0, 1.0, 1, source)
 
 
@@ -56,7 +82,13 @@ def test_a_live_run_follows_each_step_until_the_user_steps_back():
     model.took(_steps()[4])
     assert model.pos == 4
     view = model.budget_view()
-    assert view is not None and (view.in_state, view.limit, view.total, view.total_limit, view.rollbacks) == (3, 5, 5, 9, 2)
+    assert view is not None and (view.in_state, view.limit, view.total, view.total_limit, view.rollbacks) == (
+        3,
+        5,
+        5,
+        9,
+        2,
+    )
     assert model.answer_view() is None  # nothing scored yet
 
 
@@ -105,7 +137,9 @@ def test_long_observations_are_cut_until_v_and_a_stop_shows_the_query_it_answers
     model.load(_scored("t.json"))
     model.goto(1)
     cut = model.observation_view()
-    assert cut is not None and cut.text.count("\n") == OBSERVATION_LINES - 1 and cut.hidden_lines == 20 - OBSERVATION_LINES
+    assert (
+        cut is not None and cut.text.count("\n") == OBSERVATION_LINES - 1 and cut.hidden_lines == 20 - OBSERVATION_LINES
+    )
     model.toggle_full()
     whole = model.observation_view()
     assert whole is not None and whole.text.count("\n") == 19 and whole.hidden_lines == 0
@@ -119,19 +153,28 @@ def test_long_observations_are_cut_until_v_and_a_stop_shows_the_query_it_answers
 
 
 def test_the_model_imports_without_textual():
-    code = ("import sys\nimport tui.kg.stepper_model\n"
-            "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\nassert not bad, bad\n")
+    code = (
+        "import sys\nimport tui.kg.stepper_model\n"
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\nassert not bad, bad\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_a_stop_in_a_spinach_log_answers_with_the_last_query_that_ran():
     """SPINACH's logs have no feedbacks: its stop() marks the last executed query as the answer, as the agent's does."""
-    steps = (Step(1, "", "execute_sparql", PROBE, "Q1300", in_state=1, total=1),
-             Step(2, "", "execute_sparql", MOUNTAINS, "Q1300\nQ1301", in_state=2, total=2),
-             Step(3, "", "stop", "", "", in_state=3, total=3))
+    steps = (
+        Step(1, "", "execute_sparql", PROBE, "Q1300", in_state=1, total=1),
+        Step(2, "", "execute_sparql", MOUNTAINS, "Q1300\nQ1301", in_state=2, total=2),
+        Step(3, "", "stop", "", "", in_state=3, total=3),
+    )
     model = StepperModel()
-    model.load(Scored(Trajectory("Which mountains?", steps, final_sparql=MOUNTAINS, finish="imported",
-                                 policy="spinach-log"), None, source="log.json"))
+    model.load(
+        Scored(
+            Trajectory("Which mountains?", steps, final_sparql=MOUNTAINS, finish="imported", policy="spinach-log"),
+            None,
+            source="log.json",
+        )
+    )
     model.to_edge(last=True)
     shown = model.observation_view()
     assert shown is not None and shown.answer is steps[1] and shown.query == MOUNTAINS and shown.note == ""

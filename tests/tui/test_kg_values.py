@@ -1,4 +1,5 @@
 """How the Knowledge-graph tab writes IRIs: in a form that pastes back into a query."""
+
 from __future__ import annotations
 
 from tui.kg import short_value

@@ -1,4 +1,5 @@
 """The Lab tab driven headless through the pilot: behaviour, not pixels."""
+
 from __future__ import annotations
 
 import asyncio

@@ -3,6 +3,7 @@
 Deterministic: sim backend without cache or latency, no animations, steady cursors, no durations on
 screen, workers finished before capture; the charts are plotext drawings of fixed data at a fixed size.
 """
+
 from __future__ import annotations
 
 from textual.pilot import Pilot

@@ -1,4 +1,5 @@
 """The Restaurants tab driven headless through the pilot: behaviour, not pixels."""
+
 from __future__ import annotations
 
 import re
@@ -57,7 +58,12 @@ async def test_cafe_question_shows_only_palo_alto_rows() -> None:
         assert "coffee & tea, cafe" in _text(app, "#sql-rewritten")
         assert "needs the database" in _text(app, "#route")
         calls = app.query_one(CallsTable)
-        assert [str(calls.get_row_at(r)[1]) for r in range(calls.row_count)] == ["route", "parse", "classify", "respond"]
+        assert [str(calls.get_row_at(r)[1]) for r in range(calls.row_count)] == [
+            "route",
+            "parse",
+            "classify",
+            "respond",
+        ]
         assert {str(calls.get_row_at(r)[4]) for r in range(calls.row_count)} == {"0 ms"}
         assert _text(app, "#status").startswith("done")
         assert app.query_one("#question", Input).value == ""
@@ -393,9 +399,16 @@ async def test_the_suql_agent_over_the_restaurants() -> None:
         await _ask(pilot, "Find me a spicy vegan place in Sunnyvale with a view")
         await settle(pilot)
         parsed = _text(app, "#sql-parsed")
-        assert "answer(reviews, 'does it have a great view?')" in parsed and "answer(reviews, 'is the food spicy?')" in parsed
+        assert (
+            "answer(reviews, 'does it have a great view?')" in parsed
+            and "answer(reviews, 'is the food spicy?')" in parsed
+        )
         reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
-        assert "To verify" in reply and "whether it has a great view" in reply and "answer(" not in reply.split("To verify")[1]
+        assert (
+            "To verify" in reply
+            and "whether it has a great view" in reply
+            and "answer(" not in reply.split("To verify")[1]
+        )
         await _ask(pilot, "Find me a romantic place in Palo Alto with a great view")
         await settle(pilot)
         reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]

@@ -1,4 +1,5 @@
 """``export_screenshots`` drives the app headless and writes the same SVG every time."""
+
 from __future__ import annotations
 
 import re

@@ -5,6 +5,7 @@ one the README screenshot shows, after its run: at 80 × 24 the tab's columns st
 -short breakpoints) and the results the status line speaks of are scrolled into view.
 Regenerate with ``--snapshot-update``, then look at them.
 """
+
 from __future__ import annotations
 
 from textual.pilot import Pilot

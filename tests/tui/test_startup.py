@@ -2,6 +2,7 @@
 
 Timings are the benchmark's (benchmarks/startup_bench.py); these tests check the behaviour behind them.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,22 @@ from textual.widgets import Footer, Header
 from tests.tui.support import SIZE, drive, make_app, settle
 from tui.app import AREAS, CS224VApp
 
-HEAVY = ("scipy", "anthropic", "bm25s", "rdflib", "pyoxigraph", "duckdb", "worlds", "markdown_it",
-         "engines.kg", "engines.spinach", "engines.suql", "engines.sql", "engines.hybridqa", "engines.lab")
+HEAVY = (
+    "scipy",
+    "anthropic",
+    "bm25s",
+    "rdflib",
+    "pyoxigraph",
+    "duckdb",
+    "worlds",
+    "markdown_it",
+    "engines.kg",
+    "engines.spinach",
+    "engines.suql",
+    "engines.sql",
+    "engines.hybridqa",
+    "engines.lab",
+)
 
 
 def test_the_first_frame_imports_no_engine_store_or_world() -> None:
@@ -30,8 +45,15 @@ def test_the_first_frame_imports_no_engine_store_or_world() -> None:
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(root), "CS224V_BACKEND": "sim"}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root), "CS224V_BACKEND": "sim"},
+        check=True,
+    )
     modules = json.loads(out.stdout)
     allowed = {"worlds", "worlds.data"}  # the settings' default data folder: a path, no world
     loaded = sorted(m for m in modules if (m.split(".")[0] in HEAVY or m.startswith(HEAVY)) and m not in allowed)

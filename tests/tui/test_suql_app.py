@@ -1,4 +1,5 @@
 """The SUQL tab driven headless through the pilot: behaviour, not pixels."""
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,6 @@ from tui.suql import CompareTable, SuqlArea, SuqlCallsTable, SuqlEditor, _Progre
 
 FAMILY = "family-friendly"  # lecture 7 §3.3: answer() written first, LIMIT 1, summary() in SELECT
 ROMANTIC = "lecture 7 §2.5"  # romantic OR a great view in Mountain View, ORDER BY rating LIMIT 3
-
-
 
 
 def EmitGate(area: SuqlArea, after: int) -> EventGate:
@@ -99,7 +98,9 @@ async def test_mode_a_makes_more_calls_than_mode_e_on_the_family_friendly_exampl
         editor = app.query_one("#suql-editor", SuqlEditor)
         editor.focus()
         before = editor.text
-        await pilot.press("shift+f7", "f7", "f7", "f7", "f7")  # works while typing, and types nothing: A → F → A → … → D → E
+        await pilot.press(
+            "shift+f7", "f7", "f7", "f7", "f7"
+        )  # works while typing, and types nothing: A → F → A → … → D → E
         assert area.mode == "D"
         await pilot.press("f7")
         assert area.mode == "E"
@@ -194,13 +195,22 @@ async def test_compare_modes_can_be_cancelled(monkeypatch: pytest.MonkeyPatch) -
 
 
 BAD_QUERIES = [
-    ("SELECT name FROM restaurants WHERE (answer(reviews, 'is it good?') = 'Yes'",
-     "SUQL error at line 1, column 70", "Expecting )"),
+    (
+        "SELECT name FROM restaurants WHERE (answer(reviews, 'is it good?') = 'Yes'",
+        "SUQL error at line 1, column 70",
+        "Expecting )",
+    ),
     ("DROP TABLE restaurants", "Refused — nothing ran at line 1, column 1", "DROP TABLE statements are refused"),
-    ("SELECT name FROM restaurants WHERE st_distance(location, 'Stanford') < 3",
-     "Refused — nothing ran", "a geographic function"),
-    ("SELECT name FROM restaurants WHERE answer(reviews) = 'Yes'", "Refused — nothing ran",
-     "answer() takes a text and a question"),
+    (
+        "SELECT name FROM restaurants WHERE st_distance(location, 'Stanford') < 3",
+        "Refused — nothing ran",
+        "a geographic function",
+    ),
+    (
+        "SELECT name FROM restaurants WHERE answer(reviews) = 'Yes'",
+        "Refused — nothing ran",
+        "answer() takes a text and a question",
+    ),
 ]
 
 
@@ -225,6 +235,7 @@ async def test_bad_suql_is_shown_in_the_tab_and_the_editor_keeps_its_text() -> N
             assert editor.text == query
             assert _text(app, "#suql-status").startswith(("refused", "error"))
             assert app.is_running and not area.is_busy
+
         def broken(*args: Any) -> None:
             raise RuntimeError("the engine broke")
 
@@ -316,8 +327,10 @@ async def test_f3_shows_the_tab_even_while_typing_and_the_palette_offers_its_act
 
 
 def test_layout_sql_only_changes_whitespace() -> None:
-    sql = ("WITH k AS (SELECT * FROM restaurants WHERE location = 'a AND b') SELECT name FROM k "
-           "WHERE rating > 4 AND (x = 1 OR y = 2) ORDER BY rating DESC LIMIT 1;")
+    sql = (
+        "WITH k AS (SELECT * FROM restaurants WHERE location = 'a AND b') SELECT name FROM k "
+        "WHERE rating > 4 AND (x = 1 OR y = 2) ORDER BY rating DESC LIMIT 1;"
+    )
     laid = layout_sql(sql)
     assert laid.split() == sql.split()
     assert laid.split("\n") == [

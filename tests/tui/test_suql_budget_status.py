@@ -1,4 +1,5 @@
 """The SUQL tab's status line says when a run stopped at the per-query budget of LLM calls."""
+
 from __future__ import annotations
 
 from textual.widgets import DataTable, Static
@@ -21,5 +22,8 @@ async def test_the_status_line_shows_the_budget_message() -> None:
         await settle(pilot)
         status = str(app.query_one("#suql-status", Static).render())
         assert status.startswith("done — ")
-        assert "Stopped after 3 LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): the results are partial." in status
+        assert (
+            "Stopped after 3 LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): the results are partial."
+            in status
+        )
         assert area._counts["answer"] == 3

@@ -6,6 +6,7 @@ steady cursors, workers finished before capture.  The mid-stream screen holds th
 engine at a gate after a fixed number of answer() calls (see ``EmitGate``); the
 app's closing cancels the held run.
 """
+
 from __future__ import annotations
 
 from textual.pilot import Pilot

@@ -1,4 +1,5 @@
 """The defects of issue 15's walkthrough (part 6), one test each."""
+
 from __future__ import annotations
 
 import re
@@ -95,9 +96,11 @@ async def test_the_suql_counter_line_keeps_its_elapsed_time_at_140_columns() -> 
 
 def test_the_screenshots_draw_no_run_of_text_from_leading_spaces() -> None:
     # librsvg (the README's PNGs) drops the leading spaces of a run: "cs224v-tui— sim", "2rolled back"
-    svg = ('<text class="r1" x="10" y="20" textLength="24.4" clip-path="url(#a)">ab</text>'
-           '<text class="r2" x="34.4" y="20" textLength="36.6" clip-path="url(#a)">&#160;—&#160;</text>'
-           '<text class="r3" x="71" y="20" textLength="146.4" clip-path="url(#a)">&#160;rolled&#160;back</text>')
+    svg = (
+        '<text class="r1" x="10" y="20" textLength="24.4" clip-path="url(#a)">ab</text>'
+        '<text class="r2" x="34.4" y="20" textLength="36.6" clip-path="url(#a)">&#160;—&#160;</text>'
+        '<text class="r3" x="71" y="20" textLength="146.4" clip-path="url(#a)">&#160;rolled&#160;back</text>'
+    )
     fixed = robust_svg(svg)
     assert ">&#160;rolled" not in fixed and ">rolled&#160;back</text>" in fixed
     assert 'x="83.2"' in fixed and 'textLength="134.2"' in fixed  # one cell (12.2) later, one cell shorter
@@ -117,8 +120,14 @@ def test_the_lab_chart_legend_leaves_the_bars_uncovered() -> None:
         def compose(self) -> ComposeResult:
             yield PlotextPlot()
 
-    chart = Chart("bar", "classify()", "method", "score", ("exact", "llm_all"),
-                  (Series("precision", (1.0, 0.925)), Series("recall", (0.026, 0.949))))
+    chart = Chart(
+        "bar",
+        "classify()",
+        "method",
+        "score",
+        ("exact", "llm_all"),
+        (Series("precision", (1.0, 0.925)), Series("recall", (0.026, 0.949))),
+    )
 
     async def drawn() -> list[str]:
         app = ChartApp()

@@ -1,4 +1,5 @@
 """HybridQA worlds: the generated flag-bearer tables (visible data apart from hidden truth) and real tables."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -59,7 +60,9 @@ def test_golds_as_the_seed_describes_them(world):
 
 
 def test_hidden_truth_is_a_separate_object(world):
-    visible = {f.name for f in dataclasses.fields(W.HybridQuestion)} | {f.name for f in dataclasses.fields(W.HybridTable)}
+    visible = {f.name for f in dataclasses.fields(W.HybridQuestion)} | {
+        f.name for f in dataclasses.fields(W.HybridTable)
+    }
     assert not visible & {"truth", "answers", "suql", "gold_wrong"}
     assert "truth" not in repr(world)
     assert all(q.question_id in world.truth.questions for q in world.questions)
@@ -76,10 +79,17 @@ def test_loads_into_duckdb_in_row_order(world):
 # --- real tables ------------------------------------------------------------------------------------
 
 TABLE = {
-    "table_id": "Tiny_0", "title": "Tiny", "section_title": "Results", "url": "https://example.org",
+    "table_id": "Tiny_0",
+    "title": "Tiny",
+    "section_title": "Results",
+    "url": "https://example.org",
     "header": [{"name": "Year", "links": []}, {"name": "Winner", "links": []}, {"name": "Winner", "links": []}],
     "rows": [
-        [{"text": "2001", "links": []}, {"text": "Ann", "links": ["/wiki/Ann", "/wiki/Ann_2"]}, {"text": "x", "links": []}],
+        [
+            {"text": "2001", "links": []},
+            {"text": "Ann", "links": ["/wiki/Ann", "/wiki/Ann_2"]},
+            {"text": "x", "links": []},
+        ],
         [{"text": "2002", "links": []}, {"text": "Bo", "links": ["/wiki/Missing"]}, {"text": "y", "links": []}],
     ],
     "passages": {"/wiki/Ann": "Ann is a cyclist.", "/wiki/Ann_2": "Ann won in 2001."},
@@ -147,5 +157,7 @@ def test_the_shared_hybridqa_tables():
         assert t.table_id == listed["table_id"] and len(t.rows) == listed["n_rows"] and t.info_columns
     with Sandbox.create(world.load) as sb:
         romania = world.table("Romania_1")
-        (info,) = sb.run(f'SELECT "Development region_Info" FROM {romania.name} WHERE "Development region" = \'Nord-Vest\'').rows[0]
+        (info,) = sb.run(
+            f'SELECT "Development region_Info" FROM {romania.name} WHERE "Development region" = \'Nord-Vest\''
+        ).rows[0]
         assert "Nord-Vest" in info or "development region" in info.lower()

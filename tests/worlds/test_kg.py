@@ -1,4 +1,5 @@
 """The knowledge-graph world: shape, determinism, Wikidata's RDF model, the seven quirks, the questions."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -33,15 +34,45 @@ def qid(world, label: str, kind: str | None = None) -> str:
 
 def test_the_lectures_inventory(world):
     kinds = Counter(e.kind for e in world.entities.values())
-    assert (kinds["country"], kinds["province"], kinds["city"], kinds["university"], kinds["music school"]) == (6, 12, 37, 6, 3)
-    assert (kinds["instrument"], kinds["company"], kinds["mountain"], kinds["film"], kinds["award"]) == (19, 25, 30, 40, 5)
+    assert (kinds["country"], kinds["province"], kinds["city"], kinds["university"], kinds["music school"]) == (
+        6,
+        12,
+        37,
+        6,
+        3,
+    )
+    assert (kinds["instrument"], kinds["company"], kinds["mountain"], kinds["film"], kinds["award"]) == (
+        19,
+        25,
+        30,
+        40,
+        5,
+    )
     assert 190 <= kinds["person"] <= 215
     occupations = Counter(c.value.value for c in world.claims if c.pid == "P106")
     assert len(occupations) == 6
     assert 2400 <= world.statement_count <= 2600
     assert min(int(q[1:]) for q in world.entities) == 1000
     assert {c.pid for c in world.claims} <= set(world.properties)
-    assert {"P31", "P279", "P17", "P27", "P131", "P19", "P106", "P1303", "P1416", "P69", "P184", "P185", "P166", "P840", "P915", "P2048", "P2044"} <= {c.pid for c in world.claims}
+    assert {
+        "P31",
+        "P279",
+        "P17",
+        "P27",
+        "P131",
+        "P19",
+        "P106",
+        "P1303",
+        "P1416",
+        "P69",
+        "P184",
+        "P185",
+        "P166",
+        "P840",
+        "P915",
+        "P2048",
+        "P2044",
+    } <= {c.pid for c in world.claims}
 
 
 def test_four_instrument_classes(world):
@@ -73,8 +104,11 @@ def test_wikidata_rdf_model(world):
 
 
 def test_hidden_truth_is_not_in_the_graph(world, endpoint):
-    missing = [c for c, country in world.truth.city_country.items()
-               if not any(cl.subject == c and cl.pid == "P17" for cl in world.claims)]
+    missing = [
+        c
+        for c, country in world.truth.city_country.items()
+        if not any(cl.subject == c and cl.pid == "P17" for cl in world.claims)
+    ]
     assert 10 <= len(missing) <= 25  # quirk 6: about half the cities have no P17
     pairs = world.truth.advisor_pairs
     recorded = {(c.value.value, c.subject) for c in world.claims if c.pid == "P185"}
@@ -92,8 +126,10 @@ def rows(endpoint, q):
 
 
 def test_quirk_no_fixed_schema(endpoint):
-    r = endpoint.execute("SELECT ?occ (COUNT(DISTINCT ?p) AS ?n) WHERE { ?x wdt:P106 ?occ ; ?p ?o . "
-                         "FILTER(STRSTARTS(STR(?p), STR(wdt:))) } GROUP BY ?occ")
+    r = endpoint.execute(
+        "SELECT ?occ (COUNT(DISTINCT ?p) AS ?n) WHERE { ?x wdt:P106 ?occ ; ?p ?o . "
+        "FILTER(STRSTARTS(STR(?p), STR(wdt:))) } GROUP BY ?occ"
+    )
     counts = {int(rec["n"]) for rec in r.records()}
     assert len(counts) > 1  # occupations have different sets of properties
 
@@ -106,7 +142,9 @@ def test_quirk_similar_properties(world, endpoint):
     shot = rows(endpoint, "SELECT ?f ?c WHERE { ?f wdt:P915 ?c }")
     assert setting != shot
     born = {p for p, c in world.truth.birth_country.items()}
-    citizens_match = sum(1 for c in world.claims if c.pid == "P27" and world.truth.birth_country.get(c.subject) == c.value.value)
+    citizens_match = sum(
+        1 for c in world.claims if c.pid == "P27" and world.truth.birth_country.get(c.subject) == c.value.value
+    )
     assert citizens_match < len(born)
 
 
@@ -118,7 +156,10 @@ def test_quirk_subclass_not_instance(world, endpoint):
 
 
 def test_quirk_one_sided_relations(world, endpoint):
-    advisor = max({a for _s, a in world.truth.advisor_pairs}, key=lambda a: sum(1 for _s, x in world.truth.advisor_pairs if x == a))
+    advisor = max(
+        {a for _s, a in world.truth.advisor_pairs},
+        key=lambda a: sum(1 for _s, x in world.truth.advisor_pairs if x == a),
+    )
     naive = rows(endpoint, f"SELECT ?s WHERE {{ wd:{advisor} wdt:P185 ?s }}")
     right = rows(endpoint, f"SELECT ?s WHERE {{ ?s wdt:P184 wd:{advisor} }}")
     assert naive < right
@@ -134,7 +175,9 @@ def test_quirk_qualifiers(world, endpoint):
 def test_quirk_p131_chain(world, endpoint):
     k = qid(world, "Kestavia")
     naive = rows(endpoint, f"SELECT ?c WHERE {{ ?c wdt:P31 wd:{world.classes['city']} ; wdt:P17 wd:{k} }}")
-    chain = rows(endpoint, f"SELECT DISTINCT ?c WHERE {{ ?c wdt:P31 wd:{world.classes['city']} ; wdt:P131*/wdt:P17 wd:{k} }}")
+    chain = rows(
+        endpoint, f"SELECT DISTINCT ?c WHERE {{ ?c wdt:P31 wd:{world.classes['city']} ; wdt:P131*/wdt:P17 wd:{k} }}"
+    )
     truth = {(WD + c,) for c, country in world.truth.city_country.items() if country == k}
     assert naive < chain == truth
 
@@ -149,8 +192,11 @@ def test_exercise_1_films_set_in_cities_of_kestavia(world, endpoint):
     k = qid(world, "Kestavia")
     chain = rows(endpoint, f"SELECT DISTINCT ?f ?c WHERE {{ ?f wdt:P840 ?c . ?c wdt:P131*/wdt:P17 wd:{k} . }}")
     naive = rows(endpoint, f"SELECT ?f ?c WHERE {{ ?f wdt:P840 ?c . ?c wdt:P17 wd:{k} . }}")
-    truth = {(WD + c.subject, WD + c.value.value) for c in world.claims
-             if c.pid == "P840" and world.truth.city_country[c.value.value] == k}
+    truth = {
+        (WD + c.subject, WD + c.value.value)
+        for c in world.claims
+        if c.pid == "P840" and world.truth.city_country[c.value.value] == k
+    }
     assert chain == truth and naive <= chain
 
 
@@ -176,19 +222,24 @@ def test_gold_answers_agree_with_the_hidden_truth(world, qsets, endpoint):
     for q in qsets.forum:
         if q.category == "C2" and "How many" not in q.question:
             occ, country = q.entities
-            got = {rec["person"][len(WD):] for rec in endpoint.execute(q.gold_sparql).records()}
-            want = {p for p, c in world.truth.birth_country.items()
-                    if c == country and any(cl.subject == p and cl.pid == "P106" and cl.value.value == occ for cl in world.claims)}
+            got = {rec["person"][len(WD) :] for rec in endpoint.execute(q.gold_sparql).records()}
+            want = {
+                p
+                for p, c in world.truth.birth_country.items()
+                if c == country
+                and any(cl.subject == p and cl.pid == "P106" and cl.value.value == occ for cl in world.claims)
+            }
             assert got == want, q.id
         if q.category == "C4" and q.question.startswith("Who were the doctoral students"):
-            got = {rec["student"][len(WD):] for rec in endpoint.execute(q.gold_sparql).records()}
+            got = {rec["student"][len(WD) :] for rec in endpoint.execute(q.gold_sparql).records()}
             assert got == {s for s, a in world.truth.advisor_pairs if a == q.entities[0]}
 
 
 def test_scaled_world(world):
     big = K.scaled(world, 3)
     assert big.statement_count == 3 * world.statement_count - 2 * sum(
-        1 for c in world.claims if world.entities[c.subject].kind in ("class", "occupation", "instrument"))
+        1 for c in world.claims if world.entities[c.subject].kind in ("class", "occupation", "instrument")
+    )
     assert set(world.entities) <= set(big.entities)
     with pytest.raises(ValueError):
         K.scaled(world, 0)

@@ -1,4 +1,5 @@
 """The restaurant world: shape, determinism, hidden truth kept apart, review wording."""
+
 from __future__ import annotations
 
 import time
@@ -28,14 +29,35 @@ def truth(built) -> W.HiddenTruth:
 def test_600_restaurants_with_the_papers_columns(world):
     assert len(world.rows) == 600
     rec = world.rows[0].as_record()
-    assert list(rec) == ["_id", "name", "cuisines", "price", "rating", "num_reviews", "address",
-                         "phone_number", "opening_hours", "location", "reviews", "popular_dishes"]
+    assert list(rec) == [
+        "_id",
+        "name",
+        "cuisines",
+        "price",
+        "rating",
+        "num_reviews",
+        "address",
+        "phone_number",
+        "opening_hours",
+        "location",
+        "reviews",
+        "popular_dishes",
+    ]
     assert len({r.name for r in world.rows}) == 600
 
 
 def test_values_come_from_the_enums(world):
     assert len(W.CUISINES) == 50
-    for must in ("coffee & tea", "cafe", "sushi bars", "szechuan", "american (traditional)", "italian", "mexican", "chinese"):
+    for must in (
+        "coffee & tea",
+        "cafe",
+        "sushi bars",
+        "szechuan",
+        "american (traditional)",
+        "italian",
+        "mexican",
+        "chinese",
+    ):
         assert must in W.CUISINES
     for r in world.rows:
         assert set(r.cuisines) <= set(W.CUISINES) and r.cuisines

@@ -1,5 +1,6 @@
 """Headless subcommands, one module per area.  Shared helpers for printing, for reading the
 user's files and for checking where output goes live here."""
+
 from __future__ import annotations
 
 import argparse
@@ -164,6 +165,7 @@ def output_folder(path: Path, names: Sequence[str] = ()) -> Path:
     _probe_folder(path)
     return path
 
+
 _KEY_COLUMNS = ("name", "cuisines", "price", "rating", "num_reviews", "location")
 
 
@@ -207,9 +209,12 @@ def terminal_width() -> int:
 def add_batch_option(parser: argparse.ArgumentParser, applies: Callable[[argparse.Namespace], str | None]) -> None:
     """``--batch`` on a long headless run; ``applies(args)`` says why it does not fit these
     arguments (``None`` when it does)."""
-    parser.add_argument("--batch", action="store_true",
-                        help="claude backend: send the calls through the Message Batches API (half the price; "
-                             "answered within hours), polling with progress; resumable: run the same command again")
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        help="claude backend: send the calls through the Message Batches API (half the price; "
+        "answered within hours), polling with progress; resumable: run the same command again",
+    )
     parser.set_defaults(batch_applies=applies)
 
 
@@ -226,8 +231,10 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
     if why is not None:
         raise BadInput(f"--batch {why}")
     if settings.backend != "claude":
-        raise BadInput(f"--batch sends the calls through Anthropic's Message Batches API: use it with --backend claude "
-                       f"(the backend is {settings.backend})")
+        raise BadInput(
+            f"--batch sends the calls through Anthropic's Message Batches API: use it with --backend claude "
+            f"(the backend is {settings.backend})"
+        )
 
     def progress(line: str) -> None:
         print(f"cs224v-tui batch: {line}", file=sys.stderr, flush=True)
@@ -249,8 +256,10 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
     except KeyboardInterrupt:
         pending = [batch_id for batch_id, _count in batch.store.pending()]
         if pending:
-            progress(f"interrupted; {', '.join(pending)} saved in {batch.store.path}: run the same command again to "
-                     "resume (what was answered is not sent again)")
+            progress(
+                f"interrupted; {', '.join(pending)} saved in {batch.store.path}: run the same command again to "
+                "resume (what was answered is not sent again)"
+            )
         raise
     finally:
         batch.store.close()

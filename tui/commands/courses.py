@@ -1,4 +1,5 @@
 """Course-assistant commands: the three-valued plan for C1-C6 and note 002's top-k trap."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,13 +23,24 @@ def clock_time(text: str) -> tuple[int, int]:
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "courses", parents=[common], help="the course assistant: confirmed, to verify, excluded",
+        "courses",
+        parents=[common],
+        help="the course assistant: confirmed, to verify, excluded",
         description="Plan the student's courses C1-C6: hard conditions in SQL, 'is it practical?' through SUQL's "
-                    "answer(); each course ends confirmed, to verify (with what is unknown) or excluded (with the reason).",
+        "answer(); each course ends confirmed, to verify (with what is unknown) or excluded (with the reason).",
     )
     p.add_argument("--plan", action="store_true", help="print the plan (the default)")
-    p.add_argument("--top-k", type=int_at_least(1), metavar="K", help="also show note 002's trap: rank by review similarity, keep K, then filter")
-    p.add_argument("--credit-cap", type=int_at_least(0, 1000), help="change the student's credit cap (a metamorphic test of the notes)")
+    p.add_argument(
+        "--top-k",
+        type=int_at_least(1),
+        metavar="K",
+        help="also show note 002's trap: rank by review similarity, keep K, then filter",
+    )
+    p.add_argument(
+        "--credit-cap",
+        type=int_at_least(0, 1000),
+        help="change the student's credit cap (a metamorphic test of the notes)",
+    )
     p.add_argument("--c2-start", type=clock_time, metavar="HH:MM", help="move C2's Wednesday meeting (e.g. 16:00)")
     p.add_argument("--json", action="store_true", help='print {"confirmed", "to_verify", "excluded"}')
     p.set_defaults(handler=metered(_courses))
@@ -47,15 +59,20 @@ def _courses(settings, args: argparse.Namespace) -> int:
         knobs["c2_start"] = hm(*args.c2_start)
     world = build(**knobs)
     llm = llm_from_settings(settings)
-    with Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
-                        limits=Limits.from_settings(settings)) as sandbox:
+    with Sandbox.create(
+        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
+    ) as sandbox:
         result = plan(world, sandbox, llm)
         trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k is not None else None
     if args.json:
         payload = result.to_json()
         if trap is not None:
-            payload["top_k"] = {"k": trap.k, "ranking": [c for c, _ in trap.ranking],
-                                "rank_then_filter": list(trap.rank_then_filter), "filter_then_rank": list(trap.filter_then_rank)}
+            payload["top_k"] = {
+                "k": trap.k,
+                "ranking": [c for c, _ in trap.ranking],
+                "rank_then_filter": list(trap.rank_then_filter),
+                "filter_then_rank": list(trap.filter_then_rank),
+            }
         print(json.dumps(with_usage(payload), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"confirmed: {', '.join(result.confirmed) or '(none)'}")
@@ -67,7 +84,7 @@ def _courses(settings, args: argparse.Namespace) -> int:
         print(f"  {course}: {why}")
     print(f"answer() calls: {result.answer_calls}")
     if trap is not None:
-        print(f"\ntop-{trap.k} by review similarity: {', '.join(c for c, _ in trap.ranking[:trap.k])}")
+        print(f"\ntop-{trap.k} by review similarity: {', '.join(c for c, _ in trap.ranking[: trap.k])}")
         print(f"  rank, keep {trap.k}, then filter: {', '.join(trap.rank_then_filter) or '(nothing)'}")
         print(f"  filter, then rank:        {', '.join(trap.filter_then_rank) or '(nothing)'}")
     return EXIT_OK

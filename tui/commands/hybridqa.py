@@ -1,4 +1,5 @@
 """HybridQA commands (lecture 7 §6): evaluate on the generated tables, list real tables, ask one question."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,25 +15,50 @@ from tui.commands.usage_json import metered, with_usage
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "hybridqa", parents=[common], help="HybridQA: questions over tables with linked passages (lecture 7 §6)",
+        "hybridqa",
+        parents=[common],
+        help="HybridQA: questions over tables with linked passages (lecture 7 §6)",
         description="Evaluate the HybridQA pipeline (zero-shot SUQL parse -> execute -> retry -> short answer) on "
-                    "the 300 generated flag-bearer questions, list real HybridQA tables, or ask one question.",
+        "the 300 generated flag-bearer questions, list real HybridQA tables, or ask one question.",
     )
     what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--eval", action="store_true", help="evaluate on the generated questions: EM, F1, judged, by type, errors")
+    what.add_argument(
+        "--eval", action="store_true", help="evaluate on the generated questions: EM, F1, judged, by type, errors"
+    )
     what.add_argument("--ablation", action="store_true", help="evaluate with each setting of the two improvements")
-    what.add_argument("--tables", nargs="?", const="", metavar="DIR", type=str,
-                      help="load the real HybridQA tables of DIR (default ../shared/data/hybridqa) and list them")
+    what.add_argument(
+        "--tables",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        type=str,
+        help="load the real HybridQA tables of DIR (default ../shared/data/hybridqa) and list them",
+    )
     what.add_argument("--ask", metavar="QUESTION", help="ask one question over --table")
-    p.add_argument("--table", metavar="ID", help="the table --ask asks over (a generated table name, or a real table id)")
-    p.add_argument("--real", nargs="?", const="", metavar="DIR",
-                   help="with --ask or --eval: use the real tables of DIR (default ../shared/data/hybridqa); needs the claude backend")
+    p.add_argument(
+        "--table", metavar="ID", help="the table --ask asks over (a generated table name, or a real table id)"
+    )
+    p.add_argument(
+        "--real",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="with --ask or --eval: use the real tables of DIR (default ../shared/data/hybridqa); needs the claude backend",
+    )
     p.add_argument("--no-fallback", action="store_true", help="switch off improvement 1 (other passage columns)")
-    p.add_argument("--no-retry", action="store_true", help="switch off improvement 2 (parse again when nothing comes back)")
-    p.add_argument("--limit", type=int_at_least(1), metavar="N", help="only the first N tables (more than there are: all of them)")
+    p.add_argument(
+        "--no-retry", action="store_true", help="switch off improvement 2 (parse again when nothing comes back)"
+    )
+    p.add_argument(
+        "--limit", type=int_at_least(1), metavar="N", help="only the first N tables (more than there are: all of them)"
+    )
     p.add_argument("--world-seed", type=int, default=None, help="seed of the generated world (default 7)")
-    p.add_argument("--format-rate", type=float, metavar="P",
-                   help="sim backend: the chance the short answer changes format (default 0.3; exercise 4 sets 0)")
+    p.add_argument(
+        "--format-rate",
+        type=float,
+        metavar="P",
+        help="sim backend: the chance the short answer changes format (default 0.3; exercise 4 sets 0)",
+    )
     p.add_argument("--questions", action="store_true", help="with --eval --json: include every question's record")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=metered(_hybridqa))
@@ -118,7 +144,9 @@ def _open(settings, args: argparse.Namespace):
         return open_hybridqa(settings, source="real", directory=Path(args.real) if args.real else None, llm=llm)
     from worlds.hybridqa import N_TABLES
 
-    return open_hybridqa(settings, seed=args.world_seed, n_tables=min(args.limit, N_TABLES) if args.limit else None, llm=llm)
+    return open_hybridqa(
+        settings, seed=args.world_seed, n_tables=min(args.limit, N_TABLES) if args.limit else None, llm=llm
+    )
 
 
 def _run(settings, args: argparse.Namespace) -> int:
@@ -173,8 +201,10 @@ def _pct(x: float | None) -> str:
 def _print_report(p: dict[str, Any], session) -> None:
     imp = p["improvements"]
     which = "real HybridQA tables" if session.source == "real" else "generated flag-bearer tables"
-    print(f"{p['questions']} questions on {len(session.world.tables)} {which}; "
-          f"fallback {'on' if imp['fallback'] else 'off'}, retry {'on' if imp['retry'] else 'off'}")
+    print(
+        f"{p['questions']} questions on {len(session.world.tables)} {which}; "
+        f"fallback {'on' if imp['fallback'] else 'off'}, retry {'on' if imp['retry'] else 'off'}"
+    )
     print(f"  EM {_pct(p['em'])}   F1 {_pct(p['f1'])}   judged correct {_pct(p['judged'])}")
     if p["by_type"]:
         print("  type  questions     EM     F1  judged")
@@ -186,7 +216,9 @@ def _print_report(p: dict[str, Any], session) -> None:
         for name, n in p["errors"].items():
             print(f"    {name:<16} {n:>4}")
         if "evaluation_share_of_misses" in p:
-            print(f"  of those, the evaluation's fault (format, incomplete or wrong gold): {_pct(p['evaluation_share_of_misses'])}%")
+            print(
+                f"  of those, the evaluation's fault (format, incomplete or wrong gold): {_pct(p['evaluation_share_of_misses'])}%"
+            )
     print(f"  answer() calls {p['answer_calls']} (fallback {p['fallback_calls']}); questions retried {p['retried']}")
 
 
@@ -203,7 +235,9 @@ def _ablation(session, args: argparse.Namespace) -> int:
     print("  setting              EM     F1  judged  answer()  retried  no result")
     for label, p in payload.items():
         no_result = p["errors"].get("no result", 0)
-        print(f"  {label:<18} {_pct(p['em'])}  {_pct(p['f1'])}  {_pct(p['judged'])}  {p['answer_calls']:>8}  {p['retried']:>7}  {no_result:>9}")
+        print(
+            f"  {label:<18} {_pct(p['em'])}  {_pct(p['f1'])}  {_pct(p['judged'])}  {p['answer_calls']:>8}  {p['retried']:>7}  {no_result:>9}"
+        )
     return EXIT_OK
 
 
@@ -245,8 +279,10 @@ def _ask(session, args: argparse.Namespace, improvements) -> int:
         print(json.dumps(with_usage(out), indent=2, ensure_ascii=False, default=str))
         return EXIT_OK
     print(f"read-back: {answer.final.readback}")
-    print(f"answer: {answer.short or '(nothing came back)'}   answer() calls {answer.answer_calls} "
-          f"(fallback {answer.fallback_calls}), retries {answer.retries}")
+    print(
+        f"answer: {answer.short or '(nothing came back)'}   answer() calls {answer.answer_calls} "
+        f"(fallback {answer.fallback_calls}), retries {answer.retries}"
+    )
     if gold is not None and graded is not None:
         judged = "" if graded.judged is None else f", judged {'correct' if graded.judged else 'wrong'}"
         why = f" ({graded.error})" if graded.error else ""

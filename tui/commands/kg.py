@@ -1,5 +1,6 @@
 """Knowledge-graph commands: ``sparql`` (Wikidata-dialect SPARQL), ``score`` (row-wise EM/F1) and
 ``spinach`` (the agent, or the evaluation of §2.5/§4/§5)."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,35 +26,59 @@ from tui.commands.usage_json import metered, with_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    s = sub.add_parser("sparql", parents=[common], help="run Wikidata-dialect SPARQL on the knowledge-graph world",
-                       description="Run one SPARQL query (Wikidata's dialect: built-in prefixes, SERVICE wikibase:label, "
-                                   "named subqueries) on the fictional knowledge graph. Exit 0 with rows or no rows, 1 on a "
-                                   "syntax error or timeout, 2 when the query is refused (updates, LOAD, remote SERVICE).")
+    s = sub.add_parser(
+        "sparql",
+        parents=[common],
+        help="run Wikidata-dialect SPARQL on the knowledge-graph world",
+        description="Run one SPARQL query (Wikidata's dialect: built-in prefixes, SERVICE wikibase:label, "
+        "named subqueries) on the fictional knowledge graph. Exit 0 with rows or no rows, 1 on a "
+        "syntax error or timeout, 2 when the query is refused (updates, LOAD, remote SERVICE).",
+    )
     s.add_argument("query", nargs="?", metavar="QUERY")
-    s.add_argument("--check-dialect", type=Path, metavar="FILE",
-                   help="parse and plan every query of a SPINACH dataset file (a JSON list of {id, sparql})")
-    s.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
+    s.add_argument(
+        "--check-dialect",
+        type=Path,
+        metavar="FILE",
+        help="parse and plan every query of a SPINACH dataset file (a JSON list of {id, sparql})",
+    )
+    s.add_argument(
+        "--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)"
+    )
     s.add_argument("--json", action="store_true", help='print {"feedback", "rows"} (or the dialect report)')
     s.set_defaults(handler=_sparql)
 
-    sc = sub.add_parser("score", parents=[common], help="row-wise EM and F1 of two SPARQL JSON results",
-                        description="Score predicted rows against gold rows with SPINACH's row-wise EM and F1 (Hungarian "
-                                    "matching). Each file holds a list of SPARQL JSON bindings or a SPARQL JSON results document.")
+    sc = sub.add_parser(
+        "score",
+        parents=[common],
+        help="row-wise EM and F1 of two SPARQL JSON results",
+        description="Score predicted rows against gold rows with SPINACH's row-wise EM and F1 (Hungarian "
+        "matching). Each file holds a list of SPARQL JSON bindings or a SPARQL JSON results document.",
+    )
     sc.add_argument("predicted", type=Path, metavar="PRED.json")
     sc.add_argument("gold", type=Path, metavar="GOLD.json")
     sc.add_argument("--json", action="store_true", help='print {"em", "f1", "set_f1"}')
     sc.set_defaults(handler=_score)
 
-    sp = sub.add_parser("spinach", parents=[common], help="ask the SPINACH agent, or evaluate it against the baselines",
-                        description="Run the SPINACH agent on one question, printing every step, or (--eval) run it and the "
-                                    "four baselines on the simple and forum-style question sets.")
+    sp = sub.add_parser(
+        "spinach",
+        parents=[common],
+        help="ask the SPINACH agent, or evaluate it against the baselines",
+        description="Run the SPINACH agent on one question, printing every step, or (--eval) run it and the "
+        "four baselines on the simple and forum-style question sets.",
+    )
     sp.add_argument("question", nargs="?", metavar="QUESTION")
-    sp.add_argument("--policy", choices=("sim", "claude", "openai"), help="the policy's LLM (default: the --backend setting)")
+    sp.add_argument(
+        "--policy", choices=("sim", "claude", "openai"), help="the policy's LLM (default: the --backend setting)"
+    )
     sp.add_argument("--save", type=Path, metavar="FILE", help="save the trajectory as JSON")
     sp.add_argument("--eval", action="store_true", help="evaluate on the question sets")
-    sp.add_argument("--limit", type=int_at_least(1), metavar="N", help="with --eval: only the first N questions of each category")
+    sp.add_argument(
+        "--limit", type=int_at_least(1), metavar="N", help="with --eval: only the first N questions of each category"
+    )
     sp.add_argument("--no-rollback", action="store_true", help="switch loop detection and rollback off")
-    sp.add_argument("--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)")
+    sp.add_argument(
+        "--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)"
+    )
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp.set_defaults(handler=metered(_spinach))
     _batch(sp, lambda a: None if a.eval else "is for long runs: use it with --eval")
@@ -104,11 +129,15 @@ def _check_dialect(path: Path, *, as_json: bool) -> int:
     data = read_json(path)
     items = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        raise BadInput(f"{shown(path)}: expected a JSON list of {{\"id\", \"sparql\"}} objects (or {{\"data\": [...]}})")
+        raise BadInput(f'{shown(path)}: expected a JSON list of {{"id", "sparql"}} objects (or {{"data": [...]}})')
     failures: list[dict[str, str]] = []
     total = skipped = 0
     for n, item in enumerate(items):
-        query = next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None) if isinstance(item, dict) else None
+        query = (
+            next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None)
+            if isinstance(item, dict)
+            else None
+        )
         if not isinstance(query, str):
             skipped += 1
             continue
@@ -118,14 +147,14 @@ def _check_dialect(path: Path, *, as_json: bool) -> int:
         except (SparqlRefused, SparqlSyntaxError) as e:
             failures.append({"id": _id_of(item, n), "reason": str(e)})
     if not total:
-        raise BadInput(f"{shown(path)} holds no queries: expected objects with a \"sparql\" string")
+        raise BadInput(f'{shown(path)} holds no queries: expected objects with a "sparql" string')
     report = {"total": total, "accepted": total - len(failures), "failures": failures, "skipped": skipped}
     if as_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(f"{report['accepted']} of {total} queries accepted (parsed and planned after dialect handling)")
         if skipped:
-            print(f"  ({skipped} items without a \"sparql\" string skipped)")
+            print(f'  ({skipped} items without a "sparql" string skipped)')
         for f in failures:
             print(f"  {f['id']}: {f['reason']}")
     return EXIT_OK
@@ -150,17 +179,19 @@ def _read_rows(path: Path) -> Any:
     where = shown(path)
     if isinstance(doc, dict) and "boolean" in doc:
         if not isinstance(doc["boolean"], bool):
-            raise BadInput(f"{where}: \"boolean\" must be true or false")
+            raise BadInput(f'{where}: "boolean" must be true or false')
         return doc["boolean"]
     if isinstance(doc, dict) and "results" in doc and not isinstance(doc["results"], dict):
-        raise BadInput(f"{where}: \"results\" must be an object holding \"bindings\", a list of rows")
+        raise BadInput(f'{where}: "results" must be an object holding "bindings", a list of rows')
     try:
         rows = results_from_json(doc)
     except ValueError as e:
         raise BadInput(f"{where}: {e}") from None
     for n, row in enumerate(rows, 1):
         if not isinstance(row, dict):
-            raise BadInput(f"{where}: row {n} is not an object; every row must map variables to {{\"type\", \"value\"}} objects")
+            raise BadInput(
+                f'{where}: row {n} is not an object; every row must map variables to {{"type", "value"}} objects'
+            )
         for var, cell in row.items():
             problem = _cell_problem(cell)
             if problem:
@@ -171,15 +202,15 @@ def _read_rows(path: Path) -> Any:
 def _cell_problem(cell: Any) -> str | None:
     """What makes ``cell`` not a SPARQL JSON term (``{"type": "uri", "value": "..."}``), or None."""
     if not isinstance(cell, dict):
-        return f"expected a {{\"type\", \"value\"}} object, got {_json_kind(cell)}"
+        return f'expected a {{"type", "value"}} object, got {_json_kind(cell)}'
     for key in ("type", "value"):
         if key not in cell:
-            return f"the term has no \"{key}\""
+            return f'the term has no "{key}"'
     for key, v in cell.items():
         if key not in _CELL_KEYS:
-            return f"unknown field \"{key[:60]}\" (a term has {', '.join(_CELL_KEYS)})"
+            return f'unknown field "{key[:60]}" (a term has {", ".join(_CELL_KEYS)})'
         if not isinstance(v, str):
-            return f"\"{key}\" must be a string, got {_json_kind(v)}"
+            return f'"{key}" must be a string, got {_json_kind(v)}'
     return None
 
 
@@ -246,7 +277,9 @@ def _spinach(settings, args: argparse.Namespace) -> int:
         if isinstance(event, StepTaken):
             s = event.step
             mark = "↺" if s.rolled_back else " "
-            print(f"[{s.index:2d}]{mark} ({s.in_state}/{options.budget}, {s.total}/{options.total_budget}) Thought: {s.thought}")
+            print(
+                f"[{s.index:2d}]{mark} ({s.in_state}/{options.budget}, {s.total}/{options.total_budget}) Thought: {s.thought}"
+            )
             print(f"      {s.action}({_one_line(s.argument, 200)})")
             for line in s.observation.splitlines()[:12]:
                 print(f"      │ {line}")
@@ -265,8 +298,10 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(with_usage(trajectory.to_json()), indent=2, ensure_ascii=False))
     else:
-        print(f"\nfinished: {trajectory.finish}  ({trajectory.actions_in_state} actions in the state, "
-              f"{len(trajectory.steps)} in all, {trajectory.rollbacks} rolled back)")
+        print(
+            f"\nfinished: {trajectory.finish}  ({trajectory.actions_in_state} actions in the state, "
+            f"{len(trajectory.steps)} in all, {trajectory.rollbacks} rolled back)"
+        )
         if trajectory.error:
             print(f"error: {trajectory.error}")
         if trajectory.final_sparql:
@@ -298,7 +333,9 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     world = kg.build(kg.DEFAULT_SEED)
     from engines.kg import Endpoint
 
-    endpoint = Endpoint.from_world(world, store=args.store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
+    endpoint = Endpoint.from_world(
+        world, store=args.store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
+    )
 
     def progress(qid: str, done: int, total: int) -> None:
         if not args.json and sys.stderr.isatty():
@@ -307,7 +344,9 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     sets = kg.questions(world)
     if args.limit is not None:
         n = args.limit
-        sets = kg.QuestionSets(sets.simple[:n], tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:n]))
+        sets = kg.QuestionSets(
+            sets.simple[:n], tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:n])
+        )
     report = evaluate(endpoint, sets, llm, options=options, world=world, seed=settings.seed, progress=progress)
     out = report.to_json()
     if args.json:
@@ -316,7 +355,9 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     print(f"SPINACH ({llm.backend.name} policy), row-wise EM / F1 (set F1 for contrast):")
     for name, s in out["sets"].items():
         ci = s.get("f1_ci95")
-        print(f"  {name:7s} EM {s['em']:5.1f}  F1 {s['f1']:5.1f}  [{ci[0]:.1f}, {ci[1]:.1f}]  set F1 {s['set_f1']:5.1f}  (n={s['n']})")
+        print(
+            f"  {name:7s} EM {s['em']:5.1f}  F1 {s['f1']:5.1f}  [{ci[0]:.1f}, {ci[1]:.1f}]  set F1 {s['set_f1']:5.1f}  (n={s['n']})"
+        )
         for cat, c in s.get("by_category", {}).items():
             print(f"    {cat}  EM {c['em']:5.1f}  F1 {c['f1']:5.1f}  (n={c['n']})")
     print("baselines (F1 simple / forum):")
@@ -325,5 +366,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     syn = out["template_parser_synthetic"]
     print(f"  template parser on its own synthetic test set: {syn['right']}/{syn['total']} properties right")
     print("actions per forum question (in the state): " + ", ".join(f"{k}: {v}%" for k, v in out["actions"].items()))
-    print(f"mean actions {out['mean_actions']}, mean rollbacks {out['mean_rollbacks']}, budget exhausted {out['budget_exhausted']}%")
+    print(
+        f"mean actions {out['mean_actions']}, mean rollbacks {out['mean_rollbacks']}, budget exhausted {out['budget_exhausted']}%"
+    )
     return EXIT_OK

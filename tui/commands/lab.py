@@ -1,4 +1,5 @@
 """Lab commands: list the experiments of lectures 6-8, run one or all of them, print tables or JSON."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,9 @@ MAX_CELL = 60  # characters of a cell in the human table; --json prints everythi
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "lab", parents=[common], help="the Lab: every experiment of lectures 6-8, computed by running the engines",
+        "lab",
+        parents=[common],
+        help="the Lab: every experiment of lectures 6-8, computed by running the engines",
         description="List the Lab's experiments, or run one (or all) and print its table and notes.",
     )
     lab_sub = p.add_subparsers(dest="lab_command", metavar="ACTION")
@@ -31,7 +34,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     run.add_argument("--all", action="store_true", help="run every experiment (of --lecture, if given)")
     run.add_argument("--lecture", type=int, choices=(6, 7, 8), help="with --all: only this lecture")
     run.add_argument("--small", action="store_true", help="the reduced size the tests use")
-    run.add_argument("--json", action="store_true", help='print {"name", "columns", "rows", "notes"} (a list with --all)')
+    run.add_argument(
+        "--json", action="store_true", help='print {"name", "columns", "rows", "notes"} (a list with --all)'
+    )
     run.set_defaults(handler=metered(_run))
     _batch(run, lambda _a: None)
     p.set_defaults(handler=lambda settings, args: _usage(p))
@@ -73,8 +78,11 @@ def _run(settings, args: argparse.Namespace) -> int:
             return EXIT_REFUSED
     size = "small" if args.small else "full"
     if settings.backend != "sim":
-        print(f"cs224v-tui lab: note — the experiments make thousands of LLM calls each; with --backend {settings.backend} "
-              "they are slow and cost money, and the simulation parameters of the captions no longer apply.", file=sys.stderr)
+        print(
+            f"cs224v-tui lab: note — the experiments make thousands of LLM calls each; with --backend {settings.backend} "
+            "they are slow and cost money, and the simulation parameters of the captions no longer apply.",
+            file=sys.stderr,
+        )
     out: list[dict[str, Any]] = []
     for i, experiment in enumerate(chosen):
         progress = _Progress(experiment.name, i, len(chosen))
@@ -150,10 +158,15 @@ def print_aligned(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None
     cells = [[format_cell(v) for v in row] for row in rows]
     head = [str(c) for c in columns]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(head)]
-    numeric = [all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows) for i in range(len(head))]
+    numeric = [
+        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows)
+        for i in range(len(head))
+    ]
 
     def line(values: Sequence[str]) -> str:
-        return "  " + "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+        return (
+            "  " + "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
+        )
 
     print(line(head))
     print("  " + "  ".join("─" * w for w in widths))

@@ -1,4 +1,5 @@
 """Restaurant commands: ``ask`` (the Text-to-SQL agent) and ``sql`` (the sandbox)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,20 +12,42 @@ from tui.commands.usage_json import metered, take_usage
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    ask = sub.add_parser("ask", parents=[common], help="ask the Text-to-SQL agent (restaurants)",
-                         description="Run the Text-to-SQL agent. Several questions run as turns of one dialogue.")
+    ask = sub.add_parser(
+        "ask",
+        parents=[common],
+        help="ask the Text-to-SQL agent (restaurants)",
+        description="Run the Text-to-SQL agent. Several questions run as turns of one dialogue.",
+    )
     ask.add_argument("questions", nargs="+", metavar="QUESTION")
-    ask.add_argument("--json", action="store_true", help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)')
-    ask.add_argument("--suql", action="store_true",
-                     help="the SUQL agent (lecture 7 §4): text-only wishes become answer() conditions, run by the SUQL compiler")
-    ask.add_argument("--world", choices=("restaurants", "courses"), default="restaurants",
-                     help="what the agent talks about: the restaurants (default) or the course assistant's C1-C6 "
-                          "(notes 002-003; always the SUQL agent)")
-    ask.set_defaults(handler=metered(lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql,
-                                                                 world=args.world)))
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)',
+    )
+    ask.add_argument(
+        "--suql",
+        action="store_true",
+        help="the SUQL agent (lecture 7 §4): text-only wishes become answer() conditions, run by the SUQL compiler",
+    )
+    ask.add_argument(
+        "--world",
+        choices=("restaurants", "courses"),
+        default="restaurants",
+        help="what the agent talks about: the restaurants (default) or the course assistant's C1-C6 "
+        "(notes 002-003; always the SUQL agent)",
+    )
+    ask.set_defaults(
+        handler=metered(
+            lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql, world=args.world)
+        )
+    )
 
-    sql = sub.add_parser("sql", parents=[common], help="run one read-only SQL statement through the sandbox",
-                         description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.")
+    sql = sub.add_parser(
+        "sql",
+        parents=[common],
+        help="run one read-only SQL statement through the sandbox",
+        description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.",
+    )
     sql.add_argument("statement", metavar="SQL")
     sql.add_argument("--json", action="store_true", help='print {"rows": [...]} or {"error": "..."}')
     sql.set_defaults(handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json))
@@ -97,8 +120,9 @@ def _sql(settings, statement: str, *, as_json: bool) -> int:
     from worlds import restaurants
 
     world = restaurants.build().world
-    sandbox = Sandbox.create(world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s,
-                             limits=Limits.from_settings(settings))
+    sandbox = Sandbox.create(
+        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
+    )
     try:
         result, sentence = run_sql(sandbox, statement)
     except SqlError as e:
@@ -117,5 +141,3 @@ def _sql(settings, statement: str, *, as_json: bool) -> int:
         if result.truncated:
             print(f"  (stopped at the row cap of {settings.row_cap})")
     return EXIT_OK
-
-

@@ -1,4 +1,5 @@
 """SUQL commands: run a query in a mode, a file of queries, or the 60-query workload."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,28 +17,50 @@ MAX_WORKLOAD = 1000
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "suql", parents=[common], help="run SUQL (SQL + answer() + summary()) with the optimising compiler",
+        "suql",
+        parents=[common],
+        help="run SUQL (SQL + answer() + summary()) with the optimising compiler",
         description="Run a SUQL query in one of the six execution modes (A naive ... F retrieval cap), "
-                    "a file of queries, or the seeded 60-query workload of lecture 7 §3.4.",
+        "a file of queries, or the seeded 60-query workload of lecture 7 §3.4.",
     )
     p.add_argument("query", nargs="?", metavar="QUERY", help="one SUQL query")
-    p.add_argument("--mode", default="E", type=str.upper, choices=[*"ABCDEF", "B-DUCKDB"],
-                   help="execution mode (default E); B-duckdb: the query as written, run by DuckDB with answer() "
-                        "as a per-row function, for comparison with B")
+    p.add_argument(
+        "--mode",
+        default="E",
+        type=str.upper,
+        choices=[*"ABCDEF", "B-DUCKDB"],
+        help="execution mode (default E); B-duckdb: the query as written, run by DuckDB with answer() "
+        "as a per-row function, for comparison with B",
+    )
     p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
     p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
-    p.add_argument("--compare", action="store_true",
-                   help="run QUERY in all six modes A-F and tabulate calls, rows, rows to verify, wall time and "
-                        "whether each mode's rows agree with mode A's (exit 1 when a mode failed)")
-    p.add_argument("--workload-seed", dest="workload_seed", type=int, default=None,
-                   help="seed of the workload alone (default: --seed when given, else 7)")
-    p.add_argument("--queries", type=int_at_least(1, MAX_WORKLOAD), default=60,
-                   help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="run QUERY in all six modes A-F and tabulate calls, rows, rows to verify, wall time and "
+        "whether each mode's rows agree with mode A's (exit 1 when a mode failed)",
+    )
+    p.add_argument(
+        "--workload-seed",
+        dest="workload_seed",
+        type=int,
+        default=None,
+        help="seed of the workload alone (default: --seed when given, else 7)",
+    )
+    p.add_argument(
+        "--queries",
+        type=int_at_least(1, MAX_WORKLOAD),
+        default=60,
+        help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--yes", action="store_true",
-                   help="with a paid backend, run even a query expected to make more LLM calls than "
-                        "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="with a paid backend, run even a query expected to make more LLM calls than "
+        "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)",
+    )
     p.set_defaults(handler=metered(_suql))
     _batch(p, lambda a: None if a.file is not None else "is for long runs: use it with --file")
 
@@ -49,9 +72,11 @@ def confirmation_needed(session, query: str, mode: str) -> str | None:
         return None
     settings = session.settings
     paid = "paid " if settings.backend == "claude" else ""  # a local model costs time, not money
-    return (f"this query may make up to {expected:,} LLM calls to the {paid}{settings.backend} backend in mode {mode} "
-            f"(more than CS224V_SUQL_CONFIRM_CALLS={settings.suql_confirm_calls:,}); nothing was sent. Run it again "
-            f"with --yes to go ahead, or raise CS224V_SUQL_CONFIRM_CALLS (0: never ask)")
+    return (
+        f"this query may make up to {expected:,} LLM calls to the {paid}{settings.backend} backend in mode {mode} "
+        f"(more than CS224V_SUQL_CONFIRM_CALLS={settings.suql_confirm_calls:,}); nothing was sent. Run it again "
+        f"with --yes to go ahead, or raise CS224V_SUQL_CONFIRM_CALLS (0: never ask)"
+    )
 
 
 def _suql(settings, args: argparse.Namespace) -> int:
@@ -123,11 +148,15 @@ def _one(session, args) -> int:
     if result.to_verify:
         print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
         for rec in result.to_verify[:10]:
-            label = rec.get("name") or next((v for k, v in rec.items() if k not in ("_row", "unknown", "approximate")), rec.get("_row"))
+            label = rec.get("name") or next(
+                (v for k, v in rec.items() if k not in ("_row", "unknown", "approximate")), rec.get("_row")
+            )
             print(f"  {label}: unknown {'; '.join(rec.get('unknown', []))}")
     s = result.stats
-    print(f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "
-          f"rows examined {s.rows_examined}, {s.wall_s:.2f} s")
+    print(
+        f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "
+        f"rows examined {s.rows_examined}, {s.wall_s:.2f} s"
+    )
     return EXIT_OK
 
 
@@ -149,8 +178,11 @@ def _compare(session, args) -> int:
             print(f"\r  mode {event.outcome.mode} done", end="", file=sys.stderr, flush=True)
 
     try:
-        refusal = None if args.yes else next(
-            (r for r in (confirmation_needed(session, args.query, m) for m in MODES) if r is not None), None)
+        refusal = (
+            None
+            if args.yes
+            else next((r for r in (confirmation_needed(session, args.query, m) for m in MODES) if r is not None), None)
+        )
         if refusal is not None:
             return fail(refusal)
         comparison = compare_modes(session.engine, args.query, emit=show)
@@ -169,19 +201,42 @@ def _compare(session, args) -> int:
 
 def compare_text(comparison) -> str:
     """A comparison as a plain-text table, then what it shows in a line or two."""
-    header = ("mode", "answer()", "summary()", "cached", "examined", "rows", "verify", f"= {comparison.reference}", "wall")
+    header = (
+        "mode",
+        "answer()",
+        "summary()",
+        "cached",
+        "examined",
+        "rows",
+        "verify",
+        f"= {comparison.reference}",
+        "wall",
+    )
     lines = []
     for o in comparison.modes:
         if not o.ok:
             lines.append((o.mode, "—", "—", "—", "—", "—", "—", "—", "failed"))
             continue
         agrees = "ref" if o.mode == comparison.reference else {True: "yes", False: "no", None: "?"}[o.agrees]
-        lines.append((o.mode, f"{o.answer_calls:,}", f"{o.summary_calls:,}", f"{o.cached_calls:,}", f"{o.rows_examined:,}",
-                      f"{o.rows:,}" + (" ≈" if o.approximate else ""), f"{o.to_verify:,}", agrees, f"{o.wall_s:.2f} s"))
+        lines.append(
+            (
+                o.mode,
+                f"{o.answer_calls:,}",
+                f"{o.summary_calls:,}",
+                f"{o.cached_calls:,}",
+                f"{o.rows_examined:,}",
+                f"{o.rows:,}" + (" ≈" if o.approximate else ""),
+                f"{o.to_verify:,}",
+                agrees,
+                f"{o.wall_s:.2f} s",
+            )
+        )
     widths = [max(len(row[i]) for row in (header, *lines)) for i in range(len(header))]
     out = ["  " + "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
-    out += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-            for row in lines]
+    out += [
+        "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        for row in lines
+    ]
     for o in comparison.modes:
         if o.ok:
             out.append(f"  {o.mode}: {o.title}")
@@ -193,8 +248,10 @@ def compare_text(comparison) -> str:
     if comparison.approximate:
         out.append("≈ approximate: the retrieval cap left candidates unexamined")
     if comparison.limit_without_order:
-        out.append(f"LIMIT without ORDER BY: any qualifying rows will do, so a mode may return other rows than "
-                   f"{comparison.reference} and still be right")
+        out.append(
+            f"LIMIT without ORDER BY: any qualifying rows will do, so a mode may return other rows than "
+            f"{comparison.reference} and still be right"
+        )
     return "\n".join(out)
 
 
@@ -224,16 +281,31 @@ def _file(session, args) -> int:
     for q in queries:
         try:
             r = session.engine.run(q, mode=args.mode)
-            out.append({"query": q, "status": "ok", "message": r.message, "rows": r.records(), "stats": r.stats.to_json(),
-                        "budget_exhausted": r.budget_exhausted, "usage": take_usage()})
+            out.append(
+                {
+                    "query": q,
+                    "status": "ok",
+                    "message": r.message,
+                    "rows": r.records(),
+                    "stats": r.stats.to_json(),
+                    "budget_exhausted": r.budget_exhausted,
+                    "usage": take_usage(),
+                }
+            )
         except EngineError as e:
-            out.append({"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None, "usage": take_usage()})
+            out.append(
+                {"query": q, "status": "refused", "message": str(e), "rows": [], "stats": None, "usage": take_usage()}
+            )
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
     else:
         for item in out:
             tag = "ok " if item["status"] == "ok" else "REFUSED"
-            detail = f"{len(item['rows'])} rows, {item['stats']['answer_calls']} answer() calls" if item["stats"] else item["message"]
+            detail = (
+                f"{len(item['rows'])} rows, {item['stats']['answer_calls']} answer() calls"
+                if item["stats"]
+                else item["message"]
+            )
             if item.get("budget_exhausted"):
                 detail += f" — {item['message']}"
             print(f"{tag} {item['query'][:90]}\n     {detail}")
@@ -268,5 +340,7 @@ def _workload(session, args) -> int:
     print(f"{len(queries)} queries (seed {seed}); precision over returned rows, recall over list-all queries")
     print("  mode  answer()/query  summary()/query  precision  recall")
     for m, s in payload["modes"].items():
-        print(f"  {m}     {s['answer_calls_mean']:>10.1f}  {s['summary_calls_mean']:>15.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}")
+        print(
+            f"  {m}     {s['answer_calls_mean']:>10.1f}  {s['summary_calls_mean']:>15.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}"
+        )
     return EXIT_OK

@@ -7,6 +7,7 @@ prompts would have used, ``estimated: true``), priced with the settings' dated p
 run has a price.  A JSON object gets a top-level ``"usage"``; a JSON list (several questions,
 ``suql --file``, ``lab run --all``) gets one in each item, for the calls of that item.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -33,19 +33,32 @@ The package, one idea a module:
   what each step shows); scoring and the answer rule are the engine's (:mod:`engines.spinach.scoring`);
 * :mod:`tui.kg.results` — what they share: values as IDs, the results table, the error box.
 """
+
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
 _WHERE: dict[str, str] = {
-    "EXAMPLES": "engines.kg.examples", "SparqlExample": "engines.kg.examples", "Scored": "engines.spinach.scoring",
-    "BrowserView": "tui.kg.browser", "ClaimsTable": "tui.kg.browser", "ConsoleView": "tui.kg.console",
+    "EXAMPLES": "engines.kg.examples",
+    "SparqlExample": "engines.kg.examples",
+    "Scored": "engines.spinach.scoring",
+    "BrowserView": "tui.kg.browser",
+    "ClaimsTable": "tui.kg.browser",
+    "ConsoleView": "tui.kg.console",
     "FeedbackBar": "tui.kg.console",
-    "KgResultsTable": "tui.kg.results", "entity_of": "tui.kg.results", "short_value": "tui.kg.results",
-    "SparqlEditor": "tui.kg.sparql", "sparql_content": "tui.kg.sparql", "sparql_highlights": "tui.kg.sparql",
-    "sparql_tokens": "tui.kg.sparql", "StepperView": "tui.kg.stepper", "StepStrip": "tui.kg.stepper",
-    "StepView": "tui.kg.stepper", "StepperModel": "tui.kg.stepper_model", "AgentReported": "tui.kg.tab",
+    "KgResultsTable": "tui.kg.results",
+    "entity_of": "tui.kg.results",
+    "short_value": "tui.kg.results",
+    "SparqlEditor": "tui.kg.sparql",
+    "sparql_content": "tui.kg.sparql",
+    "sparql_highlights": "tui.kg.sparql",
+    "sparql_tokens": "tui.kg.sparql",
+    "StepperView": "tui.kg.stepper",
+    "StepStrip": "tui.kg.stepper",
+    "StepView": "tui.kg.stepper",
+    "StepperModel": "tui.kg.stepper_model",
+    "AgentReported": "tui.kg.tab",
     "KgArea": "tui.kg.tab",
 }
 """Where each name of the package lives.  Imported on first use, so that ``tui.kg.stepper_model`` (and the

@@ -1,5 +1,6 @@
 """The entity browser's widgets: an entity page's claims (or a property's examples), the browser's keys, what its
 workers return."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from tui.widgets import count_rows, truncate
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, PropertyExample, SearchHit
     from tui.kg.tab import KgArea
+
 
 class ClaimsTable(DataTable):
     """An entity page's claims (or a property's examples); each row may link to an entity."""
@@ -41,8 +43,11 @@ class ClaimsTable(DataTable):
             for ex in examples:
                 self._add(ex.subject.render(), ex.value.render(), ex.qualifiers, ex.subject.id, page.id)
             self.border_title = f"Statements that use {page.id} ({page.label})"
-            self.border_subtitle = (f"{count_rows(len(examples), 'example')} · Enter opens the subject"
-                                    if examples else "no statement uses it")
+            self.border_subtitle = (
+                f"{count_rows(len(examples), 'example')} · Enter opens the subject"
+                if examples
+                else "no statement uses it"
+            )
             return
         self.add_column("property")
         self.add_column("value · qualifiers")
@@ -50,11 +55,14 @@ class ClaimsTable(DataTable):
             link = claim.value.id or next((v.id for _, _, v in claim.qualifiers if v.id), None)
             self._add(f"{claim.pid} {claim.property_label}", claim.value.render(), claim.qualifiers, link, claim.pid)
         self.border_title = f"Claims of {page.id}"
-        self.border_subtitle = (f"{count_rows(len(page.claims), 'claim')} · Enter follows the value · "
-                                "o opens the property · Backspace goes back")
+        self.border_subtitle = (
+            f"{count_rows(len(page.claims), 'claim')} · Enter follows the value · "
+            "o opens the property · Backspace goes back"
+        )
 
-    def _add(self, first: str, value: str, qualifiers: Sequence[tuple[str, str, Any]], link: str | None,
-             prop: str | None) -> None:
+    def _add(
+        self, first: str, value: str, qualifiers: Sequence[tuple[str, str, Any]], link: str | None, prop: str | None
+    ) -> None:
         self.links.append(link)
         self.properties.append(prop)
         cell = Text()
@@ -79,10 +87,14 @@ class BrowserView(Horizontal):
     """The browser's keys (outside the search box)."""
 
     BINDINGS = [
-        Binding("backspace,b,alt+left", "back", "Back", key_display="⌫/b",
-                tooltip="Back to the page you came from."),
-        Binding("o", "open_property", "Open property", key_display="o",
-                tooltip="Open the page of the highlighted claim's property."),
+        Binding("backspace,b,alt+left", "back", "Back", key_display="⌫/b", tooltip="Back to the page you came from."),
+        Binding(
+            "o",
+            "open_property",
+            "Open property",
+            key_display="o",
+            tooltip="Open the page of the highlighted claim's property.",
+        ),
         Binding("slash", "search", "Search", key_display="/", tooltip="Focus the search box."),
     ]
 
@@ -106,16 +118,25 @@ class BrowserView(Horizontal):
         options = []
         for hit in hits:
             kind = hit.datatype or "item"
-            options.append(Option(Content.assemble(
-                Content.styled(hit.label, "bold"), Content.styled(f" ({hit.id})", "$text-primary"),
-                Content.styled(f" {kind}", f"{MUTED} italic"), "\n",
-                Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED)), id=hit.id))
+            options.append(
+                Option(
+                    Content.assemble(
+                        Content.styled(hit.label, "bold"),
+                        Content.styled(f" ({hit.id})", "$text-primary"),
+                        Content.styled(f" {kind}", f"{MUTED} italic"),
+                        "\n",
+                        Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED),
+                    ),
+                    id=hit.id,
+                )
+            )
         listing.set_options(options)
         if text.strip():
             items = sum(h.kind == "item" for h in hits)
             properties = len(hits) - items
-            listing.border_subtitle = (f"{count_rows(items, 'item')} · "
-                                       f"{properties or 'no'} propert{'y' if properties == 1 else 'ies'}")
+            listing.border_subtitle = (
+                f"{count_rows(items, 'item')} · {properties or 'no'} propert{'y' if properties == 1 else 'ies'}"
+            )
             if not hits:
                 listing.border_subtitle = "nothing matches"
         else:
@@ -125,8 +146,13 @@ class BrowserView(Horizontal):
         """An entity's page: its head (label, ID, description, aliases, the way back) and its claims; returns
         the claims table, its cursor on the first row."""
         self.query_one("#kg-browser-error", Static).display = False
-        lines = [Content.assemble(Content.styled(page.label, "bold"), Content.styled(f"  {page.id}", "bold $text-primary"),
-                                  Content.styled(f"  {page.datatype} property" if page.datatype else "", MUTED))]
+        lines = [
+            Content.assemble(
+                Content.styled(page.label, "bold"),
+                Content.styled(f"  {page.id}", "bold $text-primary"),
+                Content.styled(f"  {page.datatype} property" if page.datatype else "", MUTED),
+            )
+        ]
         lines.append(Content.styled(page.description or "(no description)", "italic"))
         if page.aliases:
             lines.append(Content.assemble(Content.styled("also known as ", MUTED), ", ".join(page.aliases)))

@@ -1,4 +1,5 @@
 """The SPARQL console's widgets: which of the four feedbacks came back, the examples' list entries, a query's run."""
+
 from __future__ import annotations
 
 import re
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 
 EDITOR_TITLE = "SPARQL · Ctrl+Enter or Ctrl+J runs it"
 FEEDBACKS: tuple[tuple[str, str], ...] = (
-    ("rows", "rows"), ("empty", "empty"), ("syntax_error", "syntax error"), ("timeout", "timeout"),
+    ("rows", "rows"),
+    ("empty", "empty"),
+    ("syntax_error", "syntax error"),
+    ("timeout", "timeout"),
 )
 FEEDBACK_HINTS: Mapping[str, str] = {
     "rows": "Rows came back. A legal query can still be wrong or incomplete (§1.4): check the count.",
@@ -43,8 +47,13 @@ class FeedbackBar(Static):
     def show(self, feedback: str | None, detail: str = "", notes: Sequence[str] = ()) -> None:
         """Light ``feedback`` (None: nothing came back yet), with a detail (rows, time) and the dialect notes."""
         self.feedback = feedback
-        styles = {"rows": "bold $text-success", "empty": "bold $text-warning", "syntax_error": "bold $text-error",
-                  "timeout": "bold $text-error", "refused": "bold $text-error"}
+        styles = {
+            "rows": "bold $text-success",
+            "empty": "bold $text-warning",
+            "syntax_error": "bold $text-error",
+            "timeout": "bold $text-error",
+            "refused": "bold $text-error",
+        }
         chips: list[Content] = [Content.styled("Feedback ", MUTED)]
         for name, label in FEEDBACKS:
             if name == feedback:
@@ -56,11 +65,14 @@ class FeedbackBar(Static):
         if detail:
             chips.append(Content.styled(f"  {detail}", "bold"))
         lines = [Content("").join(chips)]
-        hint = FEEDBACK_HINTS.get(feedback or "", "Run a query (Ctrl+Enter or Ctrl+J): one of the four feedbacks comes back.")
+        hint = FEEDBACK_HINTS.get(
+            feedback or "", "Run a query (Ctrl+Enter or Ctrl+J): one of the four feedbacks comes back."
+        )
         lines.append(Content.styled(hint, f"{MUTED} italic"))
         if notes:
-            lines.append(Content.assemble(Content.styled("dialect ", MUTED),
-                                          Content.styled(" · ".join(notes), "$text-primary")))
+            lines.append(
+                Content.assemble(Content.styled("dialect ", MUTED), Content.styled(" · ".join(notes), "$text-primary"))
+            )
         self.update(Content("\n").join(lines))
 
 
@@ -93,8 +105,11 @@ class ConsoleView(Horizontal):
         else:
             detail = elapsed
             results.show_nothing(feedback.replace("_", " "))
-            show_error(error, "Syntax error" if feedback == "syntax_error" else "Timeout",
-                       result.message or FEEDBACK_HINTS[feedback])
+            show_error(
+                error,
+                "Syntax error" if feedback == "syntax_error" else "Timeout",
+                result.message or FEEDBACK_HINTS[feedback],
+            )
             where = ERROR_AT.search(result.message or "")
             editor = self.query_one("#kg-editor", SparqlEditor)
             if where is not None and editor.text == result.query:
@@ -107,8 +122,18 @@ class ConsoleView(Horizontal):
 
 def example_option(i: int, example: SparqlExample) -> Option:
     room = max(8, LIST_CHARS - len(example.source) - 1)
-    return Option(Content.assemble(truncate(example.title, room), " ", Content.styled(example.source, MUTED)),
-                  id=f"example-{i}")
+    return Option(
+        Content.assemble(truncate(example.title, room), " ", Content.styled(example.source, MUTED)), id=f"example-{i}"
+    )
 
 
-__all__ = ["EDITOR_TITLE", "ERROR_AT", "FEEDBACKS", "FEEDBACK_HINTS", "ConsoleView", "FeedbackBar", "QueryRan", "example_option"]
+__all__ = [
+    "EDITOR_TITLE",
+    "ERROR_AT",
+    "FEEDBACKS",
+    "FEEDBACK_HINTS",
+    "ConsoleView",
+    "FeedbackBar",
+    "QueryRan",
+    "example_option",
+]

@@ -1,4 +1,5 @@
 """What the console, the browser and the stepper share: how SPARQL values read, the results table, the error box."""
+
 from __future__ import annotations
 
 import re
@@ -25,7 +26,7 @@ def entity_of(value: Mapping[str, str] | None) -> str | None:
         return None
     iri = value.get("value", "")
     if iri.startswith(WIKIDATA_ENTITY):
-        local = iri[len(WIKIDATA_ENTITY):]
+        local = iri[len(WIKIDATA_ENTITY) :]
         return local if ENTITY_ID.match(local) else None
     return None
 
@@ -58,8 +59,9 @@ class KgResultsTable(ResultsTable):
         super().__init__(**kwargs)
         self._entities: dict[tuple[int, int], str] = {}
 
-    def show_bindings(self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *,
-                      truncated: bool = False) -> None:
+    def show_bindings(
+        self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *, truncated: bool = False
+    ) -> None:
         self.clear(columns=True)
         self._full = []
         self._entities = {}
@@ -74,8 +76,12 @@ class KgResultsTable(ResultsTable):
                 entity = entity_of(binding.get(column))
                 if entity is not None:
                     self._entities[(r, c)] = entity
-            self.add_row(*(Text(truncate(v), style=muted if c not in binding else "")
-                           for v, c in zip(values, columns, strict=True)))
+            self.add_row(
+                *(
+                    Text(truncate(v), style=muted if c not in binding else "")
+                    for v, c in zip(values, columns, strict=True)
+                )
+            )
         subtitle = count_rows(len(bindings))
         if truncated:
             subtitle += " (stopped at the row cap)"

@@ -1,4 +1,5 @@
 """SPARQL highlighted without tree-sitter: the console's editor and read-only views of a query."""
+
 from __future__ import annotations
 
 import re
@@ -25,13 +26,26 @@ _SPARQL_TOKEN = re.compile(
     r"|(?P<word>[A-Za-z_]\w*)(?P<call>\s*\()?"
 )
 _EDITOR_STYLES: Mapping[str, str] = {
-    "iri": "link.uri", "string": "string", "comment": "comment", "variable": "type.builtin", "named": "type",
-    "pname": "class", "number": "number", "keyword": "keyword", "function": "function.call",
+    "iri": "link.uri",
+    "string": "string",
+    "comment": "comment",
+    "variable": "type.builtin",
+    "named": "type",
+    "pname": "class",
+    "number": "number",
+    "keyword": "keyword",
+    "function": "function.call",
 }
 _CONTENT_STYLES: Mapping[str, str] = {
-    "iri": "$text-primary underline", "string": "$text-success 90%", "comment": "$text 60%",
-    "variable": "$text-secondary", "named": "$text-warning italic", "pname": "$text-primary",
-    "number": "$text-warning", "keyword": "$text-accent", "function": "$text-warning",
+    "iri": "$text-primary underline",
+    "string": "$text-success 90%",
+    "comment": "$text 60%",
+    "variable": "$text-secondary",
+    "named": "$text-warning italic",
+    "pname": "$text-primary",
+    "number": "$text-warning",
+    "keyword": "$text-accent",
+    "function": "$text-warning",
 }
 
 
@@ -75,8 +89,13 @@ class SparqlEditor(SqlEditor):
     """The console's editor: SPARQL highlighted from :func:`sparql_highlights`; Ctrl+Enter / Ctrl+J runs."""
 
     BINDINGS = [
-        Binding("ctrl+enter,ctrl+j", "run", "Run", key_display="^⏎/^J",
-                tooltip="Run the SPARQL in this editor on the knowledge graph (Ctrl+J for terminals without Ctrl+Enter)."),
+        Binding(
+            "ctrl+enter,ctrl+j",
+            "run",
+            "Run",
+            key_display="^⏎/^J",
+            tooltip="Run the SPARQL in this editor on the knowledge graph (Ctrl+J for terminals without Ctrl+Enter).",
+        ),
     ]
 
     def line_highlights(self, line: str) -> list[tuple[int, int, str]]:

@@ -1,5 +1,6 @@
 """The trajectory stepper's widgets: the strip of steps, the step view, and :class:`StepperView`, which holds the
 stepper's keys and renders a :class:`~tui.kg.stepper_model.StepperModel` (it decides nothing itself)."""
+
 from __future__ import annotations
 
 import textwrap
@@ -32,7 +33,11 @@ ACTION_NOTES: Mapping[str, str] = {
     "stop": "stop(SPARQL) names the answer query; a bare stop() means the last query that ran",
 }
 FINISHES: Mapping[str, str] = {
-    "stop": "stopped", "budget": "out of budget", "cancelled": "stopped by Esc", "error": "failed", "imported": "imported",
+    "stop": "stopped",
+    "budget": "out of budget",
+    "cancelled": "stopped by Esc",
+    "error": "failed",
+    "imported": "imported",
 }
 """How a trajectory's ``finish`` reads on the status line."""
 
@@ -106,13 +111,23 @@ class StepperView(Horizontal):
         Binding("left,p", "step(-1)", "Previous", key_display="←/p", tooltip="The previous step of the trajectory."),
         Binding("home", "edge(0)", "First", key_display="Home", tooltip="The first step."),
         Binding("end", "edge(1)", "Last", key_display="End", tooltip="The last step (the answer and its F1)."),
-        Binding("v", "full", "Full observation",
-                tooltip="Show the whole observation of the step, or only its first lines again."),
+        Binding(
+            "v",
+            "full",
+            "Full observation",
+            tooltip="Show the whole observation of the step, or only its first lines again.",
+        ),
         Binding("r", "run", "Run", show=False, tooltip="Run the agent on the highlighted question."),
-        Binding("e", "explore", "Explore step", show=False,
-                tooltip="Open this step in the console (a query) or the browser (a page, a search)."),
-        Binding("g", "gold", "Gold query", show=False,
-                tooltip="Put the question's gold SPARQL in the console and run it."),
+        Binding(
+            "e",
+            "explore",
+            "Explore step",
+            show=False,
+            tooltip="Open this step in the console (a query) or the browser (a page, a search).",
+        ),
+        Binding(
+            "g", "gold", "Gold query", show=False, tooltip="Put the question's gold SPARQL in the console and run it."
+        ),
     ]
 
     def _area(self) -> KgArea:
@@ -154,8 +169,11 @@ class StepperView(Horizontal):
     def _show_run_head(self, model: StepperModel) -> None:
         head = self.query_one("#kg-run-head", Static)
         if not model.text:
-            head.update(Content.styled("No trajectory yet: run a question (Enter) or load a trajectory JSON.",
-                                       f"{MUTED} italic"))
+            head.update(
+                Content.styled(
+                    "No trajectory yet: run a question (Enter) or load a trajectory JSON.", f"{MUTED} italic"
+                )
+            )
             return
         q = model.question
         meta = [Content.styled(q.id if q else "not in the question sets", "bold $text-primary")]
@@ -183,15 +201,19 @@ class StepperView(Horizontal):
             n = min(n, of)
             return Content.assemble(Content.styled("■" * n, "$text-accent"), Content.styled("□" * (of - n), MUTED))
 
-        budget.update(Content.assemble(
-            Content.styled("state ", MUTED), bar(view.in_state, view.limit),
-            Content.styled(f" {view.in_state}/{view.limit}", "bold"),
-            Content.styled(" · all ", MUTED), bar(view.total, view.total_limit),
-            Content.styled(f" {view.total}/{view.total_limit}", "bold"),
-            Content.styled(" · ", MUTED),
-            Content.styled(f"↺ {view.rollbacks}", "bold $text-warning" if view.rollbacks else "bold"),
-            Content.styled(" rolled back", MUTED),
-        ))
+        budget.update(
+            Content.assemble(
+                Content.styled("state ", MUTED),
+                bar(view.in_state, view.limit),
+                Content.styled(f" {view.in_state}/{view.limit}", "bold"),
+                Content.styled(" · all ", MUTED),
+                bar(view.total, view.total_limit),
+                Content.styled(f" {view.total}/{view.total_limit}", "bold"),
+                Content.styled(" · ", MUTED),
+                Content.styled(f"↺ {view.rollbacks}", "bold $text-warning" if view.rollbacks else "bold"),
+                Content.styled(" rolled back", MUTED),
+            )
+        )
 
     def _show_step(self, model: StepperModel) -> None:
         view = self.query_one(StepView)
@@ -202,10 +224,13 @@ class StepperView(Horizontal):
         step = model.current_step
         shown_observation = model.observation_view()
         if step is None or shown_observation is None:
-            hint = ("The agent is thinking about its first step…" if model.running else
-                    "Choose a question on the left and press Enter to run the SPINACH agent on it (with the app's "
-                    "backend), or type the path of a trajectory JSON below the list. Then step through it: → / n next, "
-                    "← / p previous, Home / End first and last, v the full observation.")
+            hint = (
+                "The agent is thinking about its first step…"
+                if model.running
+                else "Choose a question on the left and press Enter to run the SPINACH agent on it (with the app's "
+                "backend), or type the path of a trajectory JSON below the list. Then step through it: → / n next, "
+                "← / p previous, Home / End first and last, v the full observation."
+            )
             title.update(Content.styled(hint, f"{MUTED} italic"))
             title.display = True
             banner.display = False
@@ -224,19 +249,26 @@ class StepperView(Horizontal):
         rollback = model.rollback_view()
         if rollback is not None:
             where = f"as it was after step {rollback.state_after}" if rollback.state_after else "empty, as at the start"
-            banner.update(Content.assemble(
-                Content.styled(f" ↺ ROLLED BACK · {rollback.reason} ", "reverse bold $text-warning"),
-                Content.styled(f"  {rollback.why}. The state stays {where}; the policy is asked again "
-                               "(a new sample, so the retry differs).", "$text-warning"),
-            ))
+            banner.update(
+                Content.assemble(
+                    Content.styled(f" ↺ ROLLED BACK · {rollback.reason} ", "reverse bold $text-warning"),
+                    Content.styled(
+                        f"  {rollback.why}. The state stays {where}; the policy is asked again "
+                        "(a new sample, so the retry differs).",
+                        "$text-warning",
+                    ),
+                )
+            )
             banner.display = True
         else:
             banner.display = False
         self.query_one("#kg-step-thought", Static).update(Content(step.thought or "—"))
-        self.query_one("#kg-step-action", Static).update(Content.assemble(
-            Content.styled(step.action, "bold $text-accent"),
-            Content.styled(f"  {ACTION_NOTES.get(step.action, '')}", f"{MUTED} italic"),
-        ))
+        self.query_one("#kg-step-action", Static).update(
+            Content.assemble(
+                Content.styled(step.action, "bold $text-accent"),
+                Content.styled(f"  {ACTION_NOTES.get(step.action, '')}", f"{MUTED} italic"),
+            )
+        )
         argument = self.query_one("#kg-step-argument", Static)
         if step.action == "execute_sparql":
             argument.update(sparql_content(step.argument))
@@ -246,9 +278,14 @@ class StepperView(Horizontal):
         shown: Text | Content
         if shown_observation.answer is not None:
             shown = Content.assemble(
-                Content.styled(f"(no observation) — the answer is the query of step {shown_observation.answer.index}"
-                               f"{shown_observation.note}:", f"{MUTED} italic"),
-                "\n", sparql_content(shown_observation.query))
+                Content.styled(
+                    f"(no observation) — the answer is the query of step {shown_observation.answer.index}"
+                    f"{shown_observation.note}:",
+                    f"{MUTED} italic",
+                ),
+                "\n",
+                sparql_content(shown_observation.query),
+            )
         elif not shown_observation.text:
             shown = Text("(no observation)", style="italic")
         else:
@@ -277,9 +314,13 @@ class StepperView(Horizontal):
             parts.append(Content.styled("no rows", "bold $text-warning"))
         if scored.f1 is not None and scored.em is not None:
             style = "$text-success" if scored.f1 >= 0.999 else ("$text-warning" if scored.f1 > 0 else "$text-error")
-            parts += [Content.styled("   row-F1 ", MUTED), Content.styled(f"{scored.f1:.2f}", f"bold {style}"),
-                      Content.styled("   EM ", MUTED), Content.styled(f"{scored.em:.0f}", f"bold {style}"),
-                      Content.styled(f"   against {count_rows(scored.gold_rows or 0, 'gold row')}", MUTED)]
+            parts += [
+                Content.styled("   row-F1 ", MUTED),
+                Content.styled(f"{scored.f1:.2f}", f"bold {style}"),
+                Content.styled("   EM ", MUTED),
+                Content.styled(f"{scored.em:.0f}", f"bold {style}"),
+                Content.styled(f"   against {count_rows(scored.gold_rows or 0, 'gold row')}", MUTED),
+            ]
         else:
             parts.append(Content.styled("   no gold answer: the question is not in the question sets", MUTED))
         if answer.answer_step is not None:
@@ -334,5 +375,14 @@ def observation_label(step: Step) -> Content:
     return Content.styled(count_rows(lines, "line") if lines else "", MUTED)
 
 
-__all__ = ["ACTION_NOTES", "FINISHES", "StepStrip", "StepView", "StepperView", "category_of", "observation_label",
-           "question_option", "status_line"]
+__all__ = [
+    "ACTION_NOTES",
+    "FINISHES",
+    "StepStrip",
+    "StepView",
+    "StepperView",
+    "category_of",
+    "observation_label",
+    "question_option",
+    "status_line",
+]

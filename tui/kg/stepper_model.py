@@ -11,6 +11,7 @@ Tests drive it directly.
     model.step(-1); model.to_edge(last=True)              # ← and End
     model.budget_view(), model.rollback_view(), model.observation_view(), model.answer_view()
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -192,10 +193,14 @@ class StepperModel:
         reason = step.rollback_reason or "rolled back"
         before = [s for s in self.steps[: self.pos] if not s.rolled_back]
         if reason == "repeat":
-            repeated = next((s.index for s in reversed(before) if (s.action, s.argument) == (step.action, step.argument)),
-                            None)
-            why = (f"it repeats step {repeated}, still in the state" if repeated else
-                   "it repeats a recent step in the state") + ", so it was not run"
+            repeated = next(
+                (s.index for s in reversed(before) if (s.action, s.argument) == (step.action, step.argument)), None
+            )
+            why = (
+                f"it repeats step {repeated}, still in the state"
+                if repeated
+                else "it repeats a recent step in the state"
+            ) + ", so it was not run"
         else:
             why = ROLLBACK_NOTES.get(reason, "")
         return RollbackView(reason, why, before[-1].index if before else 0)
@@ -206,7 +211,9 @@ class StepperModel:
             return None
         text = step.observation
         if not text:
-            final = answered_by(step, self.steps[: self.pos]) if step.action == "stop" and not step.rolled_back else None
+            final = (
+                answered_by(step, self.steps[: self.pos]) if step.action == "stop" and not step.rolled_back else None
+            )
             if final is None:
                 return ObservationView()
             query, note = final.argument, ""

@@ -4,6 +4,7 @@ The views' widgets live in :mod:`tui.kg.console`, :mod:`tui.kg.browser` and :mod
 the stepper's state is a :class:`~tui.kg.stepper_model.StepperModel`; scoring a trajectory is the
 engine's (:mod:`engines.spinach.scoring`), and so are the examples (:mod:`engines.kg.examples`).
 """
+
 from __future__ import annotations
 
 import threading
@@ -135,10 +136,23 @@ load a trajectory or stop a run.
 """
 
     BINDINGS = [
-        Binding("f7", "cycle_view(1)", "View", key_display="F7", priority=True,
-                tooltip="The next view: console → browser → stepper → console, even while typing."),
-        Binding("shift+f7", "cycle_view(-1)", "Previous view", key_display="Shift+F7", priority=True, show=False,
-                tooltip="The previous view, even while typing."),
+        Binding(
+            "f7",
+            "cycle_view(1)",
+            "View",
+            key_display="F7",
+            priority=True,
+            tooltip="The next view: console → browser → stepper → console, even while typing.",
+        ),
+        Binding(
+            "shift+f7",
+            "cycle_view(-1)",
+            "Previous view",
+            key_display="Shift+F7",
+            priority=True,
+            show=False,
+            tooltip="The previous view, even while typing.",
+        ),
         Binding("escape", "cancel", "Stop run", tooltip="Stop the running agent: it takes no further action."),
     ]
 
@@ -230,9 +244,13 @@ load a trajectory or stop a run.
     def on_mount(self) -> None:
         self.query_one(FeedbackBar).show(None)
         self.query_one("#kg-results", KgResultsTable).show_nothing("no query yet")
-        self.query_one("#kg-page-head", Static).update(Content.styled(
-            "Search for an entity on the left (try Ashford: two cities share the name), or press Enter on an ID "
-            "in the console's results.", f"{MUTED} italic"))
+        self.query_one("#kg-page-head", Static).update(
+            Content.styled(
+                "Search for an entity on the left (try Ashford: two cities share the name), or press Enter on an ID "
+                "in the console's results.",
+                f"{MUTED} italic",
+            )
+        )
         self.query_one(ClaimsTable).border_title = "Claims"
         self._show_stepper()
         self._set_status("opening the knowledge graph…", "running")
@@ -256,8 +274,9 @@ load a trajectory or stop a run.
     # --- workers: one exclusive group per view, so the views do not stop each other -------------------
 
     def _start(self, view: str, work: Any, *, name: str, busy: bool = True) -> Worker[Any]:
-        worker = self.run_worker(work, name=name, group=f"{self.AREA_ID}-{view}", thread=True, exclusive=True,
-                                 exit_on_error=False)
+        worker = self.run_worker(
+            work, name=name, group=f"{self.AREA_ID}-{view}", thread=True, exclusive=True, exit_on_error=False
+        )
         if busy:
             self._busy[view] = worker
         return worker
@@ -370,8 +389,9 @@ load a trajectory or stop a run.
         if query is not None:
             self._put_in_editor(query, source)
         if not text.strip():
-            self._show_error("kg-console-error", "Nothing to run", "The editor is empty: write a SPARQL query or "
-                             "pick an example.")
+            self._show_error(
+                "kg-console-error", "Nothing to run", "The editor is empty: write a SPARQL query or pick an example."
+            )
             return False
         self._hide_error("kg-console-error")
         self.query_one(FeedbackBar).show(None, "running…")
@@ -430,8 +450,9 @@ load a trajectory or stop a run.
     def run_question(self, question_id: str) -> bool:
         """Run the agent on one of the question sets' questions; its steps stream into the stepper."""
         if self.is_running:
-            self.notify("The agent is running: press Esc to stop it first.", title="Knowledge graph",
-                        severity="warning")
+            self.notify(
+                "The agent is running: press Esc to stop it first.", title="Knowledge graph", severity="warning"
+            )
             return False
         session = self._session
         question = None
@@ -439,8 +460,11 @@ load a trajectory or stop a run.
             try:
                 question = session.question(question_id)
             except KeyError:
-                self.notify(f"There is no question {question_id!r} in the question sets.", title="Knowledge graph",
-                            severity="warning")
+                self.notify(
+                    f"There is no question {question_id!r} in the question sets.",
+                    title="Knowledge graph",
+                    severity="warning",
+                )
                 return False
         self._hide_error("kg-stepper-error")
         self._stepper.begin(question.question if question else question_id, question, policy=self.settings.backend)
@@ -473,8 +497,9 @@ load a trajectory or stop a run.
     def load_trajectory(self, path: str) -> bool:
         """Load a trajectory JSON (ours or a SPINACH log) into the stepper."""
         if self.is_running:
-            self.notify("The agent is running: press Esc to stop it first.", title="Knowledge graph",
-                        severity="warning")
+            self.notify(
+                "The agent is running: press Esc to stop it first.", title="Knowledge graph", severity="warning"
+            )
             return False
         path = path.strip()
         if not path:
@@ -528,8 +553,9 @@ load a trajectory or stop a run.
     def gold_to_console(self) -> bool:
         question = self._stepper.question
         if question is None:
-            self.notify("This trajectory's question is not in the question sets: it has no gold query.",
-                        title="Knowledge graph")
+            self.notify(
+                "This trajectory's question is not in the question sets: it has no gold query.", title="Knowledge graph"
+            )
             return False
         self.show_view("console")
         return self.run_query(question.gold_sparql, source=f"gold query of {question.id}")
@@ -565,7 +591,12 @@ load a trajectory or stop a run.
             self.run_question(option_id)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_list.id == "kg-questions" and event.option.id and self._session is not None and not self.is_running:
+        if (
+            event.option_list.id == "kg-questions"
+            and event.option.id
+            and self._session is not None
+            and not self.is_running
+        ):
             event.stop()
             q = self._session.question(event.option.id)
             self._set_status(f"{q.id} · {category_of(q)} · {q.question} — Enter runs it", "idle")
@@ -635,35 +666,60 @@ load a trajectory or stop a run.
     def commands(self) -> Iterable[PaletteCommand]:
         t = self.TITLE
         for name, title, key in VIEWS:
-            yield PaletteCommand(f"{t}: show the {title.lower()}", f"{key.upper()} / Shift+{key.upper()} step through the views.",
-                                 lambda n=name: self.show_view(n))
-        yield PaletteCommand(f"{t}: run the query in the console", "Runs the editor's SPARQL (Ctrl+J).",
-                             lambda: (self.show_view("console"), self.run_query()))
+            yield PaletteCommand(
+                f"{t}: show the {title.lower()}",
+                f"{key.upper()} / Shift+{key.upper()} step through the views.",
+                lambda n=name: self.show_view(n),
+            )
+        yield PaletteCommand(
+            f"{t}: run the query in the console",
+            "Runs the editor's SPARQL (Ctrl+J).",
+            lambda: (self.show_view("console"), self.run_query()),
+        )
         if self.is_running:
             yield PaletteCommand(f"{t}: stop the running agent", "It takes no further action (Esc).", self.cancel)
         for example in EXAMPLES:
-            yield PaletteCommand(f"{t}: load example — {example.title} ({example.source})", example.query,
-                                 lambda e=example: (self.show_view("console"), self.load_example(e)))
-        yield PaletteCommand(f"{t}: search entities", "Focus the browser's search box.",
-                             lambda: self.show_view("browser"))
+            yield PaletteCommand(
+                f"{t}: load example — {example.title} ({example.source})",
+                example.query,
+                lambda e=example: (self.show_view("console"), self.load_example(e)),
+            )
+        yield PaletteCommand(
+            f"{t}: search entities", "Focus the browser's search box.", lambda: self.show_view("browser")
+        )
         if self._history:
-            yield PaletteCommand(f"{t}: back to {self._history[-1]}", "The page before this one (Backspace).", self.back)
-        yield PaletteCommand(f"{t}: load a trajectory JSON", "Focus the path box of the stepper.",
-                             lambda: (self.show_view("stepper"), self.query_one("#kg-load", Input).focus()))
+            yield PaletteCommand(
+                f"{t}: back to {self._history[-1]}", "The page before this one (Backspace).", self.back
+            )
+        yield PaletteCommand(
+            f"{t}: load a trajectory JSON",
+            "Focus the path box of the stepper.",
+            lambda: (self.show_view("stepper"), self.query_one("#kg-load", Input).focus()),
+        )
         for n, trajectory in enumerate(self._loaded[:20]):
-            yield PaletteCommand(f"{t}: show loaded trajectory {n + 1}/{len(self._loaded)} — {truncate(trajectory.question, 60)}",
-                                 self._loaded_name, lambda k=n: (self.show_view("stepper"), self.show_loaded(k)))
+            yield PaletteCommand(
+                f"{t}: show loaded trajectory {n + 1}/{len(self._loaded)} — {truncate(trajectory.question, 60)}",
+                self._loaded_name,
+                lambda k=n: (self.show_view("stepper"), self.show_loaded(k)),
+            )
         if self._stepper.steps:
             yield PaletteCommand(f"{t}: toggle the full observation", "v", self.toggle_full_observation)
-            yield PaletteCommand(f"{t}: explore this step", "Its query in the console, its page or search in the "
-                                 "browser (e).", self.explore_step)
+            yield PaletteCommand(
+                f"{t}: explore this step",
+                "Its query in the console, its page or search in the browser (e).",
+                self.explore_step,
+            )
         if self._stepper.question is not None:
-            yield PaletteCommand(f"{t}: gold query of {self._stepper.question.id} in the console", "g", self.gold_to_console)
+            yield PaletteCommand(
+                f"{t}: gold query of {self._stepper.question.id} in the console", "g", self.gold_to_console
+            )
         if self._session is not None:
             for q in self._session.questions.all():
-                yield PaletteCommand(f"{t}: run {q.id} ({category_of(q)}) — {q.question}",
-                                     f"Runs the SPINACH agent with the {self.settings.backend} backend.",
-                                     lambda i=q.id: (self.show_view("stepper"), self.run_question(i)))
+                yield PaletteCommand(
+                    f"{t}: run {q.id} ({category_of(q)}) — {q.question}",
+                    f"Runs the SPINACH agent with the {self.settings.backend} backend.",
+                    lambda i=q.id: (self.show_view("stepper"), self.run_question(i)),
+                )
 
     # --- worker bodies (threads) ---------------------------------------------------------------------------
 
@@ -751,7 +807,9 @@ load a trajectory or stop a run.
     def worker_succeeded(self, name: str, result: Any) -> None:
         if name == "open":
             self._adopt(result)
-            self._set_status("ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle")
+            self._set_status(
+                "ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle"
+            )
         elif name == "reopen":
             settings, session = result
             self.settings = settings
@@ -802,8 +860,11 @@ load a trajectory or stop a run.
         elif name in ("run", "load"):
             self._stepper.running = False
             self._cancel = None
-            self._show_error("kg-stepper-error", "Could not run the agent" if name == "run"
-                             else "Could not load the trajectory", message)
+            self._show_error(
+                "kg-stepper-error",
+                "Could not run the agent" if name == "run" else "Could not load the trajectory",
+                message,
+            )
             self._show_stepper()
             self._set_status("error — see the error pane", "error")
         else:
@@ -823,10 +884,17 @@ load a trajectory or stop a run.
             by_category.setdefault(q.category, []).append(q)
         for category, questions in by_category.items():
             options.append(None)
-            options.append(Option(Content.assemble(
-                Content.styled(f"{category} ", "bold $text-accent"),
-                Content.styled(truncate(CATEGORIES.get(category, ""), LIST_CHARS - len(category) - 1), "$text-accent")),
-                disabled=True))
+            options.append(
+                Option(
+                    Content.assemble(
+                        Content.styled(f"{category} ", "bold $text-accent"),
+                        Content.styled(
+                            truncate(CATEGORIES.get(category, ""), LIST_CHARS - len(category) - 1), "$text-accent"
+                        ),
+                    ),
+                    disabled=True,
+                )
+            )
             options.extend(question_option(q) for q in questions)
         questions_list = self.query_one("#kg-questions", OptionList)
         questions_list.set_options(options)
@@ -856,9 +924,11 @@ load a trajectory or stop a run.
         claims = self.query_one(BrowserView).show_page(page, opened.examples, self._history)
         if self.view == "browser":
             claims.focus()
-        self._set_status(f"{page.label} ({page.id}) — {count_rows(len(page.claims), 'claim')}"
-                         f"{' · ' + count_rows(len(self._history), 'page') + ' to go back to' if self._history else ''}",
-                         "idle")
+        self._set_status(
+            f"{page.label} ({page.id}) — {count_rows(len(page.claims), 'claim')}"
+            f"{' · ' + count_rows(len(self._history), 'page') + ' to go back to' if self._history else ''}",
+            "idle",
+        )
 
     # --- stepper ---------------------------------------------------------------------------------------------
 
@@ -885,4 +955,3 @@ load a trajectory or stop a run.
 
     def _hide_error(self, box_id: str) -> None:
         self.query_one(f"#{box_id}", Static).display = False
-

@@ -15,6 +15,7 @@ memory store with a per-process cache of executed queries: the graph never chang
 same queries again and again across seeds and settings, and parsing SPARQL is most of the cost
 (the memory store measured a little faster than Oxigraph for these small queries).
 """
+
 from __future__ import annotations
 
 from engines.lab.core import Experiment
@@ -37,7 +38,10 @@ SMALL_RUNS = {"runs": 1}
 
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
-        "l8-quirks", 8, "Why SPARQL on Wikidata is hard: the naive query against the correct one", "§1.4, exercise 1",
+        "l8-quirks",
+        8,
+        "Why SPARQL on Wikidata is hard: the naive query against the correct one",
+        "§1.4, exercise 1",
         "Inputs: a question per quirk of the world (the generator keeps seven of Wikidata's), its naive query (the question's words "
         "taken literally) and the correct one. Measured: rows each returns on the graph, the naive rows that are right, missed or "
         "wrong, the naive query's feedback, and the correct rows checked against the hidden truth where it can tell; the people as "
@@ -45,63 +49,107 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         quirks,
     ),
     Experiment(
-        "l8-baselines", 8, "SPINACH against four earlier approaches", "§2.5",
+        "l8-baselines",
+        8,
+        "SPINACH against four earlier approaches",
+        "§2.5",
         "Inputs: the 40 simple and 56 forum-style questions (evaluator data with gold SPARQL); the simulated policy (a seeded expert "
         "procedure, not an LLM) and the simulated baselines; the template parser and Think-on-Graph are given the gold entities. "
         "Measured: row-wise EM and F1 of every system on both sets, against the gold queries' rows.",
-        baselines, full=dict(SIZE), small=dict(SMALL),
+        baselines,
+        full=dict(SIZE),
+        small=dict(SMALL),
     ),
     Experiment(
-        "l8-ablation", 8, "Ablations: each action removed, rollback off, the budget", "§3.7",
+        "l8-ablation",
+        8,
+        "Ablations: each action removed, rollback off, the budget",
+        "§3.7",
         "Inputs: the agent's options (an action switched off, rollback off, a budget of 8 or 25 actions plus 15 for rollbacks) and the "
         "simulated policy's parameters (what each tool can reveal is set, not learnt). Measured: forum F1 and EM, actions, budget "
         "use and rollbacks, averaged over 5 runs.",
-        ablation, full={**SIZE, **RUNS, "budgets": (8, 25)}, small={**SMALL, **SMALL_RUNS},
+        ablation,
+        full={**SIZE, **RUNS, "budgets": (8, 25)},
+        small={**SMALL, **SMALL_RUNS},
     ),
     Experiment(
-        "l8-policy-params", 8, "Exercises 2-3: checking assumptions, and repeats without rollback", "§3.7, exercises 2-3",
+        "l8-policy-params",
+        8,
+        "Exercises 2-3: checking assumptions, and repeats without rollback",
+        "§3.7, exercises 2-3",
         "Inputs (simulation parameters): p_verify 0 / 0.6 / 1, P_MEMORY['P17'] lowered to 0.5, p_repeat 0.3 with and without rollback. "
         "Measured: forum F1, actions, budget use, and the F1 of C2 (country of birth) and C4 (academic genealogy), over 5 runs. Needs "
         "the sim backend.",
-        policy_params, full={**SIZE, **RUNS, "p_verify": (0.0, 1.0), "p17_memory": 0.5, "p_repeat": 0.3}, small={**SMALL, **SMALL_RUNS},
+        policy_params,
+        full={**SIZE, **RUNS, "p_verify": (0.0, 1.0), "p17_memory": 0.5, "p_repeat": 0.3},
+        small={**SMALL, **SMALL_RUNS},
     ),
     Experiment(
-        "l8-actions", 8, "Actions per question", "§4.3",
+        "l8-actions",
+        8,
+        "Actions per question",
+        "§4.3",
         "Inputs: the default agent (budget 15 + 15) and policy. Measured: actions left in the state after rollbacks, per forum "
         "question, one run and 5 runs pooled, the simple set for contrast.",
-        actions, full={**SIZE, **RUNS}, small={**SMALL, **SMALL_RUNS},
+        actions,
+        full={**SIZE, **RUNS},
+        small={**SMALL, **SMALL_RUNS},
     ),
     Experiment(
-        "l8-errors", 8, "Error analysis of the failed forum questions", "§4.4",
+        "l8-errors",
+        8,
+        "Error analysis of the failed forum questions",
+        "§4.4",
         "Inputs: 5 runs of the default agent on the forum set. Measured: every question-run with F1 < 0.5 classified from its "
         "trajectory's final query and the gold query into the lecture's classes, by question category; the mean F1 of each category.",
-        errors, full={**SIZE, **RUNS, "threshold": 0.5}, small={**SMALL, **SMALL_RUNS},
+        errors,
+        full={**SIZE, **RUNS, "threshold": 0.5},
+        small={**SMALL, **SMALL_RUNS},
     ),
     Experiment(
-        "l8-row-f1", 8, "Row-wise F1 against set F1", "§5.3, exercise 4",
+        "l8-row-f1",
+        8,
+        "Row-wise F1 against set F1",
+        "§5.3, exercise 4",
         "Inputs: SPINACH's own metric tests (../shared/data/spinach/row_f1_cases.json), exercise 4, two answers built from our gold rows. "
         "Measured: row-wise F1 (Hungarian matching) and set F1 of each, and the answers of our evaluation where the two disagree most.",
-        row_vs_set, full={**SIZE, "examples": 3}, small={**SMALL, "examples": 2},
+        row_vs_set,
+        full={**SIZE, "examples": 3},
+        small={**SMALL, "examples": 2},
     ),
     Experiment(
-        "l8-complexity", 8, "How complex are the questions? Simple, forum-style and real", "§5.1",
+        "l8-complexity",
+        8,
+        "How complex are the questions? Simple, forum-style and real",
+        "§5.1",
         "Inputs: the gold SPARQL of the simple and forum-style sets, and the 155 real SPINACH validation queries (shared data). "
         "Measured: clauses, triple patterns, columns, properties per query, and the share using paths, qualifiers, sorting, counting, "
         "filters, optional parts.",
-        complexity, full={**SIZE, "dev": None}, small={**SMALL, "dev": 20},
+        complexity,
+        full={**SIZE, "dev": None},
+        small={**SMALL, "dev": 20},
     ),
     Experiment(
-        "l8-template-trap", 8, "The synthetic-template trap", "§5.1",
+        "l8-template-trap",
+        8,
+        "The synthetic-template trap",
+        "§5.1",
         "Inputs: the template parser (5 templates × 2-3 phrasings) and a same-template synthetic test set. Measured: the property it "
         "picks and its EM/F1 on the synthetic set, the simple set and the forum set (gold entities given).",
-        template_trap, full={**SIZE, "per_template": 9, "synthetic_seed": 0}, small={**SMALL, "per_template": 3},
+        template_trap,
+        full={**SIZE, "per_template": 9, "synthetic_seed": 0},
+        small={**SMALL, "per_template": 3},
     ),
     Experiment(
-        "l8-bootstrap", 8, "Bootstrap intervals: is the dataset big enough?", "§5.4",
+        "l8-bootstrap",
+        8,
+        "Bootstrap intervals: is the dataset big enough?",
+        "§5.4",
         "Inputs: the per-question F1 of SPINACH and Think-on-Graph (one run), and of two close settings of the simulated policy "
         "(p_repeat 0.12 against 0.3 with rollback, 5-run means). Measured: percentile-bootstrap 95% intervals of each score and of the paired differences, the "
         "questions needed to separate each pair, the interval's half-width against the number of questions.",
-        bootstrap_intervals, full={**SIZE, **RUNS, "p_repeat": 0.3, "resamples": 2000, "ns": (20, 56, 165, 500, 1000)},
+        bootstrap_intervals,
+        full={**SIZE, **RUNS, "p_repeat": 0.3, "resamples": 2000, "ns": (20, 56, 165, 500, 1000)},
         small={**SMALL, **SMALL_RUNS, "resamples": 300, "ns": (20, 56)},
     ),
 )

@@ -1,5 +1,5 @@
-"""Lecture 8 §3.7 and exercises 2-3: ablations of the agent, and the simulated policy's parameters.
-"""
+"""Lecture 8 §3.7 and exercises 2-3: ablations of the agent, and the simulated policy's parameters."""
+
 from __future__ import annotations
 
 from engines.errors import ConfigurationError
@@ -40,36 +40,64 @@ def ablation(ctx: RunContext) -> Table:
         rows.append([st.name, s.f1, round(s.f1 - full.f1, 1), s.em, s.actions, s.exhausted, s.rollbacks])
     runs = ctx["runs"]
     n = len(sets_of(ctx).forum)
-    ctx.note(f"Forum-style questions ({n}), mean of {runs} run{'s' if runs > 1 else ''} (seeds {ctx.settings.seed}…{ctx.settings.seed + runs - 1}). "
-             "Actions are those left in the state after rollbacks; 'budget exhausted' is the share of question-runs stopped by the budget. "
-             "Simulation parameters: what each tool can reveal (entity pages suit structural quirks, property examples qualifiers and "
-             "wrong properties — p_notice 0.85, other tools p_notice_other 0.45), the policy's slips. " + SEED_NOTE)
+    ctx.note(
+        f"Forum-style questions ({n}), mean of {runs} run{'s' if runs > 1 else ''} (seeds {ctx.settings.seed}…{ctx.settings.seed + runs - 1}). "
+        "Actions are those left in the state after rollbacks; 'budget exhausted' is the share of question-runs stopped by the budget. "
+        "Simulation parameters: what each tool can reveal (entity pages suit structural quirks, property examples qualifiers and "
+        "wrong properties — p_notice 0.85, other tools p_notice_other 0.45), the policy's slips. " + SEED_NOTE
+    )
     drop = {st.name: full.f1 - summaries[st.name].f1 for st in settings}
-    no_search, no_entry, no_examples = (f"without {a}" for a in ("search_wikidata", "get_wikidata_entry", "get_property_examples"))
-    ctx.claim("removing search costs the most", drop[no_search] >= max(drop[no_entry], drop[no_examples]),
-              f"F1 −{drop[no_search]:.1f} without search, −{drop[no_entry]:.1f} without entity pages, −{drop[no_examples]:.1f} without property examples")
+    no_search, no_entry, no_examples = (
+        f"without {a}" for a in ("search_wikidata", "get_wikidata_entry", "get_property_examples")
+    )
+    ctx.claim(
+        "removing search costs the most",
+        drop[no_search] >= max(drop[no_entry], drop[no_examples]),
+        f"F1 −{drop[no_search]:.1f} without search, −{drop[no_entry]:.1f} without entity pages, −{drop[no_examples]:.1f} without property examples",
+    )
     cat_full, cat_noex = full.by_category, summaries[no_examples].by_category
-    ctx.claim("removing the entity page or the property examples costs a few points each",
-              drop[no_entry] >= 1 and drop[no_examples] >= 1,
-              f"−{drop[no_entry]:.1f} and −{drop[no_examples]:.1f} (notes: three or four points each)",
-              "in our simulation what property examples reveal is revealed by an entity page too — a mountain's page shows P2044 "
-              "(elevation), a laureate's page shows P166 with its [P585] qualifier — and the policy reads a page when the examples "
-              f"are not available: the categories that need them barely move (C3 {cat_full.get('C3')} → {cat_noex.get('C3')}, "
-              f"C5 {cat_full.get('C5')} → {cat_noex.get('C5')}); entity pages, the suited tool for most structural quirks "
-              "(subclass, the P131 chain, the advisor's side, the two locations, the school of music), cost far more than in the notes")
+    ctx.claim(
+        "removing the entity page or the property examples costs a few points each",
+        drop[no_entry] >= 1 and drop[no_examples] >= 1,
+        f"−{drop[no_entry]:.1f} and −{drop[no_examples]:.1f} (notes: three or four points each)",
+        "in our simulation what property examples reveal is revealed by an entity page too — a mountain's page shows P2044 "
+        "(elevation), a laureate's page shows P166 with its [P585] qualifier — and the policy reads a page when the examples "
+        f"are not available: the categories that need them barely move (C3 {cat_full.get('C3')} → {cat_noex.get('C3')}, "
+        f"C5 {cat_full.get('C5')} → {cat_noex.get('C5')}); entity pages, the suited tool for most structural quirks "
+        "(subclass, the P131 chain, the advisor's side, the two locations, the school of music), cost far more than in the notes",
+    )
     norb = summaries["rollback off"]
-    ctx.claim("without rollback repeated actions use up the budget: more actions, some questions stopped by it",
-              norb.actions > full.actions and norb.exhausted > full.exhausted and norb.f1 <= full.f1,
-              f"actions {full.actions} → {norb.actions}, budget exhausted {full.exhausted}% → {norb.exhausted}%, F1 {full.f1} → {norb.f1} "
-              "(notes: 8.3 → 10.0 actions, 5% exhausted)")
+    ctx.claim(
+        "without rollback repeated actions use up the budget: more actions, some questions stopped by it",
+        norb.actions > full.actions and norb.exhausted > full.exhausted and norb.f1 <= full.f1,
+        f"actions {full.actions} → {norb.actions}, budget exhausted {full.exhausted}% → {norb.exhausted}%, F1 {full.f1} → {norb.f1} "
+        "(notes: 8.3 → 10.0 actions, 5% exhausted)",
+    )
     small_name, large_name = settings[-2].name, settings[-1].name
     sm, lg = summaries[small_name], summaries[large_name]
-    ctx.claim("a small budget cuts off a share of the questions before they are debugged", sm.exhausted >= 10 and sm.f1 < full.f1,
-              f"{small_name}: {sm.exhausted}% stopped by the budget, F1 {sm.f1} (notes: a third of the questions at 8)")
-    ctx.claim("a larger budget barely helps: the budget is a ceiling, not a target", abs(lg.f1 - full.f1) <= 2,
-              f"{large_name}: F1 {lg.f1} against {full.f1}, actions {lg.actions} against {full.actions}")
-    chart = Chart("bar", "Ablations: forum F1", "setting", "F1 (%)", tuple(r[0] for r in rows), (Series("F1", tuple(r[1] for r in rows)),))
-    return ctx.table(("setting", "F1", "ΔF1", "EM", "actions / question", "budget exhausted (%)", "rollbacks / question"), rows, chart)
+    ctx.claim(
+        "a small budget cuts off a share of the questions before they are debugged",
+        sm.exhausted >= 10 and sm.f1 < full.f1,
+        f"{small_name}: {sm.exhausted}% stopped by the budget, F1 {sm.f1} (notes: a third of the questions at 8)",
+    )
+    ctx.claim(
+        "a larger budget barely helps: the budget is a ceiling, not a target",
+        abs(lg.f1 - full.f1) <= 2,
+        f"{large_name}: F1 {lg.f1} against {full.f1}, actions {lg.actions} against {full.actions}",
+    )
+    chart = Chart(
+        "bar",
+        "Ablations: forum F1",
+        "setting",
+        "F1 (%)",
+        tuple(r[0] for r in rows),
+        (Series("F1", tuple(r[1] for r in rows)),),
+    )
+    return ctx.table(
+        ("setting", "F1", "ΔF1", "EM", "actions / question", "budget exhausted (%)", "rollbacks / question"),
+        rows,
+        chart,
+    )
 
 
 def _param_settings(ctx: RunContext) -> list[Setting]:
@@ -80,13 +108,22 @@ def _param_settings(ctx: RunContext) -> list[Setting]:
         out.append(Setting(f"p_verify {v}", "policy", params=(("p_verify", v),)))
     out.append(Setting(f"P_MEMORY[P17] {ctx['p17_memory']}", "policy", memory=(("P17", ctx["p17_memory"]),)))
     out.append(Setting(f"p_repeat {ctx['p_repeat']}, rollback on", "policy", params=(("p_repeat", ctx["p_repeat"]),)))
-    out.append(Setting(f"p_repeat {ctx['p_repeat']}, rollback off", "policy", rollback=False, params=(("p_repeat", ctx["p_repeat"]),)))
+    out.append(
+        Setting(
+            f"p_repeat {ctx['p_repeat']}, rollback off",
+            "policy",
+            rollback=False,
+            params=(("p_repeat", ctx["p_repeat"]),),
+        )
+    )
     return out
 
 
 def policy_params(ctx: RunContext) -> Table:
     if ctx.settings.backend != "sim":
-        raise ConfigurationError("These are parameters of the simulated policy; run l8-policy-params with the sim backend.")
+        raise ConfigurationError(
+            "These are parameters of the simulated policy; run l8-policy-params with the sim backend."
+        )
     from engines.spinach.sim_policy import DEFAULT
 
     settings = _param_settings(ctx)
@@ -100,31 +137,59 @@ def policy_params(ctx: RunContext) -> Table:
     d = summaries[settings[0].name]
     v0, v1 = (summaries[f"p_verify {v}"] for v in (min(ctx["p_verify"]), max(ctx["p_verify"])))
     runs = ctx["runs"]
-    ctx.note(f"Forum-style questions, mean of {runs} run{'s' if runs > 1 else ''}. Inputs (simulation parameters): p_verify, the chance "
-             f"that the policy checks an assumption after a query returns rows (default {DEFAULT.p_verify}); it never checks a property it "
-             f"remembers with confidence ≥ {DEFAULT.verify_below} (P_MEMORY; P17 {DEFAULT.memory.get('P17')}); p_repeat, the chance of "
-             f"repeating the previous action (default {DEFAULT.p_repeat}). Measured: F1, actions, budget use, the F1 of C2 (country of "
-             "birth) and C4 (academic genealogy). " + SEED_NOTE)
-    ctx.claim("exercise 2: checking assumptions more often helps a little overall and costs actions",
-              v0.f1 <= d.f1 <= v1.f1 + 0.5 and v0.actions <= d.actions <= v1.actions,
-              f"p_verify {min(ctx['p_verify'])} / default / {max(ctx['p_verify'])}: F1 {v0.f1} / {d.f1} / {v1.f1}, actions {v0.actions} / "
-              f"{d.actions} / {v1.actions} (notes: 79.2 / 80.3 / 80.8, 8.1 / 8.3 / 8.7)")
+    ctx.note(
+        f"Forum-style questions, mean of {runs} run{'s' if runs > 1 else ''}. Inputs (simulation parameters): p_verify, the chance "
+        f"that the policy checks an assumption after a query returns rows (default {DEFAULT.p_verify}); it never checks a property it "
+        f"remembers with confidence ≥ {DEFAULT.verify_below} (P_MEMORY; P17 {DEFAULT.memory.get('P17')}); p_repeat, the chance of "
+        f"repeating the previous action (default {DEFAULT.p_repeat}). Measured: F1, actions, budget use, the F1 of C2 (country of "
+        "birth) and C4 (academic genealogy). " + SEED_NOTE
+    )
+    ctx.claim(
+        "exercise 2: checking assumptions more often helps a little overall and costs actions",
+        v0.f1 <= d.f1 <= v1.f1 + 0.5 and v0.actions <= d.actions <= v1.actions,
+        f"p_verify {min(ctx['p_verify'])} / default / {max(ctx['p_verify'])}: F1 {v0.f1} / {d.f1} / {v1.f1}, actions {v0.actions} / "
+        f"{d.actions} / {v1.actions} (notes: 79.2 / 80.3 / 80.8, 8.1 / 8.3 / 8.7)",
+    )
     c4 = [v0.by_category.get("C4"), d.by_category.get("C4"), v1.by_category.get("C4")]
     c2 = [v0.by_category.get("C2"), d.by_category.get("C2"), v1.by_category.get("C2")]
     if None not in c4 and None not in c2:
-        ctx.claim("C4 (advisor recorded on the student, a silent error) gains most from checking", c4[0] < c4[1] < c4[2] or c4[0] < c4[2],
-                  f"C4 {c4[0]} → {c4[1]} → {c4[2]} (notes: 68.2 → 78.0 → 90.0)")
-        ctx.claim("C2 does not move: the policy is sure of P17 and never checks it", max(c2) - min(c2) <= 3,
-                  f"C2 {c2[0]} / {c2[1]} / {c2[2]} (notes: 64.4 throughout)")
-        p17 = summaries[settings[len(ctx['p_verify']) + 1].name].by_category.get("C2")
-        ctx.claim(f"remembering P17 less surely ({ctx['p17_memory']}) makes the policy check it, and C2 rises", p17 is not None and p17 > c2[1] + 10,
-                  f"C2 {c2[1]} → {p17} (notes: 64.4 → 81.4)")
+        ctx.claim(
+            "C4 (advisor recorded on the student, a silent error) gains most from checking",
+            c4[0] < c4[1] < c4[2] or c4[0] < c4[2],
+            f"C4 {c4[0]} → {c4[1]} → {c4[2]} (notes: 68.2 → 78.0 → 90.0)",
+        )
+        ctx.claim(
+            "C2 does not move: the policy is sure of P17 and never checks it",
+            max(c2) - min(c2) <= 3,
+            f"C2 {c2[0]} / {c2[1]} / {c2[2]} (notes: 64.4 throughout)",
+        )
+        p17 = summaries[settings[len(ctx["p_verify"]) + 1].name].by_category.get("C2")
+        ctx.claim(
+            f"remembering P17 less surely ({ctx['p17_memory']}) makes the policy check it, and C2 rises",
+            p17 is not None and p17 > c2[1] + 10,
+            f"C2 {c2[1]} → {p17} (notes: 64.4 → 81.4)",
+        )
     rep_on, rep_off = summaries[settings[-2].name], summaries[settings[-1].name]
-    ctx.claim(f"exercise 3: with rollback, p_repeat {ctx['p_repeat']} changes almost nothing", abs(rep_on.f1 - d.f1) <= 3,
-              f"F1 {rep_on.f1} against {d.f1}, actions {rep_on.actions}, {rep_on.exhausted}% exhausted (notes: 80.0, 8.3, 0.7%)")
-    ctx.claim("without rollback repeats snowball: F1 falls, actions rise, many questions use up the budget",
-              rep_off.f1 <= rep_on.f1 - 10 and rep_off.actions > rep_on.actions and rep_off.exhausted >= 15,
-              f"F1 {rep_off.f1}, {rep_off.actions} actions, {rep_off.exhausted}% exhausted (notes: 56.8, 12.4, 36.4%)")
-    chart = Chart("bar", "Policy parameters: F1 overall, C2 and C4", "setting", "F1 (%)", tuple(str(i + 1) for i in range(len(rows))),
-                  (Series("all", tuple(r[1] for r in rows)), Series("C2", tuple(r[4] for r in rows)), Series("C4", tuple(r[5] for r in rows))))
+    ctx.claim(
+        f"exercise 3: with rollback, p_repeat {ctx['p_repeat']} changes almost nothing",
+        abs(rep_on.f1 - d.f1) <= 3,
+        f"F1 {rep_on.f1} against {d.f1}, actions {rep_on.actions}, {rep_on.exhausted}% exhausted (notes: 80.0, 8.3, 0.7%)",
+    )
+    ctx.claim(
+        "without rollback repeats snowball: F1 falls, actions rise, many questions use up the budget",
+        rep_off.f1 <= rep_on.f1 - 10 and rep_off.actions > rep_on.actions and rep_off.exhausted >= 15,
+        f"F1 {rep_off.f1}, {rep_off.actions} actions, {rep_off.exhausted}% exhausted (notes: 56.8, 12.4, 36.4%)",
+    )
+    chart = Chart(
+        "bar",
+        "Policy parameters: F1 overall, C2 and C4",
+        "setting",
+        "F1 (%)",
+        tuple(str(i + 1) for i in range(len(rows))),
+        (
+            Series("all", tuple(r[1] for r in rows)),
+            Series("C2", tuple(r[4] for r in rows)),
+            Series("C4", tuple(r[5] for r in rows)),
+        ),
+    )
     return ctx.table(("setting", "F1", "actions / question", "budget exhausted (%)", "C2 F1", "C4 F1"), rows, chart)

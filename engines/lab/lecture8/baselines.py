@@ -1,5 +1,5 @@
-"""Lecture 8 §2.5: SPINACH against four earlier approaches.
-"""
+"""Lecture 8 §2.5: SPINACH against four earlier approaches."""
+
 from __future__ import annotations
 
 import re
@@ -16,9 +16,13 @@ from engines.lab.lecture8.common import (
 
 # --- §2.5 SPINACH against the baselines -------------------------------------------------------------------------
 
-SYSTEMS = (("spinach", "SPINACH (simulated policy)", "no: finds them itself"), ("direct", "direct answer (LLM memory)", "no"),
-           ("one_shot", "one-shot SPARQL (from memory)", "no"), ("template", "template parser (fine-tuned style)", "yes (gold)"),
-           ("tog", "Think-on-Graph (edge walking)", "yes (gold)"))
+SYSTEMS = (
+    ("spinach", "SPINACH (simulated policy)", "no: finds them itself"),
+    ("direct", "direct answer (LLM memory)", "no"),
+    ("one_shot", "one-shot SPARQL (from memory)", "no"),
+    ("template", "template parser (fine-tuned style)", "yes (gold)"),
+    ("tog", "Think-on-Graph (edge walking)", "yes (gold)"),
+)
 
 
 def system_scores(report, system: str, set_name: str) -> list:
@@ -44,13 +48,21 @@ def baselines(ctx: RunContext) -> Table:
         s[key] = m
         rows.append([label, given, m["simple"][0], m["simple"][1], m["forum"][0], m["forum"][1], m["count_sort"]])
     n_simple, n_forum = len(sets.simple), len(sets.forum)
-    ctx.note(f"{n_simple} simple questions (one entity, one property, one column) and {n_forum} forum-style ones "
-             f"({len(counted)} of them count or sort). Row-wise EM and F1 in percent. " + SEED_NOTE)
+    ctx.note(
+        f"{n_simple} simple questions (one entity, one property, one column) and {n_forum} forum-style ones "
+        f"({len(counted)} of them count or sort). Row-wise EM and F1 in percent. " + SEED_NOTE
+    )
     f1 = {k: (v["simple"][1], v["forum"][1]) for k, v in s.items()}
-    ctx.claim("direct answers are made up: the world is fictional", f1["direct"][0] <= 5 and f1["direct"][1] <= 5,
-              f"direct F1 {f1['direct'][0]} / {f1['direct'][1]} (simple / forum)")
-    ctx.claim("one-shot SPARQL finds nothing: its QIDs are invented", f1["one_shot"][0] <= 5 and f1["one_shot"][1] <= 5,
-              f"one-shot F1 {f1['one_shot'][0]} / {f1['one_shot'][1]}")
+    ctx.claim(
+        "direct answers are made up: the world is fictional",
+        f1["direct"][0] <= 5 and f1["direct"][1] <= 5,
+        f"direct F1 {f1['direct'][0]} / {f1['direct'][1]} (simple / forum)",
+    )
+    ctx.claim(
+        "one-shot SPARQL finds nothing: its QIDs are invented",
+        f1["one_shot"][0] <= 5 and f1["one_shot"][1] <= 5,
+        f"one-shot F1 {f1['one_shot'][0]} / {f1['one_shot'][1]}",
+    )
     from engines.spinach.baselines import TEMPLATES
 
     template_pids = {pid for pid, _t in TEMPLATES}
@@ -59,24 +71,49 @@ def baselines(ctx: RunContext) -> Table:
     world = kg_of(ctx).world
 
     def props(ids: set[str]) -> set[str]:
-        return {world.properties[m].label for q in sets.simple if q.id in ids for m in re.findall(r"wdt:(P\d+)", q.gold_sparql)
-                if m in world.properties}
-    ctx.claim("the template parser is good on simple questions and almost always wrong on forum ones",
-              f1["template"][0] >= 80 and f1["template"][1] <= 10,
-              f"template F1 {f1['template'][0]} / {f1['template'][1]}; on the {len(covered)} simple questions whose property one of its "
-              f"{len(template_pids)} templates has: {pct(mean_of(cov_f1))}",
-              f"its templates cover {len(covered)} of the {len(sets.simple)} simple questions ({', '.join(sorted(props(covered)))}); "
-              f"for the others ({', '.join(sorted(props({q.id for q in sets.simple} - covered)))}) it copies the property of the "
-              "nearest template, which is not the one asked for")
-    ctx.claim("Think-on-Graph does well on simple questions, poorly on forum ones, and cannot count or sort",
-              f1["tog"][0] >= 50 and f1["tog"][1] < f1["tog"][0] - 25 and (s["tog"]["count_sort"] or 0) <= 10,
-              f"ToG F1 {f1['tog'][0]} / {f1['tog'][1]}, {s['tog']['count_sort']} on the questions that count or sort")
+        return {
+            world.properties[m].label
+            for q in sets.simple
+            if q.id in ids
+            for m in re.findall(r"wdt:(P\d+)", q.gold_sparql)
+            if m in world.properties
+        }
+
+    ctx.claim(
+        "the template parser is good on simple questions and almost always wrong on forum ones",
+        f1["template"][0] >= 80 and f1["template"][1] <= 10,
+        f"template F1 {f1['template'][0]} / {f1['template'][1]}; on the {len(covered)} simple questions whose property one of its "
+        f"{len(template_pids)} templates has: {pct(mean_of(cov_f1))}",
+        f"its templates cover {len(covered)} of the {len(sets.simple)} simple questions ({', '.join(sorted(props(covered)))}); "
+        f"for the others ({', '.join(sorted(props({q.id for q in sets.simple} - covered)))}) it copies the property of the "
+        "nearest template, which is not the one asked for",
+    )
+    ctx.claim(
+        "Think-on-Graph does well on simple questions, poorly on forum ones, and cannot count or sort",
+        f1["tog"][0] >= 50 and f1["tog"][1] < f1["tog"][0] - 25 and (s["tog"]["count_sort"] or 0) <= 10,
+        f"ToG F1 {f1['tog'][0]} / {f1['tog'][1]}, {s['tog']['count_sort']} on the questions that count or sort",
+    )
     best = max((k for k in f1 if k != "spinach"), key=lambda k: f1[k][1])
     gap = round(f1["spinach"][1] - f1[best][1], 1)
-    ctx.claim("SPINACH wins the forum set by a wide margin though the baselines are given the gold entities",
-              gap >= 25, f"SPINACH forum F1 {f1['spinach'][1]} against the best baseline ({best}) {f1[best][1]}: +{gap} points "
-              "(paper: +38.1 on the SPINACH test set)")
-    chart = Chart("bar", "Row-wise F1 on the two question sets", "system", "F1 (%)", tuple(k for k, _l, _g in SYSTEMS),
-                  (Series("simple", tuple(float(f1[k][0]) for k, _l, _g in SYSTEMS)),
-                   Series("forum", tuple(float(f1[k][1]) for k, _l, _g in SYSTEMS))))
-    return ctx.table(("system", "gold entities given", "simple EM", "simple F1", "forum EM", "forum F1", "forum F1, count/sort"), rows, chart)
+    ctx.claim(
+        "SPINACH wins the forum set by a wide margin though the baselines are given the gold entities",
+        gap >= 25,
+        f"SPINACH forum F1 {f1['spinach'][1]} against the best baseline ({best}) {f1[best][1]}: +{gap} points "
+        "(paper: +38.1 on the SPINACH test set)",
+    )
+    chart = Chart(
+        "bar",
+        "Row-wise F1 on the two question sets",
+        "system",
+        "F1 (%)",
+        tuple(k for k, _l, _g in SYSTEMS),
+        (
+            Series("simple", tuple(float(f1[k][0]) for k, _l, _g in SYSTEMS)),
+            Series("forum", tuple(float(f1[k][1]) for k, _l, _g in SYSTEMS)),
+        ),
+    )
+    return ctx.table(
+        ("system", "gold entities given", "simple EM", "simple F1", "forum EM", "forum F1", "forum F1, count/sort"),
+        rows,
+        chart,
+    )

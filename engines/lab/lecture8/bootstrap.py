@@ -1,5 +1,5 @@
-"""Lecture 8 §5.4: bootstrap intervals — is the dataset big enough?
-"""
+"""Lecture 8 §5.4: bootstrap intervals — is the dataset big enough?"""
+
 from __future__ import annotations
 
 import math
@@ -51,9 +51,13 @@ def bootstrap_intervals(ctx: RunContext) -> Table:
     runs = ctx["runs"]
     rep = ctx["p_repeat"]
     close = None
-    if ctx.settings.backend == "sim":  # two close systems: the default policy, and one that repeats itself more (rollback on)
+    if (
+        ctx.settings.backend == "sim"
+    ):  # two close systems: the default policy, and one that repeats itself more (rollback on)
         a = per_question_f1(runs_of(ctx, FULL))
-        b = per_question_f1(runs_of(ctx, Setting(f"p_repeat {rep}, rollback on", "policy", params=(("p_repeat", rep),))))
+        b = per_question_f1(
+            runs_of(ctx, Setting(f"p_repeat {rep}, rollback on", "policy", params=(("p_repeat", rep),)))
+        )
         close = ([100 * a[q] for q in ids], [100 * b[q] for q in ids])
     resamples = ctx["resamples"]
     rows = []
@@ -62,7 +66,18 @@ def bootstrap_intervals(ctx: RunContext) -> Table:
         iv = bootstrap(xs, resamples=resamples)
         separated = (iv.low > 0 or iv.high < 0) if diff else None
         needed = _needed(xs) if diff else None
-        rows.append([label, iv.n, round(iv.mean, 1), round(iv.low, 1), round(iv.high, 1), round(iv.half_width, 1), separated, needed])
+        rows.append(
+            [
+                label,
+                iv.n,
+                round(iv.mean, 1),
+                round(iv.low, 1),
+                round(iv.high, 1),
+                round(iv.half_width, 1),
+                separated,
+                needed,
+            ]
+        )
         return {"iv": iv, "separated": separated, "needed": needed}
 
     s = add("SPINACH F1 (run 0)", spinach)
@@ -80,34 +95,79 @@ def bootstrap_intervals(ctx: RunContext) -> Table:
     p = mean_of(em) / 100
     em_iv = bootstrap(em, resamples=resamples)
     formula = 100 * 1.96 * math.sqrt(p * (1 - p) / n) if n else 0.0
-    rows.append([f"SPINACH EM (0/1); 1.96·√(p(1−p)/n) = ±{formula:.1f}", n, round(em_iv.mean, 1), round(em_iv.low, 1),
-                 round(em_iv.high, 1), round(em_iv.half_width, 1), None, None])
+    rows.append(
+        [
+            f"SPINACH EM (0/1); 1.96·√(p(1−p)/n) = ±{formula:.1f}",
+            n,
+            round(em_iv.mean, 1),
+            round(em_iv.low, 1),
+            round(em_iv.high, 1),
+            round(em_iv.half_width, 1),
+            None,
+            None,
+        ]
+    )
 
     ns = list(ctx["ns"])
-    series = [Series("p = 0.5: 1.96·√(p(1−p)/n)", tuple(round(100 * 1.96 * math.sqrt(0.25 / x), 1) for x in ns)),
-              Series("SPINACH − ToG", tuple(round(_half_width_at(d1, x, 1000 + x), 1) for x in ns))]
+    series = [
+        Series("p = 0.5: 1.96·√(p(1−p)/n)", tuple(round(100 * 1.96 * math.sqrt(0.25 / x), 1) for x in ns)),
+        Series("SPINACH − ToG", tuple(round(_half_width_at(d1, x, 1000 + x), 1) for x in ns)),
+    ]
     if small is not None:
         series.append(Series(f"default − p_repeat {rep}", tuple(round(_half_width_at(d2, x, 2000 + x), 1) for x in ns)))
-    ctx.note(f"F1 in points on the {n} forum-style questions; percentile bootstrap, {resamples} resamples of the questions. Paired "
-             "differences resample questions (both systems answer the same ones). 'Questions to separate': the n at which "
-             "1.96·sd/√n of the paired differences falls below their mean. The chart's half-widths at other n are bootstraps of "
-             "test sets of n questions drawn from ours. The close pair is the default policy against one that repeats its previous "
-             f"action with probability {rep} instead of 0.12 (rollback catches most repeats). " + SEED_NOTE)
-    ctx.claim(f"one system's own score is uncertain by about ten points on {n} questions", 4 <= s["iv"].half_width <= 16,
-              f"half-widths ±{s['iv'].half_width:.1f} and ±{t['iv'].half_width:.1f}: SPINACH {s['iv'].mean:.1f} [{s['iv'].low:.1f}, {s['iv'].high:.1f}], ToG {t['iv'].mean:.1f} [{t['iv'].low:.1f}, {t['iv'].high:.1f}]")
-    ctx.claim("a gap far larger than the uncertainty is settled by a few dozen questions or fewer", bool(big["separated"]) and (big["needed"] or 10**9) <= n,
-              f"SPINACH − ToG {big['iv'].mean:.1f} [{big['iv'].low:.1f}, {big['iv'].high:.1f}]; about {big['needed']} questions separate them "
-              "(notes: a 38-point gap, 165 questions are plenty)")
+    ctx.note(
+        f"F1 in points on the {n} forum-style questions; percentile bootstrap, {resamples} resamples of the questions. Paired "
+        "differences resample questions (both systems answer the same ones). 'Questions to separate': the n at which "
+        "1.96·sd/√n of the paired differences falls below their mean. The chart's half-widths at other n are bootstraps of "
+        "test sets of n questions drawn from ours. The close pair is the default policy against one that repeats its previous "
+        f"action with probability {rep} instead of 0.12 (rollback catches most repeats). " + SEED_NOTE
+    )
+    ctx.claim(
+        f"one system's own score is uncertain by about ten points on {n} questions",
+        4 <= s["iv"].half_width <= 16,
+        f"half-widths ±{s['iv'].half_width:.1f} and ±{t['iv'].half_width:.1f}: SPINACH {s['iv'].mean:.1f} [{s['iv'].low:.1f}, {s['iv'].high:.1f}], ToG {t['iv'].mean:.1f} [{t['iv'].low:.1f}, {t['iv'].high:.1f}]",
+    )
+    ctx.claim(
+        "a gap far larger than the uncertainty is settled by a few dozen questions or fewer",
+        bool(big["separated"]) and (big["needed"] or 10**9) <= n,
+        f"SPINACH − ToG {big['iv'].mean:.1f} [{big['iv'].low:.1f}, {big['iv'].high:.1f}]; about {big['needed']} questions separate them "
+        "(notes: a 38-point gap, 165 questions are plenty)",
+    )
     if small is not None:
-        ctx.claim(f"a gap of a point or two is not separated by {n} questions; it needs several times more",
-                  not small["separated"] and (small["needed"] or 10**9) >= 3 * n,
-                  f"default − p_repeat {rep}: {small['iv'].mean:.1f} [{small['iv'].low:.1f}, {small['iv'].high:.1f}]; about "
-                  f"{small['needed']} questions would separate them — both settings run on the same seeds, which pairs away much of "
-                  "the noise (notes: a few hundred questions cannot tell such systems apart)")
+        ctx.claim(
+            f"a gap of a point or two is not separated by {n} questions; it needs several times more",
+            not small["separated"] and (small["needed"] or 10**9) >= 3 * n,
+            f"default − p_repeat {rep}: {small['iv'].mean:.1f} [{small['iv'].low:.1f}, {small['iv'].high:.1f}]; about "
+            f"{small['needed']} questions would separate them — both settings run on the same seeds, which pairs away much of "
+            "the noise (notes: a few hundred questions cannot tell such systems apart)",
+        )
     half = {x: 100 * 1.96 * math.sqrt(0.25 / x) for x in (56, 165, 1000)}
-    ctx.claim("the normal approximation matches the bootstrap for 0/1 scores", abs(formula - em_iv.half_width) <= 3,
-              f"EM half-width: bootstrap ±{em_iv.half_width:.1f}, formula ±{formula:.1f}; at p = 0.5 the formula gives "
-              + ", ".join(f"n = {x}: ±{v:.1f}" for x, v in half.items()) + " (notes: ±13, ±7.6, ±3.1)")
-    chart = Chart("line", "Half-width of the 95% interval against the number of questions", "questions", "half-width (F1 points)",
-                  tuple(str(x) for x in ns), tuple(series))
-    return ctx.table(("score", "questions", "mean", "95% low", "95% high", "half-width", "separated from 0", "questions to separate"), rows, chart)
+    ctx.claim(
+        "the normal approximation matches the bootstrap for 0/1 scores",
+        abs(formula - em_iv.half_width) <= 3,
+        f"EM half-width: bootstrap ±{em_iv.half_width:.1f}, formula ±{formula:.1f}; at p = 0.5 the formula gives "
+        + ", ".join(f"n = {x}: ±{v:.1f}" for x, v in half.items())
+        + " (notes: ±13, ±7.6, ±3.1)",
+    )
+    chart = Chart(
+        "line",
+        "Half-width of the 95% interval against the number of questions",
+        "questions",
+        "half-width (F1 points)",
+        tuple(str(x) for x in ns),
+        tuple(series),
+    )
+    return ctx.table(
+        (
+            "score",
+            "questions",
+            "mean",
+            "95% low",
+            "95% high",
+            "half-width",
+            "separated from 0",
+            "questions to separate",
+        ),
+        rows,
+        chart,
+    )

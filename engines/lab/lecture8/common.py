@@ -1,6 +1,7 @@
 """Lecture 8: what every experiment shares — the world and a caching endpoint, the question sets of a size, the one
 evaluation of SPINACH and the baselines, and the agent's runs on the forum set under each setting (memoised per process).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -11,8 +12,9 @@ from engines.errors import ConfigurationError
 from engines.kg.endpoint import Endpoint
 from engines.lab.core import RunContext
 
-SEED_NOTE = ("The simulated policy's seed comes from the settings (CS224V_SEED, default 224); run k of a setting uses "
-             "seed + k.")
+SEED_NOTE = (
+    "The simulated policy's seed comes from the settings (CS224V_SEED, default 224); run k of a setting uses seed + k."
+)
 STORE = "memory"  # measured: a little faster than Oxigraph on these runs (parsing dominates either way)
 
 
@@ -42,7 +44,9 @@ def kg_of(ctx: RunContext) -> KG:
 
         world = kg.build(kg.DEFAULT_SEED)
         # the graph is read-only and runs repeat the same queries: keep every result
-        endpoint = Endpoint.from_world(world, store=STORE, timeout_s=s.query_timeout_s, row_cap=s.row_cap, cache_size=1 << 16)
+        endpoint = Endpoint.from_world(
+            world, store=STORE, timeout_s=s.query_timeout_s, row_cap=s.row_cap, cache_size=1 << 16
+        )
         return KG(world, endpoint, kg.questions(world))
 
     return ctx.memo(("kg-world", STORE, s.query_timeout_s, s.row_cap), build)
@@ -55,7 +59,11 @@ def sets_of(ctx: RunContext):
     sets = kg_of(ctx).sets
     simple, per = ctx["simple"], ctx["per_category"]
     chosen_simple = sets.simple if simple is None else sets.simple[:simple]
-    forum = sets.forum if per is None else tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:per])
+    forum = (
+        sets.forum
+        if per is None
+        else tuple(q for c in kg.CATEGORIES for q in [x for x in sets.forum if x.category == c][:per])
+    )
     return kg.QuestionSets(tuple(chosen_simple), tuple(forum))
 
 
@@ -78,7 +86,12 @@ def rows_of(bindings: Sequence[Mapping[str, Any]], columns: Sequence[str] | None
     out = []
     for b in bindings:
         cols = columns if columns is not None else [c for c in b if not is_label_column(c)]
-        out.append(tuple((entity_id(b[c]["value"]) if b[c].get("type") == "uri" else b[c]["value"]) if c in b else None for c in cols))
+        out.append(
+            tuple(
+                (entity_id(b[c]["value"]) if b[c].get("type") == "uri" else b[c]["value"]) if c in b else None
+                for c in cols
+            )
+        )
     return out
 
 
@@ -87,6 +100,7 @@ def rows_of(bindings: Sequence[Mapping[str, Any]], columns: Sequence[str] | None
 
 def main_eval(ctx: RunContext, step: tuple[int, int] = (0, 1)):
     """SPINACH (default setting, run 0) and the four baselines on both sets: one ``engines.spinach.evaluate.evaluate``."""
+
     def compute():
         from engines.spinach.evaluate import evaluate
 
@@ -97,7 +111,9 @@ def main_eval(ctx: RunContext, step: tuple[int, int] = (0, 1)):
         def progress(qid: str, done: int, total: int) -> None:
             ctx.progress(i * total + done, n * total, f"SPINACH and the baselines: {qid} ({done}/{total})")
 
-        report = evaluate(k.endpoint, sets, ctx.llm(), world=k.world, seed=ctx.settings.seed, progress=progress, cancel=ctx.cancel)
+        report = evaluate(
+            k.endpoint, sets, ctx.llm(), world=k.world, seed=ctx.settings.seed, progress=progress, cancel=ctx.cancel
+        )
         ctx.check_cancel()  # a cancelled evaluation returns early: never keep it
         return report
 
@@ -118,7 +134,9 @@ class Setting:
     def options(self):
         from engines.spinach.agent import AgentOptions
 
-        return AgentOptions(budget=self.budget, total_budget=self.total_budget, rollback=self.rollback, disabled=self.disabled)
+        return AgentOptions(
+            budget=self.budget, total_budget=self.total_budget, rollback=self.rollback, disabled=self.disabled
+        )
 
     def policy(self):
         """The simulated policy's parameters, or None for its defaults."""
@@ -158,7 +176,9 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
 
         policy = setting.policy()
         if policy is not None and ctx.settings.backend != "sim":
-            raise ConfigurationError(f"{setting.name!r} sets a parameter of the simulated policy; run it with the sim backend.")
+            raise ConfigurationError(
+                f"{setting.name!r} sets a parameter of the simulated policy; run it with the sim backend."
+            )
         llm = ctx.llm(seed=ctx.settings.seed + run, **({"policy_params": policy} if policy is not None else {}))
         sets = sets_of(ctx)
         i, n = step
@@ -166,8 +186,17 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
         def progress(qid: str, done: int, total: int) -> None:
             ctx.progress(i * total + done, n * total, f"{setting.name}, run {run + 1}: {qid}")
 
-        report = evaluate(kg_of(ctx).endpoint, sets, llm, options=setting.options(), baselines=(), sets=("forum",),
-                          seed=ctx.settings.seed + run, progress=progress, cancel=ctx.cancel)
+        report = evaluate(
+            kg_of(ctx).endpoint,
+            sets,
+            llm,
+            options=setting.options(),
+            baselines=(),
+            sets=("forum",),
+            seed=ctx.settings.seed + run,
+            progress=progress,
+            cancel=ctx.cancel,
+        )
         ctx.check_cancel()
         forum = report.spinach["forum"]
         return ForumRun(tuple(forum), {s.id: report.trajectories[s.id] for s in forum})
@@ -196,9 +225,14 @@ class Summary:
         cats: dict[str, list[float]] = {}
         for s in scores:
             cats.setdefault(s.category, []).append(s.f1)
-        return cls(pct(mean_of([s.f1 for s in scores])), pct(mean_of([s.em for s in scores])),
-                   round(mean_of([s.actions for s in scores]), 2), pct(mean_of([float(s.finish == "budget") for s in scores])),
-                   round(mean_of([s.rollbacks for s in scores]), 2), {c: pct(mean_of(v)) for c, v in sorted(cats.items())})
+        return cls(
+            pct(mean_of([s.f1 for s in scores])),
+            pct(mean_of([s.em for s in scores])),
+            round(mean_of([s.actions for s in scores]), 2),
+            pct(mean_of([float(s.finish == "budget") for s in scores])),
+            round(mean_of([s.rollbacks for s in scores]), 2),
+            {c: pct(mean_of(v)) for c, v in sorted(cats.items())},
+        )
 
 
 def per_question_f1(runs: Sequence[ForumRun]) -> dict[str, float]:

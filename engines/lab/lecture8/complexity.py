@@ -1,5 +1,5 @@
-"""Lecture 8 §5.1: how complex the question sets are, and the synthetic-template trap.
-"""
+"""Lecture 8 §5.1: how complex the question sets are, and the synthetic-template trap."""
+
 from __future__ import annotations
 
 import json
@@ -28,12 +28,17 @@ def _dev_queries() -> list[str]:
     path = data / "spinach" / "dev.json" if data is not None else None
     if path is None or not path.is_file():
         return []
-    return [d["sparql"] for d in json.loads(path.read_text(encoding="utf-8")) if isinstance(d, dict) and d.get("sparql")]
+    return [
+        d["sparql"] for d in json.loads(path.read_text(encoding="utf-8")) if isinstance(d, dict) and d.get("sparql")
+    ]
 
 
 def complexity(ctx: RunContext) -> Table:
     sets = sets_of(ctx)
-    groups: list[tuple[str, list[str]]] = [("simple", [q.gold_sparql for q in sets.simple]), ("forum-style", [q.gold_sparql for q in sets.forum])]
+    groups: list[tuple[str, list[str]]] = [
+        ("simple", [q.gold_sparql for q in sets.simple]),
+        ("forum-style", [q.gold_sparql for q in sets.forum]),
+    ]
     dev = _dev_queries()
     if ctx["dev"] is not None:
         dev = dev[: ctx["dev"]]
@@ -66,28 +71,54 @@ def complexity(ctx: RunContext) -> Table:
         ("properties / query", lambda n: avg(n, lambda s: len(s.properties))),
         ("with a property path (%)", lambda n: share_of(n, lambda s: bool(s.paths))),
         ("with qualifiers (%)", lambda n: share_of(n, lambda s: s.qualifiers)),
-        ("with ORDER BY or LIMIT (%)", lambda n: share_of(n, lambda s: bool(s.counts.get("order") or s.counts.get("limit")))),
-        ("with COUNT or GROUP BY (%)", lambda n: share_of(n, lambda s: bool(s.counts.get("aggregate") or s.counts.get("group")))),
+        (
+            "with ORDER BY or LIMIT (%)",
+            lambda n: share_of(n, lambda s: bool(s.counts.get("order") or s.counts.get("limit"))),
+        ),
+        (
+            "with COUNT or GROUP BY (%)",
+            lambda n: share_of(n, lambda s: bool(s.counts.get("aggregate") or s.counts.get("group"))),
+        ),
         ("with FILTER (%)", lambda n: share_of(n, lambda s: bool(s.counts.get("filter")))),
-        ("with OPTIONAL, UNION or MINUS (%)", lambda n: share_of(n, lambda s: bool(s.counts.get("optional") or s.counts.get("union") or s.counts.get("minus")))),
+        (
+            "with OPTIONAL, UNION or MINUS (%)",
+            lambda n: share_of(
+                n, lambda s: bool(s.counts.get("optional") or s.counts.get("union") or s.counts.get("minus"))
+            ),
+        ),
     ]
     names = [n for n, _q in groups]
     rows = [[label] + [f(n) for n in names] for label, f in measures]
-    ctx.note("Clauses: triple patterns (a ';' or ',' continuation counts as one more), FILTER, OPTIONAL, UNION, MINUS, BIND, VALUES, "
-             "subqueries, aggregates, GROUP BY, HAVING, ORDER BY and LIMIT, read from rdflib's parse tree; the label service is "
-             "formatting and is left out, as the SPINACH authors left out formatting clauses. Our counting is not the paper's, so "
-             "compare the three columns with each other, not with the paper's figures."
-             + (f" {failed[names[-1]]} of the real queries did not parse and are left out." if dev and failed[names[-1]] else ""))
+    ctx.note(
+        "Clauses: triple patterns (a ';' or ',' continuation counts as one more), FILTER, OPTIONAL, UNION, MINUS, BIND, VALUES, "
+        "subqueries, aggregates, GROUP BY, HAVING, ORDER BY and LIMIT, read from rdflib's parse tree; the label service is "
+        "formatting and is left out, as the SPINACH authors left out formatting clauses. Our counting is not the paper's, so "
+        "compare the three columns with each other, not with the paper's figures."
+        + (
+            f" {failed[names[-1]]} of the real queries did not parse and are left out."
+            if dev and failed[names[-1]]
+            else ""
+        )
+    )
     c = {n: avg(n, lambda s: s.clauses) for n in names}
     cols = {n: avg(n, lambda s: s.columns) for n in names}
-    ctx.claim("simple questions are one clause and one column", c["simple"] == 1.0 and cols["simple"] == 1.0,
-              f"{c['simple']} clauses, {cols['simple']} columns (notes: 1.00 and 1.00)")
-    ctx.claim("forum-style questions are several times more complex, with more columns", c["forum-style"] >= 2 * c["simple"] and cols["forum-style"] > 1.2,
-              f"{c['forum-style']} clauses, {cols['forum-style']} columns (notes: 3.21 and 1.57)")
+    ctx.claim(
+        "simple questions are one clause and one column",
+        c["simple"] == 1.0 and cols["simple"] == 1.0,
+        f"{c['simple']} clauses, {cols['simple']} columns (notes: 1.00 and 1.00)",
+    )
+    ctx.claim(
+        "forum-style questions are several times more complex, with more columns",
+        c["forum-style"] >= 2 * c["simple"] and cols["forum-style"] > 1.2,
+        f"{c['forum-style']} clauses, {cols['forum-style']} columns (notes: 3.21 and 1.57)",
+    )
     if dev:
         real = names[-1]
-        ctx.claim("the real forum questions are far more complex than our simulated ones", c[real] > 1.5 * c["forum-style"] and cols[real] > cols["forum-style"],
-                  f"{c[real]} clauses, {cols[real]} columns on {len(shapes[real])} real queries (paper: 8.89 and 2.50)")
+        ctx.claim(
+            "the real forum questions are far more complex than our simulated ones",
+            c[real] > 1.5 * c["forum-style"] and cols[real] > cols["forum-style"],
+            f"{c[real]} clauses, {cols[real]} columns on {len(shapes[real])} real queries (paper: 8.89 and 2.50)",
+        )
     return ctx.table(("measure",) + tuple(names), rows)
 
 
@@ -113,7 +144,16 @@ def template_trap(ctx: RunContext) -> Table:
     report = main_eval(ctx)
     sets = sets_of(ctx)
     labels = {q: k.world.label(q) for q in k.world.entities}
-    rows = [["synthetic test set (same 5 templates)", total, right, pct(right / total) if total else None, pct(mean_of(syn_em)), pct(mean_of(syn_f1))]]
+    rows = [
+        [
+            "synthetic test set (same 5 templates)",
+            total,
+            right,
+            pct(right / total) if total else None,
+            pct(mean_of(syn_em)),
+            pct(mean_of(syn_f1)),
+        ]
+    ]
     scores = {}
     for set_name, qs in (("simple", sets.simple), ("forum", sets.forum)):
         pid_right = 0
@@ -123,14 +163,31 @@ def template_trap(ctx: RunContext) -> Table:
                 pid_right += 1
         sc = report.baselines["template"][set_name]
         scores[set_name] = pct(mean_of([s.f1 for s in sc]))
-        rows.append([f"{set_name} questions (gold entities given)", len(qs), pid_right, pct(pid_right / len(qs)) if qs else None,
-                     pct(mean_of([s.em for s in sc])), scores[set_name]])
-    ctx.note("The parser was 'trained' on 5 templates × 2-3 phrasings: it replaces the entity by X and copies the property of the most "
-             "similar training question. 'Property right': its property is the template's (synthetic) or appears in the gold query. "
-             f"Synthetic test: {ctx['per_template']} questions per template, entity and phrasing drawn with seed {ctx['synthetic_seed']}.")
+        rows.append(
+            [
+                f"{set_name} questions (gold entities given)",
+                len(qs),
+                pid_right,
+                pct(pid_right / len(qs)) if qs else None,
+                pct(mean_of([s.em for s in sc])),
+                scores[set_name],
+            ]
+        )
+    ctx.note(
+        "The parser was 'trained' on 5 templates × 2-3 phrasings: it replaces the entity by X and copies the property of the most "
+        "similar training question. 'Property right': its property is the template's (synthetic) or appears in the gold query. "
+        f"Synthetic test: {ctx['per_template']} questions per template, entity and phrasing drawn with seed {ctx['synthetic_seed']}."
+    )
     syn = right / total if total else 0.0
-    ctx.claim("the template parser is perfect on its own synthetic test set", syn == 1.0,
-              f"{right}/{total} properties right, F1 {pct(mean_of(syn_f1))} (notes: 45/45 = 100%)")
-    ctx.claim("and nearly useless on forum-style questions", scores["forum"] <= 10,
-              f"forum F1 {scores['forum']} (notes: 0.0)", "")
+    ctx.claim(
+        "the template parser is perfect on its own synthetic test set",
+        syn == 1.0,
+        f"{right}/{total} properties right, F1 {pct(mean_of(syn_f1))} (notes: 45/45 = 100%)",
+    )
+    ctx.claim(
+        "and nearly useless on forum-style questions",
+        scores["forum"] <= 10,
+        f"forum F1 {scores['forum']} (notes: 0.0)",
+        "",
+    )
     return ctx.table(("test set", "questions", "property right", "property right (%)", "EM", "F1"), rows)

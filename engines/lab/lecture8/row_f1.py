@@ -1,5 +1,5 @@
-"""Lecture 8 §5.3 and exercise 4: row-wise F1 against set F1.
-"""
+"""Lecture 8 §5.3 and exercise 4: row-wise F1 against set F1."""
+
 from __future__ import annotations
 
 import json
@@ -45,26 +45,64 @@ def row_vs_set(ctx: RunContext) -> Table:
             ok = abs(r - c["expected_f1"]) < 1e-9
             reproduced += ok
             total += 1
-            rows.append([c["name"], "SPINACH's tests (shared data)", len(c["predicted"]), len(c["gold"]), round(c["expected_f1"], 3),
-                         round(r, 3), round(s, 3), ok])
-        ctx.claim("our row_f1 reproduces every expected value of SPINACH's own tests", reproduced == total,
-                  f"{reproduced} of {total} cases")
+            rows.append(
+                [
+                    c["name"],
+                    "SPINACH's tests (shared data)",
+                    len(c["predicted"]),
+                    len(c["gold"]),
+                    round(c["expected_f1"], 3),
+                    round(r, 3),
+                    round(s, 3),
+                    ok,
+                ]
+            )
+        ctx.claim(
+            "our row_f1 reproduces every expected value of SPINACH's own tests",
+            reproduced == total,
+            f"{reproduced} of {total} cases",
+        )
     else:
-        ctx.note("The shared data (../shared/data/spinach/row_f1_cases.json) is not present: SPINACH's test cases are skipped.")
+        ctx.note(
+            "The shared data (../shared/data/spinach/row_f1_cases.json) is not present: SPINACH's test cases are skipped."
+        )
 
     # exercise 4, by hand in the notes; here computed
     A, B, C, D = (_uri(q) for q in ("QA", "QB", "QC", "QD"))
     gold4 = [{"e": A, "v": _lit("x")}, {"e": B, "v": _lit("y")}, {"e": C, "v": _lit("z")}]
     pred4 = [{"e": A, "v": _lit("x")}, {"e": B, "v": _lit("z")}, {"e": D, "v": _lit("w")}]
     r4, s4 = row_f1(pred4, gold4), set_f1(pred4, gold4)
-    rows.append(["exercise 4: [(A,x),(B,z),(D,w)] against [(A,x),(B,y),(C,z)]", "the notes' exercise", 3, 3, None, round(r4, 3), round(s4, 3), None])
-    ctx.claim("exercise 4: row-wise F1 = 3 / 5.5", abs(r4 - 3 / 5.5) < 1e-9, f"row F1 {r4:.4f}, set F1 {s4:.4f} (notes: 0.545)")
+    rows.append(
+        [
+            "exercise 4: [(A,x),(B,z),(D,w)] against [(A,x),(B,y),(C,z)]",
+            "the notes' exercise",
+            3,
+            3,
+            None,
+            round(r4, 3),
+            round(s4, 3),
+            None,
+        ]
+    )
+    ctx.claim(
+        "exercise 4: row-wise F1 = 3 / 5.5",
+        abs(r4 - 3 / 5.5) < 1e-9,
+        f"row F1 {r4:.4f}, set F1 {s4:.4f} (notes: 0.545)",
+    )
 
     # the two faults of set F1, on a real answer of our world: extra information, and values in the wrong rows
     k = kg_of(ctx)
     gold_of = gold_rows_of(ctx)
-    two_col = next((q for q in sets_of(ctx).forum if len(gold_of[q.id]) >= 3 and len(rows_of(gold_of[q.id])[0]) == 2
-                    and all(v is not None for v in rows_of(gold_of[q.id])[0])), None)
+    two_col = next(
+        (
+            q
+            for q in sets_of(ctx).forum
+            if len(gold_of[q.id]) >= 3
+            and len(rows_of(gold_of[q.id])[0]) == 2
+            and all(v is not None for v in rows_of(gold_of[q.id])[0])
+        ),
+        None,
+    )
     if two_col is not None:
         g = gold_of[two_col.id]
         cols = [c for c in g[0] if not c.endswith("Label")]
@@ -73,12 +111,40 @@ def row_vs_set(ctx: RunContext) -> Table:
         rotated = [{first: g[i][first], second: g[(i + 1) % len(g)][second]} for i in range(len(g))]
         re_, se_ = row_f1(extra, g), set_f1(extra, g)
         rr, sr = row_f1(rotated, g), set_f1(rotated, g)
-        rows.append([f"{two_col.id}: the gold answer plus a column of names", "our world (gold rows)", len(extra), len(g), None, round(re_, 3), round(se_, 3), None])
-        rows.append([f"{two_col.id}: the second column shifted by one row", "our world (gold rows)", len(rotated), len(g), None, round(rr, 3), round(sr, 3), None])
-        ctx.claim("set F1 punishes extra information; row-wise F1 does not", re_ == 1.0 and se_ < 1.0,
-                  f"{two_col.id} with names added: row F1 {re_:.3f}, set F1 {se_:.3f}")
-        ctx.claim("set F1 loses which values share a row: mismatched rows still score full marks", sr == 1.0 and rr < 1.0,
-                  f"{two_col.id} with the second column shifted: row F1 {rr:.3f}, set F1 {sr:.3f}")
+        rows.append(
+            [
+                f"{two_col.id}: the gold answer plus a column of names",
+                "our world (gold rows)",
+                len(extra),
+                len(g),
+                None,
+                round(re_, 3),
+                round(se_, 3),
+                None,
+            ]
+        )
+        rows.append(
+            [
+                f"{two_col.id}: the second column shifted by one row",
+                "our world (gold rows)",
+                len(rotated),
+                len(g),
+                None,
+                round(rr, 3),
+                round(sr, 3),
+                None,
+            ]
+        )
+        ctx.claim(
+            "set F1 punishes extra information; row-wise F1 does not",
+            re_ == 1.0 and se_ < 1.0,
+            f"{two_col.id} with names added: row F1 {re_:.3f}, set F1 {se_:.3f}",
+        )
+        ctx.claim(
+            "set F1 loses which values share a row: mismatched rows still score full marks",
+            sr == 1.0 and rr < 1.0,
+            f"{two_col.id} with the second column shifted: row F1 {rr:.3f}, set F1 {sr:.3f}",
+        )
 
     # our evaluation: where the two metrics disagree
     report = main_eval(ctx)
@@ -101,7 +167,12 @@ def row_vs_set(ctx: RunContext) -> Table:
             if t is not None and any(is_label_column(c) for c in t.columns):
                 return "labels returned beside the entities: set F1 counts them as wrong values"
             return "more values than the gold's: set F1 counts every extra value"
-        if t is not None and len([c for c in t.columns if not is_label_column(c)]) < gold_cols or label != SYSTEMS[0][1] and gold_cols > 1:
+        if (
+            t is not None
+            and len([c for c in t.columns if not is_label_column(c)]) < gold_cols
+            or label != SYSTEMS[0][1]
+            and gold_cols > 1
+        ):
             return "a column missing: set F1 still credits the values found, wherever they are"
         return "values in the wrong rows: set F1 does not see rows"
 
@@ -116,14 +187,30 @@ def row_vs_set(ctx: RunContext) -> Table:
     for group, key in ((lower, lambda t: t[1].set_f1 - t[1].f1), (higher, lambda t: t[1].f1 - t[1].set_f1)):
         for label, sc in pick(group, key):
             q = question[sc.id]
-            rows.append([f"{sc.id} — {q.question}", f"our evaluation, {label}: {why(label, sc)}", None, len(gold_of[sc.id]), None,
-                         round(sc.f1, 3), round(sc.set_f1, 3), None])
+            rows.append(
+                [
+                    f"{sc.id} — {q.question}",
+                    f"our evaluation, {label}: {why(label, sc)}",
+                    None,
+                    len(gold_of[sc.id]),
+                    None,
+                    round(sc.f1, 3),
+                    round(sc.set_f1, 3),
+                    None,
+                ]
+            )
     sp = [s for set_name in ("simple", "forum") for s in report.spinach[set_name]]
-    ctx.claim("on our answers set F1 is mostly lower than row-wise F1 (the agent returns labels and extra columns)",
-              len(lower) > len(higher),
-              f"{len(lower)} answers score lower by set F1, {len(higher)} higher, of {len(pairs)} (all systems, both sets); SPINACH: "
-              f"row F1 {pct(mean_of([s.f1 for s in sp]))}, set F1 {pct(mean_of([s.set_f1 for s in sp]))}")
-    ctx.note("Set F1 pours every value of each table into a set; row-wise F1 pairs gold and predicted rows one to one (Hungarian "
-             "matching), ignores extra predicted columns and the gold's label columns. Rows of 'our evaluation' are the answers where "
-             f"the two disagree most (by more than 0.05): up to {ctx['examples']} each way, one per system.")
-    return ctx.table(("case", "source", "predicted rows", "gold rows", "expected F1", "row F1", "set F1", "reproduced"), rows)
+    ctx.claim(
+        "on our answers set F1 is mostly lower than row-wise F1 (the agent returns labels and extra columns)",
+        len(lower) > len(higher),
+        f"{len(lower)} answers score lower by set F1, {len(higher)} higher, of {len(pairs)} (all systems, both sets); SPINACH: "
+        f"row F1 {pct(mean_of([s.f1 for s in sp]))}, set F1 {pct(mean_of([s.set_f1 for s in sp]))}",
+    )
+    ctx.note(
+        "Set F1 pours every value of each table into a set; row-wise F1 pairs gold and predicted rows one to one (Hungarian "
+        "matching), ignores extra predicted columns and the gold's label columns. Rows of 'our evaluation' are the answers where "
+        f"the two disagree most (by more than 0.05): up to {ctx['examples']} each way, one per system."
+    )
+    return ctx.table(
+        ("case", "source", "predicted rows", "gold rows", "expected F1", "row F1", "set F1", "reproduced"), rows
+    )

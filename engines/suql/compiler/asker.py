@@ -1,4 +1,5 @@
 """The one way a run asks the LLM: once per (function, text, question), within the run's budget."""
+
 from __future__ import annotations
 
 import threading
@@ -44,8 +45,9 @@ class Asker:
         self._asked_lock = threading.Lock()
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
-        return self.ask(("answer", text, question),
-                        lambda: self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key).value)
+        return self.ask(
+            ("answer", text, question), lambda: self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key).value
+        )
 
     def summary(self, text: str, *, row_key: str | None = None) -> Any:
         return self.ask(("summary", text, ""), lambda: self.llm.run(SUMMARY, SummaryInput(text), row_key=row_key))

@@ -4,6 +4,7 @@ The contexts replace the positional clumps the passes used to hand each other.  
 out as it goes (the plan shown, the rows to verify, the wide twins) is :class:`RunState`, the one
 mutable record, owned by the run and read by the orchestrator at the end.
 """
+
 from __future__ import annotations
 
 import threading

@@ -3,6 +3,7 @@
 One frozen dataclass, :class:`CostModel`, holds every constant; its methods are pure.  The plan shows
 its :class:`PredicateEstimate` values; the row loop re-estimates them after a sample of rows.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -84,9 +85,12 @@ class CostModel:
             if pred_calls and candidate_keys and all(pc.sql() in scores for pc in pred_calls):
                 # a row "mentions" the question when its best chunk scores at least half the best
                 # score anywhere: a chunk sharing only a common word ("great") does not count
-                strong = {pc.sql(): self.strong_match * max(scores[pc.sql()].values(), default=0.0) for pc in pred_calls}
+                strong = {
+                    pc.sql(): self.strong_match * max(scores[pc.sql()].values(), default=0.0) for pc in pred_calls
+                }
                 hits = sum(
-                    1 for k in candidate_keys
+                    1
+                    for k in candidate_keys
                     if all(0 < strong[pc.sql()] <= scores[pc.sql()].get(k, 0.0) for pc in pred_calls)
                 )
                 share = hits / len(candidate_keys)
@@ -101,7 +105,9 @@ class CostModel:
             estimates.append(PredicateEstimate(pretty(pred), pos, cost, sel, source))
         return estimates
 
-    def blend(self, estimates: Sequence[PredicateEstimate], observed: Mapping[int, Sequence[Truth]]) -> list[PredicateEstimate]:
+    def blend(
+        self, estimates: Sequence[PredicateEstimate], observed: Mapping[int, Sequence[Truth]]
+    ) -> list[PredicateEstimate]:
         """Each prior blended with what a sample of rows showed (``observed``: written position -> truths)."""
         updated = []
         for k, est in enumerate(estimates):
@@ -109,7 +115,9 @@ class CostModel:
             false = sum(1 for t in seen if t is False)
             stop = (false + (1 - est.selectivity) * self.prior_weight) / (len(seen) + self.prior_weight)
             source = f"{false} of {len(seen)} sampled rows said no, blended with the prior"
-            updated.append(PredicateEstimate(est.sql, est.written_position, est.cost, min(0.98, max(0.02, 1 - stop)), source))
+            updated.append(
+                PredicateEstimate(est.sql, est.written_position, est.cost, min(0.98, max(0.02, 1 - stop)), source)
+            )
         return updated
 
 

@@ -1,4 +1,5 @@
 """An upper bound on the LLM calls a query can make, without making any (the consent prompt's number)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -30,8 +31,9 @@ def estimate_calls(sandbox: Sandbox, tree: exp.Expression, m: Mode) -> int:
     return total
 
 
-def estimate_select(sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expression], m: Mode,
-                    outer_with: exp.With | None) -> int:
+def estimate_select(
+    sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expression], m: Mode, outer_with: exp.With | None
+) -> int:
     """The bound for one SELECT with calls of its own (see :func:`estimate_calls`)."""
     if not m.udf and int_arg(select.args.get("limit")) == 0:
         return 0  # LIMIT 0: the executor makes no call
@@ -44,15 +46,21 @@ def estimate_select(sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expr
         return 0  # refused at run time: answer() needs a FROM clause
     if m.udf:  # DuckDB may evaluate every occurrence on every row of any source
         counts = [count_rows(sandbox, select, None, outer_with)]
-        counts += [count_rows(sandbox, exp.select("*").from_(src.this.copy()), None, outer_with, sources_of=select)
-                   for src in sources[1:] if src is not None]
+        counts += [
+            count_rows(sandbox, exp.select("*").from_(src.this.copy()), None, outer_with, sources_of=select)
+            for src in sources[1:]
+            if src is not None
+        ]
         return max(counts) * len(own)
     if where_nodes:
         conjuncts, _ = to_dnf(where.this)
         filt = None
         if m.structured_first and conjuncts:
-            filt = exp.Not(this=exp.Is(this=exp.paren(exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])),
-                                       expression=exp.false()))
+            filt = exp.Not(
+                this=exp.Is(
+                    this=exp.paren(exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])), expression=exp.false()
+                )
+            )
         n = count_rows(sandbox, select, filt, outer_with)
         if m.cap is not None:
             n = min(n, m.cap)
@@ -64,8 +72,11 @@ def estimate_select(sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expr
         return total
     order, _ = resolved_order(select, sandbox)  # ORDER BY 2 / an alias may name an answer()
     order_keys = {as_call(x).key for x in calls_in(order)} if order is not None else set()
-    aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
-        e.find(exp.AggFunc) is not None for e in select.expressions)
+    aggregated = (
+        bool(select.args.get("group"))
+        or bool(select.args.get("distinct"))
+        or any(e.find(exp.AggFunc) is not None for e in select.expressions)
+    )
     limit_n = int_arg(select.args.get("limit"))
     if aggregated or m.summaries_for_all_matches or limit_n is None:
         return total + n * len(other)
@@ -73,8 +84,14 @@ def estimate_select(sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expr
     return total + n * len(other & order_keys) + out_rows * len(other - order_keys)
 
 
-def count_rows(sandbox: Sandbox, select: exp.Select, condition: exp.Expression | None, outer_with: exp.With | None,
-               *, sources_of: exp.Select | None = None) -> int:
+def count_rows(
+    sandbox: Sandbox,
+    select: exp.Select,
+    condition: exp.Expression | None,
+    outer_with: exp.With | None,
+    *,
+    sources_of: exp.Select | None = None,
+) -> int:
     """Rows of ``select``'s FROM / JOINs satisfying ``condition``; nested SELECTs with LLM calls
     lose their LLM conditions (more rows, never fewer); the row cap when it cannot be counted."""
     q = over_sources(exp.select(exp.Count(this=exp.Star())), select)

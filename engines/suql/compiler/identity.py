@@ -2,6 +2,7 @@
 
 One small class a sandbox (kept by the engine, so a world's tables are described once).
 """
+
 from __future__ import annotations
 
 from sqlglot import exp
@@ -46,7 +47,8 @@ class RowNames:
             try:
                 pks = self.sandbox.run(
                     "SELECT schema_name, table_name, constraint_column_names FROM duckdb_constraints() "
-                    "WHERE constraint_type = 'PRIMARY KEY'").rows
+                    "WHERE constraint_type = 'PRIMARY KEY'"
+                ).rows
             except EngineError:
                 pks = ()
             for schema, name, cols in pks:

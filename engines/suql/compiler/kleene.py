@@ -4,6 +4,7 @@ Every function here is pure over an expression tree; what a leaf is worth on a r
 callback (:data:`Leaf`), so the row loop decides how values are asked and this module decides only
 which leaves are needed, in which order, and what they add up to.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence

@@ -9,6 +9,7 @@ outer query includes or excludes either way never are).  A SELECT with answer() 
 tables is compiled a second time over the twins (its answer() asked of the rows they add, see
 ``pipeline.widen_own``); its own unknown rows are listed as usual.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -32,7 +33,9 @@ def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp
     try:
         columns = sandbox.columns_of(compiled)
     except SqlFailed as e:
-        raise SuqlError(f"A subquery with answer() could not run on its own (is it correlated with the outer query?): {e.message}") from e
+        raise SuqlError(
+            f"A subquery with answer() could not run on its own (is it correlated with the outer query?): {e.message}"
+        ) from e
     result = sandbox.run_tree(compiled)
     names = unique([c for c, _ in columns])
     schema = list(zip(names, (t for _, t in columns)))
@@ -63,9 +66,9 @@ def materialise_ctes(ctx: RunContext, select: exp.Select, compile_: Compile) -> 
 def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
     """Innermost first: every nested SELECT with LLM calls becomes a scratch table."""
     nested = [
-        s for s in select.find_all(exp.Select)
-        if s is not select and has_llm_calls(s) and not has_nested_llm_select(s)
-        and not isinstance(s.parent, exp.CTE)
+        s
+        for s in select.find_all(exp.Select)
+        if s is not select and has_llm_calls(s) and not has_nested_llm_select(s) and not isinstance(s.parent, exp.CTE)
     ]
     for inner in nested:
         context = inner.copy()
@@ -74,7 +77,9 @@ def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compil
             context.set("with_", with_.copy())
         table = materialise(ctx, context, compile_)
         inner.replace(exp.select("*").from_(table))
-    if any(s is not select and has_llm_calls(s) and not isinstance(s.parent, exp.CTE) for s in select.find_all(exp.Select)):
+    if any(
+        s is not select and has_llm_calls(s) and not isinstance(s.parent, exp.CTE) for s in select.find_all(exp.Select)
+    ):
         if not nested:
             raise SuqlError("answer() in this kind of nested query is not supported.")
         materialise_subqueries(ctx, select, compile_)
@@ -89,7 +94,12 @@ def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) 
         if src is None:
             continue
         node = src.this
-        if isinstance(node, exp.Table) and node.db != "scratch" and node.name not in cte_names and not ctx.names.has_rowid(node):
+        if (
+            isinstance(node, exp.Table)
+            and node.db != "scratch"
+            and node.name not in cte_names
+            and not ctx.names.has_rowid(node)
+        ):
             table = materialise(ctx, exp.select("*").from_(exp.table_(node.name, db=node.db or None)), compile_)
             table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
             node.replace(table)

@@ -11,6 +11,7 @@ For such a SELECT (lecture 7 §3):
 5. SELECT-list and ORDER BY calls run only where needed;
 6. substitute: the calls become value columns and DuckDB runs the final query over them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -80,8 +81,10 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     text_where = where is not None and bool(calls_in(where.this))
     order, order_resolved = resolved_order(select, ctx.sandbox)
     order_dep = order is not None and bool(calls_in(order))
-    aggregated = bool(select.args.get("group")) or bool(select.args.get("distinct")) or any(
-        isinstance(e.unalias(), exp.AggFunc) or e.find(exp.AggFunc) is not None for e in select.expressions
+    aggregated = (
+        bool(select.args.get("group"))
+        or bool(select.args.get("distinct"))
+        or any(isinstance(e.unalias(), exp.AggFunc) or e.find(exp.AggFunc) is not None for e in select.expressions)
     )
     limit_n = int_arg(select.args.get("limit"))
     offset_n = int_arg(select.args.get("offset")) or 0
@@ -97,27 +100,40 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     label = ctx.names.label_column(select)
 
     # 1. candidates, with each conjunct's structured truth
-    lazy_ok, lazy_reason = laziness(mode, text_where=text_where, limit_n=limit_n, order=order, order_dep=order_dep,
-                                    aggregated=aggregated)
+    lazy_ok, lazy_reason = laziness(
+        mode, text_where=text_where, limit_n=limit_n, order=order, order_dep=order_dep, aggregated=aggregated
+    )
     if lazy_ok and not order_resolved:
         lazy_ok, lazy_reason = False, "ORDER BY names a column of SELECT * by its number: every match is read first"
     visit_structured_order = lazy_ok and order is not None
     written = mode.as_written and text_where
     leaves = structured_leaves(where.this) if written else []
-    rows = candidates(ctx, select, key, conjuncts, text_where=text_where, text_sqls=text_sqls, label=label,
-                      visit_order=order if visit_structured_order else None, leaves=leaves)
+    rows = candidates(
+        ctx,
+        select,
+        key,
+        conjuncts,
+        text_where=text_where,
+        text_sqls=text_sqls,
+        label=label,
+        visit_order=order if visit_structured_order else None,
+        leaves=leaves,
+    )
 
     # 2. estimates, retrieval, and the plan
     where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
     scores = retrieval_scores(ctx, select, key, where_calls, rows) if text_where and not written else {}
     if written:  # a row-at-a-time engine sees the WHERE as written, not its DNF: nothing to order
         conjunct_plans, orders, estimates = [], [[] for _ in conjuncts], []
-        evaluator = RowEvaluator(ctx, sel, conjuncts, orders, (where.this, {id(leaf): j for j, leaf in enumerate(leaves)}))
+        evaluator = RowEvaluator(
+            ctx, sel, conjuncts, orders, (where.this, {id(leaf): j for j, leaf in enumerate(leaves)})
+        )
     else:
         conjunct_plans, orders, estimates = rank(ctx, conjuncts, rows, scores)
         evaluator = RowEvaluator(ctx, sel, conjuncts, orders, None)
-    visit, visit_text, capped = visit_order(mode, rows, scores, conjuncts, structured_order=visit_structured_order,
-                                            order=order)
+    visit, visit_text, capped = visit_order(
+        mode, rows, scores, conjuncts, structured_order=visit_structured_order, order=order
+    )
     if capped:
         state.approximate = True
     select_nodes = [n for n in nodes if not (where is not None and within(n, where))]
@@ -133,10 +149,19 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
         cap=mode.cap if text_where and mode.cap is not None else None,
         select_calls=tuple(select_calls),
         select_calls_for=select_calls_scope(mode, aggregated=aggregated, order_dep=order_dep),
-        notes=(("the WHERE as written, left to right on each row: AND stops at the first false condition, OR at "
-                "the first true one; a condition written before the structured ones is asked of every row",)
-               if written else () if dnf_ok else ("the WHERE is too large for DNF: its top-level structured "
-                                                  "conditions run first in DuckDB, the rest row by row",)),
+        notes=(
+            (
+                "the WHERE as written, left to right on each row: AND stops at the first false condition, OR at "
+                "the first true one; a condition written before the structured ones is asked of every row",
+            )
+            if written
+            else ()
+            if dnf_ok
+            else (
+                "the WHERE is too large for DNF: its top-level structured "
+                "conditions run first in DuckDB, the rest row by row",
+            )
+        ),
     )
     if top or state.plan is None:
         state.plan = plan
@@ -146,8 +171,9 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     if limit_n == 0:  # LIMIT 0: no row can be output, so no call is needed
         matches, unknown = [], []
     elif text_where:
-        decided = RowLoop(ctx, evaluator, estimates).decide(visit, lazy=lazy_ok, needed=(limit_n or 0) + offset_n,
-                                                            plan=plan)
+        decided = RowLoop(ctx, evaluator, estimates).decide(
+            visit, lazy=lazy_ok, needed=(limit_n or 0) + offset_n, plan=plan
+        )
         matches = [k for k, t in decided if t is True]
         unknown = [k for k, t in decided if t is None]
     else:
@@ -158,7 +184,9 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     by_key = {r.key: r for r in rows}
     other_calls = [calls[k] for k in calls if any(as_call(n).key == k for n in select_nodes)]
     if other_calls and limit_n != 0:
-        order_calls = [calls[k] for k in calls if order is not None and any(as_call(n).key == k for n in calls_in(order))]
+        order_calls = [
+            calls[k] for k in calls if order is not None and any(as_call(n).key == k for n in calls_in(order))
+        ]
         need_all = aggregated or mode.summaries_for_all_matches
         first = order_calls if not need_all else other_calls
         compute(ctx, sel, first, matches, by_key)
@@ -179,8 +207,9 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     return final
 
 
-def compute(ctx: RunContext, sel: SelectContext, calls: Sequence[LLMCall], keys: Sequence[Any],
-            by_key: dict[Any, Row]) -> None:
+def compute(
+    ctx: RunContext, sel: SelectContext, calls: Sequence[LLMCall], keys: Sequence[Any], by_key: dict[Any, Row]
+) -> None:
     """The values of ``calls`` on the rows ``keys``; past the budget the rest stay unknown (NULL)."""
     for k in keys:
         row = by_key.get(k)

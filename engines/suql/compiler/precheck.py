@@ -1,4 +1,5 @@
 """Checks before any LLM call: the query binds, and every answer() / summary() reads text."""
+
 from __future__ import annotations
 
 from sqlglot import exp
@@ -19,7 +20,11 @@ def precheck(sandbox: Sandbox, tree: exp.Expression) -> None:
         sandbox.columns_of(probe)
     except SqlFailed as e:
         # DuckDB's own words, without the probe's internals (its LINE/caret block)
-        lines = [ln for ln in e.message.splitlines() if ln.strip() and not ln.startswith("LINE ") and set(ln.strip()) != {"^"}]
+        lines = [
+            ln
+            for ln in e.message.splitlines()
+            if ln.strip() and not ln.startswith("LINE ") and set(ln.strip()) != {"^"}
+        ]
         raise SqlFailed("\n".join(lines) + "\n(checked before any LLM call)", sql=pretty(tree)) from e
     check_text_arguments(sandbox, tree)
 
@@ -33,8 +38,12 @@ def check_text_arguments(sandbox: Sandbox, tree: exp.Expression) -> None:
         if not own or select.args.get("from_") is None:
             continue
         q = over_sources(exp.select(*[exp.alias_(c.text.copy(), f"_a{i}") for i, c in enumerate(own)]), select)
-        withs = [c.copy() for w in ((root_with if select is not tree else None), select.args.get("with_"))
-                 if w is not None for c in w.expressions]
+        withs = [
+            c.copy()
+            for w in ((root_with if select is not tree else None), select.args.get("with_"))
+            if w is not None
+            for c in w.expressions
+        ]
         if withs:
             q.set("with_", exp.With(expressions=withs))
         q = without_calls(q)
@@ -48,4 +57,5 @@ def check_text_arguments(sandbox: Sandbox, tree: exp.Expression) -> None:
                 raise SuqlError(
                     f"{call.function}() reads text: {arg} is {typ}. Compare it in SQL instead, or pass it "
                     f"as text on purpose: {call.function}(CAST({arg} AS VARCHAR){', ...' if call.function == 'answer' else ''}).",
-                    sql=pretty(tree))
+                    sql=pretty(tree),
+                )

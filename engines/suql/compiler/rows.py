@@ -1,4 +1,5 @@
 """The candidate rows of a SELECT, the truth of its WHERE on one row, and the row loop with its pool."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -23,13 +24,24 @@ def run_all(ctx: RunContext, q: exp.Expression) -> QueryResult:
     """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut)."""
     result = ctx.sandbox.run_tree(q)
     if result.truncated:
-        raise SuqlError(f"More than {ctx.sandbox.row_cap} candidate rows: narrow the structured conditions or raise the row cap.")
+        raise SuqlError(
+            f"More than {ctx.sandbox.row_cap} candidate rows: narrow the structured conditions or raise the row cap."
+        )
     return result
 
 
-def candidates(ctx: RunContext, select: exp.Select, key: exp.Expression, conjuncts: Sequence[Conjunct], *,
-               text_where: bool, text_sqls: Sequence[str], label: exp.Expression | None,
-               visit_order: exp.Order | None, leaves: Sequence[exp.Expression]) -> list[Row]:
+def candidates(
+    ctx: RunContext,
+    select: exp.Select,
+    key: exp.Expression,
+    conjuncts: Sequence[Conjunct],
+    *,
+    text_where: bool,
+    text_sqls: Sequence[str],
+    label: exp.Expression | None,
+    visit_order: exp.Order | None,
+    leaves: Sequence[exp.Expression],
+) -> list[Row]:
     """One query: every candidate row with its key, label, each conjunct's structured truth, each
     structured leaf of the written WHERE (mode B) and the texts the calls read."""
     q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(ctx.names.display_id(select), "_d"))
@@ -80,8 +92,14 @@ class RowEvaluator:
     after a sample).  ``written``: mode B's WHERE as written, with its structured leaves' positions.
     """
 
-    def __init__(self, ctx: RunContext, sel: SelectContext, conjuncts: Sequence[Conjunct], orders: list[list[int]],
-                 written: tuple[exp.Expression, dict[int, int]] | None) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        sel: SelectContext,
+        conjuncts: Sequence[Conjunct],
+        orders: list[list[int]],
+        written: tuple[exp.Expression, dict[int, int]] | None,
+    ) -> None:
         self.ctx = ctx
         self.sel = sel
         self.conjuncts = conjuncts
@@ -100,14 +118,18 @@ class RowEvaluator:
         if mode.as_written:
             assert self.written is not None
             tree, leaf_index = self.written
-            known = {node_id: None if row.leaves[j] is None else bool(row.leaves[j]) for node_id, j in leaf_index.items()}
+            known = {
+                node_id: None if row.leaves[j] is None else bool(row.leaves[j]) for node_id, j in leaf_index.items()
+            }
             return written_truth(tree, known, predicate)
         if not mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in self.conjuncts:
                 for lit in c.text:
                     for n in calls_in(lit):
                         self.ctx.asker.value(row, as_call(n), self.sel.values)
-        return dnf_truth(row.flags, self.conjuncts, self.orders, predicate, short_circuit=mode.short_circuit, observe=observe)
+        return dnf_truth(
+            row.flags, self.conjuncts, self.orders, predicate, short_circuit=mode.short_circuit, observe=observe
+        )
 
     def _leaf(self, row: Row) -> Callable[[exp.Expression], Truth]:
         values = self.sel.values
@@ -191,8 +213,9 @@ class RowLoop:
             return decided
         return self._pooled(visit, decided, matched, lazy=lazy, needed=needed)
 
-    def _pooled(self, visit: Sequence[Row], decided: list[tuple[Any, Truth]], matched: int, *, lazy: bool,
-                needed: int) -> list[tuple[Any, Truth]]:
+    def _pooled(
+        self, visit: Sequence[Row], decided: list[tuple[Any, Truth]], matched: int, *, lazy: bool, needed: int
+    ) -> list[tuple[Any, Truth]]:
         ctx, pool = self.ctx, self.ctx.pool
         with ThreadPoolExecutor(max_workers=pool, thread_name_prefix="suql") as ex:
             pending: dict[int, Future] = {}
@@ -247,13 +270,16 @@ class RowLoop:
             orders[i] = cost.order(updated, by_rank=by_rank)
             ordered = [updated[k] for k in orders[i]]
             old = conjunct_plans[i]
-            conjunct_plans[i] = ConjunctPlan(old.index, old.structured, old.candidates, tuple(ordered), cost.expected_cost(ordered))
+            conjunct_plans[i] = ConjunctPlan(
+                old.index, old.structured, old.candidates, tuple(ordered), cost.expected_cost(ordered)
+            )
         note = f"predicate order re-estimated after a sample of {sample} rows (evaluated without short-circuit)"
         return replace(plan, conjuncts=tuple(conjunct_plans), notes=tuple(plan.notes) + (note,))
 
 
-def rank(ctx: RunContext, conjuncts: Sequence[Conjunct], rows: Sequence[Row], scores: Any
-         ) -> tuple[list[ConjunctPlan], list[list[int]], list[list[PredicateEstimate]]]:
+def rank(
+    ctx: RunContext, conjuncts: Sequence[Conjunct], rows: Sequence[Row], scores: Any
+) -> tuple[list[ConjunctPlan], list[list[int]], list[list[PredicateEstimate]]]:
     """Per conjunct: its plan, the order of its text predicates, their estimates (the cost model's prior)."""
     plans, orders, all_estimates = [], [], []
     for i, c in enumerate(conjuncts):
@@ -261,7 +287,9 @@ def rank(ctx: RunContext, conjuncts: Sequence[Conjunct], rows: Sequence[Row], sc
         estimates = ctx.cost.prior(c, [r.key for r in cands], scores)
         order = ctx.cost.order(estimates, by_rank=ctx.mode.order_predicates)
         ordered = [estimates[k] for k in order]
-        plans.append(ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), ctx.cost.expected_cost(ordered)))
+        plans.append(
+            ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), ctx.cost.expected_cost(ordered))
+        )
         orders.append(order)
         all_estimates.append(estimates)
     return plans, orders, all_estimates

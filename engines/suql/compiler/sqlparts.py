@@ -2,6 +2,7 @@
 
 Pure functions (``resolved_order`` asks the sandbox for column names, nothing else).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -49,19 +50,27 @@ def resolved_order(select: exp.Select, sandbox: Sandbox) -> tuple[exp.Order | No
         term = ordered.this
         if isinstance(term, exp.Literal) and not term.is_string and term.name.isdigit():
             n = int(term.name)
-            if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-                   for e in items[:n]):
+            if any(
+                isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                for e in items[:n]
+            ):
                 resolved = False
             elif 1 <= n <= len(items):
                 ordered.set("this", items[n - 1].unalias().copy())
         elif isinstance(term, exp.Column) and not term.table and term.name in aliases:
             ordered.set("this", aliases[term.name].copy())
         else:
+
             def swap(node: exp.Expression) -> exp.Expression:
-                if (isinstance(node, exp.Column) and not node.table and node.name in aliases
-                        and node.name not in sources()):
+                if (
+                    isinstance(node, exp.Column)
+                    and not node.table
+                    and node.name in aliases
+                    and node.name not in sources()
+                ):
                     return aliases[node.name].copy()
                 return node
+
             if any(isinstance(c, exp.Column) and not c.table and c.name in aliases for c in term.find_all(exp.Column)):
                 ordered.set("this", term.transform(swap))
     return order, resolved
@@ -106,8 +115,11 @@ def row_key(select: exp.Select) -> exp.Expression:
 def join_parts(parts: Sequence[exp.Expression], missing: str) -> exp.Expression:
     """``a|b`` for a joined row; the side an outer join left empty is ``missing`` (sqlglot's CONCAT_WS
     is NULL as soon as one part is, which gave every unmatched row of a LEFT JOIN the same NULL key)."""
-    return exp.func("concat_ws", exp.Literal.string("|"), *[
-        exp.func("coalesce", exp.cast(p.copy(), "VARCHAR"), exp.Literal.string(missing)) for p in parts])
+    return exp.func(
+        "concat_ws",
+        exp.Literal.string("|"),
+        *[exp.func("coalesce", exp.cast(p.copy(), "VARCHAR"), exp.Literal.string(missing)) for p in parts],
+    )
 
 
 def as_text_sql(node: exp.Expression, text_types: dict[str, str]) -> exp.Expression:
@@ -143,7 +155,9 @@ def int_arg(node: exp.Expression | None) -> int | None:
 
 
 def sources_sql(select: exp.Select) -> str:
-    parts = [select.args["from_"].sql(dialect="duckdb")] + [j.sql(dialect="duckdb") for j in select.args.get("joins") or []]
+    parts = [select.args["from_"].sql(dialect="duckdb")] + [
+        j.sql(dialect="duckdb") for j in select.args.get("joins") or []
+    ]
     return " ".join(parts)
 
 

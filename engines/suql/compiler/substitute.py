@@ -4,6 +4,7 @@ DuckDB then runs the projection, ORDER BY, LIMIT / OFFSET and aggregation over t
 final query, for the output rows' keys (which rows need their SELECT-list calls), and for the rows to
 verify.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -53,9 +54,7 @@ def rewrite(sel: SelectContext, vals: exp.Table) -> exp.Select:
     """The SELECT with its calls read from ``vals`` (LEFT JOINed on the row key as :data:`ALIAS`)."""
     out = sel.select.copy()
     # a bare summary(reviews) in the SELECT list keeps its own text as the column name
-    out.set("expressions", [
-        exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in out.expressions
-    ])
+    out.set("expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in out.expressions])
 
     def swap(node: exp.Expression) -> exp.Expression:
         if is_llm_call(node):
@@ -110,12 +109,19 @@ def final_query(ctx: RunContext, sel: SelectContext, matches: Sequence[Any] | No
 
 def unknown_conditions(sel: SelectContext, conjuncts: Sequence[Conjunct], keys: Sequence[Any]) -> list[str]:
     """The text conditions whose value is unknown on any of ``keys``, sorted."""
-    return sorted({
-        pretty(lit) for c in conjuncts for lit in c.text
-        if any(sel.values.get((k, as_call(n).key), "missing") is None for k in keys for n in calls_in(lit))})
+    return sorted(
+        {
+            pretty(lit)
+            for c in conjuncts
+            for lit in c.text
+            if any(sel.values.get((k, as_call(n).key), "missing") is None for k in keys for n in calls_in(lit))
+        }
+    )
 
 
-def collect_to_verify(ctx: RunContext, sel: SelectContext, unknown: Sequence[Any], conjuncts: Sequence[Conjunct]) -> None:
+def collect_to_verify(
+    ctx: RunContext, sel: SelectContext, unknown: Sequence[Any], conjuncts: Sequence[Conjunct]
+) -> None:
     """The rows whose WHERE is Unknown, with the conditions left unknown, into the run's rows to verify
     (the underlying rows when the query aggregates)."""
     keys = sorted(set(unknown), key=sortable)
@@ -129,8 +135,11 @@ def collect_to_verify(ctx: RunContext, sel: SelectContext, unknown: Sequence[Any
         q.set("group", None)
         q.set("having", None)
         q.set("order", None)
-    q.set("expressions", list(q.expressions) + [exp.alias_(key.copy(), "_suql_key"),
-                                                exp.alias_(ctx.names.display_id(sel.select), "_row")])
+    q.set(
+        "expressions",
+        list(q.expressions)
+        + [exp.alias_(key.copy(), "_suql_key"), exp.alias_(ctx.names.display_id(sel.select), "_row")],
+    )
     q.set("where", exp.Where(this=exp.In(this=key.copy(), expressions=[literal(k) for k in keys])))
     q.set("limit", None)
     q.set("offset", None)

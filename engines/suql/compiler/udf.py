@@ -1,4 +1,5 @@
 """B-duckdb: DuckDB runs the query as written, with answer() / summary() as scalar functions."""
+
 from __future__ import annotations
 
 from sqlglot import exp
@@ -40,7 +41,9 @@ def udf_rewrite(ctx: RunContext, tree: exp.Expression) -> exp.Expression:
 
     tree = tree.copy()
     if isinstance(tree, exp.Select):  # a bare summary(reviews) keeps its own text as the column name
-        tree.set("expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in tree.expressions])
+        tree.set(
+            "expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in tree.expressions]
+        )
 
     def swap(node: exp.Expression) -> exp.Expression:
         if is_llm_call(node):
@@ -53,7 +56,12 @@ def udf_rewrite(ctx: RunContext, tree: exp.Expression) -> exp.Expression:
 
     where = tree.find(exp.Where)
     ctx.state.dnf = pretty(where.this) if where is not None else ""
-    ctx.state.plan = Plan(ctx.mode, ctx.state.dnf, visit_order="DuckDB's own", lazy_reason="DuckDB evaluates whole vectors of rows",
-                          notes=("DuckDB drops rows whose condition is unknown: mode B cannot list rows to verify",))
+    ctx.state.plan = Plan(
+        ctx.mode,
+        ctx.state.dnf,
+        visit_order="DuckDB's own",
+        lazy_reason="DuckDB evaluates whole vectors of rows",
+        notes=("DuckDB drops rows whose condition is unknown: mode B cannot list rows to verify",),
+    )
     ctx.emit(PlanBuilt(ctx.state.plan))
     return tree.copy().transform(swap)

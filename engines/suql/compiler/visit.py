@@ -1,4 +1,5 @@
 """In which order candidate rows are visited, how many (the cap of mode F), and when the visit may stop."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -15,8 +16,15 @@ from engines.suql.language import LLMCall, as_call, calls_in, pretty
 from engines.suql.plan import Conjunct, Mode
 
 
-def laziness(mode: Mode, *, text_where: bool, limit_n: int | None, order: exp.Expression | None, order_dep: bool,
-             aggregated: bool) -> tuple[bool, str]:
+def laziness(
+    mode: Mode,
+    *,
+    text_where: bool,
+    limit_n: int | None,
+    order: exp.Expression | None,
+    order_dep: bool,
+    aggregated: bool,
+) -> tuple[bool, str]:
     """May the visit stop once LIMIT (+ OFFSET) rows match, and why (not)."""
     if not text_where:
         return False, "no answer() in the WHERE"
@@ -46,8 +54,9 @@ def select_calls_scope(mode: Mode, *, aggregated: bool, order_dep: bool) -> str:
     return "the output rows only"
 
 
-def retrieval_scores(ctx: RunContext, select: exp.Select, key: exp.Expression, where_calls: Sequence[LLMCall],
-                     rows: Sequence[Row]) -> dict[str, dict[Any, float]]:
+def retrieval_scores(
+    ctx: RunContext, select: exp.Select, key: exp.Expression, where_calls: Sequence[LLMCall], rows: Sequence[Row]
+) -> dict[str, dict[Any, float]]:
     """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks).
 
     A single base table gets one index per text column, built once and reused by later
@@ -74,8 +83,15 @@ def retrieval_scores(ctx: RunContext, select: exp.Select, key: exp.Expression, w
     return out
 
 
-def visit_order(mode: Mode, rows: Sequence[Row], scores: Scores, conjuncts: Sequence[Conjunct], *,
-                structured_order: bool, order: exp.Order | None) -> tuple[list[Row], str, bool]:
+def visit_order(
+    mode: Mode,
+    rows: Sequence[Row],
+    scores: Scores,
+    conjuncts: Sequence[Conjunct],
+    *,
+    structured_order: bool,
+    order: exp.Order | None,
+) -> tuple[list[Row], str, bool]:
     """The candidates to visit, in order; how the order is described; whether the cap dropped any
     (the results are then approximate).  Sets each row's retrieval score."""
     cands = [r for r in rows if any(f is not False for f in r.flags)] if mode.structured_first else list(rows)
@@ -90,8 +106,7 @@ def visit_order(mode: Mode, rows: Sequence[Row], scores: Scores, conjuncts: Sequ
     capped_some = False
     if mode.cap is not None:
         # a row an OR branch without answer() already decides needs no call: the cap never drops it
-        free = [r for r in cands
-                if any(not c.text and r.flags[i] is True for i, c in enumerate(conjuncts))]
+        free = [r for r in cands if any(not c.text and r.flags[i] is True for i, c in enumerate(conjuncts))]
         free_ids = {id(r) for r in free}
         costly = [r for r in cands if id(r) not in free_ids]
         capped = sorted(costly, key=lambda r: (-r.score, r.key))[: mode.cap]
@@ -100,8 +115,16 @@ def visit_order(mode: Mode, rows: Sequence[Row], scores: Scores, conjuncts: Sequ
         cands = [r for r in cands if id(r) in keep]
     if structured_order:
         assert order is not None
-        return cands, f"the query's ORDER BY ({', '.join(pretty(o) for o in order.expressions)}), then row id", capped_some
+        return (
+            cands,
+            f"the query's ORDER BY ({', '.join(pretty(o) for o in order.expressions)}), then row id",
+            capped_some,
+        )
     if mode.retrieval:
         cands.sort(key=lambda r: (-r.score, r.key))
-        return cands, "retrieval score (BM25, max over chunks, summed over the conjunct's answer() conditions)", capped_some
+        return (
+            cands,
+            "retrieval score (BM25, max over chunks, summed over the conjunct's answer() conditions)",
+            capped_some,
+        )
     return cands, "table order", capped_some

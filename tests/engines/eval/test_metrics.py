@@ -1,4 +1,5 @@
 """Row-wise EM/F1 exactly as SPINACH's, set F1 for contrast, bootstrap intervals."""
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,13 @@ def test_mixed_up_rows_fool_set_f1_not_row_f1():
 
 
 def test_labels_and_descriptions_of_gold_are_ignored_and_variable_names_do_not_matter():
-    gold = [{"item": u("a"), "itemLabel": {"type": "literal", "value": "A"}, "itemDescription": {"type": "literal", "value": "d"}}]
+    gold = [
+        {
+            "item": u("a"),
+            "itemLabel": {"type": "literal", "value": "A"},
+            "itemDescription": {"type": "literal", "value": "d"},
+        }
+    ]
     assert row_f1([{"whatever": u("a")}], gold) == 1.0
 
 

@@ -1,4 +1,5 @@
 """engines.hybridqa.cells: which column holds the passages of a cell, by the world's ``_Info`` rule."""
+
 from __future__ import annotations
 
 from engines.hybridqa.cells import base_column, is_info, linked_column

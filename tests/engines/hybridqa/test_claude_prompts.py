@@ -1,4 +1,5 @@
 """The claude backend's HybridQA prompts and replies (offline)."""
+
 from __future__ import annotations
 
 import pytest

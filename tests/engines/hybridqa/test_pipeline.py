@@ -1,4 +1,5 @@
 """The HybridQA pipeline: parse → execute → retry → short answer, each step an event."""
+
 from __future__ import annotations
 
 import threading
@@ -27,7 +28,9 @@ def test_a_type_i_question_reads_one_passage_and_reports_every_step(world, pipel
     answer = pipeline.ask(T, f"When was the flag bearer of the {r['Name']} Olympics born?", emit=events.append)
     kinds = [type(e).__name__ for e in events if not isinstance(e, CallStarted)]
     assert kinds[0] == "QuestionReceived" and kinds[-1] == "QuestionAnswered"
-    order = [k for k in kinds if k in ("QuestionParsed", "PlanBuilt", "PassageRead", "AttemptExecuted", "AnswerShortened")]
+    order = [
+        k for k in kinds if k in ("QuestionParsed", "PlanBuilt", "PassageRead", "AttemptExecuted", "AnswerShortened")
+    ]
     assert order == ["QuestionParsed", "PlanBuilt", "PassageRead", "AttemptExecuted", "AnswerShortened"]
     read = [e for e in events if isinstance(e, E.PassageRead)]
     assert len(read) == answer.answer_calls == 1 and read[0].column == "Flag Bearer_Info"
@@ -37,7 +40,7 @@ def test_a_type_i_question_reads_one_passage_and_reports_every_step(world, pipel
 
 def test_improvement_1_reads_the_rows_other_passage_column(world, sandbox):
     r = row(world, Name=world.table(T).rows[0][0])
-    wrong = f'SELECT answer("Event year_Info", \'when was this person born?\') FROM {T} WHERE "Name" = \'{r["Name"]}\''
+    wrong = f"SELECT answer(\"Event year_Info\", 'when was this person born?') FROM {T} WHERE \"Name\" = '{r['Name']}'"
     events = []
     with_fallback = HybridQA(sandbox, LLM(Scripted(wrong))).ask(T, "When?", emit=events.append)
     tried = [e for e in events if isinstance(e, E.FallbackTried)]
@@ -46,7 +49,9 @@ def test_improvement_1_reads_the_rows_other_passage_column(world, sandbox):
     assert with_fallback.answer_calls == 2 and with_fallback.final.suql == wrong  # the parser never knew
     reasons = [e.reason for e in events if isinstance(e, E.PassageRead)]
     assert reasons == ["the query's answer()", "fallback: Event year_Info did not say"]
-    without = HybridQA(sandbox, LLM(Scripted(wrong))).ask(T, "When?", improvements=Improvements(fallback=False, retry=False))
+    without = HybridQA(sandbox, LLM(Scripted(wrong))).ask(
+        T, "When?", improvements=Improvements(fallback=False, retry=False)
+    )
     assert without.no_result and without.short == "" and without.fallback_calls == 0
 
 
@@ -89,7 +94,14 @@ def test_superlative_reads_every_row_type_iv_only_the_filtered_ones(world, pipel
     t = world.table(T)
     youngest = pipeline.ask(T, "Who is the youngest flag bearer?")
     assert youngest.answer_calls == len(t.rows)
-    best = max(t.records(), key=lambda r: r["Flag Bearer_Info"].split("born on ")[-1][:10] if "born on" in r["Flag Bearer_Info"] else r["Flag Bearer_Info"].split("born ")[1][:10])
+    best = max(
+        t.records(),
+        key=lambda r: (
+            r["Flag Bearer_Info"].split("born on ")[-1][:10]
+            if "born on" in r["Flag Bearer_Info"]
+            else r["Flag Bearer_Info"].split("born ")[1][:10]
+        ),
+    )
     assert youngest.short == best["Flag Bearer"]
     males = sum(r[5] == "Male" for r in t.rows)
     iv = pipeline.ask(T, "Which male flag bearer competed in athletics?")

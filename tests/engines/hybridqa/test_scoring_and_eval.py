@@ -1,4 +1,5 @@
 """Scoring: SQuAD EM/F1, the judge that reads hidden truth, the error classes, and the evaluation."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,10 @@ def test_squad_normalisation_em_and_f1():
 
 
 TRUTH = QuestionTruth(
-    answers=(CorrectAnswer("date", ("1994-08-09", "August 9, 1994", "9 August 1994")),
-             CorrectAnswer("date", ("1990-01-02",))),
+    answers=(
+        CorrectAnswer("date", ("1994-08-09", "August 9, 1994", "9 August 1994")),
+        CorrectAnswer("date", ("1990-01-02",)),
+    ),
     columns=("Flag Bearer_Info",),
     suql="SELECT answer(\"Flag Bearer_Info\", 'when was this person born?') FROM veloria_flag_bearers WHERE \"Name\" = 'V'",
     gold_wrong=False,
@@ -33,8 +36,16 @@ def test_the_judge_accepts_any_correct_answer_in_any_form():
 
 
 def answer(short: str, suql: str = TRUTH.suql, rows=(("x",),), fallback_calls: int = 0) -> HybridAnswer:
-    return HybridAnswer("veloria_flag_bearers", "q", (Attempt(1, suql, ("c0",), rows),), short, short or None,
-                        1, fallback_calls, Improvements())
+    return HybridAnswer(
+        "veloria_flag_bearers",
+        "q",
+        (Attempt(1, suql, ("c0",), rows),),
+        short,
+        short or None,
+        1,
+        fallback_calls,
+        Improvements(),
+    )
 
 
 def test_error_classes(sandbox):
@@ -46,13 +57,16 @@ def test_error_classes(sandbox):
     assert error_class(answer("1899-01-27", other_row), "1994-08-09", TRUTH, sandbox, judged=False) == "wrong query"
     column = TRUTH.suql.replace('"Flag Bearer_Info"', '"Event year_Info"')
     assert error_class(answer("1899-01-27", column), "1994-08-09", TRUTH, sandbox, judged=False) == "wrong column"
-    assert error_class(answer("1899-01-27", column, fallback_calls=1), "1994-08-09", TRUTH, sandbox, judged=False) == "reader error"
+    assert (
+        error_class(answer("1899-01-27", column, fallback_calls=1), "1994-08-09", TRUTH, sandbox, judged=False)
+        == "reader error"
+    )
     assert error_class(answer("1899-01-27"), "1994-08-09", TRUTH, sandbox, judged=False) == "reader error"
 
 
 def test_same_meaning_compares_rows_selected_and_order(sandbox):
     t = "veloria_flag_bearers"
-    a = f"SELECT \"Flag Bearer\" FROM {t} WHERE \"Gender\" = 'Male' ORDER BY answer(\"Flag Bearer_Info\", 'b')::date DESC LIMIT 1"
+    a = f'SELECT "Flag Bearer" FROM {t} WHERE "Gender" = \'Male\' ORDER BY answer("Flag Bearer_Info", \'b\')::date DESC LIMIT 1'
     assert same_meaning(a, a.replace("answer(\"Flag Bearer_Info\", 'b')", "answer(\"Flag Bearer_Info\", 'c')"), sandbox)
     assert not same_meaning(a, a.replace("DESC", "ASC"), sandbox)
     assert not same_meaning(a, a.replace("'Male'", "'Female'"), sandbox)

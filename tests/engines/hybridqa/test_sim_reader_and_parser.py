@@ -1,4 +1,5 @@
 """The simulated LLM's HybridQA parts: reading passages, the zero-shot parser, the short answer."""
+
 from __future__ import annotations
 
 import inspect
@@ -12,10 +13,14 @@ from engines.llm.sim_hybrid import HybridRates
 
 from .conftest import NO_MISTAKES
 
-BEARER = ("Lina Varga (born on 1994-08-09) is a Velorian hurdler. She competed in the women's 400 m hurdles event "
-          "at the 2016 Summer Olympics. She won her first national title on 2015-06-12.")
-GAMES = ("The 2016 Summer Olympics, officially the Games of the XXXI Olympiad, were held in Rio de Janeiro, Brazil. "
-         "Veloria sent 24 athletes to the Games.")
+BEARER = (
+    "Lina Varga (born on 1994-08-09) is a Velorian hurdler. She competed in the women's 400 m hurdles event "
+    "at the 2016 Summer Olympics. She won her first national title on 2015-06-12."
+)
+GAMES = (
+    "The 2016 Summer Olympics, officially the Games of the XXXI Olympiad, were held in Rio de Janeiro, Brazil. "
+    "Veloria sent 24 athletes to the Games."
+)
 
 
 def read(text: str, question: str):
@@ -26,9 +31,18 @@ def test_reads_dates_places_and_events_from_the_stating_sentence():
     assert read(BEARER, "when was this person born?").value == "1994-08-09"
     assert read(BEARER, "which event did this person compete in?").value == "women's 400 m hurdles"
     assert read(GAMES, "where were the games held?").value == "Rio de Janeiro, Brazil"
-    assert read("St. Louis, United States hosted the 1904 Summer Olympics. X won.", "where were the games held?").value == "St. Louis, United States"
-    assert read("Emil Holm is a judoka, born on 1990-01-02 in Brindle. He took part in the men's 81 kg event at the 1992 "
-                "Summer Olympics.", "on what date was this person born?").value == "1990-01-02"
+    assert (
+        read("St. Louis, United States hosted the 1904 Summer Olympics. X won.", "where were the games held?").value
+        == "St. Louis, United States"
+    )
+    assert (
+        read(
+            "Emil Holm is a judoka, born on 1990-01-02 in Brindle. He took part in the men's 81 kg event at the 1992 "
+            "Summer Olympics.",
+            "on what date was this person born?",
+        ).value
+        == "1990-01-02"
+    )
 
 
 def test_yes_no_on_what_a_passage_states():
@@ -51,11 +65,15 @@ def test_unknown_when_the_passage_does_not_state_the_relation():
 
 def test_seeded_misreading_takes_another_date_of_the_passage():
     sim = SimBackend(seed=224)
-    values = {sim.answer(BEARER.replace("Lina", name), "when was this person born?").value.value
-              for name in (f"P{i}" for i in range(400))}
+    values = {
+        sim.answer(BEARER.replace("Lina", name), "when was this person born?").value.value
+        for name in (f"P{i}" for i in range(400))
+    }
     assert values == {"1994-08-09", "2015-06-12"}  # never invented, sometimes the other date
     sim.misread_rate = 0
-    assert {sim.answer(BEARER.replace("Lina", f"P{i}"), "when was this person born?").value.value for i in range(100)} == {"1994-08-09"}
+    assert {
+        sim.answer(BEARER.replace("Lina", f"P{i}"), "when was this person born?").value.value for i in range(100)
+    } == {"1994-08-09"}
     assert "misread=0" in sim.model
 
 
@@ -73,13 +91,20 @@ def test_the_parser_writes_the_experts_query_for_every_generated_question(world)
 
 
 def test_the_parser_reads_any_schema_of_that_kind():
-    schema = ('CREATE TABLE "delegation" (\n    "Olympiad" TEXT,\n    "Season year" TEXT,\n    "Season year_Info" TEXT,\n'
-              '    "Athlete" TEXT,\n    "Athlete_Info" TEXT,\n    "Sex" TEXT\n);')
+    schema = (
+        'CREATE TABLE "delegation" (\n    "Olympiad" TEXT,\n    "Season year" TEXT,\n    "Season year_Info" TEXT,\n'
+        '    "Athlete" TEXT,\n    "Athlete_Info" TEXT,\n    "Sex" TEXT\n);'
+    )
     sql = sim_hybrid.parse("Which female flag bearer competed in judo?", schema, seed=1, rates=NO_MISTAKES)
-    assert sql == ('SELECT "Athlete" FROM "delegation" WHERE "Sex" = \'Female\' AND '
-                   'answer("Athlete_Info", \'did this person compete in judo?\') = \'Yes\'')
+    assert sql == (
+        'SELECT "Athlete" FROM "delegation" WHERE "Sex" = \'Female\' AND '
+        "answer(\"Athlete_Info\", 'did this person compete in judo?') = 'Yes'"
+    )
     sql = sim_hybrid.parse("When was the flag bearer of the 1996 Olympics born?", schema, seed=1, rates=NO_MISTAKES)
-    assert sql == 'SELECT answer("Athlete_Info", \'when was this person born?\') FROM "delegation" WHERE "Season year" = \'1996\''
+    assert (
+        sql
+        == 'SELECT answer("Athlete_Info", \'when was this person born?\') FROM "delegation" WHERE "Season year" = \'1996\''
+    )
 
 
 def test_mistakes_are_seeded_and_a_retry_writes_another_query(world):

@@ -2,6 +2,7 @@
 solutions that exist, labels of constants and alternative labels in the language list, short
 dateTime literals, aggregates over nothing, shown IRIs that paste back, and the two stores giving
 the same multiset on SPINACH's dev gold queries."""
+
 from __future__ import annotations
 
 import json
@@ -39,28 +40,31 @@ def endpoint(request, endpoints):
 
 def multiset(result) -> Counter:
     """The rows as a multiset of full terms (type, value, datatype, language)."""
-    return Counter(frozenset((k, v.get("type"), v["value"], v.get("datatype"), v.get("xml:lang")) for k, v in b.items())
-                   for b in result.bindings)
+    return Counter(
+        frozenset((k, v.get("type"), v["value"], v.get("datatype"), v.get("xml:lang")) for k, v in b.items())
+        for b in result.bindings
+    )
 
 
 # --- 1. the label service never binds a variable the pattern left unbound ---------------------------
 
+
 def test_a_label_of_a_variable_bound_only_in_optional_adds_no_rows(world, endpoint):
     plain = endpoint.execute("SELECT ?p ?a WHERE { ?p wdt:P106 ?o . OPTIONAL { ?p wdt:P166 ?a } }")
-    labelled = endpoint.execute("SELECT ?p ?a ?aLabel WHERE { ?p wdt:P106 ?o . OPTIONAL { ?p wdt:P166 ?a } "
-                                + LABEL % "en" + " }")
+    labelled = endpoint.execute(
+        "SELECT ?p ?a ?aLabel WHERE { ?p wdt:P106 ?o . OPTIONAL { ?p wdt:P166 ?a } " + LABEL % "en" + " }"
+    )
     assert not labelled.truncated and len(labelled) == len(plain) > 100
     assert Counter((r["p"], r["a"]) for r in labelled.records()) == Counter((r["p"], r["a"]) for r in plain.records())
     unbound = [r for r in labelled.records() if r["a"] is None]
     assert unbound and all(r["aLabel"] is None for r in unbound)
     for r in labelled.records():
         if r["a"] is not None:
-            assert r["aLabel"] == world.label(r["a"][len(WD):])
+            assert r["aLabel"] == world.label(r["a"][len(WD) :])
 
 
 def test_labels_of_a_variable_bound_in_one_union_branch_only(endpoint):
-    q = ("SELECT ?x ?y ?yLabel WHERE { { ?x wdt:P31 wd:Q1000 } UNION { ?x wdt:P166 ?y } "
-         + LABEL % "en" + " }")
+    q = "SELECT ?x ?y ?yLabel WHERE { { ?x wdt:P31 wd:Q1000 } UNION { ?x wdt:P166 ?y } " + LABEL % "en" + " }"
     plain = endpoint.execute("SELECT ?x ?y WHERE { { ?x wdt:P31 wd:Q1000 } UNION { ?x wdt:P166 ?y } }")
     got = endpoint.execute(q)
     assert len(got) == len(plain)
@@ -69,13 +73,18 @@ def test_labels_of_a_variable_bound_in_one_union_branch_only(endpoint):
 
 # --- 2. labels of constants; alternative labels follow the language list ---------------------------
 
+
 def test_a_label_on_a_constant_subject(world, endpoint):
     e = world.entities["Q1001"]
-    got = endpoint.execute('SELECT ?l ?d WHERE { SERVICE wikibase:label { bd:serviceParam wikibase:language "en". '
-                           "wd:Q1001 rdfs:label ?l ; schema:description ?d . } }")
+    got = endpoint.execute(
+        'SELECT ?l ?d WHERE { SERVICE wikibase:label { bd:serviceParam wikibase:language "en". '
+        "wd:Q1001 rdfs:label ?l ; schema:description ?d . } }"
+    )
     assert got.records() == [{"l": e.label, "d": e.description}]
-    iri = endpoint.execute('SELECT ?l WHERE { SERVICE wikibase:label { bd:serviceParam wikibase:language "en". '
-                           "<http://www.wikidata.org/entity/Q1001> rdfs:label ?l } }")
+    iri = endpoint.execute(
+        'SELECT ?l WHERE { SERVICE wikibase:label { bd:serviceParam wikibase:language "en". '
+        "<http://www.wikidata.org/entity/Q1001> rdfs:label ?l } }"
+    )
     assert iri.records() == [{"l": e.label}]
 
 
@@ -92,26 +101,38 @@ def test_alt_labels_follow_the_language_list(world, endpoint):
 def test_a_language_list_that_is_not_language_codes_is_a_clear_error():
     for bad in ("'en\") } ?s ?p ?o . #'", '"en,fr;x"', '"e n"'):
         with pytest.raises(SparqlSyntaxError, match="not a language code"):
-            prepare(f"SELECT ?x ?xLabel WHERE {{ ?x wdt:P31 wd:Q5 . SERVICE wikibase:label {{ bd:serviceParam wikibase:language {bad} . }} }}")
-    prepare('SELECT ?x ?xLabel WHERE { ?x wdt:P31 wd:Q5 . SERVICE wikibase:label { bd:serviceParam wikibase:language "[AUTO_Language],en-GB". } }')
+            prepare(
+                f"SELECT ?x ?xLabel WHERE {{ ?x wdt:P31 wd:Q5 . SERVICE wikibase:label {{ bd:serviceParam wikibase:language {bad} . }} }}"
+            )
+    prepare(
+        'SELECT ?x ?xLabel WHERE { ?x wdt:P31 wd:Q5 . SERVICE wikibase:label { bd:serviceParam wikibase:language "[AUTO_Language],en-GB". } }'
+    )
 
 
 # --- 3. short dateTime literals read as midnight ---------------------------------------------------------
 
+
 def test_a_short_date_time_literal_reads_as_midnight(endpoint):
     full = endpoint.execute('SELECT ?d WHERE { ?s pq:P585 ?d . FILTER(?d >= "1990-01-01T00:00:00Z"^^xsd:dateTime) }')
     assert full.has_rows
-    for short in ('"1990-01-01"^^xsd:dateTime', '"1990-01-01T00:00:00"^^xsd:dateTime',
-                  "'1990-01-01'^^<http://www.w3.org/2001/XMLSchema#dateTime>"):
+    for short in (
+        '"1990-01-01"^^xsd:dateTime',
+        '"1990-01-01T00:00:00"^^xsd:dateTime',
+        "'1990-01-01'^^<http://www.w3.org/2001/XMLSchema#dateTime>",
+    ):
         got = endpoint.execute(f"SELECT ?d WHERE {{ ?s pq:P585 ?d . FILTER(?d >= {short}) }}")
         assert multiset(got) == multiset(full), short
     equal = endpoint.execute('SELECT ?s WHERE { ?s pq:P585 "1990-01-01"^^xsd:dateTime }')
-    assert multiset(equal) == multiset(endpoint.execute('SELECT ?s WHERE { ?s pq:P585 "1990-01-01T00:00:00Z"^^xsd:dateTime }'))
+    assert multiset(equal) == multiset(
+        endpoint.execute('SELECT ?s WHERE { ?s pq:P585 "1990-01-01T00:00:00Z"^^xsd:dateTime }')
+    )
 
 
 def test_only_date_time_literals_are_rewritten():
-    p = prepare('PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT ?d WHERE { ?s pq:P585 ?d . '
-                'FILTER(?d > "1990-01-01"^^xsd:dateTime && STR(?d) != "1990-01-01" && ?d != "1990-01-01"^^xsd:date) }')
+    p = prepare(
+        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> SELECT ?d WHERE { ?s pq:P585 ?d . "
+        'FILTER(?d > "1990-01-01"^^xsd:dateTime && STR(?d) != "1990-01-01" && ?d != "1990-01-01"^^xsd:date) }'
+    )
     assert '"1990-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>' in p.text
     assert 'STR(?d) != "1990-01-01"' in p.text and '"1990-01-01"^^xsd:date' in p.text
     assert any("midnight" in n for n in p.notes)
@@ -119,24 +140,34 @@ def test_only_date_time_literals_are_rewritten():
 
 # --- 4. aggregates over no solutions (SPARQL 1.1 §18.5) -----------------------------------------------------
 
-@pytest.mark.parametrize("query, rows", [
-    # a grouped subquery over nothing has no solutions: it must not join with every outer row
-    ("SELECT ?s ?n WHERE { ?s wdt:P31 ?c . { SELECT ?s (COUNT(*) AS ?n) WHERE { ?s wdt:P999 ?o } GROUP BY ?s } }", []),
-    ("SELECT ?s ?n WHERE { { SELECT ?s (COUNT(*) AS ?n) WHERE { ?s wdt:P999 ?o } GROUP BY ?s } ?s wdt:P31 ?c }", []),
-    # no GROUP BY: one group, one row, even when the aggregate is unbound
-    ("SELECT (MAX(?o) AS ?m) WHERE { ?s wdt:P999 ?o }", [{"m": None}]),
-    ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P999 ?o }", [{"m": "0"}]),
-    ("SELECT ?m WHERE { { SELECT (SAMPLE(?o) AS ?m) WHERE { ?s wdt:P999 ?o } } }", [{"m": None}]),
-    # with GROUP BY: no groups, no rows
-    ("SELECT ?s (MAX(?o) AS ?m) WHERE { ?s wdt:P999 ?o } GROUP BY ?s", []),
-    ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P999 ?o } GROUP BY ?o", []),
-    # an empty VALUES block is no solutions (rdflib fails on it), FILTER(false) keeps none (rdflib drops it)
-    ("SELECT (COUNT(?x) AS ?m) WHERE { VALUES ?x { } }", [{"m": "0"}]),
-    ("SELECT ?x (COUNT(?x) AS ?m) WHERE { VALUES ?x { } } GROUP BY ?x", []),
-    ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER(false) }", [{"m": "0"}]),
-    ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER(0) }", [{"m": "0"}]),
-    ('SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER("") }', [{"m": "0"}]),
-])
+
+@pytest.mark.parametrize(
+    "query, rows",
+    [
+        # a grouped subquery over nothing has no solutions: it must not join with every outer row
+        (
+            "SELECT ?s ?n WHERE { ?s wdt:P31 ?c . { SELECT ?s (COUNT(*) AS ?n) WHERE { ?s wdt:P999 ?o } GROUP BY ?s } }",
+            [],
+        ),
+        (
+            "SELECT ?s ?n WHERE { { SELECT ?s (COUNT(*) AS ?n) WHERE { ?s wdt:P999 ?o } GROUP BY ?s } ?s wdt:P31 ?c }",
+            [],
+        ),
+        # no GROUP BY: one group, one row, even when the aggregate is unbound
+        ("SELECT (MAX(?o) AS ?m) WHERE { ?s wdt:P999 ?o }", [{"m": None}]),
+        ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P999 ?o }", [{"m": "0"}]),
+        ("SELECT ?m WHERE { { SELECT (SAMPLE(?o) AS ?m) WHERE { ?s wdt:P999 ?o } } }", [{"m": None}]),
+        # with GROUP BY: no groups, no rows
+        ("SELECT ?s (MAX(?o) AS ?m) WHERE { ?s wdt:P999 ?o } GROUP BY ?s", []),
+        ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P999 ?o } GROUP BY ?o", []),
+        # an empty VALUES block is no solutions (rdflib fails on it), FILTER(false) keeps none (rdflib drops it)
+        ("SELECT (COUNT(?x) AS ?m) WHERE { VALUES ?x { } }", [{"m": "0"}]),
+        ("SELECT ?x (COUNT(?x) AS ?m) WHERE { VALUES ?x { } } GROUP BY ?x", []),
+        ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER(false) }", [{"m": "0"}]),
+        ("SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER(0) }", [{"m": "0"}]),
+        ('SELECT (COUNT(*) AS ?m) WHERE { ?s wdt:P31 ?o FILTER("") }', [{"m": "0"}]),
+    ],
+)
 def test_aggregates_over_no_solutions(endpoint, query, rows):
     got = endpoint.execute(query)
     assert got.feedback in (Feedback.ROWS, Feedback.EMPTY), got.message
@@ -152,8 +183,7 @@ def test_the_upstream_report_reproduces_on_plain_rdflib():
     ex = Namespace("http://example.org/")
     g = Graph()
     g.add((ex.a, ex.p, ex.b))
-    q = ("SELECT ?s ?n WHERE { ?s ?p ?o . "
-         "{ SELECT ?s (COUNT(*) AS ?n) WHERE { ?s <urn:none> ?x } GROUP BY ?s } }")
+    q = "SELECT ?s ?n WHERE { ?s ?p ?o . { SELECT ?s (COUNT(*) AS ?n) WHERE { ?s <urn:none> ?x } GROUP BY ?s } }"
     import rdflib.plugins.sparql as rs
 
     saved = dict(rs.CUSTOM_EVALS)
@@ -172,7 +202,8 @@ KNOWN_DIFFERENCES = {
     "ca1cf9373404e3260f8f1a9c95104f6de08b3eb839c0a07832943c53cfc047a9": (
         "the query groups by ?count and also selects (COUNT(…) AS ?count); SPARQL 1.1 (§18.2.4.1) forbids an "
         "expression to bind a variable already in scope: Oxigraph refuses it as a syntax error, rdflib runs it",
-        "overrides an existing variable"),
+        "overrides an existing variable",
+    ),
 }
 
 
@@ -218,6 +249,7 @@ def test_both_stores_give_the_same_full_terms_on_the_worlds_gold_queries(world, 
 
 # --- 6. shown IRIs paste back ------------------------------------------------------------------------------
 
+
 def test_statement_iris_are_shown_with_wikidata_prefixes():
     assert compact(WD + "statement/Q1167-0E975234-F0F4-11E8") == "wds:Q1167-0E975234-F0F4-11E8"
     assert compact("http://www.wikidata.org/prop/statement/P166") == "ps:P166"
@@ -230,7 +262,7 @@ def test_statement_iris_are_shown_with_wikidata_prefixes():
     assert compact("http://www.wikidata.org/prop/P166") == "p:P166"
     assert compact(WD + "Q42") == "wd:Q42"
     # whoever takes the first namespace that matches (the TUI does) gets the same
-    first = lambda iri: next(f"{p}:{iri[len(ns):]}" for p, ns in PREFIXES.items() if iri.startswith(ns))  # noqa: E731
+    first = lambda iri: next(f"{p}:{iri[len(ns) :]}" for p, ns in PREFIXES.items() if iri.startswith(ns))  # noqa: E731
     assert first(WD + "statement/Q1-A") == "wds:Q1-A" and first("http://www.wikidata.org/prop/statement/P1") == "ps:P1"
     for odd in (WD + "a/b", WD + "x.", WD + "-x", WD + "é", "http://example.org/q?x=1"):
         assert compact(odd) == f"<{odd}>"

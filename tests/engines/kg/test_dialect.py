@@ -1,4 +1,5 @@
 """Wikidata's dialect on rdflib: conformance on SPINACH's 155 gold queries, and each rewrite."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,9 @@ def text(q: str) -> str:
 
 
 def test_no_prefix_lines_needed():
-    p = prepare("SELECT ?x WHERE { wd:Q1 wdt:P31 ?x . ?s p:P166 ?st . ?st ps:P166 ?a ; pq:P585 ?d . ?x rdfs:label ?l . ?x schema:description ?d2 }")
+    p = prepare(
+        "SELECT ?x WHERE { wd:Q1 wdt:P31 ?x . ?s p:P166 ?st . ?st ps:P166 ?a ; pq:P585 ?d . ?x rdfs:label ?l . ?x schema:description ?d2 }"
+    )
     assert p.form == "SELECT" and p.algebra is not None
 
 
@@ -72,15 +75,18 @@ def test_strings_iris_and_comments_are_not_rewritten():
     assert '"SERVICE wikibase:label { } hint:Query hint:x 1 . ?a?b"' in t and "evil" not in t
 
 
-@pytest.mark.parametrize("query, fragment", [
-    ("INSERT DATA { wd:Q1 wdt:P31 wd:Q2 }", "read-only"),
-    ("DELETE WHERE { ?s ?p ?o }", "read-only"),
-    ("PREFIX ex: <http://e/> CLEAR ALL", "read-only"),
-    ("LOAD <http://example.org/data.ttl>", "read-only"),
-    ("SELECT * FROM <http://example.org/g> WHERE { ?s ?p ?o }", "FROM"),
-    ("SELECT * WHERE { SERVICE <http://dbpedia.org/sparql> { ?s ?p ?o } }", "never calls other endpoints"),
-    ("SELECT * WHERE { SERVICE SILENT ?endpoint { ?s ?p ?o } }", "never calls other endpoints"),
-])
+@pytest.mark.parametrize(
+    "query, fragment",
+    [
+        ("INSERT DATA { wd:Q1 wdt:P31 wd:Q2 }", "read-only"),
+        ("DELETE WHERE { ?s ?p ?o }", "read-only"),
+        ("PREFIX ex: <http://e/> CLEAR ALL", "read-only"),
+        ("LOAD <http://example.org/data.ttl>", "read-only"),
+        ("SELECT * FROM <http://example.org/g> WHERE { ?s ?p ?o }", "FROM"),
+        ("SELECT * WHERE { SERVICE <http://dbpedia.org/sparql> { ?s ?p ?o } }", "never calls other endpoints"),
+        ("SELECT * WHERE { SERVICE SILENT ?endpoint { ?s ?p ?o } }", "never calls other endpoints"),
+    ],
+)
 def test_refused(query, fragment):
     with pytest.raises(SparqlRefused, match=fragment):
         prepare(query)
@@ -92,12 +98,16 @@ def test_service_to_the_endpoint_itself_is_inlined():
 
 
 def test_geospatial_service_plans_but_is_marked_offline():
-    p = prepare('SELECT ?place WHERE { wd:Q1 wdt:P625 ?c . SERVICE wikibase:around { ?place wdt:P625 ?loc . '
-                'bd:serviceParam wikibase:center ?c ; wikibase:radius "1" . } }')
+    p = prepare(
+        "SELECT ?place WHERE { wd:Q1 wdt:P625 ?c . SERVICE wikibase:around { ?place wdt:P625 ?loc . "
+        'bd:serviceParam wikibase:center ?c ; wikibase:radius "1" . } }'
+    )
     assert p.unsupported and "wikibase:around" in p.unsupported
 
 
-@pytest.mark.parametrize("query", ["", "   ", "SELECT", "SELECT ?x WHERE { ?x ?p ", "SELEKT * WHERE {}", "SELECT * WHERE { ?s foo:bar ?o }"])
+@pytest.mark.parametrize(
+    "query", ["", "   ", "SELECT", "SELECT ?x WHERE { ?x ?p ", "SELEKT * WHERE {}", "SELECT * WHERE { ?s foo:bar ?o }"]
+)
 def test_syntax_errors_say_where(query):
     with pytest.raises(SparqlSyntaxError) as caught:
         prepare(query)
@@ -106,25 +116,29 @@ def test_syntax_errors_say_where(query):
 
 # --- what may run is decided on the plan, after escapes are expanded -------------------------------
 
+
 def test_escapes_are_expanded_before_anything_reads_the_query():
     p = prepare('SELECT ?x WHERE { BIND("caf\\u00E9" AS ?x) }')
     assert "café" in p.text and "\\u" not in p.text
     with pytest.raises(SparqlSyntaxError, match="expands to another escape"):
         prepare("SELECT * WHERE { SERV\\u005Cu0049CE <http://e/> { ?s ?p ?o } }")
     with pytest.raises(SparqlSyntaxError):
-        prepare("SELECT * WHERE { ?s ?p \"\\UFFFFFFFF\" }")
+        prepare('SELECT * WHERE { ?s ?p "\\UFFFFFFFF" }')
 
 
-@pytest.mark.parametrize("query, fragment", [
-    ("SELECT * WHERE { SERV\\u0049CE <http://e/sparql> { ?s ?p ?o } }", "SERVICE <http://e/sparql> is refused"),
-    ("SELECT * WHERE {SERVICE<http://e/sparql>{?s ?p ?o}}", "never calls other endpoints"),
-    ("SELECT * WHERE { VALUES ?e { <http://e/> } SERVICE ?e { ?s ?p ?o } }", "SERVICE ?e is refused"),
-    ("PREFIX x: <http://e/> SELECT * WHERE { SERVICE x:q { ?s ?p ?o } }", "never calls other endpoints"),
-    ("SELECT * FR\\u004FM <http://e/g> WHERE { ?s ?p ?o }", "FROM is refused"),
-    ("SELECT * FROM NAMED<file:///etc/passwd> WHERE { GRAPH ?g { ?s ?p ?o } }", "FROM NAMED is refused"),
-    ("L\\u004FAD <http://e/data.ttl>", "LOAD is refused"),
-    ("WITH <http://e/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }", "read-only"),
-])
+@pytest.mark.parametrize(
+    "query, fragment",
+    [
+        ("SELECT * WHERE { SERV\\u0049CE <http://e/sparql> { ?s ?p ?o } }", "SERVICE <http://e/sparql> is refused"),
+        ("SELECT * WHERE {SERVICE<http://e/sparql>{?s ?p ?o}}", "never calls other endpoints"),
+        ("SELECT * WHERE { VALUES ?e { <http://e/> } SERVICE ?e { ?s ?p ?o } }", "SERVICE ?e is refused"),
+        ("PREFIX x: <http://e/> SELECT * WHERE { SERVICE x:q { ?s ?p ?o } }", "never calls other endpoints"),
+        ("SELECT * FR\\u004FM <http://e/g> WHERE { ?s ?p ?o }", "FROM is refused"),
+        ("SELECT * FROM NAMED<file:///etc/passwd> WHERE { GRAPH ?g { ?s ?p ?o } }", "FROM NAMED is refused"),
+        ("L\\u004FAD <http://e/data.ttl>", "LOAD is refused"),
+        ("WITH <http://e/g> DELETE { ?s ?p ?o } WHERE { ?s ?p ?o }", "read-only"),
+    ],
+)
 def test_refused_on_the_plan_however_spelled(query, fragment):
     with pytest.raises(SparqlRefused, match=re.escape(fragment)):
         prepare(query)

@@ -1,4 +1,5 @@
 """The endpoint: the four feedbacks, timeouts, literals as written, both stores, pages, robustness."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,8 +30,10 @@ def endpoint(request, endpoints):
     return endpoints[request.param]
 
 
-LABELLED = ('SELECT ?m ?mLabel ?mDescription ?e WHERE { ?m wdt:P31 wd:%s ; wdt:P2044 ?e . '
-            'SERVICE wikibase:label { bd:serviceParam wikibase:language "[AUTO_LANGUAGE],en". } } ORDER BY DESC(?e) LIMIT 3')
+LABELLED = (
+    "SELECT ?m ?mLabel ?mDescription ?e WHERE { ?m wdt:P31 wd:%s ; wdt:P2044 ?e . "
+    'SERVICE wikibase:label { bd:serviceParam wikibase:language "[AUTO_LANGUAGE],en". } } ORDER BY DESC(?e) LIMIT 3'
+)
 
 
 def test_rows_with_labels(world, endpoint):
@@ -45,8 +48,10 @@ def test_rows_with_labels(world, endpoint):
 
 
 def test_bare_id_when_no_label(endpoint):
-    r = endpoint.execute('SELECT ?x ?xLabel WHERE { VALUES ?x { wd:Q99999 wd:Q1000 } '
-                         'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }')
+    r = endpoint.execute(
+        "SELECT ?x ?xLabel WHERE { VALUES ?x { wd:Q99999 wd:Q1000 } "
+        'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }'
+    )
     assert sorted((x["x"], x["xLabel"]) for x in r.records()) == [(WD + "Q1000", "human"), (WD + "Q99999", "Q99999")]
 
 
@@ -100,7 +105,9 @@ def test_update_refused(endpoint):
 
 def test_offline_service_refused_at_execution(endpoint):
     with pytest.raises(SparqlRefused, match="wikibase:around"):
-        endpoint.execute('SELECT ?p WHERE { SERVICE wikibase:around { ?p wdt:P625 ?l . bd:serviceParam wikibase:center "Point(0 0)" . } }')
+        endpoint.execute(
+            'SELECT ?p WHERE { SERVICE wikibase:around { ?p wdt:P625 ?l . bd:serviceParam wikibase:center "Point(0 0)" . } }'
+        )
 
 
 def test_both_stores_agree_on_the_gold_queries(world, endpoints):
@@ -135,20 +142,25 @@ def test_pages_search_and_examples(world, endpoint):
 # --- robustness: random and mangled queries give a feedback or a clear refusal, never a traceback ---------
 
 _SEEDS = [
-    "SELECT ?x ?xLabel WHERE { ?x wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } }",
+    'SELECT ?x ?xLabel WHERE { ?x wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }',
     "SELECT ?x WITH { SELECT ?x WHERE { ?x wdt:P19 ?b } } AS %a WHERE { INCLUDE %a }",
-    "SELECT (COUNT(?x) AS ?n) WHERE { ?x wdt:P279* wd:Q1020 . hint:Prior hint:gearing \"forward\" . } GROUP BY ?x",
+    'SELECT (COUNT(?x) AS ?n) WHERE { ?x wdt:P279* wd:Q1020 . hint:Prior hint:gearing "forward" . } GROUP BY ?x',
     "ASK { wd:Q1000 ?p ?o }",
 ]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(seed=st.sampled_from(_SEEDS), cuts=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 6), st.text(max_size=4)), max_size=4))
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    seed=st.sampled_from(_SEEDS),
+    cuts=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 6), st.text(max_size=4)), max_size=4),
+)
 def test_mangled_queries_fail_cleanly(endpoints, seed, cuts):
     q = seed
     for at, n, insert in cuts:
         at = min(at, len(q))
-        q = q[:at] + insert + q[at + n:]
+        q = q[:at] + insert + q[at + n :]
     for ep in endpoints.values():
         try:
             r = ep.execute(q)

@@ -5,6 +5,7 @@ blocks until the test's poller opens the other end) and a plain file holds a mar
 of the spellings below runs on both stores with the worker's network namespace switched off, so
 the check on the plan and the stores' own switches must hold by themselves.
 """
+
 from __future__ import annotations
 
 import http.server
@@ -40,8 +41,12 @@ class _Recorder(http.server.ThreadingHTTPServer):
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     def _answer(self) -> None:
-        body = json.dumps({"head": {"vars": ["s", "p", "o"]}, "results": {"bindings": [
-            {v: {"type": "literal", "value": MARK} for v in ("s", "p", "o")}]}}).encode()
+        body = json.dumps(
+            {
+                "head": {"vars": ["s", "p", "o"]},
+                "results": {"bindings": [{v: {"type": "literal", "value": MARK} for v in ("s", "p", "o")}]},
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/sparql-results+json")
         self.send_header("Content-Length", str(len(body)))
@@ -93,8 +98,15 @@ def traps(tmp_path_factory):
     leak = folder / "leak.nt"
     leak.write_text(f'<urn:leak:s> <urn:leak:p> "{MARK}" .\n', encoding="utf-8")
     fifo = _FifoWatch(folder / "leak.fifo")
-    yield {"server": server, "url": f"http://127.0.0.1:{server.server_port}/sparql", "host": f"127.0.0.1:{server.server_port}",
-           "file": leak.as_uri(), "dir": folder.as_uri() + "/", "fifo": fifo.path.as_uri(), "watch": fifo}
+    yield {
+        "server": server,
+        "url": f"http://127.0.0.1:{server.server_port}/sparql",
+        "host": f"127.0.0.1:{server.server_port}",
+        "file": leak.as_uri(),
+        "dir": folder.as_uri() + "/",
+        "fifo": fifo.path.as_uri(),
+        "watch": fifo,
+    }
     fifo.stop()
     server.shutdown()
     server.server_close()
@@ -120,8 +132,13 @@ SPELLINGS: list[tuple[str, str]] = [
     ("SELECT * WHERE {\n\tSERVICE\n\t<{url}>\n{ ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { SERVICE # a comment\n <{url}> # another\n { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { SERVICE # c\n SILENT # d\n <{url}> { ?s ?p ?o } }", "refused"),
-    *[("SELECT * WHERE { " + "SERVICE"[:i] + _u("SERVICE"[i]) + "SERVICE"[i + 1:] + " <{url}> { ?s ?p ?o } }", "refused")
-      for i in range(7)],
+    *[
+        (
+            "SELECT * WHERE { " + "SERVICE"[:i] + _u("SERVICE"[i]) + "SERVICE"[i + 1 :] + " <{url}> { ?s ?p ?o } }",
+            "refused",
+        )
+        for i in range(7)
+    ],
     ("SELECT * WHERE { " + "".join(_u(c) for c in "SERVICE") + " <{url}> { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { " + "".join(_u(c).lower() for c in "service") + " <{url}> { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { \\U00000053ERVICE <{url}> { ?s ?p ?o } }", "refused"),
@@ -136,7 +153,7 @@ SPELLINGS: list[tuple[str, str]] = [
     ("BASE <{url}> SELECT * WHERE { SERVICE <> { ?s ?p ?o } }", "refused"),
     ("BASE <http://{host}/> SELECT * WHERE { SERVICE <sparql> { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { VALUES ?svc { <{url}> } SERVICE ?svc { ?s ?p ?o } }", "refused"),
-    ("SELECT * WHERE { BIND(IRI(\"{url}\") AS ?svc) SERVICE ?svc { ?s ?p ?o } }", "refused"),
+    ('SELECT * WHERE { BIND(IRI("{url}") AS ?svc) SERVICE ?svc { ?s ?p ?o } }', "refused"),
     ("SELECT * WHERE { VALUES $svc { <{url}> } SERVICE SILENT $svc { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { ?s ?p ?o OPTIONAL { SERVICE <{url}> { ?s ?p ?x } } } LIMIT 1", "refused"),
     ("SELECT * WHERE { { ?s ?p ?o } UNION { SERVICE <{url}> { ?s ?p ?o } } } LIMIT 1", "refused"),
@@ -146,30 +163,43 @@ SPELLINGS: list[tuple[str, str]] = [
     ("SELECT * WHERE { ?s ?p ?o FILTER EXISTS { SERVICE <{url}> { ?s ?p ?o } } } LIMIT 1", "refused"),
     ("SELECT * WHERE { ?s ?p ?o FILTER NOT EXISTS { SERVICE <{url}> { ?s ?p ?o } } } LIMIT 1", "refused"),
     ("SELECT ?s WITH { SELECT ?s WHERE { SERVICE <{url}> { ?s ?p ?o } } } AS %leak WHERE { INCLUDE %leak }", "refused"),
-    ("SELECT ?s WITH { SELECT ?s WHERE { SERVICE<{url}>{ ?s ?p ?o } } } AS %a WITH { SELECT ?s WHERE { INCLUDE %a } } AS %b "
-     "WHERE { INCLUDE %b }", "refused"),
+    (
+        "SELECT ?s WITH { SELECT ?s WHERE { SERVICE<{url}>{ ?s ?p ?o } } } AS %a WITH { SELECT ?s WHERE { INCLUDE %a } } AS %b "
+        "WHERE { INCLUDE %b }",
+        "refused",
+    ),
     ("SELECT * WHERE { SERVICE <https://query.wikidata.org/sparql> { SERVICE <{url}> { ?s ?p ?o } } }", "refused"),
-    ("SELECT * WHERE { ?s rdfs:label ?l . SERVICE <{url}> { ?s ?p ?o } SERVICE wikibase:label { "
-     "bd:serviceParam wikibase:language \"en\" . } }", "refused"),
+    (
+        "SELECT * WHERE { ?s rdfs:label ?l . SERVICE <{url}> { ?s ?p ?o } SERVICE wikibase:label { "
+        'bd:serviceParam wikibase:language "en" . } }',
+        "refused",
+    ),
     ("ASK { SERVICE <{url}> { ?s ?p ?o } }", "refused"),
     ("CONSTRUCT { ?s ?p ?o } WHERE { SERVICE <{url}> { ?s ?p ?o } }", "refused"),
     ("DESCRIBE ?s WHERE { SERVICE <{url}> { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { SERVICE <{file}> { ?s ?p ?o } }", "refused"),
     ("SELECT * WHERE { SERVICE <{fifo}> { ?s ?p ?o } }", "refused"),
-    ("SELECT * WHERE { hint:Query hint:optimizer \"None\" . SERVICE <{url}> { ?s ?p ?o } }", "refused"),
-    ("SELECT * WHERE { ?s ?p ?o FILTER(?o != \"}{\") SERVICE <{url}> { ?s ?p ?o } }", "refused"),
+    ('SELECT * WHERE { hint:Query hint:optimizer "None" . SERVICE <{url}> { ?s ?p ?o } }', "refused"),
+    ('SELECT * WHERE { ?s ?p ?o FILTER(?o != "}{") SERVICE <{url}> { ?s ?p ?o } }', "refused"),
     ("SELECT * WHERE { SERV\\u005Cu0049CE <{url}> { ?s ?p ?o } }", "syntax"),
     ("SELECT * WHERE { SERVICE <http://wikiba.se/ontology\\u0023around> { ?s ?p ?o } }", "refused"),
     ("PREFIX ex: <http://wikiba.se/ontology#> SELECT * WHERE { SERVICE ex:label { ?s ?p ?o } }", "syntax"),
     # local: the label service, this endpoint's own address, and text that only looks like a SERVICE
-    ("SELECT * WHERE { ?s ?p \"SERVICE <{url}> { ?s ?p ?o }\" }", "local"),
+    ('SELECT * WHERE { ?s ?p "SERVICE <{url}> { ?s ?p ?o }" }', "local"),
     ("SELECT * WHERE { ?s ?p ?o # SERVICE <{url}> { ?s ?p ?o }\n } LIMIT 1", "local"),
     ("SELECT * WHERE { SERVICE <https://query.wikidata.org/sp\\u0061rql> { ?s ?p ?o } } LIMIT 1", "local"),
     ("SELECT * WHERE {SERVICE<https://query.wikidata.org/sparql>{?s ?p ?o}} LIMIT 1", "local"),
-    ("SELECT ?s ?sLabel WHERE { ?s wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\" . "
-     "SERVICE <{url}> { ?s ?p ?o } } } LIMIT 1", "local"),
-    ("SELECT ?s ?sLabel WHERE { ?s wdt:P31 wd:Q1007 . " + "".join(_u(c) for c in "SERVICE")
-     + " wikibase:label { bd:serviceParam wikibase:language \"en\" . } } LIMIT 1", "local"),
+    (
+        'SELECT ?s ?sLabel WHERE { ?s wdt:P31 wd:Q1007 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en" . '
+        "SERVICE <{url}> { ?s ?p ?o } } } LIMIT 1",
+        "local",
+    ),
+    (
+        "SELECT ?s ?sLabel WHERE { ?s wdt:P31 wd:Q1007 . "
+        + "".join(_u(c) for c in "SERVICE")
+        + ' wikibase:label { bd:serviceParam wikibase:language "en" . } } LIMIT 1',
+        "local",
+    ),
     ("SELECT * WHERE { GRAPH <{url}> { ?s ?p ?o } }", "local|syntax"),
     ("SELECT * WHERE { GRAPH <{file}> { ?s ?p ?o } }", "local|syntax"),
     ("SELECT * WHERE { GRAPH <{fifo}> { ?s ?p ?o } }", "local|syntax"),
@@ -235,7 +265,9 @@ def test_no_spelling_reaches_the_network_or_a_file(traps, open_endpoints, store)
         except SparqlRefused as e:
             outcome, text = "refused", str(e)
         else:
-            outcome = {Feedback.ROWS: "local", Feedback.EMPTY: "local", Feedback.SYNTAX_ERROR: "syntax"}.get(result.feedback, "timeout")
+            outcome = {Feedback.ROWS: "local", Feedback.EMPTY: "local", Feedback.SYNTAX_ERROR: "syntax"}.get(
+                result.feedback, "timeout"
+            )
             text = json.dumps(result.to_json())
         if outcome not in expected.split("|") or MARK in text:
             wrong.append((spelling, expected, outcome, text[:200]))
@@ -304,15 +336,22 @@ def test_the_workers_own_switches_hold_without_the_dialect(traps, netns):
     """Straight to the stores inside a confined worker (no dialect check): no connection, no file read."""
     before = traps["server"].connections
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    done = subprocess.run([sys.executable, "-c", _BACKSTOP, netns, traps["url"], traps["file"]], capture_output=True,
-                          text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", _BACKSTOP, netns, traps["url"], traps["file"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     if netns == "1" and not out["netns"]:
         pytest.skip("this kernel does not allow an unprivileged network namespace")
     assert traps["server"].connections == before
     assert MARK not in done.stdout
-    assert out["parse"].startswith("error") and all(isinstance(out[k], str) or out[k] == [] for k in ("service", "file-service"))
+    assert out["parse"].startswith("error") and all(
+        isinstance(out[k], str) or out[k] == [] for k in ("service", "file-service")
+    )
     if netns == "1":
         assert isinstance(out["oxigraph"], str) and out["oxigraph"].startswith("error")
 
@@ -351,7 +390,9 @@ def test_a_catastrophic_regex_times_out_and_its_worker_is_gone(world):
 def test_order_by_over_mixed_terms_on_oxigraph_leaves_the_process_alive(world):
     with Endpoint.from_world(world, store="oxigraph", timeout_s=10.0) as ep:
         r = ep.execute("SELECT * WHERE { ?a ?p ?b } ORDER BY ?b ?a")
-        assert r.feedback is Feedback.ROWS or (r.feedback is Feedback.SYNTAX_ERROR and "triple store failed" in r.message)
+        assert r.feedback is Feedback.ROWS or (
+            r.feedback is Feedback.SYNTAX_ERROR and "triple store failed" in r.message
+        )
         assert ep.execute("ASK { ?s ?p ?o }").boolean is True
 
 
@@ -362,7 +403,11 @@ def test_a_crashing_worker_becomes_an_error_result(world):
         pid = ep.worker.pid
         threading.Timer(0.5, os.kill, (pid, signal.SIGABRT)).start()
         r = ep.execute("SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }")
-        assert r.feedback is Feedback.SYNTAX_ERROR and "SIGABRT" in r.message and "next query starts a new worker" in r.message
+        assert (
+            r.feedback is Feedback.SYNTAX_ERROR
+            and "SIGABRT" in r.message
+            and "next query starts a new worker" in r.message
+        )
         assert ep.execute("ASK { ?s ?p ?o }").boolean is True and ep.worker.pid != pid
 
 

@@ -1,4 +1,5 @@
 """``cs224v-tui lab``: list, run one, run all; JSON and the human table."""
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,13 @@ def test_lab_run_all_prints_a_list(capsys, monkeypatch):
     def tiny(ctx):
         return ctx.table(("x",), [(ctx["x"],)])
 
-    fake = [Experiment("a", 6, "A", "§1", "Measured: x.", tiny, full={"x": 1}), Experiment("b", 7, "B", "§2", "Measured: x.", tiny, full={"x": 2}, small={"x": 3})]
-    monkeypatch.setattr(lab, "experiments", lambda lecture=None: [e for e in fake if lecture is None or e.lecture == lecture])
+    fake = [
+        Experiment("a", 6, "A", "§1", "Measured: x.", tiny, full={"x": 1}),
+        Experiment("b", 7, "B", "§2", "Measured: x.", tiny, full={"x": 2}, small={"x": 3}),
+    ]
+    monkeypatch.setattr(
+        lab, "experiments", lambda lecture=None: [e for e in fake if lecture is None or e.lecture == lecture]
+    )
     code, out, _ = run(capsys, "lab", "run", "--all", "--json", "--small")
     data = json.loads(out)
     assert code == 0 and [d["name"] for d in data] == ["a", "b"] and data[1]["rows"] == [[3]]
@@ -57,7 +63,9 @@ def test_lab_run_all_prints_a_list(capsys, monkeypatch):
     assert [d["rows"] for d in json.loads(out)] == [[[2]]]
 
 
-@pytest.mark.parametrize("value,text", [(0.5, "0.5"), (4.0, "4"), (38411066925, "38,411,066,925"), (True, "yes"), (None, "")])
+@pytest.mark.parametrize(
+    "value,text", [(0.5, "0.5"), (4.0, "4"), (38411066925, "38,411,066,925"), (True, "yes"), (None, "")]
+)
 def test_cells(value, text):
     from tui.commands.lab import format_cell
 

@@ -1,4 +1,5 @@
 """The Lab's framework: the registry, running with progress and cancel, tables, charts, JSON."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,21 @@ def test_registry_lists_lectures_6_and_7_with_unique_names():
         assert e.lecture in (6, 7, 8) and e.title and e.section and e.caption
         assert e.to_json() == {"name": e.name, "lecture": e.lecture, "title": e.title}
         assert "Measured" in e.caption  # the caption says what is measured
-    assert {e.name for e in lab.experiments(6)} >= {"l6-algebra", "l6-classify", "l6-exec-accuracy", "l6-hybrid", "l6-eval-metrics"}
-    assert {e.name for e in lab.experiments(7)} >= {"l7-modes", "l7-workload", "l7-cap-sweep", "l7-similarity", "l7-agent-k", "l7-yelp-precision"}
+    assert {e.name for e in lab.experiments(6)} >= {
+        "l6-algebra",
+        "l6-classify",
+        "l6-exec-accuracy",
+        "l6-hybrid",
+        "l6-eval-metrics",
+    }
+    assert {e.name for e in lab.experiments(7)} >= {
+        "l7-modes",
+        "l7-workload",
+        "l7-cap-sweep",
+        "l7-similarity",
+        "l7-agent-k",
+        "l7-yelp-precision",
+    }
 
 
 def test_get_unknown_name_is_a_plain_error():
@@ -58,7 +72,12 @@ def test_table_and_chart_checks_and_json():
         Table(("a", "b"), ((1,),))
     with pytest.raises(ValueError):
         Chart("bar", "t", "x", "y", ("p", "q"), (Series("s", (1.0,)),))
-    t = Table(("a", "b"), ((1, float("nan")), ("x", (1, 2))), ("a note",), Chart("line", "t", "x", "y", ("1",), (Series("s", (0.5,)),)))
+    t = Table(
+        ("a", "b"),
+        ((1, float("nan")), ("x", (1, 2))),
+        ("a note",),
+        Chart("line", "t", "x", "y", ("1",), (Series("s", (0.5,)),)),
+    )
     payload = t.to_json("demo")
     assert payload["rows"] == [[1, None], ["x", [1, 2]]] and payload["notes"] == ["a note"]
     assert payload["chart"]["series"] == [{"name": "s", "values": [0.5]}]
@@ -73,7 +92,16 @@ def test_a_new_experiment_is_one_function_and_one_entry():
         ctx.claim("a location has restaurants", n > 0, f"{n} rows")
         return ctx.table(("location", "rows"), [(ctx["location"], n)])
 
-    e = Experiment("demo", 8, "demo", "§0", "Measured: rows.", count_rows, full={"location": "Palo Alto"}, small={"location": "Sunnyvale"})
+    e = Experiment(
+        "demo",
+        8,
+        "demo",
+        "§0",
+        "Measured: rows.",
+        count_rows,
+        full={"location": "Palo Alto"},
+        small={"location": "Sunnyvale"},
+    )
     t = e.run("small")
     assert t.rows[0][0] == "Sunnyvale" and t.rows[0][1] > 0 and t.notes[0].startswith("holds")
 

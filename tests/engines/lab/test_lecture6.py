@@ -1,4 +1,5 @@
 """Lecture 6's experiments at their reduced size: the shape of each table and the qualitative result."""
+
 from __future__ import annotations
 
 import math
@@ -65,7 +66,9 @@ def test_dialogue_eight_turns():
     classifier = [r[2] for r in t.rows]
     assert classifier[5] == classifier[7] == "answer directly" and classifier.count("database") == 6
     assert t.rows[6][5] == 0 and "no result" in t.rows[6][6].lower()
-    assert "coffee & tea" in t.rows[4][4] and all(n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs")))
+    assert "coffee & tea" in t.rows[4][4] and all(
+        n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs"))
+    )
 
 
 def test_evaluation_metrics_execution_beats_exact_match_and_conventions_move_it():
@@ -89,7 +92,12 @@ def test_evaluation_breakdown_counts_every_disagreement():
     total = t.rows[-1]
     assert total[0] == "all disagreements"
     assert sum(r[2] for r in t.rows[:-1]) == total[2] > 0
-    assert {r[1] for r in t.rows[:-1]} == {"test set", "test set (ambiguous question)", "evaluation (execution accuracy)", "parser"}
+    assert {r[1] for r in t.rows[:-1]} == {
+        "test set",
+        "test set (ambiguous question)",
+        "evaluation (execution accuracy)",
+        "parser",
+    }
 
 
 def test_evaluation_ties_and_coincidences():

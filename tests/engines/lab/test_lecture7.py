@@ -1,4 +1,5 @@
 """Lecture 7's experiments at their reduced size: the shape of each table and the qualitative result."""
+
 from __future__ import annotations
 
 from engines import lab
@@ -60,7 +61,11 @@ def test_function_calling_agent_needs_the_right_k_and_suql_does_not():
 
 def test_yelp_precision_suql_beats_linearisation():
     t = run("l7-yelp-precision")
-    assert [r[0] for r in t.rows] == ["SUQL agent (LIMIT 3)", "linearisation + BM25, top 1", "linearisation + BM25, top 3"]
+    assert [r[0] for r in t.rows] == [
+        "SUQL agent (LIMIT 3)",
+        "linearisation + BM25, top 1",
+        "linearisation + BM25, top 3",
+    ]
     all_p = {r[0]: r[3] for r in t.rows}
     assert all_p["SUQL agent (LIMIT 3)"] > all_p["linearisation + BM25, top 1"]
     assert t.rows[1][4] == 40 and t.rows[2][4] == 120  # restaurants returned: m per question

@@ -3,6 +3,7 @@
 The experiments share one evaluation and the agent's runs (memoised per process), so the whole file runs
 the engines once at the small size.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,18 @@ from engines.lab import lecture8
 from engines.spinach.trajectory import Step, Trajectory
 from engines.suql.examples import shared_data_dir
 
-NAMES = ("l8-quirks", "l8-baselines", "l8-ablation", "l8-policy-params", "l8-actions", "l8-errors", "l8-row-f1",
-         "l8-complexity", "l8-template-trap", "l8-bootstrap")
+NAMES = (
+    "l8-quirks",
+    "l8-baselines",
+    "l8-ablation",
+    "l8-policy-params",
+    "l8-actions",
+    "l8-errors",
+    "l8-row-f1",
+    "l8-complexity",
+    "l8-template-trap",
+    "l8-bootstrap",
+)
 
 
 def run(name: str, **params):
@@ -69,7 +80,10 @@ def test_ablation_removing_search_hurts_and_rollback_saves_actions():
     assert full["ΔF1"] == 0 and len(s) == 7
     assert s["without search_wikidata"]["F1"] < full["F1"]
     assert s["without get_wikidata_entry"]["F1"] < full["F1"]
-    assert s["rollback off"]["rollbacks / question"] == 0 and s["rollback off"]["actions / question"] > full["actions / question"]
+    assert (
+        s["rollback off"]["rollbacks / question"] == 0
+        and s["rollback off"]["actions / question"] > full["actions / question"]
+    )
     small, large = (r for name, r in s.items() if name.startswith("budget"))
     assert small["budget exhausted (%)"] > 0 and large["F1"] >= small["F1"]
 
@@ -84,7 +98,11 @@ def test_policy_params_exercises_2_and_3():
     default = dict(zip(t.columns, rows[0]))
     assert s["P_MEMORY[P17] 0.5"]["C2 F1"] > default["C2 F1"]  # checking P17 finds the P131 chain
     on, off = dict(zip(t.columns, rows[-2])), dict(zip(t.columns, rows[-1]))
-    assert off["F1"] < on["F1"] and off["actions / question"] > on["actions / question"] and off["budget exhausted (%)"] > 0
+    assert (
+        off["F1"] < on["F1"]
+        and off["actions / question"] > on["actions / question"]
+        and off["budget exhausted (%)"] > 0
+    )
 
 
 def test_policy_params_need_the_sim_backend():
@@ -123,15 +141,21 @@ def _trajectory(final: str | None, *, finish: str = "stop", earlier: tuple[tuple
     return Trajectory("q", tuple(steps), final_sparql=final, finish=finish)
 
 
-@pytest.mark.parametrize("final,expected", [
-    ("SELECT DISTINCT ?s WHERE { wd:Q1 wdt:P185 ?s . }", "property / structure"),
-    ("SELECT ?sLabel WHERE { ?s wdt:P184 wd:Q1 . SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } }", "format"),
-    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }", "extra condition"),
-    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q9 . }", "wrong entity"),
-    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184+ wd:Q1 . }", "complex clause"),
-    ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . } LIMIT 1", "complex clause"),
-    ("SELECT DISTINCT ?s ?t WHERE { ?s wdt:P184 wd:Q1 . ?s wdt:P184 ?t }", "format"),
-])
+@pytest.mark.parametrize(
+    "final,expected",
+    [
+        ("SELECT DISTINCT ?s WHERE { wd:Q1 wdt:P185 ?s . }", "property / structure"),
+        (
+            'SELECT ?sLabel WHERE { ?s wdt:P184 wd:Q1 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }',
+            "format",
+        ),
+        ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }", "extra condition"),
+        ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q9 . }", "wrong entity"),
+        ("SELECT DISTINCT ?s WHERE { ?s wdt:P184+ wd:Q1 . }", "complex clause"),
+        ("SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . } LIMIT 1", "complex clause"),
+        ("SELECT DISTINCT ?s ?t WHERE { ?s wdt:P184 wd:Q1 . ?s wdt:P184 ?t }", "format"),
+    ],
+)
 def test_classify_error_reads_the_final_query_against_the_gold(final, expected):
     gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
     assert lecture8.classify_error(_trajectory(final), gold) == expected
@@ -149,10 +173,13 @@ def test_classify_error_budget_no_answer_and_probe():
 def test_query_shape_counts_clauses_columns_and_paths():
     s = lecture8.query_shape(
         "SELECT ?m ?mLabel ?e WHERE { ?m wdt:P31 wd:Q7 ; wdt:P131*/wdt:P17 wd:Q3 ; wdt:P2044 ?e . "
-        "SERVICE wikibase:label { bd:serviceParam wikibase:language \"en\". } } ORDER BY DESC(?e) LIMIT 3")
+        'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } } ORDER BY DESC(?e) LIMIT 3'
+    )
     assert s.counts["triples"] == 3 and s.clauses == 5 and s.columns == 2 and not s.label_only
     assert s.properties == {"P31", "P131", "P17", "P2044"} and s.paths == {"wdt:P131*/wdt:P17"} and s.limit == "3"
-    q = lecture8.query_shape("SELECT ?l ?d WHERE { ?l p:P166 ?s . ?s ps:P166 wd:Q9 ; pq:P585 ?d . FILTER(YEAR(?d) >= 2000) }")
+    q = lecture8.query_shape(
+        "SELECT ?l ?d WHERE { ?l p:P166 ?s . ?s ps:P166 wd:Q9 ; pq:P585 ?d . FILTER(YEAR(?d) >= 2000) }"
+    )
     assert q.qualifiers and q.counts["filter"] == 1 and q.entities == {"Q9"}
 
 
@@ -204,14 +231,24 @@ def test_a_probe_is_judged_against_the_query_the_stop_names():
     last query that returned rows: fuller queries run after the named answer do not make it a probe."""
     gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
     named = "SELECT DISTINCT ?s WHERE { ?s wdt:P185 wd:Q1 . }"
-    later = ("SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }",
-             "SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P27 wd:Q2 . }")
+    later = (
+        "SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P184 wd:Q1 ; wdt:P27 wd:Q2 . }",
+        "SELECT ?s WHERE { ?s wdt:P31 wd:Q5 ; wdt:P27 wd:Q2 . }",
+    )
     steps = [Step(1, "", "execute_sparql", named, "", "rows")]
     steps += [Step(i + 2, "", "execute_sparql", q, "", "rows") for i, q in enumerate(later)]
     steps.append(Step(len(steps) + 1, "", "stop", named, ""))
     t = Trajectory("q", tuple(steps), final_sparql=named, finish="stop")
     assert lecture8.classify_error(t, gold) == "property / structure"
     # the same fragment named after a fuller query is a probe
-    probe = Trajectory("q", (Step(1, "", "execute_sparql", later[0], "", "rows"), Step(2, "", "execute_sparql", named, "", "rows"),
-                             Step(3, "", "stop", named, "")), final_sparql=named, finish="stop")
+    probe = Trajectory(
+        "q",
+        (
+            Step(1, "", "execute_sparql", later[0], "", "rows"),
+            Step(2, "", "execute_sparql", named, "", "rows"),
+            Step(3, "", "stop", named, ""),
+        ),
+        final_sparql=named,
+        finish="stop",
+    )
     assert lecture8.classify_error(probe, gold) == "a probe as the answer"

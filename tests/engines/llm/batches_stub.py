@@ -6,6 +6,7 @@ returns a ``message_batch`` object; ``GET /v1/messages/batches/{id}`` reports ``
 JSONL, one ``{"custom_id", "result": {"type": "succeeded", "message": {...}}}`` a line.
 ``POST /v1/messages`` answers a direct call.  Every message's text is ``answer(params)``.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,16 @@ def prompt_text(params: dict) -> str:
 
 
 def message(text: str, model: str = "m") -> dict:
-    return {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 30, "output_tokens": 8}}
+    return {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 30, "output_tokens": 8},
+    }
 
 
 class BatchesStub:
@@ -62,12 +70,22 @@ class BatchesStub:
                         stub.direct.append(body)
                     self._send(200, json.dumps(message(stub.answer(body), body["model"])).encode())
                 else:
-                    self._send(404, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": self.path}}).encode())
+                    self._send(
+                        404,
+                        json.dumps(
+                            {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+                        ).encode(),
+                    )
 
             def do_GET(self) -> None:
                 parts = self.path.split("?")[0].strip("/").split("/")
                 if parts[:3] != ["v1", "messages", "batches"] or len(parts) < 4 or parts[3] not in stub.batches:
-                    self._send(404, json.dumps({"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}).encode())
+                    self._send(
+                        404,
+                        json.dumps(
+                            {"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}
+                        ).encode(),
+                    )
                     return
                 batch_id = parts[3]
                 if len(parts) == 4:
@@ -76,9 +94,18 @@ class BatchesStub:
                         stub.retrievals += 1
                     self._send(200, json.dumps(stub.batch_object(batch_id)).encode())
                 else:
-                    lines = [json.dumps({"custom_id": r["custom_id"],
-                                         "result": {"type": "succeeded", "message": message(stub.answer(r["params"]), r["params"]["model"])}})
-                             for r in stub.batches[batch_id]["requests"]]
+                    lines = [
+                        json.dumps(
+                            {
+                                "custom_id": r["custom_id"],
+                                "result": {
+                                    "type": "succeeded",
+                                    "message": message(stub.answer(r["params"]), r["params"]["model"]),
+                                },
+                            }
+                        )
+                        for r in stub.batches[batch_id]["requests"]
+                    ]
                     self._send(200, ("\n".join(lines) + "\n").encode(), "application/binary")
 
             def log_message(self, *_args: Any) -> None:
@@ -95,13 +122,24 @@ class BatchesStub:
     def batch_object(self, batch_id: str) -> dict:
         n = len(self.batches[batch_id]["requests"])
         ended = self.ended(batch_id)
-        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-                "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0, "errored": 0,
-                                   "canceled": 0, "expired": 0},
-                "created_at": "2026-12-01T12:00:00Z", "expires_at": "2026-12-02T12:00:00Z",
-                "ended_at": "2026-12-01T12:05:00Z" if ended else None, "archived_at": None,
-                "cancel_initiated_at": None,
-                "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None}
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-12-01T12:00:00Z",
+            "expires_at": "2026-12-02T12:00:00Z",
+            "ended_at": "2026-12-01T12:05:00Z" if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{batch_id}/results" if ended else None,
+        }
 
     def requests_in(self, batch_id: str) -> list[dict]:
         return [r["params"] for r in self.batches[batch_id]["requests"]]

@@ -6,6 +6,7 @@ object with the status given.  It records every request body, counts the request
 once (the most ever, for the concurrency bound) and notices a client that hangs up while it is
 still delaying its answer (a cancelled request).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,30 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def completion(content: str | None, *, prompt_tokens: int = 13, completion_tokens: int = 5, cached: int | None = None,
-               finish_reason: str = "stop", model: str = "m") -> dict:
-    usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                             "total_tokens": prompt_tokens + completion_tokens}
+def completion(
+    content: str | None,
+    *,
+    prompt_tokens: int = 13,
+    completion_tokens: int = 5,
+    cached: int | None = None,
+    finish_reason: str = "stop",
+    model: str = "m",
+) -> dict:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
     if cached is not None:
         usage["prompt_tokens_details"] = {"cached_tokens": cached}
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
-            "usage": usage}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+        "usage": usage,
+    }
 
 
 def error(status: int, message: str) -> Reply:

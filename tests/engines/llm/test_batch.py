@@ -6,6 +6,7 @@ an earlier reply comes in the next round, the answers are the replies (and land 
 cache), the round cap sends the rest directly, and a run interrupted while polling resumes from
 the batch id it saved without submitting the same requests again.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -41,8 +42,13 @@ def stub(monkeypatch) -> Iterator[BatchesStub]:
 
 
 def settings(tmp_path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"backend": "claude", "ANTHROPIC_API_KEY": "sk-test", "cache_dir": tmp_path / "cache",
-                              "batch_poll_s": 0.01, "claude_max_retries": 0}
+    values: dict[str, Any] = {
+        "backend": "claude",
+        "ANTHROPIC_API_KEY": "sk-test",
+        "cache_dir": tmp_path / "cache",
+        "batch_poll_s": 0.01,
+        "claude_max_retries": 0,
+    }
     values.update(overrides)
     return Settings(**values)
 
@@ -139,15 +145,20 @@ def test_batch_needs_the_claude_backend(tmp_path):
 # --- the command line ----------------------------------------------------------------------------
 
 
-def test_suql_file_with_batch_prints_the_rows_of_a_direct_run_and_sends_nothing_directly(stub, tmp_path, monkeypatch, capsys):
+def test_suql_file_with_batch_prints_the_rows_of_a_direct_run_and_sends_nothing_directly(
+    stub, tmp_path, monkeypatch, capsys
+):
     import json
 
     from tui.cli import main
 
     queries = tmp_path / "queries.txt"
-    queries.write_text("SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 4\n"
-                       "SELECT name, answer(reviews, 'is it romantic?') AS r FROM restaurants "
-                       "WHERE cuisines @> ARRAY['italian'] LIMIT 3\n", encoding="utf-8")
+    queries.write_text(
+        "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 4\n"
+        "SELECT name, answer(reviews, 'is it romantic?') AS r FROM restaurants "
+        "WHERE cuisines @> ARRAY['italian'] LIMIT 3\n",
+        encoding="utf-8",
+    )
     stub.answer = lambda params: '{"value": "%s", "evidence": []}' % ("Yes" if len(prompt_text(params)) % 3 else "No")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     monkeypatch.setenv("CS224V_BATCH_POLL_S", "0.01")
@@ -212,7 +223,9 @@ def test_an_interrupted_batch_run_says_how_to_resume(stub, tmp_path, monkeypatch
     from tui.cli import main
 
     queries = tmp_path / "queries.txt"
-    queries.write_text("SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 2\n", encoding="utf-8")
+    queries.write_text(
+        "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 2\n", encoding="utf-8"
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
 
     def interrupted(*_args: Any, **_kw: Any) -> None:

@@ -1,4 +1,5 @@
 """The persistent answer cache."""
+
 from __future__ import annotations
 
 import sqlite3

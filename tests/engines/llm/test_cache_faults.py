@@ -1,5 +1,6 @@
 """A damaged, read-only, locked, full or missing answer cache is one warning line, and the run goes
 on uncached (or with what still works): never a traceback, never a long wait, never a wrong answer."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +25,13 @@ from engines.llm.cache import FILENAME, AnswerCache
 
 ROOT = Path(__file__).resolve().parents[3]
 BACKEND = "sim|sim(seed=224)|sim-3"
-ENTRIES = {(f"Review {i}: the patio is heated and dogs are welcome.", f"question {i}?"): {"value": f"v{i}", "evidence": [f"e{i}"]} for i in range(40)}
+ENTRIES = {
+    (f"Review {i}: the patio is heated and dogs are welcome.", f"question {i}?"): {
+        "value": f"v{i}",
+        "evidence": [f"e{i}"],
+    }
+    for i in range(40)
+}
 NEW = ("a text asked later", "a question asked later", {"value": "later"})
 
 
@@ -42,7 +49,7 @@ def exercise(c: AnswerCache, rounds: int = 3) -> dict[tuple[str, str], dict | No
     """What a run does with a cache: reads every entry, stores new answers, counts (several times)."""
     seen: dict[tuple[str, str], dict | None] = {}
     for _ in range(rounds):
-        for (text, question) in ENTRIES:
+        for text, question in ENTRIES:
             seen[text, question] = c.get("answer", text, question, BACKEND)
         c.put("answer", NEW[0], NEW[1], BACKEND, NEW[2])
         c.get("answer", NEW[0], NEW[1], BACKEND)
@@ -93,7 +100,35 @@ def check_flipped(offset: int, mask: int) -> None:
 
 # The header (magic, page size, versions, reserved space, schema cookie, layout number, text
 # encoding), the first b-tree page, and the middles of the table's pages.
-FIXED_OFFSETS = [0, 5, 16, 17, 18, 19, 20, 21, 24, 28, 40, 44, 52, 56, 60, 64, 96, 100, 101, 105, 4096, 4100, 4200, 6000, 8192, 9000, 12000]
+FIXED_OFFSETS = [
+    0,
+    5,
+    16,
+    17,
+    18,
+    19,
+    20,
+    21,
+    24,
+    28,
+    40,
+    44,
+    52,
+    56,
+    60,
+    64,
+    96,
+    100,
+    101,
+    105,
+    4096,
+    4100,
+    4200,
+    6000,
+    8192,
+    9000,
+    12000,
+]
 
 
 @pytest.mark.parametrize("offset", FIXED_OFFSETS)
@@ -107,7 +142,7 @@ def test_a_flipped_bit_in_a_stored_answer_is_never_served() -> None:
     """The flip that leaves valid JSON and a valid page: "v7" becomes "v6".  Without a checksum the
     cache would hand key 7 the wrong answer."""
     offset = base_file().index(b'"value": "v7"') + len(b'"value": "v')
-    assert base_file()[offset:offset + 1] == b"7"
+    assert base_file()[offset : offset + 1] == b"7"
     check_flipped(offset, 0x01)
 
 
@@ -223,7 +258,9 @@ READ_ONLY_RUN = textwrap.dedent(
 def run_unprivileged(folder: Path, entries: list[tuple[str, str, dict]]) -> tuple[dict, list[str]]:
     done = subprocess.run(
         [sys.executable, "-c", READ_ONLY_RUN, str(folder), str(ROOT), json.dumps(entries)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -369,8 +406,9 @@ def test_a_lock_that_stops_reads_too_runs_uncached(tmp_path: Path, caplog: pytes
 # --- a full disk ------------------------------------------------------------------------------
 
 
-def test_a_full_database_stops_writes_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    caplog: pytest.LogCaptureFixture) -> None:
+def test_a_full_database_stops_writes_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """SQLITE_FULL, as SQLite reports a full disk: the file may not grow past its current pages."""
     populate(tmp_path)
     real_connect = sqlite3.connect
@@ -415,7 +453,9 @@ def test_writes_that_the_file_system_refuses(tmp_path: Path) -> None:
     limit = 64 * 1024
     done = subprocess.run(
         [sys.executable, "-c", FULL_DISK_RUN, str(tmp_path), str(ROOT), str(limit)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -430,7 +470,9 @@ def test_writes_that_the_file_system_refuses(tmp_path: Path) -> None:
 # --- one line per problem per run -------------------------------------------------------------
 
 
-def test_each_problem_is_reported_once_per_run_and_to_the_listener(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_each_problem_is_reported_once_per_run_and_to_the_listener(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (tmp_path / FILENAME).mkdir()
     heard: list[str] = []
     with caplog.at_level("WARNING", logger="engines.llm.cache"):

@@ -1,5 +1,6 @@
 """The answer cache's key holds everything that shapes an answer: the function, the exact question,
 the backend with every setting that changes its outputs."""
+
 from __future__ import annotations
 
 import sqlite3

@@ -2,6 +2,7 @@
 
 Faults on the wire (malformed 200s, retries, cancelling a request in flight) are tested against a
 stub server in ``test_claude_faults.py``."""
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,12 @@ def _no_key_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_row_model": ROW_MODEL, "claude_max_retries": 2}
+    values: dict[str, Any] = {
+        "ANTHROPIC_API_KEY": None,
+        "claude_model": MODEL,
+        "claude_row_model": ROW_MODEL,
+        "claude_max_retries": 2,
+    }
     values.update(overrides)
     return Settings(**values)
 
@@ -102,9 +108,7 @@ def _no_sleep(seconds: float) -> None:  # pragma: no cover - only reached when a
     raise AssertionError(f"unexpected sleep({seconds})")
 
 
-HISTORY = (
-    Turn("thai food in palo alto", "SELECT * FROM restaurants WHERE 'thai' = ANY(cuisines)", "I found 2."),
-)
+HISTORY = (Turn("thai food in palo alto", "SELECT * FROM restaurants WHERE 'thai' = ANY(cuisines)", "I found 2."),)
 RESULTS = Results(
     readback="I searched for Thai restaurants in Palo Alto.",
     columns=("name", "rating", "cuisines"),
@@ -119,18 +123,32 @@ RESULTS = Results(
 @pytest.mark.parametrize(
     ("function", "context", "expected"),
     [
-        ("route", {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
-         ["cheaper ones?", SCHEMA, "thai food in palo alto", "needs_database"]),
-        ("parse", {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
-         ["cheaper ones?", SCHEMA, HISTORY[0].sql, "PostgreSQL", "= ANY(cuisines)", '"sql"']),
-        ("classify", {"value": "asian", "field": "cuisines", "candidates": ["thai", "chinese", "mexican"]},
-         ['"asian"', "cuisines", '"thai"', '"chinese"', '"mexican"', '"values"']),
-        ("answer", {"text": "The patio is heated. Dogs are welcome.", "question": "Is there a patio?"},
-         ["The patio is heated. Dogs are welcome.", "Is there a patio?", '"Yes"', "null", "evidence"]),
-        ("summary", {"text": "The patio is heated. Dogs are welcome."},
-         ["The patio is heated. Dogs are welcome."]),
-        ("respond", {"utterance": "any thai?", "history": HISTORY, "results": RESULTS, "rows": RESULTS.rows, "schema": SCHEMA},
-         ["any thai?", RESULTS.readback, "Siam Garden", "Bangkok Bites", "ONLY", SCHEMA]),
+        (
+            "route",
+            {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
+            ["cheaper ones?", SCHEMA, "thai food in palo alto", "needs_database"],
+        ),
+        (
+            "parse",
+            {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
+            ["cheaper ones?", SCHEMA, HISTORY[0].sql, "PostgreSQL", "= ANY(cuisines)", '"sql"'],
+        ),
+        (
+            "classify",
+            {"value": "asian", "field": "cuisines", "candidates": ["thai", "chinese", "mexican"]},
+            ['"asian"', "cuisines", '"thai"', '"chinese"', '"mexican"', '"values"'],
+        ),
+        (
+            "answer",
+            {"text": "The patio is heated. Dogs are welcome.", "question": "Is there a patio?"},
+            ["The patio is heated. Dogs are welcome.", "Is there a patio?", '"Yes"', "null", "evidence"],
+        ),
+        ("summary", {"text": "The patio is heated. Dogs are welcome."}, ["The patio is heated. Dogs are welcome."]),
+        (
+            "respond",
+            {"utterance": "any thai?", "history": HISTORY, "results": RESULTS, "rows": RESULTS.rows, "schema": SCHEMA},
+            ["any thai?", RESULTS.readback, "Siam Garden", "Bangkok Bites", "ONLY", SCHEMA],
+        ),
     ],
 )
 def test_each_template_renders_its_inputs(function: str, context: dict, expected: list[str]) -> None:
@@ -184,24 +202,47 @@ def test_the_default_models_are_current_ones(monkeypatch: pytest.MonkeyPatch) ->
     assert (s.claude_model, s.claude_row_model) == ("claude-opus-5", "claude-sonnet-5-5")
 
 
-@pytest.mark.parametrize(("function", "role"), [
-    ("route", MODEL), ("parse", MODEL), ("classify", MODEL), ("respond", MODEL), ("policy", MODEL),
-    ("hybrid_parse", MODEL), ("prune_entry", MODEL),
-    ("answer", ROW_MODEL), ("summary", ROW_MODEL), ("short_answer", ROW_MODEL),
-])
+@pytest.mark.parametrize(
+    ("function", "role"),
+    [
+        ("route", MODEL),
+        ("parse", MODEL),
+        ("classify", MODEL),
+        ("respond", MODEL),
+        ("policy", MODEL),
+        ("hybrid_parse", MODEL),
+        ("prune_entry", MODEL),
+        ("answer", ROW_MODEL),
+        ("summary", ROW_MODEL),
+        ("short_answer", ROW_MODEL),
+    ],
+)
 def test_per_row_calls_use_the_row_model_and_the_rest_the_planner(function: str, role: str) -> None:
-    replies = {"route": '{"needs_database": true, "reason": "r"}', "parse": '{"sql": "SELECT 1"}',
-               "classify": '{"values": []}', "respond": "Hi.", "summary": "Short.", "answer": '{"value": null}',
-               "policy": '{"thought": "t", "action_name": "stop", "action_argument": ""}',
-               "hybrid_parse": '{"sql": "SELECT 1"}', "short_answer": '{"answer": "x"}', "prune_entry": '{"keep": [0]}'}
+    replies = {
+        "route": '{"needs_database": true, "reason": "r"}',
+        "parse": '{"sql": "SELECT 1"}',
+        "classify": '{"values": []}',
+        "respond": "Hi.",
+        "summary": "Short.",
+        "answer": '{"value": null}',
+        "policy": '{"thought": "t", "action_name": "stop", "action_argument": ""}',
+        "hybrid_parse": '{"sql": "SELECT 1"}',
+        "short_answer": '{"answer": "x"}',
+        "prune_entry": '{"keep": [0]}',
+    }
     api = FakeAPI(message(replies[function]))
     b = backend(api)
     calls = {
-        "route": lambda: b.route("x", (), SCHEMA), "parse": lambda: b.parse("x", (), SCHEMA),
-        "classify": lambda: b.classify("x", "cuisines", ["thai"]), "respond": lambda: b.respond("x", (), None),
-        "summary": lambda: b.summary("text"), "answer": lambda: b.answer("text", "q?"),
-        "policy": lambda: b.policy("q", ()), "hybrid_parse": lambda: b.hybrid_parse("q", SCHEMA),
-        "short_answer": lambda: b.short_answer("q", RESULTS), "prune_entry": lambda: b.prune_entry("q", "a\nb"),
+        "route": lambda: b.route("x", (), SCHEMA),
+        "parse": lambda: b.parse("x", (), SCHEMA),
+        "classify": lambda: b.classify("x", "cuisines", ["thai"]),
+        "respond": lambda: b.respond("x", (), None),
+        "summary": lambda: b.summary("text"),
+        "answer": lambda: b.answer("text", "q?"),
+        "policy": lambda: b.policy("q", ()),
+        "hybrid_parse": lambda: b.hybrid_parse("q", SCHEMA),
+        "short_answer": lambda: b.short_answer("q", RESULTS),
+        "prune_entry": lambda: b.prune_entry("q", "a\nb"),
     }
     calls[function]()
     assert api.requests[0]["model"] == role
@@ -386,7 +427,9 @@ def test_529_forever_gives_up_after_max_retries_plus_one_attempts() -> None:
 def test_backoff_is_capped() -> None:
     sleeps: list[float] = []
     api = FakeAPI(error(503, "api_error", "unavailable"))
-    client = anthropic.AsyncAnthropic(api_key="k", max_retries=0, http_client=http.AsyncClient(transport=http.MockTransport(api)))
+    client = anthropic.AsyncAnthropic(
+        api_key="k", max_retries=0, http_client=http.AsyncClient(transport=http.MockTransport(api))
+    )
     b = ClaudeBackend(settings(claude_max_retries=6), client=client, sleep=sleeps.append, base_delay=0.5, max_delay=4.0)
     with pytest.raises(LLMError, match=r"\(503\) after 7 attempts"):
         b.summary("text")
@@ -469,7 +512,9 @@ def test_a_key_builds_a_client_without_sdk_retries() -> None:
 
 def test_an_injected_client_with_sdk_retries_has_them_switched_off() -> None:
     api = FakeAPI(OVERLOADED)
-    client = anthropic.AsyncAnthropic(api_key="k", max_retries=3, http_client=http.AsyncClient(transport=http.MockTransport(api)))
+    client = anthropic.AsyncAnthropic(
+        api_key="k", max_retries=3, http_client=http.AsyncClient(transport=http.MockTransport(api))
+    )
     b = make_claude_backend(settings(claude_max_retries=0), client=client, sleep=[].append)
     with pytest.raises(LLMError):
         b.summary("text")
@@ -502,7 +547,9 @@ def test_prune_entry_malformed_reply_is_an_llm_error() -> None:
 
 
 def test_a_sync_client_is_refused_plainly() -> None:
-    client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=http.Client(transport=http.MockTransport(FakeAPI(message("x")))))
+    client = anthropic.Anthropic(
+        api_key="k", max_retries=0, http_client=http.Client(transport=http.MockTransport(FakeAPI(message("x"))))
+    )
     with pytest.raises(TypeError, match="AsyncAnthropic"):
         ClaudeBackend(settings(), client=client)
 

@@ -6,6 +6,7 @@ mock of our own code.  Covered: malformed 200s get a message that names what was
 statuses the SDK retries are retried (408 among them), a bad reply costs only its own call (it
 becomes Unknown through ``LLM.answer``), and a cancel aborts a request in flight at once.
 """
+
 from __future__ import annotations
 
 import json
@@ -107,10 +108,18 @@ class StubAPI:
                 if self.path.split("?")[0] != "/v1/models" or stub.models is None:
                     self.send_error(404)
                     return
-                data = [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-                        for m in stub.models]
-                payload = json.dumps({"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                                      "last_id": data[-1]["id"] if data else None}).encode()
+                data = [
+                    {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                    for m in stub.models
+                ]
+                payload = json.dumps(
+                    {
+                        "data": data,
+                        "has_more": False,
+                        "first_id": data[0]["id"] if data else None,
+                        "last_id": data[-1]["id"] if data else None,
+                    }
+                ).encode()
                 with stub._lock:
                     stub.model_lists += 1
                 self.send_response(200)
@@ -125,7 +134,9 @@ class StubAPI:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), name="stub-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, args=(0.02,), name="stub-anthropic", daemon=True
+        )
         self._thread.start()
 
     def _wait(self, conn: socket.socket, seconds: float) -> bool:
@@ -165,16 +176,26 @@ def stub() -> Iterator[StubAPI]:
 
 
 def settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"ANTHROPIC_API_KEY": None, "claude_model": MODEL, "claude_row_model": ROW_MODEL, "claude_max_retries": 2}
+    values: dict[str, Any] = {
+        "ANTHROPIC_API_KEY": None,
+        "claude_model": MODEL,
+        "claude_row_model": ROW_MODEL,
+        "claude_max_retries": 2,
+    }
     values.update(overrides)
     return Settings(**values)
 
 
-def claude_at(url: str, *, sleep: Callable[[float], None] | None = None, timeout_s: float = 60.0, **overrides: Any) -> ClaudeBackend:
+def claude_at(
+    url: str, *, sleep: Callable[[float], None] | None = None, timeout_s: float = 60.0, **overrides: Any
+) -> ClaudeBackend:
     """The claude backend with the real SDK client pointed at ``url``."""
     client = anthropic.AsyncAnthropic(api_key="test-key", base_url=url, max_retries=0, timeout=timeout_s)
-    return ClaudeBackend(settings(claude_timeout_s=timeout_s, **overrides), client=client,
-                         sleep=sleep if sleep is not None else _no_sleep)
+    return ClaudeBackend(
+        settings(claude_timeout_s=timeout_s, **overrides),
+        client=client,
+        sleep=sleep if sleep is not None else _no_sleep,
+    )
 
 
 def _no_sleep(seconds: float) -> None:  # pragma: no cover - only reached when a test forgets sleeps
@@ -191,36 +212,70 @@ def claude(stub: StubAPI) -> Iterator[ClaudeBackend]:
 # --- malformed 200s --------------------------------------------------------------------------
 
 MALFORMED = [
-    pytest.param(Step(b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html; charset=utf-8"),
-                 "whose body is not JSON (text/html): '<html><body><h1>502 Bad Gateway", id="html"),
+    pytest.param(
+        Step(b"<html><body><h1>502 Bad Gateway</h1></body></html>", content_type="text/html; charset=utf-8"),
+        "whose body is not JSON (text/html): '<html><body><h1>502 Bad Gateway",
+        id="html",
+    ),
     pytest.param(Step(b""), "whose body is empty (application/json)", id="empty"),
     pytest.param(Step(b"   \n"), "whose body is empty", id="blank"),
-    pytest.param(Step(b"\xff\xfe\x00garbage", content_type="application/octet-stream"),
-                 "whose body is not JSON (application/octet-stream)", id="not-utf8"),
-    pytest.param(Step(b'{"id": "msg_1", "content": [{"type": "text", "te'), "whose body is not JSON (application/json)",
-                 id="truncated-json"),
+    pytest.param(
+        Step(b"\xff\xfe\x00garbage", content_type="application/octet-stream"),
+        "whose body is not JSON (application/octet-stream)",
+        id="not-utf8",
+    ),
+    pytest.param(
+        Step(b'{"id": "msg_1", "content": [{"type": "text", "te'),
+        "whose body is not JSON (application/json)",
+        id="truncated-json",
+    ),
     pytest.param(Step([message('{"value": "Yes"}')]), "is a JSON array, not a message object", id="json-list"),
     pytest.param(Step(b"[" * 100_000 + b"]" * 100_000), "is JSON nested too deeply to read", id="deeply-nested"),
     pytest.param(Step("just a string"), "is a JSON string, not a message object", id="json-string"),
     pytest.param(Step(None), "is a JSON null, not a message object", id="json-null"),
-    pytest.param(Step({**message("x"), "content": None}), 'has a "content" that is null, not a list of blocks',
-                 id="content-null"),
-    pytest.param(Step({**message("x"), "content": "Yes"}), 'has a "content" that is string, not a list', id="content-string"),
-    pytest.param(Step({"id": "msg_1", "type": "message", "role": "assistant"}), 'is a message with no "content"',
-                 id="missing-content"),
+    pytest.param(
+        Step({**message("x"), "content": None}), 'has a "content" that is null, not a list of blocks', id="content-null"
+    ),
+    pytest.param(
+        Step({**message("x"), "content": "Yes"}), 'has a "content" that is string, not a list', id="content-string"
+    ),
+    pytest.param(
+        Step({"id": "msg_1", "type": "message", "role": "assistant"}),
+        'is a message with no "content"',
+        id="missing-content",
+    ),
     pytest.param(Step({}), 'is a message with no "content"', id="empty-object"),
-    pytest.param(Step({**message("x"), "content": ["Yes"]}), 'has a "content" block that is a JSON string, not an object',
-                 id="block-not-object"),
-    pytest.param(Step({**message("x"), "content": [{"type": "text", "text": None}]}),
-                 'has a text block whose "text" is null, not a string', id="text-null"),
-    pytest.param(Step({**message("x"), "content": [{"type": "text"}]}), 'has a text block whose "text" is null',
-                 id="text-missing"),
-    pytest.param(Step(error_body("overloaded_error", "Overloaded")), "whose body is an error: Overloaded", id="error-in-200"),
-    pytest.param(Step({**message("x"), "content": []}), "answer() reply has no text (stop reason: end_turn)", id="no-blocks"),
-    pytest.param(Step({**message("x"), "content": [{"type": "thinking", "thinking": "hmm"}], "stop_reason": "refusal"}),
-                 "answer() reply has no text (stop reason: refusal)", id="refusal"),
-    pytest.param(ok("I think the answer is yes, there is a patio."), "answer() reply is not the JSON object asked for",
-                 id="text-without-json"),
+    pytest.param(
+        Step({**message("x"), "content": ["Yes"]}),
+        'has a "content" block that is a JSON string, not an object',
+        id="block-not-object",
+    ),
+    pytest.param(
+        Step({**message("x"), "content": [{"type": "text", "text": None}]}),
+        'has a text block whose "text" is null, not a string',
+        id="text-null",
+    ),
+    pytest.param(
+        Step({**message("x"), "content": [{"type": "text"}]}),
+        'has a text block whose "text" is null',
+        id="text-missing",
+    ),
+    pytest.param(
+        Step(error_body("overloaded_error", "Overloaded")), "whose body is an error: Overloaded", id="error-in-200"
+    ),
+    pytest.param(
+        Step({**message("x"), "content": []}), "answer() reply has no text (stop reason: end_turn)", id="no-blocks"
+    ),
+    pytest.param(
+        Step({**message("x"), "content": [{"type": "thinking", "thinking": "hmm"}], "stop_reason": "refusal"}),
+        "answer() reply has no text (stop reason: refusal)",
+        id="refusal",
+    ),
+    pytest.param(
+        ok("I think the answer is yes, there is a patio."),
+        "answer() reply is not the JSON object asked for",
+        id="text-without-json",
+    ),
     pytest.param(ok('{"evidence": []}'), 'answer() reply has no "value"', id="json-missing-value"),
     pytest.param(ok('{"value": "Yes", "evid', stop_reason="max_tokens"), "cut off at 1024 tokens", id="cut-off"),
 ]
@@ -238,13 +293,18 @@ def test_a_malformed_200_names_what_was_wrong(stub: StubAPI, claude: ClaudeBacke
     assert len(stub.requests) == 1  # not retried: a malformed 200 is this call's failure
 
 
-@pytest.mark.parametrize(("step", "expected"), [p for p in MALFORMED if p.id in ("html", "empty", "json-list", "content-null",
-                                                                           "text-without-json", "cut-off")])
-def test_through_the_llm_a_malformed_reply_is_a_failed_call_and_unknown(stub: StubAPI, claude: ClaudeBackend,
-                                                                        step: Step, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [p for p in MALFORMED if p.id in ("html", "empty", "json-list", "content-null", "text-without-json", "cut-off")],
+)
+def test_through_the_llm_a_malformed_reply_is_a_failed_call_and_unknown(
+    stub: StubAPI, claude: ClaudeBackend, step: Step, expected: str
+) -> None:
     stub.script(step)
     events: list = []
-    answer = LLM(claude, emit=events.append).answer("The patio is heated.", "Is there a patio?", row_key="#7 Patio Place")
+    answer = LLM(claude, emit=events.append).answer(
+        "The patio is heated.", "Is there a patio?", row_key="#7 Patio Place"
+    )
     assert answer == Answer(None)
     started, failed = events
     assert isinstance(started, CallStarted) and started.row_key == "#7 Patio Place"
@@ -303,11 +363,15 @@ def test_408_forever_gives_up_with_a_message(stub: StubAPI) -> None:
     backend.close()
 
 
-@pytest.mark.parametrize(("status", "header", "retried"), [(503, "false", False), (400, "true", True), (404, "false", False)])
+@pytest.mark.parametrize(
+    ("status", "header", "retried"), [(503, "false", False), (400, "true", True), (404, "false", False)]
+)
 def test_the_server_s_x_should_retry_is_obeyed(stub: StubAPI, status: int, header: str, retried: bool) -> None:
     sleeps: list[float] = []
     backend = claude_at(stub.url, sleep=sleeps.append)
-    stub.script(Step(error_body("api_error", "nope"), status=status, headers={"x-should-retry": header}), ok("A summary."))
+    stub.script(
+        Step(error_body("api_error", "nope"), status=status, headers={"x-should-retry": header}), ok("A summary.")
+    )
     if retried:
         assert backend.summary("text").value == "A summary."
         assert len(stub.requests) == 2
@@ -318,12 +382,15 @@ def test_the_server_s_x_should_retry_is_obeyed(stub: StubAPI, status: int, heade
     backend.close()
 
 
-@pytest.mark.parametrize(("headers", "expected"), [
-    ({"retry-after-ms": "4500"}, 4.5),
-    ({"retry-after": "6"}, 6.0),
-    ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 1.0),  # a date in the past: our own backoff
-    ({"retry-after": "soon"}, 1.0),
-])
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "4500"}, 4.5),
+        ({"retry-after": "6"}, 6.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, 1.0),  # a date in the past: our own backoff
+        ({"retry-after": "soon"}, 1.0),
+    ],
+)
 def test_retry_after_headers(stub: StubAPI, headers: dict[str, str], expected: float) -> None:
     sleeps: list[float] = []
     backend = claude_at(stub.url, sleep=sleeps.append)
@@ -334,7 +401,9 @@ def test_retry_after_headers(stub: StubAPI, headers: dict[str, str], expected: f
 
 
 def test_413_loses_only_its_own_call(stub: StubAPI, claude: ClaudeBackend) -> None:
-    stub.script(Step(error_body("request_too_large", "Request exceeds the maximum allowed number of bytes."), status=413))
+    stub.script(
+        Step(error_body("request_too_large", "Request exceeds the maximum allowed number of bytes."), status=413)
+    )
     events: list = []
     assert LLM(claude, emit=events.append).answer("a very long text", "q?") == Answer(None)
     assert "too large (413)" in events[-1].error and len(stub.requests) == 1

@@ -2,6 +2,7 @@
 structured output (the reply model's JSON schema is sent, the reply validated with it), prompt
 caching markers on the shared prefix, usage and cost accounting, the unknown/retired model's
 message with the models the key can use, and bounded concurrent requests.  Hermetic, no key."""
+
 from __future__ import annotations
 
 import json
@@ -60,13 +61,16 @@ def test_a_json_reply_is_asked_for_with_its_reply_model_s_schema(stub: StubAPI) 
     assert not {"tools", "tool_choice", "temperature", "top_p", "top_k"} & set(sent)
 
 
-@pytest.mark.parametrize("call, properties", [
-    (lambda b: b.route("hi", (), SCHEMA), {"needs_database", "reason"}),
-    (lambda b: b.parse("thai food", (), SCHEMA), {"sql"}),
-    (lambda b: b.classify("thai", "cuisines", ["thai"]), {"values"}),
-    (lambda b: b.policy("q?", (), 0), {"thought", "action_name", "action_argument"}),
-    (lambda b: b.prune_entry("q?", "a\nb"), {"keep"}),
-])
+@pytest.mark.parametrize(
+    "call, properties",
+    [
+        (lambda b: b.route("hi", (), SCHEMA), {"needs_database", "reason"}),
+        (lambda b: b.parse("thai food", (), SCHEMA), {"sql"}),
+        (lambda b: b.classify("thai", "cuisines", ["thai"]), {"values"}),
+        (lambda b: b.policy("q?", (), 0), {"thought", "action_name", "action_argument"}),
+        (lambda b: b.prune_entry("q?", "a\nb"), {"keep"}),
+    ],
+)
 def test_every_json_task_sends_its_schema(stub: StubAPI, call: Any, properties: set[str]) -> None:
     stub.script(ok("{}"))  # the reply does not matter here: the request does
     with pytest.raises(LLMError):
@@ -78,7 +82,13 @@ def test_the_policy_schema_names_the_five_actions(stub: StubAPI) -> None:
     stub.script(ok('{"thought": "look", "action_name": "search_wikidata", "action_argument": "Q1"}'))
     claude_at(stub.url).policy("q?", (), 0)
     action = stub.requests[0]["output_config"]["format"]["schema"]["properties"]["action_name"]
-    assert action["enum"] == ["search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop"]
+    assert action["enum"] == [
+        "search_wikidata",
+        "get_wikidata_entry",
+        "get_property_examples",
+        "execute_sparql",
+        "stop",
+    ]
 
 
 def test_a_plain_text_task_asks_for_no_format(stub: StubAPI) -> None:
@@ -112,7 +122,9 @@ def test_a_long_shared_prefix_goes_first_with_cache_control(stub: StubAPI) -> No
     assert schema in prefix["text"] and "how many rows?" not in prefix["text"]
     assert "how many rows?" in rest["text"]
     # the same prompt as a single string would be: the prefix, then the rest
-    assert prefix["text"] + "\n\n" + rest["text"] == render_prompt("parse", utterance="how many rows?", history=[], schema=schema)
+    assert prefix["text"] + "\n\n" + rest["text"] == render_prompt(
+        "parse", utterance="how many rows?", history=[], schema=schema
+    )
 
 
 def test_a_short_prefix_is_not_marked(stub: StubAPI) -> None:
@@ -144,8 +156,11 @@ def reply_with_usage(**usage: int) -> Step:
 
 
 def test_every_call_records_its_tokens_and_cost_and_the_run_sums_them(stub: StubAPI) -> None:
-    stub.script(reply_with_usage(input_tokens=1000, cache_read_input_tokens=3000, cache_creation_input_tokens=500,
-                                 output_tokens=200))
+    stub.script(
+        reply_with_usage(
+            input_tokens=1000, cache_read_input_tokens=3000, cache_creation_input_tokens=500, output_tokens=200
+        )
+    )
     llm, seen = events_of(claude_at(stub.url), prices=PRICES)
     llm.answer("The patio is heated.", "Is there a patio?")
     elsewhere: list = []
@@ -157,8 +172,13 @@ def test_every_call_records_its_tokens_and_cost_and_the_run_sums_them(stub: Stub
     assert (call.input_tokens, call.output_tokens, call.cached_input_tokens) == (4500, 200, 3000)
     expected = (1000 * 1.0 + 3000 * 0.1 + 500 * 1.25 + 200 * 5.0) / 1_000_000
     assert call.cost_usd == pytest.approx(expected) and call.model == ROW_MODEL and not call.estimated
-    assert llm.usage.as_json() == {"input_tokens": 9000, "output_tokens": 400, "cached_input_tokens": 6000,
-                                   "cost_usd": pytest.approx(2 * expected), "estimated": False}
+    assert llm.usage.as_json() == {
+        "input_tokens": 9000,
+        "output_tokens": 400,
+        "cached_input_tokens": 6000,
+        "cost_usd": pytest.approx(2 * expected),
+        "estimated": False,
+    }
 
 
 def test_a_model_without_a_price_has_tokens_but_no_cost(stub: StubAPI) -> None:
@@ -259,7 +279,9 @@ def test_concurrent_calls_overlap_up_to_llm_concurrency(stub: StubAPI) -> None:
     stub.responder = slow
     backend = claude_at(stub.url, llm_concurrency=2)
     results: list[Any] = []
-    threads = [threading.Thread(target=lambda i=i: results.append(backend.answer(f"text {i}", "q?").value)) for i in range(6)]
+    threads = [
+        threading.Thread(target=lambda i=i: results.append(backend.answer(f"text {i}", "q?").value)) for i in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -3,6 +3,7 @@ API on 127.0.0.1, which returns garbage for one row's text.  That row alone is l
 reported (a failed call for that row; Unknown, so "to verify") -- the other rows are answered, the
 query completes, and the answers got are cached, so a rerun asks only for the bad row again.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ from tests.engines.llm.test_claude_faults import Step, StubAPI, claude_at, error
 from worlds import restaurants as W
 
 QUESTION = "is it good for groups?"
-QUERY = ("SELECT _id, name FROM restaurants WHERE location = 'Menlo Park' AND price = 'cheap' "
-         f"AND answer(reviews, '{QUESTION}') = 'Yes'")
+QUERY = (
+    "SELECT _id, name FROM restaurants WHERE location = 'Menlo Park' AND price = 'cheap' "
+    f"AND answer(reviews, '{QUESTION}') = 'Yes'"
+)
 TEXT = re.compile(r"<text>\n(.*?)\n</text>", re.DOTALL)
 
 
@@ -79,17 +82,21 @@ def model(bad_text: str | None, garbage: Step):
 
 
 GARBAGE = [
-    pytest.param(Step(b"<html><body>502 Bad Gateway</body></html>", content_type="text/html"), "not JSON (text/html)",
-                 id="html"),
-    pytest.param(Step({"id": "msg_x", "type": "message", "content": None}), '"content" that is null', id="content-null"),
+    pytest.param(
+        Step(b"<html><body>502 Bad Gateway</body></html>", content_type="text/html"), "not JSON (text/html)", id="html"
+    ),
+    pytest.param(
+        Step({"id": "msg_x", "type": "message", "content": None}), '"content" that is null', id="content-null"
+    ),
     pytest.param(ok("Sure! They are great for groups."), "not the JSON object asked for", id="prose"),
 ]
 
 
 @pytest.mark.parametrize(("garbage", "named"), GARBAGE)
 @pytest.mark.parametrize(("mode", "pool"), [("C", 1), ("E", 3)])
-def test_one_bad_reply_loses_its_own_row_only(world, sandbox, stub, claude, tmp_path: Path, garbage: Step, named: str,
-                                               mode: str, pool: int) -> None:
+def test_one_bad_reply_loses_its_own_row_only(
+    world, sandbox, stub, claude, tmp_path: Path, garbage: Step, named: str, mode: str, pool: int
+) -> None:
     rows = candidates(world)
     yes = [r for r in rows if says_yes(as_text(r.reviews))]
     bad = yes[len(yes) // 2]  # a row that would match

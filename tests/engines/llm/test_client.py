@@ -1,4 +1,5 @@
 """The LLM wrapper: call events, the answer cache, cancellation, backend choice."""
+
 from __future__ import annotations
 
 import threading

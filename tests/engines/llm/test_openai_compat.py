@@ -6,6 +6,7 @@ schema of the reply as ``response_format``), the fallback to JSON mode when the 
 schema, the one repair retry and the error after it, text tasks without a format, usage, retries,
 the concurrency bound, cancelling a request in flight, and the backend id.
 """
+
 from __future__ import annotations
 
 import threading
@@ -44,8 +45,14 @@ def stub() -> Iterator[StubServer]:
 
 
 def settings(url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"backend": "openai", "openai_base_url": url, "openai_model": "planner-m",
-                              "openai_row_model": "row-m", "openai_max_retries": 2, "cache_enabled": False}
+    values: dict[str, Any] = {
+        "backend": "openai",
+        "openai_base_url": url,
+        "openai_model": "planner-m",
+        "openai_row_model": "row-m",
+        "openai_max_retries": 2,
+        "cache_enabled": False,
+    }
     values.update(overrides)
     return Settings(**values)
 
@@ -143,7 +150,9 @@ def test_the_api_key_is_sent_as_a_bearer_token(stub):
 
 
 def test_a_reply_that_does_not_validate_gets_one_repair_retry_with_the_error(stub, openai):
-    stub.script(ok('{"answer": "Yes"}', prompt_tokens=30, completion_tokens=4), ok(GOOD, prompt_tokens=50, completion_tokens=8))
+    stub.script(
+        ok('{"answer": "Yes"}', prompt_tokens=30, completion_tokens=4), ok(GOOD, prompt_tokens=50, completion_tokens=8)
+    )
     events: list[Any] = []
     value = LLM(openai, emit=events.append).run(ANSWER, AnswerInput(TEXT, QUESTION))
     assert value.value == "Yes"
@@ -217,8 +226,10 @@ def test_calls_from_many_threads_overlap_up_to_the_concurrency_bound(stub):
     stub.script(Reply(ok(GOOD).body, delay_s=0.25))
     llm = LLM(b)
     results: list[Any] = []
-    threads = [threading.Thread(target=lambda q=q: results.append(llm.run(ANSWER, AnswerInput(TEXT, q))))
-               for q in [f"question {n}?" for n in range(9)]]
+    threads = [
+        threading.Thread(target=lambda q=q: results.append(llm.run(ANSWER, AnswerInput(TEXT, q))))
+        for q in [f"question {n}?" for n in range(9)]
+    ]
     for t in threads:
         t.start()
     for t in threads:

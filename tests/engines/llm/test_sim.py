@@ -1,4 +1,5 @@
 """The simulated LLM: reads only what a model is shown, recognises phrasings, errs at seeded rates."""
+
 from __future__ import annotations
 
 import inspect
@@ -103,14 +104,22 @@ def test_classify_common_sense_and_biases(sim):
 
 def test_respond_builds_only_from_rows(sim):
     rows = (("Velvet Garden", 4.5, "1957 Ramona St, Palo Alto"),)
-    reply = sim.respond("a cafe?", [], Results("I searched for restaurants in Palo Alto.", ("name", "rating", "address"), rows, 1)).value
+    reply = sim.respond(
+        "a cafe?", [], Results("I searched for restaurants in Palo Alto.", ("name", "rating", "address"), rows, 1)
+    ).value
     assert "Velvet Garden" in reply and "1 result" in reply
-    empty = sim.respond("x", [], Results("I searched for restaurants in Sunnyvale priced luxury.", ("name",), (), 0)).value
+    empty = sim.respond(
+        "x", [], Results("I searched for restaurants in Sunnyvale priced luxury.", ("name",), (), 0)
+    ).value
     assert "no results" in empty and "relax" in empty
 
 
 def test_reply_says_what_it_could_not_search(sim):
-    reply = sim.respond("a spicy chinese place", [], Results("I searched for restaurants whose cuisines include chinese.", ("name",), (("A",),), 1)).value
+    reply = sim.respond(
+        "a spicy chinese place",
+        [],
+        Results("I searched for restaurants whose cuisines include chinese.", ("name",), (("A",),), 1),
+    ).value
     assert "'spicy'" in reply
 
 
@@ -128,10 +137,25 @@ def test_latency_is_a_setting():
     assert slept == []
 
 
-UNKNOWN_YES_NO = ("is it cozy?", "is the service good?", "is it quiet?", "does it have wifi?", "Is it open on Sundays?",
-                  "can I bring my dog?", "are the portions generous?", "cozy?", "was the staff friendly?")
-KNOWN_YES_NO = ("is it family-friendly?", "is it romantic?", "does it have a great view?", "is parking easy?",
-                "does it serve pasta?", "is the food spicy?")
+UNKNOWN_YES_NO = (
+    "is it cozy?",
+    "is the service good?",
+    "is it quiet?",
+    "does it have wifi?",
+    "Is it open on Sundays?",
+    "can I bring my dog?",
+    "are the portions generous?",
+    "cozy?",
+    "was the staff friendly?",
+)
+KNOWN_YES_NO = (
+    "is it family-friendly?",
+    "is it romantic?",
+    "does it have a great view?",
+    "is parking easy?",
+    "does it serve pasta?",
+    "is the food spicy?",
+)
 
 
 def test_answer_keeps_to_the_contract_on_yes_no_questions():
@@ -163,11 +187,15 @@ def test_answer_gives_a_value_only_to_an_extraction_question():
 
 def test_reply_counts_a_wish_searched_in_other_words_and_takes_the_agents_empty_finding(sim):
     suql = "x\n-- answer(text, 'question')"
-    searched = Results("I searched for restaurants where the reviews say it is good for a date.", ("name",), (("A",),), 1)
+    searched = Results(
+        "I searched for restaurants where the reviews say it is good for a date.", ("name",), (("A",),), 1
+    )
     assert "not searched" not in sim.respond("a romantic place", [], searched, suql).value
     unsearched = Results("I searched for restaurants in Palo Alto.", ("name",), (("A",),), 1)
     assert "the search has no condition for 'romantic'" in sim.respond("a romantic place", [], unsearched, suql).value
     why = "No restaurant in Tokyo is in this database; without that condition the search finds 35 restaurants."
-    empty = Results("I searched for restaurants in Tokyo whose cuisines include sushi bars.", ("name",), (), 0, why_empty=why)
+    empty = Results(
+        "I searched for restaurants in Tokyo whose cuisines include sushi bars.", ("name",), (), 0, why_empty=why
+    )
     reply = sim.respond("sushi in Tokyo", [], empty).value
     assert why in reply and "such as" not in reply

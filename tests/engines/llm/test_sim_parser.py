@@ -1,4 +1,5 @@
 """The simulated parser: a lexicon and a small grammar over the utterance, the history and the schema."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,19 +20,38 @@ def p(utterance: str, history=(), seed: int = 224, drop: float = 0.0) -> str:
     "utterance, sql",
     [
         ("Show me restaurants in Menlo Park.", "SELECT * FROM restaurants WHERE location = 'Menlo Park'"),
-        ("Show me a café in Palo Alto", "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'"),
-        ("Find inexpensive sushi in SF", "SELECT * FROM restaurants WHERE 'sushi' = ANY(cuisines) AND location = 'SF' AND price = 'cheap'"),
-        ("What's some great Mexican food around Bernal Heights?",
-         "SELECT * FROM restaurants WHERE 'mexican' = ANY(cuisines) AND location = 'Bernal Heights' AND rating >= 4.0"),
-        ("What is the phone number of the most popular cheap Korean restaurant in Sunnyvale?",
-         "SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC NULLS LAST LIMIT 1"),
-        ("How many italian places are in Mountain View?",
-         "SELECT COUNT(*) FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Mountain View'"),
-        ("top 3 pizza places in Palo Alto",
-         "SELECT * FROM restaurants WHERE 'pizza' = ANY(cuisines) AND location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 3"),
-        ("italian or pizza in Sunnyvale with at least 4.5 stars",
-         "SELECT * FROM restaurants WHERE ('italian' = ANY(cuisines) OR 'pizza' = ANY(cuisines)) AND location = 'Sunnyvale' AND rating >= 4.5"),
-        ("What is the address of Old Bowl House?", "SELECT name, address FROM restaurants WHERE name = 'Old Bowl House'"),
+        (
+            "Show me a café in Palo Alto",
+            "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'",
+        ),
+        (
+            "Find inexpensive sushi in SF",
+            "SELECT * FROM restaurants WHERE 'sushi' = ANY(cuisines) AND location = 'SF' AND price = 'cheap'",
+        ),
+        (
+            "What's some great Mexican food around Bernal Heights?",
+            "SELECT * FROM restaurants WHERE 'mexican' = ANY(cuisines) AND location = 'Bernal Heights' AND rating >= 4.0",
+        ),
+        (
+            "What is the phone number of the most popular cheap Korean restaurant in Sunnyvale?",
+            "SELECT name, phone_number FROM restaurants WHERE 'korean' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'cheap' ORDER BY num_reviews DESC NULLS LAST LIMIT 1",
+        ),
+        (
+            "How many italian places are in Mountain View?",
+            "SELECT COUNT(*) FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Mountain View'",
+        ),
+        (
+            "top 3 pizza places in Palo Alto",
+            "SELECT * FROM restaurants WHERE 'pizza' = ANY(cuisines) AND location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 3",
+        ),
+        (
+            "italian or pizza in Sunnyvale with at least 4.5 stars",
+            "SELECT * FROM restaurants WHERE ('italian' = ANY(cuisines) OR 'pizza' = ANY(cuisines)) AND location = 'Sunnyvale' AND rating >= 4.5",
+        ),
+        (
+            "What is the address of Old Bowl House?",
+            "SELECT name, address FROM restaurants WHERE name = 'Old Bowl House'",
+        ),
     ],
 )
 def test_single_turn(utterance, sql):
@@ -51,13 +71,25 @@ def test_the_eight_turn_dialogue_of_section_3_4():
         return sql
 
     assert turn("Show me restaurants in Menlo Park.") == "SELECT * FROM restaurants WHERE location = 'Menlo Park'"
-    assert turn("What about italian ones?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Menlo Park'"
-    assert turn("How about in Palo Alto?") == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Palo Alto'"
-    assert turn("Which one is the top-rated?").endswith("location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 1")
+    assert (
+        turn("What about italian ones?")
+        == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Menlo Park'"
+    )
+    assert (
+        turn("How about in Palo Alto?")
+        == "SELECT * FROM restaurants WHERE 'italian' = ANY(cuisines) AND location = 'Palo Alto'"
+    )
+    assert turn("Which one is the top-rated?").endswith(
+        "location = 'Palo Alto' ORDER BY rating DESC NULLS LAST, num_reviews DESC NULLS LAST LIMIT 1"
+    )
     # the history holds the SQL that ran, after classify()
-    cafe = turn("Show me a café there instead.",
-                ran="SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'")
-    assert cafe == "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'"  # a list again: no ORDER BY
+    cafe = turn(
+        "Show me a café there instead.",
+        ran="SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'",
+    )
+    assert (
+        cafe == "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'"
+    )  # a list again: no ORDER BY
     assert route("What is dim sum?", h, SCHEMA)[0] is False
     assert p("Show me luxury vegan places in Sunnyvale with at least 4.5 stars.", h) == (
         "SELECT * FROM restaurants WHERE 'vegan' = ANY(cuisines) AND location = 'Sunnyvale' AND price = 'luxury' AND rating >= 4.5"
@@ -71,7 +103,15 @@ def test_same_question_elsewhere_keeps_order_and_columns():
     assert again == first.replace("Sunnyvale", "Palo Alto")
 
 
-@pytest.mark.parametrize("utterance", ["Show me restaurants in Palo Alto", "any good sushi?", "How many cheap places are there in SF?", "Which one is the top-rated?"])
+@pytest.mark.parametrize(
+    "utterance",
+    [
+        "Show me restaurants in Palo Alto",
+        "any good sushi?",
+        "How many cheap places are there in SF?",
+        "Which one is the top-rated?",
+    ],
+)
 def test_route_database(utterance):
     assert route(utterance, [Turn("x", "SELECT * FROM restaurants")], SCHEMA)[0] is True
 
@@ -82,8 +122,11 @@ def test_route_no_database(utterance):
 
 
 def test_seeded_dropped_condition_rate():
-    questions = [f"cheap {c} places in {loc}" for c in ("italian", "thai", "korean", "sushi", "pizza", "vegan", "indian", "french")
-                 for loc in ("Palo Alto", "Sunnyvale", "Menlo Park", "Mountain View", "SF", "Bernal Heights")]
+    questions = [
+        f"cheap {c} places in {loc}"
+        for c in ("italian", "thai", "korean", "sushi", "pizza", "vegan", "indian", "french")
+        for loc in ("Palo Alto", "Sunnyvale", "Menlo Park", "Mountain View", "SF", "Bernal Heights")
+    ]
     for seed in range(5):
         questions += [f"good {q} #{seed}" for q in questions[:48]]
     full = [p(q, drop=0.0) for q in questions]

@@ -1,5 +1,6 @@
 """The task layer (issue 12 part 1): one narrow call, tasks owned by agent packages, settings given
 at construction."""
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,17 @@ from tests.engines.llm.test_claude import FakeAPI, message
 from tests.engines.llm.test_claude import backend as claude_backend
 
 LLM_DIR = Path(__file__).resolve().parents[3] / "engines" / "llm"
-AGENTS = ("engines.sql", "engines.suql", "engines.hybridqa", "engines.spinach", "engines.courses", "engines.eval",
-          "engines.lab", "engines.kg", "engines.retrieval")
+AGENTS = (
+    "engines.sql",
+    "engines.suql",
+    "engines.hybridqa",
+    "engines.spinach",
+    "engines.courses",
+    "engines.eval",
+    "engines.lab",
+    "engines.kg",
+    "engines.retrieval",
+)
 # the transitional shims, named in their docstrings; every other module of engines/llm imports no agent
 SHIMS = {"compat.py": AGENTS, "protocol.py": ("engines.spinach",)}
 
@@ -63,12 +73,22 @@ def _read_loud(reply: str, _input: Shout) -> str:
 
 def shout_task(prompts_dir: Path) -> Task:
     return Task(
-        name="shout", input=Shout, output=str, template="shout", prompts_dir=prompts_dir, role="row",
-        context=lambda i: {"text": i.text}, read=_read_loud,
+        name="shout",
+        input=Shout,
+        output=str,
+        template="shout",
+        prompts_dir=prompts_dir,
+        role="row",
+        context=lambda i: {"text": i.text},
+        read=_read_loud,
         simulate=lambda b, i: f"{i.text.upper()}!{b.seed}",
-        describe=lambda i: f"shout {i.text}", show=lambda i, v: f"{i.text} -> {v}",
-        cache_key=lambda i: (i.text, "shout()"), encode=lambda v: {"value": v}, decode=lambda d: d["value"],
-        fallback=lambda i: i.text, max_tokens=77,
+        describe=lambda i: f"shout {i.text}",
+        show=lambda i, v: f"{i.text} -> {v}",
+        cache_key=lambda i: (i.text, "shout()"),
+        encode=lambda v: {"value": v},
+        decode=lambda d: d["value"],
+        fallback=lambda i: i.text,
+        max_tokens=77,
     )
 
 
@@ -84,7 +104,11 @@ def test_a_new_task_runs_on_the_sim_with_events_counts_and_cache(shout: Task, tm
     assert llm.run(shout, Shout("hi"), row_key="r1") == "HI!5"
     assert llm.run(shout, Shout("hi")) == "HI!5"  # from the cache
     started, finished, _again, cached = events
-    assert isinstance(started, CallStarted) and (started.function, started.prompt, started.row_key) == ("shout", "shout hi", "r1")
+    assert isinstance(started, CallStarted) and (started.function, started.prompt, started.row_key) == (
+        "shout",
+        "shout hi",
+        "r1",
+    )
     assert isinstance(finished, CallFinished) and finished.verdict == "hi -> HI!5" and not finished.cached
     assert cached.cached and llm.counter.counts == {"shout": 2} and llm.counter.cached == 1
 
@@ -130,7 +154,9 @@ def test_the_settings_build_a_configured_sim_and_a_real_backend_refuses_sim_para
     sim = backend_from_settings(Settings(backend="sim", seed=3), hybrid_params=rates)
     assert isinstance(sim, SimBackend) and (sim.seed, sim.hybrid_params) == (3, rates)
     with pytest.raises(ConfigurationError, match="hybrid_params is a parameter of the simulated LLM"):
-        llm_from_settings(Settings(backend="claude", ANTHROPIC_API_KEY="sk-test", cache_enabled=False), hybrid_params=rates)
+        llm_from_settings(
+            Settings(backend="claude", ANTHROPIC_API_KEY="sk-test", cache_enabled=False), hybrid_params=rates
+        )
 
 
 def test_the_format_rate_reaches_the_simulated_short_answer():

@@ -1,4 +1,5 @@
 """A cancel interrupts a backend's wait (simulated latency, retry backoff) at once."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """The SPINACH agent: the ReAct loop, rollback on repeats and premature stops, budgets, events, cancel."""
+
 from __future__ import annotations
 
 import threading
@@ -54,8 +55,11 @@ def run(endpoint, script, options=None, cancel=None):
 
 
 def test_a_plain_run_and_its_events(endpoint):
-    plan = [PolicyAction("find it", "search_wikidata", "mountain"), PolicyAction("query", "execute_sparql", MOUNTAINS),
-            PolicyAction("done", "stop", "")]
+    plan = [
+        PolicyAction("find it", "search_wikidata", "mountain"),
+        PolicyAction("query", "execute_sparql", MOUNTAINS),
+        PolicyAction("done", "stop", ""),
+    ]
     trajectory, events, _ = run(endpoint, lambda h, s: plan[len(h)])
     assert isinstance(events[0], AgentStarted) and isinstance(events[-1], AgentFinished)
     taken = [e.step for e in events if isinstance(e, StepTaken)]
@@ -139,7 +143,11 @@ def test_cancel(endpoint):
 
 
 def test_disabled_tools_observe_so(endpoint):
-    plan = [PolicyAction("s", "search_wikidata", "mountain"), PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("d", "stop", "")]
+    plan = [
+        PolicyAction("s", "search_wikidata", "mountain"),
+        PolicyAction("q", "execute_sparql", MOUNTAINS),
+        PolicyAction("d", "stop", ""),
+    ]
     trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)], AgentOptions(disabled=("search_wikidata",)))
     assert trajectory.steps[0].observation == "The action search_wikidata is not available."
 
@@ -150,13 +158,20 @@ def test_an_unknown_action_ends_the_run_with_an_error(endpoint):
 
 
 def test_refused_queries_are_an_observation(endpoint):
-    plan = [PolicyAction("q", "execute_sparql", "DELETE WHERE { ?s ?p ?o }"), PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("d", "stop", "")]
+    plan = [
+        PolicyAction("q", "execute_sparql", "DELETE WHERE { ?s ?p ?o }"),
+        PolicyAction("q", "execute_sparql", MOUNTAINS),
+        PolicyAction("d", "stop", ""),
+    ]
     trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
     assert trajectory.steps[0].feedback == "refused" and trajectory.steps[0].observation.startswith("Query refused")
 
 
 def test_first_five_and_last_five_rows(endpoint):
-    plan = [PolicyAction("q", "execute_sparql", "SELECT ?c WHERE { ?c wdt:P31 wd:Q1003 . }"), PolicyAction("d", "stop", "")]
+    plan = [
+        PolicyAction("q", "execute_sparql", "SELECT ?c WHERE { ?c wdt:P31 wd:Q1003 . }"),
+        PolicyAction("d", "stop", ""),
+    ]
     trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
     lines = trajectory.steps[0].observation.splitlines()
     assert len(lines) == 1 + 5 + 1 + 5 + 1 and "(27 omitted)" in lines[6] and lines[-1] == "[37 rows x 1 column]"
@@ -195,8 +210,10 @@ class Pruning(Scripted):
 def test_entity_pages_are_pruned_to_the_question_with_a_real_llm(endpoint):
     page_of = max((f"Q{n}" for n in range(1000, 1300)), key=lambda q: _lines(endpoint, q))
     script = lambda history, sample: (  # noqa: E731
-        PolicyAction("look at the class", "get_wikidata_entry", page_of) if not history
-        else PolicyAction("done", "stop", ""))
+        PolicyAction("look at the class", "get_wikidata_entry", page_of)
+        if not history
+        else PolicyAction("done", "stop", "")
+    )
     backend = Pruning(script)
     trajectory = SpinachAgent(endpoint, LLM(backend), AgentOptions(rollback=False)).run("Which mountains are there?")
     full = endpoint.page(page_of).render()
@@ -217,8 +234,11 @@ NOTHING = "SELECT ?x WHERE { ?x wdt:P31 wd:Q424242 }"
 
 
 def test_a_probe_run_after_the_answer_is_not_the_answer(endpoint):
-    plan = [PolicyAction("the whole query", "execute_sparql", MOUNTAINS), PolicyAction("verify", "execute_sparql", PROBE),
-            PolicyAction("my query answers it", "stop", MOUNTAINS)]
+    plan = [
+        PolicyAction("the whole query", "execute_sparql", MOUNTAINS),
+        PolicyAction("verify", "execute_sparql", PROBE),
+        PolicyAction("my query answers it", "stop", MOUNTAINS),
+    ]
     trajectory, events, _ = run(endpoint, lambda h, s: plan[len(h)])
     assert not any(isinstance(e, RolledBack) for e in events)
     assert trajectory.finish == "stop" and trajectory.final_sparql == MOUNTAINS and len(trajectory.answer) == 3
@@ -242,8 +262,11 @@ def test_a_stop_whose_answer_returned_nothing_is_premature_even_after_a_probe_wi
 
 
 def test_a_bare_stop_means_the_last_executed_query_and_a_budget_end_the_last_named(endpoint):
-    plan = [PolicyAction("q", "execute_sparql", MOUNTAINS), PolicyAction("q", "execute_sparql", PROBE),
-            PolicyAction("done", "stop", "")]
+    plan = [
+        PolicyAction("q", "execute_sparql", MOUNTAINS),
+        PolicyAction("q", "execute_sparql", PROBE),
+        PolicyAction("done", "stop", ""),
+    ]
     trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
     assert trajectory.final_sparql == PROBE  # SPINACH's stop(): "marks the last executed SPARQL query"
 

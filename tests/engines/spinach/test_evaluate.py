@@ -1,4 +1,5 @@
 """The evaluation of §2.5/§4: SPINACH against the baselines, on a sample of the questions (fast)."""
+
 from __future__ import annotations
 
 import pytest

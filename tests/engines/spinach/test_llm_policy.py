@@ -1,4 +1,5 @@
 """The policy step of the LLM layer: LLM.policy emits call events; sim and claude backends (offline)."""
+
 from __future__ import annotations
 
 import json
@@ -59,17 +60,22 @@ def test_claude_policy_parses_the_reply():
     assert "What is the highest mountain in Pallasca?" in api.prompt
 
 
-@pytest.mark.parametrize("reply, fragment", [
-    ('{"thought": "x", "action_name": "fly", "action_argument": ""}', "unknown action"),
-    ('{"thought": "x", "action_argument": "q"}', "action_name"),
-    ('{"thought": "x", "action_name": "execute_sparql", "action_argument": ""}', "no query"),
-    ("I would search.", "policy()"),
-])
+@pytest.mark.parametrize(
+    "reply, fragment",
+    [
+        ('{"thought": "x", "action_name": "fly", "action_argument": ""}', "unknown action"),
+        ('{"thought": "x", "action_argument": "q"}', "action_name"),
+        ('{"thought": "x", "action_name": "execute_sparql", "action_argument": ""}', "no query"),
+        ("I would search.", "policy()"),
+    ],
+)
 def test_claude_policy_malformed(reply, fragment):
     with pytest.raises(LLMError, match=fragment):
         backend(FakeAPI(message(reply))).policy("q?", [], 0)
 
 
 def test_claude_policy_stop_and_suffix():
-    out = backend(FakeAPI(message('{"thought": "done", "action_name": "stop()", "action_argument": null}'))).policy("q?", HISTORY, 0)
+    out = backend(FakeAPI(message('{"thought": "done", "action_name": "stop()", "action_argument": null}'))).policy(
+        "q?", HISTORY, 0
+    )
     assert out.value == PolicyAction("done", "stop", "")

@@ -1,4 +1,5 @@
 """Scoring a trajectory and the agent's answer rule read back from it (engines.spinach.scoring)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,13 +23,21 @@ NOTHING = "SELECT ?x WHERE { ?x wdt:P31 wd:Q424242 }"
 
 
 def sparql(index: int, query: str, feedback: str, *, rolled_back: bool = False) -> Step:
-    return Step(index, "", "execute_sparql", query, "…", feedback, 3 if feedback == "rows" else 0,
-                rolled_back=rolled_back)
+    return Step(
+        index, "", "execute_sparql", query, "…", feedback, 3 if feedback == "rows" else 0, rolled_back=rolled_back
+    )
 
 
 def stop(index: int, argument: str = "", *, rolled_back: bool = False) -> Step:
-    return Step(index, "", "stop", argument, "", rolled_back=rolled_back,
-                rollback_reason="premature stop" if rolled_back else None)
+    return Step(
+        index,
+        "",
+        "stop",
+        argument,
+        "",
+        rolled_back=rolled_back,
+        rollback_reason="premature stop" if rolled_back else None,
+    )
 
 
 def test_a_named_stop_answers_with_its_query_not_with_a_later_probe_that_returned_rows():
@@ -39,8 +48,14 @@ def test_a_named_stop_answers_with_its_query_not_with_a_later_probe_that_returne
 
 
 def test_a_bare_stop_answers_with_the_last_query_that_ran_and_rolled_back_steps_are_not_in_the_state():
-    steps = (sparql(1, MOUNTAINS, "rows"), sparql(2, NOTHING, "empty"), stop(3, rolled_back=True),
-             sparql(4, PROBE, "rows"), sparql(5, NOTHING, "empty", rolled_back=True), stop(6))
+    steps = (
+        sparql(1, MOUNTAINS, "rows"),
+        sparql(2, NOTHING, "empty"),
+        stop(3, rolled_back=True),
+        sparql(4, PROBE, "rows"),
+        sparql(5, NOTHING, "empty", rolled_back=True),
+        stop(6),
+    )
     assert answered_by(steps[5], steps[:5]) is steps[3]
     assert answer_step(Trajectory("q", steps, finish="stop")) is steps[3]
 
@@ -60,8 +75,11 @@ def test_the_replayed_rule_agrees_with_the_agent_on_its_own_runs():
     from worlds import kg as K
 
     endpoint = Endpoint.from_world(K.build())
-    plan = [PolicyAction("the whole query", "execute_sparql", MOUNTAINS), PolicyAction("verify", "execute_sparql", PROBE),
-            PolicyAction("my query answers it", "stop", MOUNTAINS)]
+    plan = [
+        PolicyAction("the whole query", "execute_sparql", MOUNTAINS),
+        PolicyAction("verify", "execute_sparql", PROBE),
+        PolicyAction("my query answers it", "stop", MOUNTAINS),
+    ]
     trajectory, _, _ = run(endpoint, lambda h, s: plan[len(h)])
     step = answer_step(trajectory)
     assert step is not None and step.argument == trajectory.final_sparql == MOUNTAINS
@@ -91,7 +109,7 @@ def test_a_spinach_log_is_matched_by_its_text_and_its_final_query_is_run_for_the
 
 def test_a_refused_or_empty_final_query_leaves_the_answer_empty_and_an_unknown_question_is_unscored(session):
     question = session.question("c3_3")
-    refused = Trajectory(question.question, (), final_sparql="INSERT DATA { wd:Q1 rdfs:label \"x\" . }")
+    refused = Trajectory(question.question, (), final_sparql='INSERT DATA { wd:Q1 rdfs:label "x" . }')
     scored = score_loaded(session, refused, source="x.json")
     assert scored.trajectory.answer == () and scored.f1 == 0.0 and scored.question == question
     empty = Trajectory(question.question, (), final_sparql=NOTHING)

@@ -1,4 +1,5 @@
 """The simulated policy: the expert procedure on the real graph, honest and seeded."""
+
 from __future__ import annotations
 
 import ast
@@ -58,9 +59,14 @@ def score(endpoint, questions, params=DEFAULT, options=None, seeds=(224,)):
 def test_never_reads_the_world_or_gold():
     tree = ast.parse(Path(sim_policy.__file__).read_text(encoding="utf-8"))
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | {
-        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not any(m and (m.startswith("worlds") or m.startswith("engines.kg") or m.startswith("engines.eval")) for m in imported)
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names
+    }
+    assert not any(
+        m and (m.startswith("worlds") or m.startswith("engines.kg") or m.startswith("engines.eval")) for m in imported
+    )
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
     assert not any("gold" in n or "truth" in n for n in names)
 
 
@@ -76,7 +82,15 @@ def test_deterministic_and_resampled(qsets):
     assert first.action_name == "search_wikidata"
     # after a rollback the same state is sampled again with another draw: somewhere the action differs
     from engines.spinach.tasks import PolicyStep
-    h = [PolicyStep(first.thought, first.action_name, first.action_argument, "musician (Q1014): person who plays or composes music")]
+
+    h = [
+        PolicyStep(
+            first.thought,
+            first.action_name,
+            first.action_argument,
+            "musician (Q1014): person who plays or composes music",
+        )
+    ]
     outs = {decide(q, h, seed=1, sample=s) for s in range(40)}
     assert len(outs) > 1
 

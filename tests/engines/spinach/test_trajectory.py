@@ -1,4 +1,5 @@
 """Trajectories are data: saved, loaded, and SPINACH's own logs imported."""
+
 from __future__ import annotations
 
 import json
@@ -34,17 +35,27 @@ def test_several_trajectories_in_one_file(tmp_path, trajectory):
 
 
 def test_spinach_log_import(tmp_path):
-    log = [{
-        "question": "Who founded Stanford University?",
-        "actions": [
-            {"thought": "Find Stanford.", "action_name": "search_wikidata", "action_argument": "Stanford University",
-             "observation": "Stanford University (Q41506): private research university in California"},
-            {"thought": "Query it.", "action_name": "execute_sparql", "action_argument": "SELECT ?x WHERE { wd:Q41506 wdt:P112 ?x }",
-             "observation": "x\nQ3344\n"},
-            {"thought": "Done.", "action_name": "stop", "action_argument": "", "observation": None},
-        ],
-        "final_sparql": {"sparql": "SELECT ?x WHERE { wd:Q41506 wdt:P112 ?x }"},
-    }]
+    log = [
+        {
+            "question": "Who founded Stanford University?",
+            "actions": [
+                {
+                    "thought": "Find Stanford.",
+                    "action_name": "search_wikidata",
+                    "action_argument": "Stanford University",
+                    "observation": "Stanford University (Q41506): private research university in California",
+                },
+                {
+                    "thought": "Query it.",
+                    "action_name": "execute_sparql",
+                    "action_argument": "SELECT ?x WHERE { wd:Q41506 wdt:P112 ?x }",
+                    "observation": "x\nQ3344\n",
+                },
+                {"thought": "Done.", "action_name": "stop", "action_argument": "", "observation": None},
+            ],
+            "final_sparql": {"sparql": "SELECT ?x WHERE { wd:Q41506 wdt:P112 ?x }"},
+        }
+    ]
     path = tmp_path / "spinach.json"
     path.write_text(json.dumps(log))
     (t,) = load(path)
@@ -53,12 +64,15 @@ def test_spinach_log_import(tmp_path):
     assert t.steps[2].observation == "" and t.final_sparql.startswith("SELECT ?x")
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("not json", "not JSON"),
-    ('{"hello": 1}', "Not a trajectory"),
-    ('[{"question": "q", "actions": [{"action_name": "fly"}]}]', "unknown action_name"),
-    ('{"question": "q", "steps": [{"index": 1}]}', "malformed"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("not json", "not JSON"),
+        ('{"hello": 1}', "Not a trajectory"),
+        ('[{"question": "q", "actions": [{"action_name": "fly"}]}]', "unknown action_name"),
+        ('{"question": "q", "steps": [{"index": 1}]}', "malformed"),
+    ],
+)
 def test_bad_files_say_why(tmp_path, content, fragment):
     path = tmp_path / "bad.json"
     path.write_text(content)

@@ -1,4 +1,5 @@
 """The Text-to-SQL agent end to end: world -> sandbox -> sim LLM -> events -> result."""
+
 from __future__ import annotations
 
 import threading
@@ -48,10 +49,21 @@ def test_cafe_in_palo_alto_returns_only_palo_alto_cafes(session):
     expected = {r._id for r in WORLD.rows if r.location == "Palo Alto" and {"cafe", "coffee & tea"} & set(r.cuisines)}
     assert {rec["_id"] for rec in turn.records()} == expected
     kinds = [type(e) for e in events]
-    order = [TurnStarted, InputClassified, QueryParsed, ValuesClassified, QueryRewritten, QueryExecuted, ReadBackWritten, TurnFinished]
+    order = [
+        TurnStarted,
+        InputClassified,
+        QueryParsed,
+        ValuesClassified,
+        QueryRewritten,
+        QueryExecuted,
+        ReadBackWritten,
+        TurnFinished,
+    ]
     positions = [kinds.index(k) for k in order]
     assert positions == sorted(positions)
-    assert kinds.count(CallStarted) == kinds.count(CallFinished) == len(turn.calls) == 4  # route, parse, classify, respond
+    assert (
+        kinds.count(CallStarted) == kinds.count(CallFinished) == len(turn.calls) == 4
+    )  # route, parse, classify, respond
     assert turn.readback == "I searched for restaurants in Palo Alto whose cuisines include coffee & tea or cafe."
     assert f"found {len(expected)} results" in turn.reply
 
@@ -63,7 +75,9 @@ def test_the_eight_turn_dialogue_plays_out(session):
     menlo, italian, palo, top, cafe, dimsum, vegan, thanks = replies
     assert {r["location"] for r in menlo.records()} == {"Menlo Park"} and len(menlo.rows) > 50
     assert 0 < len(italian.rows) < len(menlo.rows)
-    assert {r["location"] for r in palo.records()} == {"Palo Alto"} and all("italian" in r["cuisines"] for r in palo.records())
+    assert {r["location"] for r in palo.records()} == {"Palo Alto"} and all(
+        "italian" in r["cuisines"] for r in palo.records()
+    )
     assert len(top.rows) == 1 and float(top.records()[0]["rating"]) == max(float(r["rating"]) for r in palo.records())
     assert {r["location"] for r in cafe.records()} == {"Palo Alto"} and "ORDER BY" not in (cafe.sql or "")
     assert dimsum.needs_database is False and dimsum.sql is None and "Cantonese" in dimsum.reply
@@ -110,6 +124,9 @@ def test_classify_method_is_a_setting():
 
 def test_raw_sql_mode(session):
     result, sentence = run_sql(session.sandbox, "SELECT name FROM restaurants WHERE location = 'Sunnyvale' LIMIT 2")
-    assert len(result.rows) == 2 and sentence == "I searched for restaurants in Sunnyvale, showing name, keeping the first 2."
+    assert (
+        len(result.rows) == 2
+        and sentence == "I searched for restaurants in Sunnyvale, showing name, keeping the first 2."
+    )
     with pytest.raises(SqlRefused):
         run_sql(session.sandbox, "DELETE FROM restaurants")

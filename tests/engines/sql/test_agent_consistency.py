@@ -1,5 +1,6 @@
 """Both agents' replies agree with the query that ran: what they say was (not) searched, and which condition
 emptied an empty result (checked here by running the query without it, independently of the agent)."""
+
 from __future__ import annotations
 
 import re
@@ -41,8 +42,11 @@ def session(request):
 
 def _questions(tree: exp.Expression) -> set[str]:
     """The questions of the answer() calls in a query."""
-    return {f.expressions[1].name for f in tree.find_all(exp.Anonymous)
-            if str(f.this).lower() == "answer" and len(f.expressions) > 1 and isinstance(f.expressions[1], exp.Literal)}
+    return {
+        f.expressions[1].name
+        for f in tree.find_all(exp.Anonymous)
+        if str(f.this).lower() == "answer" and len(f.expressions) > 1 and isinstance(f.expressions[1], exp.Literal)
+    }
 
 
 def _parser_question(word: str) -> str | None:
@@ -95,7 +99,9 @@ def test_the_reply_never_contradicts_the_query_it_ran(session, utterance):
     if emptied.condition is None:  # no single condition: leaving out each still finds nothing
         assert "still finds nothing" in turn.reply
         for part in conjuncts(tree.args["where"].this)[:MAX_VARIANTS]:
-            assert _rows(session, agent, _without(tree, part.sql(dialect="postgres", normalize_functions=False))) == 0, part.sql()
+            assert (
+                _rows(session, agent, _without(tree, part.sql(dialect="postgres", normalize_functions=False))) == 0
+            ), part.sql()
         return
     assert f"No restaurant {emptied.phrase}" in turn.reply
     again = _rows(session, agent, _without(tree, emptied.condition))
@@ -114,13 +120,20 @@ def test_an_empty_result_names_the_condition_that_emptied_it():
         turn = s.agent.ask("Show me sushi restaurants in Tokyo")
         e = turn.emptied
         assert turn.rows == () and e is not None and e.condition == "location = 'Tokyo'" and e.alone_empty
-        expected = s.sandbox.run("SELECT COUNT(*) FROM restaurants WHERE 'sushi bars' = ANY(cuisines) OR 'japanese' = ANY(cuisines)").rows[0][0]
+        expected = s.sandbox.run(
+            "SELECT COUNT(*) FROM restaurants WHERE 'sushi bars' = ANY(cuisines) OR 'japanese' = ANY(cuisines)"
+        ).rows[0][0]
         assert e.rows == expected > 0 and not e.at_least
-        assert f"No restaurant in Tokyo is in this database; without that condition the search finds {expected} restaurants." in turn.reply
+        assert (
+            f"No restaurant in Tokyo is in this database; without that condition the search finds {expected} restaurants."
+            in turn.reply
+        )
         assert "cuisine" not in turn.reply.split("found no results.")[1]  # the old reply offered to relax the cuisine
         # at most MAX_VARIANTS variants: eight conditions, two of which match nothing by themselves
-        tree = s.sandbox.check("SELECT name FROM restaurants WHERE location = 'Tokyo' AND location = 'Paris' AND rating > 0.1 "
-                               "AND rating > 0.2 AND rating > 0.3 AND rating > 0.4 AND rating > 0.5 AND rating > 0.6")
+        tree = s.sandbox.check(
+            "SELECT name FROM restaurants WHERE location = 'Tokyo' AND location = 'Paris' AND rating > 0.1 "
+            "AND rating > 0.2 AND rating > 0.3 AND rating > 0.4 AND rating > 0.5 AND rating > 0.6"
+        )
         e = s.agent.explain_empty(tree)
         assert e.condition is None and e.tried == MAX_VARIANTS and e.conditions == 8
         assert "any one of 6 of its 8 conditions still finds nothing" in e.sentence

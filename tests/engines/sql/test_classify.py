@@ -1,4 +1,5 @@
 """classify(): four methods on 28 colloquial phrasings, and the rewrite of parsed queries."""
+
 from __future__ import annotations
 
 import pytest
@@ -51,18 +52,25 @@ def test_exercise_2_threshold_sweep():
 
 def rewrite(sql: str, method: str = "llm_all", events=None) -> str:
     c = Classifier(WORLD.enum_fields, method, llm())
-    return c.rewrite(sqlglot.parse_one(sql, read="postgres"), (events.append if events is not None else lambda e: None)).sql("postgres")
+    return c.rewrite(
+        sqlglot.parse_one(sql, read="postgres"), (events.append if events is not None else lambda e: None)
+    ).sql("postgres")
 
 
 def test_any_becomes_an_or_over_classified_values():
     events: list = []
     out = rewrite("SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) AND location = 'Palo Alto'", events=events)
-    assert out == "SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'"
+    assert (
+        out
+        == "SELECT * FROM restaurants WHERE ('coffee & tea' = ANY(cuisines) OR 'cafe' = ANY(cuisines)) AND location = 'Palo Alto'"
+    )
     assert ValuesClassified("cuisines", "coffee", "llm_all", ("coffee & tea", "cafe")) in events
 
 
 def test_exercise_5_locations_classify_too():
-    assert rewrite("SELECT * FROM restaurants WHERE location = 'SF'").endswith("location IN ('Bernal Heights', 'Mission District')")
+    assert rewrite("SELECT * FROM restaurants WHERE location = 'SF'").endswith(
+        "location IN ('Bernal Heights', 'Mission District')"
+    )
     assert rewrite("SELECT * FROM restaurants WHERE location = 'Bernal'").endswith("location = 'Bernal Heights'")
     assert rewrite("SELECT * FROM restaurants WHERE location = 'palo alto'").endswith("location = 'Palo Alto'")
 
@@ -72,8 +80,13 @@ def test_nothing_close_keeps_what_was_asked():
 
 
 def test_array_contains_and_in_lists():
-    assert rewrite("SELECT * FROM restaurants WHERE cuisines @> ARRAY['bbq']") == "SELECT * FROM restaurants WHERE 'barbeque' = ANY(cuisines)"
-    assert rewrite("SELECT * FROM restaurants WHERE location IN ('SF', 'Palo Alto')").endswith("location IN ('Bernal Heights', 'Mission District', 'Palo Alto')")
+    assert (
+        rewrite("SELECT * FROM restaurants WHERE cuisines @> ARRAY['bbq']")
+        == "SELECT * FROM restaurants WHERE 'barbeque' = ANY(cuisines)"
+    )
+    assert rewrite("SELECT * FROM restaurants WHERE location IN ('SF', 'Palo Alto')").endswith(
+        "location IN ('Bernal Heights', 'Mission District', 'Palo Alto')"
+    )
 
 
 def test_exact_method_needs_no_llm_and_llm_methods_need_one():
@@ -86,5 +99,8 @@ def test_exact_method_needs_no_llm_and_llm_methods_need_one():
 
 def test_each_value_is_classified_once_per_query():
     events: list = []
-    rewrite("SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) OR ('coffee' = ANY(cuisines) AND price = 'cheap')", events=events)
+    rewrite(
+        "SELECT * FROM restaurants WHERE 'coffee' = ANY(cuisines) OR ('coffee' = ANY(cuisines) AND price = 'cheap')",
+        events=events,
+    )
     assert len([e for e in events if isinstance(e, ValuesClassified) and e.value == "coffee"]) == 1

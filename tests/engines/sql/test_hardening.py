@@ -1,5 +1,6 @@
 """Issue 10: the world is read-only to the session, internal statements are built as trees, and
 bombs stay inside their bounds (memory, threads, spill space, time)."""
+
 from __future__ import annotations
 
 import json
@@ -130,7 +131,17 @@ def test_a_user_database_is_opened_read_only(tmp_path):
 
 # --- internal statements are trees -------------------------------------------------------------------
 
-HOSTILE_NAMES = ['x" VARCHAR); UPDATE items SET name = \'PWNED\'; --', 'a\nb', "é☃ 名前", '"', "", "  ", ";", "--", "x\"\"y"]
+HOSTILE_NAMES = [
+    "x\" VARCHAR); UPDATE items SET name = 'PWNED'; --",
+    "a\nb",
+    "é☃ 名前",
+    '"',
+    "",
+    "  ",
+    ";",
+    "--",
+    'x""y',
+]
 
 
 def test_scratch_columns_may_have_any_name(sandbox):
@@ -142,7 +153,9 @@ def test_scratch_columns_may_have_any_name(sandbox):
     assert fingerprint(sandbox) == before
 
 
-@pytest.mark.parametrize("typ", ["INT); DROP TABLE items; --", "mood", '"VARCHAR"', "x y", "VARCHAR); --", "STRUCT(a evil)", ""])
+@pytest.mark.parametrize(
+    "typ", ["INT); DROP TABLE items; --", "mood", '"VARCHAR"', "x y", "VARCHAR); --", "STRUCT(a evil)", ""]
+)
 def test_scratch_column_types_must_be_plain(sandbox, typ):
     before = fingerprint(sandbox)
     with pytest.raises(SqlRefused):
@@ -151,19 +164,31 @@ def test_scratch_column_types_must_be_plain(sandbox, typ):
     assert fingerprint(sandbox) == before
 
 
-@pytest.mark.parametrize("typ", ["INTEGER", "VARCHAR[]", 'STRUCT(a INTEGER, "b c" VARCHAR)', "DECIMAL(10,2)",
-                                 "ENUM('a', 'b''c')", "MAP(VARCHAR, INTEGER)", "TIMESTAMP WITH TIME ZONE", "DATE", "DOUBLE"])
+@pytest.mark.parametrize(
+    "typ",
+    [
+        "INTEGER",
+        "VARCHAR[]",
+        'STRUCT(a INTEGER, "b c" VARCHAR)',
+        "DECIMAL(10,2)",
+        "ENUM('a', 'b''c')",
+        "MAP(VARCHAR, INTEGER)",
+        "TIMESTAMP WITH TIME ZONE",
+        "DATE",
+        "DOUBLE",
+    ],
+)
 def test_plain_types_round_trip(sandbox, typ):
     built = plain_type(typ)
     with sandbox.scratch_table([("a", typ)], []) as table:
-        (name, duck), = sandbox.columns_of(exp.select("a").from_(table))
+        ((name, duck),) = sandbox.columns_of(exp.select("a").from_(table))
     assert plain_type(duck) == built
 
 
 def test_a_quoted_type_name_never_reaches_describe(sandbox):
     before = fingerprint(sandbox)
     # duckdb's reading (7 // 2 is DuckDB only) writes the quoted name back unquoted
-    sql = "SELECT CAST(id AS \"oid) FROM items; DROP TABLE items; SELECT CAST(1 AS INT\") AS c, 7 // 2 AS d FROM items"
+    sql = 'SELECT CAST(id AS "oid) FROM items; DROP TABLE items; SELECT CAST(1 AS INT") AS c, 7 // 2 AS d FROM items'
     with pytest.raises(SqlRefused, match="type name"):
         sandbox.check(sql)
     with pytest.raises(SqlRefused):
@@ -179,7 +204,8 @@ def test_limits_come_from_the_settings():
     with Sandbox.create(load, limits=Limits.from_settings(settings)) as sb:
         memory, threads, temp, external, locked = sb._con.execute(
             "SELECT current_setting('memory_limit'), current_setting('threads'), current_setting('max_temp_directory_size'), "
-            "current_setting('enable_external_access'), current_setting('lock_configuration')").fetchone()
+            "current_setting('enable_external_access'), current_setting('lock_configuration')"
+        ).fetchone()
     assert memory.replace(" ", "") in {"512.0MiB", "488.2MiB", "512MB", "488.2MB"} and threads == 1
     assert temp.replace(" ", "") in {"256.0MiB", "244.1MiB", "256MB", "244.1MB"}
     assert external is False and locked is True
@@ -199,7 +225,7 @@ def test_every_session_applies_the_settings(monkeypatch):
     monkeypatch.setenv("CS224V_DUCKDB_MEMORY_LIMIT", "300MB")
     for session in (open_restaurants(Settings()), open_suql(Settings(), world="courses")):
         try:
-            (memory,), = session.sandbox._con.execute("SELECT current_setting('memory_limit')").fetchall()
+            ((memory,),) = session.sandbox._con.execute("SELECT current_setting('memory_limit')").fetchall()
             assert memory.replace(" ", "") in {"286.1MiB", "300.0MiB", "300MB", "286.1MB"}
         finally:
             session.close()
@@ -208,22 +234,25 @@ def test_every_session_applies_the_settings(monkeypatch):
 # --- values a single call may build ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT range(1000000000)",
-    "SELECT unnest(range(1000000000))",
-    "SELECT len(range(5, 100000005))",
-    "SELECT len(range(0, 1000000000, 1))",
-    "SELECT len(generate_series(1000000000))",
-    "SELECT length(repeat('x', 1000000000))",
-    "SELECT len(repeat([1, 2], 100000000))",
-    "SELECT length(lpad('x', 1000000000, 'y'))",
-    "SELECT length(rpad('x', 1000000000, 'y'))",
-    "SELECT len(list_resize([1], 300000000))",
-    "SELECT length(bitstring('1', 1000000000))",
-    "SELECT length(repeat(name, 1000000)) FROM items",
-    "SELECT length(repeat(repeat('x', 1000), 1000))",
-    "SELECT * FROM unnest(range(1000000000))",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT range(1000000000)",
+        "SELECT unnest(range(1000000000))",
+        "SELECT len(range(5, 100000005))",
+        "SELECT len(range(0, 1000000000, 1))",
+        "SELECT len(generate_series(1000000000))",
+        "SELECT length(repeat('x', 1000000000))",
+        "SELECT len(repeat([1, 2], 100000000))",
+        "SELECT length(lpad('x', 1000000000, 'y'))",
+        "SELECT length(rpad('x', 1000000000, 'y'))",
+        "SELECT len(list_resize([1], 300000000))",
+        "SELECT length(bitstring('1', 1000000000))",
+        "SELECT length(repeat(name, 1000000)) FROM items",
+        "SELECT length(repeat(repeat('x', 1000), 1000))",
+        "SELECT * FROM unnest(range(1000000000))",
+    ],
+)
 def test_huge_values_are_stopped_before_they_are_built(sandbox, sql):
     started = time.perf_counter()
     with pytest.raises(SqlError, match="would build"):
@@ -231,16 +260,25 @@ def test_huge_values_are_stopped_before_they_are_built(sandbox, sql):
     assert time.perf_counter() - started < 5
 
 
-@pytest.mark.parametrize("sql", ["SELECT printf('%1000000000d', 1)", "SELECT format('{:>1000000000}', 1)",
-                                 "SELECT printf('%*d', 1000000000, 1)", "SELECT printf(name, 1) FROM items"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT printf('%1000000000d', 1)",
+        "SELECT format('{:>1000000000}', 1)",
+        "SELECT printf('%*d', 1000000000, 1)",
+        "SELECT printf(name, 1) FROM items",
+    ],
+)
 def test_huge_format_widths_are_refused(sandbox, sql):
     with pytest.raises(SqlRefused, match="format|width"):
         sandbox.run(sql)
 
 
 def test_ordinary_uses_still_work(sandbox):
-    row = sandbox.run("SELECT len(range(5)), range(1, 4), repeat('ab', 3), lpad('x', 3, '-'), rpad('x', 2), "
-                      "printf('%5.2f', 3.14159), len(list_resize([1], 3)), len(range(10, 0, -1))").rows[0]
+    row = sandbox.run(
+        "SELECT len(range(5)), range(1, 4), repeat('ab', 3), lpad('x', 3, '-'), rpad('x', 2), "
+        "printf('%5.2f', 3.14159), len(list_resize([1], 3)), len(range(10, 0, -1))"
+    ).rows[0]
     assert row == (5, [1, 2, 3], "ababab", "--x", "x ", " 3.14", 3, 10)
     assert sandbox.run(f"SELECT len(range({MAX_LIST_ELEMENTS}))").rows == ((MAX_LIST_ELEMENTS,),)
     result = sandbox.run("SELECT * FROM range(1000000000)")  # the table function streams
@@ -286,8 +324,14 @@ _RUNNER = textwrap.dedent("""
 def test_bombs_stay_within_time_and_memory():
     env = {**os.environ, "CS224V_QUERY_TIMEOUT_S": "1", "CS224V_BACKEND": "sim"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run([sys.executable, "-c", _RUNNER, json.dumps(BOMBS)], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, json.dumps(BOMBS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     for sql, elapsed, outcome in json.loads(proc.stdout):
@@ -299,9 +343,21 @@ def test_bombs_stay_within_time_and_memory():
 def test_the_cli_answers_a_bomb_with_a_clear_error():
     env = {**os.environ, "CS224V_QUERY_TIMEOUT_S": "1", "CS224V_BACKEND": "sim"}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "import sys; from tui.cli import main; sys.exit(main())", "sql",
-                           "SELECT unnest(range(1000000000))", "--json"],
-                          capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from tui.cli import main; sys.exit(main())",
+            "sql",
+            "SELECT unnest(range(1000000000))",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "would build a list" in json.loads(proc.stdout)["error"]
     assert time.perf_counter() - started < 30  # start-up included

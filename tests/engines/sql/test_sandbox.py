@@ -1,4 +1,5 @@
 """The SQL gate: what it lets through, what it refuses, and how DuckDB is held."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -88,9 +89,7 @@ def fingerprint(con: duckdb.DuckDBPyConnection) -> tuple:
             cur.execute("SELECT count(*), sum(hash(id, name, tags, price, day, tier)) FROM items").fetchall(),
             cur.execute("SELECT database_name, schema_name, table_name FROM duckdb_tables() ORDER BY ALL").fetchall(),
             cur.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY ALL").fetchall(),
-            cur.execute(
-                "SELECT function_name FROM duckdb_functions() WHERE NOT internal ORDER BY ALL"
-            ).fetchall(),
+            cur.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal ORDER BY ALL").fetchall(),
             cur.execute("SELECT database_name FROM duckdb_databases() ORDER BY ALL").fetchall(),
             cur.execute(
                 "SELECT current_setting('enable_external_access'), current_setting('lock_configuration')"
@@ -181,7 +180,7 @@ HOSTILE: list[str] = [
     "SELECT * FROM delta_scan('s3://bucket/table')",
     "SELECT * FROM sqlite_scan('x.db', 't')",
     "SELECT * FROM system.main.read_csv('/etc/passwd')",
-    'SELECT * FROM "read_csv"(\'/etc/passwd\')',
+    "SELECT * FROM \"read_csv\"('/etc/passwd')",
     "SELECT * FROM '/etc/passwd'",
     "SELECT * FROM 'data.csv'",
     "SELECT * FROM 'https://example.com/x.parquet'",
@@ -478,8 +477,34 @@ def test_errors_are_engine_errors():
 @given(
     st.lists(
         st.sampled_from(
-            ["SELECT", "FROM", "items", "WHERE", "(", ")", "'", '"', ";", ",", "*", "=", "id", "1",
-             "--", "/*", "*/", "read_csv", "ANY", "tags", "@>", "::", "DROP", "INTO", "UNION", "\n"]
+            [
+                "SELECT",
+                "FROM",
+                "items",
+                "WHERE",
+                "(",
+                ")",
+                "'",
+                '"',
+                ";",
+                ",",
+                "*",
+                "=",
+                "id",
+                "1",
+                "--",
+                "/*",
+                "*/",
+                "read_csv",
+                "ANY",
+                "tags",
+                "@>",
+                "::",
+                "DROP",
+                "INTO",
+                "UNION",
+                "\n",
+            ]
         ),
         max_size=14,
     ).map(" ".join)
@@ -511,9 +536,7 @@ def test_locked_configuration_holds_even_past_the_gate(raw):
 def test_create_loads_then_locks():
     with Sandbox.create(load_items, row_cap=3, timeout_s=1.0) as sandbox:
         assert sandbox.run("SELECT count(*) FROM items").rows == ((ROWS,),)
-        assert sandbox.run(
-            "SELECT value FROM duckdb_settings() WHERE name = 'lock_configuration'"
-        ).rows == (("true",),)
+        assert sandbox.run("SELECT value FROM duckdb_settings() WHERE name = 'lock_configuration'").rows == (("true",),)
 
 
 def test_create_propagates_loader_errors():

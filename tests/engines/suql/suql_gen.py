@@ -21,6 +21,7 @@ answer() a per-row function) needs to judge the other modes:
 The queries are built from a fixed vocabulary (no user input): the generator composes SQL text on
 purpose, it is the input under test.
 """
+
 from __future__ import annotations
 
 import random
@@ -191,10 +192,19 @@ def _single(rng: random.Random, ident: str) -> Case:
     if order_keys:
         base += " ORDER BY " + ", ".join(order_keys)
     tail = (f" LIMIT {limit}" if limit is not None else "") + (f" OFFSET {offset}" if offset else "")
-    return Case(ident, base + tail, base if tail else None,
-                f"SELECT _id AS _row FROM restaurants WHERE ({cond}) IS NULL",
-                ordered=bool(order_keys), limited=limit is not None, aggregated=False, nested=False,
-                kind="single", limit=limit, questions=g.questions)
+    return Case(
+        ident,
+        base + tail,
+        base if tail else None,
+        f"SELECT _id AS _row FROM restaurants WHERE ({cond}) IS NULL",
+        ordered=bool(order_keys),
+        limited=limit is not None,
+        aggregated=False,
+        nested=False,
+        kind="single",
+        limit=limit,
+        questions=g.questions,
+    )
 
 
 def _aggregate(rng: random.Random, ident: str) -> Case:
@@ -203,16 +213,37 @@ def _aggregate(rng: random.Random, ident: str) -> Case:
     verify = f"SELECT _id AS _row FROM restaurants WHERE ({cond}) IS NULL"
     if rng.random() < 0.5:
         query = f"SELECT COUNT(*) AS n FROM restaurants WHERE {cond}"
-        return Case(ident, query, None, verify, ordered=False, limited=False, aggregated=True, nested=False,
-                    kind="count", questions=g.questions)
+        return Case(
+            ident,
+            query,
+            None,
+            verify,
+            ordered=False,
+            limited=False,
+            aggregated=True,
+            nested=False,
+            kind="count",
+            questions=g.questions,
+        )
     key = rng.choice(["location", "price"])
     limit = rng.choice([None, None, 2])
     query = f"SELECT {key}, COUNT(*) AS n FROM restaurants WHERE {cond} GROUP BY {key} ORDER BY {key}"
     full = query if limit is not None else None
     if limit is not None:
         query += f" LIMIT {limit}"
-    return Case(ident, query, full, verify, ordered=True, limited=limit is not None, aggregated=True,
-                nested=False, kind="group by", limit=limit, questions=g.questions)
+    return Case(
+        ident,
+        query,
+        full,
+        verify,
+        ordered=True,
+        limited=limit is not None,
+        aggregated=True,
+        nested=False,
+        kind="group by",
+        limit=limit,
+        questions=g.questions,
+    )
 
 
 def _join(rng: random.Random, ident: str) -> Case:
@@ -240,10 +271,19 @@ def _join(rng: random.Random, ident: str) -> Case:
     limit = _limit(rng)
     base = f"SELECT {cols} FROM {src} WHERE {cond}{order}"
     query = base + (f" LIMIT {limit}" if limit is not None else "")
-    return Case(ident, query, base if limit is not None else None,
-                f"SELECT concat_ws('|', {_part('a')}, {_part('b')}) AS _row FROM {src} WHERE ({cond}) IS NULL",
-                ordered=ordered, limited=limit is not None, aggregated=False, nested=False, kind=kind,
-                limit=limit, questions=a.questions)
+    return Case(
+        ident,
+        query,
+        base if limit is not None else None,
+        f"SELECT concat_ws('|', {_part('a')}, {_part('b')}) AS _row FROM {src} WHERE ({cond}) IS NULL",
+        ordered=ordered,
+        limited=limit is not None,
+        aggregated=False,
+        nested=False,
+        kind=kind,
+        limit=limit,
+        questions=a.questions,
+    )
 
 
 def _part(alias: str) -> str:
@@ -259,15 +299,17 @@ def _nested(rng: random.Random, ident: str) -> Case:
     icond = inner.where()
     ordered = rng.random() < 0.5
     limit = _limit(rng)
-    tail = (" ORDER BY name DESC, _id" if ordered else "")
+    tail = " ORDER BY name DESC, _id" if ordered else ""
     cte = rng.random() < 0.5
     neg = "NOT " if rng.random() < 0.25 else ""
     first = rng.random() < 0.3
 
     def build(inner_where: str, verify: bool = False) -> str:
         if cte:
-            src = (f"WITH t AS (SELECT _id, name, rating, price, location, num_reviews, opening_hours, cuisines, "
-                   f"reviews FROM restaurants WHERE {inner_where}) ")
+            src = (
+                f"WITH t AS (SELECT _id, name, rating, price, location, num_reviews, opening_hours, cuisines, "
+                f"reviews FROM restaurants WHERE {inner_where}) "
+            )
             if verify:
                 return f"{src}SELECT _id AS _row FROM t WHERE ({outer_cond}) IS NULL"
             return f"{src}SELECT _id, name FROM t WHERE {outer_cond}"
@@ -279,10 +321,21 @@ def _nested(rng: random.Random, ident: str) -> Case:
 
     lim = f" LIMIT {limit}" if limit is not None else ""
     narrow, wide = build(icond) + tail, build(f"({icond}) IS NOT FALSE") + tail
-    return Case(ident, narrow + lim, narrow if lim else None, build(icond, verify=True) if outer_text else None,
-                ordered=ordered, limited=limit is not None, aggregated=False, nested=True,
-                kind="cte" if cte else "in-subquery", limit=limit, questions=outer.questions,
-                wide=wide + lim, wide_full=wide if lim else None)
+    return Case(
+        ident,
+        narrow + lim,
+        narrow if lim else None,
+        build(icond, verify=True) if outer_text else None,
+        ordered=ordered,
+        limited=limit is not None,
+        aggregated=False,
+        nested=True,
+        kind="cte" if cte else "in-subquery",
+        limit=limit,
+        questions=outer.questions,
+        wide=wide + lim,
+        wide_full=wide if lim else None,
+    )
 
 
 def generate(n: int, seed: int) -> list[Case]:

@@ -1,4 +1,5 @@
 """The SUQL agent (lecture 7 §4) and the 60-query workload (§3.4) at reduced size."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,7 +27,9 @@ def test_text_wishes_become_answer_conditions_and_are_read_back(session):
     agent = session.agent()
     turn = agent.ask("Can you find a place in Mountain View romantic enough for a date?")
     assert "answer(reviews, 'is it good for a date?') = 'Yes'" in turn.sql
-    assert turn.readback.startswith("I searched for restaurants in Mountain View where the reviews say it is good for a date")
+    assert turn.readback.startswith(
+        "I searched for restaurants in Mountain View where the reviews say it is good for a date"
+    )
     assert turn.rows and all(r["location"] == "Mountain View" for r in turn.records())
 
 
@@ -36,7 +39,9 @@ def test_the_opening_hours_mistake_is_read_back_faithfully(session):
     assert "come after '10pm' in alphabetical order" in turn.readback
 
 
-def test_no_results_reply_invents_nothing(session, ):
+def test_no_results_reply_invents_nothing(
+    session,
+):
     turn = session.agent().ask("Find me a spicy vegan place in Sunnyvale with a view")
     assert turn.rows == () and "no results" in turn.reply
     assert not any(r.name in turn.reply for r in session.world.rows)

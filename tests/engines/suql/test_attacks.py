@@ -3,6 +3,7 @@
 Every attack runs in every execution mode on a sandbox of its own; afterwards the world's data
 must be intact, no file may have appeared, and the outcome is a result or a clear EngineError.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -23,8 +24,10 @@ def _alias(payload: str) -> str:
 
 
 def _through_alias(payload: str) -> str:
-    return (f"SELECT * FROM (SELECT name AS {_alias(payload)}, reviews FROM restaurants WHERE _id < 20) s "
-            "WHERE answer(s.reviews, 'is it good?') = 'Yes'")
+    return (
+        f"SELECT * FROM (SELECT name AS {_alias(payload)}, reviews FROM restaurants WHERE _id < 20) s "
+        "WHERE answer(s.reviews, 'is it good?') = 'Yes'"
+    )
 
 
 ALIAS_ATTACKS = {
@@ -39,16 +42,24 @@ ALIAS_ATTACKS = {
 ATTACKS = {
     **{f"alias-{k}": _through_alias(v) for k, v in ALIAS_ATTACKS.items()},
     # the alias again, in a CTE and in the SELECT list of a summary
-    "cte-alias": ("WITH c AS (SELECT name AS " + _alias("UPDATE restaurants SET name = 'PWNED'") + ", reviews FROM restaurants "
-                  "WHERE _id < 20 AND answer(reviews, 'is it cozy?') = 'Yes') SELECT * FROM c"),
-    "newline-alias": ('SELECT * FROM (SELECT name AS "a""\n);\nUPDATE restaurants SET name = \'PWNED\';\n--é☃", reviews FROM restaurants WHERE _id < 20) s '
-                      "WHERE answer(s.reviews, 'good?') = 'Yes'"),
+    "cte-alias": (
+        "WITH c AS (SELECT name AS " + _alias("UPDATE restaurants SET name = 'PWNED'") + ", reviews FROM restaurants "
+        "WHERE _id < 20 AND answer(reviews, 'is it cozy?') = 'Yes') SELECT * FROM c"
+    ),
+    "newline-alias": (
+        'SELECT * FROM (SELECT name AS "a""\n);\nUPDATE restaurants SET name = \'PWNED\';\n--é☃", reviews FROM restaurants WHERE _id < 20) s '
+        "WHERE answer(s.reviews, 'good?') = 'Yes'"
+    ),
     # a quoted type name that DuckDB's reading writes back unquoted (the duckdb-only 7 // 2 forces that reading):
     # DESCRIBE then ran three statements, the second an UPDATE
-    "cast-type": ("SELECT CAST(r._id AS \"oid) FROM restaurants r; UPDATE restaurants SET name = 'PWNED'; "
-                  "SELECT CAST(1 AS INT\") AS c, 7 // 2 AS st FROM restaurants r WHERE r._id < 20 AND answer(r.reviews, 'is it good?') = 'Yes'"),
-    "cast-type-drop": ("SELECT CAST(r._id AS \"oid) FROM restaurants r; DROP TABLE restaurants; SELECT CAST(1 AS INT\") AS c, 7 // 2 AS st "
-                     "FROM restaurants r WHERE r._id < 20 AND answer(r.reviews, 'is it good?') = 'Yes'"),
+    "cast-type": (
+        "SELECT CAST(r._id AS \"oid) FROM restaurants r; UPDATE restaurants SET name = 'PWNED'; "
+        "SELECT CAST(1 AS INT\") AS c, 7 // 2 AS st FROM restaurants r WHERE r._id < 20 AND answer(r.reviews, 'is it good?') = 'Yes'"
+    ),
+    "cast-type-drop": (
+        'SELECT CAST(r._id AS "oid) FROM restaurants r; DROP TABLE restaurants; SELECT CAST(1 AS INT") AS c, 7 // 2 AS st '
+        "FROM restaurants r WHERE r._id < 20 AND answer(r.reviews, 'is it good?') = 'Yes'"
+    ),
 }
 
 
@@ -64,10 +75,14 @@ def _fingerprint(sandbox: Sandbox) -> tuple:
         sandbox.run("SELECT count(*), count(DISTINCT name), sum(hash(name)), sum(hash(reviews)) FROM restaurants").rows,
         sandbox.run("SELECT count(*) FROM restaurants WHERE name LIKE '%PWNED%'").rows,
         sandbox.run("SELECT lower('ABC')").rows,
-        sandbox.run("SELECT database_name, schema_name, table_name FROM duckdb_tables() WHERE schema_name <> 'scratch' "
-                    "ORDER BY 1, 2, 3").rows,
+        sandbox.run(
+            "SELECT database_name, schema_name, table_name FROM duckdb_tables() WHERE schema_name <> 'scratch' "
+            "ORDER BY 1, 2, 3"
+        ).rows,
         sandbox.run("SELECT database_name FROM duckdb_databases() ORDER BY 1").rows,
-        sandbox.run("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'lower' AND function_type = 'macro'").rows,
+        sandbox.run(
+            "SELECT count(*) FROM duckdb_functions() WHERE function_name = 'lower' AND function_type = 'macro'"
+        ).rows,
     )
 
 
@@ -96,7 +111,7 @@ def test_a_quoted_alias_is_kept_as_a_name(world):
     try:
         engine = SuqlEngine(sandbox, LLM(SimBackend(seed=224)))
         result = engine.run(ATTACKS["alias-update"], mode="E")
-        assert result.columns[:2] == ('x" VARCHAR); UPDATE restaurants SET name = \'PWNED\'; --', "reviews")
+        assert result.columns[:2] == ("x\" VARCHAR); UPDATE restaurants SET name = 'PWNED'; --", "reviews")
         assert all("PWNED" not in str(r[0]) for r in result.rows)
     finally:
         sandbox.close()
@@ -110,7 +125,10 @@ def test_a_quoted_type_name_is_refused(world, name):
         with pytest.raises(SqlRefused, match="type"):
             engine.run(ATTACKS[name], mode="B-duckdb")
         with pytest.raises(SqlRefused, match="type"):
-            sandbox.run(ATTACKS[name].replace("answer(r.reviews, 'is it good?') = 'Yes'", "TRUE")
-                        .replace("answer(reviews, 'is it good?') = 'Yes'", "TRUE"))
+            sandbox.run(
+                ATTACKS[name]
+                .replace("answer(r.reviews, 'is it good?') = 'Yes'", "TRUE")
+                .replace("answer(reviews, 'is it good?') = 'Yes'", "TRUE")
+            )
     finally:
         sandbox.close()

@@ -1,5 +1,6 @@
 """The per-query budget of LLM calls: a run stops at it with partial, correct rows and a clear
 message; estimate_calls is an upper bound on what a run makes."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,8 +14,10 @@ from engines.suql.plan import MODES
 
 ALL_MODES = [*MODES, "B-duckdb"]
 # many candidates, a summary() for every match: far more than a handful of calls
-ROMANTIC = ("SELECT _id, summary(reviews) FROM restaurants "
-            "WHERE location IN ('Palo Alto', 'Mountain View') AND answer(reviews, 'is it romantic?') = 'Yes'")
+ROMANTIC = (
+    "SELECT _id, summary(reviews) FROM restaurants "
+    "WHERE location IN ('Palo Alto', 'Mountain View') AND answer(reviews, 'is it romantic?') = 'Yes'"
+)
 ESTIMATED = [
     ROMANTIC,
     "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
@@ -50,8 +53,9 @@ def test_a_run_stops_at_the_budget_with_correct_partial_rows(sandbox, full, mode
     assert real_calls(events) <= 5
     assert result.stats.answer_calls + result.stats.summary_calls - result.stats.cached_calls <= 5
     assert result.budget_exhausted
-    assert result.message == ("Stopped after 5 LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): "
-                              "the results are partial.")
+    assert result.message == (
+        "Stopped after 5 LLM calls (the per-query budget, CS224V_SUQL_CALL_BUDGET): the results are partial."
+    )
     data = result.to_json()
     assert data["budget_exhausted"] is True and data["message"] == result.message
     # every row returned really satisfies the query: it is in the complete answer
@@ -75,7 +79,9 @@ def test_a_run_within_the_budget_is_not_flagged(sandbox):
     engine = SuqlEngine(sandbox, LLM(SimBackend(seed=224)), call_budget=10_000)
     result = engine.run(ROMANTIC, mode="A")
     assert not result.budget_exhausted and result.message == ""
-    exact = SuqlEngine(sandbox, LLM(SimBackend(seed=224)), call_budget=result.stats.answer_calls + result.stats.summary_calls)
+    exact = SuqlEngine(
+        sandbox, LLM(SimBackend(seed=224)), call_budget=result.stats.answer_calls + result.stats.summary_calls
+    )
     again = exact.run(ROMANTIC, mode="A")  # exactly the calls it needs: not exhausted
     assert not again.budget_exhausted and again.rows == result.rows
 
@@ -123,5 +129,9 @@ def test_the_estimate_counts_candidates_not_the_table(sandbox, world):
     assert engine.estimate_calls(q, "C") == palo_alto  # structured conditions first
     assert engine.estimate_calls(q, "A") == len(world.rows)  # naive: every row
     assert engine.estimate_calls(q, "F") == min(palo_alto, engine.cap)  # the retrieval cap
-    assert engine.estimate_calls(q.replace("'Yes'", "'Yes' LIMIT 1").replace("SELECT name", "SELECT name, summary(reviews)"), "E") \
-        == palo_alto + 1  # LIMIT bounds the SELECT-list calls, not the WHERE's
+    assert (
+        engine.estimate_calls(
+            q.replace("'Yes'", "'Yes' LIMIT 1").replace("SELECT name", "SELECT name, summary(reviews)"), "E"
+        )
+        == palo_alto + 1
+    )  # LIMIT bounds the SELECT-list calls, not the WHERE's

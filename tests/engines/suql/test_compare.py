@@ -1,4 +1,5 @@
 """engines.suql.compare: one query run in every mode, each mode's line checked against a run of its own."""
+
 from __future__ import annotations
 
 import threading
@@ -13,10 +14,14 @@ from engines.suql.compare import Comparison, ModeCompared, ModeProgressed, ModeS
 from engines.suql.execute import SuqlEngine
 from engines.suql.language import SuqlError
 
-ROMANTIC = ("SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') "
-            "= 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3")
-FAMILY = ("SELECT name FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
-          "AND location = 'Palo Alto' LIMIT 1")
+ROMANTIC = (
+    "SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') "
+    "= 'Yes' OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3"
+)
+FAMILY = (
+    "SELECT name FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
+    "AND location = 'Palo Alto' LIMIT 1"
+)
 
 
 def fresh(sandbox) -> SuqlEngine:
@@ -42,8 +47,10 @@ def test_every_mode_is_what_a_run_of_its_own_reports(sandbox, romantic):
         assert outcome.wall_s == 0.0  # the injected clock
     calls = {o.mode: o.answer_calls for o in comparison.modes}
     assert calls["A"] > calls["C"] > calls["E"]
-    assert comparison.fewest_answer_calls() == (tuple(m for m, n in calls.items() if n == min(calls.values())),
-                                                min(calls.values()))
+    assert comparison.fewest_answer_calls() == (
+        tuple(m for m, n in calls.items() if n == min(calls.values())),
+        min(calls.values()),
+    )
 
 
 def test_agreement_is_judged_against_mode_a(romantic):
@@ -85,8 +92,11 @@ def test_progress_events(romantic):
     assert all(e.answer_calls + e.summary_calls == 10 * (i + 1) for i, e in enumerate(a))
     # each mode's events come between its start and its line
     for mode in "ABCDEF":
-        at = [i for i, e in enumerate(events) if getattr(e, "mode", None) == mode
-              or (isinstance(e, ModeCompared) and e.outcome.mode == mode)]
+        at = [
+            i
+            for i, e in enumerate(events)
+            if getattr(e, "mode", None) == mode or (isinstance(e, ModeCompared) and e.outcome.mode == mode)
+        ]
         assert isinstance(events[at[0]], ModeStarted) and isinstance(events[at[-1]], ModeCompared)
 
 
@@ -146,8 +156,12 @@ def test_cancel_stops_the_comparison(sandbox):
             cancel.set()
 
     with pytest.raises(Cancelled):
-        compare_modes(fresh(sandbox), "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
-                      emit=emit, cancel=cancel)
+        compare_modes(
+            fresh(sandbox),
+            "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
+            emit=emit,
+            cancel=cancel,
+        )
     assert started == ["A", "B"]  # B stopped at its next call; C never began
     cancel.set()
     with pytest.raises(Cancelled):

@@ -1,5 +1,6 @@
 """The compiler's pure passes on their own: Kleene logic against DuckDB's, lazy CASE, the cost model,
 and the package's shape (frozen contexts; no pass imports the orchestrator)."""
+
 from __future__ import annotations
 
 import ast
@@ -62,7 +63,11 @@ def test_lazy_or_tries_the_side_without_a_call_first_and_stops_there() -> None:
 
 
 def test_the_written_where_is_left_to_right_and_stops_at_the_deciding_value() -> None:
-    tree = sqlglot.parse_one("SELECT 1 WHERE (answer(t, 'a') = 'Yes' OR answer(t, 'b') = 'Yes') AND x = 1").args["where"].this
+    tree = (
+        sqlglot.parse_one("SELECT 1 WHERE (answer(t, 'a') = 'Yes' OR answer(t, 'b') = 'Yes') AND x = 1")
+        .args["where"]
+        .this
+    )
     structured = tree.expression
     asked, leaf = _asked({"ANSWER(t, 'a') = 'Yes'": True, "ANSWER(t, 'b') = 'Yes'": False})
     assert written_truth(tree, {id(structured): None}, leaf) is None  # TRUE AND UNKNOWN
@@ -89,6 +94,9 @@ def test_the_contexts_are_frozen() -> None:
 def test_no_pass_imports_the_orchestrator() -> None:
     for path in Path(compiler.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [node.module] if isinstance(node, ast.ImportFrom) else (
-                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = (
+                [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            )
             assert "engines.suql.execute" not in names, path.name

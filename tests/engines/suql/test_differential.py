@@ -24,6 +24,7 @@ recording backend, so no mode is served another's answers. Mismatches found are 
 /work/notes/diff_findings.md; the generated cases that still show one are strict xfails named by
 their finding's title, so fixing the engine turns them into failures to remove from XFAIL.
 """
+
 from __future__ import annotations
 
 import threading
@@ -184,17 +185,23 @@ def _check(case: Case, engines, texts) -> list[str]:
         if approximate:
             if not case.aggregated and " NOT IN (SELECT" not in case.query:  # NOT IN a capped subquery gains rows
                 if Counter(rows) - Counter(full_rows):
-                    problems.append(f"{m} (capped): rows not in B-duckdb's full result: {sorted(Counter(rows) - Counter(full_rows), key=repr)[:3]}")
+                    problems.append(
+                        f"{m} (capped): rows not in B-duckdb's full result: {sorted(Counter(rows) - Counter(full_rows), key=repr)[:3]}"
+                    )
                 elif case.ordered and not _is_subsequence(rows, full_rows):
                     problems.append(f"{m} (capped): rows out of the ORDER BY's order")
         elif case.ordered or not case.limited:
             same = rows == exp_rows if case.ordered else Counter(rows) == Counter(exp_rows)
             if not same:
-                problems.append(f"{m}: rows {rows[:4]}{'...' if len(rows) > 4 else ''} ({len(rows)}) != "
-                                f"B-duckdb's {exp_rows[:4]}{'...' if len(exp_rows) > 4 else ''} ({len(exp_rows)})")
+                problems.append(
+                    f"{m}: rows {rows[:4]}{'...' if len(rows) > 4 else ''} ({len(rows)}) != "
+                    f"B-duckdb's {exp_rows[:4]}{'...' if len(exp_rows) > 4 else ''} ({len(exp_rows)})"
+                )
         else:  # a LIMIT with no total order: any rows of the full result, as many as the LIMIT allows
             if Counter(rows) - Counter(full_rows):
-                problems.append(f"{m}: rows not in B-duckdb's full result: {sorted(Counter(rows) - Counter(full_rows), key=repr)[:3]}")
+                problems.append(
+                    f"{m}: rows not in B-duckdb's full result: {sorted(Counter(rows) - Counter(full_rows), key=repr)[:3]}"
+                )
             if len(rows) != len(exp_rows):
                 problems.append(f"{m}: {len(rows)} rows under LIMIT, B-duckdb {len(exp_rows)}")
 
@@ -203,16 +210,24 @@ def _check(case: Case, engines, texts) -> list[str]:
             if not own <= verify:
                 problems.append(f"{m}: to verify {sorted(own - verify)[:5]} whose WHERE is not Unknown")
         elif own != verify:
-            problems.append(f"{m}: to verify {sorted(own)[:6]} ({len(own)}) != "
-                            f"B-duckdb's (where) IS NULL {sorted(verify)[:6]} ({len(verify)})")
-        derived = Counter(tuple(_hashable(r.get(c)) for c in got.columns) for r in got.to_verify if r.get("_row") == DERIVED)
+            problems.append(
+                f"{m}: to verify {sorted(own)[:6]} ({len(own)}) != "
+                f"B-duckdb's (where) IS NULL {sorted(verify)[:6]} ({len(verify)})"
+            )
+        derived = Counter(
+            tuple(_hashable(r.get(c)) for c in got.columns) for r in got.to_verify if r.get("_row") == DERIVED
+        )
         if derived_exact is not None and not approximate:
             if derived != derived_exact:
-                problems.append(f"{m}: to verify from a subquery {sorted(derived, key=repr)[:4]} ({sum(derived.values())}) != "
-                                f"the rows in one of narrow/wide only {sorted(derived_exact, key=repr)[:4]} ({sum(derived_exact.values())})")
+                problems.append(
+                    f"{m}: to verify from a subquery {sorted(derived, key=repr)[:4]} ({sum(derived.values())}) != "
+                    f"the rows in one of narrow/wide only {sorted(derived_exact, key=repr)[:4]} ({sum(derived_exact.values())})"
+                )
         elif not set(derived) <= derived_any:
-            problems.append(f"{m}: to verify from a subquery {sorted(set(derived) - derived_any, key=repr)[:4]}, "
-                            f"rows that no unknown inner condition decides")
+            problems.append(
+                f"{m}: to verify from a subquery {sorted(set(derived) - derived_any, key=repr)[:4]}, "
+                f"rows that no unknown inner condition decides"
+            )
 
         # calls: what was read and asked, and with what answer
         for f, t, q, val in calls:
@@ -229,8 +244,10 @@ def _check(case: Case, engines, texts) -> list[str]:
         if not case.nested:
             twice = [k for k, c in Counter(keys).items() if c > 1]
             if twice:
-                problems.append(f"{m}: asked the same text and question more than once ({len(twice)} pairs, "
-                                f"e.g. {twice[0][0]}({twice[0][2]!r}))")
+                problems.append(
+                    f"{m}: asked the same text and question more than once ({len(twice)} pairs, "
+                    f"e.g. {twice[0][0]}({twice[0][2]!r}))"
+                )
             if case.limit == 0 and calls:
                 problems.append(f"{m}: {len(calls)} calls under LIMIT 0")
         if m == "A":
@@ -251,17 +268,39 @@ def test_the_generator_makes_enough_varied_queries():
     kinds = Counter(c.kind for c in CASES)
     assert set(kinds) == {"single", "count", "group by", "self-join", "join", "left join", "cte", "in-subquery"}, kinds
     text = " ".join(c.query for c in CASES)
-    for feature in ["= 'Yes'", "= 'No'", ") IS NULL", ") IS NOT NULL", " IN (", " LIKE ", " BETWEEN ", "NOT (", " OR ",
-                    " DESC", " NULLS FIRST", " NULLS LAST", " LIMIT 0", " LIMIT 1000", " OFFSET ", "summary(reviews)",
-                    "AS a,", "ORDER BY 1", "ORDER BY 2"]:
+    for feature in [
+        "= 'Yes'",
+        "= 'No'",
+        ") IS NULL",
+        ") IS NOT NULL",
+        " IN (",
+        " LIKE ",
+        " BETWEEN ",
+        "NOT (",
+        " OR ",
+        " DESC",
+        " NULLS FIRST",
+        " NULLS LAST",
+        " LIMIT 0",
+        " LIMIT 1000",
+        " OFFSET ",
+        "summary(reviews)",
+        "AS a,",
+        "ORDER BY 1",
+        "ORDER BY 2",
+    ]:
         assert feature in text, feature
     assert set(XFAIL) <= {c.ident for c in CASES}
 
 
 @pytest.mark.parametrize(
     "case",
-    [pytest.param(c, id=c.ident, marks=[pytest.mark.xfail(strict=True, reason=XFAIL[c.ident])] if c.ident in XFAIL else [])
-     for c in CASES],
+    [
+        pytest.param(
+            c, id=c.ident, marks=[pytest.mark.xfail(strict=True, reason=XFAIL[c.ident])] if c.ident in XFAIL else []
+        )
+        for c in CASES
+    ],
 )
 def test_every_mode_agrees_with_duckdb(case, engines, texts):
     problems = _check(case, engines, texts)

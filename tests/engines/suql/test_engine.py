@@ -1,4 +1,5 @@
 """The SUQL compiler: modes, DNF, lazy evaluation, three-valued results, calls only where needed."""
+
 from __future__ import annotations
 
 import threading
@@ -16,9 +17,13 @@ from engines.suql.plan import MODES
 from engines.suql.tasks import ANSWER, AnswerInput
 
 FAMILY_PA = "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto' LIMIT 1"
-MV_DATE = ("SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') = 'Yes' "
-           "OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3")
-LIST_ALL = "SELECT _id FROM restaurants WHERE location = 'Menlo Park' AND answer(reviews, 'is it good for groups?') = 'Yes'"
+MV_DATE = (
+    "SELECT name, rating FROM restaurants WHERE location = 'Mountain View' AND (answer(reviews, 'is it romantic?') = 'Yes' "
+    "OR answer(reviews, 'does it have a great view?') = 'Yes') ORDER BY rating DESC LIMIT 3"
+)
+LIST_ALL = (
+    "SELECT _id FROM restaurants WHERE location = 'Menlo Park' AND answer(reviews, 'is it good for groups?') = 'Yes'"
+)
 
 
 def ids(result) -> set:
@@ -50,30 +55,34 @@ def test_mode_b_runs_the_where_as_written_row_by_row(sandbox, world):
     # answer() written first: every row up to the first match is asked, in table order
     assert first.stats.answer_calls == first.stats.rows_examined > 1
     assert first.plan.conjuncts == () and "as written" in " ".join(first.plan.lines())
-    swapped = FAMILY_PA.replace("answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto'",
-                                "location = 'Palo Alto' AND answer(reviews, 'is it family-friendly?') = 'Yes'")
+    swapped = FAMILY_PA.replace(
+        "answer(reviews, 'is it family-friendly?') = 'Yes' AND location = 'Palo Alto'",
+        "location = 'Palo Alto' AND answer(reviews, 'is it family-friendly?') = 'Yes'",
+    )
     second = sequential.run(swapped, mode="B")
     examined = world.rows[: second.stats.rows_examined]
     assert second.stats.answer_calls == sum(r.location == "Palo Alto" for r in examined) < first.stats.answer_calls
     assert second.rows == first.rows  # the same first match, found more cheaply
 
     # OR: a row the structured side already accepts is never asked
-    either = ("SELECT _id FROM restaurants WHERE location = 'Palo Alto' OR answer(reviews, 'is it romantic?') = 'Yes'")
+    either = "SELECT _id FROM restaurants WHERE location = 'Palo Alto' OR answer(reviews, 'is it romantic?') = 'Yes'"
     r = sequential.run(either, mode="B")
     assert r.stats.answer_calls == sum(row.location != "Palo Alto" for row in world.rows)
     assert ids(r) == ids(sequential.run(either, mode="A"))
 
     # an ORDER BY on a structured column: a row-at-a-time engine filters every row, then sorts
-    ordered = sequential.run("SELECT name FROM restaurants WHERE location = 'Palo Alto' "
-                             "AND answer(reviews, 'is it romantic?') = 'Yes' ORDER BY rating DESC LIMIT 1", mode="B")
+    ordered = sequential.run(
+        "SELECT name FROM restaurants WHERE location = 'Palo Alto' "
+        "AND answer(reviews, 'is it romantic?') = 'Yes' ORDER BY rating DESC LIMIT 1",
+        mode="B",
+    )
     palo_alto = sum(row.location == "Palo Alto" for row in world.rows)
     assert not ordered.plan.lazy and ordered.stats.answer_calls == palo_alto
 
 
 def test_mode_b_keeps_three_valued_logic(careful_engine, world):
     """NOT over an unknown answer stays unknown in B too: such rows are to verify, not matches."""
-    q = ("SELECT _id FROM restaurants WHERE location = 'Sunnyvale' "
-         "AND NOT (answer(reviews, 'is parking easy?') = 'Yes')")
+    q = "SELECT _id FROM restaurants WHERE location = 'Sunnyvale' AND NOT (answer(reviews, 'is parking easy?') = 'Yes')"
     b, c = careful_engine.run(q, mode="B"), careful_engine.run(q, mode="C")
     assert ids(b) == ids(c)
     assert {v["_id"] for v in b.to_verify} == {v["_id"] for v in c.to_verify} != set()
@@ -115,8 +124,10 @@ def test_dnf_and_plan(engine):
 
 
 def test_or_never_pushes_a_structured_predicate_into_the_wrong_branch(careful_engine, world):
-    q = ("SELECT _id FROM restaurants WHERE (location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes') "
-         "OR name = '" + world.rows[0].name + "'")
+    q = (
+        "SELECT _id FROM restaurants WHERE (location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes') "
+        "OR name = '" + world.rows[0].name + "'"
+    )
     got = ids(careful_engine.run(q, mode="E"))
     assert world.rows[0]._id - 1 in {r._id - 1 for r in world.rows}  # sanity
     assert world.rows[0]._id in got  # the second branch has no Sunnyvale condition
@@ -135,7 +146,10 @@ def test_unknown_is_null_and_rows_go_to_verify(careful_engine, world):
         text = "\n".join(world.by_id(rid).reviews)
         assert reader.run(ANSWER, AnswerInput(text, "is parking easy?")).value is None, rid
     # NOT (unknown) stays unknown: the same rows are to verify, not matches
-    neg = careful_engine.run(q.replace("answer(reviews, 'is parking easy?') = 'Yes'", "NOT (answer(reviews, 'is parking easy?') = 'Yes')"), mode="C")
+    neg = careful_engine.run(
+        q.replace("answer(reviews, 'is parking easy?') = 'Yes'", "NOT (answer(reviews, 'is parking easy?') = 'Yes')"),
+        mode="C",
+    )
     assert {v["_id"] for v in neg.to_verify} == verify
     assert not ids(neg) & ids(r)
 
@@ -148,52 +162,78 @@ def test_lazy_never_stops_early_when_order_depends_on_answer(engine):
 
 
 def test_select_list_calls_only_for_output_rows(engine):
-    r = engine.run("SELECT name, answer(reviews, 'is it romantic?') AS romantic, summary(reviews) FROM restaurants "
-                   "WHERE location = 'Sunnyvale' ORDER BY rating DESC LIMIT 2", mode="E")
+    r = engine.run(
+        "SELECT name, answer(reviews, 'is it romantic?') AS romantic, summary(reviews) FROM restaurants "
+        "WHERE location = 'Sunnyvale' ORDER BY rating DESC LIMIT 2",
+        mode="E",
+    )
     assert len(r.rows) == 2 and r.stats.answer_calls == 2 and r.stats.summary_calls == 2
 
 
 def test_aggregates_over_answer(engine, careful_engine):
-    r = careful_engine.run("SELECT location, COUNT(*) AS n FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' GROUP BY location ORDER BY location", mode="E")
+    r = careful_engine.run(
+        "SELECT location, COUNT(*) AS n FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' GROUP BY location ORDER BY location",
+        mode="E",
+    )
     assert len(r.rows) == 6 and sum(row[1] for row in r.rows) > 50
-    case = careful_engine.run("SELECT CASE WHEN answer(reviews, 'is parking easy?') = 'Yes' THEN 'easy' ELSE 'unknown or hard' END AS parking, COUNT(*) "
-                              "FROM restaurants WHERE location = 'Menlo Park' GROUP BY 1 ORDER BY 1", mode="E")
+    case = careful_engine.run(
+        "SELECT CASE WHEN answer(reviews, 'is parking easy?') = 'Yes' THEN 'easy' ELSE 'unknown or hard' END AS parking, COUNT(*) "
+        "FROM restaurants WHERE location = 'Menlo Park' GROUP BY 1 ORDER BY 1",
+        mode="E",
+    )
     assert {row[0] for row in case.rows} <= {"easy", "unknown or hard"} and sum(row[1] for row in case.rows) > 50
 
 
 def test_ctes_and_subqueries_compile_innermost_first(careful_engine):
     sub = careful_engine.run(
         "SELECT name FROM restaurants WHERE _id IN (SELECT _id FROM restaurants WHERE location = 'Sunnyvale' "
-        "AND answer(reviews, 'is it romantic?') = 'Yes') ORDER BY name", mode="E")
-    flat = careful_engine.run("SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes' ORDER BY name", mode="E")
+        "AND answer(reviews, 'is it romantic?') = 'Yes') ORDER BY name",
+        mode="E",
+    )
+    flat = careful_engine.run(
+        "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes' ORDER BY name",
+        mode="E",
+    )
     assert sub.rows == flat.rows and sub.rows
     cte = careful_engine.run(
         "WITH r AS (SELECT _id, name, rating FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it romantic?') = 'Yes') "
-        "SELECT name FROM r ORDER BY name", mode="E")
+        "SELECT name FROM r ORDER BY name",
+        mode="E",
+    )
     assert cte.rows == flat.rows
     derived = careful_engine.run(
-        "SELECT t.name, summary(t.reviews) FROM (SELECT * FROM restaurants WHERE location = 'Sunnyvale') AS t ORDER BY t.rating DESC, t._id LIMIT 1", mode="E")
+        "SELECT t.name, summary(t.reviews) FROM (SELECT * FROM restaurants WHERE location = 'Sunnyvale') AS t ORDER BY t.rating DESC, t._id LIMIT 1",
+        mode="E",
+    )
     assert len(derived.rows) == 1 and derived.stats.summary_calls == 1
 
 
 def test_joins(careful_engine):
     r = careful_engine.run(
         "SELECT a.name, b.name FROM restaurants a JOIN restaurants b ON a.location = b.location AND a._id < b._id "
-        "WHERE a._id < 4 AND b._id < 30 AND answer(a.reviews, 'is it romantic?') = 'Yes'", mode="D")
+        "WHERE a._id < 4 AND b._id < 30 AND answer(a.reviews, 'is it romantic?') = 'Yes'",
+        mode="D",
+    )
     assert isinstance(r.rows, tuple)
 
 
 def test_common_sense_beats_like(engine):
-    like = engine.run("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND array_to_string(popular_dishes, ' ') LIKE '%pasta%'")
-    suql = engine.run("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(popular_dishes, 'does this restaurant serve pasta?') = 'Yes'")
+    like = engine.run(
+        "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND array_to_string(popular_dishes, ' ') LIKE '%pasta%'"
+    )
+    suql = engine.run(
+        "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(popular_dishes, 'does this restaurant serve pasta?') = 'Yes'"
+    )
     assert like.rows == () and len(suql.rows) > 0
 
 
 def test_written_order_versus_cost_based_order(careful_engine):
     # parking is the condition reviews most often say no to ("Parking can be tricky."):
     # written second, the compiler learns from its sample to ask it first
-    q = ("SELECT name FROM restaurants WHERE location IN ('Palo Alto', 'Sunnyvale') AND answer(reviews, 'is it romantic?') = 'Yes' "
-         "AND answer(reviews, 'is parking easy?') = 'Yes'")
+    q = (
+        "SELECT name FROM restaurants WHERE location IN ('Palo Alto', 'Sunnyvale') AND answer(reviews, 'is it romantic?') = 'Yes' "
+        "AND answer(reviews, 'is parking easy?') = 'Yes'"
+    )
     events: list = []
     ordered = careful_engine.run(q, mode="C", emit=events.append)
     written = careful_engine.run(q, mode="C", order_predicates=False)
@@ -258,9 +298,14 @@ def test_bounded_pool_with_latency(sandbox):
     assert speculative.rows == sequential.rows
 
 
-_CONDITIONS = ("answer(reviews, 'is it romantic?') = 'Yes'", "location = 'Palo Alto'", "rating > 4",
-               "NOT (answer(reviews, 'is the food spicy?') = 'Yes')", "'thai' = ANY(cuisines)",
-               "answer(reviews, 'does it have a great view?') = 'Yes'")
+_CONDITIONS = (
+    "answer(reviews, 'is it romantic?') = 'Yes'",
+    "location = 'Palo Alto'",
+    "rating > 4",
+    "NOT (answer(reviews, 'is the food spicy?') = 'Yes')",
+    "'thai' = ANY(cuisines)",
+    "answer(reviews, 'does it have a great view?') = 'Yes'",
+)
 
 
 def _random_where(rng) -> str:

@@ -1,5 +1,6 @@
 """Issue 11 executor fixes: IS NOT NULL keeps its negation, SELECT * shows only the query's own columns,
 LIMIT 0 makes no call."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,16 +39,21 @@ def test_select_star_shows_only_the_query_columns(engine, sandbox, mode):
     with_summary = engine.run(f"SELECT *, summary(reviews) FROM restaurants {where} LIMIT 1", mode=mode)
     assert with_summary.columns == (*table, "summary(reviews)")
     # a column of the user's own called _k (the values table's key) stays; the internal ones do not
-    own = engine.run("SELECT * FROM (SELECT _id, name AS _k, name AS c0, reviews FROM restaurants) s "
-                     "WHERE answer(s.reviews, 'is it romantic?') = 'Yes' LIMIT 2", mode=mode)
+    own = engine.run(
+        "SELECT * FROM (SELECT _id, name AS _k, name AS c0, reviews FROM restaurants) s "
+        "WHERE answer(s.reviews, 'is it romantic?') = 'Yes' LIMIT 2",
+        mode=mode,
+    )
     assert own.columns == ("_id", "_k", "c0", "reviews") and own.rows
     assert all(r[1] == r[2] and isinstance(r[1], str) for r in own.rows)  # the names, not row ids or answers
 
 
 def test_rows_to_verify_hold_no_internal_columns(engine, sandbox):
     table = set(sandbox.run("SELECT * FROM restaurants LIMIT 0").columns)
-    for q in ["SELECT * FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?') = 'Yes'",
-              "SELECT COUNT(*) FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?') = 'Yes'"]:
+    for q in [
+        "SELECT * FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?') = 'Yes'",
+        "SELECT COUNT(*) FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?') = 'Yes'",
+    ]:
         result = engine.run(q, mode="C")
         assert result.to_verify
         for rec in result.to_verify:
@@ -56,10 +62,12 @@ def test_rows_to_verify_hold_no_internal_columns(engine, sandbox):
 
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_limit_0_makes_no_call(engine, mode):
-    for q in ["SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 0",
-              "SELECT name, summary(reviews) FROM restaurants LIMIT 0",
-              "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it quiet?') = 'Yes' "
-              "ORDER BY answer(reviews, 'is it cheap?') LIMIT 0 OFFSET 3"]:
+    for q in [
+        "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 0",
+        "SELECT name, summary(reviews) FROM restaurants LIMIT 0",
+        "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it quiet?') = 'Yes' "
+        "ORDER BY answer(reviews, 'is it cheap?') LIMIT 0 OFFSET 3",
+    ]:
         result = engine.run(q, mode=mode)
         assert result.rows == () and result.columns[0] == "name"
         assert result.stats.answer_calls == result.stats.summary_calls == 0, (mode, q)

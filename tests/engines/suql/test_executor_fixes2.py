@@ -1,5 +1,6 @@
 """Issue 11 executor fixes, part 2: row labels name the table's own id; answer() reads text only;
 a bare answer() in WHERE is refused; a join with no matches runs."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,9 @@ def engine(sandbox):
 def test_a_rows_label_is_its_own_id(engine, world, mode):
     """The SUQL tab's '#82' must be the row whose _id is 82 (it was the 0-based rowid: _id 83)."""
     events = []
-    result = engine.run(f"SELECT _id, name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC}",
-                        mode=mode, emit=events.append)
+    result = engine.run(
+        f"SELECT _id, name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC}", mode=mode, emit=events.append
+    )
     labels = [e.row_key for e in events if isinstance(e, RowDecided)]
     assert labels
     for label in labels:
@@ -35,15 +37,21 @@ def test_a_rows_label_is_its_own_id(engine, world, mode):
 
 def test_a_derived_tables_label_is_its_id_column_and_a_join_joins_both(engine, world):
     events = []
-    engine.run("SELECT s._id FROM (SELECT _id, name, reviews, location FROM restaurants) s "
-               "WHERE s.location = 'Palo Alto' AND answer(s.reviews, 'is it romantic?') = 'Yes'",
-               mode="C", emit=events.append)
+    engine.run(
+        "SELECT s._id FROM (SELECT _id, name, reviews, location FROM restaurants) s "
+        "WHERE s.location = 'Palo Alto' AND answer(s.reviews, 'is it romantic?') = 'Yes'",
+        mode="C",
+        emit=events.append,
+    )
     labels = [e.row_key for e in events if isinstance(e, RowDecided)]
     assert labels and all(world.by_id(int(lab[1:].split(" ", 1)[0])).name == lab.split(" ", 1)[1] for lab in labels)
     events = []
-    engine.run("SELECT a._id FROM restaurants a JOIN restaurants b ON a._id = b._id "
-               "WHERE a.location = 'Palo Alto' AND answer(a.reviews, 'is it romantic?') = 'Yes'",
-               mode="C", emit=events.append)
+    engine.run(
+        "SELECT a._id FROM restaurants a JOIN restaurants b ON a._id = b._id "
+        "WHERE a.location = 'Palo Alto' AND answer(a.reviews, 'is it romantic?') = 'Yes'",
+        mode="C",
+        emit=events.append,
+    )
     labels = [e.row_key for e in events if isinstance(e, RowDecided)]
     assert labels
     for label in labels:
@@ -75,21 +83,37 @@ def test_a_bare_answer_as_a_condition_is_refused(engine, mode, query):
 
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_a_compared_answer_still_runs(engine, mode):
-    ok = engine.run(f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND NOT ({ROMANTIC}) LIMIT 2", mode=mode)
+    ok = engine.run(
+        f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND NOT ({ROMANTIC}) LIMIT 2", mode=mode
+    )
     assert ok.columns == ("name",)
-    case = engine.run("SELECT name, CASE WHEN answer(reviews, 'is it romantic?') = 'Yes' THEN 1 ELSE 0 END AS r "
-                      "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    case = engine.run(
+        "SELECT name, CASE WHEN answer(reviews, 'is it romantic?') = 'Yes' THEN 1 ELSE 0 END AS r "
+        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+        mode=mode,
+    )
     assert len(case.rows) == 2
 
 
 NOT_TEXT = [
-    ("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(rating, 'is it good?') = 'Yes'", "rating is DECIMAL"),
-    ("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(price, 'is it cheap?') = 'Yes'", "price is ENUM"),
-    ("SELECT name, answer(num_reviews, 'is it popular?') FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
-     "num_reviews is INTEGER"),
+    (
+        "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(rating, 'is it good?') = 'Yes'",
+        "rating is DECIMAL",
+    ),
+    (
+        "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND answer(price, 'is it cheap?') = 'Yes'",
+        "price is ENUM",
+    ),
+    (
+        "SELECT name, answer(num_reviews, 'is it popular?') FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+        "num_reviews is INTEGER",
+    ),
     ("SELECT summary(r._id) FROM restaurants r LIMIT 2", r"r\._id is INTEGER"),
-    ("WITH t AS (SELECT name, rating + 1 AS score FROM restaurants) "
-     "SELECT name FROM t WHERE answer(score, 'is it good?') = 'Yes' LIMIT 2", "score is DECIMAL"),
+    (
+        "WITH t AS (SELECT name, rating + 1 AS score FROM restaurants) "
+        "SELECT name FROM t WHERE answer(score, 'is it good?') = 'Yes' LIMIT 2",
+        "score is DECIMAL",
+    ),
 ]
 
 
@@ -110,20 +134,31 @@ def test_answer_over_a_constant_is_refused(engine, mode, constant):
     from engines.suql.language import SuqlError
 
     with pytest.raises(SuqlError, match="is a constant"):
-        engine.run(f"SELECT name FROM restaurants WHERE answer({constant}, 'is it romantic?') = 'Yes' LIMIT 2", mode=mode)
+        engine.run(
+            f"SELECT name FROM restaurants WHERE answer({constant}, 'is it romantic?') = 'Yes' LIMIT 2", mode=mode
+        )
 
 
 @pytest.mark.parametrize("mode", ALL_MODES)
 def test_text_a_list_of_text_and_a_cast_are_read(engine, mode):
     """A list of text is read as its items joined with newlines; a CAST makes a number text on purpose."""
-    listed = engine.run("SELECT name, answer(popular_dishes, 'what dishes does it serve?') AS d "
-                        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    listed = engine.run(
+        "SELECT name, answer(popular_dishes, 'what dishes does it serve?') AS d "
+        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+        mode=mode,
+    )
     assert len(listed.rows) == 2
-    joined = engine.run("SELECT name, answer(array_to_string(popular_dishes, chr(10)), 'what dishes does it serve?') AS d "
-                        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    joined = engine.run(
+        "SELECT name, answer(array_to_string(popular_dishes, chr(10)), 'what dishes does it serve?') AS d "
+        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+        mode=mode,
+    )
     assert listed.rows == joined.rows
-    cast = engine.run("SELECT name, answer(CAST(rating AS VARCHAR), 'is it good?') AS g "
-                      "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2", mode=mode)
+    cast = engine.run(
+        "SELECT name, answer(CAST(rating AS VARCHAR), 'is it good?') AS g "
+        "FROM restaurants WHERE location = 'Palo Alto' LIMIT 2",
+        mode=mode,
+    )
     assert len(cast.rows) == 2
 
 

@@ -1,4 +1,5 @@
 """The SUQL language: the paper's 100 real queries, the lecture's examples, random and mangled input."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,7 +45,10 @@ def test_each_paper_query_runs_or_is_refused_with_a_named_construct(engine):
             refused.append((ex.source, str(e)))
     assert ran >= 95
     for source, message in refused:
-        assert any(word in message.lower() for word in ("st_distance_sphere", "function", "not supported")), (source, message)
+        assert any(word in message.lower() for word in ("st_distance_sphere", "function", "not supported")), (
+            source,
+            message,
+        )
 
 
 @pytest.mark.parametrize("example", LECTURE, ids=[e.title for e in LECTURE])
@@ -67,7 +71,9 @@ def test_postgres_dialect_constructs(engine):
 
 
 def test_dnf_of_the_lecture_example():
-    tree = parse("SELECT * FROM restaurants WHERE location = 'MV' AND (answer(reviews, 'a?') = 'Yes' OR answer(reviews, 'b?') = 'Yes')")
+    tree = parse(
+        "SELECT * FROM restaurants WHERE location = 'MV' AND (answer(reviews, 'a?') = 'Yes' OR answer(reviews, 'b?') = 'Yes')"
+    )
     conjuncts, ok = to_dnf(tree.args["where"].this)
     assert ok and len(conjuncts) == 2
     assert all(len(c.structured) == 1 and len(c.text) == 1 for c in conjuncts)
@@ -80,13 +86,43 @@ def test_query_files(tmp_path):
     assert read_query_file(f) == ["SELECT 1", "SELECT name FROM restaurants LIMIT 1"]
 
 
-SQL_WORDS = ["SELECT", "*", "FROM", "restaurants", "WHERE", "answer(", "reviews", ",", "'is it romantic?'", ")", "=", "'Yes'",
-             "AND", "OR", "NOT", "(", "summary(", "LIMIT", "3", "ORDER BY", "rating", "DESC", "location", "'Palo Alto'", ";", "GROUP BY", "ANY(cuisines)", "'x'"]
+SQL_WORDS = [
+    "SELECT",
+    "*",
+    "FROM",
+    "restaurants",
+    "WHERE",
+    "answer(",
+    "reviews",
+    ",",
+    "'is it romantic?'",
+    ")",
+    "=",
+    "'Yes'",
+    "AND",
+    "OR",
+    "NOT",
+    "(",
+    "summary(",
+    "LIMIT",
+    "3",
+    "ORDER BY",
+    "rating",
+    "DESC",
+    "location",
+    "'Palo Alto'",
+    ";",
+    "GROUP BY",
+    "ANY(cuisines)",
+    "'x'",
+]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(SQL_WORDS), max_size=18).map(" ".join)),
-       st.sampled_from(["A", "B", "C", "D", "E", "F", "B-duckdb"]))
+@given(
+    st.one_of(st.text(max_size=80), st.lists(st.sampled_from(SQL_WORDS), max_size=18).map(" ".join)),
+    st.sampled_from(["A", "B", "C", "D", "E", "F", "B-duckdb"]),
+)
 def test_random_and_mangled_queries_only_ever_give_clear_errors(engine, text, mode):
     try:
         engine.run(text, mode=mode)

@@ -5,6 +5,7 @@ OR branches, and a lazy CASE in WHERE.
 
 Every test compares with mode B-duckdb (DuckDB evaluating the query with answer() a plain per-row
 function) where it can; each fails on the executor before its fix."""
+
 from __future__ import annotations
 
 import pytest
@@ -65,8 +66,10 @@ def test_an_ordinal_into_select_star_is_not_lazy_but_right(fresh):
 
 # 2. LEFT JOIN with answer() on the side that may be missing --------------------------------------
 
-LEFT = ("SELECT a._id, b._id FROM restaurants a LEFT JOIN restaurants b ON a._id = b._id + 595 "
-        "WHERE a._id > 590 AND (answer(b.reviews, 'is it romantic?') = 'Yes' OR b._id IS NULL) ORDER BY a._id")
+LEFT = (
+    "SELECT a._id, b._id FROM restaurants a LEFT JOIN restaurants b ON a._id = b._id + 595 "
+    "WHERE a._id > 590 AND (answer(b.reviews, 'is it romantic?') = 'Yes' OR b._id IS NULL) ORDER BY a._id"
+)
 
 
 @pytest.mark.parametrize("mode", ALL)
@@ -80,17 +83,22 @@ def test_left_join_keeps_every_unmatched_row_and_asks_nothing_of_it(fresh, mode)
 
 
 def test_left_join_labels_the_missing_side(fresh):
-    got = fresh().run("SELECT a._id, answer(b.reviews, 'is it romantic?') AS r FROM restaurants a "
-                      "LEFT JOIN restaurants b ON a._id = b._id + 595 WHERE a._id > 590 AND a._id < 594 "
-                      "AND answer(a.reviews, 'is it romantic?') = 'Yes' OR a._id = 592", mode="C")
+    got = fresh().run(
+        "SELECT a._id, answer(b.reviews, 'is it romantic?') AS r FROM restaurants a "
+        "LEFT JOIN restaurants b ON a._id = b._id + 595 WHERE a._id > 590 AND a._id < 594 "
+        "AND answer(a.reviews, 'is it romantic?') = 'Yes' OR a._id = 592",
+        mode="C",
+    )
     assert (592, None) in got.rows
     assert all(rec["_row"].endswith("|-") for rec in got.to_verify)
 
 
 # 3. a self-join asks once per document ------------------------------------------------------------
 
-SELF = ("SELECT a._id, b._id FROM restaurants a JOIN restaurants b ON a.location = b.location "
-        "WHERE a.location = 'Palo Alto' AND a._id < 200 AND b._id < 200 AND answer(a.reviews, 'is it romantic?') = 'Yes'")
+SELF = (
+    "SELECT a._id, b._id FROM restaurants a JOIN restaurants b ON a.location = b.location "
+    "WHERE a.location = 'Palo Alto' AND a._id < 200 AND b._id < 200 AND answer(a.reviews, 'is it romantic?') = 'Yes'"
+)
 
 
 @pytest.mark.parametrize("mode", ["C", "E", "B-duckdb"])  # A and B visit all 360,000 joined rows: over the cap
@@ -143,8 +151,10 @@ def test_in_and_not_in_subqueries_list_the_outer_rows_that_depend(fresh, mode):
 
 
 def test_a_where_too_big_for_dnf_still_filters_structured_conjuncts_first(fresh):
-    ors = " AND ".join(f"(answer(reviews, 'is it {w}?') = 'Yes' OR _id > {i * 7})"
-                       for i, w in enumerate(["romantic", "quiet", "cozy", "noisy", "spicy", "good", "cheap", "fancy"]))
+    ors = " AND ".join(
+        f"(answer(reviews, 'is it {w}?') = 'Yes' OR _id > {i * 7})"
+        for i, w in enumerate(["romantic", "quiet", "cozy", "noisy", "spicy", "good", "cheap", "fancy"])
+    )
     sql = f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND {ors}"
     got = fresh().run(sql, mode="C")
     assert any("too large for DNF" in n for n in got.plan.notes)
@@ -168,8 +178,10 @@ def test_the_cap_keeps_rows_a_structured_branch_decides(fresh):
 
 # 7. CASE in WHERE asks only the branch the row takes ---------------------------------------------
 
-CASE = ("SELECT name FROM restaurants WHERE location = 'Palo Alto' AND CASE WHEN rating >= 4.5 "
-        "THEN answer(reviews, 'is it romantic?') = 'Yes' ELSE answer(reviews, 'does it have outdoor seating?') = 'Yes' END")
+CASE = (
+    "SELECT name FROM restaurants WHERE location = 'Palo Alto' AND CASE WHEN rating >= 4.5 "
+    "THEN answer(reviews, 'is it romantic?') = 'Yes' ELSE answer(reviews, 'does it have outdoor seating?') = 'Yes' END"
+)
 
 
 @pytest.mark.parametrize("mode", ["B", "E"])
@@ -182,8 +194,10 @@ def test_case_in_where_asks_only_the_branch_taken(fresh, mode):
 
 def test_the_estimate_counts_an_answer_the_order_by_names_by_alias(fresh):
     """ORDER BY an alias of answer() needs it for every match, not only the LIMIT's rows."""
-    sql = ("SELECT name, answer(reviews, 'what is the best dish?') AS dish FROM restaurants "
-           "WHERE location = 'Palo Alto' ORDER BY dish LIMIT 2")
+    sql = (
+        "SELECT name, answer(reviews, 'what is the best dish?') AS dish FROM restaurants "
+        "WHERE location = 'Palo Alto' ORDER BY dish LIMIT 2"
+    )
     engine = fresh()
     estimate = engine.estimate_calls(sql, mode="E")
     assert estimate == 108
@@ -198,11 +212,13 @@ def test_an_outer_select_with_its_own_answer_lists_the_rows_inner_unknowns_would
     inner_where = f"location = 'Palo Alto' AND rating >= 4.5 AND {ROMANTIC}"
     spicy = "answer(reviews, 'is it spicy?') IS NULL"
     if shape == "in":
-        template = ("SELECT _id, name FROM restaurants WHERE {spicy} AND _id IN "
-                    "(SELECT _id FROM restaurants WHERE {where})")
+        template = (
+            "SELECT _id, name FROM restaurants WHERE {spicy} AND _id IN (SELECT _id FROM restaurants WHERE {where})"
+        )
     else:
-        template = ("WITH t AS (SELECT _id, name, reviews FROM restaurants WHERE {where}) "
-                    "SELECT _id, name FROM t WHERE {spicy}")
+        template = (
+            "WITH t AS (SELECT _id, name, reviews FROM restaurants WHERE {where}) SELECT _id, name FROM t WHERE {spicy}"
+        )
     sql = template.format(spicy=spicy, where=inner_where)
     wide_sql = template.format(spicy=spicy, where=f"({inner_where}) IS NOT FALSE")
     got = fresh().run(sql, mode=mode)
