@@ -930,7 +930,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             compact=True,
             id="suql-mode",
         )
-        mode.border_title = "Mode · keys a–f"
+        mode.border_title = "Mode · F7 / Shift+F7"
         mode.tooltip = "\n".join(f"{name} — {title}" for name, title in self._modes)
         controls.mount_all([world, mode])
 
