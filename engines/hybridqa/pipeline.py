@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError
+from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
 from engines.events import Emit, ignore
 from engines.hybridqa.events import (
     AnswerShortened,
@@ -190,11 +190,18 @@ class HybridQA:
         budget = 1 + (improvements.max_retries if improvements.retry else 0)
         while True:
             number = len(attempts) + 1
-            failed = tuple(a.suql for a in attempts)
-            suql = llm.run(HYBRID_PARSE, ParseInput(question, shown, failed))
+            failed = tuple(a.suql for a in attempts if a.suql)
+            try:
+                suql = llm.run(HYBRID_PARSE, ParseInput(question, shown, failed))
+            except ReplyError as e:  # one unusable parse reply is a failed attempt, not the end of the evaluation
+                suql, parse_error = "", f"the parser's reply could not be used: {e}"
+            else:
+                parse_error = None
             emit(QuestionParsed(number, suql))
             before = counter.counts.get("answer", 0)
             try:
+                if parse_error is not None:
+                    raise EngineError(parse_error)
                 r = engine.run(suql, mode=self.mode, emit=emit, cancel=cancel)
                 attempt = Attempt(
                     number, suql, r.columns, r.rows, r.readback, r.plan, None, counter.counts.get("answer", 0) - before

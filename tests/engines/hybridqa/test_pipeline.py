@@ -119,3 +119,27 @@ def test_the_simulated_llm_is_refused_on_real_tables_by_the_engine():
         with pytest.raises(ConfigurationError) as err:
             session.pipeline.ask(table.name, table.questions[0].question)
         assert str(err.value) == SIM_KNOWS_GENERATED_ONLY
+
+
+def test_an_unusable_parse_reply_is_a_failed_attempt_and_the_retry_goes_on(world, sandbox):
+    """A real model's one malformed parse reply (or a call deferred to a message batch) fails its attempt only: the
+    question is retried and the evaluation around it goes on, instead of ending at the first bad reply."""
+    from engines.errors import ReplyError
+
+    r = row(world, Name=world.table(T).rows[1][0])
+    good = f'SELECT "Flag Bearer" FROM {T} WHERE "Name" = \'{r["Name"]}\''
+
+    class FirstReplyBad(Scripted):
+        def hybrid_parse(self, question, schema, failed=()):
+            if not self.shown:
+                self.shown.append(tuple(failed))
+                raise ReplyError("hybrid_parse: the reply is not JSON")
+            return super().hybrid_parse(question, schema, failed)
+
+    backend = FirstReplyBad(good)
+    answer = HybridQA(sandbox, LLM(backend)).ask(T, "Who?")
+    assert len(answer.attempts) == 2 and answer.short == r["Flag Bearer"]
+    assert answer.attempts[0].suql == "" and "could not be used" in answer.attempts[0].error
+    assert backend.shown == [(), ()]  # the failed reply is not shown to the parser as a query that failed
+    once = HybridQA(sandbox, LLM(FirstReplyBad(good))).ask(T, "Who?", improvements=Improvements(retry=False))
+    assert len(once.attempts) == 1 and once.no_result and once.attempts[0].error
