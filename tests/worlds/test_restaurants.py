@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 
 import duckdb
@@ -101,11 +100,9 @@ def test_parking_chatter_of_lecture_7(world, truth):
     assert all(not truth.has(r._id, "easy_parking") for r in tricky)
 
 
-def test_loads_into_duckdb_well_under_a_second(world):
+def test_loads_into_duckdb(world):
     con = duckdb.connect()
-    start = time.perf_counter()
     world.load(con)
-    assert time.perf_counter() - start < 0.5
     assert con.execute("SELECT count(*) FROM restaurants").fetchone() == (600,)
     row = con.execute("SELECT cuisines, reviews, price FROM restaurants WHERE _id = 1").fetchone()
     assert row[0] == list(world.rows[0].cuisines) and row[1] == list(world.rows[0].reviews)
