@@ -225,8 +225,18 @@ class RunContext:
             s.sim_error_on_topic,
             s.sim_error_off_topic,
             s.classify_method,
-            (s.claude_model, s.claude_row_model) if s.backend == "claude" else "",
+            self._model_key(),
         )
+
+    def _model_key(self) -> tuple:
+        """What, beyond the backend's name, changes a real backend's answers: its models (and for an
+        OpenAI-compatible server, which server: two servers may serve different weights under one name)."""
+        s = self.settings
+        if s.backend == "claude":
+            return (s.claude_model, s.claude_row_model)
+        if s.backend == "openai":
+            return (s.openai_base_url, s.openai_model, s.openai_row_model or s.openai_model, s.openai_structured)
+        return ()
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,20 @@ def test_every_experiment_has_a_small_size():
         # small only overrides full's parameters: it never adds one the experiment would not read
         assert set(e.small) <= set(e.full), (e.name, set(e.small) - set(e.full))
         assert set(e.parameters("small")) == set(e.parameters("full"))
+
+
+def test_memo_key_tells_apart_what_changes_a_real_backends_answers():
+    from contextlib import ExitStack
+
+    from engines.lab.core import RunContext
+    from engines.settings import Settings
+
+    def key(**kw):
+        return RunContext(None, {}, "small", lambda *a: None, None, Settings(**kw), ExitStack()).settings_key()
+
+    assert key(backend="openai", openai_model="a") != key(backend="openai", openai_model="b")
+    assert key(backend="openai", openai_base_url="http://127.0.0.1:1/v1") != key(
+        backend="openai", openai_base_url="http://127.0.0.1:2/v1"
+    )
+    assert key(backend="claude", claude_row_model="x") != key(backend="claude", claude_row_model="y")
+    assert key(backend="sim", openai_model="a") == key(backend="sim", openai_model="b")  # the sim ignores them
