@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import duckdb
@@ -60,7 +60,7 @@ def test_parquet_round_trip_keeps_types(tmp_path):
 def test_parquet_of_no_rows_and_of_mixed_columns(tmp_path):
     export_rows(tmp_path / "empty.parquet", ["a", "b"], [])
     assert duckdb.connect().read_parquet(str(tmp_path / "empty.parquet")).columns == ["a", "b"]
-    stamp = datetime(2024, 1, 2, 3, 4, tzinfo=timezone.utc)
+    stamp = datetime(2024, 1, 2, 3, 4, tzinfo=UTC)
     export_rows(tmp_path / "mixed.parquet", ["m", "n", "t", "o"], [(1, 1, stamp, {"k": 1}), ("x", 2.5, None, None)])
     rel = duckdb.connect().read_parquet(str(tmp_path / "mixed.parquet"))
     assert list(map(str, rel.types)) == ["VARCHAR", "DOUBLE", "TIMESTAMP WITH TIME ZONE", "VARCHAR"]
