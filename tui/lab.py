@@ -264,8 +264,16 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             self.query_one(ExperimentTree).move_cursor(self._node(name))
         caption = self.query_one("#lab-caption", Static)
         caption.border_title = f"{experiment.name} — lecture {experiment.lecture}, {experiment.section}"
-        caption.update(Content.assemble((experiment.title, "bold"), "\n", experiment.caption))
         self._show_result(name)
+
+    def _caption(self, experiment) -> str:
+        """The caption with the figures of the size the next run uses."""
+        from engines.errors import EngineError
+
+        try:
+            return experiment.caption_for(self.run_size, settings=self.settings)
+        except EngineError as e:
+            return str(e)
 
     def set_size(self, size: str) -> None:
         """Run the next experiment at ``size`` (``"small"`` or ``"full"``)."""
@@ -405,12 +413,19 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                     return leaf
         raise KeyError(name)
 
+    def _shown_result(self, name: str) -> tuple[str, Table] | None:
+        """The table shown for ``name``: of the size the next run uses, else of the other size, if it ran."""
+        sizes = [self.run_size, *(s for s in SIZES if s != self.run_size)]
+        return next(((s, self._results[(name, s)]) for s in sizes if (name, s) in self._results), None)
+
     def _show_result(self, name: str) -> None:
         table = self.query_one("#lab-table", ResultsTable)
         notes = self.query_one("#lab-notes-text", Static)
         chart = self.query_one("#lab-chart", PlotextPlot)
-        sizes = [self.run_size, *(s for s in SIZES if s != self.run_size)]
-        found = next(((s, self._results[(name, s)]) for s in sizes if (name, s) in self._results), None)
+        found = self._shown_result(name)
+        experiment = self._experiments[name]
+        text = found[1].caption if found is not None and found[1].caption else self._caption(experiment)
+        self.query_one("#lab-caption", Static).update(Content.assemble((experiment.title, "bold"), "\n", text))
         if found is None:
             table.show_nothing("not run yet — Enter runs it")
             table.border_title = "Table"

@@ -19,7 +19,7 @@ import math
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engines.errors import Cancelled, EngineError
@@ -79,6 +79,7 @@ class Table:
     rows: tuple[tuple[Any, ...], ...]
     notes: tuple[str, ...] = ()
     chart: Chart | None = None
+    caption: str = ""  # the experiment's caption with the parameters this table ran with (set by Experiment.run)
 
     def __post_init__(self) -> None:
         for row in self.rows:
@@ -106,9 +107,19 @@ class Table:
             "rows": [[jsonable(v) for v in row] for row in self.rows],
             "notes": list(self.notes),
         }
+        if self.caption:
+            out["caption"] = self.caption
         if self.chart is not None:
             out["chart"] = self.chart.to_json()
         return out
+
+
+def _joined(values: Sequence[Any]) -> str:
+    """(10, 30) -> "10 and 30"; (8, 25, 40) -> "8, 25 and 40"."""
+    items = [str(v) for v in values]
+    if len(items) <= 1:
+        return items[0] if items else "none"
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def jsonable(value: Any) -> Any:
@@ -243,7 +254,10 @@ class RunContext:
 class Experiment:
     """One table of a lecture, computed by running the engines.
 
-    ``caption`` says which inputs are simulation parameters and which numbers are measured.
+    ``caption`` says which inputs are simulation parameters and which numbers are measured.  Figures in it
+    are fields filled from what runs (:meth:`caption_for`): ``{runs}``, ``{error_rate:.0%}``, ``{ks_text}``
+    (a tuple parameter joined with "and"), ``{error_on_topic:.0%}`` (a setting) or a constant the module
+    passes in ``facts``; a caption never states a figure that can disagree with the run.
     ``full`` and ``small`` are the parameters of the two sizes (``small`` updates ``full``; tests run it).
     """
 
@@ -255,6 +269,30 @@ class Experiment:
     fn: Callable[[RunContext], Table] = field(repr=False)
     full: Mapping[str, Any] = field(default_factory=dict)
     small: Mapping[str, Any] = field(default_factory=dict)
+    facts: Mapping[str, Any] = field(default_factory=dict)  # constants the caption quotes (a callable: read when shown)
+
+    def caption_for(self, size: Size = "full", params: Mapping[str, Any] | None = None, settings: Any = None) -> str:
+        """The caption with its fields filled from the parameters of ``size`` (and ``params``), the
+        settings' simulation error rates and the module's ``facts``."""
+        from engines.lab.resources import lab_settings
+
+        settings = lab_settings(settings)
+        values: dict[str, Any] = {
+            "error_on_topic": settings.sim_error_on_topic,
+            "error_off_topic": settings.sim_error_off_topic,
+            "seed": settings.seed,
+            **{k: v() if callable(v) else v for k, v in self.facts.items()},
+        }
+        for key, value in self.parameters(size, params).items():
+            values[key] = value
+            if isinstance(value, (tuple, list)):
+                values[f"{key}_text"] = _joined(value)
+            if key == "runs":
+                values["runs_text"] = "1 run" if value == 1 else f"{value} runs"
+        try:
+            return self.caption.format_map(values)
+        except (KeyError, IndexError, ValueError) as e:  # a caption naming a field it is not given
+            raise EngineError(f"{self.name}: its caption cannot be filled ({e!r}).") from e
 
     def parameters(self, size: Size = "full", params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if size not in ("full", "small"):
@@ -289,7 +327,7 @@ class Experiment:
             ctx = RunContext(self, merged, size, progress or _no_progress, cancel, settings, stack)
             ctx.check_cancel()
             table = self.fn(ctx)
-        return table
+        return replace(table, caption=self.caption_for(size, params, settings))
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "lecture": self.lecture, "title": self.title}
@@ -298,7 +336,7 @@ class Experiment:
         return {
             **self.to_json(),
             "section": self.section,
-            "caption": self.caption,
+            "caption": self.caption_for("full"),
             "parameters": {k: jsonable(v) for k, v in self.full.items()},
             "small": {k: jsonable(v) for k, v in self.small.items()},
         }

@@ -17,7 +17,14 @@ from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import mean, rounded, share
 from engines.sql.dialogue import SAMPLE_DIALOGUE
 
-SEED_NOTE = "The simulated LLM's seed and error rates come from the settings (CS224V_SEED, default 224)."
+SEED_NOTE = "The simulated LLM: seed {seed}, wrong {error_on_topic:.1%} on the topic and {error_off_topic:.1%} off it (settings)."
+
+
+def _parse_drop_rate() -> float:
+    """The share of conditions the simulated parser drops (a parameter of the sim backend the Lab uses)."""
+    from engines.llm.sim import SimBackend
+
+    return SimBackend().parse_drop_rate
 
 
 def _rows_of(sandbox, sql: str) -> list[tuple]:
@@ -604,7 +611,10 @@ def dialogue(ctx: RunContext) -> Table:
             f"turn 7 returned {len(r[6].rows)} rows; reply: {r[6].reply}",
         )
         counts = [len(t.rows) for t in r if t.needs_database]
-        ctx.note(f"Rows per database turn: {counts} (notes: 99, 4, 10, 1, 4, 0 — our world's counts).")
+        ctx.note(
+            f"Rows per database turn here: {', '.join(map(str, counts))}. The notes' walkthrough, on its own data, had "
+            "99, 4, 10, 1, 4 and 0."
+        )
     return ctx.table(("turn", "user", "classifier", "classify() decided", "SQL", "rows", "reply"), rows)
 
 
@@ -971,11 +981,12 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "Execution accuracy: zero-shot against the classify() methods",
         "§3.3",
         "Inputs (simulation parameters): the question generator (seeded; half the cuisines named colloquially; "
-        "locations, prices and ratings drawn at random), the simulated parser's habits and its 4% dropped conditions. "
+        "locations, prices and ratings drawn at random), the simulated parser's habits and its {parse_drop_rate:.0%} dropped conditions. "
         "Measured: the share of questions whose executed SQL returns exactly the gold rows. " + SEED_NOTE,
         execution_accuracy,
         full={"questions": 200, "question_seed": 33},
         small={"questions": 40},
+        facts={"parse_drop_rate": _parse_drop_rate},
     ),
     Experiment(
         "l6-dialogue",
@@ -992,8 +1003,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         6,
         "Exact match, execution accuracy, human judgement; conventions A, B, mixed",
         "§4.4, exercise 3",
-        "Inputs (simulation parameters): the question generator (35% good/great, 14% top-k, 30% colloquial cuisines), "
-        "two annotator conventions (A: good/great → rating ≥ 4; B: no condition), a 6% annotation error rate, the simulated "
+        "Inputs (simulation parameters): the question generator ({good_share:.0%} good/great, {top_share:.0%} top-k, {colloquial_share:.0%} colloquial cuisines), "
+        "two annotator conventions (A: good/great → rating ≥ 4; B: no condition), a {error_rate:.0%} annotation error rate, the simulated "
         "parser. Measured: the three scores for each test set; the person's judgement reads each question's intent. "
         + SEED_NOTE,
         eval_metrics,
@@ -1027,8 +1038,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         6,
         "Five hybrid approaches on five question classes",
         "§5.3, exercise 4",
-        "Inputs (simulation parameters): the question generator (seeded, per class), BM25's k (10 and 30), the reader — "
-        "the simulated LLM's answer(), wrong 3% of the time on the topic. Measured: each approach's score per class, "
+        "Inputs (simulation parameters): the question generator (seeded, per class), BM25's k ({ks_text}), the reader — "
+        "the simulated LLM's answer(), wrong {error_on_topic:.1%} of the time on the topic. Measured: each approach's score per class, "
         "judged against the world's hidden truth, and the reader's answer() calls per question. " + SEED_NOTE,
         hybrid_approaches,
         full={"per_class": 20, "question_seed": 55, "ks": (10, 30)},

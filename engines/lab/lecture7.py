@@ -22,7 +22,13 @@ def _truth(world):
     return restaurant_truth(world.seed)
 
 
-SEED_NOTE = "The simulated LLM's seed and error rates come from the settings (CS224V_SEED, default 224)."
+SEED_NOTE = "The simulated LLM: seed {seed}, wrong {error_on_topic:.1%} on the topic and {error_off_topic:.1%} off it (settings)."
+
+
+def _gold_wrong_rate() -> float:
+    from worlds.hybridqa import GOLD_WRONG_RATE
+
+    return GOLD_WRONG_RATE
 
 
 def _engine(ctx: RunContext, cap: int | None = None):
@@ -867,12 +873,13 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         7,
         "HybridQA: the two improvements switched on and off",
         "§6.5",
-        "Inputs (simulation parameters): 50 generated flag-bearer tables with six questions each; the simulated parser's, "
-        "reader's and short-answer step's seeded mistake rates; 4% wrong gold answers. Measured: EM and F1 against the gold, the "
+        "Inputs (simulation parameters): {tables} generated flag-bearer tables with six questions each; the simulated parser's, "
+        "reader's and short-answer step's seeded mistake rates; {gold_wrong_rate:.0%} wrong gold answers. Measured: EM and F1 against the gold, the "
         "judgement (reads the hidden truth), answer() calls, retries and error classes, for each setting. " + SEED_NOTE,
         hybridqa_ablation,
         full=dict(HYBRIDQA_PARAMS),
         small={"tables": 8},
+        facts={"gold_wrong_rate": _gold_wrong_rate},
     ),
     Experiment(
         "l7-hybridqa-errors",

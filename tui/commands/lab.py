@@ -131,7 +131,8 @@ class _Progress:
 def _print_experiment(experiment, table, took: float) -> None:
     width = max(40, terminal_width())
     print(f"{experiment.name} — {experiment.title} (lecture {experiment.lecture}, {experiment.section})")
-    print(textwrap.fill(experiment.caption, width=width, initial_indent="  ", subsequent_indent="  "))
+    caption = table.caption or experiment.caption_for()
+    print(textwrap.fill(caption, width=width, initial_indent="  ", subsequent_indent="  "))
     print()
     print_aligned(table.columns, table.rows)
     if table.notes:

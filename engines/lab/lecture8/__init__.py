@@ -36,6 +36,33 @@ SMALL = {"simple": 5, "per_category": 2}
 RUNS = {"runs": 5}
 SMALL_RUNS = {"runs": 1}
 
+
+def _rollback_extra() -> int:
+    return FULL.total_budget - FULL.budget
+
+
+def _policy_default(name: str):
+    def read():
+        from engines.spinach.sim_policy import DEFAULT
+
+        return getattr(DEFAULT, name)
+
+    return read
+
+
+def _templates() -> int:
+    from engines.spinach.baselines import TEMPLATES
+
+    return len(TEMPLATES)
+
+
+def _phrasings() -> str:
+    from engines.spinach.baselines import TEMPLATES
+
+    counts = sorted({len(phrasings) for _, phrasings in TEMPLATES})
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+
+
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         "l8-quirks",
@@ -65,24 +92,26 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         8,
         "Ablations: each action removed, rollback off, the budget",
         "§3.7",
-        "Inputs: the agent's options (an action switched off, rollback off, a budget of 8 or 25 actions plus 15 for rollbacks) and the "
+        "Inputs: the agent's options (an action switched off, rollback off, budgets of {budgets_text} actions, each plus {rollback_extra} for rollbacks) and the "
         "simulated policy's parameters (what each tool can reveal is set, not learnt). Measured: forum F1 and EM, actions, budget "
-        "use and rollbacks, averaged over 5 runs.",
+        "use and rollbacks, averaged over {runs_text}.",
         ablation,
         full={**SIZE, **RUNS, "budgets": (8, 25)},
         small={**SMALL, **SMALL_RUNS},
+        facts={"rollback_extra": _rollback_extra},
     ),
     Experiment(
         "l8-policy-params",
         8,
         "Exercises 2-3: checking assumptions, and repeats without rollback",
         "§3.7, exercises 2-3",
-        "Inputs (simulation parameters): p_verify 0 / 0.6 / 1, P_MEMORY['P17'] lowered to 0.5, p_repeat 0.3 with and without rollback. "
-        "Measured: forum F1, actions, budget use, and the F1 of C2 (country of birth) and C4 (academic genealogy), over 5 runs. Needs "
+        "Inputs (simulation parameters): p_verify {p_verify_text} against the default {default_p_verify}, P_MEMORY['P17'] lowered to {p17_memory}, p_repeat {p_repeat} with and without rollback. "
+        "Measured: forum F1, actions, budget use, and the F1 of C2 (country of birth) and C4 (academic genealogy), over {runs_text}. Needs "
         "the sim backend.",
         policy_params,
         full={**SIZE, **RUNS, "p_verify": (0.0, 1.0), "p17_memory": 0.5, "p_repeat": 0.3},
         small={**SMALL, **SMALL_RUNS},
+        facts={"default_p_verify": _policy_default("p_verify")},
     ),
     Experiment(
         "l8-actions",
@@ -134,11 +163,12 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         8,
         "The synthetic-template trap",
         "§5.1",
-        "Inputs: the template parser (5 templates × 2-3 phrasings) and a same-template synthetic test set. Measured: the property it "
+        "Inputs: the template parser ({templates} templates × {phrasings} phrasings) and a same-template synthetic test set. Measured: the property it "
         "picks and its EM/F1 on the synthetic set, the simple set and the forum set (gold entities given).",
         template_trap,
         full={**SIZE, "per_template": 9, "synthetic_seed": 0},
         small={**SMALL, "per_template": 3},
+        facts={"templates": _templates, "phrasings": _phrasings},
     ),
     Experiment(
         "l8-bootstrap",
@@ -146,11 +176,12 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "Bootstrap intervals: is the dataset big enough?",
         "§5.4",
         "Inputs: the per-question F1 of SPINACH and Think-on-Graph (one run), and of two close settings of the simulated policy "
-        "(p_repeat 0.12 against 0.3 with rollback, 5-run means). Measured: percentile-bootstrap 95% intervals of each score and of the paired differences, the "
+        "(p_repeat {default_p_repeat} against {p_repeat} with rollback, means over {runs_text}). Measured: percentile-bootstrap 95% intervals of each score and of the paired differences, the "
         "questions needed to separate each pair, the interval's half-width against the number of questions.",
         bootstrap_intervals,
         full={**SIZE, **RUNS, "p_repeat": 0.3, "resamples": 2000, "ns": (20, 56, 165, 500, 1000)},
         small={**SMALL, **SMALL_RUNS, "resamples": 300, "ns": (20, 56)},
+        facts={"default_p_repeat": _policy_default("p_repeat")},
     ),
 )
 

@@ -29,6 +29,8 @@ def _ablation_settings(ctx: RunContext) -> list[Setting]:
 
 
 def ablation(ctx: RunContext) -> Table:
+    from engines.spinach.sim_policy import DEFAULT
+
     settings = _ablation_settings(ctx)
     summaries = {}
     for i, st in enumerate(settings):
@@ -44,7 +46,8 @@ def ablation(ctx: RunContext) -> Table:
         f"Forum-style questions ({n}), mean of {runs} run{'s' if runs > 1 else ''} (seeds {ctx.settings.seed}…{ctx.settings.seed + runs - 1}). "
         "Actions are those left in the state after rollbacks; 'budget exhausted' is the share of question-runs stopped by the budget. "
         "Simulation parameters: what each tool can reveal (entity pages suit structural quirks, property examples qualifiers and "
-        "wrong properties — p_notice 0.85, other tools p_notice_other 0.45), the policy's slips. " + SEED_NOTE
+        f"wrong properties — p_notice {DEFAULT.p_notice}, other tools p_notice_other {DEFAULT.p_notice_other}), the policy's "
+        "slips. " + SEED_NOTE
     )
     drop = {st.name: full.f1 - summaries[st.name].f1 for st in settings}
     no_search, no_entry, no_examples = (

@@ -42,6 +42,7 @@ def _half_width_at(diffs: Sequence[float], n: int, seed: int) -> float:
 
 def bootstrap_intervals(ctx: RunContext) -> Table:
     from engines.eval.metrics import bootstrap
+    from engines.spinach.sim_policy import DEFAULT
 
     report = main_eval(ctx)
     forum = report.spinach["forum"]
@@ -120,7 +121,7 @@ def bootstrap_intervals(ctx: RunContext) -> Table:
         "differences resample questions (both systems answer the same ones). 'Questions to separate': the n at which "
         "1.96·sd/√n of the paired differences falls below their mean. The chart's half-widths at other n are bootstraps of "
         "test sets of n questions drawn from ours. The close pair is the default policy against one that repeats its previous "
-        f"action with probability {rep} instead of 0.12 (rollback catches most repeats). " + SEED_NOTE
+        f"action with probability {rep} instead of {DEFAULT.p_repeat} (rollback catches most repeats). " + SEED_NOTE
     )
     ctx.claim(
         f"one system's own score is uncertain by about ten points on {n} questions",

@@ -12,9 +12,7 @@ from engines.errors import ConfigurationError
 from engines.kg.endpoint import Endpoint
 from engines.lab.core import RunContext
 
-SEED_NOTE = (
-    "The simulated policy's seed comes from the settings (CS224V_SEED, default 224); run k of a setting uses seed + k."
-)
+SEED_NOTE = "The simulated policy's seed comes from the settings (CS224V_SEED); run k of a setting uses seed + k."
 STORE = "memory"  # measured: a little faster than Oxigraph on these runs (parsing dominates either way)
 
 

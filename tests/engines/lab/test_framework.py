@@ -128,3 +128,37 @@ def test_memo_key_tells_apart_what_changes_a_real_backends_answers():
     )
     assert key(backend="claude", claude_row_model="x") != key(backend="claude", claude_row_model="y")
     assert key(backend="sim", openai_model="a") == key(backend="sim", openai_model="b")  # the sim ignores them
+
+
+def test_captions_state_the_figures_of_the_run_not_literals():
+    from engines.settings import Settings
+
+    for e in lab.experiments():  # every caption can be filled, at both sizes
+        assert e.caption_for("full") and e.caption_for("small")
+    ablation = lab.get("l8-ablation")
+    assert "over 5 runs" in ablation.caption_for("full") and "over 1 run." in ablation.caption_for("small")
+    assert "budgets of 8 and 25 actions" in ablation.caption_for("full")
+    assert "budgets of 6 and 40" in ablation.caption_for("full", {"budgets": (6, 40)})
+    hybrid = lab.get("l6-hybrid")
+    assert "wrong 3.0% of the time" in hybrid.caption_for()
+    assert "wrong 10.0% of the time" in hybrid.caption_for(settings=Settings(sim_error_on_topic=0.1))
+    assert "BM25's k (10 and 30)" in hybrid.caption_for()
+    assert "8 generated flag-bearer tables" in lab.get("l7-hybridqa-ablation").caption_for("small")
+
+    def rows(ctx):
+        return ctx.table(("n",), [(ctx["n"],)])
+
+    e = Experiment(
+        "demo",
+        8,
+        "demo",
+        "§0",
+        "Measured: {n} rows, {k} {fact}.",
+        rows,
+        full={"n": 3},
+        facts={"k": lambda: 7, "fact": "x"},
+    )
+    assert e.run("full", {"n": 4}).caption == "Measured: 4 rows, 7 x."  # the table carries the caption it ran with
+    bad = Experiment("bad", 8, "bad", "§0", "Measured: {missing}.", rows, full={"n": 1})
+    with pytest.raises(EngineError, match="cannot be filled"):
+        bad.caption_for()
