@@ -8,7 +8,7 @@
     budgets(trajectory)            # (actions in the state, in all): the run's, else the agent's defaults
 
 A loaded trajectory is matched to the question sets by its text (whitespace and case folded); a
-SPINACH log keeps the final query but not its rows, so the query is run on this graph first.
+SPINACH log's final query is run on this graph only when the log does not hold its rows.
 The answer rule is the agent's (:meth:`SpinachAgent.answer_query`, ``SpinachAgent._answer_step``),
 not a copy of it: a ``stop(SPARQL)`` answers with the query it names, a bare ``stop()`` with the
 last query that ran; with no stop at all, the last query in the state that returned rows.
@@ -56,9 +56,10 @@ def find_question(questions: QuestionSets, text: str) -> KGQuestion | None:
 def with_answer_rows(session: SpinachSession, trajectory: Trajectory) -> Trajectory:
     """The trajectory with the rows of its final query, when it has the query but not the rows (SPINACH's logs).
 
-    A refused final query, or one with no rows, leaves the trajectory as it is (its answer is empty).
+    A refused final query, or one with no rows, leaves the trajectory as it is (its answer is empty); so does
+    a log that holds the final query's result (``answer_logged``): those rows are SPINACH's, from Wikidata.
     """
-    if trajectory.answer or not trajectory.final_sparql:
+    if trajectory.answer or trajectory.answer_logged or not trajectory.final_sparql:
         return trajectory
     try:
         result = session.endpoint.execute(trajectory.final_sparql)

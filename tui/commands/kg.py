@@ -80,6 +80,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)"
     )
     sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.add_argument(
+        "--replay",
+        type=Path,
+        metavar="LOG",
+        help="replay a trajectory file (--save's JSON, or SPINACH's own run log) headless: every step in full "
+        "and the logged answer rows; nothing is run",
+    )
+    sp.add_argument(
+        "--index", type=int_at_least(1), metavar="N", help="with --replay: only the N-th trajectory (1-based)"
+    )
     sp.set_defaults(handler=metered(_spinach))
     _batch(sp, lambda a: None if a.eval else "is for long runs: use it with --eval")
 
@@ -255,6 +265,8 @@ def _llm(settings, policy: str | None):
 def _spinach(settings, args: argparse.Namespace) -> int:
     from engines.spinach.agent import AgentOptions
 
+    if args.replay is not None or args.index is not None:
+        return _replay(args)
     options = AgentOptions(rollback=not args.no_rollback)
     if args.eval:
         return _evaluate(settings, args, options)
@@ -314,6 +326,30 @@ def _spinach(settings, args: argparse.Namespace) -> int:
         print(f"cs224v-tui: {save_error}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_ERROR if trajectory.finish == "error" else EXIT_OK
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``spinach --replay LOG [--index N] [--json]``: the file's trajectories as they were, complete."""
+    if args.replay is None:
+        raise BadInput("--index is for --replay: give the trajectory file with --replay LOG")
+    if args.question is not None or args.eval or args.save is not None:
+        raise BadInput("--replay shows a file: it takes no QUESTION, --eval or --save")
+    from engines.spinach.replay import pick, replay_json, replay_lines
+    from engines.spinach.trajectory import load
+
+    trajectories = load(args.replay)  # a TrajectoryError (an EngineError) says what is wrong with the file
+    if args.json:
+        print(json.dumps(replay_json(trajectories, args.index, shown(args.replay)), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    chosen = [(args.index, pick(trajectories, args.index))] if args.index else list(enumerate(trajectories, 1))
+    if not chosen:
+        print(f"{shown(args.replay)} holds no trajectory")
+    for n, trajectory in chosen:
+        if n != chosen[0][0]:
+            print("\n" + "─" * 80 + "\n")
+        for line in replay_lines(trajectory, n, len(trajectories)):
+            print(line)
+    return EXIT_OK
 
 
 def ignore_json(_event: Any) -> None:
