@@ -59,12 +59,16 @@ def summary(trajectory: Trajectory) -> str:
 
 def matching(trajectories: Sequence[Trajectory], text: str) -> list[int]:
     """Positions (0-based) of the trajectories whose question (or final query) holds every word of ``text``
-    (case folded); a number alone also matches that trajectory's position (1-based)."""
+    (case folded); a number alone matches that position (1-based) or a question holding the number."""
     words = text.casefold().split()
+    number = int(text) if text.strip().isdigit() else None
     out: list[int] = []
     for n, t in enumerate(trajectories):
-        hay = f"{t.question}\n{t.final_sparql or ''}".casefold()
-        if all(w in hay for w in words) or (text.strip().isdigit() and int(text.strip()) == n + 1):
+        if number is not None:  # a number: that position, or a question that holds it (not a query's IDs)
+            hit = number == n + 1 or text.strip() in t.question
+        else:
+            hit = all(w in f"{t.question}\n{t.final_sparql or ''}".casefold() for w in words)
+        if hit:
             out.append(n)
     return out
 

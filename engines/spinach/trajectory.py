@@ -243,7 +243,8 @@ def import_spinach_log(states: Sequence[Mapping[str, Any]]) -> list[Trajectory]:
             raise TrajectoryError(f'{where} has no "question" and "actions" list.')
         if not isinstance(state["question"], str):
             raise TrajectoryError(f'{where}: "question" is not a string.')
-        generated_raw = state.get("generated_sparqls") or []
+        generated_raw = state.get("generated_sparqls")
+        generated_raw = [] if generated_raw is None else generated_raw
         if not isinstance(generated_raw, list):
             raise TrajectoryError(f'{where}: "generated_sparqls" is not a list.')
         generated = [_record(g, f"Query {i} of generated_sparqls in state {n}") for i, g in enumerate(generated_raw, 1)]
