@@ -316,6 +316,8 @@ class Toolkit:
         self._text_questions: dict[str, list[str]] = {}
         self._structured: dict[str, set[int] | None] = {}
         self.by_name = {r.name.lower(): r._id for r in w.rows}
+        self.suql_calls: list[tuple[str | None, str]] = []  # (row, question) of each answer() call of SUQL
+        self.last_suql = None
 
     # -- pieces -------------------------------------------------------------------------------------
 
@@ -463,7 +465,48 @@ class Toolkit:
 
     def compositional(self, utterance: str, k: int) -> Reply:
         self.suql_agent.reset()
-        return self.rows_reply(self.suql_agent.ask(utterance), question_type(utterance))
+        turn = self.suql_agent.ask(utterance, emit=self._watch_suql)
+        self.last_suql = turn
+        return self.rows_reply(turn, question_type(utterance))
+
+    def _watch_suql(self, event) -> None:
+        from engines.events import CallStarted
+
+        if isinstance(event, CallStarted) and event.function == "answer":
+            self.suql_calls.append((event.row_key, event.prompt))
+
+    def sql_filter_rows(self, sql: str | None) -> tuple[int, int] | None:
+        """An independent count of what SUQL's cost should be: the rows the query's SQL part leaves (its
+        top-level answer() conditions dropped, LIMIT and ORDER BY too) and the number of those conditions.
+        None when the query is not a conjunction with its answer() conditions at the top (then the bound
+        is not simply rows × conditions)."""
+        import sqlglot
+
+        if not sql:
+            return None
+        try:
+            tree = sqlglot.parse_one(sql, read="postgres")
+        except sqlglot.errors.ParseError:
+            return None
+        where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+        if where is None:
+            return None
+        conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+
+        def asks(node: exp.Expression) -> bool:
+            return any(f.name.lower() in ("answer", "summary") for f in node.find_all(exp.Anonymous))
+
+        text = [c for c in conjuncts if asks(c)]
+        if not text or any(isinstance(c, (exp.Or, exp.Not)) for c in text):
+            return None
+        kept = [c for c in conjuncts if not asks(c)]
+        counted = exp.select(exp.Count(this=exp.Star())).from_(tree.args["from_"].this.copy())
+        for join in tree.args.get("joins") or ():
+            counted = counted.join(join.copy())
+        if kept:
+            counted = counted.where(exp.and_(*(c.copy() for c in kept)))
+        n = self.sandbox.run(counted.sql(dialect="duckdb")).rows[0][0]
+        return int(n), len({c.sql() for c in text})
 
     def run(self, approach: str, utterance: str, k: int) -> Reply:
         return {

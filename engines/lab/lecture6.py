@@ -821,6 +821,25 @@ def eval_ties(ctx: RunContext) -> Table:
 # --- §5.3 and exercise 4: five hybrid approaches on five question classes -------------------------------
 
 
+def _suql_cost(kit, calls: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+    """One SUQL question's answer() calls, against an independent count of the rows its SQL part leaves
+    (the query rerun on the sandbox without its answer() conditions).  None when there is nothing to compare."""
+    turn = kit.last_suql
+    if turn is None or not turn.sql:
+        return None
+    bound = kit.sql_filter_rows(turn.sql)
+    if bound is None:
+        return None
+    rows, conditions = bound
+    return {
+        "rows": rows,
+        "conditions": conditions,
+        "calls": len(calls),
+        "pairs": len(set(calls)),
+        "limit": " limit " in turn.sql.lower(),
+    }
+
+
 def hybrid_approaches(ctx: RunContext) -> Table:
     import random
 
@@ -837,14 +856,18 @@ def hybrid_approaches(ctx: RunContext) -> Table:
     runs = [(a, k) for k in ks for a in hybrid.APPROACHES[:4]] + [(hybrid.APPROACHES[4], None)]
     total, done = len(runs) * len(questions), 0
     table: dict[tuple, dict[str, Any]] = {}
+    suql_cost: list[dict[str, Any] | None] = []  # per SUQL question: its calls against the SQL filter's rows
     for approach, k in runs:
         per_class: dict[str, list[float]] = {c: [] for c in hybrid.CLASSES}
         answer_calls = 0
         for q in questions:
             ctx.progress(done, total, f"{approach}{'' if k is None else f', k={k}'}: {q.text}")
             before = llm.counter.counts.get("answer", 0)
+            first_call = len(kit.suql_calls)
             reply = kit.run(approach, q.text, k or 0)
             answer_calls += llm.counter.counts.get("answer", 0) - before
+            if approach == hybrid.APPROACHES[4]:
+                suql_cost.append(_suql_cost(kit, kit.suql_calls[first_call:]))
             per_class[q.cls].append(hybrid.score(q, reply))
             done += 1
         table[(approach, k)] = {
@@ -911,10 +934,18 @@ def hybrid_approaches(ctx: RunContext) -> Table:
             f"k={k0}: {lin0['combined']:.2f} with {lin0['answer_calls']:.1f} answer() calls; k={k1}: {lin1['combined']:.2f} with "
             f"{lin1['answer_calls']:.1f}; SUQL {suql['combined']:.2f} with {suql['answer_calls']:.1f}",
         )
+    measured = [c for c in suql_cost if c is not None]
+    within = [c for c in measured if c["calls"] <= c["rows"] * c["conditions"]]
+    once = [c for c in measured if c["calls"] == c["pairs"]]
+    list_all = [c for c in measured if not c["limit"]]
+    all_read = [c for c in list_all if c["calls"] >= c["rows"]]
     ctx.claim(
         "SUQL's cost is the rows left after the SQL filter, read once each",
-        suql["answer_calls"] > 0,
-        f"{suql['answer_calls']:.1f} answer() calls per question (notes: 42 on average)",
+        bool(measured) and len(within) == len(once) == len(measured) and len(all_read) == len(list_all),
+        f"of {len(measured)} SUQL queries with answer() conditions: {len(within)} made at most (rows the SQL part leaves) × "
+        f"(conditions) calls, {len(once)} asked no (row, question) twice, and {len(all_read)} of the {len(list_all)} without "
+        f"LIMIT read every row left at least once; {mean([c['rows'] for c in measured]) if measured else 0:.1f} rows left and "
+        f"{mean([c['calls'] for c in measured]) if measured else 0:.1f} calls on average (notes: 42 calls on average)",
     )
     chart = Chart(
         "bar",

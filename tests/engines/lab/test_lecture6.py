@@ -117,6 +117,8 @@ def test_hybrid_suql_wins_the_combined_classes():
     assert all(suql["both (mean)"] > row["both (mean)"] for name, row in k10.items() if row is not suql)
     assert k10["1 classify first (SK-TOD)"]["review of one"] >= k10["2 both, then pick (Chirpy)"]["review of one"]
     assert suql["answer() calls / question"] > 0
+    cost = next(n for n in t.notes if "SUQL's cost is the rows left" in n)
+    assert cost.startswith("holds") and "of 0 SUQL queries" not in cost  # measured on real queries, not vacuously
     assert chart_ok(t)
 
 
