@@ -701,11 +701,15 @@ def eval_metrics(ctx: RunContext) -> Table:
         f"the person accepts {mx['gold_ok']:.1%} of the annotations (notes: 95.0%)",
     )
     ctx.claim(
-        "the annotation convention moves execution accuracy, not the person's judgement (exercise 3)",
-        m["A"]["execution"] > m["mixed"]["execution"] > m["B"]["execution"]
-        and len({round(m[c]["human"], 6) for c in m}) == 1,
-        f"execution A {m['A']['execution']:.1%}, mixed {m['mixed']['execution']:.1%}, B {m['B']['execution']:.1%}; human "
-        f"{m['A']['human']:.1%} in all three (notes: 81.5%, 74.5%, 67.5%; 88.5%)",
+        "the annotation convention moves execution accuracy (exercise 3)",
+        m["A"]["execution"] > m["mixed"]["execution"] > m["B"]["execution"],
+        f"execution A {m['A']['execution']:.1%}, mixed {m['mixed']['execution']:.1%}, B {m['B']['execution']:.1%} "
+        "(notes: 81.5%, 74.5%, 67.5%)",
+    )
+    ctx.note(
+        f"The person's judgement ({m['A']['human']:.1%}; notes: 88.5%) is the same under every convention by construction, "
+        "not by measurement: it reads each question's intent, which no annotation convention changes, so it is computed "
+        "once per question and shared by the three test sets."
     )
     chart = Chart(
         "bar",
