@@ -41,7 +41,18 @@ from typing import Any
 from engines.errors import EngineError
 from engines.kg.prefixes import PREFIXES
 
-__all__ = ["Prepared", "SparqlRefused", "SparqlSyntaxError", "prepare", "rewrite", "plan", "check", "expand_escapes"]
+__all__ = [
+    "Dialect",
+    "WIKIDATA",
+    "Prepared",
+    "SparqlRefused",
+    "SparqlSyntaxError",
+    "prepare",
+    "rewrite",
+    "plan",
+    "check",
+    "expand_escapes",
+]
 
 
 class SparqlRefused(EngineError):
@@ -66,6 +77,48 @@ class _RdflibLiteralNoise(logging.Filter):
 
 
 logging.getLogger("rdflib.term").addFilter(_RdflibLiteralNoise())
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What a query may assume about the graph it runs on.
+
+    ``prefixes``: the prefixes every query may use without a PREFIX line (Wikidata's for the
+    Wikidata dialect; a user's RDF file's own, plus rdf/rdfs/xsd/owl, otherwise).  ``wikidata``:
+    the Wikidata Query Service's extensions are handled (the label service, named subqueries,
+    hints, Blazegraph's spacing, dates read as midnight UTC); off, a query is standard SPARQL 1.1
+    and a ``SERVICE wikibase:label`` is refused like any other SERVICE."""
+
+    prefixes: tuple[tuple[str, str], ...]
+    wikidata: bool = True
+
+    @classmethod
+    def standard(cls, prefixes: Mapping[str, str]) -> Dialect:
+        """Standard SPARQL with ``prefixes`` (rdf, rdfs, xsd and owl are always there)."""
+        base = {k: PREFIXES[k] for k in ("rdf", "rdfs", "xsd", "owl")}
+        base.update({k: v for k, v in prefixes.items() if isinstance(k, str) and isinstance(v, str)})
+        return cls(tuple(base.items()), False)
+
+    @classmethod
+    def wikidata_with(cls, prefixes: Mapping[str, str]) -> Dialect:
+        """The Wikidata dialect, with a file's own prefixes added (Wikidata's win on a clash)."""
+        merged = {k: v for k, v in prefixes.items() if isinstance(k, str) and isinstance(v, str)}
+        merged.update(PREFIXES)
+        return cls(tuple(merged.items()), True)
+
+    @property
+    def namespaces(self) -> dict[str, str]:
+        return dict(self.prefixes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prefixes": [list(kv) for kv in self.prefixes], "wikidata": self.wikidata}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Dialect:
+        return cls(tuple((str(k), str(v)) for k, v in doc["prefixes"]), bool(doc["wikidata"]))
+
+
+WIKIDATA = Dialect(tuple(PREFIXES.items()), True)
 
 
 @dataclass(frozen=True)
@@ -439,20 +492,22 @@ def _label_bindings(code: str, body: str, group_text: str, masked: _Masked, n: i
 
 # --- parse and plan ---------------------------------------------------------------------------
 
-_INIT_NS: dict[str, Any] | None = None
+_INIT_NS: dict[Dialect, dict[str, Any]] = {}
 
 
-def _init_ns() -> dict[str, Any]:
-    global _INIT_NS
-    if _INIT_NS is None:
+def _init_ns(dialect: Dialect = WIKIDATA) -> dict[str, Any]:
+    found = _INIT_NS.get(dialect)
+    if found is None:
         from rdflib import URIRef
 
-        _INIT_NS = {k: URIRef(v) for k, v in PREFIXES.items()}
-    return _INIT_NS
+        found = _INIT_NS[dialect] = {k: URIRef(v) for k, v in dialect.prefixes}
+        if len(_INIT_NS) > 64:  # a long-lived process opening many files
+            _INIT_NS.pop(next(iter(_INIT_NS)))
+    return found
 
 
-def plan(text: str) -> Any:
-    """rdflib's parse and algebra for standard SPARQL text with the built-in prefixes.
+def plan(text: str, dialect: Dialect = WIKIDATA) -> Any:
+    """rdflib's parse and algebra for standard SPARQL text with the dialect's prefixes.
 
     Raises SparqlSyntaxError, or SparqlRefused when the text is a SPARQL Update."""
     from pyparsing import ParseException
@@ -474,7 +529,7 @@ def plan(text: str) -> Any:
         raise SparqlSyntaxError(f"Syntax error: {e}.") from None
     _keep_constant_filters(parsed)
     try:
-        algebra = translateQuery(parsed, initNs=_init_ns())
+        algebra = translateQuery(parsed, initNs=_init_ns(dialect))
         _scope_values(algebra.algebra)
         return algebra
     except RecursionError:
@@ -591,7 +646,7 @@ def _nodes(root: Any) -> Iterator[Any]:
             stack.extend(node)
 
 
-def check(query: Any) -> str | None:
+def check(query: Any, dialect: Dialect = WIKIDATA) -> str | None:
     """Decide on a planned query (rdflib's ``Query``) whether it may run here.
 
     Raises SparqlRefused for a dataset clause (``FROM`` / ``FROM NAMED``: data from elsewhere)
@@ -614,18 +669,23 @@ def check(query: Any) -> str | None:
             continue
         term = dict.get(node, "term")
         iri = str(term) if isinstance(term, URIRef) else None
-        if iri in _OFFLINE_IRIS:
+        if iri in _OFFLINE_IRIS and dialect.wikidata:
             unsupported = unsupported or (
                 f"This query uses {_OFFLINE_IRIS[iri]}, which the real Wikidata endpoint provides "
                 "but this offline endpoint cannot run."
             )
             continue
         name = _short(iri) if iri is not None else (f"?{term}" if term is not None else "(unnamed)")
-        hint = (
-            f" Write it as {_HANDLED_IRIS[iri]}."
-            if iri in _HANDLED_IRIS
-            else " (only SERVICE wikibase:label is available)."
-        )
+        if not dialect.wikidata:
+            hint = (
+                " (this graph does not use Wikidata's vocabulary, so the Wikidata dialect and its label service are off)."
+                if iri in _HANDLED_IRIS
+                else ""
+            )
+        elif iri in _HANDLED_IRIS:
+            hint = f" Write it as {_HANDLED_IRIS[iri]}."
+        else:
+            hint = " (only SERVICE wikibase:label is available)."
         raise SparqlRefused(
             f"SERVICE {name} is refused: this endpoint never calls other endpoints.{hint}".replace(". (", " (")
         )
@@ -706,18 +766,25 @@ def _full_date_times(text: str, prologue: Any) -> tuple[str, list[str]]:
 _FORMS = {"SelectQuery": "SELECT", "AskQuery": "ASK", "ConstructQuery": "CONSTRUCT", "DescribeQuery": "DESCRIBE"}
 
 
-def prepare(query: str) -> Prepared:
+def prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared:
     """Dialect handling, then rdflib's parse and plan, then :func:`check` on the plan.
 
-    Raises SparqlRefused or SparqlSyntaxError."""
-    text, _form, notes, _unsupported = rewrite(query)
-    algebra = plan(text)
-    dated, changed = _full_date_times(text, algebra.prologue)
-    if changed:
-        text, algebra = dated, plan(dated)
-        notes = notes + (f"read {', '.join(changed)} as midnight UTC, as Wikidata does",)
+    With a standard dialect (``dialect.wikidata`` false) the text is parsed as written (its
+    escapes expanded).  Raises SparqlRefused or SparqlSyntaxError."""
+    if dialect.wikidata:
+        text, _form, notes, _unsupported = rewrite(query)
+    else:
+        if not isinstance(query, str) or not query.strip():
+            raise SparqlSyntaxError("Syntax error: the query is empty.")
+        text, _form, notes = expand_escapes(query), "?", ()
+    algebra = plan(text, dialect)
+    if dialect.wikidata:
+        dated, changed = _full_date_times(text, algebra.prologue)
+        if changed:
+            text, algebra = dated, plan(dated, dialect)
+            notes = notes + (f"read {', '.join(changed)} as midnight UTC, as Wikidata does",)
     try:
-        unsupported = check(algebra)
+        unsupported = check(algebra, dialect)
     except RecursionError:  # pragma: no cover - the walk is iterative
         raise SparqlSyntaxError("Syntax error: the query is nested too deeply to plan.") from None
     form = _FORMS.get(getattr(algebra.algebra, "name", ""), _form)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from rdflib import BNode, Graph, Literal, URIRef
 
 from engines.kg import dialect
+from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.prefixes import entity_id
 from engines.kg.store import make_graph
@@ -133,6 +134,9 @@ class Endpoint:
         memory_limit_mb: int | None = None,
         isolate_network: bool = True,
         triples: Callable[[], Iterable[tuple]] | None = None,
+        dialect: _dialect.Dialect | None = None,
+        rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
+        source: str = "",
     ) -> None:
         """``cache_size``: results kept per query text (the graph is read-only; most of a query's
         cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
@@ -141,8 +145,14 @@ class Endpoint:
         ``memory_limit_mb`` caps its address space (default: ``settings.sparql_memory_limit_mb``);
         ``isolate_network`` puts it in a network namespace of its own where the OS allows (only
         tests switch it off, to show the checks hold without it); ``triples`` gives the statements
-        the worker loads (by default the graph's own, read back)."""
+        the worker loads (by default the graph's own, read back); ``rdf`` instead gives RDF
+        documents the worker bulk-loads.  ``dialect``: Wikidata's unless given (a user's graph
+        that does not use Wikidata's vocabulary gets standard SPARQL with its own prefixes).
+        ``source`` says what the graph is, for people."""
         self.graph = graph
+        self.dialect = dialect or _dialect.WIKIDATA
+        self._rdf = rdf
+        self.source = source
         self.cache_size = cache_size
         self._results: OrderedDict[str, QueryResult] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -182,11 +192,37 @@ class Endpoint:
 
         return cls.from_triples(rdf_triples(world), store=store, source=lambda: rdf_triples(world), **kwargs)
 
+    @classmethod
+    def from_rdf(cls, paths: Iterable[Any], *, store: str = "oxigraph", **kwargs: Any) -> Endpoint:
+        """An endpoint over a user's RDF files (Turtle, N-Triples, N-Quads, TriG, RDF/XML), bulk-loaded.
+
+        Raises :class:`~engines.kg.rdf_files.RdfFileError` for a file that cannot be used."""
+        from engines.kg.rdf_files import read_rdf
+        from engines.kg.store import graph_from_rdf
+
+        found = read_rdf(paths)
+        documents = list(found.documents)
+        endpoint = cls(
+            graph_from_rdf(documents, store),
+            store=store,
+            dialect=found.dialect(),
+            rdf=lambda: documents,
+            source=found.describe(),
+            **kwargs,
+        )
+        endpoint.rdf_source = found
+        return endpoint
+
+    @property
+    def wikidata(self) -> bool:
+        """Whether the graph speaks Wikidata's vocabulary (the dialect, QIDs, pages with qualifiers)."""
+        return self.dialect.wikidata
+
     # --- queries -------------------------------------------------------------------------
 
     def prepare(self, query: str) -> Prepared:
         """Dialect handling, parse and plan, without running.  Raises SparqlRefused or SparqlSyntaxError."""
-        return dialect.prepare(query)
+        return dialect.prepare(query, self.dialect)
 
     def execute(self, query: str) -> QueryResult:
         """Run ``query``; one of the four feedbacks.  Raises SparqlRefused for what is never run.
@@ -292,7 +328,12 @@ class Endpoint:
                 graph = self.graph
                 source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
                 self._worker = QueryWorker(
-                    source, self.store, memory_limit_mb=limit, isolate_network=self.isolate_network
+                    source,
+                    self.store,
+                    memory_limit_mb=limit,
+                    isolate_network=self.isolate_network,
+                    language=self.dialect,
+                    rdf=self._rdf,
                 )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker
@@ -316,9 +357,14 @@ class Endpoint:
     def browser(self) -> Browser:
         with self._lock:
             if self._browser is None:
-                from engines.kg.pages import Browser
+                if self.dialect.wikidata:
+                    from engines.kg.pages import Browser
 
-                self._browser = Browser(self.graph)
+                    self._browser = Browser(self.graph)
+                else:
+                    from engines.kg.generic_pages import GenericBrowser
+
+                    self._browser = GenericBrowser(self.graph, self.dialect.namespaces)
             return self._browser
 
     def page(self, entity: str) -> EntityPage:

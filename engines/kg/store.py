@@ -70,6 +70,50 @@ def make_graph(triples: Iterable[tuple], store: str = "memory") -> Graph:
     raise ConfigurationError(f"Unknown triple store {store!r}: choose one of {', '.join(STORES)}.")
 
 
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+
+
+def from_oxigraph(term: Any) -> Any:
+    """A pyoxigraph term as an rdflib term, a literal's lexical form exactly as written (a plain
+    string stays plain: xsd:string is not added)."""
+    import pyoxigraph as ox
+    from rdflib import BNode, Literal, URIRef
+
+    if isinstance(term, ox.NamedNode):
+        return URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return BNode(term.value)
+    if isinstance(term, ox.Literal):
+        if term.language:
+            return Literal(term.value, lang=term.language)
+        datatype = term.datatype.value
+        return Literal(term.value, datatype=None if datatype == _XSD_STRING else URIRef(datatype), normalize=False)
+    raise ValueError(f"unsupported RDF term {term!r} (RDF-star triples are not supported)")
+
+
+def graph_from_rdf(documents: Iterable[tuple[bytes, str]], store: str = "memory") -> Graph:
+    """An rdflib Graph over ``store`` holding RDF documents (``(content, media type)``, already
+    checked by :func:`engines.kg.rdf_files.read_rdf`).  Oxigraph bulk-loads them; the memory store
+    gets them through pyoxigraph's parsers.  Named graphs are read into the one graph."""
+    import pyoxigraph as ox
+
+    if store == "oxigraph":
+        graph = Graph(store="Oxigraph")
+        inner = oxigraph_store(graph)
+        for content, kind in documents:
+            inner.bulk_load(content, ox.RdfFormat.from_media_type(kind))
+        return graph
+    if store == "memory":
+        graph = Graph(store=TimedMemory())
+        for content, kind in documents:
+            graph.addN(
+                (from_oxigraph(q.subject), from_oxigraph(q.predicate), from_oxigraph(q.object), graph)
+                for q in ox.parse(content, ox.RdfFormat.from_media_type(kind))
+            )
+        return graph
+    raise ConfigurationError(f"Unknown triple store {store!r}: choose one of {', '.join(STORES)}.")
+
+
 def oxigraph_store(graph: Graph) -> Any:
     """The pyoxigraph ``Store`` under an oxrdflib graph."""
     return graph.store._inner  # type: ignore[attr-defined]

@@ -257,16 +257,20 @@ def _ox_json(term: Any) -> dict[str, str]:
     return {"type": "literal", "value": str(term)}
 
 
-def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int) -> dict[str, Any]:
+def evaluate(
+    graph: Any, store: str, query: str, timeout_s: float, row_cap: int, language: Any = None
+) -> dict[str, Any]:
     """Prepare and run one query on ``graph``; a plain-data answer (what the worker sends back).
 
+    ``language``: the :class:`~engines.kg.dialect.Dialect` (default Wikidata's).
     ``{"kind": "refused" | "syntax" | "timeout" | "error" | "ok", …}``.  Runs in the worker."""
     from engines.kg import dialect
     from engines.kg.store import QueryTimeout
 
+    language = language or dialect.WIKIDATA
     began = time.monotonic()
     try:
-        prepared = dialect.prepare(query)
+        prepared = dialect.prepare(query, language)
     except dialect.SparqlRefused as e:
         return {"kind": "refused", "message": str(e)}
     except dialect.SparqlSyntaxError as e:
@@ -284,7 +288,7 @@ def evaluate(graph: Any, store: str, query: str, timeout_s: float, row_cap: int)
         if timeout_s <= 0:
             raise QueryTimeout()
         if store == "oxigraph":
-            value = _run_oxigraph(graph, prepared, timeout_s, row_cap)
+            value = _run_oxigraph(graph, prepared, timeout_s, row_cap, language.namespaces)
         else:
             value = _run_rdflib(graph, prepared, timeout_s, row_cap)
     except QueryTimeout:
@@ -346,14 +350,13 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
         return columns, tuple(out), truncated, None
 
 
-def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
+def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> tuple:
     import pyoxigraph as ox
 
-    from engines.kg.prefixes import PREFIXES
     from engines.kg.store import QueryTimeout, oxigraph_store
 
     limit = time.monotonic() + timeout_s
-    res = oxigraph_store(graph).query(prepared.text, prefixes=dict(PREFIXES), use_default_graph_as_union=True)
+    res = oxigraph_store(graph).query(prepared.text, prefixes=prefixes, use_default_graph_as_union=True)
     if isinstance(res, ox.QueryBoolean):
         return (), (), False, bool(res)
     if isinstance(res, ox.QueryTriples):
@@ -387,18 +390,28 @@ _WARM_UP = (
     'SELECT ?x ?xLabel WHERE { ?x ?p ?o . FILTER(REGEX(STR(?o), "a")) '
     'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } } ORDER BY ?x LIMIT 1'
 )
+_WARM_UP_STANDARD = 'SELECT ?x WHERE { ?x ?p ?o . FILTER(REGEX(STR(?o), "a")) } ORDER BY ?x LIMIT 1'
 
 
 def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: bool) -> None:
-    """The worker's loop: load the graph, then answer ``(query, timeout_s, row_cap)`` until EOF."""
+    """The worker's loop: load the graph, then answer ``(query, timeout_s, row_cap)`` until EOF.
+
+    The first message is ``{"triples": [encoded …] | "rdf": [(bytes, media type) …], "dialect": …}``:
+    a user's RDF files come as their bytes (the worker opens no file) and are bulk-loaded."""
     try:
         info = _confine(memory_limit_mb, isolate_network)
-        encoded = conn.recv()
-        from engines.kg.store import make_graph
+        first = conn.recv()
+        from engines.kg.dialect import Dialect
+        from engines.kg.store import graph_from_rdf, make_graph
 
-        decode = _decoder()
-        graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in encoded), store)
-        del encoded, decode
+        language = Dialect.from_json(first["dialect"]) if first.get("dialect") else None
+        if first.get("rdf") is not None:
+            graph = graph_from_rdf(first["rdf"], store)
+        else:
+            decode = _decoder()
+            graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in first["triples"]), store)
+            del decode
+        del first
     except MemoryError:
         conn.send(
             {
@@ -413,7 +426,8 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
         return
     # Warm up before saying ready: the first parse builds rdflib's grammar and the first evaluation loads
     # the store's query code (about 0.15 s each), which must not count against the first query's deadline.
-    evaluate(graph, store, _WARM_UP, 30.0, 1)
+    standard = language is not None and not language.wikidata
+    evaluate(graph, store, _WARM_UP_STANDARD if standard else _WARM_UP, 30.0, 1, language)
     conn.send({"kind": "ready", **info})
     while True:
         try:
@@ -425,7 +439,7 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
         query, timeout_s, row_cap = message
         _bound_cpu(2 * timeout_s + 10)
         try:
-            answer = evaluate(graph, store, query, timeout_s, row_cap)
+            answer = evaluate(graph, store, query, timeout_s, row_cap, language)
         except MemoryError:
             answer = {
                 "kind": "error",
@@ -470,8 +484,14 @@ class QueryWorker:
         memory_limit_mb: int | None = 2048,
         isolate_network: bool = True,
         grace_s: float = _GRACE_S,
+        language: Any = None,
+        rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
     ) -> None:
+        """``language``: the Dialect; ``rdf``: gives RDF documents (bytes, media type) to
+        bulk-load instead of ``triples``."""
         self._triples = triples
+        self.language = language
+        self._rdf = rdf
         self.store = store
         self.memory_limit_mb = memory_limit_mb
         self.isolate_network = isolate_network
@@ -548,7 +568,13 @@ class QueryWorker:
         self._process, self._conn = process, Connection(ours.detach())
         self.started += 1
         try:
-            self._conn.send([(_encode(s), _encode(p), _encode(o)) for s, p, o in self._triples()])
+            first: dict[str, Any] = {"dialect": self.language.to_json() if self.language is not None else None}
+            if self._rdf is not None:
+                first["rdf"] = self._rdf()
+            else:
+                first["triples"] = [(_encode(s), _encode(p), _encode(o)) for s, p, o in self._triples()]
+            self._conn.send(first)
+            del first
             if not self._conn.poll(_START_TIMEOUT_S):
                 raise WorkerUnavailable("the SPARQL worker did not load the graph in time")
             reply = self._conn.recv()

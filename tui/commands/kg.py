@@ -29,9 +29,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     s = sub.add_parser(
         "sparql",
         parents=[common],
-        help="run Wikidata-dialect SPARQL on the knowledge-graph world",
+        help="run Wikidata-dialect SPARQL on the knowledge-graph world, your RDF files or an endpoint",
         description="Run one SPARQL query (Wikidata's dialect: built-in prefixes, SERVICE wikibase:label, "
-        "named subqueries) on the fictional knowledge graph. Exit 0 with rows or no rows, 1 on a "
+        "named subqueries) on the fictional knowledge graph, on your own RDF files (--rdf; the Wikidata "
+        "dialect only if they use Wikidata's vocabulary, otherwise standard SPARQL with the files' prefixes) "
+        "or on a remote SPARQL 1.1 endpoint (--endpoint). Exit 0 with rows or no rows, 1 on a "
         "syntax error or timeout, 2 when the query is refused (updates, LOAD, remote SERVICE).",
     )
     s.add_argument("query", nargs="?", metavar="QUERY")
@@ -41,9 +43,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         metavar="FILE",
         help="parse and plan every query of a SPINACH dataset file (a JSON list of {id, sparql})",
     )
-    s.add_argument(
-        "--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)"
-    )
+    _add_sources(s)
     s.add_argument("--json", action="store_true", help='print {"feedback", "rows"} (or the dialect report)')
     s.set_defaults(handler=_sparql)
 
@@ -76,9 +76,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--limit", type=int_at_least(1), metavar="N", help="with --eval: only the first N questions of each category"
     )
     sp.add_argument("--no-rollback", action="store_true", help="switch loop detection and rollback off")
-    sp.add_argument(
-        "--store", choices=("memory", "oxigraph"), default="memory", help="the triple store (default memory)"
-    )
+    _add_sources(sp)
     sp.add_argument("--json", action="store_true", help="print JSON")
     sp.add_argument(
         "--replay",
@@ -97,10 +95,65 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 # --- sparql ----------------------------------------------------------------------------------------
 
 
-def _endpoint(settings, store: str):
+def _add_sources(p: argparse.ArgumentParser) -> None:
+    """--store, and the graph to query instead of the built-in world: --rdf FILE… or --endpoint URL."""
+    p.add_argument(
+        "--store",
+        choices=("memory", "oxigraph"),
+        default=None,
+        help="the triple store (default memory for the built-in world, oxigraph for --rdf)",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--rdf",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        help="query your own graph: Turtle, N-Triples, N-Quads, TriG or RDF/XML files (.ttl .nt .nq .trig .rdf .owl)",
+    )
+    where.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="query a remote SPARQL 1.1 endpoint, e.g. https://query.wikidata.org/sparql (the only address contacted)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="with --endpoint: seconds a query may take (default 60, Wikidata's own limit)",
+    )
+
+
+def _endpoint(settings, args: argparse.Namespace):
+    """The endpoint the arguments name: the built-in world, the --rdf files or the --endpoint URL."""
+    if getattr(args, "timeout", None) is not None and (args.timeout <= 0 or getattr(args, "endpoint", None) is None):
+        raise BadInput("--timeout is for --endpoint and must be positive (local queries use settings.query_timeout_s)")
+    if getattr(args, "endpoint", None):
+        if args.store is not None:
+            raise BadInput("--store chooses a local triple store: it does not go with --endpoint")
+        from engines.kg.remote import RemoteEndpoint, RemoteError
+
+        try:
+            return RemoteEndpoint(args.endpoint, timeout_s=args.timeout or 60.0, row_cap=settings.row_cap)
+        except RemoteError as e:
+            raise BadInput(str(e)) from None
+    if getattr(args, "rdf", None):
+        from engines.kg import Endpoint
+        from engines.kg.rdf_files import RdfFileError
+
+        try:
+            return Endpoint.from_rdf(
+                args.rdf,
+                store=args.store or "oxigraph",
+                timeout_s=settings.query_timeout_s,
+                row_cap=settings.row_cap,
+                memory_limit_mb=settings.sparql_memory_limit_mb,
+            )
+        except RdfFileError as e:
+            raise BadInput(str(e)) from None
     from engines.kg import open_kg
 
-    return open_kg(settings, store=store)
+    return open_kg(settings, store=args.store or "memory")
 
 
 def _sparql(settings, args: argparse.Namespace) -> int:
@@ -111,7 +164,7 @@ def _sparql(settings, args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     from engines.kg import SparqlRefused
 
-    endpoint = _endpoint(settings, args.store)
+    endpoint = _endpoint(settings, args)
     try:
         result = endpoint.execute(args.query)
     except SparqlRefused as e:
@@ -268,6 +321,8 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     if args.replay is not None or args.index is not None:
         return _replay(args)
     options = AgentOptions(rollback=not args.no_rollback)
+    if args.eval and (args.rdf or args.endpoint):
+        raise BadInput("--eval scores the built-in world's question sets: it does not go with --rdf or --endpoint")
     if args.eval:
         return _evaluate(settings, args, options)
     if args.question is None:
@@ -282,7 +337,7 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     from engines.spinach.trajectory import save
 
     llm = _llm(settings, args.policy)
-    endpoint = _endpoint(settings, args.store)
+    endpoint = _endpoint(settings, args)
     agent = SpinachAgent(endpoint, llm, options)
 
     def show(event: Event) -> None:
@@ -370,7 +425,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     from engines.kg import Endpoint
 
     endpoint = Endpoint.from_world(
-        world, store=args.store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
+        world, store=args.store or "memory", timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
     )
 
     def progress(qid: str, done: int, total: int) -> None:

@@ -1,0 +1,291 @@
+"""Entity pages, search and property examples through a remote SPARQL endpoint.
+
+A remote graph (Wikidata's has billions of statements) cannot be indexed here.  Each request is
+answered instead by fetching the few statements it needs with SPARQL queries to the endpoint the
+user gave — an entity's statements and their qualifiers, the labels of what they link to; the
+labels that match a search — into a small local graph, and reading that graph with the same
+browser as a local graph (:class:`~engines.kg.pages.Browser` for Wikidata's vocabulary,
+:class:`~engines.kg.generic_pages.GenericBrowser` otherwise).  So a page or a search over an
+endpoint reads exactly as it does over the same graph loaded locally.
+
+The queries are built from RDF terms (rdflib's ``n3()``: IRIs checked, strings escaped), never by
+pasting text; they go through :meth:`RemoteEndpoint.send` after the same preparation and check as
+a user's query.
+
+Search on Wikidata's own endpoint: matching labels by SPARQL is far too slow over all of
+Wikidata, so there the search asks the endpoint's built-in ``SERVICE wikibase:mwapi``
+(``EntitySearch``, the API behind ``wbsearchentities``) — still a query to the same address, and
+the only SERVICE this program ever sends (a fixed query of its own, not a user's).  Every other
+endpoint is searched by SPARQL over the label predicates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
+
+from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit, UnknownEntity, _num, _words
+from engines.kg.prefixes import PREFIXES, entity_id
+
+if TYPE_CHECKING:
+    from engines.kg.remote import RemoteEndpoint
+
+__all__ = ["RemoteBrowser"]
+
+WD, P, PS, PQ = PREFIXES["wd"], PREFIXES["p"], PREFIXES["ps"], PREFIXES["pq"]
+WIKIBASE = PREFIXES["wikibase"]
+SCHEMA_DESCRIPTION = URIRef(PREFIXES["schema"] + "description")
+ALT_LABEL = URIRef(PREFIXES["skos"] + "altLabel")
+_ID = re.compile(r"^[QP]\d+$")
+_BATCH = 100
+_STATEMENTS_CAP = 5000
+
+
+def _term(cell: dict[str, str]) -> Any:
+    kind, value = cell["type"], cell["value"]
+    if kind == "uri":
+        return URIRef(value)
+    if kind == "bnode":
+        return BNode(value)
+    if "xml:lang" in cell:
+        return Literal(value, lang=cell["xml:lang"])
+    dt = cell.get("datatype")
+    return Literal(value, datatype=URIRef(dt) if dt else None, normalize=False)
+
+
+def _values(var: str, terms: Iterable[Any]) -> str:
+    return f"VALUES ?{var} {{ " + " ".join(t.n3() for t in terms) + " }"
+
+
+class RemoteBrowser:
+    """Pages, search and property examples of a :class:`RemoteEndpoint`'s graph."""
+
+    def __init__(self, endpoint: RemoteEndpoint) -> None:
+        self.endpoint = endpoint
+        self.wikidata = endpoint.dialect.wikidata
+        self._labels: dict[str, str | None] = {}
+
+    # --- running our own queries -------------------------------------------------------------
+
+    def _select(self, query: str) -> list[dict[str, Any]]:
+        from engines.kg.dialect import prepare
+        from engines.kg.endpoint import Feedback
+
+        result = self.endpoint.send(prepare(query, self.endpoint.dialect))
+        if result.feedback in (Feedback.SYNTAX_ERROR, Feedback.TIMEOUT):
+            raise UnknownEntity(f"The endpoint could not answer: {result.message}")
+        return [{k: _term(v) for k, v in b.items()} for b in result.bindings]
+
+    def _browser(self, graph: Graph) -> Any:
+        if self.wikidata:
+            return Browser(graph)
+        from engines.kg.generic_pages import GenericBrowser
+
+        return GenericBrowser(graph, self.endpoint.dialect.namespaces)
+
+    def _add_labels(self, graph: Graph, iris: Iterable[URIRef]) -> None:
+        """Labels (and, for the generic browser, the label predicates) of ``iris``, into ``graph``."""
+        iris = sorted({i for i in iris if isinstance(i, URIRef)})
+        if self.wikidata:
+            predicates = [RDFS.label]
+        else:
+            from engines.kg.generic_pages import LABEL_PREDICATES
+
+            predicates = [URIRef(p) for p in LABEL_PREDICATES]
+        for i in range(0, len(iris), _BATCH):
+            chunk = iris[i : i + _BATCH]
+            rows = self._select(
+                f"SELECT ?e ?lp ?l WHERE {{ {_values('e', chunk)} {_values('lp', predicates)} ?e ?lp ?l . }}"
+            )
+            for r in rows:
+                graph.add((r["e"], r["lp"], r["l"]))
+
+    # --- labels --------------------------------------------------------------------------------
+
+    def label(self, id_: str) -> str | None:
+        if id_ in self._labels:
+            return self._labels[id_]
+        iri = self._iri(id_)
+        found = None
+        if iri is not None:
+            graph = Graph()
+            self._add_labels(graph, [URIRef(iri)])
+            b = self._browser(graph)
+            found = b.label(id_ if self.wikidata else iri)
+        if len(self._labels) > 10_000:
+            self._labels.clear()
+        self._labels[id_] = found
+        return found
+
+    def _iri(self, id_: str) -> str | None:
+        id_ = id_.strip()
+        if self.wikidata:
+            id_ = entity_id(id_[3:] if id_.startswith("wd:") else id_)
+            return WD + id_ if _ID.match(id_) else None
+        from engines.kg.generic_pages import GenericBrowser
+
+        try:
+            return GenericBrowser(Graph(), self.endpoint.dialect.namespaces).expand(id_)
+        except UnknownEntity:
+            return None
+
+    # --- pages -------------------------------------------------------------------------------
+
+    def page(self, id_: str) -> EntityPage:
+        iri = self._iri(id_)
+        if iri is None:
+            return self._browser(Graph()).page(id_)  # the local browser's message for a malformed ID
+        subject = URIRef(iri)
+        graph = Graph()
+        rows = self._select(
+            f"SELECT ?p ?o ?q ?v WHERE {{ {subject.n3()} ?p ?o . "
+            f"OPTIONAL {{ ?o ?q ?v . FILTER(isBlank(?o) || STRSTARTS(STR(?p), {Literal(P + 'P').n3()})) }} }}"
+            f" LIMIT {_STATEMENTS_CAP}"
+        )
+        linked: set[URIRef] = set()
+        for r in rows:
+            graph.add((subject, r["p"], r["o"]))
+            linked.update(t for t in (r["p"], r["o"]) if isinstance(t, URIRef))
+            if "q" in r and "v" in r:
+                graph.add((r["o"], r["q"], r["v"]))
+                linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
+        if self.wikidata:
+            linked = {self._entity_of(t) for t in linked} - {None}  # type: ignore[misc]
+        if not rows and not self.wikidata:
+            used = self._select(
+                f"SELECT ?x WHERE {{ {{ ?x {subject.n3()} ?y }} UNION {{ ?x ?y {subject.n3()} }} }} LIMIT 1"
+            )
+            if used:
+                graph.add((URIRef("urn:x-cs224v:somewhere"), RDFS.seeAlso, subject))
+        self._add_labels(graph, linked - {subject})
+        return self._browser(graph).page(id_)
+
+    @staticmethod
+    def _entity_of(term: URIRef) -> URIRef | None:
+        """The wd: entity a Wikidata IRI stands for (``p:P31`` → ``wd:P31``), for its label."""
+        s = str(term)
+        if s.startswith(WD) and _ID.match(s[len(WD) :]):
+            return term
+        for ns in (PS, PQ, P, PREFIXES["wdt"]):
+            if s.startswith(ns) and _ID.match(s[len(ns) :]):
+                return URIRef(WD + s[len(ns) :])
+        return None
+
+    # --- search --------------------------------------------------------------------------------
+
+    def search(self, text: str, *, items: int = 8, properties: int = 4) -> tuple[SearchHit, ...]:
+        words = _words(text)
+        if not words:
+            return ()
+        if self.wikidata and self.endpoint.is_wikidata:
+            candidates = self._entity_search(" ".join(words), items, properties)
+        else:
+            candidates = self._label_candidates(words)
+        if not candidates:
+            return ()
+        graph = Graph()
+        self._describe(graph, candidates)
+        return self._browser(graph).search(text, items=items, properties=properties)
+
+    def _label_candidates(self, words: Sequence[str]) -> list[URIRef]:
+        """The entities with a label or alias containing every word (a superset of what matches)."""
+        if self.wikidata:
+            predicates = [RDFS.label, ALT_LABEL]
+        else:
+            from engines.kg.generic_pages import ALIAS_PREDICATES, LABEL_PREDICATES
+
+            predicates = [URIRef(p) for p in (*LABEL_PREDICATES, *ALIAS_PREDICATES)]
+        contains = " && ".join(f"CONTAINS(LCASE(STR(?l)), {Literal(w).n3()})" for w in words)
+        rows = self._select(
+            f"SELECT DISTINCT ?e WHERE {{ {_values('lp', predicates)} ?e ?lp ?l . FILTER({contains}) }} LIMIT 500"
+        )
+        return [r["e"] for r in rows if isinstance(r.get("e"), URIRef)]
+
+    def _entity_search(self, text: str, items: int, properties: int) -> list[URIRef]:
+        """Wikidata's own entity search, through the endpoint's ``SERVICE wikibase:mwapi``."""
+        from engines.kg.dialect import Prepared
+
+        out: list[URIRef] = []
+        for kind, limit in (("item", items), ("property", properties)):
+            query = (
+                "SELECT ?e WHERE { SERVICE wikibase:mwapi { "
+                'bd:serviceParam wikibase:api "EntitySearch" ; wikibase:endpoint "www.wikidata.org" ; '
+                f'mwapi:search {Literal(text).n3()} ; mwapi:language "en" ; mwapi:type {Literal(kind).n3()} ; '
+                f'mwapi:limit "{int(limit)}" . ?e wikibase:apiOutputItem mwapi:item . }} }}'
+            )
+            # our own fixed query (the text only as an escaped literal): sent as written, not through the user's check
+            result = self.endpoint.send(Prepared(query, query, "SELECT"))
+            out += [URIRef(b["e"]["value"]) for b in result.bindings if b.get("e", {}).get("type") == "uri"]
+        return out
+
+    def _describe(self, graph: Graph, entities: Sequence[URIRef]) -> None:
+        """Labels, descriptions, aliases and property types of ``entities``, into ``graph``."""
+        if self.wikidata:
+            predicates = [RDFS.label, SCHEMA_DESCRIPTION, ALT_LABEL, RDF.type, URIRef(WIKIBASE + "propertyType")]
+        else:
+            from engines.kg.generic_pages import ALIAS_PREDICATES, DESCRIPTION_PREDICATES, LABEL_PREDICATES
+
+            predicates = [URIRef(p) for p in (*LABEL_PREDICATES, *DESCRIPTION_PREDICATES, *ALIAS_PREDICATES)]
+            predicates.append(RDF.type)
+        entities = list(dict.fromkeys(entities))
+        for i in range(0, len(entities), _BATCH):
+            chunk = entities[i : i + _BATCH]
+            for r in self._select(
+                f"SELECT ?e ?p ?o WHERE {{ {_values('e', chunk)} {_values('p', predicates)} ?e ?p ?o . }}"
+            ):
+                graph.add((r["e"], r["p"], r["o"]))
+            if not self.wikidata:  # which of them are used as predicates (properties, for the generic browser)
+                for r in self._select(
+                    f"SELECT DISTINCT ?e WHERE {{ {_values('e', chunk)} FILTER EXISTS {{ ?x ?e ?y }} }}"
+                ):
+                    graph.add((r["e"], RDF.type, RDF.Property))
+
+    # --- property examples -------------------------------------------------------------------
+
+    def property_examples(self, pid: str, n: int = 5) -> tuple[PropertyExample, ...]:
+        if not self.wikidata:
+            return self._generic_examples(pid, n)
+        pid = pid.strip()
+        pid = pid.split(":", 1)[1] if ":" in pid else pid
+        if not re.fullmatch(r"P\d+", pid):
+            raise UnknownEntity(f"{pid!r} is not a property ID: use a PID such as P31.")
+        prop = URIRef(WD + pid)
+        graph = Graph()
+        for r in self._select(f"SELECT ?p ?o WHERE {{ {prop.n3()} ?p ?o . }}"):
+            graph.add((prop, r["p"], r["o"]))
+        if (prop, RDF.type, URIRef(WIKIBASE + "Property")) not in graph:
+            raise UnknownEntity(f"There is no property {pid} in the graph.")
+        statements = self._select(f"SELECT ?s ?st WHERE {{ ?s {URIRef(P + pid).n3()} ?st . }} LIMIT {_STATEMENTS_CAP}")
+        statements.sort(key=lambda r: (_num(entity_id(str(r["s"]))), str(r["st"])))
+        if not statements:
+            return ()
+        step = max(1, len(statements) // n)
+        chosen = statements[::step][:n]
+        linked: set[URIRef] = {prop}
+        for r in chosen:
+            graph.add((r["s"], URIRef(P + pid), r["st"]))
+            linked.add(r["s"])
+        for r in self._select(f"SELECT ?st ?q ?v WHERE {{ {_values('st', [r['st'] for r in chosen])} ?st ?q ?v . }}"):
+            graph.add((r["st"], r["q"], r["v"]))
+            linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
+        self._add_labels(graph, {e for e in (self._entity_of(t) for t in linked) if e is not None})
+        return Browser(graph).property_examples(pid, len(chosen))
+
+    def _generic_examples(self, pid: str, n: int) -> tuple[PropertyExample, ...]:
+        iri = self._iri(pid)
+        if iri is None:
+            return self._browser(Graph()).property_examples(pid, n)
+        prop = URIRef(iri)
+        rows = self._select(f"SELECT ?s ?o WHERE {{ ?s {prop.n3()} ?o . }} LIMIT {_STATEMENTS_CAP}")
+        graph = Graph()
+        rows.sort(key=lambda r: (str(r["s"]), str(r["o"])))
+        chosen = rows[:: max(1, len(rows) // n)][:n] if rows else []
+        for r in chosen:
+            graph.add((r["s"], prop, r["o"]))
+        if not rows:
+            return self._browser(graph).property_examples(pid, n)  # "no property …"
+        self._add_labels(graph, {prop, *(t for r in chosen for t in (r["s"], r["o"]) if isinstance(t, URIRef))})
+        return self._browser(graph).property_examples(pid, len(chosen))
