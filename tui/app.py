@@ -13,8 +13,14 @@ Keys (:data:`KEYS` is what the help lists; a test checks it against the bindings
 or mode key is a printable character or depends on Alt.  ``F2`` … ``F6`` show tab 1 … 5
 and put the cursor in its question box or editor (press it again to jump back there),
 ``Ctrl+PgDn``/``Ctrl+PgUp`` the next/previous tab, ``F8`` maximises the focused pane and
-restores it, ``F1`` (or ``?`` outside text boxes) the help, ``Ctrl+P`` the command
-palette, ``Ctrl+Q`` quits.
+restores it, ``F9`` exports the focused table (or the tab's first one) to a file, ``Shift+F9`` opens the
+copy menu (cell, row, query, read-back), ``Ctrl+C`` in a table copies the highlighted cell (or row), ``v``
+in a table shows the highlighted cell in full, ``F1`` (or ``?`` outside text boxes) the help, ``Ctrl+P``
+the command palette, ``Ctrl+Q`` quits.
+
+Usage: the header's subtitle carries the session's tokens and estimated cost (every LLM call of every tab
+since the app started; ``≈`` when they are the simulated backend's estimates), summed from the
+:class:`tui.area.UsageRecorded` messages the tabs' calls post.
 """
 
 from __future__ import annotations
@@ -25,16 +31,17 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error
 from tui.palette import AreaCommands
 
 if TYPE_CHECKING:
@@ -143,6 +150,23 @@ def key_map() -> list[tuple[str, str]]:
         ),
         ("Ctrl+PgDn / Ctrl+PgUp", "next / previous tab, from anywhere"),
         ("F8", "maximise the focused pane (or the pane it sits in) to the whole screen; F8 again restores it"),
+        (
+            "F9",
+            (
+                "export a table to a file: the focused one, else the tab's first (results, rows to verify, LLM calls, "
+                "the trajectory; the prompt lists them). A path prompt under ~/cs224v-exports/; the extension picks "
+                "CSV, JSON, JSON Lines or Parquet; an existing file is replaced only on a second Enter"
+            ),
+        ),
+        ("Shift+F9", "copy menu: the highlighted cell, its row (tab-separated or JSON), the query, the read-back"),
+        (
+            "Ctrl+C",
+            (
+                "in a table: copy the highlighted cell (in a calls table, the whole call) to the clipboard (OSC 52, "
+                "through tmux too); in a text box: the selection. It never quits (Ctrl+Q does)"
+            ),
+        ),
+        ("v", "in a table: the highlighted cell (in a calls table, the whole call) in full, scrollable; Esc closes it"),
         ("F1", "this help, from anywhere (Esc or F1 closes it); ? opens it too where the focus is not in a text box"),
         (
             "Ctrl+P",
@@ -159,6 +183,10 @@ def key_map() -> list[tuple[str, str]]:
 KEYS_BOUND: dict[str, str] = {
     "F1": "f1",
     "F8": "f8",
+    "F9": "f9",
+    "Shift+F9": "shift+f9",
+    "Ctrl+C": "ctrl+c",
+    "v": "v",
     "Ctrl+P": "ctrl+p",
     "Ctrl+Q": "ctrl+q",
     "Ctrl+PgDn": "ctrl+pagedown",
@@ -213,6 +241,41 @@ class CS224VApp(App[None]):
             priority=True,
             tooltip="Maximise the focused pane to the whole screen, or restore it.",
         ),
+        Binding(
+            "f9",
+            "export",
+            "Export",
+            key_display="F9",
+            priority=True,
+            tooltip="Export the focused table (or the tab's first) to a CSV, JSON or Parquet file.",
+        ),
+        Binding(
+            "shift+f9",
+            "copy_menu",
+            "Copy…",
+            key_display="⇧F9",
+            priority=True,
+            show=False,
+            tooltip="Copy the highlighted cell or row, the query or the read-back to the clipboard.",
+        ),
+        # not priority: a text box's own Ctrl+C (copy the selection) comes first; elsewhere it never quits
+        Binding(
+            "ctrl+c",
+            "copy",
+            "Copy",
+            key_display="^C",
+            show=False,
+            tooltip="In a table: copy the highlighted cell (in a calls table, the call) to the clipboard.",
+        ),
+        # not priority: typed into text boxes as it should be; in a table it opens the cell view
+        Binding(
+            "v",
+            "view_cell",
+            "View cell",
+            key_display="v",
+            show=False,
+            tooltip="In a table: show the highlighted cell (in a calls table, the call) in full.",
+        ),
         # not in the footer (80 columns hold the tab's keys first); the help and the palette list it
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False, tooltip="Quit the app."),
         # Tabs in order, from anywhere.
@@ -257,6 +320,11 @@ class CS224VApp(App[None]):
         self._opened: dict[str, asyncio.Event] = {}  # tab id -> set once its area is mounted
         self._tab_css_loaded = False
         self._first_frame_shown = False
+        self.session_usage = RunUsage()  # every LLM call of every tab since the start (the header)
+        self.wall_clock: Callable[[], datetime] = datetime.now  # names export files (a fixed one in tests)
+        from tui.export import EXPORT_DIR
+
+        self.export_dir: Path = EXPORT_DIR  # where the export prompt proposes to write
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -276,7 +344,7 @@ class CS224VApp(App[None]):
             logging.getLogger(name).addHandler(self._warnings)
 
     def on_mount(self) -> None:
-        self.sub_title = backend_label(self.settings)
+        self._show_subtitle()
         # after the first frame is on the terminal: build the first tab (its session opens in a worker)
         self.call_after_refresh(self._open_shown_tab)
 
@@ -470,7 +538,7 @@ class CS224VApp(App[None]):
         if event.state == WorkerState.SUCCESS:
             settings: Settings = worker.result
             self.settings = settings
-            self.sub_title = backend_label(settings)
+            self._show_subtitle()
             for area in self.areas:
                 area.use_settings(settings)
             self.notify(f"Now using {backend_label(settings)}.", title="LLM")
@@ -483,6 +551,103 @@ class CS224VApp(App[None]):
                 severity="error",
                 timeout=10,
             )
+
+    # --- tokens and cost ---------------------------------------------------------------------------
+
+    def _show_subtitle(self) -> None:
+        """The header's subtitle: the backend, then the session's tokens and cost once a call was made."""
+        label = backend_label(self.settings)
+        usage = self.session_usage
+        self.sub_title = f"{label} · session {usage.short()}" if usage.calls else label
+
+    def on_usage_recorded(self, message: UsageRecorded) -> None:
+        self.session_usage.add(message.event)
+        self._show_subtitle()
+
+    # --- export, copy, the cell view ---------------------------------------------------------------
+
+    def _modal_open(self) -> bool:
+        from textual.screen import ModalScreen
+
+        return isinstance(self.screen, ModalScreen)
+
+    def export_sources(self) -> list:
+        """What F9 can export in the shown tab (the focused table first)."""
+        area = self.active_area
+        return [] if area is None else [s for s in area.export_sources() if s.columns]
+
+    def action_export(self) -> None:
+        """Open the export prompt for the focused table (or the tab's first)."""
+        from tui.export import ExportScreen
+
+        if self._modal_open():
+            return
+        sources = self.export_sources()
+        if not sources:
+            self.notify("Nothing to export yet: run a query first.", title="Export", severity="warning")
+            return
+        spec = next(s for s in AREAS if s.id == self.active_tab)
+        screen = ExportScreen(spec.title, sources, self.wall_clock(), folder=self.export_dir)
+        self.push_screen(screen, self._exported)
+
+    def _exported(self, done: object) -> None:
+        from engines.export import Exported
+
+        if isinstance(done, Exported):
+            from tui.widgets import count_rows
+
+            self.notify(
+                f"{count_rows(done.rows)} to {done.path} ({done.format}).", title="Exported", severity="information"
+            )
+
+    def _focused_table(self) -> DataTable | None:
+        focused = self.screen.focused
+        return focused if isinstance(focused, DataTable) else None
+
+    def action_copy(self) -> None:
+        """Ctrl+C: in a table, copy the highlighted cell (a row cursor: the row); elsewhere say how to quit."""
+        from tui.export import copy_text, cursor_cell, cursor_row, row_tsv
+
+        table = self._focused_table()
+        if table is None:
+            self.action_help_quit()
+            return
+        if table.cursor_type == "row":
+            fields = cursor_row(table)
+            if fields:
+                copy_text(self, row_tsv(fields), "The highlighted row")
+                return
+        else:
+            cell = cursor_cell(table)
+            if cell is not None:
+                copy_text(self, cell[1], cell[0])
+                return
+        self.notify("The table is empty: nothing to copy.", title="Copy", severity="warning")
+
+    def action_view_cell(self) -> None:
+        """v: the highlighted cell of the focused table in full."""
+        from tui.export import CellView, cursor_cell
+
+        table = self._focused_table()
+        cell = cursor_cell(table) if table is not None else None
+        if cell is None:
+            what = "The table is empty" if table is not None else "No table has the focus (Tab moves it)"
+            self.notify(f"{what}: no cell to show.", title="View cell", severity="warning")
+            return
+        self.push_screen(CellView(*cell))
+
+    def action_copy_menu(self) -> None:
+        """Shift+F9: the copy menu of the shown tab."""
+        from tui.export import CopyMenu, copy_items
+
+        if self._modal_open():
+            return
+        area = self.active_area
+        items = copy_items(area) if area is not None else []
+        if not items:
+            self.notify("Nothing to copy yet: run a query first.", title="Copy", severity="warning")
+            return
+        self.push_screen(CopyMenu(items))
 
     # --- the command palette -------------------------------------------------------------------
 

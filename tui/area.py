@@ -11,6 +11,12 @@ exactly one handler, :meth:`WorkArea.on_worker_state_changed`, which hands
 results to :meth:`WorkArea.worker_succeeded` and turns *any* error into a visible
 error inside the tab through :meth:`WorkArea.worker_failed` — a failing query
 never ends the app.
+
+Usage: every finished LLM call an engine reports (a :class:`~engines.events.CallFinished`) also posts a
+:class:`UsageRecorded`, which adds its tokens and estimated cost to the area's :attr:`WorkArea.run_usage`
+(the run that goes on, or the last one; a new busy worker starts it from zero) and bubbles on to the app,
+which sums the session's usage in the header.  The run's usage is shown on the status line (or, in a tab
+with a stats line of its own, :attr:`WorkArea.USAGE_IN_STATUS` false, there: :meth:`WorkArea.usage_counters`).
 """
 
 from __future__ import annotations
@@ -28,9 +34,63 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
+    from textual.content import Content
+
     from engines.settings import Settings
 
 Clock = Callable[[], float]
+
+
+@dataclass
+class RunUsage:
+    """Tokens and estimated cost summed over LLM calls (a run's, or the session's): what the API reported,
+    or for the simulated backend its estimate on the rendered prompt (``estimated``)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cost_usd: float | None = None  # None while no call had a price
+    estimated: int = 0  # calls whose tokens are the simulated backend's estimate
+    unpriced: int = 0  # calls with tokens but no price
+
+    def add(self, event: Any) -> None:
+        """Add one :class:`~engines.events.CallFinished` (its tokens may be None: a cached answer, no usage)."""
+        self.calls += 1
+        self.input_tokens += event.input_tokens or 0
+        self.output_tokens += event.output_tokens or 0
+        self.cached_input_tokens += event.cached_input_tokens or 0
+        self.estimated += int(bool(event.estimated))
+        if event.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd
+        elif event.input_tokens is not None or event.output_tokens is not None:
+            self.unpriced += 1
+
+    @property
+    def approx(self) -> str:
+        """``≈`` when some of the tokens are estimates (the simulated backend), else nothing."""
+        return "≈" if self.estimated else ""
+
+    def tokens_text(self) -> str:
+        """``≈1,234 in · 56 out`` (and ``(300 cached)`` after the input when some was cached)."""
+        a = self.approx
+        cached = f" ({self.cached_input_tokens:,} cached)" if self.cached_input_tokens else ""
+        return f"{a}{self.input_tokens:,} in{cached} · {a}{self.output_tokens:,} out"
+
+    def cost_text(self) -> str:
+        """``≈$0.0031`` (estimated from the settings' price table; ``≈`` for the sim's estimated tokens),
+        ``$?`` when no call had a price."""
+        if self.cost_usd is None:
+            return "$?"
+        return f"{self.approx}${self.cost_usd:,.4f}"
+
+    def line(self) -> str:
+        """``tokens ≈1,234 in · 56 out · ≈$0.0031``."""
+        return f"tokens {self.tokens_text()} · {self.cost_text()}"
+
+    def short(self) -> str:
+        """For the header: ``≈1,290 tokens · ≈$0.0031``."""
+        return f"{self.approx}{self.input_tokens + self.output_tokens:,} tokens · {self.cost_text()}"
 
 
 @dataclass(frozen=True)
@@ -72,6 +132,7 @@ class WorkArea(Widget):
     RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
     REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
     BUSY_REASONS: ClassVar[dict[str, str]] = {}  # worker name -> what a "cannot … now" notice says is running
+    USAGE_IN_STATUS: ClassVar[bool] = True  # the run's usage on the status line; False: the tab's stats line shows it
 
     def __init__(
         self,
@@ -91,12 +152,43 @@ class WorkArea(Widget):
         self._ticker: Timer | None = None
         self._counts: dict[str, Any] = {}
         self._started = 0.0
+        self.run_usage = RunUsage()  # the tokens and cost of the run that goes on (or of the last one)
+        self._status: tuple[str, str] | None = None  # the status line's own text and state (usage aside)
 
     # --- engine events and time ---------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
-        """An engine's event callback (called in the worker thread): post it to this area."""
+        """An engine's event callback (called in the worker thread): post it to this area (a finished
+        LLM call's usage first, so the tab's handler of the call sees it counted)."""
+        from engines.events import CallFinished  # loaded by then: an engine is running
+
+        if isinstance(event, CallFinished):
+            self.post_message(UsageRecorded(event))
         self.post_message(self.REPORTED(event))
+
+    # --- tokens and cost --------------------------------------------------------------------------
+
+    def on_usage_recorded(self, message: UsageRecorded) -> None:
+        """Count a finished call in the run's usage and show it (the message bubbles on to the app)."""
+        self.run_usage.add(message.event)
+        self._render_usage()
+
+    def _render_usage(self) -> None:
+        if self.USAGE_IN_STATUS:
+            if self._status is not None:
+                self._show_status(*self._status)
+        else:
+            self._render_counters()
+
+    def usage_counters(self) -> list[Content]:
+        """The run's tokens and cost as items of a stats line (``tokens ≈1,234 in · 56 out``, ``cost ≈$0.0031``);
+        none before the run's first LLM call."""
+        from tui.widgets import counter
+
+        usage = self.run_usage
+        if not usage.calls:
+            return []
+        return [counter("tokens", usage.tokens_text()), counter("cost", usage.cost_text())]
 
     def _now(self) -> float:
         """The app's clock (a fixed one in tests), else ``time.perf_counter``."""
@@ -134,13 +226,20 @@ class WorkArea(Widget):
         return False
 
     def _set_status(self, text: str, state: str) -> None:
-        """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES)."""
+        """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES); the run's tokens and
+        cost follow it while a run goes on and after it (not when idle), unless the tab's stats line shows them."""
+        self._status = (text, state)
+        self._show_status(text, state)
+        if state == "done":
+            self.call_after_refresh(self._show_results)
+
+    def _show_status(self, text: str, state: str) -> None:
         status = self.query_one(f"#{self.STATUS_ID}", Static)
+        if self.USAGE_IN_STATUS and self.run_usage.calls and state != "idle":
+            text = f"{text} · {self.run_usage.line()}"
         status.update(text)
         for name in self.STATUS_STATES:
             status.set_class(name == state, f"-{name}")
-        if state == "done":
-            self.call_after_refresh(self._show_results)
 
     def _show_results(self) -> None:
         """Scroll the first shown results table into view (a stacked narrow or short layout may hide it):
@@ -193,6 +292,9 @@ class WorkArea(Widget):
         )
         if busy:
             self._busy_worker = worker
+            self.run_usage = RunUsage()  # a new run (a turn, a query, an experiment) counts from zero
+            if self.is_mounted:
+                self._render_usage()
         return worker
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -228,6 +330,13 @@ class WorkArea(Widget):
         """Command-palette entries of this area ("Title: action")."""
         return ()
 
+    def export_sources(self) -> list[Any]:
+        """What F9 can export here (:class:`tui.export.ExportSource`): every table that shows, the focused one
+        first.  A tab adds what is not a table (the knowledge graph's trajectory)."""
+        from tui.export import table_sources
+
+        return table_sources(self)
+
     def focus_default(self) -> None:
         """Focus the widget a user of this tab most likely wants (called when the tab shows)."""
 
@@ -241,6 +350,14 @@ class EngineReported(Message):
     def __init__(self, event: Any) -> None:
         super().__init__()
         self.event = event
+
+
+class UsageRecorded(Message):
+    """An LLM call finished (posted from the worker thread): its tokens and cost, for the run and the session."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event  # an engines.events.CallFinished
 
 
 WorkArea.REPORTED = EngineReported

@@ -112,6 +112,7 @@ class HybridArea(WorkArea):
     AREA_ID = "hybridqa"
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
+    USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
     TITLE = "HybridQA"
     BUSY_REASONS = {
         "ask": "a question is running (Esc cancels it)",
@@ -866,6 +867,7 @@ table or question.
             f" ({c['fallback']:,} by the fallback, {c['silent']:,} said nothing)", muted
         )
         parts = [read, counter("attempts", f"{c['attempts']}"), counter("elapsed", f"{c['elapsed']:.2f} s")]
+        parts.extend(self.usage_counters())
         self.query_one("#hqa-counters", Static).update(Content("  ").join(parts))
 
     def _render_card(self, state: str = "") -> None:

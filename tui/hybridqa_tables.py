@@ -11,7 +11,17 @@ from textual.content import Content
 from textual.widgets import DataTable
 
 from engines.events import CallFailed, CallFinished, CallStarted
-from tui.widgets import RowCursor, count_rows, is_cancellation, sql_content, truncate, verdict_style
+from tui.widgets import (
+    TOKEN_COLUMNS,
+    TOKEN_WIDTHS,
+    CallRecords,
+    RowCursor,
+    count_rows,
+    is_cancellation,
+    sql_content,
+    truncate,
+    verdict_style,
+)
 
 if TYPE_CHECKING:
     from worlds.hybridqa import HybridTable
@@ -152,7 +162,7 @@ class CallLine:
     said: bool | None = None  # answer(): did the passage say something (None: not read yet)
 
 
-class PassagesTable(RowCursor, DataTable):
+class PassagesTable(CallRecords, RowCursor, DataTable):
     """The LLM calls of one question: parses, every answer() on a passage, the short answer.
 
     A row appears on ``CallStarted`` and is completed on ``CallFinished``; the pipeline's
@@ -178,6 +188,7 @@ class PassagesTable(RowCursor, DataTable):
         ("question", "question", 16),
         ("value", "value", 13),
         ("ms", "latency", 5),
+        *((label, key, TOKEN_WIDTHS[key]) for label, key in TOKEN_COLUMNS),
     )
 
     def __init__(self, **kwargs: Any) -> None:
@@ -193,6 +204,7 @@ class PassagesTable(RowCursor, DataTable):
     def reset(self, subtitle: str = "") -> None:
         self.clear()
         self.lines.clear()
+        self.clear_records()
         self._next_parse = "parse"
         self._parses = 0
         self.border_subtitle = subtitle
@@ -202,6 +214,7 @@ class PassagesTable(RowCursor, DataTable):
 
     def call_started(self, event: CallStarted) -> None:
         key = str(event.call_id)
+        self.record_call(event)
         if event.function == "hybrid_parse":
             self._parses += 1
             step = self._next_parse
@@ -226,12 +239,15 @@ class PassagesTable(RowCursor, DataTable):
             Text(truncate(line.question, 16)),
             Text("…", style=muted),
             Text("…", style=muted, justify="right"),
+            *(Text("") for _ in TOKEN_COLUMNS),
             key=key,
         )
         self._update_subtitle()
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure(event.call_id, event.function, event.row_key)
+        self.record_call(event)
+        self.show_tokens(key, event)
         line = self.lines[key]
         line.evidence = tuple(event.evidence)
         if event.function == "answer":
@@ -247,6 +263,7 @@ class PassagesTable(RowCursor, DataTable):
 
     def call_failed(self, event: CallFailed) -> None:
         key = self._ensure(event.call_id, event.function, None)
+        self.record_call(event)
         line = self.lines[key]
         stopped = is_cancellation(event.error)
         line.value = "stopped" if stopped else "✗ error"

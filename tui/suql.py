@@ -129,6 +129,7 @@ class SuqlArea(WorkArea):
     AREA_ID = "suql"
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
+    USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
     TITLE = "SUQL"
     BUSY_REASONS = {
         "query": "a query is running (Esc cancels it)",
@@ -864,6 +865,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         if c["match"] or c["no"] or c["to verify"]:
             parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
         parts.append(counter("elapsed", f"{c['elapsed']:.2f} s"))
+        parts.extend(self.usage_counters())
         self.query_one("#suql-counters", Static).update(Content("   ").join(parts))
 
     def _show_plan(self, plan: Plan) -> None:

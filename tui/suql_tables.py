@@ -12,7 +12,17 @@ from textual.widgets.data_table import ColumnKey
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from tui.suql_view import strategy
-from tui.widgets import CallsTable, FreshWidths, ResultsTable, evidence_text, is_cancellation, truncate, verdict_style
+from tui.widgets import (
+    TOKEN_COLUMNS,
+    TOKEN_WIDTHS,
+    CallsTable,
+    FreshWidths,
+    ResultsTable,
+    evidence_text,
+    is_cancellation,
+    truncate,
+    verdict_style,
+)
 
 if TYPE_CHECKING:
     from engines.suql.compare import ModeOutcome
@@ -41,13 +51,14 @@ class SuqlCallsTable(CallsTable):
         ("verdict", "verdict"),
         ("latency", "latency"),
         ("cached", "cached"),
+        *TOKEN_COLUMNS,
         ("evidence", "evidence"),
     )
     ROW_CHARS = 18
     CALL_CHARS = 22
     VERDICT_CHARS = 12
 
-    FIXED_WIDTHS = {"latency": 8, "evidence": EVIDENCE_CHARS}
+    FIXED_WIDTHS = {"latency": 8, **TOKEN_WIDTHS, "evidence": EVIDENCE_CHARS}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -64,6 +75,7 @@ class SuqlCallsTable(CallsTable):
     def call_started(self, event: CallStarted) -> None:
         self._fix_widths()
         key = str(event.call_id)
+        self.record_call(event)
         call = (
             "summary()"
             if event.function == "summary"
@@ -78,6 +90,7 @@ class SuqlCallsTable(CallsTable):
             Text("…", style=muted),
             Text("…", justify="right", style=muted),
             Text(""),
+            *(Text("") for _ in TOKEN_COLUMNS),
             Text(""),
             key=key,
         )
@@ -85,6 +98,8 @@ class SuqlCallsTable(CallsTable):
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure_row(event.call_id, event.function)
+        self.record_call(event)
+        self.show_tokens(key, event)
         if event.function == "summary":
             verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
             evidence = event.verdict
@@ -104,6 +119,7 @@ class SuqlCallsTable(CallsTable):
     def call_failed(self, event: CallFailed) -> None:
         """A call that failed, or that Esc stopped while it was in flight."""
         key = self._ensure_row(event.call_id, event.function)
+        self.record_call(event)
         stopped = is_cancellation(event.error)
         verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
         self._full[key] = (self._full[key][0], why)

@@ -125,9 +125,12 @@ class ErrorBox(Static):
 
 
 class SqlView(Static):
-    """Read-only, highlighted SQL with optional note lines under it."""
+    """Read-only, highlighted SQL with optional note lines under it (:attr:`sql`: the SQL shown, for copying)."""
+
+    sql: str = ""
 
     def show_sql(self, sql: str, notes: Iterable[Content | str] = ()) -> None:
+        self.sql = sql
         parts: list[Content] = [sql_content(sql)]
         extra = [n if isinstance(n, Content) else Content(n) for n in notes]
         parts.extend(extra)
@@ -135,6 +138,7 @@ class SqlView(Static):
 
     def show_note(self, note: str) -> None:
         """No SQL to show: a muted one-line explanation instead."""
+        self.sql = ""
         self.update(Content.styled(note, "$foreground-muted italic"))
 
 
@@ -265,7 +269,8 @@ class ResultsTable(FreshWidths, DataTable):
     """Columns and rows of a query; the row count (and truncation) in the border subtitle.
 
     Long values are cut to :data:`CELL_CHARS` characters for display; the highlighted
-    cell's full value is the table's tooltip.
+    cell's full value is the table's tooltip, and :meth:`full_cell` (the cell view, copying).
+    :meth:`export_table` gives every row as the query returned it (not only the ones shown).
     """
 
     COMPONENT_CLASSES = {"results-table--null"}
@@ -273,11 +278,15 @@ class ResultsTable(FreshWidths, DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="cell", zebra_stripes=True, **kwargs)
         self._full: list[list[str]] = []
+        # the columns and rows as given to show_rows, with the _full they were shown as (a subclass that
+        # fills _full itself leaves them stale: export_table then reads _full)
+        self._source: tuple[list[str], Sequence[Sequence[Any]], list[list[str]]] | None = None
 
     def show_rows(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, truncated: bool = False) -> None:
         """Replace the table with these rows; ``truncated`` means the row cap cut the result."""
         self.clear(columns=True)
         self._full = []
+        self._source = ([str(c) for c in columns], rows, self._full)
         null_style = self.get_component_rich_style("results-table--null")
         for name in columns:
             self.add_column(Text(truncate(name)))
@@ -302,6 +311,7 @@ class ResultsTable(FreshWidths, DataTable):
         """An empty table: no columns, no rows."""
         self.clear(columns=True)
         self._full = []
+        self._source = None
         self.border_subtitle = subtitle
         self.tooltip = None
 
@@ -311,8 +321,146 @@ class ResultsTable(FreshWidths, DataTable):
             value = self._full[row][column]
             self.tooltip = value if len(value) > CELL_CHARS else None
 
+    def _column_names(self) -> list[str]:
+        return [getattr(c.label, "plain", str(c.label)) for c in self.ordered_columns]
 
-class CallsTable(RowCursor, FreshWidths, DataTable):
+    def export_table(self) -> tuple[list[str], list[list[Any]]]:
+        """The columns and every row (the values as the engine returned them, all of them)."""
+        if self._source is not None and self._source[2] is self._full:
+            columns, rows, _ = self._source
+            return list(columns), [list(row) for row in rows]
+        return self._column_names(), [list(row) for row in self._full]
+
+    def full_cell(self, row: int, column: int) -> str | None:
+        """The text of a cell, not cut."""
+        if 0 <= row < len(self._full) and 0 <= column < len(self._full[row]):
+            return self._full[row][column]
+        return None
+
+    def full_row(self, row: int) -> list[tuple[str, str]] | None:
+        """A row, not cut: (column, text) pairs."""
+        if not 0 <= row < len(self._full):
+            return None
+        return list(zip(self._column_names(), self._full[row]))
+
+
+# --- LLM calls: their records and tokens -----------------------------------------------------------
+
+
+TOKEN_COLUMNS = (("tok in", "tokens_in"), ("tok out", "tokens_out"), ("tok cached", "tokens_cached"))
+"""The calls tables' token columns: every prompt token, the reply's, the prompt tokens read from the cache."""
+TOKEN_WIDTHS = {"tokens_in": 7, "tokens_out": 7, "tokens_cached": 10}
+
+
+def token_text(tokens: int | None, *, estimated: bool = False) -> str:
+    """``1,204``, ``≈1,204`` for the simulated backend's estimate, ``—`` when the call reported none."""
+    if tokens is None:
+        return "—"
+    return f"{'≈' if estimated else ''}{tokens:,}"
+
+
+class CallRecords:
+    """A mixin for the tables of LLM calls: every call's record in full (for export and the cell view), and
+    its tokens in the :data:`TOKEN_COLUMNS`.  The table calls :meth:`record_call` for each call event."""
+
+    EXPORT_COLUMNS = (
+        "call",
+        "function",
+        "row",
+        "input",
+        "output",
+        "evidence",
+        "latency_ms",
+        "answer_cached",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cost_usd",
+        "tokens_estimated",
+        "model",
+        "error",
+    )
+
+    @property
+    def call_records(self) -> dict[str, dict[str, Any]]:
+        """Call id -> its record (the fields of :attr:`EXPORT_COLUMNS`), in the order the calls started."""
+        records = self.__dict__.get("_call_records")
+        if records is None:
+            records = self.__dict__["_call_records"] = {}
+        return records
+
+    def clear_records(self) -> None:
+        self.call_records.clear()
+
+    def record_call(self, event: CallStarted | CallFinished | CallFailed) -> None:
+        key = str(event.call_id)
+        record = self.call_records.get(key)
+        if record is None:
+            record = self.call_records[key] = dict.fromkeys(self.EXPORT_COLUMNS)
+            record.update(call=event.call_id, function=event.function)
+        if isinstance(event, CallStarted):
+            record.update(row=event.row_key, input=event.prompt)
+        elif isinstance(event, CallFinished):
+            record.update(
+                output=event.verdict,
+                evidence=list(event.evidence),
+                latency_ms=round(event.latency_s * 1000, 3),
+                answer_cached=event.cached,
+                input_tokens=event.input_tokens,
+                output_tokens=event.output_tokens,
+                cached_input_tokens=event.cached_input_tokens,
+                cost_usd=event.cost_usd,
+                tokens_estimated=event.estimated,
+                model=event.model,
+            )
+            if event.row_key is not None:
+                record["row"] = event.row_key
+        else:
+            record.update(error=event.error, latency_ms=round(event.latency_s * 1000, 3))
+
+    def show_tokens(self, key: str, event: CallFinished) -> None:
+        """Fill the token cells of the call ``key``."""
+        table = cast(DataTable, self)
+        cells = (
+            ("tokens_in", event.input_tokens, event.estimated),
+            ("tokens_out", event.output_tokens, event.estimated),
+            ("tokens_cached", event.cached_input_tokens, False),
+        )
+        columns = {k.value: c for k, c in table.columns.items()}
+        for name, tokens, estimated in cells:
+            column = columns.get(name)
+            if column is not None:  # a fixed-width column keeps its width (measuring each update is quadratic)
+                text = Text(token_text(tokens, estimated=estimated), justify="right")
+                table.update_cell(key, name, text, update_width=column.auto_width)
+
+    def export_table(self) -> tuple[list[str], list[list[Any]]]:
+        return list(self.EXPORT_COLUMNS), [[r[c] for c in self.EXPORT_COLUMNS] for r in self.call_records.values()]
+
+    def full_row(self, row: int) -> list[tuple[str, str]] | None:
+        """The call on row ``row`` in full: every field of its record."""
+        table = cast(DataTable, self)
+        if not 0 <= row < table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((row, 0)).row_key.value
+        record = self.call_records.get(str(key))
+        if record is None:
+            return None
+        return [(name, _record_text(value)) for name, value in record.items()]
+
+
+def _record_text(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return " … ".join(map(str, value)) if value else "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
     """The LLM calls of a turn, streaming in.
 
     A row appears on :class:`~engines.events.CallStarted` showing ``…`` and is
@@ -329,6 +477,7 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
         ("output", "output"),
         ("latency", "latency"),
         ("cached", "cached"),
+        *TOKEN_COLUMNS,
     )
     INPUT_CHARS = 22
     OUTPUT_CHARS = 32
@@ -346,12 +495,14 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
         """Remove every call."""
         self.clear()
         self._full.clear()
+        self.clear_records()
         self._cached = 0
         self.border_subtitle = subtitle
         self.tooltip = None
 
     def call_started(self, event: CallStarted) -> None:
         key = str(event.call_id)
+        self.record_call(event)
         self._full[key] = (event.prompt, "")
         self.follow_row(
             Text(key, justify="right"),
@@ -360,14 +511,17 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
             Text("…"),
             Text("…", justify="right"),
             Text(""),
+            *(Text("") for _ in TOKEN_COLUMNS),
             key=key,
         )
         self._update_subtitle()
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure_row(event.call_id, event.function)
+        self.record_call(event)
         self._full[key] = (self._full[key][0], event.verdict)
         self._cached += int(event.cached)
+        self.show_tokens(key, event)
         self.update_cell(key, "output", Text(truncate(event.verdict, self.OUTPUT_CHARS)), update_width=True)
         self.update_cell(key, "latency", Text(_milliseconds(event.latency_s), justify="right"), update_width=True)
         self.update_cell(key, "cached", Text("✓" if event.cached else "", justify="center"), update_width=True)
@@ -375,6 +529,7 @@ class CallsTable(RowCursor, FreshWidths, DataTable):
 
     def call_failed(self, event: CallFailed) -> None:
         key = self._ensure_row(event.call_id, event.function)
+        self.record_call(event)
         self._full[key] = (self._full[key][0], f"failed: {event.error}")
         style = self.get_component_rich_style("calls-table--failed")
         self.update_cell(

@@ -320,13 +320,14 @@ async def test_switching_backend_rebuilds_the_session_and_keeps_the_dialogue() -
         history = list(area._session.agent.history)
         app.use_backend("claude")  # builds the client only: no request is sent
         await settle(pilot)
-        assert app.sub_title == f"claude · {app.settings.claude_model}"
+        # the backend, then the session's tokens and cost (the turn's calls, kept across the switch)
+        assert app.sub_title.startswith(f"claude · {app.settings.claude_model} · session ≈")
         assert area.settings.backend == "claude"
         assert area._session.llm.backend.name == "claude"
         assert area._session.agent.history == history
         app.use_backend("sim")
         await settle(pilot)
-        assert app.sub_title == "sim · seed 224"
+        assert app.sub_title.startswith("sim · seed 224 · session ≈")
         assert area._session.llm.backend.name == "sim"
         assert len(app.query(".entry")) == 2
 

@@ -1,0 +1,415 @@
+"""Export and copy: what a tab can export or copy, the export prompt, the cell view and the copy menu.
+
+- :func:`table_sources` finds the tables of a tab that show something (results, rows to verify, LLM calls,
+  a HybridQA table…); a tab adds its own (the knowledge graph's trajectory) through
+  :meth:`tui.area.WorkArea.export_sources`.  Each is an :class:`ExportSource`: a name for the file, a title,
+  columns and rows (the full values, not the cut ones the table shows).
+- :class:`ExportScreen` is the path prompt (F9): a default file in ``~/cs224v-exports/`` named after the tab, the
+  table and the time; the extension picks the format; the file is written by :func:`engines.export.export_rows`.
+  An existing file is replaced only after a second Enter; any error is shown in the prompt, which stays open
+  with the path as typed.
+- :class:`CellView` shows the highlighted cell (or the highlighted row of a calls table) in full, scrollable (v).
+- :class:`CopyMenu` (Shift+F9) lists what can be copied: the highlighted cell, its row, the query, the read-back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
+from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from engines.export import Exported
+
+EXPORT_DIR = Path("~") / "cs224v-exports"
+"""Where the export prompt proposes to write (``~`` expanded when written)."""
+FORMATS_HINT = ".csv · .json · .jsonl · .parquet"
+
+
+@dataclass
+class ExportSource:
+    """Something a tab can export: ``name`` goes into the file name, ``title`` into the prompt."""
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    widget: Widget | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        from tui.widgets import count_rows
+
+        return f"{self.title} · {count_rows(len(self.rows))}"
+
+
+def slug(text: str) -> str:
+    """``"To verify · condition unknown"`` -> ``"to-verify"`` (the part before a ``·``, file-name safe)."""
+    head = re.split(r"\s[·≈(]\s?", text, maxsplit=1)[0]
+    return re.sub(r"[^a-z0-9]+", "-", head.lower()).strip("-") or "table"
+
+
+def _plain(label: Any) -> str:
+    return getattr(label, "plain", None) or str(label)
+
+
+def table_title(table: DataTable) -> str:
+    """What a person calls the table: its border title, else the tab it sits in, else its id."""
+    title = _plain(table.border_title or "")
+    if not title:
+        from textual.widgets import TabbedContent, TabPane
+
+        pane = next((n for n in table.ancestors if isinstance(n, TabPane)), None)
+        tabs = next((n for n in table.ancestors if isinstance(n, TabbedContent)), None)
+        if pane is not None and pane.id and tabs is not None:
+            try:
+                title = _plain(tabs.get_tab(pane.id).label)
+            except Exception:  # no such tab: fall back to the id
+                title = ""
+    return title or (table.id or type(table).__name__)
+
+
+def table_data(table: DataTable) -> tuple[list[str], list[list[Any]]]:
+    """The columns and rows of ``table``: the full values when the table keeps them (the shared tables of
+    tui.widgets: ``export_table()``), else the text of its cells."""
+    exporter = getattr(table, "export_table", None)
+    if callable(exporter):
+        return exporter()
+    columns = [_plain(c.label) for c in table.ordered_columns]
+    rows = [[_plain(v) for v in table.get_row_at(r)] for r in range(table.row_count)]
+    return columns, rows
+
+
+def is_shown(widget: Widget) -> bool:
+    """Displayed, and in no hidden tab or view (every ancestor displayed)."""
+    return widget.is_mounted and all(n.display for n in widget.ancestors_with_self if isinstance(n, Widget))
+
+
+def table_sources(area: Widget) -> list[ExportSource]:
+    """Every table of ``area`` that shows, with columns: the focused one first."""
+    focused = area.screen.focused if area.is_mounted else None
+    sources = []
+    for table in area.query(DataTable):
+        if not is_shown(table) or not table.columns:
+            continue
+        title = table_title(table)
+        columns, rows = table_data(table)
+        if not columns:
+            continue
+        sources.append(ExportSource(slug(title), title, columns, rows, table))
+    sources.sort(key=lambda s: s.widget is not focused)
+    return sources
+
+
+def dataclass_source(name: str, title: str, items: Sequence[Any]) -> ExportSource:
+    """Frozen dataclass records (a trajectory's steps) as a source: one row a record, one column a field."""
+    from dataclasses import asdict, fields
+
+    if not items:
+        return ExportSource(name, title, [], [])
+    columns = [f.name for f in fields(items[0])]
+    rows = [[asdict(item)[c] for c in columns] for item in items]
+    return ExportSource(name, title, columns, rows)
+
+
+def default_path(tab: str, source: ExportSource, now: datetime, *, folder: Path = EXPORT_DIR, ext: str = ".csv") -> str:
+    """``~/cs224v-exports/suql-results-20261201-190412.csv``."""
+    return str(folder / f"{slug(tab)}-{source.name}-{now:%Y%m%d-%H%M%S}{ext}")
+
+
+# --- the highlighted cell ---------------------------------------------------------------------
+
+
+def cursor_cell(table: DataTable) -> tuple[str, str] | None:
+    """The highlighted cell in full: (what it is, its text); for a row cursor, the whole row, a field a line."""
+    if not table.row_count or not table.columns:
+        return None
+    row, column = table.cursor_coordinate
+    if table.cursor_type == "row":
+        fields = cursor_row(table)
+        if fields is None:
+            return None
+        return f"{table_title(table)} · row {row + 1}", "\n".join(f"{name}: {value}" for name, value in fields)
+    full = getattr(table, "full_cell", None)
+    value = full(row, column) if callable(full) else None
+    if value is None:
+        value = _plain(table.get_cell_at(table.cursor_coordinate))
+    name = _plain(table.ordered_columns[column].label) if column < len(table.ordered_columns) else "?"
+    return f"{table_title(table)} · row {row + 1} · {name}", value
+
+
+def cursor_row(table: DataTable) -> list[tuple[str, str]] | None:
+    """The highlighted row in full: (column, value) pairs."""
+    if not table.row_count or not table.columns:
+        return None
+    row = table.cursor_coordinate.row
+    full = getattr(table, "full_row", None)
+    fields = full(row) if callable(full) else None
+    if fields is None:
+        names = [_plain(c.label) for c in table.ordered_columns]
+        fields = list(zip(names, (_plain(v) for v in table.get_row_at(row))))
+    return fields
+
+
+def row_tsv(fields: Sequence[tuple[str, str]]) -> str:
+    """A row as one tab-separated line (tabs and line breaks inside values become spaces)."""
+    return "\t".join(re.sub(r"[\t\r\n]+", " ", value) for _, value in fields)
+
+
+# --- what can be copied -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CopyItem:
+    """One entry of the copy menu."""
+
+    title: str
+    text: str
+
+
+QUERY_IDS: dict[str, str] = {"hqa-suql": "SUQL"}
+"""Query panes that are not a SqlView or an editor: id -> what the menu calls them."""
+
+
+def _static_text(static: Static) -> str:
+    return _plain(static.content).strip()
+
+
+def copy_items(area: Widget) -> list[CopyItem]:
+    """What the copy menu offers in ``area``: the focused table's highlighted cell and row, every query
+    shown (SQL views, editors), the read-back."""
+    from tui.widgets import SqlView
+
+    items: list[CopyItem] = []
+    focused = area.screen.focused if area.is_mounted else None
+    tables = [t for t in area.query(DataTable) if is_shown(t) and t.row_count]
+    table = focused if isinstance(focused, DataTable) and focused in tables else (tables[0] if tables else None)
+    if table is not None:
+        cell = cursor_cell(table)
+        if cell is not None and table.cursor_type != "row":
+            items.append(CopyItem(f"Cell — {cell[0]}", cell[1]))
+        fields = cursor_row(table)
+        if fields:
+            title = f"{table_title(table)} · row {table.cursor_coordinate.row + 1}"
+            items.append(CopyItem(f"Row, tab-separated — {title}", row_tsv(fields)))
+            items.append(CopyItem(f"Row as JSON — {title}", json.dumps(dict(fields), ensure_ascii=False)))
+    for widget in area.query(Widget):
+        if not is_shown(widget):
+            continue
+        if isinstance(widget, SqlView) and widget.sql.strip():
+            items.append(CopyItem(f"Query — {_pane_title(widget)}", widget.sql.strip()))
+        elif isinstance(widget, TextArea) and widget.text.strip():
+            items.append(CopyItem(f"Query — {_pane_title(widget)}", widget.text.strip()))
+        elif isinstance(widget, Static) and widget.id in QUERY_IDS:
+            text = _static_text(widget)
+            if text and text != "—":
+                items.append(CopyItem(f"Query — {QUERY_IDS[widget.id]}", text))
+        elif isinstance(widget, Static) and (widget.id or "").endswith("readback"):
+            text = _static_text(widget)
+            if text and text != "—":
+                items.append(CopyItem("Read-back", text))
+    return items
+
+
+def _pane_title(widget: Widget) -> str:
+    for node in widget.ancestors_with_self:
+        title = getattr(node, "border_title", None)
+        if title:
+            return _plain(title).split(" · ")[0]
+    return widget.id or type(widget).__name__
+
+
+# --- screens ------------------------------------------------------------------------------------
+
+
+class ExportScreen(ModalScreen["Exported | None"]):
+    """The export prompt: which table (when the tab has several), the path, Enter writes, Esc cancels."""
+
+    BINDINGS = [Binding("escape", "close", "Cancel", tooltip="Close the prompt without writing anything.")]
+
+    def __init__(self, tab: str, sources: Sequence[ExportSource], now: datetime, *, folder: Path = EXPORT_DIR) -> None:
+        super().__init__()
+        self.tab = tab
+        self.sources = list(sources)
+        self.now = now
+        self.folder = folder
+        self.source = self.sources[0]
+        self._confirm: str | None = None  # the path whose replacement a second Enter confirms
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="export-dialog") as dialog:
+            dialog.border_title = f"Export — {self.tab}"
+            if len(self.sources) > 1:
+                yield Select(
+                    [(s.label, i) for i, s in enumerate(self.sources)],
+                    value=0,
+                    allow_blank=False,
+                    compact=True,
+                    id="export-source",
+                )
+            else:
+                yield Static(self.source.label, id="export-source-label", markup=False)
+            path = Input(default_path(self.tab, self.source, self.now, folder=self.folder), id="export-path")
+            path.border_title = "File · the extension picks the format"
+            yield path
+            yield Static(f"Enter writes · Esc cancels · formats: {FORMATS_HINT}", id="export-hint", markup=False)
+            yield Static("", id="export-message", markup=False)
+
+    def on_mount(self) -> None:
+        path = self.query_one("#export-path", Input)
+        path.focus()
+        stem = Path(path.value).stem
+        start = len(path.value) - len(Path(path.value).name)
+        path.selection = (start, start + len(stem))  # typing replaces the name, keeping folder and extension
+        path.cursor_blink = getattr(self.app, "cursor_blink", True)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id != "export-source" or not isinstance(event.value, int):
+            return
+        path = self.query_one("#export-path", Input)
+        old_default = default_path(self.tab, self.source, self.now, folder=self.folder, ext=Path(path.value).suffix)
+        self.source = self.sources[event.value]
+        if path.value == old_default:  # not edited: follow the table
+            path.value = default_path(self.tab, self.source, self.now, folder=self.folder, ext=Path(path.value).suffix)
+        self._message("")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "export-path" and event.value != self._confirm:
+            self._confirm = None
+            self._message("")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.write(event.value)
+
+    def write(self, path: str) -> Exported | None:
+        """Write the chosen source to ``path`` (a second call with the same existing path replaces it)."""
+        from engines.export import ExportError, ExportExists, export_rows
+
+        path = path.strip()
+        if not path:
+            self._message("Type a file name (ending in .csv, .json, .jsonl or .parquet).", error=True)
+            return None
+        try:
+            done = export_rows(path, self.source.columns, self.source.rows, overwrite=self._confirm == path)
+        except ExportExists as e:
+            self._confirm = path
+            self._message(f"{e.path} exists: Enter again replaces it, or change the name.", error=True)
+            return None
+        except ExportError as e:
+            self._confirm = None
+            self._message(str(e), error=True)
+            return None
+        self.dismiss(done)
+        return done
+
+    def _message(self, text: str, *, error: bool = False) -> None:
+        message = self.query_one("#export-message", Static)
+        message.update(text)
+        message.set_class(error, "-error")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class CellView(ModalScreen[None]):
+    """A value in full, scrollable; Esc closes, Ctrl+C copies it."""
+
+    BINDINGS = [
+        Binding("escape,v", "close", "Close", tooltip="Close the view."),
+        Binding("ctrl+c", "copy", "Copy", key_display="^C", tooltip="Copy the whole value to the clipboard."),
+    ]
+
+    def __init__(self, title: str, value: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="cell-dialog") as dialog:
+            dialog.border_title = self.title_text
+            lines = self.value.count("\n") + 1
+            dialog.border_subtitle = f"{len(self.value):,} characters" + (f" · {lines:,} lines" if lines > 1 else "")
+            with VerticalScroll(id="cell-scroll"):
+                yield Static(self.value or "(empty)", id="cell-value", markup=False)
+            yield Static("Esc closes · ↑/↓ PgUp/PgDn scroll · Ctrl+C copies", id="cell-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#cell-scroll").focus()
+
+    def action_copy(self) -> None:
+        copy_text(self, self.value, self.title_text)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class CopyMenu(ModalScreen[CopyItem | None]):
+    """What can be copied in the tab: Enter copies the highlighted entry, Esc closes."""
+
+    BINDINGS = [Binding("escape", "close", "Close", tooltip="Close the menu without copying.")]
+
+    def __init__(self, items: Sequence[CopyItem]) -> None:
+        super().__init__()
+        self.items = list(items)
+
+    def compose(self) -> ComposeResult:
+        from tui.widgets import truncate
+
+        with Vertical(id="copy-dialog") as dialog:
+            dialog.border_title = "Copy to the clipboard"
+            yield OptionList(
+                *(Option(f"{item.title}\n  {truncate(item.text, 70)}", id=str(i)) for i, item in enumerate(self.items)),
+                id="copy-options",
+            )
+            yield Static("Enter copies · Esc closes", id="copy-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#copy-options", OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        item = self.items[int(event.option.id or 0)]
+        copy_text(self, item.text, item.title.split(" — ")[0])
+        self.dismiss(item)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def copy_text(node: Widget | ModalScreen[Any], text: str, what: str) -> None:
+    """Put ``text`` on the clipboard (OSC 52, which tmux and most terminals pass on) and say so."""
+    app = node.app
+    app.copy_to_clipboard(text)
+    lines = text.count("\n") + 1
+    size = f"{len(text):,} characters" + (f", {lines:,} lines" if lines > 1 else "")
+    app.notify(f"{what} ({size}).", title="Copied", timeout=3)
+
+
+__all__ = [
+    "EXPORT_DIR",
+    "CellView",
+    "CopyItem",
+    "CopyMenu",
+    "ExportScreen",
+    "ExportSource",
+    "copy_items",
+    "copy_text",
+    "cursor_cell",
+    "cursor_row",
+    "dataclass_source",
+    "default_path",
+    "table_sources",
+]
