@@ -260,6 +260,15 @@ load a trajectory or stop a run.
         if self._cancel is not None:
             self._cancel.set()
 
+    def export_sources(self) -> list[Any]:
+        """The shown tables, and in the stepper the trajectory (one row a step) after them."""
+        from tui.export import dataclass_source
+
+        sources = super().export_sources()
+        if self.view == "stepper" and self._stepper.steps:
+            sources.append(dataclass_source("trajectory", "Trajectory · steps", self._stepper.steps))
+        return sources
+
     def focus_default(self) -> None:
         view = self.view
         if view == "console":
