@@ -144,12 +144,19 @@ _SCALARS: dict[str, str] = {
 }
 
 
+# Types whose comparisons read the same in PostgreSQL and DuckDB (see engines.data.postgres_pushdown.KINDS);
+# char(n) (blank-padded comparison), citext (case-blind), timestamptz (the session's time zone) ... are not.
+_PLAIN = frozenset({"int2", "int4", "int8", "float4", "float8", "numeric", "bool", "date", "timestamp"})
+_TEXT = frozenset({"text", "varchar", "name"})
+
+
 @dataclass(frozen=True)
 class PgColumn:
     name: str
     duck_type: str  # the DuckDB type it becomes (VARCHAR, DECIMAL(2,1), VARCHAR[], ENUM('a', 'b') ...)
     as_text: bool = False  # fetched as text (a type DuckDB has no twin for: json, inet, ranges ...)
     is_list: bool = False
+    kind: str = "other"  # how a condition on it may be pushed down (engines.data.postgres_pushdown.KINDS)
 
 
 @dataclass(frozen=True)
@@ -180,14 +187,17 @@ def _column(name: str, typname: str, typtype: str, elem: str | None, elem_typtyp
     if elem is not None:  # an array
         if elem in _SCALARS or elem == "numeric":
             base = _numeric(typmod) if elem == "numeric" else _SCALARS[elem]
-            return PgColumn(name, f"{base}[]", is_list=True)
-        return PgColumn(name, "VARCHAR[]", as_text=True, is_list=True)  # enum[] and others: as text[]
+            kind = "list" if elem in _PLAIN or elem in _TEXT else "other"
+            return PgColumn(name, f"{base}[]", is_list=True, kind=kind)
+        kind = "enum_list" if elem_typtype == "e" else "other"
+        return PgColumn(name, "VARCHAR[]", as_text=True, is_list=True, kind=kind)  # enum[] and others: as text[]
     if typname == "numeric":
-        return PgColumn(name, _numeric(typmod))
+        return PgColumn(name, _numeric(typmod), kind="plain")
     if typname in _SCALARS:
-        return PgColumn(name, _SCALARS[typname])
+        kind = "plain" if typname in _PLAIN else "text" if typname in _TEXT else "other"
+        return PgColumn(name, _SCALARS[typname], kind=kind)
     if typtype == "e" and typname in enums:
-        return PgColumn(name, _enum_type(enums[typname]))
+        return PgColumn(name, _enum_type(enums[typname]), kind="enum")
     return PgColumn(name, "VARCHAR", as_text=True)
 
 
@@ -737,7 +747,12 @@ class PostgresSuqlEngine:
             "_id",
             *LABEL_COLUMNS,
         ]
-        filters = candidate_filters(tree, {n: [c.name for c in t.columns] for n, t in tables.items()}, always=always)
+        filters = candidate_filters(
+            tree,
+            {n: [c.name for c in t.columns] for n, t in tables.items()},
+            kinds={n: {c.name: c.kind for c in t.columns} for n, t in tables.items()},
+            always=always,
+        )
         if not structured_first:
             filters = {k: TableFilter(k, f.columns, None) for k, f in filters.items()}
         return filters
@@ -764,6 +779,15 @@ class PostgresSuqlEngine:
 @dataclass
 class PostgresSource(DataSource):
     settings: Settings = field(default_factory=Settings)
+
+    def __post_init__(self) -> None:
+        if self.make_engine is None:  # engines.compose builds the SUQL engine through this
+
+            def make_engine(llm: Any, settings: Settings | None = None, *, pool: int = 1) -> PostgresSuqlEngine:
+                s = settings or self.settings
+                return PostgresSuqlEngine(self, llm, pool=pool, cap=s.suql_cap, call_budget=s.suql_call_budget)
+
+            self.make_engine = make_engine
 
     def suql_engine(self, llm: Any, *, pool: int = 1, cap: int = 20, call_budget: int = 2000) -> PostgresSuqlEngine:
         return PostgresSuqlEngine(self, llm, pool=pool, cap=cap, call_budget=call_budget)

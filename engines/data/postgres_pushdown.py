@@ -63,7 +63,6 @@ _PUSHABLE: tuple[type[exp.Expression], ...] = tuple(
         "In",
         "Between",
         "Like",
-        "ILike",
         "Add",
         "Sub",
         "Mul",
@@ -71,20 +70,14 @@ _PUSHABLE: tuple[type[exp.Expression], ...] = tuple(
         "Cast",
         "DataType",
         "DataTypeParam",
-        "Lower",
-        "Upper",
-        "Length",
         "Coalesce",
-        "Trim",
         "Any",
         "ArrayContains",
         "ArrayContainsAll",
         "ArrayOverlaps",
         "Array",
         "Tuple",
-        "ArraySize",
         "Abs",
-        "Round",
         "Floor",
         "Ceil",
     )  # fmt: skip
@@ -92,10 +85,23 @@ _PUSHABLE: tuple[type[exp.Expression], ...] = tuple(
 )
 # Atoms that are NULL exactly when one of their columns is NULL (the literals in them are not NULL):
 # their "not false" form can be ``atom OR col IS NULL``, which PostgreSQL can answer from an index.
-_STRICT_ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.Between)
+_STRICT_ATOMS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.Between)
 _STRICT_OPERANDS = (exp.Column, exp.Identifier, exp.Literal, exp.Paren, exp.Neg, exp.Add, exp.Sub, exp.Mul,
-                    exp.Lower, exp.Upper, exp.Length)  # fmt: skip
+                    exp.Mod, exp.Cast, exp.DataType, exp.Collate)  # fmt: skip
 _LLM_FUNCTIONS = frozenset({"answer", "summary"})
+_ORDERING = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
+
+# What a column is, for pushing: the local DuckDB engine re-evaluates every condition, so PostgreSQL's
+# reading of a pushed atom must never be stricter than DuckDB's.  Where the two differ, the atom is
+# rewritten so they agree, or not pushed:
+#   "plain"      numbers, booleans, dates, timestamps: the same in both
+#   "text"       text: ordering comparisons get COLLATE "C" (DuckDB compares bytes; PostgreSQL a locale)
+#   "enum"       an enum type: compared as its text (DuckDB compares an ENUM with a string as strings,
+#                and PostgreSQL would reject a string that is not one of the labels)
+#   "enum_list"  a list of enum values: compared as text[]
+#   "list"       a list of plain values or texts
+#   "other"      anything fetched as text (json, inet, char(n) ...): never pushed
+KINDS = ("plain", "text", "enum", "enum_list", "list", "other")
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,8 @@ def _pushable_shape(node: exp.Expression) -> bool:
             not isinstance(n.this, exp.DataType.Type) or n.this == exp.DataType.Type.USERDEFINED
         ):
             return False
+        if isinstance(n, exp.Cast) and not isinstance(n.this, exp.Literal):
+            return False  # casting a column: the two engines' casts differ (rounding, errors)
         if isinstance(n, exp.Null) and isinstance(n.parent, (exp.In, exp.Array, exp.Tuple)):
             return False  # keeps _STRICT_ATOMS honest
     return True
@@ -134,8 +142,16 @@ def _pushable_shape(node: exp.Expression) -> bool:
 class _Resolver:
     """Which columns of a scope belong to one occurrence of a base table."""
 
-    def __init__(self, scope: Scope, alias: str, columns: Mapping[str, Sequence[str]], table_of: Mapping[str, str]):
+    def __init__(
+        self,
+        scope: Scope,
+        alias: str,
+        columns: Mapping[str, Sequence[str]],
+        table_of: Mapping[str, str],
+        kinds: Mapping[str, str] | None = None,
+    ):
         self.alias = alias
+        self.kinds = {k.lower(): v for k, v in (kinds or {}).items()}
         self.own = {c.lower() for c in columns[table_of[alias]]}
         self.others_known = True
         self.other_columns: set[str] = set()
@@ -174,8 +190,27 @@ def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | Non
         name = resolver.mine(col)
         if name is None:
             return None
-        col.replace(exp.column(exp.to_identifier(name, quoted=True)))
+        kind = resolver.kinds.get(name.lower(), "other")
+        if kind == "other":
+            return None
+        bare: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
+        if kind == "enum":
+            bare = exp.cast(bare, "TEXT")
+        elif kind == "enum_list":
+            bare = exp.cast(bare, exp.DataType.build("TEXT[]", dialect="postgres"))
+        if kind in ("text", "enum") and isinstance(_comparison_of(col, out), _ORDERING):
+            bare = exp.Collate(this=bare, expression=exp.to_identifier("C", quoted=True))
+        col.replace(bare)
     return out
+
+
+def _comparison_of(node: exp.Expression, root: exp.Expression) -> exp.Expression | None:
+    """The nearest comparison above ``node`` (within ``root``)."""
+    while node is not root and node.parent is not None:
+        node = node.parent
+        if isinstance(node, (*_STRICT_ATOMS, exp.In, exp.Is, exp.Any, exp.ArrayContains, exp.ArrayContainsAll)):
+            return node
+    return None
 
 
 def _necessary(node: exp.Expression, resolver: _Resolver) -> exp.Expression | None:
@@ -283,11 +318,16 @@ def _table_key(table: exp.Table, known: Mapping[str, Sequence[str]]) -> str | No
 
 
 def candidate_filters(
-    tree: exp.Expression, columns: Mapping[str, Sequence[str]], *, always: Sequence[str] = ()
+    tree: exp.Expression,
+    columns: Mapping[str, Sequence[str]],
+    *,
+    kinds: Mapping[str, Mapping[str, str]] | None = None,
+    always: Sequence[str] = (),
 ) -> dict[str, TableFilter]:
     """Per described base table the query reads: the columns it needs and the rows it can need.
 
-    ``columns``: table name -> its column names, in order.  ``always``: column names fetched whenever
+    ``columns``: table name -> its column names, in order.  ``kinds``: table -> column -> one of
+    :data:`KINDS` (a column without one is "other": never pushed).  ``always``: column names fetched whenever
     the table has them (its id and label columns, which name rows in events).
     """
     try:
@@ -303,7 +343,7 @@ def candidate_filters(
             if isinstance(source, exp.Table) and (key := _table_key(source, columns)) is not None:
                 table_of[alias] = key
         for alias, key in table_of.items():
-            resolver = _Resolver(scope, alias, columns, table_of)
+            resolver = _Resolver(scope, alias, columns, table_of, (kinds or {}).get(key))
             filters.setdefault(key, []).append(_occurrence_filter(scope, alias, resolver))
     # a table named somewhere no scope saw it (an odd construct): every row
     for t in tree.find_all(exp.Table):

@@ -20,8 +20,15 @@ COLUMNS = {
 }
 
 
+KINDS = {
+    "restaurants": {"_id": "plain", "name": "text", "cuisines": "list", "price": "enum", "rating": "plain",
+                    "num_reviews": "plain", "reviews": "list", "location": "text"},
+    "t": {"a": "plain", "b": "text"},
+}  # fmt: skip
+
+
 def filters(sql: str):
-    return candidate_filters(sqlglot.parse_one(sql, read="postgres"), COLUMNS, always=["_id", "name"])
+    return candidate_filters(sqlglot.parse_one(sql, read="postgres"), COLUMNS, kinds=KINDS, always=["_id", "name"])
 
 
 def pushed(sql: str, table: str = "restaurants") -> str | None:
@@ -40,11 +47,16 @@ def test_or_of_branches_each_branch_own_conjuncts():
         "SELECT name FROM restaurants WHERE (rating > 4 AND answer(reviews, 'x') = 'Yes') "
         "OR (price = 'cheap' AND location = 'Palo Alto')"
     )
-    assert '"rating" > 4' in p and '"price" = ' in p and '"location" = ' in p and " OR " in p
+    assert '"rating" > 4' in p and 'CAST("price" AS TEXT) = ' in p and '"location" = ' in p and " OR " in p
 
 
 def test_a_branch_without_structured_conjuncts_means_every_row():
-    assert pushed("SELECT name FROM restaurants WHERE rating > 4 AND answer(reviews, 'x') = 'Yes' OR answer(reviews, 'y') = 'Yes'") is None
+    assert (
+        pushed(
+            "SELECT name FROM restaurants WHERE rating > 4 AND answer(reviews, 'x') = 'Yes' OR answer(reviews, 'y') = 'Yes'"
+        )
+        is None
+    )
 
 
 def test_not_over_an_answer_call_is_not_pushed():
@@ -76,6 +88,33 @@ def test_a_correlated_outer_column_is_never_pushed_into_the_subquery():
 
 def test_unknown_sources_make_unqualified_columns_ambiguous():
     assert pushed("SELECT * FROM restaurants, unnest(cuisines) AS u(c) WHERE c = 'thai' AND rating > 3") is None
+
+
+def test_where_postgresql_would_read_a_condition_differently_it_is_rewritten_or_kept_local():
+    # DuckDB compares an ENUM with a string as strings ('expensive' <= 'moderate'); PostgreSQL by the
+    # enum's order and it rejects a string that is no label: the enum is compared as its text
+    assert pushed("SELECT name FROM restaurants WHERE price <= 'moderate'") == (
+        '(CAST("price" AS TEXT) COLLATE "C" <= \'moderate\' OR "price" IS NULL)'
+    )
+    assert (
+        pushed("SELECT name FROM restaurants WHERE price = 'cheep'")
+        == '(CAST("price" AS TEXT) = \'cheep\' OR "price" IS NULL)'
+    )
+    # text order: DuckDB compares bytes, PostgreSQL its locale's collation
+    assert pushed("SELECT name FROM restaurants WHERE name < 'M'") == '("name" COLLATE "C" < \'M\' OR "name" IS NULL)'
+    assert (
+        pushed("SELECT name FROM restaurants WHERE name = 'M'") == '("name" = \'M\' OR "name" IS NULL)'
+    )  # an index serves it
+    # functions whose results differ (lower() of non-ASCII in the C locale, casts of columns)
+    assert pushed("SELECT name FROM restaurants WHERE lower(name) = 'é'") is None
+    assert pushed("SELECT name FROM restaurants WHERE CAST(rating AS INT) = 4") is None
+    # a column of a type fetched as text (json, char(n) ...) or not described: never pushed
+    assert (
+        candidate_filters(sqlglot.parse_one("SELECT a FROM t WHERE b = 'x'"), COLUMNS, kinds={"t": {"a": "plain"}})[
+            "t"
+        ].predicate
+        is None
+    )
 
 
 def test_functions_off_the_list_stay_local():
@@ -111,7 +150,9 @@ def formulas(draw, depth=3):
 @pytest.fixture(scope="module")
 def truth_table():
     con = duckdb.connect()
-    con.execute("CREATE TABLE v AS SELECT * FROM (VALUES (NULL), (0), (1), (2), (3)) a(a), (VALUES (NULL), ('x'), ('y'), ('xz')) b(b)")
+    con.execute(
+        "CREATE TABLE v AS SELECT * FROM (VALUES (NULL), (0), (1), (2), (3)) a(a), (VALUES (NULL), ('x'), ('y'), ('xz')) b(b)"
+    )
     yield con
     con.close()
 
