@@ -68,7 +68,8 @@ class OxigraphServer:
             )
         port = free_port()
         process = subprocess.Popen(
-            [binary, "serve", "--location", location, "--bind", f"127.0.0.1:{port}"],
+            # the server's own timeout ends a query the client gave up on (a test of the client's timeout)
+            [binary, "serve", "--location", location, "--bind", f"127.0.0.1:{port}", "--timeout-s", "10"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

@@ -528,6 +528,7 @@ def plan(text: str, dialect: Dialect = WIKIDATA) -> Any:
     except ValueError as e:  # an escape naming no code point
         raise SparqlSyntaxError(f"Syntax error: {e}.") from None
     _keep_constant_filters(parsed)
+    _check_prefixes(parsed, dialect)
     try:
         algebra = translateQuery(parsed, initNs=_init_ns(dialect))
         _scope_values(algebra.algebra)
@@ -538,6 +539,44 @@ def plan(text: str, dialect: Dialect = WIKIDATA) -> Any:
         message = str(e).strip() or type(e).__name__
         message = message.replace("Unknown namespace prefix : ", "unknown prefix ")
         raise SparqlSyntaxError(f"Syntax error: {message}.") from None
+
+
+def _check_prefixes(parsed: Any, dialect: Dialect) -> None:
+    """Every prefixed name uses a prefix the query or the dialect declares (on the parsed tree).
+
+    rdflib would also take the two dozen prefixes it binds itself (``foaf:``, ``dcterms:``, …),
+    which Oxigraph and a remote endpoint do not know: the same query must mean the same on every store."""
+    from rdflib.plugins.sparql.parserutils import CompValue
+
+    declared = {str(k) for k, _v in dialect.prefixes}
+    stack, seen = [parsed], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CompValue):
+            if node.name == "PrefixDecl":
+                declared.add(str(dict.get(node, "prefix") or ""))
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
+            stack.extend(reversed(node))
+    stack, seen = [parsed], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CompValue):
+            if node.name == "pname":
+                prefix = str(dict.get(node, "prefix") or "")
+                if prefix not in declared:
+                    raise SparqlSyntaxError(
+                        f"Syntax error: unknown prefix {prefix}: (declare it with PREFIX {prefix}: <…>)."
+                    )
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
+            stack.extend(node)
 
 
 def _keep_constant_filters(parsed: Any) -> None:

@@ -40,6 +40,7 @@ WIKIBASE = PREFIXES["wikibase"]
 SCHEMA_DESCRIPTION = URIRef(PREFIXES["schema"] + "description")
 ALT_LABEL = URIRef(PREFIXES["skos"] + "altLabel")
 _ID = re.compile(r"^[QP]\d+$")
+_OPTIONAL = re.compile(r"^[qv]$")  # the qualifier columns of a page's query may be unbound
 _BATCH = 100
 _STATEMENTS_CAP = 5000
 
@@ -71,13 +72,17 @@ class RemoteBrowser:
     # --- running our own queries -------------------------------------------------------------
 
     def _select(self, query: str) -> list[dict[str, Any]]:
+        """The rows of one of our own queries; a row that does not bind every variable the query
+        selects is dropped (an endpoint is not trusted to answer what was asked)."""
         from engines.kg.dialect import prepare
         from engines.kg.endpoint import Feedback
 
-        result = self.endpoint.send(prepare(query, self.endpoint.dialect))
+        prepared = prepare(query, self.endpoint.dialect)
+        result = self.endpoint.send(prepared)
         if result.feedback in (Feedback.SYNTAX_ERROR, Feedback.TIMEOUT):
             raise UnknownEntity(f"The endpoint could not answer: {result.message}")
-        return [{k: _term(v) for k, v in b.items()} for b in result.bindings]
+        needed = [str(v) for v in prepared.algebra.algebra.get("PV", ()) if not _OPTIONAL.match(str(v))]
+        return [{k: _term(v) for k, v in b.items()} for b in result.bindings if all(n in b for n in needed)]
 
     def _browser(self, graph: Graph) -> Any:
         if self.wikidata:
