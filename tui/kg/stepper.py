@@ -8,20 +8,22 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import Static
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable
 from tui.kg.sparql import sparql_content
-from tui.kg.stepper_model import StepperModel
-from tui.widgets import count_rows
+from tui.kg.stepper_model import OBSERVATION_LINES, StepperModel
+from tui.widgets import count_rows, truncate
 
 if TYPE_CHECKING:
-    from engines.spinach.trajectory import Step
+    from engines.spinach.trajectory import Step, Trajectory
     from tui.kg.tab import KgArea
     from worlds.kg import KGQuestion
 
@@ -128,6 +130,13 @@ class StepperView(Horizontal):
         Binding(
             "g", "gold", "Gold query", show=False, tooltip="Put the question's gold SPARQL in the console and run it."
         ),
+        Binding(
+            "t",
+            "pick",
+            "Trajectories",
+            show=False,
+            tooltip="List and search every trajectory of the file loaded; Enter shows one.",
+        ),
     ]
 
     def _area(self) -> KgArea:
@@ -152,6 +161,9 @@ class StepperView(Horizontal):
 
     def action_gold(self) -> None:
         self._area().gold_to_console()
+
+    def action_pick(self) -> None:
+        self._area().pick_trajectory()
 
     # --- rendering the model ------------------------------------------------------------------------------
 
@@ -292,6 +304,12 @@ class StepperView(Horizontal):
             shown = Text(shown_observation.text)
             if shown_observation.hidden_lines:
                 shown.append(f"\n… {shown_observation.hidden_lines} more lines — v shows all of it", style="italic")
+        if shown_observation.logged is not None:
+            shown = Text.assemble(
+                shown if isinstance(shown, Text) else Text(shown.plain),
+                "\n\n",
+                logged_text(shown_observation.logged, full=model.full),
+            )
         observation.update(shown)
         observation.set_class(model.full, "-full")
         observation.set_class(step.rolled_back, "-rolled-back")
@@ -325,10 +343,14 @@ class StepperView(Horizontal):
             parts.append(Content.styled("   no gold answer: the question is not in the question sets", MUTED))
         if answer.answer_step is not None:
             parts.append(Content.styled(f"   · the query of step {answer.answer_step.index}", MUTED))
+        if trajectory.answer_logged:
+            parts.append(Content.styled("   · as SPINACH's log holds them (run on Wikidata, not re-run here)", MUTED))
         head.update(Content("").join(parts))
         if trajectory.answer:
             columns = trajectory.columns or tuple(dict.fromkeys(k for b in trajectory.answer for k in b))
             rows.show_bindings(columns, trajectory.answer)
+        elif trajectory.answer_logged:
+            rows.show_nothing("SPINACH's log holds no rows for the final query: the answer is empty")
         else:
             rows.show_nothing("no query in the state returned rows: the answer is empty")
         rows.border_title = "Answer rows"
@@ -347,9 +369,120 @@ def status_line(model: StepperModel) -> tuple[str, str]:
     if scored.f1 is not None:
         parts.append(f"row-F1 {scored.f1:.2f} · EM {scored.em:.0f}")
     if scored.source != "run":
-        parts.append(f"from {scored.source}" + (f" (+{scored.others} more: Ctrl+P)" if scored.others else ""))
+        parts.append(f"from {scored.source}" + (f" (+{scored.others} more: t lists them)" if scored.others else ""))
     state = {"cancelled": "cancelled", "error": "error"}.get(trajectory.finish, "done")
     return " · ".join(parts) + " — ←/→ step through it", state
+
+
+def logged_text(record: Mapping[str, Any], *, full: bool) -> Text:
+    """A SPINACH log's record of a step's query: the rows it returned on Wikidata (cut to the observation's
+    first lines unless ``full``), its status, and the query with its IDs' labels (SPINACH's preverbalized form)."""
+    from engines.spinach.replay import rows_lines
+    from engines.spinach.trajectory import result_bindings
+
+    columns, rows = result_bindings(record.get("execution_result"))
+    status = record.get("execution_status")
+    what = "no result" if rows is None else count_rows(len(rows))
+    out = Text.assemble(
+        ("Logged result", "bold"),
+        (
+            f" — {what}" + (f", status {status}" if status else "") + " (SPINACH ran it on Wikidata; not re-run here)",
+            "italic",
+        ),
+    )
+    lines = rows_lines(columns, rows or (), indent="  ")
+    shown = lines if full else lines[:OBSERVATION_LINES]
+    for line in shown:
+        out.append("\n" + line)
+    if len(lines) > len(shown):
+        out.append(f"\n  … {len(lines) - len(shown)} more rows — v shows all of them", style="italic")
+    pre = record.get("preverbalized")
+    if isinstance(pre, str) and pre.strip() and pre.strip() != str(record.get("sparql", "")).strip():
+        out.append("\nWith labels: ", style="bold")
+        out.append(pre)
+    return out
+
+
+class TrajectoryPicker(ModalScreen[int | None]):
+    """Every trajectory of a file, searchable: type to narrow (words of the question or the final query, or a
+    number), Enter shows the highlighted one, Esc closes.  Dismisses with its position (0-based) or None."""
+
+    SHOWN = 300
+    """Matches listed at once; type to narrow the rest."""
+    BINDINGS = [
+        Binding("escape", "close", "Close", tooltip="Close the list; the trajectory shown stays."),
+        Binding("down", "down", "Next", show=False, tooltip="Highlight the next trajectory."),
+        Binding("up", "up", "Previous", show=False, tooltip="Highlight the previous trajectory."),
+    ]
+
+    def __init__(self, trajectories: Sequence[Trajectory], source: str, current: int | None = None) -> None:
+        super().__init__()
+        self.trajectories = list(trajectories)
+        self.source = source
+        self.current = current
+        self.shown: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="kg-picker-dialog") as dialog:
+            dialog.border_title = f"Trajectories of {self.source} · {len(self.trajectories)}"
+            search = Input(placeholder="words of the question or the query, or a number", id="kg-picker-search")
+            search.border_title = "Search · Enter shows the highlighted one"
+            yield search
+            yield OptionList(id="kg-picker-list")
+            yield Static("type to narrow · ↑/↓ choose · Enter show · Esc close", id="kg-picker-hint")
+
+    def on_mount(self) -> None:
+        self.refilter("")
+        self.query_one("#kg-picker-search", Input).focus()
+
+    def refilter(self, text: str) -> None:
+        from engines.spinach.replay import matching, summary
+
+        found = matching(self.trajectories, text)
+        self.shown = found[: self.SHOWN]
+        options = self.query_one("#kg-picker-list", OptionList)
+        options.set_options(
+            Option(
+                Content.assemble(
+                    Content.styled(f"{n + 1:>4} ", MUTED),
+                    Content(truncate(self.trajectories[n].question, 200)),
+                    Content.styled(f"  {summary(self.trajectories[n])}", MUTED),
+                ),
+                id=f"trajectory-{n}",
+            )
+            for n in self.shown
+        )
+        more = len(found) - len(self.shown)
+        options.border_subtitle = f"{len(found)} of {len(self.trajectories)} match" + (
+            f" · {more} not listed: type to narrow" if more else ""
+        )
+        if self.shown:
+            options.highlighted = self.shown.index(self.current) if self.current in self.shown else 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.refilter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._choose(self.query_one("#kg-picker-list", OptionList).highlighted)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._choose(event.option_index)
+
+    def _choose(self, highlighted: int | None) -> None:
+        if highlighted is not None and 0 <= highlighted < len(self.shown):
+            self.dismiss(self.shown[highlighted])
+
+    def action_down(self) -> None:
+        self.query_one("#kg-picker-list", OptionList).action_cursor_down()
+
+    def action_up(self) -> None:
+        self.query_one("#kg-picker-list", OptionList).action_cursor_up()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
 
 
 def category_of(question: KGQuestion) -> str:
@@ -381,7 +514,9 @@ __all__ = [
     "StepStrip",
     "StepView",
     "StepperView",
+    "TrajectoryPicker",
     "category_of",
+    "logged_text",
     "observation_label",
     "question_option",
     "status_line",

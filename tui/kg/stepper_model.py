@@ -14,8 +14,9 @@ Tests drive it directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from engines.spinach.scoring import Scored, answer_step, answered_by, budgets
 from engines.spinach.trajectory import Step
@@ -61,6 +62,7 @@ class ObservationView:
     answer: Step | None = None  # a stop with no observation: the step whose query it answers with
     query: str = ""  # that query (the trajectory's final SPARQL at the last step)
     note: str = ""  # " (SPINACH drops its final LIMIT 10)" when the final SPARQL differs
+    logged: Mapping[str, Any] | None = None  # a SPINACH log's record of the step's query: its rows, as logged
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,13 @@ class StepperModel:
         return RollbackView(reason, why, before[-1].index if before else 0)
 
     def observation_view(self) -> ObservationView | None:
+        view = self._observation_view()
+        step = self.current_step
+        if view is None or step is None or step.logged is None:
+            return view
+        return replace(view, logged=step.logged)
+
+    def _observation_view(self) -> ObservationView | None:
         step = self.current_step
         if step is None:
             return None

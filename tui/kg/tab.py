@@ -129,10 +129,13 @@ asked again. At the last step: the answer rows with row-wise F1 and EM against t
 | v | the step's whole observation, or only its first lines |
 | e | explore the step: its query in the console, its page or search in the browser |
 | g | the question's gold SPARQL in the console |
+| t | list and search every trajectory of the file loaded (Enter shows one) |
 | Esc | stop the running agent: it takes no further action |
 
 In the command palette (Ctrl+P), type *Knowledge graph* to switch views, load examples, run any question,
-load a trajectory or stop a run.
+load a trajectory or stop a run. A file of many trajectories (SPINACH's own run logs hold one per question):
+**t** lists and searches them all. SPINACH's logs keep each query's result as it ran on Wikidata: the stepper
+shows those logged rows (and the answer's) rather than running a query meant for a graph this is not.
 """
 
     BINDINGS = [
@@ -170,8 +173,9 @@ load a trajectory or stop a run.
         self._open_first = False  # Enter before the hits came: open the first one when they do
         # stepper
         self._stepper = StepperModel()
-        self._loaded: list[Trajectory] = []
+        self._loaded: list[Trajectory] = []  # every trajectory of the file loaded last
         self._loaded_name = ""
+        self._loaded_pos = 0  # the one shown
         self._editor_origin = (EXAMPLES[0].query, f"{EXAMPLES[0].title} · {EXAMPLES[0].source}")  # as composed
 
     # --- layout ----------------------------------------------------------------------------------
@@ -522,10 +526,34 @@ load a trajectory or stop a run.
         return True
 
     def show_loaded(self, n: int) -> None:
-        """Show the ``n``-th trajectory of the last file loaded."""
+        """Show the ``n``-th (0-based) trajectory of the last file loaded."""
         if 0 <= n < len(self._loaded) and not self.is_running:
             trajectory = self._loaded[n]
-            self._start("stepper", lambda: self._score_work(trajectory, self._loaded_name, 0), name="load", busy=False)
+            self._loaded_pos = n
+            source = self._loaded_source(n)
+            others = len(self._loaded) - 1
+            self._start("stepper", lambda: self._score_work(trajectory, source, others), name="load", busy=False)
+
+    def _loaded_source(self, n: int) -> str:
+        """The file's name, and which of its trajectories this is when it holds several."""
+        return self._loaded_name if len(self._loaded) < 2 else f"{self._loaded_name} · {n + 1} of {len(self._loaded)}"
+
+    def pick_trajectory(self) -> bool:
+        """The searchable list of every trajectory of the file loaded; the one chosen is shown."""
+        from tui.kg.stepper import TrajectoryPicker
+
+        if not self._loaded:
+            self.notify(
+                "Load a trajectory file first: type its path in the box under the questions.", title="Knowledge graph"
+            )
+            return False
+
+        def chosen(n: int | None) -> None:
+            if n is not None:
+                self.show_loaded(n)
+
+        self.app.push_screen(TrajectoryPicker(self._loaded, self._loaded_name, self._loaded_pos), chosen)
+        return True
 
     def step(self, delta: int) -> None:
         """Move ``delta`` steps (→ is +1, ← is -1)."""
@@ -546,6 +574,16 @@ load a trajectory or stop a run.
         if step is None:
             return False
         arg = step.argument.strip().strip("'\"`")
+        if step.action == "execute_sparql" and step.logged is not None:
+            # a SPINACH log's query was meant for Wikidata: its logged rows are in the step; it is not run here
+            self.show_view("console")
+            self._put_in_editor(step.argument, f"step {step.index} of the trajectory (logged, not run)")
+            self.notify(
+                "SPINACH ran this query on Wikidata: its logged rows are in the step. It is in the editor; "
+                "Ctrl+J runs it on this graph.",
+                title="Knowledge graph",
+            )
+            return True
         if step.action == "execute_sparql":
             self.show_view("console")
             return self.run_query(step.argument, source=f"step {step.index} of the trajectory")
@@ -705,11 +743,11 @@ load a trajectory or stop a run.
             "Focus the path box of the stepper.",
             lambda: (self.show_view("stepper"), self.query_one("#kg-load", Input).focus()),
         )
-        for n, trajectory in enumerate(self._loaded[:20]):
+        if self._loaded:
             yield PaletteCommand(
-                f"{t}: show loaded trajectory {n + 1}/{len(self._loaded)} — {truncate(trajectory.question, 60)}",
-                self._loaded_name,
-                lambda k=n: (self.show_view("stepper"), self.show_loaded(k)),
+                f"{t}: list and search the {len(self._loaded)} trajector{'y' if len(self._loaded) == 1 else 'ies'} of {self._loaded_name}",
+                "A searchable list of every trajectory in the file; Enter shows one (t).",
+                lambda: (self.show_view("stepper"), self.pick_trajectory()),
             )
         if self._stepper.steps:
             yield PaletteCommand(f"{t}: toggle the full observation", "v", self.toggle_full_observation)
@@ -779,7 +817,7 @@ load a trajectory or stop a run.
         trajectory = session.agent.run(question.question, emit=self._emit, cancel=cancel)
         return score_run(session, trajectory, question)
 
-    def _load_work(self, path: str) -> tuple[list[Trajectory], Scored]:
+    def _load_work(self, path: str) -> tuple[list[Trajectory], str, Scored]:
         from engines.spinach.trajectory import load
 
         trajectories = load(Path(path).expanduser())
@@ -787,7 +825,9 @@ load a trajectory or stop a run.
             from engines.spinach.trajectory import TrajectoryError
 
             raise TrajectoryError(f"{path} holds no trajectory.")
-        return trajectories, self._score_work(trajectories[0], Path(path).name, len(trajectories) - 1)
+        name = Path(path).name
+        source = name if len(trajectories) < 2 else f"{name} · 1 of {len(trajectories)}"
+        return trajectories, name, self._score_work(trajectories[0], source, len(trajectories) - 1)
 
     def _score_work(self, trajectory: Trajectory, source: str, others: int) -> Scored:
         return score_loaded(self._session_now(), trajectory, source=source, others=others)
@@ -837,8 +877,8 @@ load a trajectory or stop a run.
             self._show_finished(result)
         elif name == "load":
             if isinstance(result, tuple):
-                self._loaded, scored = result
-                self._loaded_name = scored.source
+                self._loaded, self._loaded_name, scored = result
+                self._loaded_pos = 0
             else:
                 scored = result
             self._hide_error("kg-stepper-error")
