@@ -5,7 +5,9 @@ Every condition is computed per course as True, False or Unknown (SQL NULL):
 
 * term — the offering is in the term the student wants;
 * time — no meeting of the offering overlaps a busy slot (``NOT EXISTS``; half-open
-  intervals, so 14-16 and 16-18 do not conflict; any conflicting meeting excludes);
+  intervals, so 14-16 and 16-18 do not conflict; any conflicting meeting excludes); an offering
+  whose schedule is not completely recorded (``schedule_complete`` false) and shows no conflict is
+  Unknown, since the missing meetings may conflict;
 * prerequisites — every prerequisite done (True), any not done (False), otherwise Unknown;
 * credits — the course fits under the credit cap;
 * practical — ``answer(reviews, 'is it practical?')`` through the SUQL compiler, asked only
@@ -36,12 +38,21 @@ SELECT o.course_id, o.term::VARCHAR AS term, p.term AS wanted, o.term::VARCHAR =
 FROM offerings o, profile p ORDER BY o.course_id
 """
 
-# The notes' query: any meeting that overlaps a busy slot excludes the offering.
-TIME_SQL = """
+# The notes' query: any meeting that overlaps a busy slot excludes the offering.  Alone it passes an
+# offering whose meetings were never recorded (nothing to conflict with), so a schedule that is not
+# complete makes the time check unknown, not true (note 003's schedule_complete).
+NAIVE_TIME_SQL = """
 SELECT o.course_id, NOT EXISTS (
     SELECT 1 FROM meetings AS m JOIN busy AS b ON m.day = b.day
     WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min
 ) AS ok
+FROM offerings AS o ORDER BY o.course_id
+"""
+TIME_SQL = """
+SELECT o.course_id, CASE WHEN EXISTS (
+    SELECT 1 FROM meetings AS m JOIN busy AS b ON m.day = b.day
+    WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min
+) THEN FALSE WHEN o.schedule_complete THEN TRUE ELSE NULL END AS ok
 FROM offerings AS o ORDER BY o.course_id
 """
 
@@ -128,7 +139,11 @@ def plan(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, emit: Emit = ignore)
             f"{rec['day']} {clock(rec['start_min'])}-{clock(rec['end_min'])} overlaps your busy {clock(rec['busy_start'])}-{clock(rec['busy_end'])}"
         )
     for rec in sandbox.run(TIME_SQL).records():
-        detail = "; ".join(conflicts.get(rec["course_id"], [])) or "no meeting overlaps a busy slot"
+        detail = "; ".join(conflicts.get(rec["course_id"], [])) or (
+            "no meeting overlaps a busy slot"
+            if rec["ok"] is not None
+            else "its schedule is not completely recorded: no recorded meeting overlaps, the others are unknown"
+        )
         check(rec["course_id"], "time", rec["ok"], detail)
     prereqs: dict[str, list[tuple[str, str]]] = {}
     for rec in sandbox.run(PREREQ_SQL).records():

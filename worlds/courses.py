@@ -34,7 +34,7 @@ def clock(minutes: int) -> str:
 @dataclass(frozen=True)
 class CourseWorld:
     courses: tuple[tuple[str, str, int, str], ...]  # id, title, credits, description
-    offerings: tuple[tuple[int, str, str, int], ...]  # id, course_id, term, year
+    offerings: tuple[tuple[int, str, str, int, bool], ...]  # id, course_id, term, year, schedule_complete
     meetings: tuple[tuple[int, str, int, int], ...]  # offering_id, day, start_min, end_min
     prerequisites: tuple[tuple[str, str], ...]  # course_id, prerequisite_id
     completed: tuple[tuple[str, str], ...]  # course_id, status: done | not_done | unknown
@@ -50,7 +50,8 @@ class CourseWorld:
         terms = ", ".join(f"'{t}'" for t in TERMS)
         return (
             "CREATE TABLE courses (id TEXT PRIMARY KEY, title TEXT, credits INTEGER, description TEXT);\n"
-            f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id TEXT, term ENUM ({terms}), year INTEGER);\n"
+            f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id TEXT, term ENUM ({terms}), year INTEGER, "
+            "schedule_complete BOOLEAN);  -- false: not every meeting of the offering is recorded\n"
             "CREATE TABLE meetings (offering_id INTEGER, day TEXT, start_min INTEGER, end_min INTEGER);  -- [start_min, end_min) minutes since midnight\n"
             "CREATE TABLE prerequisites (course_id TEXT, prerequisite_id TEXT);\n"
             "CREATE TABLE completed (course_id TEXT, status ENUM ('done', 'not_done', 'unknown'));  -- the student's record; a missing course is unknown\n"
@@ -66,7 +67,8 @@ class CourseWorld:
             "CREATE TABLE courses (id VARCHAR PRIMARY KEY, title VARCHAR, credits INTEGER, description VARCHAR)"
         )
         con.execute(
-            f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id VARCHAR, term ENUM ({terms}), year INTEGER)"
+            f"CREATE TABLE offerings (id INTEGER PRIMARY KEY, course_id VARCHAR, term ENUM ({terms}), year INTEGER, "
+            "schedule_complete BOOLEAN)"
         )
         con.execute("CREATE TABLE meetings (offering_id INTEGER, day VARCHAR, start_min INTEGER, end_min INTEGER)")
         con.execute("CREATE TABLE prerequisites (course_id VARCHAR, prerequisite_id VARCHAR)")
@@ -109,12 +111,14 @@ def build(
     current_credits: int = 4,
     second_c1_review: bool = False,
     term: str = "autumn",
+    unrecorded: tuple[str, ...] = (),
 ) -> CourseWorld:
     """The notes' world.  The knobs are the metamorphic tests' changes:
 
     ``c2_start=hm(16)`` moves C2 to 16:00 (half-open intervals: no longer a conflict);
     ``credit_cap=6`` leaves no room for any 3-credit course; ``second_c1_review`` adds a
-    review to C1 (it must not add a candidate).
+    review to C1 (it must not add a candidate).  ``unrecorded`` courses lose every meeting record, as a
+    data feed that dropped them would, and their offerings say so (``schedule_complete`` false).
     """
     courses = (
         ("C1", "Applied Machine Learning", 3, "Building and evaluating learning systems on real data."),
@@ -126,13 +130,16 @@ def build(
         ("A", "Introduction to Programming", 4, "Programming fundamentals."),
         ("B", "Data Structures", 4, "Lists, trees, graphs and their algorithms."),
     )
-    offerings = (
-        (1, "C1", "autumn", 2026),
-        (2, "C2", "autumn", 2026),
-        (3, "C3", "autumn", 2026),
-        (4, "C4", "spring", 2027),
-        (5, "C5", "autumn", 2026),
-        (6, "C6", "autumn", 2026),
+    offerings = tuple(
+        (i, course, when, year, course not in unrecorded)
+        for i, course, when, year in (
+            (1, "C1", "autumn", 2026),
+            (2, "C2", "autumn", 2026),
+            (3, "C3", "autumn", 2026),
+            (4, "C4", "spring", 2027),
+            (5, "C5", "autumn", 2026),
+            (6, "C6", "autumn", 2026),
+        )
     )
     meetings = (
         (1, "Mon", hm(10), hm(12)),
@@ -145,6 +152,8 @@ def build(
         (6, "Thu", hm(9), hm(10, 30)),
         (6, "Fri", hm(13), hm(14, 30)),
     )
+    lost = {o[0] for o in offerings if o[1] in unrecorded}
+    meetings = tuple(m for m in meetings if m[0] not in lost)
     prerequisites = (("C1", "A"), ("C3", "B"), ("C5", "A"), ("C2", "A"))
     completed = (("A", "done"), ("B", "unknown"))
     busy = (("Wed", hm(14), hm(16)), ("Tue", hm(13), hm(15)))

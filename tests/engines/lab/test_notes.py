@@ -44,3 +44,46 @@ def test_top_k_trap_loses_c1_for_small_k_only():
     assert t.row(1)["rank, keep k, then filter"].startswith("—") and t.row(6)["rank, keep k, then filter"] == "C1"
     assert all(r[3] == "C1" for r in t.rows)
     assert t.chart is not None and len(t.chart.series) == 2
+
+
+def _claims(t) -> list[str]:
+    return [n for n in t.notes if n.startswith(("holds", "differs"))]
+
+
+def test_schedule_complete_turns_missing_meetings_into_an_unknown():
+    t = run("l6-course-schedule")
+    lost = t.rows[1]
+    assert lost[2:] == ("yes", "confirmed", "unknown", "to verify")  # NOT EXISTS alone passes C2; the guard does not
+    assert t.rows[0][2:] == ("no", "excluded", "no", "excluded")
+    assert len(_claims(t)) == 3 and all(n.startswith("holds") for n in _claims(t))
+
+
+def test_schedule_complete_unknown_is_only_for_the_course_that_lost_its_meetings():
+    from engines.courses import NAIVE_TIME_SQL, TIME_SQL
+    from engines.sql.sandbox import Sandbox
+    from worlds.courses import build
+
+    for knobs in ({}, {"unrecorded": ("C5",)}):
+        with Sandbox.create(build(**knobs).load) as sb:
+            naive = {r["course_id"]: r["ok"] for r in sb.run(NAIVE_TIME_SQL).records()}
+            guarded = {r["course_id"]: r["ok"] for r in sb.run(TIME_SQL).records()}
+        unknown = {c for c, ok in guarded.items() if ok is None}
+        assert unknown == set(knobs.get("unrecorded", ()))
+        assert all(guarded[c] == naive[c] for c in guarded if c not in unknown)
+
+
+def test_three_valued_table_is_kleenes_computed_by_the_compiler():
+    t = run("l7-three-valued")
+    cells = {(r[0][-2], r[1][-2]): r for r in t.rows}  # "C1 (T)" -> "T"
+    assert cells[("T", "U")][2] == "U" and cells[("F", "U")][2] == "F"
+    assert cells[("T", "U")][3] == "T" and cells[("F", "U")][3] == "U"
+    assert cells[("U", "U")][4] == "U" and cells[("T", "T")][4] == "F" and cells[("F", "F")][4] == "T"
+    assert len(t.rows) == 9 and all(n.startswith("holds") for n in _claims(t))
+
+
+def test_cost_model_worked_example_and_its_measurement():
+    t = run("l7-cost-model")
+    first, second = t.row("structured first"), t.row("text first")
+    assert first["notes' cost per row"] == 1.1 and second["notes' cost per row"] == 5.04
+    assert second["answer() calls per row (measured)"] == 1.0 > first["answer() calls per row (measured)"]
+    assert all(n.startswith("holds") for n in _claims(t)) and len(_claims(t)) == 4
