@@ -565,10 +565,9 @@ class PostgresGate:
         sandbox = Sandbox.create(loader, row_cap=row_cap, timeout_s=self.timeout_s, limits=limits)
         return sandbox, loads
 
-    def _load_table(self, con: duckdb.DuckDBPyConnection, table: PgTable, f: TableFilter, *, cap: int,
-                    cancel: threading.Event | None) -> CandidatesLoaded:  # fmt: skip
-        wanted = [c for c in table.columns if f.columns is None or c.name in f.columns]
-        pk = table.primary_key if table.primary_key in {c.name for c in wanted} else None
+    def _candidate_sql(
+        self, table: PgTable, wanted: Sequence[PgColumn], predicate: exp.Expression | None, pk: str | None, cap: int
+    ) -> tuple[str, list[Any]]:
         select = exp.select(
             *[
                 exp.alias_(
@@ -580,8 +579,8 @@ class PostgresGate:
                 for c in wanted
             ]
         ).from_(exp.to_table(exp.to_identifier(table.name, quoted=True)))
-        if f.predicate is not None:
-            select = select.where(f.predicate.copy())
+        if predicate is not None:
+            select = select.where(predicate.copy())
         if pk is not None:  # a fixed order: the rows arrive (and are numbered) as the table's own ids
             select = select.order_by(exp.column(exp.to_identifier(pk, quoted=True)))
         select = select.limit(cap + 1)
@@ -589,6 +588,12 @@ class PostgresGate:
         sent, values = _parametrise(select)
         sql = _to_postgres(sent)
         self._recheck(sql)
+        return sql, values
+
+    def _load_table(self, con: duckdb.DuckDBPyConnection, table: PgTable, f: TableFilter, *, cap: int,
+                    cancel: threading.Event | None) -> CandidatesLoaded:  # fmt: skip
+        wanted = [c for c in table.columns if f.columns is None or c.name in f.columns]
+        pk = table.primary_key if table.primary_key in {c.name for c in wanted} else None
         target = exp.to_table(exp.to_identifier(table.name, quoted=True))
         ddl = exp.Create(
             this=exp.Schema(
@@ -626,6 +631,7 @@ class PostgresGate:
             target.copy(),
         ).sql(dialect="duckdb", identify=True)
         count = 0
+        sql = ""
 
         def each(batch: list[tuple]) -> None:
             nonlocal count
@@ -633,16 +639,38 @@ class PostgresGate:
                 raise Cancelled()
             count += len(batch)
             if count > cap:
-                raise SqlFailed(
+                raise TooManyCandidates(
                     f"More than {cap:,} rows of {table.name!r} pass the query's structured conditions: narrow them "
                     "(or raise CS224V_POSTGRES_CANDIDATE_ROWS).",
                     sql=sql,
                 )
-            con.execute(insert, [[row[i] for row in batch] for i in range(len(wanted))])
+            try:
+                con.execute(insert, [[row[i] for row in batch] for i in range(len(wanted))])
+            except duckdb.Error as e:
+                raise SqlFailed(f"A value of {table.name!r} could not be copied into DuckDB: {e}", sql=sql) from e
 
         started = time.perf_counter()
-        self._fetch(sql, values, cap + 1, each=each)
-        return CandidatesLoaded(table.name, sql, tuple(values), count, time.perf_counter() - started)
+        sql, values = self._candidate_sql(table, wanted, f.predicate, pk, cap)
+        note = ""
+        try:
+            self._fetch(sql, values, cap + 1, each=each)
+        except (SqlTimedOut, TooManyCandidates):
+            raise
+        except SqlFailed as e:
+            if f.predicate is None:
+                raise
+            # PostgreSQL could not evaluate the pushed condition (it reads a type differently): every
+            # row instead; the local engine still applies the whole WHERE
+            note = f"the structured filter did not run on PostgreSQL ({e}); every row was loaded"
+            con.execute(exp.delete(target.copy()).sql(dialect="duckdb", identify=True))
+            count = 0
+            sql, values = self._candidate_sql(table, wanted, None, pk, cap)
+            self._fetch(sql, values, cap + 1, each=each)
+        return CandidatesLoaded(table.name, sql, tuple(values), count, time.perf_counter() - started, note)
+
+
+class TooManyCandidates(SqlFailed):
+    """More rows pass the pushed filter than a SUQL query may load (``postgres_candidate_rows``)."""
 
 
 def _duck_type(text: str) -> exp.DataType:
@@ -691,6 +719,7 @@ class CandidatesLoaded(Event):
     parameters: tuple[Any, ...]
     rows: int
     elapsed_s: float
+    note: str = ""  # why the filter was not pushed, when it was not
 
 
 class PostgresSuqlEngine:

@@ -41,6 +41,8 @@ def db(pg_server: PgServer, world) -> str:  # noqa: F811 - the fixture imported 
             "(2, 'a', NULL, 'Friendly people, kind service.'), (3, NULL, 5, 'Rude and slow.'), "
             "(4, 'b', 7, 'Friendly, quick and kind.'), (5, 'a', 9, NULL)"
         )
+        con.execute("CREATE TABLE codes (id integer PRIMARY KEY, code text)")
+        con.execute("INSERT INTO codes VALUES (1, '1'), (2, '2'), (3, '30')")
         if pg_server.has_pg_stat_statements:
             con.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         con.execute("CREATE EXTENSION IF NOT EXISTS dblink")  # installed, so refusing it is the gate's doing
@@ -224,7 +226,8 @@ def test_the_filter_runs_on_postgresql_and_answer_sees_only_filtered_rows(source
     )
     result = engine.run(query, mode="C", emit=events.append)
     (load,) = engine.last_loads
-    with psql().connect(db) as con:
+    pg = psql()
+    with pg.connect(db) as con:
         matching = {r[0] for r in con.execute("SELECT id FROM items WHERE score < 3 AND color = 'red'").fetchall()}
         if pg_server.has_pg_stat_statements:
             sent = [
@@ -234,6 +237,10 @@ def test_the_filter_runs_on_postgresql_and_answer_sees_only_filtered_rows(source
                 )
             ]
             assert any('"score" < 3' in q and '"color" = $1' in q for q in sent), sent
+        with pg.RawCursor(con) as cur:  # the filter is one PostgreSQL can serve from an index
+            cur.execute("EXPLAIN " + load.sql, list(load.parameters))
+            plan = "\n".join(r[0] for r in cur.fetchall())
+        assert "Index Scan on items_score" in plan, plan
     assert 0 < len(matching) < N_ITEMS / 100
     assert load.rows == len(matching)  # only the candidate rows travelled, not 100,000
     assert load.parameters == ("red",) and "red" not in load.sql
@@ -322,6 +329,16 @@ def test_unknown_structured_values_stay_rows_to_verify(source, db):
     same_to_verify(pg.to_verify, duck.to_verify)
     assert answer_calls(pg_events) == answer_calls(duck_events)
     assert engine.last_loads[0].rows == 3  # 2 (n NULL), 3 (kind NULL), 5; 1 (n = 1) and 4 (kind 'b') stay behind
+
+
+def test_a_condition_postgresql_cannot_evaluate_falls_back_to_every_row(source):
+    """DuckDB compares a text column with a number by casting the text; PostgreSQL refuses text = integer.
+    The local engine decides, so the rows are loaded unfiltered and the answer is DuckDB's."""
+    engine = source.suql_engine(sim())
+    result = engine.run("SELECT id FROM codes WHERE code = 2", mode="C")
+    (load,) = engine.last_loads
+    assert result.rows == ((2,),)
+    assert load.rows == 3 and "did not run on PostgreSQL" in load.note
 
 
 def test_naive_modes_keep_their_cost(source):

@@ -166,3 +166,11 @@ def test_not_false_is_exactly_true_or_unknown(truth_table, formula):
         f"SELECT count(*) FROM v WHERE (({formula}) IS NOT FALSE) IS DISTINCT FROM (({rewritten}) IS TRUE)"
     ).fetchone()[0]
     assert wrong == 0, rewritten
+
+
+def test_without_a_server_the_postgresql_tests_say_why_they_skip(monkeypatch):
+    from tests import pg_server
+
+    monkeypatch.setattr(pg_server, "find_bin_dir", lambda: None)
+    reason = pg_server.skip_reason()
+    assert reason is not None and "apt-get install -y postgresql" in reason
