@@ -572,9 +572,9 @@ class CS224VApp(App[None]):
         return isinstance(self.screen, ModalScreen)
 
     def export_sources(self) -> list:
-        """What F9 can export in the shown tab (the focused table first)."""
+        """What F9 can export in the shown tab (the focused table first): what has rows."""
         area = self.active_area
-        return [] if area is None else [s for s in area.export_sources() if s.columns]
+        return [] if area is None else [s for s in area.export_sources() if s.columns and s.rows]
 
     def action_export(self) -> None:
         """Open the export prompt for the focused table (or the tab's first)."""

@@ -28,6 +28,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
+from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
@@ -261,7 +262,11 @@ class ExportScreen(ModalScreen["Exported | None"]):
                 )
             else:
                 yield Static(self.source.label, id="export-source-label", markup=False)
-            path = Input(default_path(self.tab, self.source, self.now, folder=self.folder), id="export-path")
+            path = Input(
+                default_path(self.tab, self.source, self.now, folder=self.folder),
+                id="export-path",
+                select_on_focus=False,
+            )
             path.border_title = "File · the extension picks the format"
             yield path
             yield Static(f"Enter writes · Esc cancels · formats: {FORMATS_HINT}", id="export-hint", markup=False)
@@ -269,11 +274,15 @@ class ExportScreen(ModalScreen["Exported | None"]):
 
     def on_mount(self) -> None:
         path = self.query_one("#export-path", Input)
-        path.focus()
-        stem = Path(path.value).stem
-        start = len(path.value) - len(Path(path.value).name)
-        path.selection = (start, start + len(stem))  # typing replaces the name, keeping folder and extension
         path.cursor_blink = getattr(self.app, "cursor_blink", True)
+        path.focus()
+        self.call_after_refresh(self._select_name)
+
+    def _select_name(self) -> None:
+        """Select the file's name: typing replaces it, keeping the folder and the extension."""
+        path = self.query_one("#export-path", Input)
+        start = len(path.value) - len(Path(path.value).name)
+        path.selection = Selection(start, start + len(Path(path.value).stem))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "export-source" or not isinstance(event.value, int):
