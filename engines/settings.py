@@ -120,6 +120,9 @@ class Settings(BaseSettings):
     )
     # SPARQL: the memory a query's worker process may use
     sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
+    # the graph the Knowledge-graph tab opens instead of the built-in world: an endpoint URL or RDF files
+    kg_endpoint: str | None = Field(None, description="a SPARQL 1.1 endpoint URL for the KG tab (CS224V_KG_ENDPOINT)")
+    kg_rdf: tuple[Path, ...] = Field((), description='RDF files for the KG tab (CS224V_KG_RDF, a JSON list: ["my.ttl"])')
     # SUQL: parallel answer() checks when calls take time (sim latency > 0, or claude)
     suql_pool: int = Field(4, ge=1, le=32)
     suql_cap: int = Field(20, ge=1, description="retrieval cap of execution mode F")
