@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from engines.errors import Cancelled, EngineError
 from engines.lab.judge import Meaning, meaning
+from engines.sql.tasks import PARSE, Dialogue
 
 CONVENTIONS = ("mixed", "A", "B")
 ERROR_KINDS = ("wrong location", "dropped condition", "wrong cuisine value", "limit off by one")
@@ -276,7 +277,7 @@ def simulate(
         for conv in ("A", "B"):
             gold[conv] = annotate(intent, conv, error, random.Random(f"{seed}/error/{i}"))
         gold["mixed"] = gold[annotator]
-        parsed = llm.parse(intent.question, [], world.schema())
+        parsed = llm.run(PARSE, Dialogue(intent.question, (), world.schema()))
         try:
             predicted = (
                 Classifier(world.enum_fields, method, llm).rewrite(sandbox.check(parsed)).sql(dialect="postgres")

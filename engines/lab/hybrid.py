@@ -34,6 +34,8 @@ from sqlglot import exp
 
 from engines.errors import EngineError
 from engines.lab.judge import one_minus_relative_error, set_f1
+from engines.sql.tasks import PARSE, Dialogue
+from engines.suql.tasks import ANSWER, AnswerInput
 
 CLASSES = ("db only", "review of one", "both: set", "both: top", "both: count")
 HYBRID_CLASSES = CLASSES[2:]
@@ -325,14 +327,14 @@ class Toolkit:
         """The reader: ``answer()`` on one restaurant's reviews."""
         from engines.retrieval.bm25 import as_text
 
-        return self.llm.answer(as_text(self.by_id[rid].reviews), question).value == "Yes"
+        return self.llm.run(ANSWER, AnswerInput(as_text(self.by_id[rid].reviews), question)).value == "Yes"
 
     def text_questions(self, utterance: str) -> list[str]:
         """The answer() questions the LLM parser writes for the subjective part of a question."""
         from engines.lab.judge import meaning
 
         if utterance not in self._text_questions:
-            parsed = meaning(self.llm.parse(utterance, [], self.suql_schema))
+            parsed = meaning(self.llm.run(PARSE, Dialogue(utterance, (), self.suql_schema)))
             self._text_questions[utterance] = [q for col, q in parsed.texts if col == "reviews"]
         return self._text_questions[utterance]
 

@@ -16,6 +16,7 @@ from engines.errors import Cancelled, EngineError
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import mean, rounded, share
 from engines.sql.dialogue import SAMPLE_DIALOGUE
+from engines.sql.tasks import CLASSIFY, PARSE, ClassifyInput, Dialogue
 
 SEED_NOTE = "The simulated LLM: seed {seed}, wrong {error_on_topic:.1%} on the topic and {error_off_topic:.1%} off it (settings)."
 
@@ -111,7 +112,7 @@ def algebra(ctx: RunContext) -> Table:
         if ids is None or (previous_ids is not None and not ids <= previous_ids):
             subset_ok = False
         previous_ids = ids
-        parsed = llm.parse(utterance, [], world.schema())
+        parsed = llm.run(PARSE, Dialogue(utterance, (), world.schema()))
         agrees = _parser_agrees(sandbox, parsed, result)
         agreements.append(agrees)
         counts.append(len(result))
@@ -144,7 +145,7 @@ def algebra(ctx: RunContext) -> Table:
     ):
         ctx.progress(step - 1, total, phrase)
         result = _rows_of(sandbox, sql)
-        parsed = llm.parse(utterance, [], world.schema())
+        parsed = llm.run(PARSE, Dialogue(utterance, (), world.schema()))
         parsed_ids = _ids_of(sandbox, parsed)
         agrees = parsed_ids is not None and parsed_ids == {r[0] for r in result}
         pairs.append({r[0] for r in result})
@@ -322,7 +323,7 @@ def classify_methods(ctx: RunContext) -> Table:
         class Counting:
             def classify(self, value, field, candidates):
                 shown.append(len(candidates))  # noqa: B023 -- used within this iteration only
-                return llm.classify(value, field, candidates)  # noqa: B023 -- likewise
+                return llm.run(CLASSIFY, ClassifyInput(value, field, tuple(candidates)))  # noqa: B023 -- likewise
 
         c = Classifier(
             world.enum_fields, method, Counting() if method in ("llm_all", "retrieve_llm") else None, k=ctx["k"]
@@ -462,7 +463,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
     calls = {m: 0 for m in methods}
     for i, q in enumerate(questions):
         ctx.progress(i, len(questions), q["question"])
-        parsed = llm.parse(q["question"], [], world.schema())
+        parsed = llm.run(PARSE, Dialogue(q["question"], (), world.schema()))
         for m in methods:
             sql = parsed
             if m != "zero-shot":

@@ -338,11 +338,12 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
     )
     # What the reader relied on for the rows it kept wrongly (the evaluator looks at the evidence).
     from engines.retrieval.bm25 import as_text
+    from engines.suql.tasks import ANSWER, AnswerInput
 
     reader = ctx.llm()
     by_id = {r._id: r for r in world.rows}
     wrong = sorted({x[0] for x in r.rows} - truth)
-    evidence = Counter(s for rid in wrong for s in reader.answer(as_text(by_id[rid].reviews), question).evidence)
+    evidence = Counter(s for rid in wrong for s in reader.run(ANSWER, AnswerInput(as_text(by_id[rid].reviews), question)).evidence)
     if evidence:
         sentence, times = evidence.most_common(1)[0]
         without = share(then["tp"], then["n"] - times)

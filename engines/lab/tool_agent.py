@@ -20,6 +20,7 @@ from sqlglot import exp
 from engines.retrieval.bm25 import ChunkIndex, aggregate, as_text
 from engines.suql.language import as_call, calls_in, parse
 from engines.suql.plan import to_dnf
+from engines.suql.tasks import ANSWER, AnswerInput
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class ToolAgent:
         confirmed: list[int] = []
         for rid in candidates:
             text = as_text(self.by_id[rid].reviews)
-            if all(self.llm.answer(text, q).value == "Yes" for q in questions):
+            if all(self.llm.run(ANSWER, AnswerInput(text, q)).value == "Yes" for q in questions):
                 confirmed.append(rid)
                 if limit is not None and len(confirmed) >= limit:
                     break
