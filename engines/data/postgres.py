@@ -187,12 +187,14 @@ def _column(name: str, typname: str, typtype: str, elem: str | None, elem_typtyp
     if elem is not None:  # an array
         if elem in _SCALARS or elem == "numeric":
             base = _numeric(typmod) if elem == "numeric" else _SCALARS[elem]
-            kind = "list" if elem in _PLAIN or elem in _TEXT else "other"
+            exact = elem != "numeric" or base != "DOUBLE"  # numeric[] without a precision: DOUBLE[] here
+            kind = "list" if (elem in _PLAIN or elem in _TEXT) and exact else "other"
             return PgColumn(name, f"{base}[]", is_list=True, kind=kind)
         kind = "enum_list" if elem_typtype == "e" else "other"
         return PgColumn(name, "VARCHAR[]", as_text=True, is_list=True, kind=kind)  # enum[] and others: as text[]
-    if typname == "numeric":
-        return PgColumn(name, _numeric(typmod), kind="plain")
+    if typname == "numeric":  # without a precision it becomes DOUBLE here: compared as DOUBLE there too
+        duck = _numeric(typmod)
+        return PgColumn(name, duck, kind="double" if duck == "DOUBLE" else "plain")
     if typname in _SCALARS:
         kind = "plain" if typname in _PLAIN else "text" if typname in _TEXT else "other"
         return PgColumn(name, _SCALARS[typname], kind=kind)

@@ -99,9 +99,11 @@ _ORDERING = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #   "enum"       an enum type: compared as its text (DuckDB compares an ENUM with a string as strings,
 #                and PostgreSQL would reject a string that is not one of the labels)
 #   "enum_list"  a list of enum values: compared as text[]
+#   "double"     a number PostgreSQL holds exactly and DuckDB as DOUBLE (numeric without a precision):
+#                compared as double precision
 #   "list"       a list of plain values or texts
 #   "other"      anything fetched as text (json, inet, char(n) ...): never pushed
-KINDS = ("plain", "text", "enum", "enum_list", "list", "other")
+KINDS = ("plain", "text", "enum", "enum_list", "double", "list", "other")
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,8 @@ def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | Non
         bare: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
         if kind == "enum":
             bare = exp.cast(bare, "TEXT")
+        elif kind == "double":
+            bare = exp.cast(bare, "DOUBLE")
         elif kind == "enum_list":
             bare = exp.cast(bare, exp.DataType.build("TEXT[]", dialect="postgres"))
         if kind in ("text", "enum") and isinstance(_comparison_of(col, out), _ORDERING):

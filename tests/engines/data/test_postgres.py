@@ -41,6 +41,19 @@ def db(pg_server: PgServer, world) -> str:  # noqa: F811 - the fixture imported 
             "(2, 'a', NULL, 'Friendly people, kind service.'), (3, NULL, 5, 'Rude and slow.'), "
             "(4, 'b', 7, 'Friendly, quick and kind.'), (5, 'a', 9, NULL)"
         )
+        con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
+        con.execute(
+            "CREATE TABLE typed (id int PRIMARY KEY, j jsonb, u uuid, tz timestamptz, iv interval, d date, ok bool, "
+            "f float8, n numeric, n2 numeric(10,2), ch char(3), ia int[], ma mood[], m mood, ip inet, "
+            '"Odd ""q"" name" text)'
+        )
+        con.execute(
+            "INSERT INTO typed VALUES (1, '{\"b\": [1, 2]}', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
+            "'2024-05-01 12:00+02', '1 day 2 hours', '2024-05-01', true, 1.5, 12345678901234567890.5, 3.14, 'ab', "
+            "'{1,2}', '{sad,happy}', 'ok', '10.0.0.1', 'odd'), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+            "NULL, NULL, NULL, NULL, NULL, NULL, NULL), (3, NULL, NULL, NULL, NULL, '2023-01-01', false, 0.5, 1, 1, "
+            "'x', '{3}', '{ok}', 'sad', NULL, 'three')"
+        )
         con.execute("CREATE TABLE codes (id integer PRIMARY KEY, code text)")
         con.execute("INSERT INTO codes VALUES (1, '1'), (2, '2'), (3, '30')")
         if pg_server.has_pg_stat_statements:
@@ -339,6 +352,28 @@ def test_a_condition_postgresql_cannot_evaluate_falls_back_to_every_row(source):
     (load,) = engine.last_loads
     assert result.rows == ((2,),)
     assert load.rows == 3 and "did not run on PostgreSQL" in load.note
+
+
+def test_column_types_travel_and_push_down_as_duckdb_reads_them(source):
+    t = {c.name: c.type for c in source.schema.table("typed").columns}
+    assert t["m"] == "ENUM('sad', 'ok', 'happy')" and t["ma"] == "VARCHAR[]" and t["ia"] == "INTEGER[]"
+    assert t["n"] == "DOUBLE" and t["n2"] == "DECIMAL(10,2)" and t["tz"] == "TIMESTAMP WITH TIME ZONE"
+    engine = source.suql_engine(sim())
+    r = engine.run("SELECT * FROM typed WHERE m = 'ok' OR id = 2 ORDER BY id", mode="C")
+    (first, second) = r.records()
+    assert first["j"] == '{"b": [1, 2]}' and first["u"] == "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+    assert (
+        first["tz"] == "2024-05-01T10:00:00+00:00" and first["ma"] == ["sad", "happy"] and first["ip"] == "10.0.0.1/32"
+    )
+    assert first['Odd "q" name'] == "odd" and second["id"] == 2 and second["m"] is None
+    query = (
+        'SELECT id, "Odd ""q"" name" FROM typed WHERE d > \'2024-01-01\' AND ok AND f > 1 AND \'sad\' = ANY(ma) '
+        "AND 2 = ANY(ia) AND n > 5 ORDER BY id"
+    )
+    assert engine.run(query, mode="C").rows == ((1, "odd"),)
+    sql = engine.last_loads[0].sql
+    assert 'CAST("n" AS DOUBLE PRECISION) > 5' in sql and 'ANY(CAST("ma" AS TEXT[]))' in sql
+    assert engine.last_loads[0].rows == 2  # row 3 (d in 2023, not ok) stayed on the server
 
 
 def test_naive_modes_keep_their_cost(source):
