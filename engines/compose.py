@@ -7,7 +7,11 @@ pyproject.toml).  A session that needs only its own agent package lives there
 * :func:`open_restaurants` — the restaurant world in a sandbox with the Text-to-SQL agent, or with
   ``suql=True`` the SUQL agent over the SUQL compiler (packages sql and suql);
 * :func:`open_suql` — a SUQL session over one of :data:`WORLDS` (restaurants, courses, the HybridQA
-  tables, whose examples come from ``engines.hybridqa``).
+  tables, whose examples come from ``engines.hybridqa``);
+* both with ``source=`` — the same over a user's own data (:func:`engines.data.source.open_source`):
+  the schema the parser is shown and the enumerations classify() uses come from the engine's own
+  description of the data, and the sim backend reads it with its generic reader, without the seeded
+  mistakes it makes on the lecture's worlds (on unknown data a seeded "Yes" would be a claim from nothing).
 
 No world is built when this module is imported: each world, and the examples drawn from it, is built
 when a session first asks for it.
@@ -21,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.data.source import DataSource, open_source
 from engines.errors import ConfigurationError, EngineError
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
@@ -37,13 +42,76 @@ from worlds import restaurants
 @dataclass
 class RestaurantSession:
     settings: Settings
-    world: restaurants.RestaurantWorld
+    world: Any  # restaurants.RestaurantWorld, or the DataSource of a user's own data
     sandbox: Sandbox
     llm: LLM
     agent: TextToSQLAgent
+    source: DataSource | None = None  # a user's own data (then ``world`` is it too)
 
     def close(self) -> None:
-        self.sandbox.close()
+        if self.source is not None:
+            self.source.close()
+        else:
+            self.sandbox.close()
+
+
+# The sim's seeded mistakes model an LLM's error rates on the lecture's worlds; on a user's own data the
+# generic reader makes none (its weakness is what it cannot read, never a Yes from nothing).
+OWN_DATA_SIM = {"error_on_topic": 0.0, "error_off_topic": 0.0, "parse_drop_rate": 0.0, "misread_rate": 0.0}
+
+
+def _own_llm(settings: Settings, clock: Callable[[], float] | None) -> LLM:
+    extra = OWN_DATA_SIM if settings.backend == "sim" else {}
+    return llm_from_settings(settings, clock=clock or time.perf_counter, **extra)
+
+
+def _source(source: DataSource | str, settings: Settings) -> DataSource:
+    return source if isinstance(source, DataSource) else open_source(source, settings)
+
+
+def _own_engine(data: DataSource, llm: LLM, settings: Settings, pool: int) -> SuqlEngine:
+    if data.make_engine is not None:  # the source runs the structured part itself (PostgreSQL)
+        return data.make_engine(llm, settings, pool=pool)
+    return SuqlEngine(data.sandbox, llm, pool=pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
+
+
+def open_source_agent(
+    source: DataSource | str,
+    settings: Settings | None = None,
+    *,
+    clock: Callable[[], float] | None = None,
+    suql: bool = False,
+) -> RestaurantSession:
+    """The Text-to-SQL agent (or with ``suql`` the SUQL agent) over a user's own data: a path or
+    ``postgresql://`` URL (opened here, closed with the session) or an opened :class:`DataSource`
+    (closed with the session too)."""
+    settings = settings or Settings()
+    data = _source(source, settings)
+    try:
+        llm = _own_llm(settings, clock)
+        description = data.schema
+        if suql:
+            engine = _own_engine(data, llm, settings, settings.effective_suql_pool)
+            agent: TextToSQLAgent = SuqlAgent(
+                sandbox=data.sandbox,
+                llm=llm,
+                schema=description.render(suql=True),  # answer()/summary() and the free-text columns described
+                enum_fields=description.enum_fields,
+                classify_method=settings.classify_method,
+                engine=engine,
+            )
+        else:
+            agent = TextToSQLAgent(
+                sandbox=data.sandbox,
+                llm=llm,
+                schema=description.render(),
+                enum_fields=description.enum_fields,
+                classify_method=settings.classify_method,
+            )
+    except BaseException:
+        data.close()
+        raise
+    return RestaurantSession(settings, data, data.sandbox, llm, agent, source=data)
 
 
 def open_restaurants(
@@ -52,14 +120,18 @@ def open_restaurants(
     world: restaurants.RestaurantWorld | None = None,
     clock: Callable[[], float] | None = None,
     suql: bool = False,
+    source: DataSource | str | None = None,
 ) -> RestaurantSession:
     """Build (or reuse) the world, load it into a fresh sandbox and make the agent: the
     Text-to-SQL agent, or with ``suql`` the SUQL agent of lecture 7 §4 (text-only wishes become
-    answer() conditions, run by the SUQL compiler in mode E).
+    answer() conditions, run by the SUQL compiler in mode E).  With ``source``, the same over a
+    user's own data instead of the restaurants (:func:`open_source_agent`).
 
     Raises ``ConfigurationError`` when the settings choose a backend that cannot run
-    (``claude`` without an API key).
+    (``claude`` without an API key), ``DataSourceError`` when the source cannot be opened.
     """
+    if source is not None:
+        return open_source_agent(source, settings, clock=clock, suql=suql)
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or restaurants.build(restaurants.DEFAULT_SEED).world
@@ -180,12 +252,26 @@ class SuqlSession:
     llm: LLM
     engine: SuqlEngine
     examples: tuple[Example, ...] = field(default_factory=tuple)
+    source: DataSource | None = None  # a user's own data (then ``world`` is it too)
 
     def schema(self) -> str:
+        if self.source is not None:
+            return self.source.schema.render(suql=True)
         return self.world.schema()
 
     def agent(self, mode: str = "E"):
-        """A SUQL dialogue agent over this session's world (restaurants)."""
+        """A SUQL dialogue agent over this session's world (restaurants) or data source."""
+        if self.source is not None:
+            description = self.source.schema
+            return SuqlAgent(
+                sandbox=self.sandbox,
+                llm=self.llm,
+                schema=description.render(suql=True),
+                enum_fields=description.enum_fields,
+                classify_method=self.settings.classify_method,
+                engine=self.engine,
+                mode=mode,
+            )
         return SuqlAgent.over(
             self.engine,
             self.world.schema(),
@@ -207,7 +293,10 @@ class SuqlSession:
         return expected if expected > self.settings.suql_confirm_calls else None
 
     def close(self) -> None:
-        self.sandbox.close()
+        if self.source is not None:
+            self.source.close()
+        else:
+            self.sandbox.close()
 
 
 def open_suql(
@@ -216,12 +305,25 @@ def open_suql(
     world: str = "restaurants",
     clock: Callable[[], float] | None = None,
     pool: int | None = None,
+    source: DataSource | str | None = None,
 ) -> SuqlSession:
     """``pool``: parallel answer() checks; by default the setting when calls take time, else 1
-    (with instant calls a pool only makes call counts depend on thread timing)."""
+    (with instant calls a pool only makes call counts depend on thread timing).
+
+    ``source``: a user's own data (a path, a ``postgresql://`` URL or an opened :class:`DataSource`,
+    closed with the session) instead of ``world``; the session has no examples then."""
     settings = settings or Settings()
     if pool is None:
         pool = settings.effective_suql_pool
+    if source is not None:
+        data = _source(source, settings)
+        try:
+            llm = _own_llm(settings, clock)
+            engine = _own_engine(data, llm, settings, pool)
+        except BaseException:
+            data.close()
+            raise
+        return SuqlSession(settings, data.name, data, data.sandbox, llm, engine, (), source=data)
     spec = WORLDS.get(world)
     if spec is None:
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")

@@ -9,7 +9,9 @@ sentence states the relation it says Unknown, even if the passage is about somet
 
 It is shown only the text and the question.  What it knows is general: how dates are
 written, the verbs that state where something took place or what someone competed in, and
-a little common sense about sports ("a judoka competes in judo").
+a little common sense about sports ("a judoka competes in judo").  It also answers the literal
+"does the text mention X?" (the question the generic parser of a user's tables writes): Yes only
+from a sentence that holds X's words.
 """
 
 from __future__ import annotations
@@ -197,6 +199,24 @@ def _competed(text: str, asked: str) -> tuple[Answer, tuple[str, ...]]:
     return Answer("No", (stated.sentence,)), ()
 
 
+_STOPWORDS = frozenset("a an the of to in on at for and or any some that this it its".split())
+
+
+def _mentions(text: str, thing: str) -> tuple[Answer, tuple[str, ...]]:
+    """Does the text mention ``thing``?  A literal check: Yes with the first sentence that holds every
+    content word of it (as a word, a plural allowed); No when no sentence does; Unknown for an empty
+    text or a thing without a content word (nothing to look for)."""
+    words = [w for w in re.findall(r"[\w'-]+", thing.lower()) if w not in _STOPWORDS]
+    sents = sentences(text)
+    if not words or not sents:
+        return Answer(None), ()
+    for s in sents:
+        low = s.lower()
+        if all(re.search(rf"(?<![\w-]){re.escape(w)}(?:s|es)?(?![\w-])", low) for w in words):
+            return Answer("Yes", (s,)), ()
+    return Answer("No"), ()
+
+
 # --- questions this reader claims ------------------------------------------------------------------
 
 
@@ -223,6 +243,10 @@ def _yes_no(found: Found | None, holds: Callable[[Found], bool]) -> tuple[Answer
 
 
 READINGS: tuple[_Reading, ...] = (
+    _Reading(
+        _rx(r"^does (?:the text|it|this|the \w+) (?:mention|talk about|refer to) (?P<x>.+?)\??$"),
+        lambda t, m: _mentions(t, m.group("x")),
+    ),
     _Reading(
         _rx(r"^(?:was|is) (?:this \w+|he|she|the \w+(?: \w+)?) born on (?P<x>.+?)\??$"),
         lambda t, m: _yes_no(

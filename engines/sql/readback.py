@@ -75,6 +75,21 @@ def is_numeric(column: str) -> bool:
     return column.startswith(NUMERIC_HINTS) or column == "rating"
 
 
+def _text_column(column: str) -> bool:
+    """Whether a column holds text: its type when known (so a phrasing made for a text column, "in Palo
+    Alto", is used only on one), else assumed."""
+    typ = _TYPES.get().get(column)
+    if typ is None:
+        return True
+    base = typ.upper().split("(")[0].strip()
+    return base in ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "ENUM")
+
+
+def _numeric_column(column: str) -> bool:
+    """Whether a column is a number: its type when known, else assumed."""
+    return _TYPES.get().get(column) is None or is_numeric(column)
+
+
 def _statement(tree: exp.Expression) -> str:
     if isinstance(tree, exp.Union):
         return f"{_statement(tree.this)}; and also {_lower_first(_statement(tree.expression))}"
@@ -570,13 +585,13 @@ def _render_comparison(node: exp.Binary) -> str | None:
         col = _uncast(left).name
         value = _operand(right)
         if isinstance(node, exp.EQ):
-            if col == "location":
+            if col == "location" and _text_column(col):
                 return f"in {right.name if _is_text(right) else value}"
-            if col == "name":
+            if col == "name" and _text_column(col):
                 return f"named {right.name if _is_text(right) else value}"
-            if col == "price":
+            if col == "price" and _text_column(col):
                 return f"priced {right.name if _is_text(right) else value}"
-            if col == "rating":
+            if col == "rating" and _numeric_column(col):
                 return f"rated exactly {value}"
             return f"whose {column_words(col)} is {value}"
         if isinstance(node, exp.NEQ):
@@ -589,10 +604,10 @@ def _render_comparison(node: exp.Binary) -> str | None:
                 exp.LTE: "come at or before",
             }
             return f"whose {column_words(col)} {order_words[type(node)]} {value} in alphabetical order"
-        if col == "rating":
+        if col == "rating" and _numeric_column(col):
             words = {exp.GT: "rated above", exp.GTE: "rated at least", exp.LT: "rated below", exp.LTE: "rated at most"}
             return f"{words[type(node)]} {_fmt_rating(right)}"
-        if col == "num_reviews":
+        if col == "num_reviews" and _numeric_column(col):
             words = {
                 exp.GT: "with more than",
                 exp.GTE: "with at least",
@@ -631,10 +646,12 @@ def _qualified(column: exp.Column) -> str:
 
 
 def _fmt_rating(node: exp.Expression) -> str:
+    """'4.0' for 4; a value with more decimals as written (4.25 is not rounded to 4.2)."""
     try:
-        return f"{float(node.name):.1f}"
+        value = float(node.name)
     except ValueError:
         return _operand(node)
+    return f"{value:.1f}" if float(f"{value:.1f}") == value else node.name
 
 
 def _render_in(node: exp.In) -> str | None:
@@ -645,9 +662,9 @@ def _render_in(node: exp.In) -> str | None:
         return f"whose {column_words(node.this.name)} is among the results of a subquery ({_lower_first(_statement(query.unnest()))})"
     values = [e.name if _is_text(e) else _operand(e) for e in node.expressions]
     col = node.this.name
-    if col == "location":
+    if col == "location" and _text_column(col):
         return f"in {_or(values)}"
-    if col == "price":
+    if col == "price" and _text_column(col):
         return f"priced {_or(values)}"
     return f"whose {column_words(col)} is {_or(values)}"
 

@@ -993,12 +993,17 @@ class Sandbox:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_limit: str | None = None,
         limits: Limits | None = None,
+        read_paths: Sequence[str | os.PathLike[str]] = (),
     ) -> Sandbox:
         """Let ``loader`` fill a fresh database, then serve it read-only.
 
         The loader runs with full SQL power but no file or network access, on a database in a
         private temporary folder; errors it raises propagate unchanged (and the folder is
         removed).  The filled database is then attached read-only (:meth:`open_database`).
+
+        ``read_paths``: files the loader may read (DuckDB's ``allowed_paths``; a user's CSV or
+        Parquet file read with ``read_csv(?)``); every other path stays closed to it.  Only the
+        loader runs on that connection; the queries the sandbox serves later never see it.
         """
         limits = limits or Limits()
         if memory_limit is not None:
@@ -1006,8 +1011,16 @@ class Sandbox:
         workdir = tempfile.mkdtemp(prefix="cs224v-sandbox-")
         try:
             path = os.path.join(workdir, "world.duckdb")
-            con = _open(path, {**_HARDENED_CONFIG, **limits.config(os.path.join(workdir, "spill"))})
+            allowed = [os.fspath(p) for p in read_paths]
+            config = {**_HARDENED_CONFIG, **limits.config(os.path.join(workdir, "spill"))}
+            if allowed:  # DuckDB takes allowed_paths only once the database runs, and only while access is on
+                config["enable_external_access"] = True
+            con = _open(path, config)
             try:
+                if allowed:
+                    con.execute("SET allowed_paths = ?", [allowed]).fetchall()
+                    con.execute("SET enable_external_access = false").fetchall()
+                    lock(con)
                 loader(con)
                 con.execute("CHECKPOINT").fetchall()
             finally:
@@ -1132,6 +1145,28 @@ class Sandbox:
         return cursor
 
     # -- introspection and lifetime ---------------------------------------------------------
+
+    def tables(self) -> list[tuple[str, str, list[tuple[str, str]]]]:
+        """The loaded tables and views (scratch tables left out): (schema, name, [(column, DuckDB type)]),
+        in the order DuckDB lists them (by schema, then name), columns in their table's order."""
+        cursor = self._cursor()
+        query = (
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE NOT internal AND database_name = ? AND schema_name <> ? "
+            "ORDER BY schema_name, table_name, column_index"
+        )
+        try:
+            rows = cursor.execute(query, [self._database or SCRATCH_CATALOG, SCRATCH_SCHEMA]).fetchall()
+        except duckdb.Error as e:
+            raise _from_duckdb(e, "") from e
+        finally:
+            cursor.close()
+        out: list[tuple[str, str, list[tuple[str, str]]]] = []
+        for schema, table, column, typ in rows:
+            if not out or out[-1][:2] != (schema, table):
+                out.append((str(schema), str(table), []))
+            out[-1][2].append((str(column), str(typ)))
+        return out
 
     def schema(self) -> str:
         """The ``CREATE`` statements of the loaded tables and views (scratch tables left out)."""

@@ -1,7 +1,8 @@
 """The Text-to-SQL agent's LLM tasks (lecture 6): route, parse, classify, respond.
 
 Each :class:`~engines.llm.task.Task` carries its prompt, how a real model's reply is read, and its
-simulated implementation (the sim's restaurant and course readers).
+simulated implementation (the sim's restaurant and course readers, and the generic reader of a user's
+own tables, ``engines.llm.sim_tables``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from engines.llm import sim, sim_courses, sim_parser
+from engines.llm import sim, sim_courses, sim_parser, sim_tables
 from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS, recent
 from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
@@ -138,18 +139,26 @@ def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _sim_route(b: Any, i: Dialogue) -> Routed:
+    if sim_tables.is_described(i.schema):  # a user's own tables: the generic reader
+        return Routed(*sim_tables.route(i.utterance, i.history, i.schema))
     if sim_courses.is_course_schema(i.schema):
         return Routed(*sim_courses.route(i.utterance, i.history, i.schema))
     return Routed(*sim_parser.route(i.utterance, i.history, i.schema))
 
 
 def _sim_parse(b: Any, i: Dialogue) -> str:
+    if sim_tables.is_described(i.schema):
+        return sim_tables.parse(i.utterance, i.history, i.schema)
     if sim_courses.is_course_schema(i.schema):
         return sim_courses.parse(i.utterance, i.history, i.schema)
     return sim_parser.parse(i.utterance, i.history, i.schema, seed=b.seed, drop_rate=b.parse_drop_rate)
 
 
 def _sim_respond(b: Any, i: RespondInput) -> str:
+    if sim_tables.is_described(i.schema):
+        if i.results is None:
+            return sim_tables.direct_reply(i.utterance, i.schema)
+        return sim_tables.results_reply(i.utterance, i.results)
     if i.results is None:
         if sim_courses.is_course_schema(i.schema) or sim_courses.course_dialogue(i.history):
             return sim_courses.direct(i.utterance)

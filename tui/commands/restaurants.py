@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, nonempty_text, print_table
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, nonempty_text, print_table
 from tui.commands.usage_json import metered, take_usage
 
 
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ask = sub.add_parser(
         "ask",
         parents=[common],
-        help="ask the Text-to-SQL agent (restaurants)",
+        help="ask the Text-to-SQL agent (restaurants, or your own data with --db)",
         description="Run the Text-to-SQL agent. Several questions run as turns of one dialogue.",
     )
     ask.add_argument("questions", nargs="+", metavar="QUESTION")
@@ -36,9 +36,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="what the agent talks about: the restaurants (default) or the course assistant's C1-C6 "
         "(notes 002-003; always the SUQL agent)",
     )
+    add_db_option(ask)
     ask.set_defaults(
         handler=metered(
-            lambda settings, args: _ask(settings, args.questions, as_json=args.json, suql=args.suql, world=args.world)
+            lambda settings, args: _ask(
+                settings, args.questions, as_json=args.json, suql=args.suql, world=args.world, db=args.db
+            )
         )
     )
 
@@ -46,22 +49,59 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "sql",
         parents=[common],
         help="run one read-only SQL statement through the sandbox",
-        description="Run SQL on the restaurant database through the sandbox. A refused or invalid statement exits 2.",
+        description="Run SQL on the restaurant database (or your own data with --db) through the sandbox. "
+        "A refused or invalid statement exits 2.",
     )
     sql.add_argument("statement", metavar="SQL")
     sql.add_argument("--json", action="store_true", help='print {"rows": [...]} or {"error": "..."}')
-    sql.set_defaults(handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json))
+    add_db_option(sql)
+    sql.set_defaults(handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json, db=args.db))
+
+
+DB_HELP = (
+    "your own data instead of the built-in world: a CSV, TSV, Parquet or JSON-lines file, a folder of them "
+    "(one table per file, named after the file), a DuckDB database file, or a postgresql:// URL; opened read-only"
+)
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="SOURCE", default=None, help=DB_HELP)
+
+
+def open_data(settings, db: str):
+    """The user's data source, or BadInput saying why it cannot be opened (exit 2, never a traceback)."""
+    from engines.data.source import DataSourceError, open_source
+
+    try:
+        return open_source(db, settings)
+    except DataSourceError as e:
+        raise BadInput(str(e)) from e
 
 
 # --- ask ---------------------------------------------------------------------------------------
 
 
-def _ask(settings, questions: Sequence[str], *, as_json: bool, suql: bool = False, world: str = "restaurants") -> int:
+def _ask(
+    settings,
+    questions: Sequence[str],
+    *,
+    as_json: bool,
+    suql: bool = False,
+    world: str = "restaurants",
+    db: str | None = None,
+) -> int:
     from engines.events import CallFinished, CallStarted, Event
 
     for q in questions:
         nonempty_text("question", q)
-    if world == "courses":
+    if db is not None:
+        if world != "restaurants":
+            raise BadInput("--db replaces the built-in world: give --db or --world, not both")
+        from engines.compose import open_source_agent
+
+        data = open_data(settings, db)
+        session = open_source_agent(data, settings, suql=suql)
+    elif world == "courses":
         from engines.courses import open_courses_agent
 
         session = open_courses_agent(settings)
@@ -114,15 +154,24 @@ def _print_turn(turn) -> None:
 # --- sql ---------------------------------------------------------------------------------------
 
 
-def _sql(settings, statement: str, *, as_json: bool) -> int:
+def _sql(settings, statement: str, *, as_json: bool, db: str | None = None) -> int:
     from engines.sql.agent import run_sql
     from engines.sql.sandbox import Limits, Sandbox, SqlError
-    from worlds import restaurants
 
-    world = restaurants.build().world
-    sandbox = Sandbox.create(
-        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
-    )
+    if db is not None:
+        data = open_data(settings, db)
+        sandbox, close = data.sandbox, data.close
+    else:
+        from worlds import restaurants
+
+        world = restaurants.build().world
+        sandbox = Sandbox.create(
+            world.load,
+            row_cap=settings.row_cap,
+            timeout_s=settings.query_timeout_s,
+            limits=Limits.from_settings(settings),
+        )
+        close = sandbox.close
     try:
         result, sentence = run_sql(sandbox, statement)
     except SqlError as e:
@@ -132,7 +181,7 @@ def _sql(settings, statement: str, *, as_json: bool) -> int:
             print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_REFUSED
     finally:
-        sandbox.close()
+        close()
     if as_json:
         print(json.dumps({"rows": result.records(), "truncated": result.truncated}, indent=2, ensure_ascii=False))
     else:

@@ -10,6 +10,7 @@ from typing import Any
 
 from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
 from tui.commands import add_batch_option as _batch
+from tui.commands.restaurants import add_db_option, open_data
 from tui.commands.usage_json import metered, take_usage, with_usage
 
 MAX_WORKLOAD = 1000
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "as a per-row function, for comparison with B",
     )
     p.add_argument("--world", default="restaurants", help="the world to query (default restaurants)")
+    add_db_option(p)
     p.add_argument("--file", type=Path, help="run one query per line, or the 'Predicted SUQL' column of a CSV")
     p.add_argument("--workload", action="store_true", help="run the seeded 60-query workload in every mode")
     p.add_argument(
@@ -91,9 +93,17 @@ def _suql(settings, args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     if args.world not in WORLDS:
         raise BadInput(f"unknown world {args.world[:60]!r} for --world: choose one of {', '.join(WORLDS)}")
+    db = getattr(args, "db", None)
+    if db is not None and args.world != "restaurants":
+        raise BadInput("--db replaces the built-in world: give --db or --world, not both")
+    if db is not None and args.workload:
+        raise BadInput("--workload is the restaurant world's seeded workload: it does not run on --db")
     if args.file is not None:
         read_text(args.file)  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
-    session = open_suql(settings, world=args.world)
+    if db is not None:
+        session = open_suql(settings, source=open_data(settings, db))
+    else:
+        session = open_suql(settings, world=args.world)
     try:
         if args.workload:
             return _workload(session, args)

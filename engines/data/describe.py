@@ -1,0 +1,382 @@
+"""The engine describes a user's tables itself: column types, and the role each column plays.
+
+A role says what the agents do with a column:
+
+``enum``       a text column with few distinct, short, repeating values: ``classify()`` maps what a user
+               says onto them (lecture 6 §3.2), and the parser is shown them when there are few
+``list_enum``  a list column whose elements are such values (``'x' = ANY(col)``)
+``free_text``  a text column of long values (reviews, notes, descriptions): what SUQL's ``answer()`` and
+               ``summary()`` read
+``list_text``  a list of such texts
+``text``       other text (names, identifiers, addresses): compared as written
+``list``       any other list
+``number``, ``date``, ``bool``, ``other``  by type
+
+The statistics come from plain ``SELECT`` queries built with sqlglot and run through the source's
+gate (:meth:`engines.sql.sandbox.Sandbox.run_tree`), so the description reads the data exactly as a
+query would, and works over any gate with that method.  A statistic that fails (a time-out on a
+huge table) leaves the column with the role its type gives.
+
+:meth:`SchemaDescription.render` writes the schema text the parser prompts show (``CREATE TABLE``
+statements with every name quoted by sqlglot, each column's role in a comment);
+:attr:`SchemaDescription.enum_fields` is what the :class:`~engines.sql.classify.Classifier` uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+from engines.errors import EngineError
+
+__all__ = [
+    "ENUM_MAX_VALUES",
+    "ENUM_SHOWN_VALUES",
+    "ColumnInfo",
+    "EnumField",
+    "SchemaDescription",
+    "TableInfo",
+    "describe",
+    "role_of",
+]
+
+ENUM_MAX_VALUES = 50
+"""A text column with at most this many distinct values (each repeated) is an enumeration."""
+ENUM_SHOWN_VALUES = 20
+"""Enumerations with at most this many values are written into the schema the parser sees."""
+ENUM_MAX_LENGTH = 60
+"""An enumeration's values are short: none longer than this."""
+FREE_TEXT_AVG_LENGTH = 40
+"""A text column whose values average at least this many characters is free text for answer() ..."""
+FREE_TEXT_MAX_LENGTH = 200
+"""... and so is one with any value at least this long."""
+
+NUMBER_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "REAL",
+    "DECIMAL",
+    "NUMERIC",
+    "INT",
+    "INT4",
+    "INT8",
+    "FLOAT4",
+    "FLOAT8",
+)
+DATE_TYPES = ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ", "INTERVAL")
+TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR")
+
+ROLES = ("number", "date", "bool", "enum", "list_enum", "free_text", "list_text", "text", "list", "other")
+ROLE_WORDS = {
+    "number": "number",
+    "date": "date",
+    "bool": "yes/no",
+    "enum": "one of a few values (classify())",
+    "list_enum": "list of a few values (classify())",
+    "free_text": "free text (answer(), summary())",
+    "list_text": "list of free texts (answer(), summary())",
+    "text": "text",
+    "list": "list",
+    "other": "other",
+}
+
+
+class Gate(Protocol):
+    def run_tree(self, expression: exp.Expression) -> Any: ...
+
+
+@dataclass(frozen=True)
+class EnumField:
+    """What :class:`engines.sql.classify.Classifier` needs of an enumeration (as the worlds' EnumField)."""
+
+    column: str
+    values: tuple[str, ...]
+    is_list: bool
+    in_schema: bool
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    type: str  # DuckDB's name for it (VARCHAR, BIGINT, VARCHAR[], ENUM('a', 'b') ...)
+    role: str
+    values: tuple[str, ...] = ()  # an enumeration's values, sorted
+    distinct: int | None = None  # distinct non-null values (list columns: distinct elements)
+    non_null: int | None = None  # non-null values (list columns: elements)
+    avg_length: float | None = None  # text: average length of the values (list columns: of the elements)
+    max_length: int | None = None
+
+    @property
+    def is_list(self) -> bool:
+        return self.role in ("list_enum", "list_text", "list")
+
+    @property
+    def role_words(self) -> str:
+        return ROLE_WORDS.get(self.role, self.role)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    rows: int | None = None
+    schema: str | None = None  # a DuckDB schema other than main, else None
+
+    def ref(self) -> exp.Table:
+        """The table's reference, every part quoted."""
+        return exp.table_(
+            exp.to_identifier(self.name, quoted=True),
+            db=exp.to_identifier(self.schema, quoted=True) if self.schema else None,
+        )
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+    def column(self, name: str) -> ColumnInfo | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass(frozen=True)
+class SchemaDescription:
+    source: str  # the data source's name as shown to the user
+    tables: tuple[TableInfo, ...]
+    kind: str = ""  # "CSV file", "DuckDB database" ...
+    notes: tuple[str, ...] = field(default=())  # what describing it could not do (a statistic that timed out)
+
+    def table(self, name: str) -> TableInfo | None:
+        return next((t for t in self.tables if t.qualified == name or t.name == name), None)
+
+    @property
+    def enum_fields(self) -> dict[str, EnumField]:
+        """Column name -> its enumeration, for ``classify()``.  The classifier keys fields by column name:
+        a name that is an enumeration in several tables gets the union of their values."""
+        out: dict[str, EnumField] = {}
+        for t in self.tables:
+            for c in t.columns:
+                if c.role not in ("enum", "list_enum") or not c.values:
+                    continue
+                old = out.get(c.name)
+                if old is None:
+                    out[c.name] = EnumField(c.name, c.values, c.role == "list_enum", len(c.values) <= ENUM_SHOWN_VALUES)
+                elif old.is_list == (c.role == "list_enum"):
+                    values = tuple(sorted(set(old.values) | set(c.values)))
+                    out[c.name] = EnumField(c.name, values, old.is_list, len(values) <= ENUM_SHOWN_VALUES)
+        return out
+
+    @property
+    def free_text(self) -> list[tuple[str, str]]:
+        """(table, column) of every column answer() and summary() read."""
+        return [(t.qualified, c.name) for t in self.tables for c in t.columns if c.role in ("free_text", "list_text")]
+
+    def render(self, *, suql: bool = False) -> str:
+        """The schema text the parser is shown: one ``CREATE TABLE`` per table, every name quoted, each
+        column's role in a comment (an enumeration's values when there are few, as a SQL array literal).
+        With ``suql``, the functions answer() and summary() and the free-text columns they read."""
+        lines = [f"-- The user's data: {self.source}" + (f" ({self.kind})" if self.kind else "")]
+        for t in self.tables:
+            lines.append(f"CREATE TABLE {t.ref().sql(dialect='duckdb')} (")
+            for i, c in enumerate(t.columns):
+                comma = "," if i < len(t.columns) - 1 else ""
+                ident = exp.to_identifier(c.name, quoted=True).sql(dialect="duckdb")
+                lines.append(f"    {ident} {_type_sql(c.type)}{comma} -- {_comment(c)}")
+            lines.append(");")
+            if t.rows is not None:
+                lines.append(f"-- {t.rows} row{'s' if t.rows != 1 else ''}")
+        if suql:
+            lines += [
+                "-- SUQL adds two functions usable wherever a text value may stand:",
+                "--   answer(text, 'question')  an LLM reads the text and answers ('Yes' / 'No' / a value, NULL when it does not say)",
+                "--   summary(text)             an LLM summarises the text",
+            ]
+            free = [
+                f"{exp.to_identifier(c, quoted=True).sql(dialect='duckdb')} ({exp.to_identifier(t, quoted=True).sql(dialect='duckdb')})"
+                for t, c in self.free_text
+            ]
+            lines.append("-- free-text columns: " + (", ".join(free) if free else "none"))
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "kind": self.kind,
+            "tables": [
+                {
+                    "name": t.qualified,
+                    "rows": t.rows,
+                    "columns": [
+                        {
+                            "name": c.name,
+                            "type": c.type,
+                            "role": c.role,
+                            **({"values": list(c.values)} if c.values else {}),
+                        }
+                        for c in t.columns
+                    ],
+                }
+                for t in self.tables
+            ],
+        }
+
+
+def _type_sql(typ: str) -> str:
+    """The type as SQL text (it is DuckDB's own name; anything odd becomes a quoted comment-free word)."""
+    try:
+        return exp.DataType.build(typ, dialect="duckdb").sql(dialect="duckdb")
+    except Exception:  # a type sqlglot cannot read (a UNION, an extension type): say it in words
+        return "VARCHAR"
+
+
+def _comment(c: ColumnInfo) -> str:
+    if c.role in ("enum", "list_enum"):
+        head = "enum" if c.role == "enum" else "list enum"
+        if c.values and len(c.values) <= ENUM_SHOWN_VALUES:
+            values = exp.Array(expressions=[exp.Literal.string(v) for v in c.values]).sql(dialect="duckdb")
+            return f"{head}: {values}"
+        return f"{head}: {len(c.values)} values; classify() maps what the user says onto them"
+    return c.role_words
+
+
+# --- describing --------------------------------------------------------------------------------------
+
+
+def _base(typ: str) -> str:
+    return typ.upper().split("(")[0].strip()
+
+
+def role_of(typ: str) -> str:
+    """The role a column's type alone gives (text refined by :func:`describe` from its values)."""
+    t = typ.upper().strip()
+    if t.endswith("[]") or t.startswith(("LIST", "ARRAY")):
+        return "list"
+    base = _base(t)
+    if base in NUMBER_TYPES:
+        return "number"
+    if base in DATE_TYPES or base.startswith(("TIMESTAMP", "TIME")):
+        return "date"
+    if base == "BOOLEAN" or base == "BOOL":
+        return "bool"
+    if base == "ENUM":
+        return "enum"
+    if base in TEXT_TYPES:
+        return "text"
+    return "other"
+
+
+def _element_is_text(typ: str) -> bool:
+    t = typ.upper().strip()
+    return t.endswith("[]") and _base(t[:-2]) in TEXT_TYPES
+
+
+def describe(
+    gate: Gate,
+    tables: Sequence[tuple[str | None, str, Sequence[tuple[str, str]]]],
+    *,
+    source: str,
+    kind: str = "",
+) -> SchemaDescription:
+    """Describe ``tables`` — (schema or None, table, [(column, DuckDB type)]) — from their data, read
+    through ``gate``."""
+    infos: list[TableInfo] = []
+    notes: list[str] = []
+    for schema, name, columns in tables:
+        schema = None if schema in (None, "", "main") else schema
+        ref = exp.table_(
+            exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True) if schema else None
+        )
+        label = f"{schema}.{name}" if schema else name
+        rows = _one(gate, exp.select(exp.Count(this=exp.Star())).from_(ref.copy()), notes, f"counting {label}")
+        described = [_column(gate, ref, label, c, t, rows, notes) for c, t in columns]
+        infos.append(TableInfo(name, tuple(described), int(rows) if rows is not None else None, schema))
+    return SchemaDescription(source, tuple(infos), kind, tuple(notes))
+
+
+def _one(gate: Gate, tree: exp.Expression, notes: list[str], what: str) -> Any:
+    """The single value of a one-row statistic, or None (noted) when it fails."""
+    try:
+        r = gate.run_tree(tree)
+    except EngineError as e:
+        notes.append(f"{what}: {e}")
+        return None
+    return r.rows[0][0] if r.rows else None
+
+
+def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: Any, notes: list[str]) -> ColumnInfo:
+    role = role_of(typ)
+    col = exp.column(exp.to_identifier(name, quoted=True))
+    if role == "enum":  # DuckDB's own ENUM type: its values are the type's
+        values = _distinct(gate, ref.copy(), col, notes, f"{label}.{name}", limit=None)
+        return ColumnInfo(name, typ, "enum", tuple(v for v in values if isinstance(v, str)))
+    if role == "text" or (role == "list" and _element_is_text(typ)):
+        listed = role == "list"
+        source: exp.Expression = ref.copy()
+        value: exp.Expression = col
+        if listed:  # the elements, one per row
+            element = exp.to_identifier("element", quoted=True)
+            source = (
+                exp.select(exp.Unnest(expressions=[col.copy()]).as_(element)).from_(ref.copy()).subquery("elements")
+            )
+            value = exp.column(element)
+        length = exp.Length(this=value.copy())
+        stats = exp.select(
+            exp.Count(this=value.copy()),
+            exp.Count(this=exp.Distinct(expressions=[value.copy()])),
+            exp.Avg(this=length.copy()),
+            exp.Max(this=length.copy()),
+            exp.Max(this=exp.func("strpos", value.copy(), exp.func("chr", exp.Literal.number(10)))),
+        ).from_(source)
+        try:
+            r = gate.run_tree(stats)
+            non_null, distinct, avg, longest, newline = r.rows[0]
+        except EngineError as e:
+            notes.append(f"{label}.{name}: {e}")
+            return ColumnInfo(name, typ, role)
+        non_null, distinct = int(non_null or 0), int(distinct or 0)
+        avg = float(avg) if avg is not None else None
+        longest = int(longest) if longest is not None else None
+        base = dict(distinct=distinct, non_null=non_null, avg_length=avg, max_length=longest)
+        if avg is not None and (avg >= FREE_TEXT_AVG_LENGTH or (longest or 0) >= FREE_TEXT_MAX_LENGTH):
+            return ColumnInfo(name, typ, "list_text" if listed else "free_text", **base)
+        if (
+            0 < distinct <= ENUM_MAX_VALUES
+            and distinct * 2 <= non_null  # values repeat: a category, not a name per row
+            and (longest or 0) <= ENUM_MAX_LENGTH
+            and not newline  # a value of an enumeration fits on one line of the schema
+        ):
+            values = _distinct(gate, source.copy(), value, notes, f"{label}.{name}", limit=ENUM_MAX_VALUES + 1)
+            if values and len(values) <= ENUM_MAX_VALUES:
+                return ColumnInfo(name, typ, "list_enum" if listed else "enum", tuple(str(v) for v in values), **base)
+        return ColumnInfo(name, typ, "list" if listed else "text", **base)
+    return ColumnInfo(name, typ, role)
+
+
+def _distinct(
+    gate: Gate, source: exp.Expression, value: exp.Expression, notes: list[str], what: str, *, limit: int | None
+) -> list[Any]:
+    query = (
+        exp.select(value.copy())
+        .distinct()
+        .from_(source)
+        .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+        .order_by(exp.Ordered(this=value.copy()))
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    try:
+        return [row[0] for row in gate.run_tree(query).rows]
+    except EngineError as e:
+        notes.append(f"{what}: {e}")
+        return []
