@@ -113,3 +113,59 @@ def test_spinach_over_the_endpoint(capsys, server):
     assert far["answer"] == local["answer"]
     code, _, err = run(capsys, "spinach", "--eval", "--endpoint", server.url)
     assert code == 2 and "--eval" in err
+
+
+# --- the app's Knowledge-graph tab over a user's graph -----------------------------------------------------
+
+
+def test_the_kg_tab_opens_a_users_graph(tmp_path, server):
+    """``cs224v-tui --rdf my.ttl`` (settings.kg_rdf) and ``--endpoint URL`` (settings.kg_endpoint): the console
+    and the entity browser of the KG tab run over that graph."""
+    import asyncio
+
+    from textual.widgets import Input
+
+    from tests.tui.support import SIZE, make_app, settle
+    from tests.tui.support import open_tab as show_tab
+    from tui.kg import FeedbackBar, KgResultsTable, SparqlEditor
+
+    ttl = tmp_path / "my.ttl"
+    ttl.write_text(TTL, encoding="utf-8")
+
+    async def drive(app, query: str, search: str) -> tuple[str, int, list[str], str]:
+        async with app.run_test(size=SIZE) as pilot:
+            area = await show_tab(pilot, "kg")
+            area.show_view("console")
+            await pilot.pause()
+            editor = app.query_one("#kg-editor", SparqlEditor)
+            editor.text = query
+            editor.focus()
+            await pilot.press("ctrl+j")
+            await settle(pilot)
+            feedback, rows = app.query_one(FeedbackBar).feedback, app.query_one("#kg-results", KgResultsTable).row_count
+            area.show_view("browser")
+            await pilot.pause()
+            app.query_one("#kg-search", Input).insert_text_at_cursor(search)
+            await settle(pilot)
+            hits = [h.id for h in area._hits]
+            await pilot.press("enter")
+            await settle(pilot)
+            return feedback, rows, hits, area._page.label if area._page is not None else ""
+
+    mine = make_app(kg_rdf=(ttl,))
+    assert asyncio.run(drive(mine, "SELECT ?w WHERE { ?w ex:wrote ?x }", "ada")) == (
+        "rows",
+        1,
+        ["ex:ada"],
+        "Ada Lovelace",
+    )
+    far = make_app(kg_endpoint=server.url)
+    feedback, rows, hits, label = asyncio.run(drive(far, MOUNTAINS, "Ashford"))
+    assert (feedback, rows, label) == ("rows", 3, "Ashford") and hits == ["Q1069", "Q1075"]
+
+
+def test_app_options_are_checked_before_the_app_starts(capsys, tmp_path):
+    code, _, err = run(capsys, "--rdf", str(tmp_path / "gone.ttl"))
+    assert code == 2 and "gone.ttl: no such file" in err
+    code, _, err = run(capsys, "--endpoint", "localhost:7878")
+    assert code == 2 and "not an endpoint URL" in err

@@ -72,6 +72,23 @@ def _parser() -> argparse.ArgumentParser:
         description="Watch LLM agents query structured and hybrid data. With no command, opens the app.",
         parents=[common],
     )
+    kg = p.add_argument_group("the app's Knowledge-graph tab (instead of the built-in world)")
+    kg.add_argument(
+        "--rdf",
+        dest="app_rdf",
+        nargs="+",
+        type=Path,
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="open your RDF files (.ttl .nt .nq .trig .rdf .owl); the sparql and spinach commands take --rdf too",
+    )
+    kg.add_argument(
+        "--endpoint",
+        dest="app_endpoint",
+        metavar="URL",
+        default=argparse.SUPPRESS,
+        help="open a remote SPARQL 1.1 endpoint, e.g. https://query.wikidata.org/sparql",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
@@ -104,6 +121,27 @@ def _settings(args: argparse.Namespace):
             if backend == "sim":
                 raise BadInput("--model names a real model: use it with --backend openai or --backend claude")
             overrides["openai_model" if backend == "openai" else "claude_model"] = given["model"]
+    if "app_rdf" in given or "app_endpoint" in given:  # the app's KG tab opens this graph
+        if "app_rdf" in given and "app_endpoint" in given:
+            raise BadInput("give --rdf FILE… or --endpoint URL, not both")
+        from engines.kg.rdf_files import RdfFileError, media_type
+        from tui.commands import shown
+
+        url = given.get("app_endpoint")
+        if url is not None:
+            from urllib.parse import urlsplit
+
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+                raise BadInput(f"{url!r} is not an endpoint URL: give an http:// or https:// address")
+        for path in given.get("app_rdf", ()):
+            try:
+                media_type(path)
+            except RdfFileError as e:
+                raise BadInput(str(e)) from None
+            if not path.is_file():
+                raise BadInput(f"{shown(path)}: no such file")
+        overrides["kg_rdf"] = tuple(given.get("app_rdf", ()))
+        overrides["kg_endpoint"] = given.get("app_endpoint")
     return Settings(**overrides)  # validated; the environment fills what the command line leaves
 
 

@@ -78,11 +78,20 @@ def open_spinach(
 ) -> SpinachSession:
     """Build the world (default seed), its endpoint, the LLM the settings choose and the agent.
 
+    With ``settings.kg_endpoint`` or ``settings.kg_rdf`` (and no ``world``), the endpoint is that
+    graph's instead, and there are no question sets (the built-in world's gold answers are not its).
+
     Raises ``ConfigurationError`` when the settings choose ``claude`` without an API key.
     """
     settings = settings or Settings()
     llm = llm or llm_from_settings(settings)
+    from engines.kg.sources import open_graph
+
+    # the settings' own graph (kg_endpoint / kg_rdf) unless a world is given; it has no question sets
+    theirs = open_graph(settings) if world is None else None
     world = world or kg.build(kg.DEFAULT_SEED)
+    if theirs is not None:
+        return SpinachSession(settings, world, theirs, llm, SpinachAgent(theirs, llm, options), kg.QuestionSets((), ()))
     endpoint = Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
     agent = SpinachAgent(endpoint, llm, options)
     return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world))

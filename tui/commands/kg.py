@@ -128,28 +128,16 @@ def _endpoint(settings, args: argparse.Namespace):
     """The endpoint the arguments name: the built-in world, the --rdf files or the --endpoint URL."""
     if getattr(args, "timeout", None) is not None and (args.timeout <= 0 or getattr(args, "endpoint", None) is None):
         raise BadInput("--timeout is for --endpoint and must be positive (local queries use settings.query_timeout_s)")
-    if getattr(args, "endpoint", None):
-        if args.store is not None:
-            raise BadInput("--store chooses a local triple store: it does not go with --endpoint")
-        from engines.kg.remote import RemoteEndpoint, RemoteError
+    if getattr(args, "endpoint", None) and args.store is not None:
+        raise BadInput("--store chooses a local triple store: it does not go with --endpoint")
+    from engines.kg.rdf_files import RdfFileError
+    from engines.kg.remote import RemoteError
+    from engines.kg.sources import open_graph
 
+    if args.rdf or args.endpoint:  # (the settings' kg_endpoint / kg_rdf are the app's)
         try:
-            return RemoteEndpoint(args.endpoint, timeout_s=args.timeout or 60.0, row_cap=settings.row_cap)
-        except RemoteError as e:
-            raise BadInput(str(e)) from None
-    if getattr(args, "rdf", None):
-        from engines.kg import Endpoint
-        from engines.kg.rdf_files import RdfFileError
-
-        try:
-            return Endpoint.from_rdf(
-                args.rdf,
-                store=args.store or "oxigraph",
-                timeout_s=settings.query_timeout_s,
-                row_cap=settings.row_cap,
-                memory_limit_mb=settings.sparql_memory_limit_mb,
-            )
-        except RdfFileError as e:
+            return open_graph(settings, rdf=args.rdf, endpoint=args.endpoint, store=args.store, timeout_s=args.timeout)
+        except (RdfFileError, RemoteError) as e:
             raise BadInput(str(e)) from None
     from engines.kg import open_kg
 
