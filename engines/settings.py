@@ -14,7 +14,7 @@ from platformdirs import user_cache_dir
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from worlds.data import checkout_data_dir
+from worlds.data import default_data_dir
 
 APP_NAME = "cs224v-tui"
 
@@ -103,11 +103,15 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir(APP_NAME)))
     cache_enabled: bool = True
     # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
-    # (CS224V_SHARED_DATA, its older name, too); by default ../shared/data beside a source checkout
+    # (CS224V_SHARED_DATA, its older name, too) — then only there; by default each data set is looked for in
+    # the user data folder (`cs224v-tui data fetch` fills it), then ../shared/data beside a source checkout
     data_dir: Path | None = Field(
-        default_factory=checkout_data_dir,
+        default_factory=default_data_dir,
         validation_alias=AliasChoices("CS224V_DATA", "CS224V_SHARED_DATA", "CS224V_DATA_DIR"),
         description="folder of the shared data (CS224V_DATA)",
+    )
+    data_url: str | None = Field(
+        None, description="CS224V_DATA_URL: a mirror of the shared data folder that `data fetch` downloads from"
     )
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
@@ -133,12 +137,18 @@ class Settings(BaseSettings):
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 
+    def data_roots(self) -> list[tuple[str, Path]]:
+        """The folders a data set is looked for in, in order (worlds.data.search_roots): ``data_dir`` alone
+        when it was set, else the user data folder and then the checkout's ../shared/data."""
+        from worlds.data import search_roots
+
+        return search_roots(self.data_dir if "data_dir" in self.model_fields_set else None)
+
     def shared_data(self, *parts: str) -> Path | None:
-        """``data_dir`` joined with ``parts`` when that exists, else None (no data folder, or not this part)."""
-        if self.data_dir is None:
-            return None
-        path = self.data_dir.joinpath(*parts)
-        return path if path.exists() else None
+        """The first data folder's ``parts`` that exists (see :meth:`data_roots`), else None."""
+        from worlds.data import locate
+
+        return locate(self.data_roots(), *parts)
 
     @property
     def effective_suql_pool(self) -> int:
