@@ -266,7 +266,7 @@ def load_synthetic(url: str, n: int = 100_000) -> None:
     with psycopg.connect(url, autocommit=True) as con:
         con.execute(
             f"CREATE TABLE items AS SELECT g AS id, (ARRAY['red','green','blue','black'])[1 + g % 4] AS color, "
-            "(g * 7919) % 1000 AS score, 'Item number ' || g || CASE WHEN g % 10 = 0 THEN ' is quiet and cosy' "
+            "((g::bigint * 7919) % 1000)::int AS score, 'Item number ' || g || CASE WHEN g % 10 = 0 THEN ' is quiet and cosy' "
             f"ELSE ' is loud' END AS note FROM generate_series(1, {int(n)}) AS g"
         )
         con.execute("ALTER TABLE items ADD PRIMARY KEY (id)")
