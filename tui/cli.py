@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "tui.commands.kg",
     "tui.commands.hybridqa",
     "tui.commands.lab",
+    "tui.commands.data",
 )
 
 
