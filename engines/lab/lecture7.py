@@ -45,6 +45,33 @@ def _engine(ctx: RunContext, cap: int | None = None):
     )
 
 
+def _usage_since(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Tokens (input and output) and estimated cost between two readings of an LLM's usage."""
+    tokens = (after["input_tokens"] - before["input_tokens"]) + (after["output_tokens"] - before["output_tokens"])
+    cost = None if after["cost_usd"] is None else round(after["cost_usd"] - (before["cost_usd"] or 0.0), 4)
+    return {"tokens": tokens, "cost_usd": cost}
+
+
+def _cost_follows_calls(points: list[tuple[int, int]]) -> bool:
+    """More calls never cost fewer tokens, and no calls cost none (points: (calls, tokens))."""
+    ordered = sorted(points)
+    return all(t == 0 for c, t in ordered if c == 0) and all(
+        a[1] <= b[1] for a, b in zip(ordered, ordered[1:]) if a[0] < b[0]
+    )
+
+
+def _usage_note(ctx: RunContext, llm) -> str:
+    if ctx.settings.backend == "sim":
+        return (
+            "Tokens are the simulated LLM's estimate of what the rendered prompts and replies would use (4 characters a "
+            f"token); cost prices them as {ctx.settings.claude_row_model} for answer() and summary(), at the settings' "
+            f"price table of {ctx.settings.llm_prices_as_of}."
+        )
+    if llm is None:
+        return f"Tokens and cost as the {ctx.settings.backend} backend reported them."
+    return f"Tokens and cost as the {ctx.settings.backend} backend reported them ({llm.usage.line()} in all)."
+
+
 # --- §3.3 one query, six execution modes ----------------------------------------------------------------
 
 FAMILY_QUERY = (
@@ -66,10 +93,12 @@ def six_modes(ctx: RunContext) -> Table:
     by_name = {r.name: r for r in world.rows}
     runs = [(m, FAMILY_QUERY) for m in MODES] + [("B′", FAMILY_QUERY_SWAPPED), (DUCKDB_UDF.name, FAMILY_QUERY)]
     titles = {"B′": "B with location written first", DUCKDB_UDF.name: DUCKDB_UDF.title}
-    rows, stats = [], {}
+    rows, stats, spent = [], {}, {}
     for i, (mode, sql) in enumerate(runs):
         ctx.progress(i, len(runs), f"mode {mode}")
+        before = engine.llm.usage.as_json()
         r = engine.run(sql, mode=mode.rstrip("′"), cancel=ctx.cancel)
+        spent[mode] = _usage_since(before, engine.llm.usage.as_json())
         names = [row[0] for row in r.rows]
         correct = all(
             by_name[n].location == "Palo Alto" and truth.has(by_name[n]._id, "family_friendly") for n in names
@@ -83,6 +112,8 @@ def six_modes(ctx: RunContext) -> Table:
                 r.stats.answer_calls,
                 r.stats.summary_calls,
                 r.stats.rows_examined,
+                spent[mode]["tokens"],
+                spent[mode]["cost_usd"],
                 ", ".join(names),
                 correct if names else None,
             ]
@@ -123,7 +154,7 @@ def six_modes(ctx: RunContext) -> Table:
     ctx.claim(
         "every mode returns a correct restaurant: the order of execution changes the cost, not the verdicts",
         all(row[-1] for row in rows),
-        "; ".join(f"{row[0]}: {row[5]}" for row in rows),
+        "; ".join(f"{row[0]}: {row[7]}" for row in rows),
     )
     short = {DUCKDB_UDF.name: "Duck"}  # the chart's axis has room for a few characters a bar
     chart = Chart(
@@ -134,8 +165,26 @@ def six_modes(ctx: RunContext) -> Table:
         tuple(short.get(m, m) for m, _ in runs),
         (Series("answer()", tuple(float(a[m]) for m, _ in runs)),),
     )
+    ctx.claim(
+        "the cost follows the calls: every mode's tokens grow with its answer() and summary() calls",
+        _cost_follows_calls([(stats[m].answer_calls + stats[m].summary_calls, spent[m]["tokens"]) for m, _ in runs]),
+        "; ".join(f"{m}: {spent[m]['tokens']:,} tokens" for m, _ in runs),
+    )
+    ctx.note(_usage_note(ctx, engine.llm))
     return ctx.table(
-        ("mode", "execution", "answer() calls", "summary() calls", "rows examined", "result", "correct"), rows, chart
+        (
+            "mode",
+            "execution",
+            "answer() calls",
+            "summary() calls",
+            "rows examined",
+            "tokens",
+            "cost (USD)",
+            "result",
+            "correct",
+        ),
+        rows,
+        chart,
     )
 
 
@@ -143,7 +192,8 @@ def six_modes(ctx: RunContext) -> Table:
 
 
 def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base: int, progress_total: int):
-    """ModeScore of one mode (and cap) on the seeded workload; shared by the two workload experiments."""
+    """ModeScore of one mode (and cap) on the seeded workload, and the usage of its LLM calls
+    (:func:`_usage_since`, over the whole workload); shared by the two workload experiments."""
     from engines.suql.workload import evaluate, generate
 
     world, _ = ctx.restaurants()
@@ -159,9 +209,11 @@ def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base:
                 f"mode {mode}{'' if cap is None else f', cap {cap}'}: query {done}/{total}",
             )
 
-        return evaluate(engine, world, _truth(world), queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[
+        before = engine.llm.usage.as_json()
+        score = evaluate(engine, world, _truth(world), queries, modes=(mode,), progress=progress, cancel=ctx.cancel)[
             mode
         ]
+        return score, _usage_since(before, engine.llm.usage.as_json())
 
     return ctx.memo(
         ("suql-workload", ctx["workload_seed"], ctx["queries"], mode, cap if mode == "F" else None), compute
@@ -174,9 +226,10 @@ def workload(ctx: RunContext) -> Table:
 
     n = ctx["queries"]
     cap = ctx.settings.suql_cap
-    scores = {}
+    scores, spent = {}, {}
     for i, m in enumerate(MODES):
-        scores[m] = _workload_scores(ctx, m, cap if m == "F" else None, i * n, len(MODES) * n).to_json()
+        score, spent[m] = _workload_scores(ctx, m, cap if m == "F" else None, i * n, len(MODES) * n)
+        scores[m] = score.to_json()
     ctx.progress(len(MODES) * n, len(MODES) * n, "done")
     a, b = scores["A"]["answer_calls_mean"], scores["B"]["answer_calls_mean"]
     rows = [
@@ -189,6 +242,8 @@ def workload(ctx: RunContext) -> Table:
             s["recall"],
             rounded(share(s["answer_calls_mean"], a)),
             rounded(share(s["answer_calls_mean"], b)),
+            round(spent[m]["tokens"] / n),
+            None if spent[m]["cost_usd"] is None else round(spent[m]["cost_usd"] / n, 4),
         ]
         for m, s in scores.items()
     ]
@@ -219,6 +274,17 @@ def workload(ctx: RunContext) -> Table:
         f < e and scores["F"]["recall"] < scores["E"]["recall"],
         f"F: {f:.1f} calls, recall {scores['F']['recall']:.2f} against E's {scores['E']['recall']:.2f} (notes: 0.96 → 0.92)",
     )
+    ctx.claim(
+        "by cost as by calls: E spends a small fraction of the naive plan's tokens",
+        spent["E"]["tokens"] <= 0.1 * spent["A"]["tokens"],
+        f"E {spent['E']['tokens'] / n:,.0f} tokens a query against A's {spent['A']['tokens'] / n:,.0f}"
+        + (
+            ""
+            if spent["E"]["cost_usd"] is None or spent["A"]["cost_usd"] is None
+            else f" (${spent['E']['cost_usd'] / n:.4f} against ${spent['A']['cost_usd'] / n:.4f})"
+        ),
+    )
+    ctx.note(_usage_note(ctx, None))
     chart = Chart(
         "bar",
         "Mean answer() calls per query",
@@ -237,6 +303,8 @@ def workload(ctx: RunContext) -> Table:
             "recall",
             "calls / A's",
             "calls / B's",
+            "tokens / query",
+            "cost (USD) / query",
         ),
         rows,
         chart,
@@ -248,7 +316,7 @@ def cap_sweep(ctx: RunContext) -> Table:
     n = ctx["queries"]
     rows, results = [], []
     for i, cap in enumerate(caps):
-        s = _workload_scores(ctx, "F" if cap is not None else "E", cap, i * n, len(caps) * n).to_json()
+        s = _workload_scores(ctx, "F" if cap is not None else "E", cap, i * n, len(caps) * n)[0].to_json()
         results.append(s)
         rows.append(["none (mode E)" if cap is None else cap, s["answer_calls_mean"], s["precision"], s["recall"]])
     ctx.progress(len(caps) * n, len(caps) * n, "done")
@@ -343,7 +411,9 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
     reader = ctx.llm()
     by_id = {r._id: r for r in world.rows}
     wrong = sorted({x[0] for x in r.rows} - truth)
-    evidence = Counter(s for rid in wrong for s in reader.run(ANSWER, AnswerInput(as_text(by_id[rid].reviews), question)).evidence)
+    evidence = Counter(
+        s for rid in wrong for s in reader.run(ANSWER, AnswerInput(as_text(by_id[rid].reviews), question)).evidence
+    )
     if evidence:
         sentence, times = evidence.most_common(1)[0]
         without = share(then["tp"], then["n"] - times)
