@@ -43,6 +43,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from engines.data.describe import SchemaDescription, TableInfo, describe
 from engines.data.postgres_pushdown import TableFilter, candidate_filters
@@ -183,7 +184,8 @@ def _enum_type(labels: Sequence[str]) -> str:
 
 
 def _column(name: str, typname: str, typtype: str, elem: str | None, elem_typtype: str | None, typmod: int,
-            enums: dict[str, tuple[str, ...]]) -> PgColumn:  # fmt: skip
+            labels: tuple[str, ...]) -> PgColumn:  # fmt: skip
+    """``labels``: an enum type's labels in their order (empty for other types)."""
     if elem is not None:  # an array
         if elem in _SCALARS or elem == "numeric":
             base = _numeric(typmod) if elem == "numeric" else _SCALARS[elem]
@@ -198,13 +200,13 @@ def _column(name: str, typname: str, typtype: str, elem: str | None, elem_typtyp
     if typname in _SCALARS:
         kind = "plain" if typname in _PLAIN else "text" if typname in _TEXT else "other"
         return PgColumn(name, _SCALARS[typname], kind=kind)
-    if typtype == "e" and typname in enums:
-        return PgColumn(name, _enum_type(enums[typname]), kind="enum")
+    if typtype == "e" and labels:
+        return PgColumn(name, _enum_type(labels), kind="enum")
     return PgColumn(name, "VARCHAR", as_text=True)
 
 
 _CATALOG_SQL = """
-SELECT c.relname, a.attname, t.typname, t.typtype, et.typname, et.typtype, a.atttypmod
+SELECT c.relname, a.attname, t.typname, t.typtype, et.typname, et.typtype, a.atttypmod, t.oid
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -215,8 +217,7 @@ WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 ORDER BY c.relname, a.attnum
 """
 _ENUM_SQL = """
-SELECT t.typname, e.enumlabel FROM pg_catalog.pg_enum e JOIN pg_catalog.pg_type t ON t.oid = e.enumtypid
-ORDER BY e.enumtypid, e.enumsortorder
+SELECT e.enumtypid, e.enumlabel FROM pg_catalog.pg_enum e ORDER BY e.enumtypid, e.enumsortorder
 """
 _PK_SQL = """
 SELECT c.relname, a.attname
@@ -326,6 +327,11 @@ def _parametrise(tree: exp.Expression) -> tuple[exp.Expression, list[Any]]:
     return tree.transform(swap, copy=True), values
 
 
+def _pg_names(tree: exp.Expression) -> exp.Expression:
+    """Unquoted names folded to lower case, as PostgreSQL reads them (every name is quoted when sent)."""
+    return normalize_identifiers(tree.copy(), dialect="postgres")
+
+
 def _to_postgres(tree: exp.Expression) -> str:
     try:
         return tree.sql(dialect="postgres", identify=True, comments=False)
@@ -395,14 +401,14 @@ class _Connection:
 
 def _catalog(conn: _Connection) -> dict[str, PgTable]:
     with conn.transaction() as con, con.cursor() as cur:
-        enums: dict[str, list[str]] = {}
-        for typname, label in cur.execute(_ENUM_SQL).fetchall():
-            enums.setdefault(typname, []).append(label)
-        frozen = {k: tuple(v) for k, v in enums.items()}
+        enums: dict[int, list[str]] = {}
+        for oid, label in cur.execute(_ENUM_SQL).fetchall():
+            enums.setdefault(oid, []).append(label)
         pks = dict(cur.execute(_PK_SQL).fetchall())
         columns: dict[str, list[PgColumn]] = {}
-        for rel, att, typname, typtype, elem, elem_typtype, typmod in cur.execute(_CATALOG_SQL).fetchall():
-            columns.setdefault(rel, []).append(_column(att, typname, typtype, elem, elem_typtype, typmod, frozen))
+        for rel, att, typname, typtype, elem, elem_typtype, typmod, oid in cur.execute(_CATALOG_SQL).fetchall():
+            labels = tuple(enums.get(oid, ()))
+            columns.setdefault(rel, []).append(_column(att, typname, typtype, elem, elem_typtype, typmod, labels))
     return {name: PgTable(name, tuple(cols), pks.get(name)) for name, cols in columns.items()}
 
 
@@ -445,7 +451,7 @@ class PostgresGate:
         return self._run_checked(expression)
 
     def _run_checked(self, tree: exp.Expression) -> QueryResult:
-        sent, values = _parametrise(tree)
+        sent, values = _parametrise(_pg_names(tree))
         sql = _to_postgres(sent)
         self._recheck(sql)
         started = time.perf_counter()
@@ -516,7 +522,7 @@ class PostgresGate:
         probe = probe.limit(0)
         validate(probe)
         pg_policy(probe, list(self.tables_by_name))
-        sent, values = _parametrise(probe)
+        sent, values = _parametrise(_pg_names(probe))
         sql = _to_postgres(sent)
         self._recheck(sql)
         try:

@@ -154,7 +154,10 @@ class _Resolver:
     ):
         self.alias = alias
         self.kinds = {k.lower(): v for k, v in (kinds or {}).items()}
-        self.own = {c.lower() for c in columns[table_of[alias]]}
+        names = [c.lower() for c in columns[table_of[alias]]]
+        # lower-case name -> the column's own name (DuckDB matches names without regard to case); two
+        # columns whose names differ only in case are left out: which one a name means is unclear
+        self.own = {c.lower(): c for c in columns[table_of[alias]] if names.count(c.lower()) == 1}
         self.others_known = True
         self.other_columns: set[str] = set()
         for other in scope.sources:
@@ -164,20 +167,17 @@ class _Resolver:
                 self.other_columns |= {c.lower() for c in columns[table_of[other]]}
             else:
                 self.others_known = False  # a derived table, a CTE, a function: its columns are unknown
-        self.source_names = set(scope.sources)
 
     def mine(self, column: exp.Column) -> str | None:
-        """The column's name when it is one of this occurrence's, else None."""
-        name = column.name
-        if column.args.get("db") or column.args.get("catalog"):
+        """The column's own name when the reference is one of this occurrence's columns, else None."""
+        key = column.name.lower()
+        if column.args.get("db") or column.args.get("catalog") or key not in self.own:
             return None
         if column.table:
-            return name if column.table == self.alias and name.lower() in self.own else None
-        if name.lower() not in self.own:
-            return None
-        if not self.others_known or name.lower() in self.other_columns:
+            return self.own[key] if column.table.lower() == self.alias.lower() else None
+        if not self.others_known or key in self.other_columns:
             return None  # ambiguous, or could be another source's
-        return name
+        return self.own[key]
 
 
 def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | None:
@@ -307,18 +307,15 @@ def _distinct_columns(node: exp.Expression) -> list[exp.Column]:
 
 
 def _table_key(table: exp.Table, known: Mapping[str, Sequence[str]]) -> str | None:
-    """The described table an ``exp.Table`` names (unqualified names only; matched as PostgreSQL would:
-    an unquoted name case-insensitively), or None."""
+    """The described table an ``exp.Table`` names (unqualified names only, matched without regard to
+    case as DuckDB does), or None."""
     if not isinstance(table.this, exp.Identifier) or table.args.get("db") or table.args.get("catalog"):
         return None
     name = table.name
     if name in known:
         return name
-    if not table.this.quoted:
-        for key in known:
-            if key.lower() == name.lower():
-                return key
-    return None
+    matches = [key for key in known if key.lower() == name.lower()]  # DuckDB, which runs the query, ignores case
+    return matches[0] if len(matches) == 1 else None
 
 
 def candidate_filters(

@@ -217,6 +217,11 @@ def test_plain_sql_runs_on_postgresql_with_values_as_parameters(source):
     assert source.sandbox.statements[-1][1] == ("thai", "x'; DROP TABLE notes; --")
 
 
+def test_unquoted_names_are_folded_as_postgresql_folds_them(source):
+    assert source.sandbox.run("SELECT COUNT(*) AS N FROM NOTES WHERE Kind = 'a'").rows == ((3,),)
+    assert source.sandbox.run('SELECT "Odd ""q"" name" FROM typed WHERE id = 3').rows == (("three",),)
+
+
 def test_plain_sql_is_capped_through_a_server_side_cursor(db):
     src = open_postgres(db, Settings(row_cap=7))
     try:

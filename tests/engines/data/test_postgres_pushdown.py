@@ -117,6 +117,15 @@ def test_where_postgresql_would_read_a_condition_differently_it_is_rewritten_or_
     )
 
 
+def test_names_match_without_regard_to_case_as_in_duckdb():
+    f = filters("SELECT NAME FROM Restaurants R WHERE R.RATING > 4 AND Location = 'Palo Alto'")["restaurants"]
+    assert (
+        f.predicate.sql(dialect="postgres")
+        == '("rating" > 4 OR "rating" IS NULL) AND ("location" = \'Palo Alto\' OR "location" IS NULL)'
+    )
+    assert f.columns == ("_id", "name", "rating", "location")
+
+
 def test_functions_off_the_list_stay_local():
     assert pushed("SELECT name FROM restaurants WHERE md5(name) = 'x'") is None
     assert pushed("SELECT name FROM restaurants WHERE rating > (SELECT avg(rating) FROM restaurants)") is None
