@@ -30,6 +30,7 @@ Two ways a query runs:
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +53,8 @@ from engines.errors import Cancelled, EngineError
 from engines.events import Emit, Event, ignore
 from engines.settings import Settings
 from engines.sql.sandbox import (
+    MAX_LIST_ELEMENTS,
+    MAX_STRING_CHARS,
     Limits,
     QueryResult,
     Sandbox,
@@ -273,6 +276,10 @@ def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bo
             raise SqlRefused("Parameters ($1, ?, %s) cannot be used in a query here: write the values themselves.")
         if isinstance(node, exp.Lock):
             raise SqlRefused("Row locks (FOR UPDATE / FOR SHARE) are refused: queries here only read.")
+        if isinstance(node, (exp.Repeat, exp.Pad)) or (
+            isinstance(node, exp.Anonymous) and node.name.lower() in ("repeat", "lpad", "rpad", "array_fill")
+        ):
+            _bounded_size(node)
         if isinstance(node, exp.Func):
             for name in sorted(_function_names(node)):
                 reason = _PG_DENIED.get(name)
@@ -301,6 +308,42 @@ def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bo
                     f"There is no table {node.name!r} in this database; its tables are: "
                     f"{', '.join(sorted(tables)) or 'none'}."
                 )
+
+
+def _literal_number(node: exp.Expression | None) -> float | None:
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.name)
+        except ValueError:
+            return None
+    return None
+
+
+def _bounded_size(node: exp.Expression) -> None:
+    """A call that builds one long string or array must say how long, as a number within the gate's bounds
+    (the sandbox guards the same calls in DuckDB; PostgreSQL would build up to 1 GB per value)."""
+    if isinstance(node, exp.Anonymous):
+        name, args = node.name.lower(), list(node.expressions)
+        size_arg = args[1] if len(args) > 1 else None
+    else:
+        name = "repeat" if isinstance(node, exp.Repeat) else ("lpad" if node.args.get("is_left") else "rpad")
+        size_arg = node.args.get("times") if isinstance(node, exp.Repeat) else node.args.get("expression")
+    if name == "array_fill":
+        dims = [_literal_number(d) for d in (size_arg.expressions if isinstance(size_arg, exp.Array) else [])]
+        size = math.prod(dims) if dims and all(d is not None for d in dims) else None
+        limit = MAX_LIST_ELEMENTS
+    else:
+        size = _literal_number(size_arg)
+        text = node.this if not isinstance(node, exp.Anonymous) else (node.expressions or [None])[0]
+        width = len(text.name) if isinstance(text, exp.Literal) and text.is_string else 1_000
+        if size is not None and name == "repeat":
+            size *= max(1, width)
+        limit = MAX_STRING_CHARS
+    if size is None or size > limit:
+        raise SqlRefused(
+            f"{name}() must be given its size as a number, and build at most {limit:,} "
+            f"{'elements' if name == 'array_fill' else 'characters'} here."
+        )
 
 
 def _parametrise(tree: exp.Expression) -> tuple[exp.Expression, list[Any]]:

@@ -157,6 +157,13 @@ HOSTILE = [
     "SELECT * FROM notes WHERE id = $1",
     "SELECT lo_import('/etc/passwd')",
     "SELECT pg_terminate_backend(1)",
+    "TABLE pg_authid",
+    "SELECT * FROM restaurants WHERE _id = ANY(SELECT oid::int FROM pg_class)",
+    "SELECT pg_catalog.set_config('statement_timeout', '0', false)",
+    "SELECT repeat('x', 500000000)",
+    "SELECT lpad(name, 200000000) FROM notes",
+    "SELECT repeat(body, n) FROM notes",
+    "SELECT array_fill(1, ARRAY[100000, 100000])",
 ]
 
 
@@ -215,6 +222,10 @@ def test_plain_sql_runs_on_postgresql_with_values_as_parameters(source):
     )
     assert "thai" not in r.sql and "DROP" not in r.sql and "$1" in r.sql and "$2" in r.sql
     assert source.sandbox.statements[-1][1] == ("thai", "x'; DROP TABLE notes; --")
+
+
+def test_bounded_string_builders_still_run(source):
+    assert source.sandbox.run("SELECT repeat('ab', 3), lpad('x', 4, '-')").rows == (("ababab", "---x"),)
 
 
 def test_unquoted_names_are_folded_as_postgresql_folds_them(source):
