@@ -21,6 +21,7 @@ would make the same table — is a :class:`DataSourceError` that says what to do
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -142,7 +143,7 @@ def open_source(spec: str, settings: Settings | None = None) -> DataSource:
         raise DataSourceError(f"No data source given: name {SUPPORTED}.")
     if re.match(r"(?i)^postgres(ql)?://", spec):
         try:
-            from engines.data import postgres  # type: ignore[attr-defined]
+            postgres = importlib.import_module("engines.data.postgres")
         except ImportError as e:
             raise DataSourceError(f"PostgreSQL sources are not available in this installation ({e}).") from e
         return postgres.open_postgres(spec, settings)

@@ -39,9 +39,8 @@ _FOLLOW_UP = re.compile(
 _CHITCHAT = re.compile(
     r"^\s*(thanks|thank you|thx|ok(ay)?|great,? thanks|cool|hi|hello|hey|bye|goodbye|good night)\b[\s!.]*$"
 )
-_LOOKUP = re.compile(
-    r"\b(show|list|find|give me|which|what|who|where|how many|count|search|look up|rows?|records?|entries)\b"
-)
+_LOOKUP = re.compile(r"\b(show|list|find|give me|how many|count|search|look up|rows?|records?|entries)\b")
+_DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are)\s+(an?\s+|the\s+)?(?P<thing>[\w\s&'-]+?)\s*\??\s*$")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b")
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _COMPARATORS: tuple[tuple[str, type[exp.Expression]], ...] = (
@@ -321,6 +320,9 @@ def route(utterance: str, history: Sequence[Turn], schema: str) -> tuple[bool, s
     named = [t.name for t in tables if _find(t.words, low)] + [
         c.name for c in reading.table.columns if _find(c.words, low)
     ]
+    definition = _DEFINITION.match(low)
+    if definition and not named and not set(reading.said) - {"text"}:
+        return False, f"asks what {definition.group('thing').strip()} is: general knowledge, not a lookup"
     if reading.said or named:
         things = sorted(set(reading.said) | set(named))
         return True, "mentions " + ", ".join(things) + ": a database lookup"
@@ -377,7 +379,7 @@ def parse(utterance: str, history: Sequence[Turn], schema: str) -> str:
         query = query.order_by(exp.Ordered(this=column, desc=order[1], nulls_first=False))
         if limit:
             query = query.limit(limit)
-    return query.sql(dialect="postgres")
+    return query.sql(dialect="postgres", normalize_functions=False)  # answer() stays lower case
 
 
 def _same_table(tree: exp.Select, table: Table) -> bool:

@@ -164,7 +164,7 @@ def _table(tree: exp.Select) -> str:
 
 # --- SUQL's LLM functions ------------------------------------------------------------------------
 
-_SUBJECT = r"(?:this|the)\s+(?:restaurant|place|coffee shop|cafe|bar|course|laptop|person|team|event|game)|it|they|this|the food"
+_SUBJECT = r"(?:this|the)\s+(?:restaurant|place|coffee shop|cafe|bar|course|laptop|person|team|event|game|text)|it|they|this|the food"
 
 
 def _llm_function(node: exp.Expression) -> str | None:
