@@ -958,6 +958,19 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 )
             )
             options.extend(_example_option(f"paper-{i}", e) for i, e in enumerate(self._paper))
+        elif self.world == PAPER_WORLD:  # the paper's queries are a data set: missing, it says how to get it
+            from worlds.data import missing_message
+
+            path = "suql_paper/restaurants_single_turn_SUQL.csv"
+            options += [
+                None,
+                Option(
+                    Content.styled(
+                        f"SUQL paper · {missing_message(path, self.settings.data_roots())}", "$text-warning"
+                    ),
+                    disabled=True,
+                ),
+            ]
         examples = self.query_one("#suql-examples", OptionList)
         examples.set_options(options)
         examples.border_subtitle = f"{len(self._lecture) + len(self._paper)} queries · world {self.world}"

@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from worlds.data import checkout_data_dir
+from worlds.data import locate, missing_message, search_roots
 
 DEFAULT_SEED = 7
 N_TABLES = 50
@@ -862,13 +862,10 @@ def _gold(rng: random.Random, spec: _Spec, bearers: Sequence[_Bearer]) -> tuple[
 
 
 def real_data_dir(data_dir: Path | None = None) -> Path | None:
-    """``hybridqa/`` under ``data_dir`` (default: ``../shared/data`` beside the checkout), if present.  The
-    engines pass the ``data_dir`` setting."""
-    data = data_dir if data_dir is not None else checkout_data_dir()
-    if data is None:
-        return None
-    path = Path(data) / "hybridqa"
-    return path if path.is_dir() else None
+    """``hybridqa/`` under ``data_dir`` (default: the user data folder, then ``../shared/data`` beside the
+    checkout; see :mod:`worlds.data`), if present.  The engines pass the ``data_dir`` setting."""
+    path = locate(search_roots(Path(data_dir) if data_dir is not None else None), "hybridqa")
+    return path if path is not None and path.is_dir() else None
 
 
 def _identifier(table_id: str, taken: set[str]) -> str:
@@ -968,7 +965,7 @@ def load_real(directory: Path | str | None = None) -> HybridWorld:
     """
     folder = Path(directory) if directory is not None else real_data_dir()
     if folder is None:
-        raise HybridDataError("No HybridQA data found: expected ../shared/data/hybridqa (or set CS224V_DATA).")
+        raise HybridDataError(f"No HybridQA data found. {missing_message('hybridqa')}")
     if not folder.is_dir():
         raise HybridDataError(f"{folder} is not a folder of HybridQA tables.")
     manifest = folder / "manifest.json"

@@ -27,10 +27,13 @@ class HybridDataError(EngineError, W.HybridDataError):
 
 def real_tables_dir(settings: Settings) -> Path:
     """``hybridqa/`` of the ``data_dir`` setting; HybridDataError when there is none."""
+    from worlds.data import FETCH_HINT, user_data_folder
+
     folder = settings.shared_data("hybridqa")
     if folder is None or not folder.is_dir():
-        where = settings.data_dir / "hybridqa" if settings.data_dir is not None else "../shared/data/hybridqa"
-        raise HybridDataError(f"No HybridQA data found: expected {where} (set CS224V_DATA to the shared data folder).")
+        where = " or ".join(str(root / "hybridqa") for _, root in settings.data_roots())
+        how = FETCH_HINT.format(user=user_data_folder())
+        raise HybridDataError(f"No HybridQA data found: expected {where}. To get it: {how}.")
     return folder
 
 

@@ -63,9 +63,9 @@ def row_vs_set(ctx: RunContext) -> Table:
             f"{reproduced} of {total} cases",
         )
     else:
-        ctx.note(
-            "The shared data (../shared/data/spinach/row_f1_cases.json) is not present: SPINACH's test cases are skipped."
-        )
+        from worlds.data import missing_message
+
+        ctx.note(f"SPINACH's test cases are skipped. {missing_message('spinach/row_f1_cases.json')}")
 
     # exercise 4, by hand in the notes; here computed
     A, B, C, D = (_uri(q) for q in ("QA", "QB", "QC", "QD"))
