@@ -127,6 +127,10 @@ class Settings(BaseSettings):
     # the graph the Knowledge-graph tab opens instead of the built-in world: an endpoint URL or RDF files
     kg_endpoint: str | None = Field(None, description="a SPARQL 1.1 endpoint URL for the KG tab (CS224V_KG_ENDPOINT)")
     kg_rdf: tuple[Path, ...] = Field((), description='RDF files for the KG tab (CS224V_KG_RDF, a JSON list: ["my.ttl"])')
+    # the tables the Restaurants (agent) and SUQL tabs open instead of the built-in worlds
+    db: str | None = Field(
+        None, description="your own data for the agent and SUQL tabs: a file, folder, DuckDB file or URL (CS224V_DB)"
+    )
     # SUQL: parallel answer() checks when calls take time (sim latency > 0, or claude)
     suql_pool: int = Field(4, ge=1, le=32)
     suql_cap: int = Field(20, ge=1, description="retrieval cap of execution mode F")
