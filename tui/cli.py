@@ -90,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="open a remote SPARQL 1.1 endpoint, e.g. https://query.wikidata.org/sparql",
     )
+    tables = p.add_argument_group("the app's Restaurants and SUQL tabs (instead of the built-in worlds)")
+    tables.add_argument(
+        "--db",
+        dest="app_db",
+        metavar="SOURCE",
+        default=argparse.SUPPRESS,
+        help="open your own tables: a CSV, TSV, Parquet or JSON-lines file, a folder of them, a DuckDB file or a "
+        "postgresql:// URL, read-only; the ask, sql and suql commands take --db too",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
@@ -143,6 +152,8 @@ def _settings(args: argparse.Namespace):
                 raise BadInput(f"{shown(path)}: no such file")
         overrides["kg_rdf"] = tuple(given.get("app_rdf", ()))
         overrides["kg_endpoint"] = given.get("app_endpoint")
+    if "app_db" in given:  # the app's agent and SUQL tabs open these tables
+        overrides["db"] = given["app_db"]
     return Settings(**overrides)  # validated; the environment fills what the command line leaves
 
 
