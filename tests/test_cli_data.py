@@ -251,3 +251,23 @@ def test_an_explicit_data_folder_is_the_only_one_looked_in(installed, tmp_path, 
     assert found.path is None and str(tmp_path / "typo" / "hybridqa") in found.message
     monkeypatch.setenv("CS224V_DATA", str(SHARED))
     assert all(f.how == "CS224V_DATA" and f.ok == len(f.entry.files) for f in where(Settings()))
+
+
+def test_each_data_set_is_looked_for_on_its_own(tmp_path, monkeypatch):
+    """A user data folder holding one data set does not hide the checkout's others."""
+    from engines.lab.lecture8.complexity import _dev_queries
+    from engines.suql.examples import paper_queries
+
+    monkeypatch.delenv("CS224V_DATA", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "cs224v-tui"
+    (user / "spinach").mkdir(parents=True)
+    shutil.copy(SHARED / "spinach" / "dev.json", user / "spinach" / "dev.json")
+    found = {f.entry.dataset.name: f.how for f in where(Settings())}
+    assert found == {
+        "hybridqa": "source checkout",
+        "spinach-dev": "user data folder",
+        "spinach-row-f1": "source checkout",
+        "suql-paper": "source checkout",
+    }
+    assert len(paper_queries()) == 100 and len(_dev_queries()) == 155

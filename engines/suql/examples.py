@@ -73,21 +73,20 @@ LECTURE: tuple[Example, ...] = (
 )
 
 
-def shared_data_dir() -> Path | None:
-    """The shared data folder (the ``data_dir`` setting, ``CS224V_DATA``; by default ``../shared/data`` beside
-    the repository), if present."""
+def shared_data_dir(*parts: str) -> Path | None:
+    """``parts`` of the data folder that holds them (``CS224V_DATA``, else the user data folder, else
+    ``../shared/data`` beside the repository; see worlds.data), if present."""
     from engines.settings import Settings
 
-    return Settings().shared_data()
+    return Settings().shared_data(*parts)
 
 
 def paper_queries(path: Path | None = None) -> list[Example]:
     """The "Predicted SUQL" of the SUQL paper's 100 real user questions."""
     if path is None:
-        data = shared_data_dir()
-        if data is None:
+        path = shared_data_dir("suql_paper", "restaurants_single_turn_SUQL.csv")  # each data set where it is
+        if path is None:
             return []
-        path = data / "suql_paper" / "restaurants_single_turn_SUQL.csv"
     if not path.is_file():
         return []
     with path.open(newline="", encoding="utf-8") as f:

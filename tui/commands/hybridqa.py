@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         const="",
         metavar="DIR",
         type=str,
-        help="load the real HybridQA tables of DIR (default ../shared/data/hybridqa) and list them",
+        help="load the real HybridQA tables of DIR (default: the hybridqa data set, see `data where`) and list them",
     )
     what.add_argument("--ask", metavar="QUESTION", help="ask one question over --table")
     p.add_argument(
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         nargs="?",
         const="",
         metavar="DIR",
-        help="with --ask or --eval: use the real tables of DIR (default ../shared/data/hybridqa); needs the claude backend",
+        help="with --ask or --eval: use the real tables of DIR (default: the hybridqa data set, see `data where`); needs the claude backend",
     )
     p.add_argument("--no-fallback", action="store_true", help="switch off improvement 1 (other passage columns)")
     p.add_argument(

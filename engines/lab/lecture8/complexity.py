@@ -24,8 +24,7 @@ from engines.spinach.shape import Shape, query_shape
 def _dev_queries() -> list[str]:
     from engines.suql.examples import shared_data_dir
 
-    data = shared_data_dir()
-    path = data / "spinach" / "dev.json" if data is not None else None
+    path = shared_data_dir("spinach", "dev.json")
     if path is None or not path.is_file():
         return []
     return [

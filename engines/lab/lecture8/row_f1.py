@@ -35,8 +35,7 @@ def row_vs_set(ctx: RunContext) -> Table:
     from engines.suql.examples import shared_data_dir
 
     rows: list[list[Any]] = []
-    data = shared_data_dir()
-    path = data / "spinach" / "row_f1_cases.json" if data is not None else None
+    path = shared_data_dir("spinach", "row_f1_cases.json")
     reproduced = total = 0
     if path is not None and path.is_file():
         cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
