@@ -187,8 +187,8 @@ class PassagesTable(CallRecords, RowCursor, DataTable):
         ("passage", "column", 15),
         ("question", "question", 16),
         ("value", "value", 13),
-        ("ms", "latency", 5),
         *((label, key, TOKEN_WIDTHS[key]) for label, key in TOKEN_COLUMNS),
+        ("ms", "latency", 5),
     )
 
     def __init__(self, **kwargs: Any) -> None:
@@ -238,8 +238,8 @@ class PassagesTable(CallRecords, RowCursor, DataTable):
             Text("…" if event.function == "answer" else "", style=muted),
             Text(truncate(line.question, 16)),
             Text("…", style=muted),
-            Text("…", style=muted, justify="right"),
             *(Text("") for _ in TOKEN_COLUMNS),
+            Text("…", style=muted, justify="right"),
             key=key,
         )
         self._update_subtitle()

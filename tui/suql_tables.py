@@ -36,7 +36,7 @@ class SuqlResultsTable(ResultsTable):
 
 
 class SuqlCallsTable(CallsTable):
-    """The per-row LLM calls: row, question, verdict, latency, cached, evidence."""
+    """The per-row LLM calls: row, question, verdict, tokens, latency, cached, evidence."""
 
     COMPONENT_CLASSES = {
         "calls-table--failed",
@@ -49,9 +49,9 @@ class SuqlCallsTable(CallsTable):
         ("row", "row"),
         ("call", "call"),
         ("verdict", "verdict"),
+        *TOKEN_COLUMNS,
         ("latency", "latency"),
         ("cached", "cached"),
-        *TOKEN_COLUMNS,
         ("evidence", "evidence"),
     )
     ROW_CHARS = 18
@@ -88,9 +88,9 @@ class SuqlCallsTable(CallsTable):
             Text(truncate(event.row_key or "—", self.ROW_CHARS)),
             Text(truncate(call, self.CALL_CHARS)),
             Text("…", style=muted),
+            *(Text("") for _ in TOKEN_COLUMNS),
             Text("…", justify="right", style=muted),
             Text(""),
-            *(Text("") for _ in TOKEN_COLUMNS),
             Text(""),
             key=key,
         )

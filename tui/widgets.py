@@ -347,16 +347,22 @@ class ResultsTable(FreshWidths, DataTable):
 # --- LLM calls: their records and tokens -----------------------------------------------------------
 
 
-TOKEN_COLUMNS = (("tok in", "tokens_in"), ("tok out", "tokens_out"), ("tok cached", "tokens_cached"))
-"""The calls tables' token columns: every prompt token, the reply's, the prompt tokens read from the cache."""
-TOKEN_WIDTHS = {"tokens_in": 7, "tokens_out": 7, "tokens_cached": 10}
+TOKEN_COLUMNS = (("tok in/out", "tokens"),)
+"""The calls tables' token column: a call's prompt tokens / reply tokens, and the prompt tokens read from the
+prompt cache when there were some (one narrow column: the tables are read in half the screen)."""
+TOKEN_WIDTHS = {"tokens": 10}
 
 
-def token_text(tokens: int | None, *, estimated: bool = False) -> str:
-    """``1,204``, ``≈1,204`` for the simulated backend's estimate, ``—`` when the call reported none."""
-    if tokens is None:
+def call_tokens_text(
+    input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None, *, estimated: bool = False
+) -> str:
+    """``1,204/38``, ``≈1,204/38`` for the simulated backend's estimate, ``1,204/38 (1,000 cached)`` when part of
+    the prompt came from the prompt cache, ``—`` when the call reported no usage."""
+    if input_tokens is None and output_tokens is None:
         return "—"
-    return f"{'≈' if estimated else ''}{tokens:,}"
+    a = "≈" if estimated else ""
+    cached = f" ({cached_input_tokens:,} cached)" if cached_input_tokens else ""
+    return f"{a}{input_tokens or 0:,}/{output_tokens or 0:,}{cached}"
 
 
 class CallRecords:
@@ -419,19 +425,16 @@ class CallRecords:
             record.update(error=event.error, latency_ms=round(event.latency_s * 1000, 3))
 
     def show_tokens(self, key: str, event: CallFinished) -> None:
-        """Fill the token cells of the call ``key``."""
+        """Fill the token cell of the call ``key``."""
         table = cast(DataTable, self)
-        cells = (
-            ("tokens_in", event.input_tokens, event.estimated),
-            ("tokens_out", event.output_tokens, event.estimated),
-            ("tokens_cached", event.cached_input_tokens, False),
+        column = next((c for k, c in table.columns.items() if k.value == "tokens"), None)
+        if column is None:
+            return
+        text = call_tokens_text(
+            event.input_tokens, event.output_tokens, event.cached_input_tokens, estimated=event.estimated
         )
-        columns = {k.value: c for k, c in table.columns.items()}
-        for name, tokens, estimated in cells:
-            column = columns.get(name)
-            if column is not None:  # a fixed-width column keeps its width (measuring each update is quadratic)
-                text = Text(token_text(tokens, estimated=estimated), justify="right")
-                table.update_cell(key, name, text, update_width=column.auto_width)
+        # a fixed-width column keeps its width (measuring on each update is quadratic)
+        table.update_cell(key, "tokens", Text(text, justify="right"), update_width=column.auto_width)
 
     def export_table(self) -> tuple[list[str], list[list[Any]]]:
         return list(self.EXPORT_COLUMNS), [[r[c] for c in self.EXPORT_COLUMNS] for r in self.call_records.values()]
@@ -473,11 +476,11 @@ class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
     COLUMNS = (
         ("#", "id"),
         ("function", "function"),
+        *TOKEN_COLUMNS,
         ("input", "input"),
         ("output", "output"),
         ("latency", "latency"),
         ("cached", "cached"),
-        *TOKEN_COLUMNS,
     )
     INPUT_CHARS = 22
     OUTPUT_CHARS = 32
@@ -507,11 +510,11 @@ class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
         self.follow_row(
             Text(key, justify="right"),
             Text(event.function),
+            *(Text("") for _ in TOKEN_COLUMNS),
             Text(truncate(event.prompt, self.INPUT_CHARS)),
             Text("…"),
             Text("…", justify="right"),
             Text(""),
-            *(Text("") for _ in TOKEN_COLUMNS),
             key=key,
         )
         self._update_subtitle()

@@ -12,6 +12,7 @@ from engines.events import CallFinished
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.area import RunUsage
 from tui.screenshots import HYBRIDQA_QUESTION, RESTAURANTS_QUESTION, SUQL_EXAMPLE
+from tui.widgets import call_tokens_text
 
 
 def _records(app: Any, selector: str) -> list[dict[str, Any]]:
@@ -56,6 +57,10 @@ def test_run_usage_lines() -> None:
     unpriced = RunUsage()
     unpriced.add(CallFinished(1, "answer", "Yes", input_tokens=10, output_tokens=5))
     assert unpriced.cost_text() == "$?" and unpriced.unpriced == 1
+    # one call's cell in the calls tables
+    assert call_tokens_text(1204, 38, 1000) == "1,204/38 (1,000 cached)"
+    assert call_tokens_text(412, 12, 0, estimated=True) == "≈412/12"
+    assert call_tokens_text(None, None, None) == "—"
 
 
 @drive
@@ -73,16 +78,12 @@ async def test_header_status_and_calls_table_show_tokens_and_cost() -> None:
         assert app.sub_title == f"sim · seed 224 · session {run.short()}"
         assert _text(app, "#status").endswith(f" · {run.line()}") and "≈" in run.line()
 
-        # each call's tokens, in its row (≈: the sim's estimate)
+        # each call's tokens, in its row (≈: the sim's estimate; no prompt cache in the sim)
         calls = app.query_one("#calls", DataTable)
-        row = calls.get_row_at(0)
         labels = [c.label.plain for c in calls.ordered_columns]
-        assert labels[-3:] == ["tok in", "tok out", "tok cached"]
-        assert [cell.plain for cell in row[-3:]] == [
-            f"≈{first[0]['input_tokens']:,}",
-            f"≈{first[0]['output_tokens']:,}",
-            f"{first[0]['cached_input_tokens']:,}",
-        ]
+        assert labels[:3] == ["#", "function", "tok in/out"]
+        for n, record in enumerate(first):
+            assert calls.get_row_at(n)[2].plain == f"≈{record['input_tokens']:,}/{record['output_tokens']:,}"
 
         # a second turn: the status line speaks of that run, the header of the session
         area.ask("Which of them are open now?")
@@ -114,6 +115,7 @@ async def test_suql_and_hybridqa_stats_lines_carry_the_runs_usage() -> None:
         run = _usage(_records(app, "#hqa-calls"))
         assert run.calls and f"tokens {run.tokens_text()}" in _text(app, "#hqa-counters")
         passages = app.query_one("#hqa-calls", DataTable)
-        assert passages.get_row_at(0)[-3].plain.startswith("≈")
+        tokens = [c.key.value for c in passages.ordered_columns].index("tokens")
+        assert passages.get_row_at(0)[tokens].plain.startswith("≈")
         both = _usage(_records(app, "#suql-calls") + _records(app, "#hqa-calls"))
         assert app.sub_title == f"sim · seed 224 · session {both.short()}"  # the session: both tabs' calls
