@@ -442,6 +442,32 @@ class _Connection:
                 self._con.close()
 
 
+@contextmanager
+def _cancel_on(con: Any, cancel: threading.Event | None) -> Iterator[None]:
+    """While the block runs, a set ``cancel`` cancels the connection's running statement on the server."""
+    if cancel is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if cancel.is_set():
+                try:
+                    con.cancel_safe(timeout=5)
+                except Exception:  # the statement ended meanwhile, or the server is gone: nothing to stop
+                    pass
+                return
+
+    watcher = threading.Thread(target=watch, name="pg-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join(6)
+
+
 def _catalog(conn: _Connection) -> dict[str, PgTable]:
     with conn.transaction() as con, con.cursor() as cur:
         enums: dict[int, list[str]] = {}
@@ -517,14 +543,21 @@ class PostgresGate:
         pg_policy(again, list(self.tables_by_name), own_parameters=True)
 
     def _fetch(
-        self, sql: str, values: Sequence[Any], limit: int, *, each: Callable[[list[tuple]], None] | None = None
+        self,
+        sql: str,
+        values: Sequence[Any],
+        limit: int,
+        *,
+        each: Callable[[list[tuple]], None] | None = None,
+        cancel: threading.Event | None = None,
     ) -> tuple[tuple[str, ...], list[tuple]]:
         """Run one SELECT through a server-side cursor and read at most ``limit`` rows (all of them handed
-        to ``each`` in batches instead of kept, when given)."""
+        to ``each`` in batches instead of kept, when given).  Setting ``cancel`` cancels the statement
+        running on the server (Esc in the app) and raises :class:`Cancelled`."""
         self.statements = [*self.statements[-19:], (sql, tuple(values))]
         kept: list[tuple] = []
         try:
-            with self._conn.transaction() as con:
+            with self._conn.transaction() as con, _cancel_on(con, cancel):
                 with psycopg.RawServerCursor(con, "cs224v_query") as cur:
                     cur.execute(sql, list(values))
                     columns = tuple(d.name for d in cur.description or ())
@@ -539,6 +572,8 @@ class PostgresGate:
                         else:
                             kept.extend(batch)
         except psycopg.Error as e:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from e
             raise _pg_error(e, sql, self.timeout_s) from e
         except (ValueError, OverflowError) as e:  # a value Python cannot hold (a date past year 9999)
             raise SqlFailed(f"PostgreSQL returned a value Python cannot read: {e}", sql=sql) from e
@@ -704,7 +739,7 @@ class PostgresGate:
         sql, values = self._candidate_sql(table, wanted, f.predicate, pk, cap)
         note = ""
         try:
-            self._fetch(sql, values, cap + 1, each=each)
+            self._fetch(sql, values, cap + 1, each=each, cancel=cancel)
         except (SqlTimedOut, TooManyCandidates):
             raise
         except SqlFailed as e:
@@ -716,7 +751,7 @@ class PostgresGate:
             con.execute(exp.delete(target.copy()).sql(dialect="duckdb", identify=True))
             count = 0
             sql, values = self._candidate_sql(table, wanted, None, pk, cap)
-            self._fetch(sql, values, cap + 1, each=each)
+            self._fetch(sql, values, cap + 1, each=each, cancel=cancel)
         return CandidatesLoaded(table.name, sql, tuple(values), count, time.perf_counter() - started, note)
 
 

@@ -280,6 +280,29 @@ def test_the_filter_runs_on_postgresql_and_answer_sees_only_filtered_rows(source
     assert {r[0] for r in result.rows} <= matching
 
 
+def test_cancelling_stops_the_statement_on_the_server(db, pg_server):  # noqa: F811
+    import threading
+
+    from engines.errors import Cancelled
+
+    src = open_postgres(db, Settings(query_timeout_s=60))
+    locker = pg_server.admin("cs224v_test")
+    try:
+        locker.autocommit = False
+        locker.execute("LOCK TABLE codes IN ACCESS EXCLUSIVE MODE")  # the candidate query waits on the server
+        cancel = threading.Event()
+        threading.Timer(0.5, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            src.suql_engine(sim()).run("SELECT id FROM codes WHERE id > 1", mode="C", cancel=cancel)
+        assert time.monotonic() - started < 20  # not the 60 s statement timeout
+        locker.rollback()
+        assert src.sandbox.run("SELECT count(*) FROM codes").rows == ((3,),)  # the session still works
+    finally:
+        locker.close()
+        src.close()
+
+
 def test_too_many_candidates_is_a_clear_error(db):
     src = open_postgres(db, Settings(postgres_candidate_rows=1_000))
     try:
