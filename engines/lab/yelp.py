@@ -3,7 +3,9 @@
 100 simulated user questions (45 structured, 55 hybrid), each with the intent behind it — location,
 cuisine, price, rating, "open late", a review-only feature, a dish.  The SUQL agent (parser,
 ``classify()``, the compiler; LIMIT 3 unless the user asks for all) answers each; the baseline linearises
-every row into one passage and returns BM25's top m (1 and 3).  A person checks every returned restaurant
+every row into one passage, has an LLM write a short search query from the question (the paper's step,
+:mod:`engines.lab.search_query`: the call is shown only the question) and returns BM25's top m (1 and 3)
+for that query.  A person checks every returned restaurant
 against the whole intent (the evaluator reads the hidden truth for features, its own knowledge of dishes,
 and reads "open late" as open at 11pm): precision = true positives / returned.
 
@@ -136,6 +138,7 @@ class YelpCase:
     suql_correct: tuple[bool, ...]
     satisfying: int  # restaurants in the whole world that satisfy the intent
     baseline: dict[int, tuple[bool, ...]] = field(default_factory=dict)  # m -> verdict per returned row
+    search_query: str = ""  # what the baseline's query writer made of the question
     fn_cause: str | None = None  # when SUQL returned nothing but something satisfies
 
 
@@ -183,7 +186,6 @@ def simulate(
     progress: Callable[[int, int, str], None],
     cancel: threading.Event | None = None,
 ) -> YelpSimulation:
-    from engines.lab.hybrid import PassageIndex, linearise
     from engines.suql.agent import SuqlAgent, suql_schema
     from engines.suql.execute import SuqlEngine
 
@@ -197,7 +199,7 @@ def simulate(
         engine=SuqlEngine(sandbox, llm, pool=1),
         mode="E",
     )
-    passages = PassageIndex([r._id for r in world.rows], [linearise(r) for r in world.rows])
+    passages = baseline_index(world)
     by_id = {r._id: r for r in world.rows}
     cases = []
     for i, intent in enumerate(intents):
@@ -211,7 +213,7 @@ def simulate(
         case = YelpCase(
             intent, turn.sql or turn.parsed_sql, ids, tuple(satisfies(truth, by_id[x], intent) for x in ids), satisfying
         )
-        top = passages.top(intent.text, max(ms))
+        case.search_query, top = baseline_top(passages, llm, intent.text, max(ms))
         for m in ms:
             case.baseline[m] = tuple(satisfies(truth, by_id[x], intent) for x in top[:m])
         if not ids and satisfying:
@@ -219,6 +221,22 @@ def simulate(
         cases.append(case)
     progress(len(intents), len(intents), "done")
     return YelpSimulation(cases, ms)
+
+
+def baseline_index(world):
+    """The linearisation baseline's index: every row as one passage (:func:`engines.lab.hybrid.linearise`), BM25."""
+    from engines.lab.hybrid import PassageIndex, linearise
+
+    return PassageIndex([r._id for r in world.rows], [linearise(r) for r in world.rows])
+
+
+def baseline_top(passages, llm, question: str, k: int) -> tuple[str, list[int]]:
+    """The baseline's answer to one question: the search query an LLM writes from the question alone, and the
+    ids of the top ``k`` passages BM25 ranks by it."""
+    from engines.lab.search_query import SEARCH_QUERY, SearchQueryInput
+
+    query = llm.run(SEARCH_QUERY, SearchQueryInput(question))
+    return query, passages.top(query, k)
 
 
 def precision(verdicts: list[tuple[bool, ...]]) -> tuple[float | None, int]:
