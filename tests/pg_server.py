@@ -117,7 +117,7 @@ class PgServer:
 
     def stop(self) -> None:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)  # fast shutdown: abort sessions, exit cleanly
+            self.process.send_signal(signal.SIGQUIT)  # immediate shutdown: no checkpoint, the data is thrown away
             try:
                 self.process.wait(15)
             except subprocess.TimeoutExpired:
