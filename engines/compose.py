@@ -311,11 +311,13 @@ def open_suql(
     (with instant calls a pool only makes call counts depend on thread timing).
 
     ``source``: a user's own data (a path, a ``postgresql://`` URL or an opened :class:`DataSource`,
-    closed with the session) instead of ``world``; the session has no examples then."""
+    closed with the session) instead of ``world``; its examples are made from the description of the data."""
     settings = settings or Settings()
     if pool is None:
         pool = settings.effective_suql_pool
     if source is not None:
+        from engines.data.examples import examples_for
+
         data = _source(source, settings)
         try:
             llm = _own_llm(settings, clock)
@@ -323,7 +325,8 @@ def open_suql(
         except BaseException:
             data.close()
             raise
-        return SuqlSession(settings, data.name, data, data.sandbox, llm, engine, (), source=data)
+        examples = examples_for(data.schema, data.sandbox)
+        return SuqlSession(settings, data.name, data, data.sandbox, llm, engine, examples, source=data)
     spec = WORLDS.get(world)
     if spec is None:
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")

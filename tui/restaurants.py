@@ -39,6 +39,7 @@ from engines.events import (
 )
 from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.schema_pane import SchemaPane, first_table_sql
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
 if TYPE_CHECKING:
@@ -76,6 +77,17 @@ WORLDS: dict[str, str] = {
 }
 """What the agent talks about, and which agent: the 600 restaurants with the Text-to-SQL agent
 (lecture 6) or the SUQL agent (lecture 7 §4), or the course assistant's C1-C6 (a SUQL agent)."""
+OWN_DATA_WORLDS: dict[str, str] = {
+    "restaurants": "your data · Text-to-SQL",
+    "restaurants-suql": "your data · SUQL agent",
+}
+"""With ``--db SOURCE`` the two restaurant agents talk about your tables instead."""
+OWN_DATA_PLACEHOLDER = "Ask about your data — name a table, a column or one of its values"
+OWN_DATA_HINT = (
+    "Ask about your own tables (the Schema pane above shows what the engine found: each column's type and "
+    "role). With the sim backend the agent is a weak, honest reader: it understands column names, the values "
+    "of small enumerations and numbers; for real answers run the app with a real backend (--backend claude)."
+)
 TO_VERIFY_SHOWN = 5
 """Rows a reply lists as "to verify" (the rest are counted)."""
 SUQL_HINT = (
@@ -175,6 +187,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._pending_utterance: str | None = None  # the question of the running turn
         self._sample_turn = 0
         self._world = "restaurants"  # what the agent talks about, and which agent (WORLDS)
+        self._db = settings.db  # your own tables (--db SOURCE) instead of the restaurants, or None
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -182,7 +195,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         with Horizontal(id="rest-columns"):
             with Vertical(id="rest-left"):
                 world = Select(
-                    [(f"World · {label}", name) for name, label in WORLDS.items()],
+                    [(f"World · {self._world_label(name)}", name) for name in WORLDS],
                     value=self._world,
                     allow_blank=False,
                     compact=True,
@@ -193,11 +206,14 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                     "or the SUQL agent, or the course assistant's C1-C6."
                 )
                 yield world
+                schema = SchemaPane(id="rest-schema")
+                schema.display = self._db is not None  # only over your own data (--db)
+                yield schema
                 dialogue = VerticalScroll(id="dialogue")
                 dialogue.border_title = "Dialogue"
                 dialogue.border_subtitle = f"classify: {self.settings.classify_method}"
                 with dialogue:
-                    yield Static(DIALOGUE_HINT, id="dialogue-hint", markup=False)
+                    yield Static(OWN_DATA_HINT if self._db else DIALOGUE_HINT, id="dialogue-hint", markup=False)
                 editor = SqlEditor(SAMPLE_SQL, id="sql-editor", soft_wrap=True, tab_behavior="focus")
                 editor.cursor_blink = self.cursor_blink
                 editor.border_title = EDITOR_TITLE
@@ -218,7 +234,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                 calls = CallsTable(id="calls")
                 calls.border_title = "LLM calls"
                 yield calls
-        question = Input(placeholder=QUESTION_PLACEHOLDER, id="question")
+        question = Input(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
         question.cursor_blink = self.cursor_blink
         question.border_title = "Question · Enter asks"
         yield question
@@ -227,7 +243,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     def on_mount(self) -> None:
         self.query_one(ResultsTable).show_nothing("no query yet")
         self.query_one(CallsTable).reset("no calls yet")
-        self._set_status("opening the restaurant database…", "running")
+        self._set_status("opening your data…" if self._db else "opening the restaurant database…", "running")
         self.run_engine(self._open_session, name="open", busy=False)
 
     def on_unmount(self) -> None:
@@ -341,14 +357,18 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self.query_one("#rest-world", Select).value = world
         self.clear_dialogue()
         courses = world == "courses"
-        self.query_one("#question", Input).placeholder = COURSE_PLACEHOLDER if courses else QUESTION_PLACEHOLDER
+        own = self._db is not None and not courses
+        self.query_one("#question", Input).placeholder = (
+            COURSE_PLACEHOLDER if courses else OWN_DATA_PLACEHOLDER if own else QUESTION_PLACEHOLDER
+        )
+        hint = OWN_DATA_HINT if own else DIALOGUE_HINT
         self.query_one("#dialogue-hint", Static).update(
-            COURSE_HINT if courses else DIALOGUE_HINT + (SUQL_HINT if world == "restaurants-suql" else "")
+            COURSE_HINT if courses else hint + (SUQL_HINT if world == "restaurants-suql" and not own else "")
         )
         editor = self.query_one("#sql-editor", SqlEditor)
         if editor.text in (SAMPLE_SQL, COURSE_SQL):
             editor.text = COURSE_SQL if courses else SAMPLE_SQL
-        self._set_status(f"opening {WORLDS[world]}…", "running")
+        self._set_status(f"opening {self._world_label(world)}…", "running")
         settings = self.settings
         self.run_engine(lambda: self._reopen_work(settings, carry=False), name="world")
         return True
@@ -455,7 +475,27 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
 
             return open_courses_agent(settings, clock=self.clock)  # type: ignore[return-value]
 
-        return open_restaurants(settings, clock=self.clock, suql=self._world == "restaurants-suql")
+        suql = self._world == "restaurants-suql"
+        if self._db is not None:  # your own tables: the same agents over the engine's description of them
+            return open_restaurants(settings, clock=self.clock, suql=suql, source=self._db)
+        return open_restaurants(settings, clock=self.clock, suql=suql)
+
+    def _world_label(self, world: str) -> str:
+        """The selector's words for a world: with --db, the two agents talk about your data."""
+        if self._db is not None and world in OWN_DATA_WORLDS:
+            return OWN_DATA_WORLDS[world]
+        return WORLDS[world]
+
+    def _show_schema(self) -> None:
+        """The schema browser shows the open source's tables (hidden for a built-in world)."""
+        pane = self.query_one("#rest-schema", SchemaPane)
+        source = getattr(self._session, "source", None)
+        pane.display = source is not None
+        pane.show(source.schema if source is not None else None)
+        if source is not None and source.schema.tables:
+            editor = self.query_one("#sql-editor", SqlEditor)
+            if editor.text in (SAMPLE_SQL, COURSE_SQL):
+                editor.text = first_table_sql(source.schema)
 
     def _open_session(self) -> None:
         self._session_now()
@@ -560,6 +600,8 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
     # --- worker outcomes (main thread) ----------------------------------------------------------
 
     def worker_succeeded(self, name: str, result: Any) -> None:
+        if name in ("open", "world", "reopen"):
+            self._show_schema()
         if name == "open":
             if not self.is_busy:
                 self._set_status("ready — Enter asks, Ctrl+Enter runs the SQL", "idle")
@@ -571,7 +613,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             self.settings = result
             self._set_status(f"ready — now using the {result.backend} backend", "idle")
         elif name == "world":
-            self._set_status(f"ready — {WORLDS[self._world]}", "idle")
+            self._set_status(f"ready — {self._world_label(self._world)}", "idle")
 
     def worker_failed(self, name: str, error: BaseException) -> None:
         from engines.errors import Cancelled
@@ -593,11 +635,13 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             self._add_entry("note", "Error", f"The turn failed: {message}")
             self._restore_question()
         if name == "open":
-            self._show_error("Could not open the restaurant database", message)
+            self._show_error(
+                "Could not open your data" if self._db else "Could not open the restaurant database", message
+            )
         elif name == "reopen":
             self._show_error("Could not switch the backend", message)
         elif name == "world":
-            self._show_error(f"Could not open {WORLDS[self._world]}", message)
+            self._show_error(f"Could not open {self._world_label(self._world)}", message)
         else:
             self._show_error("Error", message)
         self._set_status("error — see the error pane", "error")

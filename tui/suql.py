@@ -29,6 +29,7 @@ from textual.widgets.option_list import Option
 from engines.events import CallFailed, CallFinished, CallStarted
 from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
 from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.schema_pane import SchemaPane
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
 from tui.widgets import (
@@ -215,7 +216,8 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self.mode = DEFAULT_MODE
-        self.world = DEFAULT_WORLD
+        self._db = settings.db  # your own tables (--db SOURCE): the world the tab opens first, or None
+        self.world = settings.db or DEFAULT_WORLD
         self._session: SuqlSession | None = None
         self._session_lock = threading.Lock()  # opening / swapping the session
         self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
@@ -238,6 +240,9 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             with Vertical(id="suql-left"):
                 with Horizontal(id="suql-controls"):
                     yield Static("opening the world…", id="suql-opening", markup=False)
+                schema = SchemaPane(id="suql-schema")
+                schema.display = self._db is not None  # only over your own data (--db)
+                yield schema
                 examples = OptionList(id="suql-examples")
                 examples.border_title = "Examples · Enter loads one"
                 yield examples
@@ -492,6 +497,8 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def _open(self, settings: Settings, world: str) -> SuqlSession:
         from engines.suql.session import open_suql
 
+        if self._db is not None and world == self._db:  # your own tables
+            return open_suql(settings, source=self._db, clock=self.clock)
         return open_suql(settings, world=world, clock=self.clock)
 
     def _opened(self, session: SuqlSession) -> Opened:
@@ -500,9 +507,10 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         from engines.suql.session import WORLDS
 
         paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
+        own = ((self._db, "your data"),) if self._db is not None else ()
         return Opened(
             session=session,
-            worlds=tuple((w.name, w.title) for w in WORLDS.values()),
+            worlds=own + tuple((w.name, w.title) for w in WORLDS.values()),
             modes=tuple((m.name, m.title) for m in MODES.values()),
             lecture=tuple(session.examples),
             paper=paper,
@@ -667,6 +675,22 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._paper = opened.paper
         self._mount_controls()
         self._fill_examples()
+        self._show_schema(opened.session)
+
+    def _show_schema(self, session: SuqlSession) -> None:
+        """The schema browser shows your data's tables while the tab is on them (hidden on a built-in world);
+        on first opening them, the editor's lecture example gives way to the first example of your data."""
+        pane = self.query_one("#suql-schema", SchemaPane)
+        source = getattr(session, "source", None)
+        first = pane.display is False or pane.root.label.plain == "no data source"
+        pane.display = source is not None
+        pane.show(source.schema if source is not None else None)
+        if source is not None and first and self.examples:
+            from engines.suql.examples import LECTURE
+
+            editor = self.query_one("#suql-editor", SuqlEditor)
+            if editor.text == layout_sql(LECTURE[1].sql):
+                self.load_example(self.examples[0])
 
     def _world_changed(self) -> None:
         """Another world: empty the panes; an unedited example gives way to the new world's first."""
@@ -947,7 +971,13 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         options: list[Option | None] = []
         if self._lecture:
             options.append(
-                Option(Content.styled(f"Lecture and notes · {len(self._lecture)}", "bold $text-accent"), disabled=True)
+                Option(
+                    Content.styled(
+                        f"{'Your data' if self.world == self._db else 'Lecture and notes'} · {len(self._lecture)}",
+                        "bold $text-accent",
+                    ),
+                    disabled=True,
+                )
             )
             options.extend(_example_option(f"lecture-{i}", e) for i, e in enumerate(self._lecture))
         if self._paper:

@@ -153,7 +153,15 @@ def test_the_suql_console_session_over_a_source(hotels_csv):
     session = open_suql(Settings(), source=str(hotels_csv))
     try:
         assert session.schema().startswith("-- The user's data: hotels.csv")
-        assert session.examples == ()
+        titles = [e.title for e in session.examples]
+        assert titles == [
+            "hotels: the first rows",
+            "hotels: rows per city",
+            "hotels: summary() of notes",
+            "hotels: answer() — which notes mention breakfast?",
+        ]
+        for example in session.examples:  # every example runs on the data it was made from
+            assert session.engine.run(example.sql).rows
         turn = session.agent().ask("how many hotels in Berlin")
         assert turn.rows == ((8,),)
     finally:
