@@ -452,3 +452,26 @@ def test_open_source_and_compose_run_suql_on_postgresql(db):
         assert result.rows == (("a", 3), ("b", 1), (None, 1)) and sentence
     finally:
         agent_session.close()
+
+
+def test_a_read_only_role_and_another_schema_through_the_url(pg_server):  # noqa: F811
+    url = pg_server.create_database("cs224v_schema")
+    with pg_server.admin("cs224v_schema") as con:
+        con.execute("CREATE SCHEMA sales")
+        con.execute("CREATE TABLE sales.orders (id int PRIMARY KEY, item text)")
+        con.execute("INSERT INTO sales.orders VALUES (1, 'tea'), (2, 'cake')")
+        con.execute("CREATE ROLE reader LOGIN")
+        con.execute("GRANT USAGE ON SCHEMA sales TO reader")
+        con.execute("GRANT SELECT ON ALL TABLES IN SCHEMA sales TO reader")
+    reader = pg_server.url("cs224v_schema", user="reader")
+    src = open_postgres(reader + "?options=-csearch_path%3Dsales", Settings())
+    try:
+        assert [t.name for t in src.schema.tables] == ["orders"]
+        assert src.sandbox.run("SELECT item FROM orders ORDER BY id").rows == (("tea",), ("cake",))
+        assert src.suql_engine(sim()).run("SELECT item FROM orders WHERE id = 2", mode="C").rows == (("cake",),)
+    finally:
+        src.close()
+    with pytest.raises(DataSourceError) as e:  # public holds nothing this role may read
+        open_postgres(reader, Settings())
+    assert "search_path" in str(e.value)
+    assert url  # the database the fixture made
