@@ -455,7 +455,7 @@ def test_open_source_and_compose_run_suql_on_postgresql(db):
 
 
 def test_a_read_only_role_and_another_schema_through_the_url(pg_server):  # noqa: F811
-    url = pg_server.create_database("cs224v_schema")
+    pg_server.create_database("cs224v_schema")
     with pg_server.admin("cs224v_schema") as con:
         con.execute("CREATE SCHEMA sales")
         con.execute("CREATE TABLE sales.orders (id int PRIMARY KEY, item text)")
@@ -474,4 +474,3 @@ def test_a_read_only_role_and_another_schema_through_the_url(pg_server):  # noqa
     with pytest.raises(DataSourceError) as e:  # public holds nothing this role may read
         open_postgres(reader, Settings())
     assert "search_path" in str(e.value)
-    assert url  # the database the fixture made
