@@ -120,7 +120,9 @@ class Settings(BaseSettings):
     duckdb_threads: int = Field(2, ge=1, le=64, description="DuckDB worker threads")
     duckdb_temp_limit: str = Field("1GB", description="DuckDB max_temp_directory_size (spill to disk)")
     postgres_candidate_rows: int = Field(
-        200_000, ge=1, description="most rows a SUQL query may load from one PostgreSQL table (CS224V_POSTGRES_CANDIDATE_ROWS)"
+        200_000,
+        ge=1,
+        description="most rows a SUQL query may load from one PostgreSQL table (CS224V_POSTGRES_CANDIDATE_ROWS)",
     )
     # SPARQL: the memory a query's worker process may use
     sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
