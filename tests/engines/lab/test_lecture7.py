@@ -109,3 +109,21 @@ def test_hybridqa_ablation_errors_and_format():
     f = run("l7-hybridqa-format")
     by_rate = {r[0]: r for r in f.rows}
     assert by_rate[0.0][1] > by_rate[0.3][1] and by_rate[0.0][3] == by_rate[0.3][3]  # EM up, judgement unchanged
+
+
+def test_exercise_1_written_order_matters_as_written_and_not_to_the_compiler():
+    t = run("l7-exercise-1")
+    calls = {(r[0], r[1]): r[3] for r in t.rows}
+    date, parking = "'is it good for a date?' first", "'is parking easy?' first"
+    assert [r[1] for r in t.rows] == ["B", "notes", "D", "E"] * 2
+    # as written (mode B, and the notes' compiler), the order changes the calls; parking, which rules out more
+    # rows (its reviews often say parking is hard), is the cheaper first condition, as in the notes (70 against 74)
+    assert calls[(parking, "notes")] < calls[(date, "notes")] and calls[(parking, "B")] < calls[(date, "B")]
+    # the second condition is asked only of the rows the first did not rule out
+    second = {r[0]: (r[5] if r[0] == date else r[4]) for r in t.rows if r[1] == "notes"}
+    first = {r[0]: (r[4] if r[0] == date else r[5]) for r in t.rows if r[1] == "notes"}
+    assert all(second[k] <= first[k] for k in first) and second[parking] < second[date]
+    # our compiler orders the answer() conditions itself: the same calls whatever the written order
+    assert calls[(date, "D")] == calls[(parking, "D")]
+    assert all(r[-1] is True for r in t.rows)
+    assert all(n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs")))
