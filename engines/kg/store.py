@@ -1,7 +1,7 @@
-"""The triple store behind the endpoint: rdflib's memory store (default) or Oxigraph through oxrdflib.
+"""The triple store behind the endpoint: rdflib's memory store or Oxigraph (through oxrdflib's Graph).
 
 ``make_graph(triples, store)`` loads triples into an rdflib :class:`~rdflib.Graph` over either
-store.  The memory store here is rdflib's own ``Memory`` with one addition: every triple lookup
+store (Oxigraph bulk-loads them: ``Store.bulk_extend``); ``graph_from_rdf`` loads RDF documents.  The memory store here is rdflib's own ``Memory`` with one addition: every triple lookup
 checks the running query's deadline (:func:`deadline`), so a slow query stops with
 :class:`QueryTimeout` instead of running on — rdflib evaluates in pure Python and cannot be
 interrupted any other way.
@@ -64,10 +64,31 @@ def make_graph(triples: Iterable[tuple], store: str = "memory") -> Graph:
         graph.addN((s, p, o, graph) for s, p, o in triples)
         return graph
     if store == "oxigraph":
+        import pyoxigraph as ox
+
         graph = Graph(store="Oxigraph")
-        graph.addN([(s, p, o, graph) for s, p, o in triples])
+        convert = to_oxigraph
+        oxigraph_store(graph).bulk_extend(ox.Quad(convert(s), convert(p), convert(o)) for s, p, o in triples)
         return graph
     raise ConfigurationError(f"Unknown triple store {store!r}: choose one of {', '.join(STORES)}.")
+
+
+def to_oxigraph(term: Any) -> Any:
+    """An rdflib term as a pyoxigraph term (a literal's lexical form as it is)."""
+    import pyoxigraph as ox
+    from rdflib import BNode, Literal, URIRef
+
+    if isinstance(term, URIRef):
+        return ox.NamedNode(str(term))
+    if isinstance(term, BNode):
+        return ox.BlankNode(str(term))
+    if isinstance(term, Literal):
+        if term.language:
+            return ox.Literal(str(term), language=term.language)
+        if term.datatype is not None:
+            return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype)))
+        return ox.Literal(str(term))
+    raise ValueError(f"unsupported RDF term {term!r}")
 
 
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"

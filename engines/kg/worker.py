@@ -169,6 +169,9 @@ def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bo
     from engines.kg import rdflib_fixes  # imported before the audit hook closes the file system
 
     rdflib_fixes.install()
+    from engines.kg import dialect
+
+    dialect._tree_tools()  # tree-sitter's parser is loaded before the file system closes
     _install_audit_hook()
     return {"network_namespace": netns}
 
@@ -234,6 +237,32 @@ def _decoder() -> Callable[[tuple], Any]:
     return decode
 
 
+def _ox_decoder() -> Callable[[tuple], Any]:
+    import pyoxigraph as ox
+
+    cache: dict[tuple, Any] = {}
+
+    def decode(item: tuple) -> Any:
+        term = cache.get(item)
+        if term is None:
+            if item[0] == "l":
+                if item[2]:
+                    term = ox.Literal(item[1], language=item[2])
+                elif item[3]:
+                    term = ox.Literal(item[1], datatype=ox.NamedNode(item[3]))
+                else:
+                    term = ox.Literal(item[1])
+            elif item[0] == "b":
+                term = ox.BlankNode(item[1])
+            else:
+                term = ox.NamedNode(item[1])
+            if len(cache) < 1_000_000:
+                cache[item] = term
+        return term
+
+    return decode
+
+
 def _term_json(term: Any) -> dict[str, str]:
     from engines.kg.endpoint import term_json
 
@@ -269,6 +298,10 @@ def evaluate(
 
     language = language or dialect.WIKIDATA
     began = time.monotonic()
+    if store == "oxigraph":
+        fast = _evaluate_fast(graph, query, timeout_s, row_cap, language, began)
+        if fast is not None:
+            return fast
     try:
         prepared = dialect.prepare(query, language)
     except dialect.SparqlRefused as e:
@@ -288,7 +321,7 @@ def evaluate(
         if timeout_s <= 0:
             raise QueryTimeout()
         if store == "oxigraph":
-            value = _run_oxigraph(graph, prepared, timeout_s, row_cap, language.namespaces)
+            value = _run_oxigraph(graph, prepared.text, timeout_s, row_cap, language.namespaces)
         else:
             value = _run_rdflib(graph, prepared, timeout_s, row_cap)
     except QueryTimeout:
@@ -306,6 +339,35 @@ def evaluate(
     except Exception as e:  # the stores' evaluation errors (type errors, unknown functions …)
         return {"kind": "error", "message": f"Query error: {str(e).strip() or type(e).__name__}", **meta}
     columns, bindings, truncated, boolean = value
+    return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
+
+
+def _evaluate_fast(
+    graph: Any, query: str, timeout_s: float, row_cap: int, language: Any, began: float
+) -> dict[str, Any] | None:
+    """Oxigraph straight on the rewritten text when its syntax tree clears it
+    (:func:`engines.kg.dialect.fast_prepare`); None when the full path must decide."""
+    from engines.kg import dialect
+    from engines.kg.store import QueryTimeout
+
+    try:
+        prepared = dialect.fast_prepare(query, language)
+    except MemoryError:
+        return None
+    if prepared is None:
+        return None
+    meta = {"notes": prepared.notes, "standard": prepared.text}
+    timeout_s -= time.monotonic() - began
+    try:
+        if timeout_s <= 0:
+            raise QueryTimeout()
+        columns, bindings, truncated, boolean = _run_oxigraph(
+            graph, prepared.text, timeout_s, row_cap, language.namespaces
+        )
+    except QueryTimeout:
+        return {"kind": "timeout", **meta}
+    except (SyntaxError, ValueError, OSError, RuntimeError, MemoryError, RecursionError):
+        return None  # rdflib's parse explains it (a syntax error, an unknown prefix …), or the full path runs it
     return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
 
 
@@ -350,13 +412,13 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
         return columns, tuple(out), truncated, None
 
 
-def _run_oxigraph(graph: Any, prepared: Any, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> tuple:
+def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> tuple:
     import pyoxigraph as ox
 
     from engines.kg.store import QueryTimeout, oxigraph_store
 
     limit = time.monotonic() + timeout_s
-    res = oxigraph_store(graph).query(prepared.text, prefixes=prefixes, use_default_graph_as_union=True)
+    res = oxigraph_store(graph).query(text, prefixes=prefixes, use_default_graph_as_union=True)
     if isinstance(res, ox.QueryBoolean):
         return (), (), False, bool(res)
     if isinstance(res, ox.QueryTriples):
@@ -407,6 +469,15 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
         language = Dialect.from_json(first["dialect"]) if first.get("dialect") else None
         if first.get("rdf") is not None:
             graph = graph_from_rdf(first["rdf"], store)
+        elif store == "oxigraph":  # straight into Oxigraph's terms, bulk-loaded
+            import pyoxigraph as ox
+            from rdflib import Graph
+
+            from engines.kg.store import oxigraph_store
+
+            graph = Graph(store="Oxigraph")
+            term = _ox_decoder()
+            oxigraph_store(graph).bulk_extend(ox.Quad(term(s), term(p), term(o)) for s, p, o in first["triples"])
         else:
             decode = _decoder()
             graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in first["triples"]), store)
@@ -427,7 +498,15 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
     # Warm up before saying ready: the first parse builds rdflib's grammar and the first evaluation loads
     # the store's query code (about 0.15 s each), which must not count against the first query's deadline.
     standard = language is not None and not language.wikidata
-    evaluate(graph, store, _WARM_UP_STANDARD if standard else _WARM_UP, 30.0, 1, language)
+    warm = _WARM_UP_STANDARD if standard else _WARM_UP
+    if store == "oxigraph":  # its queries mostly take the fast path: build rdflib's grammar for the others
+        from engines.kg import dialect
+
+        try:
+            dialect.prepare(warm, language or dialect.WIKIDATA)
+        except Exception:
+            pass
+    evaluate(graph, store, warm, 30.0, 1, language)
     conn.send({"kind": "ready", **info})
     while True:
         try:
