@@ -474,3 +474,24 @@ def test_a_read_only_role_and_another_schema_through_the_url(pg_server):  # noqa
     with pytest.raises(DataSourceError) as e:  # public holds nothing this role may read
         open_postgres(reader, Settings())
     assert "search_path" in str(e.value)
+
+
+def test_the_modes_compare_the_same_over_postgresql(source, world):
+    """compare_modes over PostgreSQL: every mode's calls and rows as on the DuckDB world (mode F's retrieval
+    cap keeps the best-scoring candidates, and BM25 here scores only the candidates: not compared)."""
+    from engines.suql.compare import compare_modes
+
+    query = "SELECT name FROM restaurants WHERE location = 'Sunnyvale' AND price = 'cheap' AND answer(reviews, 'is it quiet?') = 'Yes' ORDER BY name LIMIT 2"
+    modes = ["B", "C", "D", "E"]  # A (answer() on every row) is test_naive_modes_keep_their_cost
+    with Sandbox.create(world.load) as sandbox:
+        duck = compare_modes(SuqlEngine(sandbox, sim()), query, modes=modes)
+    pg = compare_modes(source.suql_engine(sim()), query, modes=modes)
+    assert len(pg.modes) == len(duck.modes) == len(modes)
+    for d, p in zip(duck.modes, pg.modes):
+        assert (p.mode, p.answer_calls, p.rows, p.agrees, p.error) == (
+            d.mode,
+            d.answer_calls,
+            d.rows,
+            d.agrees,
+            d.error,
+        )
