@@ -8,7 +8,11 @@ credits already taken, credit cap) and ``reviews`` (free text).
 The contents reproduce the notes: on hard conditions alone C1, C5 and C6 pass; C2
 conflicts in time; C3's prerequisite is unknown; C4 is offered in the wrong term.  On
 "is it practical?" the reviews of C1 and C3 support it, C5's oppose it and C6's say
-nothing.  ``build()`` takes the knobs the notes' metamorphic tests turn.
+nothing.  The reviews read as reviews do: C2's and C4's short ones repeat the word, C1's says it once
+in a longer review about its projects, C5's uses it to say the course is not; so BM25's similarity to
+"is it practical?" ranks C2 and C4 first and C1 third, below two courses that fail a hard condition
+(note 002's top-k trap comes from the ranking, and C5 shows similarity is not support).  ``build()``
+takes the knobs the notes' metamorphic tests turn.
 """
 
 from __future__ import annotations
@@ -158,11 +162,25 @@ def build(
     completed = (("A", "done"), ("B", "unknown"))
     busy = (("Wed", hm(14), hm(16)), ("Tue", hm(13), hm(15)))
     reviews = [
-        (1, "C1", "Lots of hands-on projects; we built a working recommender by week six."),
-        (2, "C2", "Extremely practical: practical labs, practical tooling, practical debugging every week."),
+        (
+            1,
+            "C1",
+            "Lots of hands-on projects; we built a working recommender by week six, and every assignment ends with "
+            "evaluating a model on real data. The most practical thing I learned was how to test a model honestly.",
+        ),
+        (2, "C2", "Practical labs every week, and the tooling you learn is practical too."),
         (3, "C3", "Very practical course, you design and tune a real database for a client."),
-        (4, "C4", "The most practical course I took, practical skills from day one, practical build sessions."),
-        (5, "C5", "Entirely theoretical, no projects or applied work at all; proofs every week."),
+        (
+            4,
+            "C4",
+            "The most practical course I took: practical skills from day one, and we build robots in every session.",
+        ),
+        (
+            5,
+            "C5",
+            "Anyone hoping for something practical will be disappointed: entirely theoretical, no projects or applied "
+            "work at all; proofs every week.",
+        ),
         (6, "C6", "The lecturer is wonderful and the readings are well chosen."),
     ]
     if second_c1_review:

@@ -190,6 +190,20 @@ def top_k_trap(ctx: RunContext) -> Table:
         bool(small) and all(r[2].startswith("—") for r in rows if r[0] in small) and all("C1" in r[3] for r in rows),
         f"C1 ranks {position} by similarity; rank-then-filter finds nothing for k in {small}",
     )
+    score = dict(ranking)
+    above = [c for c, _ in ranking[: (position or 1) - 1]]
+    ctx.claim(
+        "the trap comes from the ranking: C1's reviews do match the question, only less than courses that fail a hard "
+        "condition",
+        score.get("C1", 0.0) > 0 and bool(above) and not set(above) & set(p.confirmed),
+        f"C1's score {score.get('C1', 0.0):.2f}, below " + ", ".join(f"{c} {score[c]:.2f}" for c in above),
+    )
+    opposed = [c for c, v in p.verdicts.items() if v.conditions.get("practical") is False and score.get(c, 0.0) > 0]
+    ctx.claim(
+        "similarity is not support: a review that says the course is not practical still scores",
+        bool(opposed),
+        ", ".join(f"{c} {score[c]:.2f} (its reviews say no)" for c in opposed) or "none",
+    )
     chart = Chart(
         "bar",
         "Confirmed courses found",

@@ -44,6 +44,12 @@ def test_top_k_trap_loses_c1_for_small_k_only():
     assert t.row(1)["rank, keep k, then filter"].startswith("—") and t.row(6)["rank, keep k, then filter"] == "C1"
     assert all(r[3] == "C1" for r in t.rows)
     assert t.chart is not None and len(t.chart.series) == 2
+    # the trap comes from retrieval: C1's reviews match the question (a positive BM25 score, third as in the notes),
+    # below C2 and C4, which fail hard conditions; C5's review uses the word to say no and still scores
+    assert t.row(6)["top k by similarity"].startswith("C2, C4, C1")
+    ranking = next(n for n in t.notes if n.startswith("Similarity ranking"))
+    assert "C1 0.00" not in ranking and "C5 0.00" not in ranking
+    assert len(_claims(t)) == 3 and all(n.startswith("holds") for n in _claims(t))
 
 
 def _claims(t) -> list[str]:
