@@ -929,6 +929,19 @@ class _SampledGate:
         return self.gate.run_tree(expression.transform(sample, copy=True))
 
 
+_ESTIMATE_SQL = "SELECT c.reltuples::bigint FROM pg_catalog.pg_class c WHERE c.oid = to_regclass(%s)"
+
+
+def _estimated_rows(gate: PostgresGate, table: str) -> int | None:
+    """PostgreSQL's own estimate of a table's rows (from its statistics), or None when it has none."""
+    try:
+        with gate._conn.transaction() as con, con.cursor() as cur:
+            row = cur.execute(_ESTIMATE_SQL, [exp.to_identifier(table, quoted=True).sql(dialect="postgres")]).fetchone()
+    except psycopg.Error:
+        return None
+    return int(row[0]) if row and row[0] is not None and row[0] >= 0 else None
+
+
 def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
     """H1's description, its statistics from a bounded sample; the row counts exact (or PostgreSQL's
     estimate when counting takes too long) and an enumeration's values from the whole table."""
@@ -942,8 +955,10 @@ def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
         try:
             rows = int(gate.run_tree(exp.select(exp.Count(this=exp.Star())).from_(ref)).rows[0][0])
         except EngineError as e:
-            notes.append(f"counting {t.name}: {e}")
-            rows = t.rows
+            rows = _estimated_rows(gate, t.name)
+            notes.append(
+                f"counting {t.name}: {e}" + (f"; PostgreSQL estimates {rows:,} rows" if rows is not None else "")
+            )
         columns = []
         for c in t.columns:
             if c.role in ("enum", "list_enum") and rows is not None and rows > DESCRIBE_SAMPLE:

@@ -111,6 +111,13 @@ def test_schema_is_described_from_the_catalog(source):
     assert "restaurants" in s.render(suql=True)
 
 
+def test_a_table_too_big_to_count_gets_postgresql_s_estimate(source):
+    from engines.data.postgres import _estimated_rows
+
+    assert _estimated_rows(source.sandbox, "items") == N_ITEMS  # ANALYZE-d: the statistics are exact here
+    assert _estimated_rows(source.sandbox, "no such table") is None
+
+
 def test_the_url_shown_has_no_password():
     assert redact("postgresql://alice:s3cret@db.example:5432/x") == "postgresql://alice:***@db.example:5432/x"
     assert redact("postgresql://alice@h/x") == "postgresql://alice@h/x"
