@@ -3,7 +3,9 @@ gets a clear error."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -28,11 +30,25 @@ def digest(path: Path) -> tuple[str, int]:
     return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_size
 
 
+def write_json_array(path: Path, rows: list[dict]) -> Path:
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path
+
+
+def write_gzip_csv(path: Path, rows: list[dict]) -> Path:
+    plain = write_csv(path.with_name("plain.csv"), rows)
+    path.write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    return path
+
+
 WRITERS = {
     "hotels.csv": write_csv,
     "hotels.tsv": lambda p, r: write_csv(p, r, "\t"),
     "hotels.parquet": write_parquet,
     "hotels.jsonl": write_jsonl,
+    "hotels.json": write_json_array,
+    "hotels.csv.gz": write_gzip_csv,
 }
 
 
