@@ -54,6 +54,18 @@ async def test_stepping_through_a_replayed_spinach_log() -> None:
         assert "person = Q42299" in shown and "wd:Q761383[Riemannian geometry]" in shown
         assert "rows" in _text(app, "#kg-step-feedback") and "1 row" in _text(app, "#kg-step-feedback")
 
+        # e: the query goes to the editor, but nothing runs it on this graph (it was meant for Wikidata)
+        ran: list[str] = []
+        area._query_work = ran.append  # a query run on this graph would come through here
+        await pilot.press("e")
+        await settle(pilot)
+        assert area.view == "console" and ran == []
+        assert app.query_one("#kg-editor").text == area.current_step.argument
+        assert "logged, not run" in str(app.query_one("#kg-editor").border_subtitle)
+        area.show_view("stepper")
+        await pilot.pause()
+        app.query_one("#kg-step").focus()
+
         await pilot.press("end")  # the answer: the final query's logged rows
         head = _text(app, "#kg-answer-head")
         assert "1 row" in head and "not re-run here" in head
