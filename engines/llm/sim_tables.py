@@ -208,7 +208,7 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
 
     for c in table.columns:
         # a shown enumeration's values, said word for word
-        hits = [v for v in c.values if _find(_fold(v), low)]
+        hits = [v for v in c.values if len(v.strip()) >= 2 and _find(_fold(v), low)]  # 'A' is not a word said
         if hits and c.role == "enum":
             cond: exp.Expression = (
                 exp.EQ(this=col(c), expression=exp.Literal.string(hits[0]))
@@ -220,7 +220,9 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
             continue
         if hits and c.role == "list_enum":
             parts = [exp.EQ(this=exp.Literal.string(v), expression=exp.Any(this=exp.Paren(this=col(c)))) for v in hits]
-            conditions.append((c.name, parts[0] if len(parts) == 1 else exp.Paren(this=exp.or_(*parts))))
+            # "with wifi and pool": both; "wifi or pool": either
+            joined = exp.Paren(this=exp.or_(*parts)) if re.search(r"\bor\b", low) else exp.and_(*parts)
+            conditions.append((c.name, parts[0] if len(parts) == 1 else joined))
             said.append(c.name)
             continue
         m = _find(c.words, low)

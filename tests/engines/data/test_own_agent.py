@@ -176,3 +176,27 @@ def test_the_read_back_uses_the_columns_types_not_the_restaurant_worlds_names():
     sentence = readback("SELECT * FROM t WHERE price = 10 AND location = 3 AND name = 2", types=types)
     assert sentence == "I searched for t whose price is 10, whose location is 3 and whose name is 2."
     assert "rated above 4.25" in readback("SELECT * FROM t WHERE rating > 4.25", types=types)
+
+
+def test_list_enumerations_and_short_values(tmp_path):
+    from tests.engines.data.conftest import write_jsonl
+
+    rows = [
+        {"place": f"P{i}", "tags": ["wifi", "pool"] if i % 2 else ["wifi"], "grade": "AB"[i % 2]} for i in range(10)
+    ]
+    session = open_source_agent(str(write_jsonl(tmp_path / "places.jsonl", rows)), Settings())
+    try:
+        agent = session.agent
+        turn = agent.ask("places with wifi and pool")
+        assert turn.sql == 'SELECT * FROM "places" WHERE \'pool\' = ANY("tags") AND \'wifi\' = ANY("tags")'
+        assert len(turn.rows) == 5
+        agent.reset()
+        turn = agent.ask("places with wifi or pool")
+        assert "OR" in turn.sql and len(turn.rows) == 10
+        agent.reset()
+        # the one-letter value 'A' is not read from the word "a"; a quoted value is, and classify() maps it
+        turn = agent.ask("show a place with grade 'b'")
+        assert turn.parsed_sql == 'SELECT * FROM "places" WHERE "grade" = \'b\''
+        assert turn.sql == 'SELECT * FROM "places" WHERE "grade" = \'B\'' and len(turn.rows) == 5
+    finally:
+        session.close()
