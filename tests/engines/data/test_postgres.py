@@ -69,6 +69,21 @@ def source(db):
     src.close()
 
 
+def variant(source, db: str, **overrides):
+    """The source with other settings, sharing its catalog and description (describing again takes a while)."""
+    from engines.data.postgres import PostgresGate, PostgresSource, _Connection
+
+    settings = Settings(**overrides)
+    old = source.sandbox
+    gate = PostgresGate(
+        _Connection(db, settings.query_timeout_s),
+        old.tables_by_name,
+        row_cap=settings.row_cap,
+        timeout_s=settings.query_timeout_s,
+    )
+    return PostgresSource(source.name, source.kind, gate, source.schema, settings=settings)
+
+
 def psql():
     import psycopg  # only once the fixture found psycopg and a server: without them the tests skip, with the reason
 
@@ -193,8 +208,8 @@ def test_after_the_hostile_queries_the_data_is_intact(source, db):
         assert con.execute("SELECT count(*) FROM restaurants").fetchone()[0] == 600
 
 
-def test_a_slow_query_is_cut_by_the_statement_timeout(db):
-    src = open_postgres(db, Settings(query_timeout_s=1.0))
+def test_a_slow_query_is_cut_by_the_statement_timeout(source, db):
+    src = variant(source, db, query_timeout_s=1.0)
     try:
         for sql in ("SELECT pg_sleep(30)", "SELECT count(*) FROM items a, items b WHERE a.score + b.score = -1"):
             started = time.monotonic()
@@ -240,8 +255,8 @@ def test_unquoted_names_are_folded_as_postgresql_folds_them(source):
     assert source.sandbox.run('SELECT "Odd ""q"" name" FROM typed WHERE id = 3').rows == (("three",),)
 
 
-def test_plain_sql_is_capped_through_a_server_side_cursor(db):
-    src = open_postgres(db, Settings(row_cap=7))
+def test_plain_sql_is_capped_through_a_server_side_cursor(source, db):
+    src = variant(source, db, row_cap=7)
     try:
         r = src.sandbox.run("SELECT id FROM items ORDER BY id")
         assert r.rows == tuple((i,) for i in range(1, 8)) and r.truncated
@@ -287,12 +302,12 @@ def test_the_filter_runs_on_postgresql_and_answer_sees_only_filtered_rows(source
     assert {r[0] for r in result.rows} <= matching
 
 
-def test_cancelling_stops_the_statement_on_the_server(db, pg_server):  # noqa: F811
+def test_cancelling_stops_the_statement_on_the_server(source, db, pg_server):  # noqa: F811
     import threading
 
     from engines.errors import Cancelled
 
-    src = open_postgres(db, Settings(query_timeout_s=60))
+    src = variant(source, db, query_timeout_s=60)
     locker = pg_server.admin("cs224v_test")
     try:
         locker.autocommit = False
@@ -310,8 +325,8 @@ def test_cancelling_stops_the_statement_on_the_server(db, pg_server):  # noqa: F
         src.close()
 
 
-def test_too_many_candidates_is_a_clear_error(db):
-    src = open_postgres(db, Settings(postgres_candidate_rows=1_000))
+def test_too_many_candidates_is_a_clear_error(source, db):
+    src = variant(source, db, postgres_candidate_rows=1_000)
     try:
         with pytest.raises(SqlError) as e:
             src.suql_engine(sim()).run("SELECT id FROM items WHERE score < 500 AND answer(note, 'quiet?') = 'Yes'")
