@@ -26,6 +26,13 @@ Two ways a query runs:
   must pass and the columns it reads; that SELECT streams its candidate rows into a fresh local DuckDB
   sandbox, where the unchanged :class:`engines.suql.execute.SuqlEngine` runs the query: only answer()
   values and the final projection are computed locally, and answer() only ever sees filtered rows.
+
+Whose semantics: a plain query is PostgreSQL's (an enum orders by its labels, text by the database's
+collation).  A SUQL query is DuckDB's, exactly as over a DuckDB copy of the same tables: the pushed
+filter is written so PostgreSQL never rejects a row DuckDB would keep (enums compared as text, text
+order under ``COLLATE "C"``, nothing pushed whose reading differs), and a filter PostgreSQL cannot run
+falls back to every row.  In the retrieval modes (E, F) BM25 scores the loaded candidates, so the
+visit order can differ from a DuckDB copy's, which indexes the whole table.
 """
 
 from __future__ import annotations
