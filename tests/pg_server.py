@@ -156,10 +156,11 @@ def start_server(bin_dir: Path) -> PgServer:
     except subprocess.CalledProcessError as e:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {e.stderr or e.stdout}") from e
-    ext_dir = Path(
-        subprocess.run([str(bin_dir / "pg_config"), "--sharedir"], capture_output=True, text=True).stdout.strip()
-        or "/nonexistent"
-    )
+    try:
+        share = subprocess.run([str(bin_dir / "pg_config"), "--sharedir"], capture_output=True, text=True).stdout
+    except OSError:  # no pg_config beside the server: run without pg_stat_statements
+        share = ""
+    ext_dir = Path(share.strip() or "/nonexistent")
     has_pss = (ext_dir / "extension" / "pg_stat_statements.control").exists()
     last_error = ""
     for _attempt in range(3):  # a free port can be taken between the probe and the bind: retry
