@@ -128,6 +128,24 @@ class Trajectory:
         for s in steps:
             if s.action not in ACTIONS:
                 raise TrajectoryError(f"Step {s.index} has an unknown action {s.action!r}.")
+            for name in ("thought", "action", "argument", "observation"):
+                if not isinstance(getattr(s, name), str):
+                    raise TrajectoryError(f'Step {s.index}: "{name}" must be a string.')
+            if not isinstance(s.index, int) or isinstance(s.index, bool):
+                raise TrajectoryError(f'A step\'s "index" must be a whole number, not {s.index!r:.40}.')
+            if s.logged is not None and not isinstance(s.logged, Mapping):
+                raise TrajectoryError(f'Step {s.index}: "logged" must be an object (a logged query record).')
+            if not isinstance(s.extra, Mapping):
+                raise TrajectoryError(f'Step {s.index}: "extra" must be an object.')
+        for key, kind in (("meta", Mapping), ("final", Mapping), ("generated_sparqls", list), ("answer", list)):
+            value = data.get(key)
+            if value is not None and not isinstance(value, kind):
+                raise TrajectoryError(
+                    f'A trajectory\'s "{key}" must be {"an object" if kind is Mapping else "a list"}.'
+                )
+        for key in ("generated_sparqls", "answer"):
+            if not all(isinstance(x, Mapping) for x in data.get(key) or ()):
+                raise TrajectoryError(f'A trajectory\'s "{key}" must be a list of objects.')
         return cls(
             question=str(data["question"]),
             steps=steps,

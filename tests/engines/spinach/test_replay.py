@@ -178,3 +178,29 @@ def test_cli_replay_usage_errors(capsys):
     assert main(["spinach", "Who?", "--replay", str(LOG)]) == 2
     assert main(["spinach", "--replay", str(LOG), "--index", "7"]) == 1
     assert "no trajectory 7" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "doc, fragment",
+    [
+        ({"final": [1]}, '"final" must be an object'),
+        ({"meta": "ab"}, '"meta" must be an object'),
+        ({"generated_sparqls": [1]}, '"generated_sparqls" must be a list of objects'),
+        ({"answer": [1]}, '"answer" must be a list of objects'),
+        (
+            {"steps": [{"index": 1, "thought": 5, "action": "stop", "argument": "", "observation": ""}]},
+            '"thought" must',
+        ),
+        (
+            {"steps": [{"index": 1, "thought": "", "action": "stop", "argument": "", "observation": "", "logged": 3}]},
+            '"logged"',
+        ),
+        ({"steps": [{"index": "x", "thought": "", "action": "stop", "argument": "", "observation": ""}]}, '"index"'),
+    ],
+)
+def test_a_hostile_trajectory_file_is_refused_with_a_reason(tmp_path, capsys, doc, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"question": "q", "steps": [], **doc}))
+    assert main(["spinach", "--replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err
