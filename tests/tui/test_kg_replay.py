@@ -46,6 +46,7 @@ async def test_stepping_through_a_replayed_spinach_log() -> None:
         assert len(area.steps) == 4 and area.position == 0
         assert "After whom is the Riemannian geometry named?" in _text(app, "#kg-run-head")
         assert "1 of 3" in _text(app, "#kg-run-head") and "t lists them" in _text(app, "#kg-status")
+        assert "policy spinach-log (gpt-4o)" in _text(app, "#kg-run-head")
 
         await pilot.press("right", "right")  # step 3: the query, with the rows SPINACH logged on Wikidata
         assert area.current_step.action == "execute_sparql"

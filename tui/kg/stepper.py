@@ -191,7 +191,9 @@ class StepperView(Horizontal):
         meta = [Content.styled(q.id if q else "not in the question sets", "bold $text-primary")]
         if q is not None:
             meta.append(Content.styled(f" · {category_of(q)}", "$text-primary"))
-        meta.append(Content.styled(f" · policy {model.policy or '?'}", MUTED))
+        engine = model.scored.trajectory.meta.get("engine") if model.scored is not None else None
+        model_name = f" ({engine})" if isinstance(engine, str) and engine else ""  # a SPINACH log names its LLM
+        meta.append(Content.styled(f" · policy {model.policy or '?'}{model_name}", MUTED))
         if model.running:
             thinking = f" · thinking about step {model.thinking}…" if model.thinking else " · running…"
             meta.append(Content.styled(thinking + " (Esc stops)", "bold $text-warning"))
