@@ -15,6 +15,7 @@ from __future__ import annotations
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError, prepare
 from engines.kg.endpoint import Endpoint, Feedback, QueryResult
 from engines.kg.pages import EntityPage, PageClaim, PageValue, PropertyExample, SearchHit, UnknownEntity
+from engines.kg.store import DEFAULT_STORE as STORE_DEFAULT
 from engines.kg.store import STORES
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-def open_kg(settings=None, *, store: str = "memory", world=None) -> Endpoint:
+def open_kg(settings=None, *, store: str = STORE_DEFAULT, world=None) -> Endpoint:
     """The endpoint over the knowledge-graph world (built with its default seed unless given)."""
     from engines.settings import Settings
     from worlds import kg

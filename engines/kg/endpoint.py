@@ -12,7 +12,7 @@ stays that), in the SPARQL 1.1 JSON results format.
 
 Usage::
 
-    endpoint = Endpoint.from_world(kg.build(), store="memory")
+    endpoint = Endpoint.from_world(kg.build())        # Oxigraph; store="memory" for rdflib's own
     result = endpoint.execute("SELECT ?m ?mLabel WHERE { ?m wdt:P31 wd:Q1007 . "
                               'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }')
     result.feedback, result.columns, result.records()
@@ -35,7 +35,7 @@ from engines.kg import dialect
 from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.prefixes import entity_id
-from engines.kg.store import make_graph
+from engines.kg.store import DEFAULT_STORE, make_graph
 from engines.kg.worker import QueryWorker, WorkerUnavailable
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class Endpoint:
         self,
         graph: Graph,
         *,
-        store: str = "memory",
+        store: str = DEFAULT_STORE,
         timeout_s: float = 5.0,
         row_cap: int = 10_000,
         clock: Callable[[], float] = time.perf_counter,
@@ -174,7 +174,7 @@ class Endpoint:
         cls,
         triples: Iterable[tuple],
         *,
-        store: str = "memory",
+        store: str = DEFAULT_STORE,
         source: Callable[[], Iterable[tuple]] | None = None,
         **kwargs: Any,
     ) -> Endpoint:
@@ -186,7 +186,7 @@ class Endpoint:
         return cls(make_graph(triples, store), store=store, triples=source, **kwargs)
 
     @classmethod
-    def from_world(cls, world: Any, *, store: str = "memory", **kwargs: Any) -> Endpoint:
+    def from_world(cls, world: Any, *, store: str = DEFAULT_STORE, **kwargs: Any) -> Endpoint:
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 

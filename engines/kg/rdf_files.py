@@ -104,7 +104,9 @@ def _syntax_error(path: str, e: SyntaxError) -> RdfFileError:
     line, column = getattr(e, "lineno", None), getattr(e, "offset", None)
     if line:
         at = f"line {line}" + (f", column {column}" if column else "")
-        if message.startswith("Parser error") and ": " in message:  # pyoxigraph's own "… between line 4 column 18 and …: "
+        if (
+            message.startswith("Parser error") and ": " in message
+        ):  # pyoxigraph's own "… between line 4 column 18 and …: "
             message = message.split(": ", 1)[1]
         return RdfFileError(f"{where}: syntax error at {at}: {message}", path, line, column)
     return RdfFileError(f"{where}: syntax error: {message}", path)

@@ -183,7 +183,10 @@ class RemoteEndpoint:
         except SparqlSyntaxError as e:
             return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e), elapsed_s=self.clock() - start)
         if prepared.unsupported:
-            raise SparqlRefused(prepared.unsupported.replace("this offline endpoint cannot run", "is not sent"))
+            what = prepared.unsupported.split(", which", 1)[0].removeprefix("This query uses ")
+            raise SparqlRefused(
+                f"This query uses {what}: refused, as every SERVICE in a query is, even on Wikidata's own endpoint."
+            )
         return self.send(prepared, query=query, start=start)
 
     def wire_text(self, prepared: Prepared) -> str:

@@ -21,6 +21,7 @@ from rdflib.plugins.stores.memory import Memory
 from engines.errors import ConfigurationError
 
 STORES = ("memory", "oxigraph")
+DEFAULT_STORE = "oxigraph"  # faster at every size measured (benchmarks/kg_latency.py); memory stays selectable
 
 _local = threading.local()
 

@@ -71,7 +71,7 @@ class SpinachSession:
 def open_spinach(
     settings: Settings | None = None,
     *,
-    store: str = "memory",
+    store: str | None = None,
     world: kg.KGWorld | None = None,
     options: AgentOptions | None = None,
     llm: LLM | None = None,
@@ -92,6 +92,7 @@ def open_spinach(
     world = world or kg.build(kg.DEFAULT_SEED)
     if theirs is not None:
         return SpinachSession(settings, world, theirs, llm, SpinachAgent(theirs, llm, options), kg.QuestionSets((), ()))
-    endpoint = Endpoint.from_world(world, store=store, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap)
+    kwargs = {"store": store} if store else {}  # the endpoint's default store (Oxigraph) unless given
+    endpoint = Endpoint.from_world(world, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap, **kwargs)
     agent = SpinachAgent(endpoint, llm, options)
     return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world))

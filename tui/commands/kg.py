@@ -101,7 +101,7 @@ def _add_sources(p: argparse.ArgumentParser) -> None:
         "--store",
         choices=("memory", "oxigraph"),
         default=None,
-        help="the triple store (default memory for the built-in world, oxigraph for --rdf)",
+        help="the triple store (default oxigraph; memory is rdflib's own)",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -141,7 +141,7 @@ def _endpoint(settings, args: argparse.Namespace):
             raise BadInput(str(e)) from None
     from engines.kg import open_kg
 
-    return open_kg(settings, store=args.store or "memory")
+    return open_kg(settings, **({"store": args.store} if args.store else {}))
 
 
 def _sparql(settings, args: argparse.Namespace) -> int:
@@ -413,7 +413,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     from engines.kg import Endpoint
 
     endpoint = Endpoint.from_world(
-        world, store=args.store or "memory", timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
+        world, store=args.store or "oxigraph", timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
     )
 
     def progress(qid: str, done: int, total: int) -> None:
