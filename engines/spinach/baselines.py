@@ -7,10 +7,16 @@ Each baseline answers with rows (SPARQL JSON bindings) that are scored like SPIN
   (a place, a person, a number, a date) — a hallucination, as GPT-3 did for *A Bronx Tale*.
 * :func:`one_shot` — the model writes SPARQL in one go (no search, no execution feedback): PIDs
   from memory, QIDs as it remembers them, i.e. made up; the query runs once.
-* :class:`TemplateParser` — a parser "fine-tuned" on a synthetic set (5 templates × 2–3
-  phrasings): it replaces the entity by X, copies the property of the most similar training
-  question, and writes ``wd:E wdt:P ?x``.  Like WikiSP in the paper it is given the gold
-  entities.  :meth:`TemplateParser.synthetic_accuracy` is its score on a same-template test set.
+* :class:`TemplateParser` — a parser "fine-tuned" on a training set of phrasings: it replaces the
+  entity by X, copies the property of the most similar training question, and writes
+  ``wd:E wdt:P ?x``.  Like WikiSP in the paper it is given the gold entities.  The §2.5 baseline
+  is trained on :data:`FINE_TUNED` (the default): 3 phrasings for each of the properties a
+  WebQuestions-style simple question asks about (birthplace, instrument, director, founder,
+  headquarters, elevation, release date, education, occupation), written from what each property
+  means, never from the test questions (``tests/engines/spinach/test_baselines.py`` checks no
+  training phrasing is a test question).  Lecture 8 §5.1's trap is
+  :meth:`TemplateParser.five_templates` (5 templates × 2–3 phrasings, :data:`TEMPLATES`), whose
+  synthetic test set (:meth:`TemplateParser.synthetic_accuracy`) comes from its own templates.
 * :func:`think_on_graph` — a Think-on-Graph edge walker: from the gold entities it follows, two
   hops deep, the relations whose labels best match the question's words (kept to the best two
   per hop), and answers with the entities it reaches: one column, no counting, no sorting.
@@ -22,7 +28,7 @@ the two baselines the paper handed them to.
 
 from __future__ import annotations
 
-import difflib
+import math
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -111,6 +117,27 @@ TEMPLATES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 _TEMPLATE_KINDS = {"P19": "person", "P57": "film", "P106": "person", "P112": "company", "P577": "film"}
 
+# The §2.5 parser's training set: each property a simple question asks about, in phrasings of what the property
+# means.  None is a question of the test sets (checked by a test); X stands for the entity.
+FINE_TUNED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("P19", ("In which city was X born?", "What is the birthplace of X?", "X was born in which town?")),
+    (
+        "P1303",
+        (
+            "What musical instrument is X known for?",
+            "X performs on which instruments?",
+            "What does X play in concerts?",
+        ),
+    ),
+    ("P57", ("Who is the director of X?", "Which filmmaker made X?", "X was directed by whom?")),
+    ("P112", ("Who are the founders of X?", "Who started the company X?", "By whom was X established?")),
+    ("P159", ("Where is X headquartered?", "What city is X based in?", "Where are the head offices of X located?")),
+    ("P2044", ("How high is X?", "What is the height of X in metres?", "How far above sea level does X rise?")),
+    ("P577", ("What is the release date of X?", "When did X come out?", "In what year was X first shown?")),
+    ("P69", ("Which university did X attend?", "Where did X study?", "Where did X get an education?")),
+    ("P106", ("What does X do for a living?", "What is X's profession?", "Which occupation does X have?")),
+)
+
 
 @dataclass(frozen=True)
 class ParsedQuery:
@@ -119,11 +146,48 @@ class ParsedQuery:
     nearest: str
 
 
+def _pairs(templates: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, str]]:
+    return [(t, pid) for pid, ts in templates for t in ts]
+
+
+def _pieces(text: str) -> list[str]:
+    """Word pieces: each word's first five letters ("educated" and "education" share "educa"); X is the entity."""
+    return [w[:5] for w in re.findall(r"[a-z]+", text.lower()) if w != "x"]
+
+
 class TemplateParser:
-    """Nearest-neighbour over a synthetic training set: X-for-entity, copy the property."""
+    """Nearest-neighbour over a training set: X-for-entity, copy the property of the most similar training
+    question.  Similarity is the cosine of TF-IDF vectors of word pieces (:func:`_pieces`; IDF over the
+    training set, so the words every phrasing shares, "what", "is", "the", weigh little): what a fine-tuned
+    model takes from its training data is which words point to which property, not the exact sentences.
+    By default the §2.5 parser (:data:`FINE_TUNED`); :meth:`five_templates` is §5.1's."""
 
     def __init__(self, train: Sequence[tuple[str, str]] | None = None) -> None:
-        self.train = list(train) if train is not None else [(t, pid) for pid, ts in TEMPLATES for t in ts]
+        self.train = list(train) if train is not None else _pairs(FINE_TUNED)
+        df: dict[str, int] = {}
+        for text, _pid in self.train:
+            for piece in set(_pieces(text)):
+                df[piece] = df.get(piece, 0) + 1
+        n = len(self.train)
+        self._idf = {piece: math.log((n + 1) / (count + 0.5)) for piece, count in df.items()}
+        self._vectors = [self._vector(text) for text, _pid in self.train]
+
+    def _vector(self, text: str) -> dict[str, float]:
+        counts: dict[str, int] = {}
+        for piece in _pieces(text):
+            counts[piece] = counts.get(piece, 0) + 1
+        return {p: c * self._idf.get(p, 0.0) for p, c in counts.items()}
+
+    @staticmethod
+    def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+        dot = sum(v * b.get(k, 0.0) for k, v in a.items())
+        na, nb = math.sqrt(sum(v * v for v in a.values())), math.sqrt(sum(v * v for v in b.values()))
+        return dot / (na * nb) if na and nb else 0.0
+
+    @classmethod
+    def five_templates(cls) -> TemplateParser:
+        """Lecture 8 §5.1's template-memorising parser: trained on :data:`TEMPLATES` only."""
+        return cls(_pairs(TEMPLATES))
 
     def parse(self, question: str, entities: Sequence[str], labels: Mapping[str, str]) -> ParsedQuery | None:
         if not entities:
@@ -133,14 +197,14 @@ class TemplateParser:
             name = labels.get(e)
             if name:
                 masked = re.sub(re.escape(name), "X", masked, flags=re.I)
-        words = re.findall(r"\w+", masked.lower())
-        best = max(
-            self.train, key=lambda tp: difflib.SequenceMatcher(None, words, re.findall(r"\w+", tp[0].lower())).ratio()
-        )
-        return ParsedQuery(f"SELECT ?x WHERE {{ wd:{entities[0]} wdt:{best[1]} ?x . }}", best[1], best[0])
+        asked = self._vector(masked)
+        i = max(range(len(self.train)), key=lambda j: self._cosine(asked, self._vectors[j]))
+        text, pid = self.train[i]
+        return ParsedQuery(f"SELECT ?x WHERE {{ wd:{entities[0]} wdt:{pid} ?x . }}", pid, text)
 
     def synthetic_accuracy(self, world: Any, *, per_template: int = 9, seed: int = 0) -> tuple[int, int]:
-        """(right, total): property choices on a test set drawn from the same templates."""
+        """(right, total): property choices on a test set drawn from :data:`TEMPLATES` (the
+        same-template test set of §5.1, for :meth:`five_templates`)."""
         rng = random.Random(seed)
         right = total = 0
         for pid, phrasings in TEMPLATES:
