@@ -152,13 +152,3 @@ class PassageReader(LLM):
             if got.value is not None:
                 return got
         return first
-        said = column or "the column the query named"
-        for other, other_text in self.directory.others(row, column, text):
-            self.emit(FallbackTried(row_key, question, column, other))
-            with self._lock:  # the compiler may read rows on a pool of threads
-                self._fallbacks[0] += 1
-            got = super().answer(other_text, question, row_key=row_key)
-            self.emit(PassageRead(row_key, other, question, got.value, f"fallback: {said} did not say"))
-            if got.value is not None:
-                return got
-        return first

@@ -66,7 +66,6 @@ HYBRID_PARSE: Task[ParseInput, str] = Task(
     reply_model=SqlReply,
     simulate=lambda b, i: sim_hybrid.parse(i.question, i.schema, i.failed, seed=b.seed, rates=b.hybrid_params),
     describe=lambda i: i.question + (f" (attempt {len(i.failed) + 1})" if i.failed else ""),
-    legacy_args=lambda i: (i.question, i.schema, i.failed),
 )
 
 SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
@@ -83,5 +82,4 @@ SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
     sim_latency=0.3,
     describe=lambda i: f"{i.question} ({i.results.total} row{'s' if i.results.total != 1 else ''})",
     show=lambda _i, v: v or "(no answer)",
-    legacy_args=lambda i: (i.question, i.results),
 )

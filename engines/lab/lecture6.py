@@ -16,7 +16,7 @@ from engines.errors import Cancelled, EngineError
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
 from engines.lab.judge import mean, rounded, share
 from engines.sql.dialogue import SAMPLE_DIALOGUE
-from engines.sql.tasks import CLASSIFY, PARSE, ClassifyInput, Dialogue
+from engines.sql.tasks import PARSE, Dialogue
 
 SEED_NOTE = "The simulated LLM: seed {seed}, wrong {error_on_topic:.1%} on the topic and {error_off_topic:.1%} off it (settings)."
 
@@ -321,9 +321,9 @@ def classify_methods(ctx: RunContext) -> Table:
         shown: list[int] = []
 
         class Counting:
-            def classify(self, value, field, candidates):
-                shown.append(len(candidates))  # noqa: B023 -- used within this iteration only
-                return llm.run(CLASSIFY, ClassifyInput(value, field, tuple(candidates)))  # noqa: B023 -- likewise
+            def run(self, task, input):
+                shown.append(len(input.candidates))  # noqa: B023 -- used within this iteration only
+                return llm.run(task, input)  # noqa: B023 -- likewise
 
         c = Classifier(
             world.enum_fields, method, Counting() if method in ("llm_all", "retrieve_llm") else None, k=ctx["k"]

@@ -66,7 +66,6 @@ from typing import Any
 import anthropic
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
-from engines.llm.compat import BackendCalls
 from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt layer, as before
     MAX_CELL_CHARS,
     MAX_HISTORY_TURNS,
@@ -292,7 +291,7 @@ def read_message(function: str, response: Any) -> Reply:
     )
 
 
-class ClaudeBackend(BackendCalls):
+class ClaudeBackend:
     """The :class:`~engines.llm.protocol.Backend` answered by Claude.
 
     ``client`` is injectable: an ``anthropic.AsyncAnthropic`` (tests point one at a stub server,

@@ -14,7 +14,6 @@ from typing import Any
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
-from engines.llm.compat import ClientCalls, legacy_method
 from engines.llm.protocol import NO_USAGE, Backend, Usage, backend_id
 from engines.llm.task import Task
 from engines.llm.usage import UsageTotals, cost_usd, estimate_tokens
@@ -44,11 +43,11 @@ class CallCounter:
             self.cached += int(cached)
 
 
-class LLM(ClientCalls):
+class LLM:
     """Runs tasks on a backend; emits ``CallStarted`` / ``CallFinished`` around every call.
 
-    ``run(task, input)`` is the one call; the per-function methods (``answer``, ``parse``, …) are the
-    transitional sugar of :mod:`engines.llm.compat`.
+    ``run(task, input)`` is the one call: ``llm.run(ANSWER, AnswerInput(text, question))`` with the
+    task of the agent package (engines/sql/tasks.py, engines/suql/tasks.py, …).
 
     Usage: every call's tokens (the API's usage, or for the simulated backend an estimate on the
     rendered prompt, :func:`estimated_usage`) are priced with ``prices`` (model id -> price per
@@ -138,10 +137,9 @@ class LLM(ClientCalls):
                     )
                 )
                 return value
-        legacy = legacy_method(self.backend, task)
         try:
             with cancellable(self.cancel):
-                out = legacy(*task.legacy_args(input)) if legacy is not None else self.backend.run(task, input)
+                out = self.backend.run(task, input)
         except EngineError as e:
             self.emit(CallFailed(call_id, function, str(e), self.clock() - start))
             raise

@@ -61,7 +61,6 @@ import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
-from engines.llm.compat import BackendCalls
 from engines.llm.prompting import render_prompt, system_prompt
 from engines.llm.protocol import Output, Usage
 from engines.llm.replies import excerpt, extract_json_object
@@ -307,7 +306,7 @@ REPAIR = (
 )
 
 
-class OpenAICompatBackend(BackendCalls):
+class OpenAICompatBackend:
     """The :class:`~engines.llm.protocol.Backend` answered through an OpenAI-compatible server.
 
     ``transport`` is injectable (an ``httpx.AsyncBaseTransport``, for tests); ``sleep`` waits

@@ -103,13 +103,3 @@ class Backend(Protocol):
 def backend_id(backend: Backend) -> str:
     """Identifies everything about a backend that changes its outputs (cache key part)."""
     return f"{backend.name}|{backend.model}|{backend.prompt_version}"
-
-
-def __getattr__(name: str) -> Any:
-    """TRANSITIONAL (see engines.llm.compat): SPINACH's PolicyAction / PolicyStep moved to
-    engines.spinach.tasks; old imports from here keep working until their callers move."""
-    if name in ("PolicyAction", "PolicyStep"):
-        from engines.spinach import tasks
-
-        return getattr(tasks, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.llm import sim_reader
-from engines.llm.compat import BackendCalls
 from engines.llm.protocol import Answer, Output, Results
 from engines.llm.seeded import unit
 from engines.llm.task import Task
@@ -196,7 +195,7 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text.replace("\n", " ")) if s.strip()]
 
 
-class SimBackend(BackendCalls):
+class SimBackend:
     """The seeded, offline LLM.  Deterministic in (seed, input).
 
     It answers any :class:`~engines.llm.task.Task` by calling the task's simulated implementation

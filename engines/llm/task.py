@@ -70,9 +70,6 @@ class Task(Generic[I, O]):
     # the value when the backend's reply cannot be used (a ReplyError): the call is reported failed and
     # nothing is cached; without it the ReplyError reaches the caller
     fallback: Callable[[Any], Any] | None = None
-    # the per-function protocol of backends written before tasks (test doubles): the method name and
-    # its positional arguments for an input
-    legacy_args: Callable[[Any], tuple[Any, ...]] | None = None
     # the pydantic model of the reply's JSON object (None: the reply is plain text); its JSON schema is
     # the structured-output format a real backend asks for, and ``read`` validates with it
     reply_model: type | None = None

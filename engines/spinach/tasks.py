@@ -166,7 +166,6 @@ POLICY: Task[PolicyInput, PolicyAction] = Task(
     describe=lambda i: f"step {len(i.history) + 1}: {i.question}",
     show=lambda _i, a: f"{a.action_name}({a.action_argument})",
     evidence=lambda a: (a.thought,) if a.thought else (),
-    legacy_args=lambda i: (i.question, i.history, i.sample),
 )
 
 PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
@@ -183,5 +182,4 @@ PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
     sim_latency=0.0,
     describe=lambda i: i.question,
     show=lambda i, keep: f"kept {len(keep)} of {len(i.entry.splitlines())} lines",
-    legacy_args=lambda i: (i.question, i.entry),
 )

@@ -16,11 +16,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlglot import exp
 
 from engines.events import Emit, ValuesClassified, ignore
+from engines.sql.tasks import CLASSIFY, ClassifyInput
 
 METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
 
@@ -32,7 +33,10 @@ class EnumSpec(Protocol):
 
 
 class Chooser(Protocol):
-    def classify(self, value: str, field: str, candidates: Sequence[str]) -> tuple[str, ...]: ...
+    """What picks among the candidates: an :class:`~engines.llm.client.LLM` (it runs the
+    :data:`~engines.sql.tasks.CLASSIFY` task), or anything else that runs tasks."""
+
+    def run(self, task: Any, input: Any) -> Any: ...
 
 
 def fold(text: str) -> str:
@@ -96,7 +100,7 @@ class Classifier:
         if not candidates:
             return ()
         assert self.llm is not None
-        chosen = self.llm.classify(value, field, candidates)
+        chosen = self.llm.run(CLASSIFY, ClassifyInput(value, field, tuple(candidates)))
         allowed = set(candidates)
         return tuple(dict.fromkeys(c for c in chosen if c in allowed))
 

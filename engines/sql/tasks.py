@@ -196,7 +196,6 @@ ROUTE: Task[Dialogue, Routed] = Task(
     reply_model=RouteReply,
     describe=lambda i: i.utterance,
     show=lambda _i, r: ("database" if r.needs_database else "no database") + f": {r.reason}",
-    legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )
 
 PARSE: Task[Dialogue, str] = Task(
@@ -210,7 +209,6 @@ PARSE: Task[Dialogue, str] = Task(
     simulate=_sim_parse,
     reply_model=SqlReply,
     describe=lambda i: i.utterance,
-    legacy_args=lambda i: (i.utterance, i.history, i.schema),
 )
 
 CLASSIFY: Task[ClassifyInput, tuple] = Task(
@@ -226,7 +224,6 @@ CLASSIFY: Task[ClassifyInput, tuple] = Task(
     sim_latency=0.5,
     describe=lambda i: f"{i.field}: {i.value!r} among {len(i.candidates)} values",
     show=lambda _i, v: ", ".join(v) if v else "(none)",
-    legacy_args=lambda i: (i.value, i.field, i.candidates),
 )
 
 RESPOND: Task[RespondInput, str] = Task(
@@ -240,5 +237,4 @@ RESPOND: Task[RespondInput, str] = Task(
     simulate=_sim_respond,
     sim_latency=0.5,
     describe=lambda i: i.utterance,
-    legacy_args=lambda i: (i.utterance, i.history, i.results, i.schema),
 )

@@ -106,7 +106,6 @@ ANSWER: Task[AnswerInput, Answer] = Task(
     encode=lambda a: {"value": a.value, "evidence": list(a.evidence)},
     decode=lambda d: Answer(d["value"], tuple(d.get("evidence", ()))),
     fallback=lambda _i: Answer(None),
-    legacy_args=lambda i: (i.text, i.question),
 )
 
 SUMMARY: Task[SummaryInput, str] = Task(
@@ -126,5 +125,4 @@ SUMMARY: Task[SummaryInput, str] = Task(
     encode=lambda s: {"value": s},
     decode=lambda d: str(d["value"]),
     fallback=lambda _i: None,
-    legacy_args=lambda i: (i.text,),
 )
