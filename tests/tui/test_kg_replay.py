@@ -34,10 +34,19 @@ def _screen_text(app: CS224VApp, selector: str) -> str:
 
 
 @drive
-async def test_stepping_through_a_replayed_spinach_log() -> None:
+async def test_stepping_through_a_replayed_spinach_log(tmp_path: Path) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = await open_stepper(pilot)
+        assert not area.pick_trajectory()  # nothing loaded: nothing to list
+        # a malformed log says what is wrong
+        bad = tmp_path / "bad.log"
+        bad.write_text('[{"question": "q", "actions": [{"action_name": "fly"}]}]', encoding="utf-8")
+        area.load_trajectory(str(bad))
+        await settle(pilot)
+        assert app.query_one("#kg-stepper-error", Static).display
+        assert "Action 1 of state 1 has an unknown action_name 'fly'" in _text(app, "#kg-stepper-error")
+
         box = app.query_one("#kg-load", Input)
         box.focus()
         box.value = str(LOG)
@@ -126,17 +135,3 @@ async def test_every_trajectory_of_a_long_log_is_listed_and_found(tmp_path: Path
         await pilot.press("escape")  # Esc closes the list; the trajectory shown stays
         await pilot.pause()
         assert not isinstance(app.screen, TrajectoryPicker) and "47 of 60" in _text(app, "#kg-run-head")
-
-
-@drive
-async def test_a_malformed_log_says_what_is_wrong_in_the_app(tmp_path: Path) -> None:
-    path = tmp_path / "bad.log"
-    path.write_text('[{"question": "q", "actions": [{"action_name": "fly"}]}]', encoding="utf-8")
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        area = await open_stepper(pilot)
-        area.load_trajectory(str(path))
-        await settle(pilot)
-        assert app.query_one("#kg-stepper-error", Static).display
-        assert "Action 1 of state 1 has an unknown action_name 'fly'" in _text(app, "#kg-stepper-error")
-        assert not area.pick_trajectory()  # nothing loaded: nothing to list
