@@ -14,6 +14,7 @@ from engines.llm.client import LLM, backend_from_settings
 from engines.llm.protocol import backend_id
 from engines.llm.sim import SimBackend
 from engines.settings import Settings
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 
 TEXT = "Came for dinner. Our children loved it. Romantic candlelit tables, an intimate room."
 
@@ -31,26 +32,28 @@ def fresh(backend: SimBackend | None = None) -> LLM:
 
 def test_answer_with_the_summary_question_does_not_poison_summary(tmp_path: Path) -> None:
     llm = cached_llm(tmp_path)
-    asked = llm.answer(TEXT, "summary()")
-    summary = llm.summary(TEXT)
-    assert asked == fresh().answer(TEXT, "summary()")
-    assert summary == fresh().summary(TEXT)
+    asked = llm.run(ANSWER, AnswerInput(TEXT, "summary()"))
+    summary = llm.run(SUMMARY, SummaryInput(TEXT))
+    assert asked == fresh().run(ANSWER, AnswerInput(TEXT, "summary()"))
+    assert summary == fresh().run(SUMMARY, SummaryInput(TEXT))
     assert summary.startswith("Reviewers say:")
     assert llm.counter.cached == 0  # two functions, two entries
     # and each is a hit for itself afterwards, in this run and the next
-    assert llm.answer(TEXT, "summary()") == asked and llm.summary(TEXT) == summary
+    assert llm.run(ANSWER, AnswerInput(TEXT, "summary()")) == asked and llm.run(SUMMARY, SummaryInput(TEXT)) == summary
     assert llm.counter.cached == 2
     later = cached_llm(tmp_path)
-    assert later.summary(TEXT) == summary and later.answer(TEXT, "summary()") == asked
+    assert (
+        later.run(SUMMARY, SummaryInput(TEXT)) == summary and later.run(ANSWER, AnswerInput(TEXT, "summary()")) == asked
+    )
     assert later.counter.cached == 2
 
 
 def test_summary_does_not_poison_answer_with_the_summary_question(tmp_path: Path) -> None:
     llm = cached_llm(tmp_path)
-    summary = llm.summary(TEXT)
-    asked = llm.answer(TEXT, "summary()")
-    assert summary == fresh().summary(TEXT)
-    assert asked == fresh().answer(TEXT, "summary()")
+    summary = llm.run(SUMMARY, SummaryInput(TEXT))
+    asked = llm.run(ANSWER, AnswerInput(TEXT, "summary()"))
+    assert summary == fresh().run(SUMMARY, SummaryInput(TEXT))
+    assert asked == fresh().run(ANSWER, AnswerInput(TEXT, "summary()"))
     assert llm.counter.cached == 0
 
 
@@ -64,19 +67,19 @@ def test_spellings_of_a_question_keep_their_own_answers(tmp_path: Path) -> None:
     the exact text: a cache that folded spellings together would hand one spelling's verdict to
     another."""
     texts = [f"Table {i} by the window. A romantic candlelit dinner for two." for i in range(120)]
-    truth = {(t, q): fresh().answer(t, q) for t in texts for q in SPELLINGS}
+    truth = {(t, q): fresh().run(ANSWER, AnswerInput(t, q)) for t in texts for q in SPELLINGS}
     differing = [t for t in texts if len({truth[t, q].value for q in SPELLINGS}) > 1]
     assert len(differing) >= 3  # the case the key must keep apart really occurs
     llm = cached_llm(tmp_path)
     for t in differing:
         for q in SPELLINGS:
-            assert llm.answer(t, q) == truth[t, q], (t, q)
+            assert llm.run(ANSWER, AnswerInput(t, q)) == truth[t, q], (t, q)
     assert llm.counter.cached == 0
     # each spelling is a hit for itself
     again = cached_llm(tmp_path)
     for t in differing:
         for q in SPELLINGS:
-            assert again.answer(t, q) == truth[t, q]
+            assert again.run(ANSWER, AnswerInput(t, q)) == truth[t, q]
     assert again.counter.cached == len(differing) * len(SPELLINGS)
 
 
@@ -99,12 +102,12 @@ def test_sim_settings_that_change_answers_are_in_the_key(tmp_path: Path, first: 
     first_llm = LLM(a, cache=AnswerCache(tmp_path))
     for t in texts:
         for q in questions:
-            first_llm.answer(t, q)
+            first_llm.run(ANSWER, AnswerInput(t, q))
     second_llm = LLM(b, cache=AnswerCache(tmp_path))
     truth = LLM(backend_from_settings(Settings(**second)))
     for t in texts:
         for q in questions:
-            assert second_llm.answer(t, q) == truth.answer(t, q)
+            assert second_llm.run(ANSWER, AnswerInput(t, q)) == truth.run(ANSWER, AnswerInput(t, q))
     assert second_llm.counter.cached == 0
 
 

@@ -15,11 +15,15 @@ import pytest
 from anthropic import _base_client
 
 from engines.errors import ConfigurationError, LLMError
+from engines.hybridqa.tasks import HYBRID_PARSE, SHORT_ANSWER, ParseInput, ShortAnswerInput
 from engines.llm import claude
 from engines.llm.claude import ClaudeBackend, extract_json_object, make_claude_backend, render_prompt
 from engines.llm.prompting import FUNCTIONS
 from engines.llm.protocol import Answer, Backend, Output, Results, Routed, Turn, Usage, backend_id
 from engines.settings import Settings
+from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
+from engines.sql.tasks import CLASSIFY, PARSE, RESPOND, ROUTE, ClassifyInput, Dialogue, RespondInput
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 
 # The HTTP library the installed SDK talks through: anthropic 2.x uses the ``httpx2`` fork and
 # refuses ``httpx`` objects; older SDKs use ``httpx`` itself.
@@ -233,16 +237,16 @@ def test_per_row_calls_use_the_row_model_and_the_rest_the_planner(function: str,
     api = FakeAPI(message(replies[function]))
     b = backend(api)
     calls = {
-        "route": lambda: b.route("x", (), SCHEMA),
-        "parse": lambda: b.parse("x", (), SCHEMA),
-        "classify": lambda: b.classify("x", "cuisines", ["thai"]),
-        "respond": lambda: b.respond("x", (), None),
-        "summary": lambda: b.summary("text"),
-        "answer": lambda: b.answer("text", "q?"),
-        "policy": lambda: b.policy("q", ()),
-        "hybrid_parse": lambda: b.hybrid_parse("q", SCHEMA),
-        "short_answer": lambda: b.short_answer("q", RESULTS),
-        "prune_entry": lambda: b.prune_entry("q", "a\nb"),
+        "route": lambda: b.run(ROUTE, Dialogue("x", (), SCHEMA)),
+        "parse": lambda: b.run(PARSE, Dialogue("x", (), SCHEMA)),
+        "classify": lambda: b.run(CLASSIFY, ClassifyInput("x", "cuisines", ("thai",))),
+        "respond": lambda: b.run(RESPOND, RespondInput("x", (), None)),
+        "summary": lambda: b.run(SUMMARY, SummaryInput("text")),
+        "answer": lambda: b.run(ANSWER, AnswerInput("text", "q?")),
+        "policy": lambda: b.run(POLICY, PolicyInput("q", ())),
+        "hybrid_parse": lambda: b.run(HYBRID_PARSE, ParseInput("q", SCHEMA)),
+        "short_answer": lambda: b.run(SHORT_ANSWER, ShortAnswerInput("q", RESULTS)),
+        "prune_entry": lambda: b.run(PRUNE_ENTRY, PruneInput("q", "a\nb")),
     }
     calls[function]()
     assert api.requests[0]["model"] == role
@@ -256,7 +260,7 @@ def test_both_models_are_in_the_backend_id() -> None:
 
 def test_route_sends_the_rendered_prompt_and_parses_the_reply() -> None:
     api = FakeAPI(message('{"needs_database": true, "reason": "It refines the search."}', input_tokens=120))
-    out = backend(api).route("cheaper ones?", HISTORY, SCHEMA)
+    out = backend(api).run(ROUTE, Dialogue("cheaper ones?", tuple(HISTORY), SCHEMA))
     assert out == Output(Routed(True, "It refines the search."), Usage(120, 7), MODEL)
     sent = api.requests[0]
     assert sent["model"] == MODEL
@@ -270,66 +274,70 @@ def test_route_sends_the_rendered_prompt_and_parses_the_reply() -> None:
 def test_parse_returns_the_sql_and_shows_the_history() -> None:
     sql = "SELECT * FROM restaurants WHERE 'thai' = ANY(cuisines) AND price = 'cheap';"
     api = FakeAPI(message(json.dumps({"sql": sql})))
-    out = backend(api).parse("cheaper ones?", HISTORY, SCHEMA)
+    out = backend(api).run(PARSE, Dialogue("cheaper ones?", tuple(HISTORY), SCHEMA))
     assert out.value == sql.rstrip(";")
     assert HISTORY[0].sql in api.prompt and SCHEMA in api.prompt
 
 
 def test_classify_keeps_only_candidates() -> None:
     api = FakeAPI(message('{"values": ["thai", "Chinese", "korean", "thai", 7]}'))
-    out = backend(api).classify("asian", "cuisines", ["thai", "chinese", "mexican"])
+    out = backend(api).run(CLASSIFY, ClassifyInput("asian", "cuisines", ("thai", "chinese", "mexican")))
     assert out.value == ("thai", "chinese")  # korean is not a candidate; case mapped onto the candidate
     assert '"mexican"' in api.prompt
 
 
 def test_classify_with_no_match() -> None:
-    out = backend(FakeAPI(message('{"values": []}'))).classify("martian", "cuisines", ["thai"])
+    out = backend(FakeAPI(message('{"values": []}'))).run(CLASSIFY, ClassifyInput("martian", "cuisines", ("thai",)))
     assert out.value == ()
 
 
 def test_answer_with_value_and_verbatim_evidence() -> None:
     text = "The patio is heated.  Dogs are welcome. Parking is hard."
     reply = {"value": "yes", "evidence": ["The patio is heated.", "Invented sentence about a patio."]}
-    out = backend(FakeAPI(message(json.dumps(reply)))).answer(text, "Is there a patio?")
+    out = backend(FakeAPI(message(json.dumps(reply)))).run(ANSWER, AnswerInput(text, "Is there a patio?"))
     assert out.value == Answer("Yes", ("The patio is heated.",))  # the invented sentence is dropped
 
 
 def test_answer_null_is_unknown() -> None:
-    out = backend(FakeAPI(message('{"value": null, "evidence": []}'))).answer("Dogs are welcome.", "Is there a patio?")
+    out = backend(FakeAPI(message('{"value": null, "evidence": []}'))).run(
+        ANSWER, AnswerInput("Dogs are welcome.", "Is there a patio?")
+    )
     assert out.value == Answer(None)
     assert out.value.unknown and out.value.render() == "Unknown"
 
 
 def test_answer_extracted_value() -> None:
     api = FakeAPI(message('{"value": "Pad thai", "evidence": ["Try the pad thai."]}'))
-    out = backend(api).answer("Try the pad thai.", "What dish is recommended?")
+    out = backend(api).run(ANSWER, AnswerInput("Try the pad thai.", "What dish is recommended?"))
     assert out.value == Answer("Pad thai", ("Try the pad thai.",))
 
 
 def test_summary_and_respond_return_plain_text() -> None:
     api = FakeAPI(message("  A heated patio; dogs welcome.\n"), message("I found Siam Garden and Bangkok Bites."))
     b = backend(api)
-    assert b.summary("The patio is heated. Dogs are welcome.").value == "A heated patio; dogs welcome."
-    out = b.respond("any thai?", HISTORY, RESULTS)
+    assert (
+        b.run(SUMMARY, SummaryInput("The patio is heated. Dogs are welcome.")).value == "A heated patio; dogs welcome."
+    )
+    out = b.run(RESPOND, RespondInput("any thai?", tuple(HISTORY), RESULTS))
     assert out.value == "I found Siam Garden and Bangkok Bites."
     assert RESULTS.readback in api.prompt and "Siam Garden" in api.prompt
 
 
 def test_respond_without_results() -> None:
     api = FakeAPI(message("Hello! Ask me about restaurants."))
-    assert backend(api).respond("hi", (), None).value == "Hello! Ask me about restaurants."
+    assert backend(api).run(RESPOND, RespondInput("hi", (), None)).value == "Hello! Ask me about restaurants."
     assert "does not need the database" in api.prompt and "<schema>" not in api.prompt
 
 
 def test_a_direct_reply_is_shown_what_the_database_holds() -> None:
     api = FakeAPI(message("Hello! Ask me about courses."))
-    backend(api).respond("hello", (), None, "CREATE TABLE courses (course_id TEXT, title TEXT)")
+    backend(api).run(RESPOND, RespondInput("hello", (), None, "CREATE TABLE courses (course_id TEXT, title TEXT)"))
     assert "<schema>\nCREATE TABLE courses (course_id TEXT, title TEXT)\n</schema>" in api.prompt
 
 
 def test_every_output_carries_usage() -> None:
     api = FakeAPI(message('{"values": ["thai"]}', input_tokens=321, output_tokens=9))
-    assert backend(api).classify("thai", "cuisines", ["thai"]).usage == Usage(321, 9)
+    assert backend(api).run(CLASSIFY, ClassifyInput("thai", "cuisines", ("thai",))).usage == Usage(321, 9)
 
 
 # --- parsing replies -------------------------------------------------------
@@ -345,7 +353,9 @@ def test_every_output_carries_usage() -> None:
     ],
 )
 def test_fenced_or_wrapped_json_is_accepted(reply: str) -> None:
-    assert backend(FakeAPI(message(reply))).route("hello", (), SCHEMA).value == Routed(False, "A greeting.")
+    assert backend(FakeAPI(message(reply))).run(ROUTE, Dialogue("hello", (), SCHEMA)).value == Routed(
+        False, "A greeting."
+    )
 
 
 @pytest.mark.parametrize(
@@ -363,10 +373,10 @@ def test_fenced_or_wrapped_json_is_accepted(reply: str) -> None:
 def test_malformed_output_raises_llm_error(function: str, reply: str, fragment: str) -> None:
     b = backend(FakeAPI(message(reply)))
     calls = {
-        "route": lambda: b.route("x", (), SCHEMA),
-        "parse": lambda: b.parse("x", (), SCHEMA),
-        "classify": lambda: b.classify("x", "cuisines", ["thai"]),
-        "answer": lambda: b.answer("text", "question?"),
+        "route": lambda: b.run(ROUTE, Dialogue("x", (), SCHEMA)),
+        "parse": lambda: b.run(PARSE, Dialogue("x", (), SCHEMA)),
+        "classify": lambda: b.run(CLASSIFY, ClassifyInput("x", "cuisines", ("thai",))),
+        "answer": lambda: b.run(ANSWER, AnswerInput("text", "question?")),
     }
     with pytest.raises(LLMError) as caught:
         calls[function]()
@@ -377,18 +387,18 @@ def test_malformed_output_raises_llm_error(function: str, reply: str, fragment: 
 
 def test_an_excerpt_of_a_long_reply_is_shortened() -> None:
     with pytest.raises(LLMError) as caught:
-        backend(FakeAPI(message("no json here " * 100))).parse("x", (), SCHEMA)
+        backend(FakeAPI(message("no json here " * 100))).run(PARSE, Dialogue("x", (), SCHEMA))
     assert len(str(caught.value)) < 300
 
 
 def test_a_reply_cut_off_at_max_tokens_says_so() -> None:
     with pytest.raises(LLMError, match="cut off"):
-        backend(FakeAPI(message('{"sql": "SELECT', stop_reason="max_tokens"))).parse("x", (), SCHEMA)
+        backend(FakeAPI(message('{"sql": "SELECT', stop_reason="max_tokens"))).run(PARSE, Dialogue("x", (), SCHEMA))
 
 
 def test_empty_text_raises() -> None:
     with pytest.raises(LLMError, match=r"summary\(\)"):
-        backend(FakeAPI(message("   "))).summary("text")
+        backend(FakeAPI(message("   "))).run(SUMMARY, SummaryInput("text"))
 
 
 def test_extract_json_object_prefers_the_first_object() -> None:
@@ -402,7 +412,7 @@ def test_extract_json_object_prefers_the_first_object() -> None:
 def test_429_then_success_retries_once_with_backoff() -> None:
     sleeps: list[float] = []
     api = FakeAPI(RATE_LIMITED, message('{"values": ["thai"]}'))
-    out = backend(api, sleeps).classify("thai", "cuisines", ["thai"])
+    out = backend(api, sleeps).run(CLASSIFY, ClassifyInput("thai", "cuisines", ("thai",)))
     assert out.value == ("thai",)
     assert len(api.requests) == 2
     assert sleeps == [1.0]
@@ -411,7 +421,7 @@ def test_429_then_success_retries_once_with_backoff() -> None:
 def test_retry_after_header_is_honoured() -> None:
     sleeps: list[float] = []
     api = FakeAPI((*RATE_LIMITED, {"retry-after": "7"}), message('{"values": []}'))
-    backend(api, sleeps).classify("x", "cuisines", ["thai"])
+    backend(api, sleeps).run(CLASSIFY, ClassifyInput("x", "cuisines", ("thai",)))
     assert sleeps == [7.0]
 
 
@@ -419,7 +429,7 @@ def test_529_forever_gives_up_after_max_retries_plus_one_attempts() -> None:
     sleeps: list[float] = []
     api = FakeAPI(OVERLOADED)
     with pytest.raises(LLMError, match=r"Anthropic API overloaded \(529\) after 3 attempts"):
-        backend(api, sleeps, claude_max_retries=2).route("x", (), SCHEMA)
+        backend(api, sleeps, claude_max_retries=2).run(ROUTE, Dialogue("x", (), SCHEMA))
     assert len(api.requests) == 3
     assert sleeps == [1.0, 2.0]  # exponential
 
@@ -432,7 +442,7 @@ def test_backoff_is_capped() -> None:
     )
     b = ClaudeBackend(settings(claude_max_retries=6), client=client, sleep=sleeps.append, base_delay=0.5, max_delay=4.0)
     with pytest.raises(LLMError, match=r"\(503\) after 7 attempts"):
-        b.summary("text")
+        b.run(SUMMARY, SummaryInput("text"))
     assert sleeps == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
 
 
@@ -440,7 +450,7 @@ def test_backoff_is_capped() -> None:
 def test_server_errors_are_retried(status: int) -> None:
     sleeps: list[float] = []
     api = FakeAPI(error(status, "api_error", "oops"), message("A summary."))
-    assert backend(api, sleeps).summary("text").value == "A summary."
+    assert backend(api, sleeps).run(SUMMARY, SummaryInput("text")).value == "A summary."
     assert sleeps == [1.0]
 
 
@@ -448,7 +458,7 @@ def test_401_fails_at_once() -> None:
     sleeps: list[float] = []
     api = FakeAPI(error(401, "authentication_error", "invalid x-api-key"))
     with pytest.raises(LLMError, match=r"rejected the key \(401\)"):
-        backend(api, sleeps).summary("text")
+        backend(api, sleeps).run(SUMMARY, SummaryInput("text"))
     assert len(api.requests) == 1 and sleeps == []
 
 
@@ -456,14 +466,14 @@ def test_400_fails_at_once_with_the_api_message() -> None:
     sleeps: list[float] = []
     api = FakeAPI(error(400, "invalid_request_error", "max_tokens: must be positive"))
     with pytest.raises(LLMError, match=r"\(400\): max_tokens: must be positive"):
-        backend(api, sleeps).summary("text")
+        backend(api, sleeps).run(SUMMARY, SummaryInput("text"))
     assert len(api.requests) == 1 and sleeps == []
 
 
 def test_timeouts_are_retried() -> None:
     sleeps: list[float] = []
     api = FakeAPI(http.ReadTimeout("slow"), message('{"value": null, "evidence": []}'))
-    assert backend(api, sleeps).answer("text", "q?").value == Answer(None)
+    assert backend(api, sleeps).run(ANSWER, AnswerInput("text", "q?")).value == Answer(None)
     assert len(api.requests) == 2 and sleeps == [1.0]
 
 
@@ -471,7 +481,7 @@ def test_timeouts_forever_give_up() -> None:
     sleeps: list[float] = []
     api = FakeAPI(http.ReadTimeout("slow"))
     with pytest.raises(LLMError, match=r"did not answer within 60s, after 2 attempts"):
-        backend(api, sleeps, claude_max_retries=1).answer("text", "q?")
+        backend(api, sleeps, claude_max_retries=1).run(ANSWER, AnswerInput("text", "q?"))
     assert len(api.requests) == 2
 
 
@@ -479,14 +489,14 @@ def test_connection_errors_are_retried() -> None:
     sleeps: list[float] = []
     api = FakeAPI(http.ConnectError("connection refused"))
     with pytest.raises(LLMError, match=r"Could not reach the Anthropic API after 3 attempts"):
-        backend(api, sleeps).summary("text")
+        backend(api, sleeps).run(SUMMARY, SummaryInput("text"))
     assert sleeps == [1.0, 2.0]
 
 
 def test_no_retries_configured_means_one_attempt() -> None:
     api = FakeAPI(OVERLOADED)
     with pytest.raises(LLMError, match=r"overloaded \(529\) after 1 attempt\b"):
-        backend(api, [], claude_max_retries=0).summary("text")
+        backend(api, [], claude_max_retries=0).run(SUMMARY, SummaryInput("text"))
     assert len(api.requests) == 1
 
 
@@ -517,7 +527,7 @@ def test_an_injected_client_with_sdk_retries_has_them_switched_off() -> None:
     )
     b = make_claude_backend(settings(claude_max_retries=0), client=client, sleep=[].append)
     with pytest.raises(LLMError):
-        b.summary("text")
+        b.run(SUMMARY, SummaryInput("text"))
     assert len(api.requests) == 1
 
 
@@ -528,7 +538,7 @@ PAGE = "label: Anna Varga\ndescription: fictional violinist\nP31 instance of: hu
 
 def test_prune_entry_renders_numbered_lines_and_keeps_what_the_model_chose() -> None:
     api = FakeAPI(message('{"keep": [3, 99, "2"]}'))
-    out = backend(api).prune_entry("Which instruments does Anna Varga play?", PAGE)
+    out = backend(api).run(PRUNE_ENTRY, PruneInput("Which instruments does Anna Varga play?", PAGE))
     assert "3: P1303 instrument: violin" in api.prompt and "Which instruments" in api.prompt
     assert out.value == (0, 1, 2, 3)  # label and description always; 99 is not a line
 
@@ -537,13 +547,13 @@ def test_prune_entry_through_the_client_returns_the_pruned_page() -> None:
     from engines.llm.client import LLM
 
     api = FakeAPI(message('{"keep": [3]}'))
-    text = LLM(backend(api)).prune_entry("Which instruments?", PAGE)
+    text = kept_page(PAGE, LLM(backend(api)).run(PRUNE_ENTRY, PruneInput("Which instruments?", PAGE)))
     assert text.splitlines() == ["label: Anna Varga", "description: fictional violinist", "P1303 instrument: violin"]
 
 
 def test_prune_entry_malformed_reply_is_an_llm_error() -> None:
     with pytest.raises(LLMError, match="prune_entry"):
-        backend(FakeAPI(message("I would keep the violin."))).prune_entry("q", PAGE)
+        backend(FakeAPI(message("I would keep the violin."))).run(PRUNE_ENTRY, PruneInput("q", PAGE))
 
 
 def test_a_sync_client_is_refused_plainly() -> None:
@@ -557,6 +567,6 @@ def test_a_sync_client_is_refused_plainly() -> None:
 def test_an_unknown_model_names_the_role_and_its_setting() -> None:
     missing = (404, {"type": "error", "error": {"type": "not_found_error", "message": "model: nope"}})
     with pytest.raises(LLMError, match=rf"{ROW_MODEL}.*CS224V_CLAUDE_ROW_MODEL"):
-        backend(FakeAPI(missing)).answer("text", "q?")
+        backend(FakeAPI(missing)).run(ANSWER, AnswerInput("text", "q?"))
     with pytest.raises(LLMError, match=rf"'{MODEL}'.*CS224V_CLAUDE_MODEL "):
-        backend(FakeAPI(missing)).parse("x", (), SCHEMA)
+        backend(FakeAPI(missing)).run(PARSE, Dialogue("x", (), SCHEMA))

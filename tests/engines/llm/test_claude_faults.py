@@ -30,6 +30,8 @@ from engines.llm.client import LLM
 from engines.llm.protocol import Answer
 from engines.llm.waiting import cancellable
 from engines.settings import Settings
+from engines.sql.tasks import PARSE, Dialogue
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 from tests.engines.llm.test_claude import MODEL, ROW_MODEL, message  # the Messages API body the other Claude tests use
 
 
@@ -285,7 +287,7 @@ MALFORMED = [
 def test_a_malformed_200_names_what_was_wrong(stub: StubAPI, claude: ClaudeBackend, step: Step, expected: str) -> None:
     stub.script(step)
     with pytest.raises(ReplyError) as caught:
-        claude.answer("The patio is heated.", "Is there a patio?")
+        claude.run(ANSWER, AnswerInput("The patio is heated.", "Is there a patio?"))
     text = str(caught.value)
     assert expected in text
     assert "Error:" not in text and "AttributeError" not in text and "Traceback" not in text
@@ -302,8 +304,8 @@ def test_through_the_llm_a_malformed_reply_is_a_failed_call_and_unknown(
 ) -> None:
     stub.script(step)
     events: list = []
-    answer = LLM(claude, emit=events.append).answer(
-        "The patio is heated.", "Is there a patio?", row_key="#7 Patio Place"
+    answer = LLM(claude, emit=events.append).run(
+        ANSWER, AnswerInput("The patio is heated.", "Is there a patio?"), row_key="#7 Patio Place"
     )
     assert answer == Answer(None)
     started, failed = events
@@ -314,7 +316,7 @@ def test_through_the_llm_a_malformed_reply_is_a_failed_call_and_unknown(
 def test_a_malformed_summary_is_none_and_a_failed_call(stub: StubAPI, claude: ClaudeBackend) -> None:
     stub.script(Step(b"<html>oops</html>", content_type="text/html"))
     events: list = []
-    assert LLM(claude, emit=events.append).summary("The patio is heated.") is None
+    assert LLM(claude, emit=events.append).run(SUMMARY, SummaryInput("The patio is heated.")) is None
     assert isinstance(events[-1], CallFailed) and "not JSON (text/html)" in events[-1].error
 
 
@@ -322,7 +324,7 @@ def test_a_malformed_reply_to_a_non_row_function_still_raises(stub: StubAPI, cla
     """Only answer() and summary() have a 'row' to lose; parse() failing fails its turn."""
     stub.script(Step(b"<html>oops</html>", content_type="text/html"))
     with pytest.raises(LLMError, match=r"not JSON \(text/html\)"):
-        LLM(claude).parse("thai food", (), "CREATE TABLE t (x INT)")
+        LLM(claude).run(PARSE, Dialogue("thai food", (), "CREATE TABLE t (x INT)"))
 
 
 def test_a_well_formed_reply_still_parses(stub: StubAPI, claude: ClaudeBackend) -> None:
@@ -330,7 +332,7 @@ def test_a_well_formed_reply_still_parses(stub: StubAPI, claude: ClaudeBackend) 
     reply["content"].insert(0, {"type": "thinking", "thinking": "The text mentions a patio.", "signature": "s"})
     reply["usage"]["cache_read_input_tokens"] = 3
     stub.script(Step(reply))
-    out = claude.answer("The patio is heated.", "Is there a patio?")
+    out = claude.run(ANSWER, AnswerInput("The patio is heated.", "Is there a patio?"))
     assert out.value == Answer("Yes", ("The patio is heated.",))
     # input_tokens counts every prompt token: the 50 not cached and the 3 read from the cache
     assert (out.usage.input_tokens, out.usage.output_tokens, out.usage.cached_input_tokens) == (53, 9, 3)
@@ -348,7 +350,7 @@ def test_the_statuses_the_sdk_retries_are_retried(stub: StubAPI, status: int) ->
     sleeps: list[float] = []
     backend = claude_at(stub.url, sleep=sleeps.append)
     stub.script(Step(error_body("api_error", "try again"), status=status), ok('{"value": null, "evidence": []}'))
-    assert backend.answer("text", "q?").value == Answer(None)
+    assert backend.run(ANSWER, AnswerInput("text", "q?")).value == Answer(None)
     assert len(stub.requests) == 2 and sleeps == [1.0]
     backend.close()
 
@@ -358,7 +360,7 @@ def test_408_forever_gives_up_with_a_message(stub: StubAPI) -> None:
     backend = claude_at(stub.url, sleep=sleeps.append, claude_max_retries=2)
     stub.script(Step(error_body("timeout_error", "Request timed out"), status=408))
     with pytest.raises(LLMError, match=r"Anthropic API request timeout \(408\) after 3 attempts"):
-        backend.summary("text")
+        backend.run(SUMMARY, SummaryInput("text"))
     assert len(stub.requests) == 3 and sleeps == [1.0, 2.0]
     backend.close()
 
@@ -373,11 +375,11 @@ def test_the_server_s_x_should_retry_is_obeyed(stub: StubAPI, status: int, heade
         Step(error_body("api_error", "nope"), status=status, headers={"x-should-retry": header}), ok("A summary.")
     )
     if retried:
-        assert backend.summary("text").value == "A summary."
+        assert backend.run(SUMMARY, SummaryInput("text")).value == "A summary."
         assert len(stub.requests) == 2
     else:
         with pytest.raises(LLMError, match=rf"\({status}\)"):
-            backend.summary("text")
+            backend.run(SUMMARY, SummaryInput("text"))
         assert len(stub.requests) == 1 and sleeps == []
     backend.close()
 
@@ -395,7 +397,7 @@ def test_retry_after_headers(stub: StubAPI, headers: dict[str, str], expected: f
     sleeps: list[float] = []
     backend = claude_at(stub.url, sleep=sleeps.append)
     stub.script(Step(error_body("rate_limit_error", "slow down"), status=429, headers=headers), ok("A summary."))
-    backend.summary("text")
+    backend.run(SUMMARY, SummaryInput("text"))
     assert sleeps == [expected]
     backend.close()
 
@@ -405,14 +407,14 @@ def test_413_loses_only_its_own_call(stub: StubAPI, claude: ClaudeBackend) -> No
         Step(error_body("request_too_large", "Request exceeds the maximum allowed number of bytes."), status=413)
     )
     events: list = []
-    assert LLM(claude, emit=events.append).answer("a very long text", "q?") == Answer(None)
+    assert LLM(claude, emit=events.append).run(ANSWER, AnswerInput("a very long text", "q?")) == Answer(None)
     assert "too large (413)" in events[-1].error and len(stub.requests) == 1
 
 
 def test_401_is_not_a_row_error(stub: StubAPI, claude: ClaudeBackend) -> None:
     stub.script(Step(error_body("authentication_error", "invalid x-api-key"), status=401))
     with pytest.raises(LLMError, match=r"rejected the key \(401\)") as caught:
-        LLM(claude).answer("text", "q?")
+        LLM(claude).run(ANSWER, AnswerInput("text", "q?"))
     assert not isinstance(caught.value, ReplyError)
 
 
@@ -433,7 +435,7 @@ def test_cancel_aborts_a_request_in_flight(stub: StubAPI, claude: ClaudeBackend)
 
     threading.Timer(0.2, press_esc).start()
     with pytest.raises(Cancelled):
-        llm.answer("The patio is heated.", "Is there a patio?")
+        llm.run(ANSWER, AnswerInput("The patio is heated.", "Is there a patio?"))
     returned_at = time.monotonic()
     assert cancelled_at and returned_at - cancelled_at[0] < 1.0
     assert isinstance(events[-1], CallFailed) and events[-1].error == "Cancelled."
@@ -446,8 +448,8 @@ def test_the_backend_can_be_used_again_after_a_cancel(stub: StubAPI, claude: Cla
     cancel = threading.Event()
     threading.Timer(0.1, cancel.set).start()
     with cancellable(cancel), pytest.raises(Cancelled):
-        claude.summary("text")
-    assert claude.summary("text").value == "A summary."
+        claude.run(SUMMARY, SummaryInput("text"))
+    assert claude.run(SUMMARY, SummaryInput("text")).value == "A summary."
 
 
 def test_cancel_stops_a_retry_wait(stub: StubAPI) -> None:
@@ -459,7 +461,7 @@ def test_cancel_stops_a_retry_wait(stub: StubAPI) -> None:
     threading.Timer(0.2, cancel.set).start()
     start = time.monotonic()
     with pytest.raises(Cancelled):
-        LLM(backend, cancel=cancel).summary("text")
+        LLM(backend, cancel=cancel).run(SUMMARY, SummaryInput("text"))
     assert time.monotonic() - start < 2.0 and len(stub.requests) == 1
     backend.close()
 
@@ -469,7 +471,7 @@ def test_a_timeout_is_still_a_timeout(stub: StubAPI) -> None:
     backend = claude_at(stub.url, sleep=[].append, timeout_s=0.3, claude_max_retries=1)
     stub.script(Step(message("slow"), delay_s=30))
     with pytest.raises(LLMError, match=r"did not answer within 0.3s, after 2 attempts"):
-        backend.summary("text")
+        backend.run(SUMMARY, SummaryInput("text"))
     assert len(stub.requests) == 2
     backend.close()
 
@@ -483,7 +485,7 @@ def test_calls_from_many_threads_share_the_client(stub: StubAPI, claude: ClaudeB
     results: dict[int, Any] = {}
 
     def work(i: int) -> None:
-        results[i] = claude.summary(f"text number {i}").value
+        results[i] = claude.run(SUMMARY, SummaryInput(f"text number {i}")).value
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
     for t in threads:

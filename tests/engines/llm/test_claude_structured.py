@@ -19,7 +19,10 @@ from engines.llm.client import LLM, llm_from_settings
 from engines.llm.prompting import render_prompt, system_prompt
 from engines.llm.usage import estimate_tokens
 from engines.settings import ModelPrice, Settings
+from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput
+from engines.sql.tasks import CLASSIFY, PARSE, ROUTE, ClassifyInput, Dialogue
 from engines.suql import tasks as suql_tasks
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 from tests.engines.llm.test_claude import ROW_MODEL, message
 from tests.engines.llm.test_claude_faults import (
     Step,
@@ -50,7 +53,7 @@ def events_of(llm_backend: Any, **kw: Any) -> tuple[LLM, list]:
 def test_a_json_reply_is_asked_for_with_its_reply_model_s_schema(stub: StubAPI) -> None:
     backend = claude_at(stub.url)
     stub.script(ok('{"value": "Yes", "evidence": ["The patio is heated."]}'))
-    assert backend.answer("The patio is heated.", "Is there a patio?").value.value == "Yes"
+    assert backend.run(ANSWER, AnswerInput("The patio is heated.", "Is there a patio?")).value.value == "Yes"
     sent = stub.requests[0]
     fmt = sent["output_config"]["format"]
     assert fmt["type"] == "json_schema"
@@ -64,11 +67,11 @@ def test_a_json_reply_is_asked_for_with_its_reply_model_s_schema(stub: StubAPI) 
 @pytest.mark.parametrize(
     "call, properties",
     [
-        (lambda b: b.route("hi", (), SCHEMA), {"needs_database", "reason"}),
-        (lambda b: b.parse("thai food", (), SCHEMA), {"sql"}),
-        (lambda b: b.classify("thai", "cuisines", ["thai"]), {"values"}),
-        (lambda b: b.policy("q?", (), 0), {"thought", "action_name", "action_argument"}),
-        (lambda b: b.prune_entry("q?", "a\nb"), {"keep"}),
+        (lambda b: b.run(ROUTE, Dialogue("hi", (), SCHEMA)), {"needs_database", "reason"}),
+        (lambda b: b.run(PARSE, Dialogue("thai food", (), SCHEMA)), {"sql"}),
+        (lambda b: b.run(CLASSIFY, ClassifyInput("thai", "cuisines", ("thai",))), {"values"}),
+        (lambda b: b.run(POLICY, PolicyInput("q?", (), 0)), {"thought", "action_name", "action_argument"}),
+        (lambda b: b.run(PRUNE_ENTRY, PruneInput("q?", "a\nb")), {"keep"}),
     ],
 )
 def test_every_json_task_sends_its_schema(stub: StubAPI, call: Any, properties: set[str]) -> None:
@@ -80,7 +83,7 @@ def test_every_json_task_sends_its_schema(stub: StubAPI, call: Any, properties: 
 
 def test_the_policy_schema_names_the_five_actions(stub: StubAPI) -> None:
     stub.script(ok('{"thought": "look", "action_name": "search_wikidata", "action_argument": "Q1"}'))
-    claude_at(stub.url).policy("q?", (), 0)
+    claude_at(stub.url).run(POLICY, PolicyInput("q?", (), 0))
     action = stub.requests[0]["output_config"]["format"]["schema"]["properties"]["action_name"]
     assert action["enum"] == [
         "search_wikidata",
@@ -93,14 +96,14 @@ def test_the_policy_schema_names_the_five_actions(stub: StubAPI) -> None:
 
 def test_a_plain_text_task_asks_for_no_format(stub: StubAPI) -> None:
     stub.script(ok("A heated patio."))
-    assert claude_at(stub.url).summary("The patio is heated.").value == "A heated patio."
+    assert claude_at(stub.url).run(SUMMARY, SummaryInput("The patio is heated.")).value == "A heated patio."
     assert "output_config" not in stub.requests[0]
 
 
 def test_a_reply_that_does_not_validate_names_the_field(stub: StubAPI) -> None:
     stub.script(ok('{"value": {"nested": 1}, "evidence": []}'))
     with pytest.raises(ReplyError, match=r'answer\(\) reply has a "value" that is not valid'):
-        claude_at(stub.url).answer("text", "q?")
+        claude_at(stub.url).run(ANSWER, AnswerInput("text", "q?"))
 
 
 # --- prompt caching --------------------------------------------------------------------------------
@@ -114,7 +117,7 @@ def test_a_long_shared_prefix_goes_first_with_cache_control(stub: StubAPI) -> No
     schema = long_schema(300)  # ~7,000 characters: well past Sonnet's 1,024-token minimum
     assert estimate_tokens(schema) > 1024
     stub.script(ok('{"sql": "SELECT 1"}'))
-    claude_at(stub.url, claude_model="claude-sonnet-5-5").parse("how many rows?", (), schema)
+    claude_at(stub.url, claude_model="claude-sonnet-5-5").run(PARSE, Dialogue("how many rows?", (), schema))
     content = stub.requests[0]["messages"][0]["content"]
     assert isinstance(content, list) and len(content) == 2
     prefix, rest = content
@@ -129,7 +132,7 @@ def test_a_long_shared_prefix_goes_first_with_cache_control(stub: StubAPI) -> No
 
 def test_a_short_prefix_is_not_marked(stub: StubAPI) -> None:
     stub.script(ok('{"sql": "SELECT 1"}'))
-    claude_at(stub.url, claude_model="claude-sonnet-5-5").parse("how many rows?", (), SCHEMA)
+    claude_at(stub.url, claude_model="claude-sonnet-5-5").run(PARSE, Dialogue("how many rows?", (), SCHEMA))
     content = stub.requests[0]["messages"][0]["content"]
     assert isinstance(content, str) and SCHEMA in content and "cache_control" not in json.dumps(stub.requests[0])
 
@@ -137,8 +140,8 @@ def test_a_short_prefix_is_not_marked(stub: StubAPI) -> None:
 def test_the_minimum_depends_on_the_model(stub: StubAPI) -> None:
     schema = long_schema(150)  # ~3,500 characters: enough for Sonnet (1,024 tokens), not for Haiku 4.5 (4,096)
     stub.script(ok('{"sql": "SELECT 1"}'))
-    claude_at(stub.url, claude_model="claude-sonnet-5-5").parse("q", (), schema)
-    claude_at(stub.url, claude_model="claude-haiku-4-5").parse("q", (), schema)
+    claude_at(stub.url, claude_model="claude-sonnet-5-5").run(PARSE, Dialogue("q", (), schema))
+    claude_at(stub.url, claude_model="claude-haiku-4-5").run(PARSE, Dialogue("q", (), schema))
     assert isinstance(stub.requests[0]["messages"][0]["content"], list)
     assert isinstance(stub.requests[1]["messages"][0]["content"], str)
 
@@ -162,9 +165,11 @@ def test_every_call_records_its_tokens_and_cost_and_the_run_sums_them(stub: Stub
         )
     )
     llm, seen = events_of(claude_at(stub.url), prices=PRICES)
-    llm.answer("The patio is heated.", "Is there a patio?")
+    llm.run(ANSWER, AnswerInput("The patio is heated.", "Is there a patio?"))
     elsewhere: list = []
-    llm.bind(emit=elsewhere.append).answer("Dogs are welcome.", "Are dogs allowed?")  # a binding shares the totals
+    llm.bind(emit=elsewhere.append).run(
+        ANSWER, AnswerInput("Dogs are welcome.", "Are dogs allowed?")
+    )  # a binding shares the totals
     finished = [e for e in seen if isinstance(e, CallFinished)]
     assert len(finished) == 1 and len(elsewhere) == 2  # the bound LLM reports to its own listener
     call = finished[0]
@@ -184,7 +189,7 @@ def test_every_call_records_its_tokens_and_cost_and_the_run_sums_them(stub: Stub
 def test_a_model_without_a_price_has_tokens_but_no_cost(stub: StubAPI) -> None:
     stub.script(reply_with_usage(input_tokens=10, output_tokens=2))
     llm, seen = events_of(claude_at(stub.url), prices={"some-other-model": PRICES[ROW_MODEL]})
-    llm.answer("text", "q?")
+    llm.run(ANSWER, AnswerInput("text", "q?"))
     call = next(e for e in seen if isinstance(e, CallFinished))
     assert call.input_tokens == 10 and call.cost_usd is None
     assert llm.usage.as_json()["cost_usd"] is None and llm.usage.unpriced == 1
@@ -196,7 +201,7 @@ def test_a_dated_model_id_takes_its_family_s_price(stub: StubAPI) -> None:
     body["usage"] = {"input_tokens": 1_000_000, "output_tokens": 0}
     stub.script(Step(body))
     llm, _ = events_of(claude_at(stub.url), prices=Settings().llm_prices)
-    llm.answer("text", "q?")
+    llm.run(ANSWER, AnswerInput("text", "q?"))
     assert llm.usage.as_json()["cost_usd"] == pytest.approx(Settings().llm_prices["claude-haiku-4-5"].input)
 
 
@@ -205,8 +210,8 @@ def test_a_cached_answer_costs_nothing(stub: StubAPI, tmp_path: Any) -> None:
 
     stub.script(reply_with_usage(input_tokens=100, output_tokens=10))
     llm = LLM(claude_at(stub.url), cache=AnswerCache(tmp_path), prices=PRICES)
-    llm.answer("text", "q?")
-    llm.answer("text", "q?")
+    llm.run(ANSWER, AnswerInput("text", "q?"))
+    llm.run(ANSWER, AnswerInput("text", "q?"))
     assert len(stub.requests) == 1 and llm.usage.as_json()["input_tokens"] == 100
 
 
@@ -226,7 +231,7 @@ def test_the_sim_reports_the_tokens_its_prompts_would_have_used() -> None:
     seen: list = []
     llm = llm_from_settings(Settings(cache_enabled=False), emit=seen.append)
     text, question = "The patio is heated. Dogs are welcome.", "Is there a patio?"
-    answer = llm.answer(text, question)
+    answer = llm.run(ANSWER, AnswerInput(text, question))
     call = next(e for e in seen if isinstance(e, CallFinished))
     prompt = render_prompt("answer", text=text, question=question)
     assert call.estimated and call.input_tokens == estimate_tokens(system_prompt()) + estimate_tokens(prompt)
@@ -245,7 +250,7 @@ def test_a_retired_model_gets_the_api_s_message_and_the_models_the_key_can_use(s
     stub.script(Step(error_body("not_found_error", "model: claude-sonnet-4-5"), status=404))
     backend = claude_at(stub.url, claude_model="claude-sonnet-4-5")
     with pytest.raises(LLMError) as caught:
-        backend.parse("x", (), SCHEMA)
+        backend.run(PARSE, Dialogue("x", (), SCHEMA))
     text = str(caught.value)
     assert "'claude-sonnet-4-5'" in text and "model: claude-sonnet-4-5" in text  # the API's own error
     assert "Models this key can use: claude-sonnet-5-5, claude-haiku-4-5." in text
@@ -257,7 +262,7 @@ def test_when_the_models_cannot_be_listed_the_message_says_so(stub: StubAPI) -> 
     stub.models = None  # GET /v1/models answers 404 too
     stub.script(Step(error_body("not_found_error", "model: nope"), status=404))
     with pytest.raises(LLMError, match=r"model: nope.*the model list was refused \(404\).*CS224V_CLAUDE_ROW_MODEL"):
-        claude_at(stub.url).answer("text", "q?")
+        claude_at(stub.url).run(ANSWER, AnswerInput("text", "q?"))
 
 
 # --- concurrency -----------------------------------------------------------------------------------
@@ -280,7 +285,8 @@ def test_concurrent_calls_overlap_up_to_llm_concurrency(stub: StubAPI) -> None:
     backend = claude_at(stub.url, llm_concurrency=2)
     results: list[Any] = []
     threads = [
-        threading.Thread(target=lambda i=i: results.append(backend.answer(f"text {i}", "q?").value)) for i in range(6)
+        threading.Thread(target=lambda i=i: results.append(backend.run(ANSWER, AnswerInput(f"text {i}", "q?")).value))
+        for i in range(6)
     ]
     for t in threads:
         t.start()
@@ -302,7 +308,7 @@ def test_a_cancel_ends_the_wait_for_a_free_slot_too(stub: StubAPI) -> None:
     def call(i: int) -> None:
         with cancellable(cancel):
             try:
-                backend.answer(f"text {i}", "q?")
+                backend.run(ANSWER, AnswerInput(f"text {i}", "q?"))
                 outcomes.append("answered")
             except Cancelled:
                 outcomes.append("cancelled")

@@ -12,6 +12,7 @@ from engines.llm.cache import AnswerCache
 from engines.llm.client import LLM, backend_from_settings, llm_from_settings
 from engines.llm.sim import SimBackend
 from engines.settings import Settings
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 
 TEXT = "Came for dinner. Our children loved it."
 
@@ -20,7 +21,7 @@ def test_every_call_emits_started_and_finished():
     events: list = []
     ticks = iter([10.0, 10.25])
     llm = LLM(SimBackend(), emit=events.append, clock=lambda: next(ticks))
-    a = llm.answer(TEXT, "is it family-friendly?", row_key="r1")
+    a = llm.run(ANSWER, AnswerInput(TEXT, "is it family-friendly?"), row_key="r1")
     assert a.value == "Yes"
     started, finished = events
     assert isinstance(started, CallStarted) and started.function == "answer" and started.row_key == "r1"
@@ -34,42 +35,44 @@ def test_cache_hits_are_reported_and_keyed_on_the_backend(tmp_path):
     cache = AnswerCache(tmp_path)
     events: list = []
     first = LLM(SimBackend(seed=1), cache=cache, emit=events.append)
-    first.answer(TEXT, "is it family-friendly?")
-    first.answer(TEXT, "is it family-friendly?")  # the same key
-    first.answer(TEXT, "Is it family-friendly")  # another question: the key holds it exactly
+    first.run(ANSWER, AnswerInput(TEXT, "is it family-friendly?"))
+    first.run(ANSWER, AnswerInput(TEXT, "is it family-friendly?"))  # the same key
+    first.run(ANSWER, AnswerInput(TEXT, "Is it family-friendly"))  # another question: the key holds it exactly
     assert [e.cached for e in events if isinstance(e, CallFinished)] == [False, True, False]
     other_seed = LLM(SimBackend(seed=2), cache=cache, emit=events.append)
-    other_seed.answer(TEXT, "is it family-friendly?")
+    other_seed.run(ANSWER, AnswerInput(TEXT, "is it family-friendly?"))
     assert [e.cached for e in events if isinstance(e, CallFinished)][-1] is False
-    summary = first.summary(TEXT)
-    assert first.summary(TEXT) == summary and first.counter.cached == 2
+    summary = first.run(SUMMARY, SummaryInput(TEXT))
+    assert first.run(SUMMARY, SummaryInput(TEXT)) == summary and first.counter.cached == 2
 
 
 def test_cancel_is_checked_before_each_call():
     cancel = threading.Event()
     llm = LLM(SimBackend(), cancel=cancel)
-    llm.summary(TEXT)
+    llm.run(SUMMARY, SummaryInput(TEXT))
     cancel.set()
     with pytest.raises(Cancelled):
-        llm.summary(TEXT)
+        llm.run(SUMMARY, SummaryInput(TEXT))
 
 
 def test_bind_shares_the_counter_and_changes_the_listener():
     seen: list = []
     llm = LLM(SimBackend())
     bound = llm.bind(seen.append)
-    bound.summary(TEXT)
+    bound.run(SUMMARY, SummaryInput(TEXT))
     assert len(seen) == 2 and llm.counter.counts == {"summary": 1}
 
 
 def test_backend_bugs_become_clear_errors():
     class Broken(SimBackend):
-        def summary(self, text):
-            raise ZeroDivisionError("oops")
+        def run(self, task, input):
+            if task is SUMMARY:
+                raise ZeroDivisionError("oops")
+            return super().run(task, input)
 
     events: list = []
     with pytest.raises(LLMError, match="sim backend failed in summary"):
-        LLM(Broken(), emit=events.append).summary(TEXT)
+        LLM(Broken(), emit=events.append).run(SUMMARY, SummaryInput(TEXT))
     assert isinstance(events[-1], CallFailed)
 
 

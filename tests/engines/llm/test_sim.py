@@ -9,6 +9,8 @@ import pytest
 from engines.llm import sim as sim_module
 from engines.llm.protocol import Answer, Backend, Results
 from engines.llm.sim import SimBackend
+from engines.sql.tasks import CLASSIFY, RESPOND, ClassifyInput, RespondInput
+from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 from worlds import restaurants as W
 
 
@@ -18,7 +20,7 @@ def sim() -> SimBackend:
 
 
 def ans(sim: SimBackend, text: str, question: str) -> Answer:
-    return sim.answer(text, question).value
+    return sim.run(ANSWER, AnswerInput(text, question)).value
 
 
 def test_is_a_backend(sim):
@@ -86,54 +88,63 @@ def test_seeded_error_rates_and_repeatability():
 
 def test_summary_is_extractive_and_deterministic(sim):
     text = "Came in on a rainy Sunday. Our children loved it. The view is stunning. Will be back."
-    s = sim.summary(text).value
-    assert s == sim.summary(text).value
+    s = sim.run(SUMMARY, SummaryInput(text)).value
+    assert s == sim.run(SUMMARY, SummaryInput(text)).value
     assert "Our children loved it." in s and "The view is stunning." in s
 
 
 def test_classify_common_sense_and_biases(sim):
-    pick = lambda v: set(sim.classify(v, "cuisines", W.CUISINES).value)  # noqa: E731
+    pick = lambda v: set(sim.run(CLASSIFY, ClassifyInput(v, "cuisines", tuple(W.CUISINES))).value)  # noqa: E731
     assert pick("coffee") == {"coffee & tea", "cafe"}
     assert pick("sichuan") == {"szechuan"}
     assert pick("curry") == {"indian"}  # the bias of §3.3: Thai is missed
     assert "vietnamese" in pick("noodle")  # ... and noodles pull in Vietnamese
     assert pick("italian") == {"italian"}
     assert pick("zzz") == set()
-    assert set(sim.classify("coffee", "cuisines", ["cafe"]).value) == {"cafe"}  # only among candidates
+    assert set(sim.run(CLASSIFY, ClassifyInput("coffee", "cuisines", ("cafe",))).value) == {
+        "cafe"
+    }  # only among candidates
 
 
 def test_respond_builds_only_from_rows(sim):
     rows = (("Velvet Garden", 4.5, "1957 Ramona St, Palo Alto"),)
-    reply = sim.respond(
-        "a cafe?", [], Results("I searched for restaurants in Palo Alto.", ("name", "rating", "address"), rows, 1)
+    reply = sim.run(
+        RESPOND,
+        RespondInput(
+            "a cafe?", (), Results("I searched for restaurants in Palo Alto.", ("name", "rating", "address"), rows, 1)
+        ),
     ).value
     assert "Velvet Garden" in reply and "1 result" in reply
-    empty = sim.respond(
-        "x", [], Results("I searched for restaurants in Sunnyvale priced luxury.", ("name",), (), 0)
+    empty = sim.run(
+        RESPOND,
+        RespondInput("x", (), Results("I searched for restaurants in Sunnyvale priced luxury.", ("name",), (), 0)),
     ).value
     assert "no results" in empty and "relax" in empty
 
 
 def test_reply_says_what_it_could_not_search(sim):
-    reply = sim.respond(
-        "a spicy chinese place",
-        [],
-        Results("I searched for restaurants whose cuisines include chinese.", ("name",), (("A",),), 1),
+    reply = sim.run(
+        RESPOND,
+        RespondInput(
+            "a spicy chinese place",
+            (),
+            Results("I searched for restaurants whose cuisines include chinese.", ("name",), (("A",),), 1),
+        ),
     ).value
     assert "'spicy'" in reply
 
 
 def test_direct_replies(sim):
-    assert "Cantonese" in sim.respond("What is dim sum?", [], None).value
-    assert "welcome" in sim.respond("Thanks!", [], None).value
+    assert "Cantonese" in sim.run(RESPOND, RespondInput("What is dim sum?", (), None)).value
+    assert "welcome" in sim.run(RESPOND, RespondInput("Thanks!", (), None)).value
 
 
 def test_latency_is_a_setting():
     slept = []
-    SimBackend(latency_s=0.5, sleep=slept.append).answer("x", "is it spicy?")
+    SimBackend(latency_s=0.5, sleep=slept.append).run(ANSWER, AnswerInput("x", "is it spicy?"))
     assert slept == [0.5]
     slept.clear()
-    SimBackend(latency_s=0.0, sleep=slept.append).answer("x", "is it spicy?")
+    SimBackend(latency_s=0.0, sleep=slept.append).run(ANSWER, AnswerInput("x", "is it spicy?"))
     assert slept == []
 
 
@@ -190,12 +201,15 @@ def test_reply_counts_a_wish_searched_in_other_words_and_takes_the_agents_empty_
     searched = Results(
         "I searched for restaurants where the reviews say it is good for a date.", ("name",), (("A",),), 1
     )
-    assert "not searched" not in sim.respond("a romantic place", [], searched, suql).value
+    assert "not searched" not in sim.run(RESPOND, RespondInput("a romantic place", (), searched, suql)).value
     unsearched = Results("I searched for restaurants in Palo Alto.", ("name",), (("A",),), 1)
-    assert "the search has no condition for 'romantic'" in sim.respond("a romantic place", [], unsearched, suql).value
+    assert (
+        "the search has no condition for 'romantic'"
+        in sim.run(RESPOND, RespondInput("a romantic place", (), unsearched, suql)).value
+    )
     why = "No restaurant in Tokyo is in this database; without that condition the search finds 35 restaurants."
     empty = Results(
         "I searched for restaurants in Tokyo whose cuisines include sushi bars.", ("name",), (), 0, why_empty=why
     )
-    reply = sim.respond("sushi in Tokyo", [], empty).value
+    reply = sim.run(RESPOND, RespondInput("sushi in Tokyo", (), empty)).value
     assert why in reply and "such as" not in reply

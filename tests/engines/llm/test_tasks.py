@@ -34,8 +34,6 @@ AGENTS = (
     "engines.kg",
     "engines.retrieval",
 )
-# the transitional shims, named in their docstrings; every other module of engines/llm imports no agent
-SHIMS = {"compat.py": AGENTS, "protocol.py": ("engines.spinach",)}
 
 
 def _imports(path: Path) -> set[str]:
@@ -50,10 +48,9 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_llm_layer_imports_no_agent_package():
     for path in sorted(LLM_DIR.glob("*.py")):
-        allowed = SHIMS.get(path.name, ())
         for name in _imports(path):
             agent = next((a for a in AGENTS if name == a or name.startswith(a + ".")), None)
-            assert agent is None or agent in allowed, f"{path.name} imports {name}"
+            assert agent is None, f"{path.name} imports {name}"
 
 
 # --- a task defined outside engines/llm: one package, its own template ------------------------

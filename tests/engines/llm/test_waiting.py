@@ -12,6 +12,7 @@ from engines.events import CallFailed
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.llm.waiting import cancellable, pause
+from engines.suql.tasks import ANSWER, AnswerInput
 
 
 def test_pause_without_a_cancel_flag_just_sleeps():
@@ -34,6 +35,6 @@ def test_esc_during_simulated_latency_stops_the_call():
     threading.Timer(0.1, cancel.set).start()
     start = time.perf_counter()
     with pytest.raises(Cancelled):
-        llm.answer("Our children loved it.", "is it family-friendly?")
+        llm.run(ANSWER, AnswerInput("Our children loved it.", "is it family-friendly?"))
     assert time.perf_counter() - start < 2
     assert isinstance(events[-1], CallFailed)
