@@ -128,7 +128,9 @@ class Settings(BaseSettings):
     sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
     # the graph the Knowledge-graph tab opens instead of the built-in world: an endpoint URL or RDF files
     kg_endpoint: str | None = Field(None, description="a SPARQL 1.1 endpoint URL for the KG tab (CS224V_KG_ENDPOINT)")
-    kg_rdf: tuple[Path, ...] = Field((), description='RDF files for the KG tab (CS224V_KG_RDF, a JSON list: ["my.ttl"])')
+    kg_rdf: tuple[Path, ...] = Field(
+        (), description='RDF files for the KG tab (CS224V_KG_RDF, a JSON list: ["my.ttl"])'
+    )
     # the tables the Restaurants (agent) and SUQL tabs open instead of the built-in worlds
     db: str | None = Field(
         None, description="your own data for the agent and SUQL tabs: a file, folder, DuckDB file or URL (CS224V_DB)"
