@@ -187,8 +187,9 @@ class PassagesTable(CallRecords, RowCursor, DataTable):
         ("passage", "column", 15),
         ("question", "question", 16),
         ("value", "value", 13),
-        *((label, key, TOKEN_WIDTHS[key]) for label, key in TOKEN_COLUMNS),
         ("ms", "latency", 5),
+        # last: half a 140-column screen holds the columns up to ms (scroll right, or v, for the tokens)
+        *((label, key, TOKEN_WIDTHS[key]) for label, key in TOKEN_COLUMNS),
     )
 
     def __init__(self, **kwargs: Any) -> None:
@@ -238,8 +239,8 @@ class PassagesTable(CallRecords, RowCursor, DataTable):
             Text("…" if event.function == "answer" else "", style=muted),
             Text(truncate(line.question, 16)),
             Text("…", style=muted),
-            *(Text("") for _ in TOKEN_COLUMNS),
             Text("…", style=muted, justify="right"),
+            *(Text("") for _ in TOKEN_COLUMNS),
             key=key,
         )
         self._update_subtitle()
