@@ -106,8 +106,12 @@ def test_reserved_and_spaced_column_names_are_quoted(tmp_path):
 # --- SUQL: answer() is honest on unknown data --------------------------------------------------------
 
 
-def suql_rows(source: str, query: str):
-    session = open_suql(Settings(), source=source)
+# The lecture worlds' seeded mistakes turned far up: on a user's data the sim makes none of them.
+MISTAKES = Settings(sim_error_on_topic=0.9, sim_error_off_topic=0.9)
+
+
+def suql_rows(source: str, query: str, settings: Settings | None = None):
+    session = open_suql(settings or Settings(), source=source)
     try:
         return session.engine.run(query)
     finally:
@@ -124,13 +128,15 @@ def test_a_question_the_sim_does_not_understand_is_unknown_never_yes(hotels_csv)
 def test_a_lexicon_question_off_the_text_is_not_yes(hotels_csv):
     """'family-friendly' is a word the sim knows, but no note speaks of children: never Yes (no seeded
     mistakes on a user's data)."""
-    r = suql_rows(str(hotels_csv), "SELECT id, answer(notes, 'is it family-friendly?') FROM hotels")
+    r = suql_rows(str(hotels_csv), "SELECT id, answer(notes, 'is it family-friendly?') FROM hotels", MISTAKES)
     assert "Yes" not in {row[1] for row in r.rows}
 
 
 def test_does_the_text_mention_is_read_literally(hotels_csv):
     r = suql_rows(
-        str(hotels_csv), "SELECT id, notes, answer(notes, 'does the text mention a garden?') AS g FROM hotels"
+        str(hotels_csv),
+        "SELECT id, notes, answer(notes, 'does the text mention a garden?') AS g FROM hotels",
+        MISTAKES,
     )
     for _id, notes, verdict in r.rows:
         assert verdict == ("Yes" if "garden" in notes else "No")
