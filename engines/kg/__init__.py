@@ -1,4 +1,4 @@
-"""Wikidata-dialect SPARQL over rdflib (memory or Oxigraph), with entity pages, search and property examples.
+"""Wikidata-dialect SPARQL over Oxigraph or rdflib's memory store, a user's RDF files or a remote endpoint, with entity pages, search and property examples.
 
 The public surface:
 
@@ -6,7 +6,13 @@ The public surface:
   rows, empty, syntax_error, timeout; refused queries raise :class:`SparqlRefused`; every query
   runs in a killable worker process, see :mod:`engines.kg.worker`), ``close()``,
   ``prepare(query)`` (dialect handling, parse and plan only), ``page(id)``, ``search(text)``,
-  ``property_examples(pid)``, ``label(id)``.  Build one with ``Endpoint.from_world(world, store=…)``.
+  ``property_examples(pid)``, ``label(id)``.  Build one with ``Endpoint.from_world(world, store=…)``
+  (Oxigraph by default, ``store="memory"`` for rdflib's own) or over a user's RDF files with
+  ``Endpoint.from_rdf(paths)`` (:mod:`engines.kg.rdf_files`; the Wikidata dialect only for a graph in
+  Wikidata's vocabulary, :mod:`engines.kg.generic_pages` for pages and search otherwise).
+* :class:`engines.kg.remote.RemoteEndpoint` — the same interface over a remote SPARQL 1.1 endpoint
+  (:mod:`engines.kg.remote_pages` for its pages and search); :func:`engines.kg.sources.open_graph`
+  picks the graph from ``--rdf`` / ``--endpoint`` or the settings.
 * :func:`open_kg` — the endpoint over the lecture's world, from the settings.
 """
 

@@ -92,6 +92,7 @@ class Dialect:
 
     prefixes: tuple[tuple[str, str], ...]
     wikidata: bool = True
+    native_labels: bool = False  # SERVICE wikibase:label is left for the endpoint (Wikidata's own) to run
 
     @classmethod
     def standard(cls, prefixes: Mapping[str, str]) -> Dialect:
@@ -112,14 +113,15 @@ class Dialect:
         return dict(self.prefixes)
 
     def to_json(self) -> dict[str, Any]:
-        return {"prefixes": [list(kv) for kv in self.prefixes], "wikidata": self.wikidata}
+        return {"prefixes": [list(kv) for kv in self.prefixes], "wikidata": self.wikidata, "native": self.native_labels}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Dialect:
-        return cls(tuple((str(k), str(v)) for k, v in doc["prefixes"]), bool(doc["wikidata"]))
+        return cls(tuple((str(k), str(v)) for k, v in doc["prefixes"]), bool(doc["wikidata"]), bool(doc.get("native")))
 
 
 WIKIDATA = Dialect(tuple(PREFIXES.items()), True)
+WIKIDATA_NATIVE = Dialect(tuple(PREFIXES.items()), True, True)  # sent to Wikidata's own endpoint
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ def expand_escapes(query: str) -> str:
     return text
 
 
-def rewrite(query: str) -> tuple[str, str, tuple[str, ...], str | None]:
+def rewrite(query: str, *, native_labels: bool = False) -> tuple[str, str, tuple[str, ...], str | None]:
     """Dialect handling on the text: ``(standard text, form, notes, unsupported)``.
 
     Only rewrites: what may run is decided on the plan of the result (:func:`check`).  ``form``
@@ -278,7 +280,7 @@ def rewrite(query: str) -> tuple[str, str, tuple[str, ...], str | None]:
     if n:
         notes.append("separated adjacent variables (?a?b)")
     code = _inline_named_subqueries(code, notes)
-    code, unsupported = _handle_services(code, masked, notes)
+    code, unsupported = _handle_services(code, masked, notes, native_labels)
     return masked.restore(code), form, tuple(notes), unsupported
 
 
@@ -314,7 +316,9 @@ def _inline_named_subqueries(code: str, notes: list[str]) -> str:
     return code
 
 
-def _handle_services(code: str, masked: _Masked, notes: list[str]) -> tuple[str, str | None]:
+def _handle_services(
+    code: str, masked: _Masked, notes: list[str], native_labels: bool = False
+) -> tuple[str, str | None]:
     unsupported: str | None = None
     search_from = 0
     label_n = 0
@@ -324,7 +328,11 @@ def _handle_services(code: str, masked: _Masked, notes: list[str]) -> tuple[str,
         name = iri if iri is not None else target
         close = _match_brace(code, m.end() - 1)
         body = code[m.end() : close]
-        if name in _LABEL_SERVICES:
+        if name in _LABEL_SERVICES and native_labels:  # Wikidata's endpoint runs its own label service
+            search_from = close + 1
+            if "SERVICE wikibase:label left to the endpoint" not in notes:
+                notes.append("SERVICE wikibase:label left to the endpoint")
+        elif name in _LABEL_SERVICES:
             group = _enclosing_group(code, m.start())
             end = close + 1
             dot = re.match(r"\s*\.", code[end:])  # the service's own trailing '.' goes with it
@@ -709,6 +717,8 @@ def check(query: Any, dialect: Dialect = WIKIDATA) -> str | None:
             continue
         term = dict.get(node, "term")
         iri = str(term) if isinstance(term, URIRef) else None
+        if dialect.native_labels and iri == _WIKIBASE + "label":
+            continue  # Wikidata's endpoint's own label service, which calls nothing else
         if iri in _OFFLINE_IRIS and dialect.wikidata:
             unsupported = unsupported or (
                 f"This query uses {_OFFLINE_IRIS[iri]}, which the real Wikidata endpoint provides "
@@ -812,7 +822,7 @@ def prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared:
     With a standard dialect (``dialect.wikidata`` false) the text is parsed as written (its
     escapes expanded).  Raises SparqlRefused or SparqlSyntaxError."""
     if dialect.wikidata:
-        text, _form, notes, _unsupported = rewrite(query)
+        text, _form, notes, _unsupported = rewrite(query, native_labels=dialect.native_labels)
     else:
         if not isinstance(query, str) or not query.strip():
             raise SparqlSyntaxError("Syntax error: the query is empty.")
@@ -878,7 +888,7 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
     the plan), an offline service, a tree-sitter that is not installed — takes the full path.
     A text Oxigraph then fails to parse takes the full path too, for rdflib's message."""
     tools = _tree_tools()
-    if tools is None:
+    if tools is None or dialect.native_labels:
         return None
     parser, forbidden = tools
     try:

@@ -327,13 +327,16 @@ class Endpoint:
                     limit = Settings().sparql_memory_limit_mb
                 graph = self.graph
                 source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
+                rdf = self._rdf
+                if rdf is None and self.store == "oxigraph":  # Oxigraph writes its graph out and bulk-loads it again
+                    rdf = lambda: [(_oxigraph_dump(graph), "application/n-quads")]  # noqa: E731
                 self._worker = QueryWorker(
                     source,
                     self.store,
                     memory_limit_mb=limit,
                     isolate_network=self.isolate_network,
                     language=self.dialect,
-                    rdf=self._rdf,
+                    rdf=rdf,
                 )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker
@@ -384,6 +387,15 @@ class Endpoint:
     def label(self, iri_or_id: str) -> str | None:
         """The English label of an entity (QID, PID or IRI), if it has one."""
         return self.browser.label(entity_id(iri_or_id))
+
+
+def _oxigraph_dump(graph: Graph) -> bytes:
+    """The statements of an Oxigraph-backed graph as N-Quads, written by Oxigraph itself."""
+    import pyoxigraph as ox
+
+    from engines.kg.store import oxigraph_store
+
+    return oxigraph_store(graph).dump(format=ox.RdfFormat.N_QUADS)
 
 
 def results_from_json(doc: Any) -> list[Binding]:

@@ -296,3 +296,29 @@ def test_bad_urls():
     for url in ("ftp://example.org/sparql", "example.org/sparql", "http://user:pw@example.org/sparql", ""):
         with pytest.raises(RemoteError):
             RemoteEndpoint(url)
+
+
+def test_wikidata_runs_its_own_label_service():
+    """To query.wikidata.org the label service goes as written (its own, fast); every other SERVICE is still
+    refused on the plan; elsewhere the label service is emulated in standard SPARQL."""
+    from urllib.parse import parse_qs
+
+    labelled = 'SELECT ?x ?xLabel WHERE { ?x wdt:P31 wd:Q5 . SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }'
+    empty = {"head": {"vars": ["x", "xLabel"]}, "results": {"bindings": []}}
+    rec = Recorder(httpx.Response(200, json=empty))
+    wikidata = RemoteEndpoint("https://query.wikidata.org/sparql", transport=httpx.MockTransport(rec))
+    r = wikidata.execute(labelled)
+    assert r.feedback is Feedback.EMPTY and "SERVICE wikibase:label left to the endpoint" in r.notes
+    sent = parse_qs(rec.requests[0].content.decode())["query"][0]
+    assert "SERVICE wikibase:label {" in sent and "OPTIONAL" not in sent
+    for bad in (
+        "SELECT * WHERE { SERVICE <https://dbpedia.org/sparql> { ?s ?p ?o } }",
+        "SELECT * WHERE { SERVICE wikibase:label { ?s ?p ?o } SERVICE <http://127.0.0.1:1/> { ?s ?p ?o } }",
+    ):
+        with pytest.raises(SparqlRefused):
+            wikidata.execute(bad)
+    assert len(rec.requests) == 1
+    other = Recorder(httpx.Response(200, json=empty))
+    RemoteEndpoint("https://qlever.example.org/api/wikidata", transport=httpx.MockTransport(other)).execute(labelled)
+    sent = parse_qs(other.requests[0].content.decode())["query"][0]
+    assert "wikibase:label" not in sent and "OPTIONAL" in sent
