@@ -274,3 +274,9 @@ def test_a_header_only_csv_is_an_empty_table(tmp_path):
 def test_errors_are_engine_errors():
     assert issubclass(DataSourceError, EngineError)
     assert issubclass(SqlRefused, EngineError)
+
+
+def test_a_duckdb_file_without_tables(tmp_path):
+    path = tmp_path / "empty.duckdb"
+    duckdb.connect(str(path)).close()
+    bad(str(path), "holds no table")
