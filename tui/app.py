@@ -38,13 +38,15 @@ from typing import TYPE_CHECKING
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error
 from tui.palette import AreaCommands
 
 if TYPE_CHECKING:
+    from textual.widgets import DataTable
+
     from engines.settings import Settings
 
 BACKENDS: tuple[str, ...] = ("sim", "claude")
@@ -322,9 +324,7 @@ class CS224VApp(App[None]):
         self._first_frame_shown = False
         self.session_usage = RunUsage()  # every LLM call of every tab since the start (the header)
         self.wall_clock: Callable[[], datetime] = datetime.now  # names export files (a fixed one in tests)
-        from tui.export import EXPORT_DIR
-
-        self.export_dir: Path = EXPORT_DIR  # where the export prompt proposes to write
+        self.export_dir: Path = Path("~") / "cs224v-exports"  # where the export prompt proposes to write
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -601,6 +601,8 @@ class CS224VApp(App[None]):
             )
 
     def _focused_table(self) -> DataTable | None:
+        from textual.widgets import DataTable  # not on the first frame
+
         focused = self.screen.focused
         return focused if isinstance(focused, DataTable) else None
 

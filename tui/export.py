@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from engines.export import Exported
 
 EXPORT_DIR = Path("~") / "cs224v-exports"
-"""Where the export prompt proposes to write (``~`` expanded when written)."""
+"""Where the export prompt proposes to write by default (``~`` expanded when written; the app's
+``export_dir``)."""
 FORMATS_HINT = ".csv · .json · .jsonl · .parquet"
 
 
