@@ -8,7 +8,9 @@ not the world, not its hidden truth, not the gold queries.  Like an expert it
    remember — ``memory`` holds how sure it is of each PID by heart, the seed's ``P_MEMORY``);
 2. writes the whole query from what it believes, and executes it;
 3. on a syntax error fixes its typo; on no rows debugs: runs a simpler fragment, looks at
-   property examples and entity pages, and changes the clause the evidence points at;
+   property examples and entity pages, and changes the clause the evidence points at; with the
+   clause's probes used up and nothing learnt it tries another variant only on a guess
+   (``p_guess``), else it stops (and the agent's rollback may give it another try);
 4. on rows, with probability ``p_verify`` checks the assumptions it is not sure of (properties
    remembered with confidence below 0.8) with a probe query or an entity page — the silent
    errors of §1.4 are only found this way;
@@ -17,7 +19,7 @@ not the world, not its hidden truth, not the gold queries.  Like an expert it
 
 What it learns comes from the observations themselves: a page that shows ``P279 (subclass of)``
 and no ``P31`` tells it instruments are classes; examples of ``P2048`` whose subjects are people
-tell it height is not for mountains; a page showing ``P166 … [P585 …]`` tells it the date is a
+tell it height is not for mountains (it then looks the property "elevation" up); a page showing ``P166 … [P585 …]`` tells it the date is a
 qualifier.  Whether it notices is a seeded draw (``p_notice`` when the tool suits the quirk —
 entity pages for structure, property examples for qualifiers and wrong properties — else
 ``p_notice_other``).  Its slips are seeded too: repeating the previous action (``p_repeat``,
@@ -79,6 +81,7 @@ class PolicyParams:
     p_notice: float = 0.85
     p_notice_other: float = 0.45
     p_disambiguate: float = 0.8
+    p_guess: float = 0.25  # with the failed clause's probes used up and nothing learnt, guess its next variant
     memory: Mapping[str, float] = field(default_factory=lambda: dict(P_MEMORY))
     verify_below: float = 0.8  # properties remembered at least this well are never checked
 
@@ -601,18 +604,31 @@ def _variant(mind: Mind, clause: Clause, failed: set[str]) -> int:
     if k in ("affiliation", "affiliation_any"):
         return 1 if "school_part_of" in facts else 0
     if k == "height":
-        return 1 if "has_P2044" in facts else 0
+        return 1 if "has_P2044" in facts or _height_wrong_and_no_page(mind, clause) else 0
     if k == "location":
         return 1 if "two_locations" in facts else 0
     return 0
 
 
+def _height_wrong_and_no_page(mind: Mind, clause: Clause) -> bool:
+    """P2048's examples showed it is a person's height, and no probe is left to show a mountain's own property (the
+    page, as in §3.6, when it can be read): the policy looks the property "elevation" up instead."""
+    return "height_is_for_people" in mind.facts and _next_probe(mind, clause, loud=True) is None
+
+
 def _blind(mind: Mind, clause: Clause, failed: set[str], start: int) -> int:
-    """How many variants (from ``start``) were tried and failed with their debugging recipe used up."""
+    """How many variants (from ``start``) to move on without evidence: a variant that was tried and failed, its
+    debugging probes used up and nothing learnt, is left for the next only on a guess (``p_guess``, a seeded draw
+    per clause, variant and state); otherwise the policy keeps it and ends up stopping."""
     n = 0
     for v in range(start, 3):
         frag = _fragment(mind, clause, v, [])
-        if frag and any(frag in q for q in failed) and not _next_probe(mind, clause, loud=True):
+        if (
+            frag
+            and any(frag in q for q in failed)
+            and not _next_probe(mind, clause, loud=True)
+            and mind.draw("guess-variant", clause.key, v, len(mind.history)) < mind.params.p_guess
+        ):
             n += 1
         else:
             break
@@ -646,7 +662,10 @@ def _fragment(mind: Mind, c: Clause, variant: int, bind: list[str]) -> str | Non
             return f"FILTER({a[0]} = {ent(a[1])})"
         return f"{a[0]} wdt:P131* {ent(a[1])} ." if variant else f"{a[0]} wdt:P131 {ent(a[1])} ."
     if k == "height":
-        p = "P2044" if variant else pid(a[2])
+        if variant:  # not P2048: P2044 as the page showed it, else the property found for "elevation"
+            p = "P2044" if "has_P2044" in mind.facts else pid("elevation")
+        else:
+            p = pid(a[2])
         return p and f"{ent(a[0])} wdt:{p} {a[1]} ."
     if k == "inst_class":
         path = ("wdt:P31", "wdt:P279", "wdt:P279*")[variant]
@@ -895,6 +914,8 @@ def compose(mind: Mind, failed: set[str] | None = None) -> tuple[str | None, lis
             if c.kind in ("height", "location")
             else []
         )
+        if c.kind == "height" and "has_P2044" not in mind.facts and _height_wrong_and_no_page(mind, c):
+            rels = [*rels, "elevation"]  # P2048 is for people and no page to read: find the property for a mountain
         for rel in rels:
             if rel in RELATIONS:
                 _p, search = _pid(mind, rel)

@@ -63,11 +63,16 @@ def ablation(ctx: RunContext) -> Table:
         "removing the entity page or the property examples costs a few points each",
         drop[no_entry] >= 1 and drop[no_examples] >= 1,
         f"−{drop[no_entry]:.1f} and −{drop[no_examples]:.1f} (notes: three or four points each)",
-        "in our simulation what property examples reveal is revealed by an entity page too — a mountain's page shows P2044 "
-        "(elevation), a laureate's page shows P166 with its [P585] qualifier — and the policy reads a page when the examples "
-        f"are not available: the categories that need them barely move (C3 {cat_full.get('C3')} → {cat_noex.get('C3')}, "
-        f"C5 {cat_full.get('C5')} → {cat_noex.get('C5')}); entity pages, the suited tool for most structural quirks "
-        "(subclass, the P131 chain, the advisor's side, the two locations, the school of music), cost far more than in the notes",
+        "the examples matter on the categories whose quirk they reveal best "
+        f"(C3, height for elevation: {cat_full.get('C3')} → {cat_noex.get('C3')}; C5, the award's date qualifier: "
+        f"{cat_full.get('C5')} → {cat_noex.get('C5')}), and on few questions a run or two decide it; what they reveal an "
+        "entity page can show too (a mountain's page shows P2044, a laureate's P166 with its [P585] qualifier)",
+    )
+    ctx.note(
+        "Entity pages cost far more here than in the notes: they are the suited tool for most of the structural quirks the "
+        "forum questions are built on (subclass, the P131 chain, the advisor's side, the two locations, the school of music), "
+        "and the simulated policy reads them whole — SPINACH prunes each page to the question with an LLM call "
+        "(prune_entry, done for a real backend); with nothing pruned, a page never hides the line that fixes a clause."
     )
     norb = summaries["rollback off"]
     ctx.claim(

@@ -10,23 +10,16 @@ import pytest
 from engines.eval.metrics import row_f1
 from engines.kg import Endpoint
 from engines.llm.client import LLM
-from engines.llm.protocol import Output
+from engines.llm.sim import SimBackend
 from engines.spinach import sim_policy
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.sim_policy import DEFAULT, PolicyParams, decide, read_question
 from worlds import kg as K
 
 
-class Sim:
-    """The sim policy with chosen parameters, behind the LLM protocol (what SimBackend.policy does)."""
-
-    name, model, prompt_version = "sim", "sim-test", "1"
-
-    def __init__(self, params: PolicyParams = DEFAULT, seed: int = 224) -> None:
-        self.params, self.seed = params, seed
-
-    def policy(self, question, history, sample):
-        return Output(decide(question, history, seed=self.seed, sample=sample, params=self.params))
+def Sim(params: PolicyParams = DEFAULT, seed: int = 224) -> SimBackend:
+    """The simulated backend with the sim policy's parameters chosen (it runs the POLICY task's simulator)."""
+    return SimBackend(seed=seed, policy_params=params)
 
 
 @pytest.fixture(scope="module")
@@ -148,3 +141,41 @@ def test_the_answer_is_the_query_the_policy_meant_never_a_probe(endpoint, qsets)
         if executed and " ".join(executed[-1].argument.split()) != " ".join(stop.argument.split()):
             after_probe += 1  # something ran after the answer: the answer is still the meant query
     assert after_probe > 0
+
+
+def test_property_examples_alone_lead_to_the_fix(endpoint, world):
+    """Examples of P2048 whose subjects are people tell the policy height is not a mountain's: with entity pages off,
+    the examples alone make it look the elevation property up and use it (the noticed fact is read, not just set)."""
+    prov = next(e for e in world.entities.values() if e.label == "Pallasca")
+    careful = PolicyParams(p_repeat=0, p_typo=0, p_stop_early=0, p_verify=0, p_notice=1.0, p_notice_other=0.0)
+    agent = SpinachAgent(endpoint, LLM(Sim(careful)), AgentOptions(disabled=("get_wikidata_entry",)))
+    t = agent.run(f"What is the highest mountain in {prov.label}, and how high is it?")
+    calls = [s.call() for s in t.steps]
+    assert "get_property_examples(P2048)" in calls
+    pages = [s for s in t.steps if s.action == "get_wikidata_entry"]
+    assert all("is not available" in (s.observation or "") for s in pages)  # no page was read
+    assert "wdt:P2044" in (t.final_sparql or "") and "wdt:P2048" not in (t.final_sparql or "")
+    # the fix came after the examples, from the evidence
+    first_p2044 = next(i for i, c in enumerate(calls) if "wdt:P2044" in c)
+    assert calls.index("get_property_examples(P2048)") < first_p2044
+
+
+def test_without_evidence_another_variant_is_only_a_guess(endpoint, qsets):
+    """With nothing learnt (entity pages off, other tools never noticed), the subclass questions are fixed only by
+    guessing a variant: never when p_guess is 0, more often the likelier the guess."""
+    c1 = [q for q in qsets.forum if q.category == "C1"]
+    blind = dict(p_notice_other=0.0, p_repeat=0, p_typo=0)
+    off = AgentOptions(disabled=("get_wikidata_entry",))
+    never = score(endpoint, c1, PolicyParams(p_guess=0.0, **blind), off, seeds=(224, 225))[0]
+    often = score(endpoint, c1, PolicyParams(p_guess=1.0, **blind), off, seeds=(224, 225))[0]
+    assert often > never
+
+
+def test_property_examples_matter_where_they_are_the_suited_tool(endpoint, qsets):
+    """§3.7: removing get_property_examples costs F1 on the questions whose quirk the examples reveal best (a wrong
+    property: height; a qualifier: the award's date), since no blind switch of variants stands in for the evidence."""
+    needs = [q for q in qsets.forum if q.category in ("C3", "C5")]
+    seeds = (224, 225, 226)
+    with_examples = score(endpoint, needs, seeds=seeds)[0]
+    without = score(endpoint, needs, options=AgentOptions(disabled=("get_property_examples",)), seeds=seeds)[0]
+    assert without < with_examples - 0.05
