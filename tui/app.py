@@ -260,23 +260,21 @@ class CS224VApp(App[None]):
             show=False,
             tooltip="Copy the highlighted cell or row, the query or the read-back to the clipboard.",
         ),
-        # not priority: a text box's own Ctrl+C (copy the selection) comes first; elsewhere it never quits
+        # the next two work (and show in the footer) only while a table has the focus (check_action); not
+        # priority: a text box's own Ctrl+C (copy the selection) and its typed "v" come first
         Binding(
             "ctrl+c",
             "copy",
             "Copy",
             key_display="^C",
-            show=False,
-            tooltip="In a table: copy the highlighted cell (in a calls table, the call) to the clipboard.",
+            tooltip="Copy the highlighted cell (in a calls table, the call) to the clipboard.",
         ),
-        # not priority: typed into text boxes as it should be; in a table it opens the cell view
         Binding(
             "v",
             "view_cell",
-            "View cell",
+            "View",
             key_display="v",
-            show=False,
-            tooltip="In a table: show the highlighted cell (in a calls table, the call) in full.",
+            tooltip="Show the highlighted cell (in a calls table, the call) in full, scrollable.",
         ),
         # not in the footer (80 columns hold the tab's keys first); the help and the palette list it
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False, tooltip="Quit the app."),
@@ -606,8 +604,14 @@ class CS224VApp(App[None]):
         focused = self.screen.focused
         return focused if isinstance(focused, DataTable) else None
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Ctrl+C (copy) and v (view) belong to tables: elsewhere they are neither shown nor taken."""
+        if action in ("copy", "view_cell"):
+            return self._focused_table() is not None
+        return super().check_action(action, parameters)
+
     def action_copy(self) -> None:
-        """Ctrl+C: in a table, copy the highlighted cell (a row cursor: the row); elsewhere say how to quit."""
+        """Ctrl+C in a table: copy the highlighted cell (a row cursor: the row)."""
         from tui.export import copy_text, cursor_cell, cursor_row, row_tsv
 
         table = self._focused_table()

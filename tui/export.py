@@ -38,6 +38,8 @@ EXPORT_DIR = Path("~") / "cs224v-exports"
 """Where the export prompt proposes to write by default (``~`` expanded when written; the app's
 ``export_dir``)."""
 FORMATS_HINT = ".csv · .json · .jsonl · .parquet"
+DEFAULT_EXT = ".csv"
+"""The format of a name typed without an extension."""
 
 
 @dataclass
@@ -270,7 +272,8 @@ class ExportScreen(ModalScreen["Exported | None"]):
             )
             path.border_title = "File · the extension picks the format"
             yield path
-            yield Static(f"Enter writes · Esc cancels · formats: {FORMATS_HINT}", id="export-hint", markup=False)
+            hint = f"Enter writes · Esc cancels · formats: {FORMATS_HINT} (no extension: {DEFAULT_EXT})"
+            yield Static(hint, id="export-hint", markup=False)
             yield Static("", id="export-message", markup=False)
 
     def on_mount(self) -> None:
@@ -280,10 +283,10 @@ class ExportScreen(ModalScreen["Exported | None"]):
         self.call_after_refresh(self._select_name)
 
     def _select_name(self) -> None:
-        """Select the file's name: typing replaces it, keeping the folder and the extension."""
+        """Select the file's name: typing replaces it (``rows.parquet``, or ``rows`` for CSV), keeping the folder."""
         path = self.query_one("#export-path", Input)
         start = len(path.value) - len(Path(path.value).name)
-        path.selection = Selection(start, start + len(Path(path.value).stem))
+        path.selection = Selection(start, len(path.value))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id != "export-source" or not isinstance(event.value, int):
@@ -312,6 +315,8 @@ class ExportScreen(ModalScreen["Exported | None"]):
         if not path:
             self._message("Type a file name (ending in .csv, .json, .jsonl or .parquet).", error=True)
             return None
+        if not Path(path).suffix and not path.endswith(("/", "~")):
+            path += DEFAULT_EXT  # a bare name: CSV
         try:
             done = export_rows(path, self.source.columns, self.source.rows, overwrite=self._confirm == path)
         except ExportExists as e:

@@ -97,12 +97,13 @@ async def test_restaurants_export_in_three_formats_copy_and_cell_view(tmp_path: 
         columns, rows = results.export_table()
         assert rows, "the question returns rows"
 
-        # the prompt proposes a file in the export folder named after tab, table and time; typing replaces the name
+        # the prompt proposes a file in the export folder named after tab, table and time; typing replaces the
+        # name (a bare name is CSV)
         screen = await _open_prompt(pilot)
         box = screen.query_one("#export-path", Input)
         assert box.value == str(tmp_path / "exports" / "restaurants-results-20261201-190412.csv")
         await pilot.press("m", "i", "n", "e")
-        assert box.value == str(tmp_path / "exports" / "mine.csv")
+        assert box.value == str(tmp_path / "exports" / "mine")
         await pilot.press("enter")
         await pilot.pause()
         read = _csv(tmp_path / "exports" / "mine.csv")
@@ -190,6 +191,14 @@ async def test_export_errors_are_clear_and_lose_nothing(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is not screen and kept.read_text(encoding="utf-8").startswith("_id,")
+
+        # a name typed with its extension picks the format
+        await _open_prompt(pilot)
+        await pilot.press(*"typed.parquet", "enter")
+        await pilot.pause()
+        assert _parquet(tmp_path / "exports" / "typed.parquet")[0][0] == "_id"
+        (tmp_path / "exports" / "typed.parquet").unlink()
+        (tmp_path / "exports").rmdir()
 
         # Esc writes nothing
         screen = await _open_prompt(pilot)
