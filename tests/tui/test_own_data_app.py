@@ -44,8 +44,8 @@ async def test_the_agent_tab_over_your_data_shows_the_schema_and_answers(tmp_pat
         assert pane.display
         labels = _labels(pane)
         assert labels[0] == "hotels.csv (CSV file)" and "hotels — 24 rows" in labels
-        assert "city  VARCHAR  one of a few values (classify())" in labels
-        assert "notes  VARCHAR  free text (answer(), summary())" in labels
+        assert "city  VARCHAR  enum · classify()" in labels
+        assert "notes  VARCHAR  free text · answer()" in labels
         assert f"{HOSTILE}  BIGINT  number" in labels  # a name that is markup or SQL is shown as it is
         assert {"Berlin", "Paris", "Rome"} <= set(labels)
         assert app.query_one("#sql-editor", SqlEditor).text.startswith('SELECT\n  *\nFROM "hotels"')

@@ -60,7 +60,7 @@ def test_the_model_is_shown_the_description_and_its_sql_runs(stub, hotels_csv):
         assert [row[0] for row in turn.rows] == expected
         parse_prompt = next(prompt_of(r) for r in stub.requests if prompt_of(r).startswith("Translate"))
         assert "\"city\" TEXT, -- enum: ['Berlin', 'Paris', 'Rome']" in parse_prompt
-        assert '"notes" TEXT -- free text (answer(), summary())' in parse_prompt
+        assert '"notes" TEXT -- free text · answer()' in parse_prompt
         assert "restaurant" not in schema.lower() and "cuisine" not in schema.lower()
     finally:
         source.close()
