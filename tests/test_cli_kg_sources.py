@@ -87,13 +87,11 @@ def test_an_unreachable_endpoint_is_an_error_feedback(capsys):
     assert code == 1 and "cannot be reached" in json.loads(out)["message"]
 
 
-def test_sparql_over_the_endpoint_matches_the_builtin_world(capsys, server, world_nt):
+def test_sparql_over_the_endpoint_matches_the_builtin_world(capsys, server):
     code, out, _ = run(capsys, "sparql", MOUNTAINS, "--json")
     local = json.loads(out)
     assert code == 0 and len(local["rows"]) == 3
     code, out, _ = run(capsys, "sparql", MOUNTAINS, "--endpoint", server.url, "--json")
-    assert code == 0 and json.loads(out) == local
-    code, out, _ = run(capsys, "sparql", MOUNTAINS, "--rdf", str(world_nt), "--json")
     assert code == 0 and json.loads(out) == local
     code, out, err = run(
         capsys, "sparql", "SELECT * WHERE { SERVICE <http://127.0.0.1:1/x> { ?s ?p ?o } }", "--endpoint", server.url
