@@ -9,6 +9,7 @@ import json
 import pytest
 
 from engines.settings import Settings
+from engines.suql.tasks import ANSWER, AnswerInput
 from tests.engines.llm.test_claude import message
 from tests.engines.llm.test_claude_faults import Step, StubAPI
 from tui.cli import main
@@ -32,7 +33,9 @@ def test_a_sim_run_reports_the_tokens_its_prompts_would_have_used(capsys) -> Non
     from engines.llm.client import llm_from_settings
 
     # calls made in this process before the command (another test's, or the app's) are not its own
-    llm_from_settings(Settings(cache_enabled=False)).answer("The patio is heated.", "Is there a patio?")
+    llm_from_settings(Settings(cache_enabled=False)).run(
+        ANSWER, AnswerInput("The patio is heated.", "Is there a patio?")
+    )
     code, data = run(capsys, "suql", QUERY, "--json", "--no-cache")
     assert code == 0
     usage = data["usage"]

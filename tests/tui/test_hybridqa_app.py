@@ -6,6 +6,7 @@ from textual.pilot import Pilot
 from textual.widgets import Checkbox, OptionList, Select, Static
 
 from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
+from engines.hybridqa.tasks import HYBRID_PARSE
 from engines.llm.protocol import Output
 from engines.llm.sim import SimBackend
 from tests.tui.support import SIZE, EventGate, drive, finished_answer_call, make_app, settle
@@ -228,7 +229,9 @@ class ClaudeStandIn(SimBackend):
 
     name = "claude"
 
-    def hybrid_parse(self, question, schema, failed=()):
+    def run(self, task, input):
+        if task is not HYBRID_PARSE:
+            return super().run(task, input)
         return Output(
             'SELECT "Site" FROM "list_of_places_of_scenic_beauty_of_japan_mie_0" WHERE "Municipality" = \'Nabari\''
         )

@@ -3,7 +3,9 @@ from __future__ import annotations
 import pytest
 
 from engines.hybridqa.pipeline import HybridQA
+from engines.hybridqa.tasks import HYBRID_PARSE
 from engines.llm.client import LLM
+from engines.llm.protocol import Output
 from engines.llm.sim import SimBackend
 from engines.llm.sim_hybrid import HybridRates
 from engines.sql.sandbox import Sandbox
@@ -42,11 +44,11 @@ class Scripted(SimBackend):
         self.queries = list(queries)
         self.shown: list[tuple[str, ...]] = []
 
-    def hybrid_parse(self, question, schema, failed=()):
-        from engines.llm.protocol import Output
-
-        self.shown.append(tuple(failed))
-        return Output(self.queries[min(len(failed), len(self.queries) - 1)])
+    def run(self, task, input):
+        if task is not HYBRID_PARSE:
+            return super().run(task, input)
+        self.shown.append(tuple(input.failed))
+        return Output(self.queries[min(len(input.failed), len(self.queries) - 1)])
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from engines.errors import Cancelled, EngineError
 from engines.events import CallStarted
 from engines.hybridqa import events as E
 from engines.hybridqa.pipeline import HybridQA, Improvements
+from engines.hybridqa.tasks import HYBRID_PARSE
 from engines.llm.client import LLM
 
 from .conftest import Scripted
@@ -130,11 +131,11 @@ def test_an_unusable_parse_reply_is_a_failed_attempt_and_the_retry_goes_on(world
     good = f'SELECT "Flag Bearer" FROM {T} WHERE "Name" = \'{r["Name"]}\''
 
     class FirstReplyBad(Scripted):
-        def hybrid_parse(self, question, schema, failed=()):
-            if not self.shown:
-                self.shown.append(tuple(failed))
+        def run(self, task, input):
+            if task is HYBRID_PARSE and not self.shown:
+                self.shown.append(tuple(input.failed))
                 raise ReplyError("hybrid_parse: the reply is not JSON")
-            return super().hybrid_parse(question, schema, failed)
+            return super().run(task, input)
 
     backend = FirstReplyBad(good)
     answer = HybridQA(sandbox, LLM(backend)).ask(T, "Who?")

@@ -10,6 +10,7 @@ from engines.llm import sim_hybrid, sim_reader
 from engines.llm.protocol import Results
 from engines.llm.sim import SimBackend
 from engines.llm.sim_hybrid import HybridRates
+from engines.suql.tasks import ANSWER, AnswerInput
 
 from .conftest import NO_MISTAKES
 
@@ -66,13 +67,14 @@ def test_unknown_when_the_passage_does_not_state_the_relation():
 def test_seeded_misreading_takes_another_date_of_the_passage():
     sim = SimBackend(seed=224)
     values = {
-        sim.answer(BEARER.replace("Lina", name), "when was this person born?").value.value
+        sim.run(ANSWER, AnswerInput(BEARER.replace("Lina", name), "when was this person born?")).value.value
         for name in (f"P{i}" for i in range(400))
     }
     assert values == {"1994-08-09", "2015-06-12"}  # never invented, sometimes the other date
     sim.misread_rate = 0
     assert {
-        sim.answer(BEARER.replace("Lina", f"P{i}"), "when was this person born?").value.value for i in range(100)
+        sim.run(ANSWER, AnswerInput(BEARER.replace("Lina", f"P{i}"), "when was this person born?")).value.value
+        for i in range(100)
     } == {"1994-08-09"}
     assert "misread=0" in sim.model
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -11,9 +11,10 @@ from engines.events import CallFinished, CallStarted, Event
 from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.protocol import Output
+from engines.llm.task import Task
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
-from engines.spinach.tasks import PolicyAction, PolicyStep
+from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyAction, PruneInput
 from worlds import kg as K
 
 
@@ -33,14 +34,11 @@ class Scripted:
         self.script = script
         self.calls: list[tuple[int, int]] = []  # (len(history), sample)
 
-    def policy(self, question: str, history: Sequence[PolicyStep], sample: int) -> Output:
-        self.calls.append((len(history), sample))
-        return Output(self.script(history, sample))
-
-    def route(self, *a):  # pragma: no cover - unused protocol functions
-        raise NotImplementedError
-
-    parse = classify = answer = summary = respond = route
+    def run(self, task: Task, input: Any) -> Output:
+        if task is not POLICY:
+            raise NotImplementedError(task.name)  # prune_entry: the agent keeps the page whole when pruning fails
+        self.calls.append((len(input.history), input.sample))
+        return Output(self.script(input.history, input.sample))
 
 
 MOUNTAINS = "SELECT ?m WHERE { ?m wdt:P31 wd:Q1007 . } LIMIT 3"
@@ -201,9 +199,11 @@ def _lines(endpoint, qid: str) -> int:
 class Pruning(Scripted):
     """A non-simulated backend: entity pages are pruned to the question before the policy sees them."""
 
-    def prune_entry(self, question: str, entry: str) -> Output:
-        self.pruned = entry
-        keep = [i for i, line in enumerate(entry.splitlines()) if i < 2 or line.startswith("P31")]
+    def run(self, task: Task, input: Any) -> Output:
+        if task is not PRUNE_ENTRY:
+            return super().run(task, input)
+        self.pruned = input.entry
+        keep = [i for i, line in enumerate(input.entry.splitlines()) if i < 2 or line.startswith("P31")]
         return Output(tuple(keep))
 
 
@@ -226,7 +226,7 @@ def test_entity_pages_are_pruned_to_the_question_with_a_real_llm(endpoint):
 def test_the_simulated_policy_reads_pages_whole(endpoint):
     from engines.llm.sim import SimBackend
 
-    assert SimBackend().prune_entry("q", "a\nb\nc").value == (0, 1, 2)
+    assert SimBackend().run(PRUNE_ENTRY, PruneInput("q", "a\nb\nc")).value == (0, 1, 2)
 
 
 PROBE = "SELECT ?x WHERE { ?x wdt:P31 wd:Q1007 . } LIMIT 1"  # a check: it happens to return rows

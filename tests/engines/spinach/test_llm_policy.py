@@ -1,4 +1,4 @@
-"""The policy step of the LLM layer: LLM.policy emits call events; sim and claude backends (offline)."""
+"""The policy step of the LLM layer: the POLICY task emits call events; sim and claude backends (offline)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from engines.llm import claude
 from engines.llm.claude import render_prompt
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
-from engines.spinach.tasks import PolicyAction, PolicyStep
+from engines.spinach.tasks import POLICY, PolicyAction, PolicyInput, PolicyStep
 from engines.spinach.tasks import policy_steps as _policy_steps
 from tests.engines.llm.test_claude import FakeAPI, backend, message
 
@@ -27,7 +27,7 @@ HISTORY = [
 def test_llm_policy_goes_through_the_call_events():
     events = []
     llm = LLM(SimBackend(seed=3), emit=events.append)
-    action = llm.policy("What is the highest mountain in Pallasca, and how high is it?", [], sample=0)
+    action = llm.run(POLICY, PolicyInput("What is the highest mountain in Pallasca, and how high is it?", (), 0))
     assert isinstance(action, PolicyAction) and action.action_name == "search_wikidata"
     assert [type(e) for e in events] == [CallStarted, CallFinished]
     assert events[0].function == "policy" and events[1].verdict.startswith("search_wikidata(")
@@ -37,7 +37,9 @@ def test_sim_backend_policy_is_the_sim_policy():
     from engines.spinach.sim_policy import decide
 
     q = "Who directed Night Ferry?"
-    assert SimBackend(seed=5).policy(q, HISTORY[:0], 0).value == decide(q, [], seed=5, sample=0)
+    assert SimBackend(seed=5).run(POLICY, PolicyInput(q, tuple(HISTORY[:0]), 0)).value == decide(
+        q, [], seed=5, sample=0
+    )
 
 
 def test_policy_prompt_shows_the_state_as_spinach_does():
@@ -54,7 +56,7 @@ def test_policy_prompt_shows_the_state_as_spinach_does():
 def test_claude_policy_parses_the_reply():
     reply = {"thought": "Look for the mountain class.", "action_name": "search_wikidata", "action_argument": "mountain"}
     api = FakeAPI(message(json.dumps(reply)))
-    out = backend(api).policy("What is the highest mountain in Pallasca?", HISTORY, 2)
+    out = backend(api).run(POLICY, PolicyInput("What is the highest mountain in Pallasca?", tuple(HISTORY), 2))
     assert out.value == PolicyAction("Look for the mountain class.", "search_wikidata", "mountain")
     assert api.requests[0]["max_tokens"] == claude.MAX_TOKENS["policy"]
     assert "What is the highest mountain in Pallasca?" in api.prompt
@@ -71,11 +73,11 @@ def test_claude_policy_parses_the_reply():
 )
 def test_claude_policy_malformed(reply, fragment):
     with pytest.raises(LLMError, match=fragment):
-        backend(FakeAPI(message(reply))).policy("q?", [], 0)
+        backend(FakeAPI(message(reply))).run(POLICY, PolicyInput("q?", (), 0))
 
 
 def test_claude_policy_stop_and_suffix():
-    out = backend(FakeAPI(message('{"thought": "done", "action_name": "stop()", "action_argument": null}'))).policy(
-        "q?", HISTORY, 0
+    out = backend(FakeAPI(message('{"thought": "done", "action_name": "stop()", "action_argument": null}'))).run(
+        POLICY, PolicyInput("q?", tuple(HISTORY), 0)
     )
     assert out.value == PolicyAction("done", "stop", "")

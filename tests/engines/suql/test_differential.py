@@ -39,6 +39,7 @@ from engines.llm.sim import SimBackend
 from engines.sql.sandbox import Sandbox
 from engines.suql.execute import SuqlEngine
 from engines.suql.plan import MODES
+from engines.suql.tasks import ANSWER, SUMMARY
 from tests.engines.suql.suql_gen import Case, generate
 from worlds import restaurants as W
 
@@ -64,16 +65,14 @@ class RecordingSim(SimBackend):
         self.log: list[tuple[str, str, str, Any]] = []
         self._lock = threading.Lock()
 
-    def answer(self, text, question):
-        out = super().answer(text, question)
-        with self._lock:
-            self.log.append(("answer", text, question, out.value.value))
-        return out
-
-    def summary(self, text):
-        out = super().summary(text)
-        with self._lock:
-            self.log.append(("summary", text, "", out.value))
+    def run(self, task, input):
+        out = super().run(task, input)
+        if task is ANSWER:
+            with self._lock:
+                self.log.append(("answer", input.text, input.question, out.value.value))
+        elif task is SUMMARY:
+            with self._lock:
+                self.log.append(("summary", input.text, "", out.value))
         return out
 
 
