@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_cache_dir
+from platformdirs import user_cache_dir, user_data_dir
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -102,6 +102,11 @@ class Settings(BaseSettings):
     # the answer cache
     cache_dir: Path = Field(default_factory=lambda: Path(user_cache_dir(APP_NAME)))
     cache_enabled: bool = True
+    # the app's history of what was run, one JSON Lines file per tab (tui/history.py)
+    history_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir(APP_NAME, appauthor=False)) / "history",
+        description="folder of the app's query and question history (CS224V_HISTORY_DIR)",
+    )
     # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
     # (CS224V_SHARED_DATA, its older name, too) — then only there; by default each data set is looked for in
     # the user data folder (`cs224v-tui data fetch` fills it), then ../shared/data beside a source checkout

@@ -13,4 +13,5 @@ def _hermetic_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
         if name.startswith("CS224V_") or name == "ANTHROPIC_API_KEY":
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CS224V_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("CS224V_HISTORY_DIR", str(tmp_path_factory.mktemp("history")))
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
