@@ -43,10 +43,10 @@ from tui.schema_pane import SchemaPane, first_table_sql
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
 if TYPE_CHECKING:
+    from engines.compose import RestaurantSession
     from engines.settings import Settings
     from engines.sql.agent import TurnResult
     from engines.sql.sandbox import QueryResult
-    from engines.sql.session import RestaurantSession
 
 CLASSIFY_METHODS: tuple[str, ...] = ("exact", "similarity", "llm_all", "retrieve_llm")
 """The methods of ``engines.sql.classify`` (lecture 6 §3.3)."""
@@ -468,7 +468,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
             return self._session
 
     def _open(self, settings: Settings) -> RestaurantSession:
-        from engines.sql.session import open_restaurants
+        from engines.compose import open_restaurants
 
         if self._world == "courses":
             from engines.courses import open_courses_agent

@@ -46,11 +46,11 @@ from tui.widgets import (
 )
 
 if TYPE_CHECKING:
+    from engines.compose import SuqlSession
     from engines.settings import Settings
     from engines.suql.examples import Example
     from engines.suql.execute import SuqlResult
     from engines.suql.plan import Plan
-    from engines.suql.session import SuqlSession
 
 MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
 """The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
@@ -495,16 +495,16 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     # --- worker bodies (run in threads) ------------------------------------------------------------
 
     def _open(self, settings: Settings, world: str) -> SuqlSession:
-        from engines.suql.session import open_suql
+        from engines.compose import open_suql
 
         if self._db is not None and world == self._db:  # your own tables
             return open_suql(settings, source=self._db, clock=self.clock)
         return open_suql(settings, world=world, clock=self.clock)
 
     def _opened(self, session: SuqlSession) -> Opened:
+        from engines.compose import WORLDS
         from engines.suql.examples import paper_queries
         from engines.suql.plan import MODES
-        from engines.suql.session import WORLDS
 
         paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
         own = ((self._db, "your data"),) if self._db is not None else ()

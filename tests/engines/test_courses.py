@@ -101,8 +101,8 @@ def test_cli_plan_json(capsys):
 
 @pytest.mark.parametrize("world", ["restaurants", "courses"])
 def test_worlds_are_selectable_in_suql(world):
+    from engines.compose import WORLDS, open_suql
     from engines.settings import Settings
-    from engines.suql.session import WORLDS, open_suql
 
     s = open_suql(Settings(cache_enabled=False), world=world)
     try:

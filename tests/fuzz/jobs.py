@@ -155,7 +155,7 @@ def sql(statement: str) -> dict[str, Any]:
 
 
 def suql(query: str, mode: str) -> dict[str, Any]:
-    from engines.suql.session import open_suql
+    from engines.compose import open_suql
 
     session = _once("suql", lambda: open_suql(_settings()))
     _check_intact("suql", session.sandbox)
@@ -173,7 +173,7 @@ def suql(query: str, mode: str) -> dict[str, Any]:
 
 
 def ask(utterances: list[str], use_suql: bool) -> dict[str, Any]:
-    from engines.sql.session import open_restaurants
+    from engines.compose import open_restaurants
 
     key = "ask-suql" if use_suql else "ask"
     session = _once(key, lambda: open_restaurants(_settings(), suql=use_suql))

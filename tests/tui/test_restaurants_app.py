@@ -255,7 +255,7 @@ def test_importing_the_app_loads_no_engine_heavyweights() -> None:
     code = (
         "import sys\n"
         "import tui.app\n"
-        "heavy = sorted({'duckdb', 'sqlglot', 'anthropic', 'engines.sql.session'} & set(sys.modules))\n"
+        "heavy = sorted({'duckdb', 'sqlglot', 'anthropic', 'engines.compose'} & set(sys.modules))\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -276,7 +276,7 @@ async def test_calls_stream_in_while_the_query_runs() -> None:
 
 @drive
 async def test_world_switch_opens_the_world_and_lists_its_examples() -> None:
-    from engines.suql.session import WORLDS
+    from engines.compose import WORLDS
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from engines.compose import open_restaurants
 from engines.errors import Cancelled
 from engines.events import (
     CallFinished,
@@ -25,7 +26,6 @@ from engines.settings import Settings
 from engines.sql.agent import run_sql
 from engines.sql.dialogue import SAMPLE_DIALOGUE
 from engines.sql.sandbox import SqlRefused
-from engines.sql.session import open_restaurants
 from worlds import restaurants as W
 
 WORLD = W.build().world

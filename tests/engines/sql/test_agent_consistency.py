@@ -9,10 +9,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from engines.compose import open_restaurants
 from engines.llm.sim_parser import TEXT_FEATURES
 from engines.settings import Settings
 from engines.sql.agent import MAX_VARIANTS, TextToSQLAgent, conjuncts
-from engines.sql.session import open_restaurants
 from worlds import restaurants as W
 
 WORLD = W.build().world

@@ -219,8 +219,7 @@ def test_a_bad_limit_is_a_configuration_error():
 
 
 def test_every_session_applies_the_settings(monkeypatch):
-    from engines.sql.session import open_restaurants
-    from engines.suql.session import open_suql
+    from engines.compose import open_restaurants, open_suql
 
     monkeypatch.setenv("CS224V_DUCKDB_MEMORY_LIMIT", "300MB")
     for session in (open_restaurants(Settings()), open_suql(Settings(), world="courses")):
@@ -306,7 +305,7 @@ BOMBS = [
 _RUNNER = textwrap.dedent("""
     import json, sys, time
     from engines.settings import Settings
-    from engines.sql.session import open_restaurants
+    from engines.compose import open_restaurants
     session = open_restaurants(Settings())
     out = []
     for sql in json.loads(sys.argv[1]):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engines.compose import open_suql
 from engines.settings import Settings
-from engines.suql.session import open_suql
 from engines.suql.workload import evaluate, generate, truly_matching
 from worlds import restaurants
 

@@ -99,8 +99,8 @@ def test_cached_answers_do_not_count(sandbox, tmp_path):
 
 
 def test_the_budget_reaches_the_engine_from_the_settings():
+    from engines.compose import open_suql
     from engines.settings import Settings
-    from engines.suql.session import open_suql
 
     session = open_suql(Settings(suql_call_budget=7))
     try:
