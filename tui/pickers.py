@@ -6,6 +6,7 @@ The examples picker (Ctrl+L) and the history picker (Ctrl+R) of every tab are :c
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,13 +34,21 @@ class PickItem:
 
     @property
     def haystack(self) -> str:
-        return f"{self.text} {self.label}".casefold()
+        return folded(f"{self.text} {self.label}")
+
+
+def folded(text: str) -> str:
+    """``text`` for matching: case and accents dropped (``Café`` matches ``cafe``)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def matching(items: Sequence[PickItem], search: str) -> list[int]:
-    """The positions of the items holding every word of ``search`` (any case, in the text or the label)."""
-    words = search.casefold().split()
-    return [i for i, item in enumerate(items) if all(w in item.haystack for w in words)]
+    """The positions of the items holding every word of ``search`` (any case or accent, in the text or the
+    label)."""
+    words = folded(search).split()
+    haystacks = [item.haystack for item in items]
+    return [i for i, hay in enumerate(haystacks) if all(w in hay for w in words)]
 
 
 def one_line(text: str, limit: int = LINE_CHARS) -> str:
@@ -160,4 +169,4 @@ class SearchPicker(ModalScreen[Any]):
         self.dismiss(None)
 
 
-__all__ = ["PickItem", "SearchPicker", "matching", "one_line"]
+__all__ = ["PickItem", "SearchPicker", "folded", "matching", "one_line"]

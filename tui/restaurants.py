@@ -38,7 +38,8 @@ from engines.events import (
     ValuesClassified,
 )
 from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
-from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, describe_error
+from tui.history import HistoryArea
 from tui.schema_pane import SchemaPane, first_table_sql
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from engines.settings import Settings
     from engines.sql.agent import TurnResult
     from engines.sql.sandbox import QueryResult
+    from tui.pickers import PickItem
 
 CLASSIFY_METHODS: tuple[str, ...] = ("exact", "similarity", "llm_all", "retrieve_llm")
 """The methods of ``engines.sql.classify`` (lecture 6 §3.3)."""
@@ -120,10 +122,11 @@ class SqlRan:
     readback: str
 
 
-class RestaurantsArea(WorkArea):
+class RestaurantsArea(HistoryArea):
     """The Restaurants tab (see the module docstring)."""
 
     AREA_ID = "restaurants"
+    HISTORY_BOXES = {"question": "question", "sql-editor": "sql"}
     RESULTS_IDS = ("results",)
     TITLE = "Restaurants"
     BUSY_REASONS = {
@@ -154,6 +157,9 @@ from the query, and the reply is written only from the rows — no rows, no made
 | --- | --- |
 | Enter (in the question box) | ask the question |
 | Ctrl+Enter / Ctrl+J (in the SQL editor) | run the SQL through the sandbox (no LLM) |
+| ↑ / ↓ (in the empty question box; at the editor's first / last line) | the questions asked / the SQL run before |
+| Ctrl+R | search what you asked or ran (the focused box's history); Enter puts it back in the box |
+| Ctrl+L | the examples: the sample dialogue, sample questions, sample SQL; Enter loads one |
 | Esc | cancel the running turn (it stops at the next LLM call; what it showed stays) |
 | Tab / Shift+Tab | move between the question box, the editor and the tables |
 
@@ -165,8 +171,14 @@ reviews do not say come back *to verify*. *courses · SUQL agent* is the course 
 practical, meetings, prerequisites and counts. Switching clears the dialogue; raw SQL runs on the
 chosen world.
 
+**History.** What you ask and the SQL you run are kept (in the user data folder, per tab) and come back
+after a restart: ↑ in the empty question box shows the last question asked, ↑ again the one before; in the
+SQL editor ↑ walks the SQL run before only from the editor's first line, and only while the editor holds no
+edits of yours (the sample, an example, a query just run), so it never takes a cursor move; ↓ walks back, and
+past the newest the text you started from returns. Ctrl+R searches it all.
+
 In the command palette (Ctrl+P), type *Restaurants* for the sample dialogue of the lecture (one turn at
-a time), sample questions, clearing the dialogue, the SQL editor and the classify method.
+a time), the examples and the history, clearing the dialogue, the SQL editor and the classify method.
 """
 
     BINDINGS = [
@@ -188,6 +200,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         self._sample_turn = 0
         self._world = "restaurants"  # what the agent talks about, and which agent (WORLDS)
         self._db = settings.db  # your own tables (--db SOURCE) instead of the restaurants, or None
+        self._sql_origin = SAMPLE_SQL  # the SQL the app put in the editor (↑ may replace it unedited)
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -267,6 +280,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         if not self._free("ask"):
             return False
         self._clear_error()
+        self.record_run("question", utterance)
         self._add_entry("user", "You", utterance)
         self._pending_utterance = utterance
         self._set_status("running… — Esc cancels", "running")
@@ -285,6 +299,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         if not self._free("run SQL"):
             return False
         self._clear_error()
+        self.record_run("sql-editor", text)
         self._set_status("running the SQL…", "running")
         self.run_engine(lambda: self._sql_work(text), name="sql")
         return True
@@ -367,7 +382,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         )
         editor = self.query_one("#sql-editor", SqlEditor)
         if editor.text in (SAMPLE_SQL, COURSE_SQL):
-            editor.text = COURSE_SQL if courses else SAMPLE_SQL
+            editor.text = self._sql_origin = COURSE_SQL if courses else SAMPLE_SQL
         self._set_status(f"opening {self._world_label(world)}…", "running")
         settings = self.settings
         self.run_engine(lambda: self._reopen_work(settings, carry=False), name="world")
@@ -420,19 +435,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                 f"Clears the dialogue and asks turn 1 of {which} again.",
                 self.ask_next_sample_turn,
             )
-        for i, question in enumerate(dialogue, 1):
-            yield PaletteCommand(
-                f"Restaurants: load sample turn {i}/{n} — {question}",
-                "Puts the question in the question box; press Enter to ask it.",
-                lambda q=question: self.load_question(q),
-            )
-        questions = {"restaurants": SAMPLE_QUESTIONS, "restaurants-suql": SUQL_QUESTIONS + SAMPLE_QUESTIONS}
-        for question in questions.get(self._world, ()):
-            yield PaletteCommand(
-                f"Restaurants: load sample question — {question}",
-                "Puts the question in the question box; press Enter to ask it.",
-                lambda q=question: self.load_question(q),
-            )
+        yield from self.history_commands()
         for world, label in WORLDS.items():
             current = " (current)" if world == self._world else ""
             yield PaletteCommand(
@@ -457,6 +460,38 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
                 _METHOD_HELP[method],
                 lambda m=method: self.set_classify_method(m),
             )
+
+    # --- examples and history (tui.history) ----------------------------------------------------------
+
+    def history_origin(self, box_id: str) -> str | None:
+        return self._sql_origin if box_id == "sql-editor" else None
+
+    def example_items(self) -> list[PickItem]:
+        """The sample dialogue's turns, the world's sample questions (into the question box) and its sample
+        SQL (into the editor)."""
+        from tui.pickers import PickItem
+
+        dialogue = self.sample_dialogue
+        which = "course assistant dialogue" if self._world == "courses" else "lecture 6 §3.4 dialogue"
+        items = [
+            PickItem(q, f"question · {which}, turn {i}/{len(dialogue)}", ("question", q))
+            for i, q in enumerate(dialogue, 1)
+        ]
+        questions = {"restaurants": SAMPLE_QUESTIONS, "restaurants-suql": SUQL_QUESTIONS + SAMPLE_QUESTIONS}
+        if self._db is None:
+            items += [PickItem(q, "question · sample", ("question", q)) for q in questions.get(self._world, ())]
+        sql = self._sql_origin if self._db is not None else COURSE_SQL if self._world == "courses" else SAMPLE_SQL
+        items.append(PickItem(sql, "raw SQL · into the editor", ("sql", sql)))
+        return items
+
+    def example_chosen(self, value: Any) -> None:
+        kind, text = value
+        if kind == "sql":
+            editor = self.query_one("#sql-editor", SqlEditor)
+            editor.text = self._sql_origin = text
+            editor.focus()
+        else:
+            self.load_question(text)
 
     # --- worker bodies (run in threads) -----------------------------------------------------------
 
@@ -495,7 +530,7 @@ a time), sample questions, clearing the dialogue, the SQL editor and the classif
         if source is not None and source.schema.tables:
             editor = self.query_one("#sql-editor", SqlEditor)
             if editor.text in (SAMPLE_SQL, COURSE_SQL):
-                editor.text = first_table_sql(source.schema)
+                editor.text = self._sql_origin = first_table_sql(source.schema)
 
     def _open_session(self) -> None:
         self._session_now()
