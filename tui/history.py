@@ -373,7 +373,7 @@ class HistoryArea(WorkArea):
         if found is None:
             return None
         box_id, box = found
-        if not BoxWalker.at_edge(box, step):
+        if not isinstance(box, (Input, TextArea)) or not BoxWalker.at_edge(box, step):  # a list keeps its ↑/↓
             return None
         texts = self.history.texts(self.HISTORY_BOXES[box_id])
         walker = self._walkers.setdefault(box_id, BoxWalker())

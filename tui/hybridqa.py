@@ -33,7 +33,8 @@ from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, Tab
 from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
-from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, describe_error
+from tui.history import HistoryArea
 from tui.hybridqa_tables import PassagesTable, RowsTable
 from tui.suql_view import layout_sql, plan_content
 from tui.widgets import ErrorBox, count_rows, counter, pane, sql_content, truncate
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from engines.hybridqa.scoring import Score
     from engines.hybridqa.session import HybridSession
     from engines.settings import Settings
+    from tui.pickers import PickItem
     from worlds.hybridqa import HybridQuestion, HybridTable
 
 SOURCES: tuple[str, ...] = ("generated", "real")
@@ -105,11 +107,12 @@ class Answered:
 # --- the tab ------------------------------------------------------------------------------------
 
 
-class HybridArea(WorkArea):
+class HybridArea(HistoryArea):
     """The HybridQA tab (see the module docstring)."""
 
     REPORTED = PipelineReported
     AREA_ID = "hybridqa"
+    HISTORY_BOXES = {"hqa-questions": "question"}  # a list, not a box: no ↑/↓ walk, Ctrl+R only
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
@@ -156,10 +159,15 @@ with the `sim` backend real tables can be browsed but not run (the tab says so).
 | s | switch the source: generated ↔ real tables |
 | [ / ] | previous / next table |
 | Esc | cancel the running question: no further LLM call; what was read stays on screen |
+| Ctrl+L | search every question of every table of the source (words of the question, its type, the table); Enter chooses it (it does not run it) |
+| Ctrl+R | the questions you ran (kept across restarts), searchable; Enter chooses it again |
 | Tab / Shift+Tab | move between the controls, the questions and the tables |
 
-In the command palette (Ctrl+P), type *HybridQA* to run, switch the source or an improvement, or open any
-table or question.
+The questions are the data set's (each has its gold answer), so there is no free question box: ↑ / ↓ in the
+list choose among the table's questions, and the history (Ctrl+R) brings back the ones you ran.
+
+In the command palette (Ctrl+P), type *HybridQA* to run, switch the source or an improvement, open a table,
+or open the examples (*HybridQA: examples…*) or the history.
 """
 
     BINDINGS = [
@@ -369,6 +377,8 @@ table or question.
         cancel = self._cancel = threading.Event()
         table = self._table.name
         source = self.source
+        meta = {"source": source, "table": table, "question_id": question.question_id}
+        self.record_run("hqa-questions", question.question, meta)
         self.run_engine(lambda: self._ask_work(source, table, question, improvements, cancel), name="ask")
         self.refresh_bindings()
         return True
@@ -562,14 +572,7 @@ table or question.
         yield PaletteCommand(
             "HybridQA: focus the rows", "Highlight a linked (underlined) cell to read its passage.", self._focus_rows
         )
-        if self._table is not None:
-            for q in self._table.questions:
-                kind = f"type {q.qtype}" if q.qtype else "real"
-                yield PaletteCommand(
-                    f"HybridQA: question ({kind}) — {truncate(q.question, 70)}",
-                    f"gold: {q.gold}",
-                    lambda i=q.question_id: self.choose_question(i),
-                )
+        yield from self.history_commands()
         session = self.session
         if session is not None:
             for t in session.world.tables:
@@ -579,6 +582,53 @@ table or question.
                     f"{t.title} · {count_rows(len(t.rows))}, {len(t.questions)} questions",
                     lambda n=t.name: self.set_table(n),
                 )
+
+    # --- examples and history (tui.history) ---------------------------------------------------------
+
+    def example_items(self) -> list[PickItem]:
+        """Every question of every table of the source: the question, its type and table (the title matched)."""
+        from tui.pickers import PickItem
+
+        session = self.session
+        if session is None:
+            return []
+        return [
+            PickItem(
+                q.question,
+                f"{f'type {q.qtype}' if q.qtype else 'real'} · {t.table_id}",
+                (self.source, t.name, q.question_id),
+                more=t.title,
+            )
+            for t in session.world.tables
+            for q in t.questions
+        ]
+
+    def example_chosen(self, value: Any) -> None:
+        self._bring_back(*value)
+
+    def history_chosen(self, entry: Any) -> None:
+        meta = entry.meta
+        self._bring_back(str(meta.get("source", "")), str(meta.get("table", "")), str(meta.get("question_id", "")))
+
+    def _history_label(self, entry: Any, several: bool) -> str:
+        return f"{entry.meta.get('source', '?')} · {entry.meta.get('table', '?')}"
+
+    def _bring_back(self, source: str, table: str, question_id: str) -> None:
+        """Show ``table`` and choose its question ``question_id`` (of the shown source), without running it."""
+        if source != self.source:
+            self.notify(
+                f"That question is on the {source} tables: switch the source (s), then choose it again.",
+                title="HybridQA",
+                severity="warning",
+            )
+            return
+        try:
+            if self.set_table(table):
+                self.choose_question(question_id)
+        except KeyError:
+            self.notify(f"The question {question_id} of {table} is not here any more.", title="HybridQA")
+            return
+        self.query_one("#hqa-questions", OptionList).focus()
 
     # --- worker bodies (run in threads) ------------------------------------------------------------
 

@@ -31,10 +31,11 @@ class PickItem:
     text: str
     label: str
     value: Any
+    more: str = ""  # matched too, not shown (an example's query)
 
     @property
     def haystack(self) -> str:
-        return folded(f"{self.text} {self.label}")
+        return folded(f"{self.text} {self.label} {self.more}")
 
 
 def folded(text: str) -> str:

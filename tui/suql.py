@@ -28,7 +28,8 @@ from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
-from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, describe_error
+from tui.history import HistoryArea
 from tui.schema_pane import SchemaPane
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from engines.suql.examples import Example
     from engines.suql.execute import SuqlResult
     from engines.suql.plan import Plan
+    from tui.pickers import PickItem
 
 MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
 """The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
@@ -124,10 +126,11 @@ class SuqlEditor(SqlEditor):
 # --- the tab ------------------------------------------------------------------------------------
 
 
-class SuqlArea(WorkArea):
+class SuqlArea(HistoryArea):
     """The SUQL tab (see the module docstring)."""
 
     AREA_ID = "suql"
+    HISTORY_BOXES = {"suql-editor": "suql"}
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
@@ -171,9 +174,18 @@ reuse earlier answers (the *cached* column): compare the call counts.
 | F7 / Shift+F7 | the next / previous execution mode (A … F) for the next run, also while typing; the Mode switch and the palette pick one directly |
 | Esc | cancel the running query: no further LLM call; what was decided stays on screen |
 | Enter (in the examples) | load the example into the editor |
+| Ctrl+L | search every example (the lecture's, the paper's 100): type words of its title, its query or its source; Enter loads it |
+| ↑ / ↓ (at the editor's first / last line, while it holds no edits of yours) | the queries run before (kept across restarts) |
+| Ctrl+R | search the queries run before; Enter puts one in the editor |
 | Tab / Shift+Tab | move between the controls, the examples, the editor and the tables |
 
-In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a world, or load any example.
+**History.** Every query run (or compared) is kept in the user data folder and comes back after a restart.
+↑ at the editor's first line shows the query run before, while the editor holds no edits of yours (an example,
+a query walked to, the query just run): so ↑ never takes a cursor move from a query being written. ↓ at its
+last line walks back; past the newest, the text you started from returns.
+
+In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a world, or open the examples
+(*SUQL: examples…*) or the history.
 """
 
     BINDINGS = [
@@ -309,6 +321,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         text = self._query_text(sql, "run")
         if text is None or not self._free("run a query"):
             return False
+        self.record_run("suql-editor", text)
         self._clear_error()
         mode = self.mode
         consented = self._consent == (text, mode)  # the same query again, after the warning
@@ -325,6 +338,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         text = self._query_text(sql, "compare")
         if text is None or not self._free("compare modes"):
             return False
+        self.record_run("suql-editor", text)
         self._clear_error()
         self._compared = []
         self._comparing = None
@@ -487,10 +501,22 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             "Pick an example with ↑/↓ and load it with Enter.",
             lambda: self.query_one("#suql-examples", OptionList).focus(),
         )
-        for example in (*self._lecture, *self._paper):
-            yield PaletteCommand(
-                f"SUQL: load {example.source} — {example.title}", example.sql, lambda e=example: self.load_example(e)
-            )
+        yield from self.history_commands()
+
+    # --- examples and history (tui.history) ---------------------------------------------------------
+
+    def history_origin(self, box_id: str) -> str | None:
+        return layout_sql(self._loaded.sql) if self._loaded is not None else None
+
+    def example_items(self) -> list[PickItem]:
+        """The world's examples (the lecture's), then the SUQL paper's: title, source, and the query to match."""
+        from tui.pickers import PickItem
+
+        return [PickItem(e.title, e.source, e, more=e.sql) for e in self.examples]
+
+    def example_chosen(self, value: Any) -> None:
+        self.load_example(value)
+        self.query_one("#suql-editor", SuqlEditor).focus()
 
     # --- worker bodies (run in threads) ------------------------------------------------------------
 

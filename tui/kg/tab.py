@@ -33,7 +33,8 @@ from engines.events import CallStarted
 from engines.kg.examples import EXAMPLES, SparqlExample
 from engines.spinach.agent import BUDGET, TOTAL_BUDGET
 from engines.spinach.scoring import Scored, score_loaded, score_run
-from tui.area import EngineReported, PaletteCommand, WorkArea, describe_error
+from tui.area import EngineReported, PaletteCommand, describe_error
+from tui.history import HistoryArea
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
 from tui.kg.console import (
     EDITOR_TITLE,
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from engines.settings import Settings
     from engines.spinach.session import SpinachSession
     from engines.spinach.trajectory import Step, Trajectory
+    from tui.pickers import PickItem
     from worlds.kg import KGQuestion
 
 VIEWS: tuple[tuple[str, str, str], ...] = (
@@ -81,10 +83,11 @@ class AgentReported(EngineReported):
     """The SPINACH agent (or its LLM) emitted an event."""
 
 
-class KgArea(WorkArea):
+class KgArea(HistoryArea):
     """The Knowledge-graph tab (see the module docstring)."""
 
     AREA_ID = "kg"
+    HISTORY_BOXES = {"kg-editor": "sparql"}
     STATUS_ID = "kg-status"
     RESULTS_IDS = ("kg-results", "kg-answer-rows")
     REPORTED = AgentReported
@@ -131,9 +134,14 @@ asked again. At the last step: the answer rows with row-wise F1 and EM against t
 | g | the question's gold SPARQL in the console |
 | t | list and search every trajectory of the file loaded (Enter shows one) |
 | Esc | stop the running agent: it takes no further action |
+| Ctrl+L | the examples: the console's SPARQL examples and the stepper's questions, searchable; Enter loads one |
+| ↑ / ↓ (at the console editor's first / last line, while it holds no edits of yours) | the queries run before |
+| Ctrl+R | search the SPARQL run before (kept across restarts); Enter puts it in the editor |
 
-In the command palette (Ctrl+P), type *Knowledge graph* to switch views, load examples, run any question,
-load a trajectory or stop a run. A file of many trajectories (SPINACH's own run logs hold one per question):
+In the command palette (Ctrl+P), type *Knowledge graph* to switch views, open the examples or the history,
+load a trajectory or stop a run. The examples (Ctrl+L) hold the console's queries and every question of the
+stepper: Enter on a query puts it in the editor, on a question highlights it in the stepper (Enter there runs
+the agent). A file of many trajectories (SPINACH's own run logs hold one per question):
 **t** lists and searches them all. SPINACH's logs keep each query's result as it ran on Wikidata: the stepper
 shows those logged rows (and the answer's) rather than running a query meant for a graph this is not.
 """
@@ -359,7 +367,7 @@ shows those logged rows (and the answer's) rather than running a query meant for
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
             return True if self.is_running else False
-        return True
+        return super().check_action(action, parameters)
 
     def cancel(self) -> bool:
         """Stop the running agent: it checks the flag before every policy call."""
@@ -407,6 +415,7 @@ shows those logged rows (and the answer's) rather than running a query meant for
             )
             return False
         self._hide_error("kg-console-error")
+        self.record_run("kg-editor", text)
         self.query_one(FeedbackBar).show(None, "running…")
         self.query_one("#kg-results", KgResultsTable).show_nothing("running…")
         self._set_status("running the query…", "running")
@@ -725,12 +734,7 @@ shows those logged rows (and the answer's) rather than running a query meant for
         )
         if self.is_running:
             yield PaletteCommand(f"{t}: stop the running agent", "It takes no further action (Esc).", self.cancel)
-        for example in EXAMPLES:
-            yield PaletteCommand(
-                f"{t}: load example — {example.title} ({example.source})",
-                example.query,
-                lambda e=example: (self.show_view("console"), self.load_example(e)),
-            )
+        yield from self.history_commands()
         yield PaletteCommand(
             f"{t}: search entities", "Focus the browser's search box.", lambda: self.show_view("browser")
         )
@@ -760,13 +764,46 @@ shows those logged rows (and the answer's) rather than running a query meant for
             yield PaletteCommand(
                 f"{t}: gold query of {self._stepper.question.id} in the console", "g", self.gold_to_console
             )
+
+    # --- examples and history (tui.history) ----------------------------------------------------------------
+
+    def history_origin(self, box_id: str) -> str | None:
+        return self._editor_origin[0]
+
+    def history_chosen(self, entry: Any) -> None:
+        self.show_view("console")
+        self._put_in_editor(entry.text, "from the history")
+        self.query_one("#kg-editor", SparqlEditor).focus()
+
+    def example_items(self) -> list[PickItem]:
+        """The console's SPARQL examples, then the stepper's questions (simple and forum-style)."""
+        from tui.pickers import PickItem
+
+        items = [
+            PickItem(e.title.removeprefix("↳ "), f"SPARQL · {e.source} · {e.expect}", ("sparql", e), more=e.query)
+            for e in EXAMPLES
+        ]
         if self._session is not None:
-            for q in self._session.questions.all():
-                yield PaletteCommand(
-                    f"{t}: run {q.id} ({category_of(q)}) — {q.question}",
-                    f"Runs the SPINACH agent with the {self.settings.backend} backend.",
-                    lambda i=q.id: (self.show_view("stepper"), self.run_question(i)),
-                )
+            items += [
+                PickItem(q.question, f"question {q.id} · {category_of(q)}", ("question", q.id))
+                for q in self._session.questions.all()
+            ]
+        return items
+
+    def example_chosen(self, value: Any) -> None:
+        kind, what = value
+        if kind == "sparql":
+            self.show_view("console")
+            self.load_example(what)
+            self.query_one("#kg-editor", SparqlEditor).focus()
+            return
+        self.show_view("stepper")
+        questions = self.query_one("#kg-questions", OptionList)
+        try:
+            questions.highlighted = questions.get_option_index(what)
+        except OptionDoesNotExist:
+            return
+        questions.focus()
 
     # --- worker bodies (threads) ---------------------------------------------------------------------------
 
