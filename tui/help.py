@@ -27,6 +27,22 @@ and tmux disagree on Alt): they are F-keys and Ctrl combinations, which work in 
 """
 
 
+HISTORY_HELP = """\
+## History and examples
+
+In the Restaurants, SUQL, HybridQA and Knowledge-graph tabs, what you run is kept, per tab, in the user data
+folder (`history/<tab>.jsonl`; `CS224V_HISTORY_DIR` moves it), so it comes back after a restart.
+**↑** in an empty question box shows the last question asked, ↑ again the one before, **↓** the next (past the
+newest, the text you started from returns). In an editor ↑ walks only from its first line and ↓ only from its
+last, and only while the editor holds no edits of yours (an example, a query walked to, the query just run):
+so they never take a cursor move from a query being written. **Ctrl+R** searches the history of the box you
+are in (type to filter, Enter puts the entry in the box, Esc closes). **Ctrl+L** opens the tab's examples,
+searchable the same way: Enter loads one (it does not run it). The palette has one *examples…* and one
+*history…* entry per tab.
+
+"""
+
+
 GENERAL_HELP = """\
 ## The LLM backend
 
@@ -56,7 +72,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "cs224v-tui — help"
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(f"{self.area_help.strip()}\n\n{keys_help()}{GENERAL_HELP}", id="help-text")
+                yield Markdown(f"{self.area_help.strip()}\n\n{keys_help()}{HISTORY_HELP}{GENERAL_HELP}", id="help-text")
             yield Static("Esc closes this help · ↑/↓ or the mouse wheel scroll it", id="help-hint")
 
     def on_mount(self) -> None:
