@@ -84,3 +84,43 @@ def generate_structured_questions(
             }
         )
     return out
+
+
+# Lecture 6 §3.3's evaluation on phrasings the simulated LLM was not written from: colloquial ways to name a cuisine,
+# with the values a person who knows the enum would pick.  Evaluator data, written for this test after the simulator:
+# none is a phrase the simulator's common sense knows (tests/engines/lab/test_lecture6.py checks it), so its score here
+# measures how its sense of words generalises — and where only world knowledge would help (cortado, taqueria,
+# shawarma), the simulator honestly misses.
+HELD_OUT_PHRASINGS: tuple[tuple[str, frozenset[str]], ...] = tuple(
+    (phrase, frozenset(gold))
+    for phrase, gold in (
+        ("cortado", {"coffee & tea", "cafe"}),
+        ("coffeehouse", {"coffee & tea", "cafe"}),
+        ("sushi bar", {"sushi bars"}),
+        ("smokehouse", {"barbeque"}),
+        ("szechwan", {"szechuan"}),
+        ("ramen shop", {"ramen"}),
+        ("soba", {"noodles", "japanese"}),
+        ("milk tea", {"bubble tea"}),
+        ("hamburger", {"burgers"}),
+        ("steak house", {"steakhouses"}),
+        ("pancakes", {"breakfast & brunch"}),
+        ("patisserie", {"bakeries", "desserts"}),
+        ("bread", {"bakeries"}),
+        ("vegetarian-friendly", {"vegetarian", "vegan"}),
+        ("dim-sum", {"dim sum"}),
+        ("seafood shack", {"seafood"}),
+        ("shellfish", {"seafood"}),
+        ("sub sandwich", {"sandwiches"}),
+        ("vino", {"wine bars"}),
+        ("mezze", {"middle eastern", "mediterranean"}),
+        ("shawarma", {"middle eastern", "mediterranean"}),
+        ("taqueria", {"mexican"}),
+        ("french bistro", {"french"}),
+        ("ice cream", {"desserts"}),
+        ("pizza place", {"pizza"}),
+        ("noodle bar", {"noodles"}),
+        ("thai food", {"thai"}),
+        ("bubble-tea", {"bubble tea"}),
+    )
+)

@@ -287,13 +287,62 @@ def classify_values(value: str, candidates: Sequence[str]) -> tuple[str, ...]:
         if meant.lower() in by_lower and by_lower[meant.lower()] not in chosen:
             chosen.append(by_lower[meant.lower()])
     if not chosen:
-        # A value that names a candidate word for word ("pizza" -> "pizza", "greek" -> "greek").
-        stem = v.rstrip("s")
+        # A value the common sense above does not know: what its words share with a candidate's, by rules that
+        # hold for any enum (sense_words_match): the same word ("pizza place" -> pizza), a plural or a compound
+        # ("burger" -> burgers, "steak" -> steakhouses, "hamburger" -> burgers), a word piece ("barbecue" ->
+        # barbeque), an abbreviation ("bbq" -> barbeque), a spelling variant ("szechwan" -> szechuan).
+        asked = _content_words(v)
         for c in candidates:
-            words = re.findall(r"[a-z]+", c.lower())
-            if stem and any(w.rstrip("s") == stem for w in words):
+            if any(sense_words_match(a, b) for a in asked for b in _content_words(c)):
                 chosen.append(c)
     return tuple(chosen)
+
+
+# Words that name the kind of place, not what it serves ("a pizza place", "a noodle bar", "thai food").
+_GENERIC_WORDS = frozenset(
+    {"food", "place", "places", "restaurant", "restaurants", "shop", "joint", "spot", "bar", "bars"}
+)
+_VOWELS = frozenset("aeiouy")
+
+
+def _folded(text: str) -> str:
+    import unicodedata
+
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).lower()
+
+
+def _content_words(text: str) -> list[str]:
+    words = re.findall(r"[a-z]+", _folded(text))
+    return [w for w in words if w not in _GENERIC_WORDS] or words
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("es") and len(word) > 4 and word[-3] in "sxh":
+        return word[:-2]
+    if word.endswith("s") and len(word) > 3 and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def sense_words_match(a: str, b: str) -> bool:
+    """Whether two words name the same thing by their form alone (no knowledge of what they mean)."""
+    from difflib import SequenceMatcher
+
+    a, b = _singular(a), _singular(b)
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    if len(short) >= 4 and (long_.startswith(short) or (len(short) >= 5 and long_.endswith(short))):
+        return True  # a compound or a longer form: steak / steakhouse, burger / hamburger
+    if len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5]:
+        return True  # a word piece: barbecue / barbeque
+    if 2 <= len(short) <= 4 and not set(short) & _VOWELS and short[0] == long_[0]:
+        letters = iter(long_)  # an abbreviation: its letters in order in the word (bbq / barbeque)
+        if all(ch in letters for ch in short):
+            return True
+    return len(a) >= 6 and len(b) >= 6 and SequenceMatcher(None, a, b).ratio() >= 0.8  # spelling: szechwan / szechuan
 
 
 def simulate_answer(sim: SimBackend, text: str, question: str) -> Answer:
