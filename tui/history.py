@@ -293,6 +293,7 @@ class HistoryArea(WorkArea):
             "Examples",
             key_display="^L",
             priority=True,
+            show=False,  # the boxes' titles say ^L (the footer holds the tab's keys first at 80 columns)
             tooltip="Search this tab's examples; Enter loads one (it does not run it).",
         ),
     ]
@@ -432,7 +433,7 @@ class HistoryArea(WorkArea):
                 f"{self.TITLE} · history",
                 items,
                 placeholder="words of a question or a query",
-                hint="type to filter · ↑/↓ choose · Enter puts it in the box · Esc closes",
+                hint="type to filter · ↑/↓ · Enter puts it in the box · Esc closes",
                 id="history-picker",
             ),
             chosen,
@@ -464,7 +465,7 @@ class HistoryArea(WorkArea):
                 f"{self.TITLE} · examples",
                 items,
                 placeholder="words of an example, its source or its kind",
-                hint="type to filter · ↑/↓ choose · Enter loads it (does not run it) · Esc closes",
+                hint="type to filter · ↑/↓ · Enter loads it (not run) · Esc closes",
                 id="examples-picker",
             ),
             chosen,

@@ -266,7 +266,7 @@ or open the examples (*HybridQA: examples…*) or the history.
                         tooltip="Improvement 2: when nothing comes back, parse again (at most twice).",
                     )
                 questions = OptionList(id="hqa-questions")
-                questions.border_title = "Questions · Enter runs"
+                questions.border_title = "Questions · Enter runs · ^L all · ^R ran"
                 yield questions
                 yield pane("SUQL", Static(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
                 yield ErrorBox(id="hqa-error")

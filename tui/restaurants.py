@@ -249,7 +249,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 yield calls
         question = Input(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
         question.cursor_blink = self.cursor_blink
-        question.border_title = "Question · Enter asks"
+        question.border_title = "Question · Enter asks · ↑ history · ^R search · ^L examples"
         yield question
         yield Static(id="status", markup=False)
 
@@ -472,16 +472,13 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         from tui.pickers import PickItem
 
         dialogue = self.sample_dialogue
-        which = "course assistant dialogue" if self._world == "courses" else "lecture 6 §3.4 dialogue"
-        items = [
-            PickItem(q, f"question · {which}, turn {i}/{len(dialogue)}", ("question", q))
-            for i, q in enumerate(dialogue, 1)
-        ]
+        which = "course dialogue" if self._world == "courses" else "lecture 6 dialogue"
+        items = [PickItem(q, f"{which} {i}/{len(dialogue)}", ("question", q)) for i, q in enumerate(dialogue, 1)]
         questions = {"restaurants": SAMPLE_QUESTIONS, "restaurants-suql": SUQL_QUESTIONS + SAMPLE_QUESTIONS}
         if self._db is None:
-            items += [PickItem(q, "question · sample", ("question", q)) for q in questions.get(self._world, ())]
+            items += [PickItem(q, "sample question", ("question", q)) for q in questions.get(self._world, ())]
         sql = self._sql_origin if self._db is not None else COURSE_SQL if self._world == "courses" else SAMPLE_SQL
-        items.append(PickItem(sql, "raw SQL · into the editor", ("sql", sql)))
+        items.append(PickItem(sql, "SQL editor", ("sql", sql)))
         return items
 
     def example_chosen(self, value: Any) -> None:

@@ -256,7 +256,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
                 schema.display = self._db is not None  # only over your own data (--db)
                 yield schema
                 examples = OptionList(id="suql-examples")
-                examples.border_title = "Examples · Enter loads one"
+                examples.border_title = "Examples · Enter loads one · ^L search"
                 yield examples
                 editor = SuqlEditor(layout_sql(LECTURE[1].sql), id="suql-editor", soft_wrap=True, tab_behavior="focus")
                 editor.cursor_blink = self.cursor_blink

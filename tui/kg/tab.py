@@ -193,7 +193,7 @@ shows those logged rows (and the answer's) rather than running a query meant for
             with TabPane("SPARQL console", id="kg-console"):
                 with ConsoleView(id="kg-console-columns"):
                     examples = OptionList(*(example_option(i, e) for i, e in enumerate(EXAMPLES)), id="kg-examples")
-                    examples.border_title = "Examples · Enter loads one"
+                    examples.border_title = "Examples · Enter loads one · ^L search"
                     examples.border_subtitle = f"{len(EXAMPLES)} queries"
                     yield examples
                     with Vertical(id="kg-console-right"):
