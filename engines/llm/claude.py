@@ -102,7 +102,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
-PROMPT_VERSION = "p4"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty; p4: structured output (JSON schema)
+PROMPT_VERSION = "p5"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty; p4: structured output (JSON schema); p5: no prompt's example names the restaurant world (parse, classify, route)
 
 #: The shortest prompt prefix each model caches, in tokens (Anthropic's prompt-caching minimums:
 #: 4096 for Haiku 4.5 and Opus 4.5+, 1024 for the Sonnet models); the longest matching prefix of the
