@@ -665,10 +665,23 @@ class Built(NamedTuple):
 # --- generation ----------------------------------------------------------------------
 
 
-def build(seed: int = DEFAULT_SEED, n: int = 600) -> Built:
+REVIEW_STYLES = ("default", "realistic")
+
+
+def build(seed: int = DEFAULT_SEED, n: int = 600, *, reviews: str = "default") -> Built:
     """Generate the world and its hidden truth.  Deterministic in ``seed``.
 
+    ``reviews="realistic"`` (lecture 7 §5's Yelp-style evaluation) writes reviews more like real ones: a feature a
+    place has is stated outright only sometimes (:data:`_REALISTIC_STATED`), else only hinted in words no reader's
+    lexicon lists (:data:`_HINTS`) or not said at all, and a review mentions a dish only sometimes
+    (:data:`_REALISTIC_DISH`).  The same generator otherwise (families, rates, names), though its draws after the
+    first review differ from the default's; ``"default"`` is what the app, the snapshots and the other experiments
+    use, unchanged.
+
     Hand ``.world`` to engines; only evaluators take ``.truth``."""
+    if reviews not in REVIEW_STYLES:
+        raise ValueError(f"reviews must be one of {', '.join(REVIEW_STYLES)}, not {reviews!r}")
+    write = _write_reviews if reviews == "default" else _write_realistic_reviews
     rng = random.Random(seed)
     names = _unique_names(rng, n)
     rows: list[Restaurant] = []
@@ -700,7 +713,7 @@ def build(seed: int = DEFAULT_SEED, n: int = 600) -> Built:
                 phone_number=phone,
                 opening_hours=rng.choice(fam.hours),
                 location=location,
-                reviews=_write_reviews(rng, fam, dishes, feats),
+                reviews=write(rng, fam, dishes, feats),
                 popular_dishes=dishes,
             )
         )
@@ -784,6 +797,73 @@ def _write_reviews(rng: random.Random, fam: _Family, dishes: tuple[str, ...], fe
     for feat in sorted(feats):
         for _ in range(1 if rng.random() < 0.7 else 2):
             rng.choice(reviews).append(rng.choice(_POSITIVE[feat]))
+    for feat in FEATURES:
+        if feat in feats:
+            continue
+        chance = 0.35 if feat == "easy_parking" else 0.06
+        if rng.random() < chance:
+            rng.choice(reviews).append(rng.choice(_NEGATIVE[feat]))
+    for r in reviews:
+        if rng.random() < 0.7:
+            r.append(rng.choice(_SERVICE))
+        closer = rng.choice(_CLOSERS)
+        if closer:
+            r.append(closer)
+    out = []
+    for r in reviews:
+        head, body = r[0], r[1:]
+        rng.shuffle(body)
+        out.append(" ".join([head, *body]))
+    return tuple(out)
+
+
+# Realistic reviews (lecture 7 §5): how often a feature a place has is stated, hinted or unsaid, and how often a
+# review mentions a dish.
+_REALISTIC_STATED = 0.6  # stated outright in a known phrasing; else hinted (_REALISTIC_HINTED of the rest) or unsaid
+_REALISTIC_HINTED = 0.5
+_REALISTIC_DISH = 0.45  # a review names one of the dishes
+# Hints: what a reviewer writes that implies the feature without the words a lexicon lists.
+_HINTS: Mapping[str, tuple[str, ...]] = {
+    "family_friendly": (
+        "Our two boys finished everything on their plates.",
+        "The staff brought a booster seat without us asking.",
+    ),
+    "great_view": (
+        "Ask for the table by the glass wall at sunset.",
+        "You can see all the way to the bay from upstairs.",
+    ),
+    "spicy": ("I was reaching for my water the whole meal.", "My mouth was tingling for an hour."),
+    "romantic": ("We celebrated ten years together here.", "Soft lighting and quiet corners, just the two of us."),
+    "good_for_groups": (
+        "Twelve of us came for a birthday and nobody waited.",
+        "They pushed four tables together for us.",
+    ),
+    "outdoor_seating": ("We ate under the string lights in the back.", "Sunny tables on the sidewalk at lunch."),
+    "easy_parking": ("There is a big lot behind the building.", "We pulled right up to the door."),
+}
+
+
+def _write_realistic_reviews(
+    rng: random.Random, fam: _Family, dishes: tuple[str, ...], feats: frozenset[str]
+) -> tuple[str, ...]:
+    """Three reviews as real ones read: a feature stated, hinted or not said; a dish only sometimes."""
+    reviews: list[list[str]] = [[], [], []]
+    for r in reviews:
+        r.append(
+            rng.choice(_OPENERS).format(
+                meal=rng.choice(("lunch", "dinner", "brunch")),
+                day=rng.choice(("Tuesday", "Friday", "Sunday", "Saturday")),
+            )
+        )
+        if rng.random() < _REALISTIC_DISH:
+            tmpl = rng.choice(_DISH_PRAISE) if rng.random() < 0.75 else rng.choice(_DISH_MEH)
+            r.append(tmpl.format(dish=rng.choice(dishes)))
+    for feat in sorted(feats):
+        u = rng.random()
+        if u < _REALISTIC_STATED:
+            rng.choice(reviews).append(rng.choice(_POSITIVE[feat]))
+        elif u < _REALISTIC_STATED + (1 - _REALISTIC_STATED) * _REALISTIC_HINTED and feat in _HINTS:
+            rng.choice(reviews).append(rng.choice(_HINTS[feat]))
     for feat in FEATURES:
         if feat in feats:
             continue

@@ -24,6 +24,7 @@ from typing import Any
 from engines.lab.judge import DISH_KINDS, meaning, open_late
 
 FN_CAUSES = (
+    "a request no column holds ('near me')",
     "parse error",
     "dish looked up in the reviews",
     "opening hours compared as text",
@@ -57,6 +58,7 @@ class YelpIntent:
     late: bool = False
     feature: str | None = None
     dish: str | None = None
+    near_me: bool = False  # the request says "near me": the user is in ``location``, which no column holds
 
 
 def satisfies(truth, row, intent: YelpIntent) -> bool:
@@ -126,6 +128,89 @@ def generate(rng: random.Random, n: int, hybrid_share: float, late_share: float 
     return out
 
 
+_NEAR_ME = "near me"
+
+
+def generate_from_rows(
+    rng: random.Random,
+    rows,
+    truth,
+    n: int,
+    hybrid_share: float,
+    near_me_share: float = 0.04,
+    off_row_share: float = 0.2,
+) -> list[YelpIntent]:
+    """Intents drawn from existing restaurants (lecture 7 §5.1's crowd workers asked for places like real ones): each
+    starts from a seeded row and asks for some of what it is — its location, one of its cuisines (by name or a
+    colloquial phrasing that means it), its price, a rating it reaches, "open late" when it is; a hybrid one a feature
+    it really has (the evaluator reads the hidden truth) or a kind of dish it serves.  A share of the requests say
+    "near me" instead of a place: no column holds where the user is (the user is in the row's location, which the
+    evaluator knows and the agent cannot).  With ``off_row_share`` a price, a rating or a feature is the user's own
+    wish rather than the row's, so some requests combine what no restaurant has.  Evaluator side: it reads ``truth``; engines never see it."""
+    from engines.lab.questions import plain_cuisines
+    from worlds.restaurants import CUISINE_PHRASINGS
+
+    plain = set(plain_cuisines())
+    n_hybrid = round(n * hybrid_share)
+    out: list[YelpIntent] = []
+    for i in range(n):
+        hybrid = i >= n - n_hybrid
+        row = rng.choice(rows)
+        loc = row.location
+        near_me = rng.random() < near_me_share
+        where = _NEAR_ME if near_me else f"in {loc}"
+        cuisines = word = price = rating = None
+        late = False
+        feature = dish = None
+
+        def pick_cuisine(row=row) -> tuple[frozenset[str], str] | None:
+            phrasings = [(w, g) for w, g in CUISINE_PHRASINGS if set(g) & set(row.cuisines)]
+            if phrasings and rng.random() < 0.3:
+                w, gold = rng.choice(phrasings)
+                return frozenset(gold), w
+            named = [c for c in row.cuisines if c in plain]
+            if not named:
+                return None
+            c = rng.choice(named)
+            return frozenset({c}), c
+
+        kinds = [k for k, dishes in DISH_KINDS.items() if dishes & set(row.popular_dishes)]
+        has = sorted(f for f in truth.features[row._id] if f in _FEATURES)
+        if not hybrid:
+            slots = rng.sample(("cuisine", "price", "rating"), rng.choice((1, 2, 2, 3)))
+            if open_late(row.opening_hours) and rng.random() < 0.5:
+                slots.append("late")
+            if "cuisine" in slots and (picked := pick_cuisine()) is not None:
+                cuisines, word = picked
+            if "price" in slots:  # now and then the user wants it at another price than the place they had in mind
+                price = (
+                    row.price
+                    if rng.random() >= off_row_share
+                    else rng.choice(("cheap", "moderate", "expensive", "luxury"))
+                )
+            if "rating" in slots and (row.rating >= 4.0 or rng.random() < off_row_share):
+                rating = 4.5 if (row.rating >= 4.5 or row.rating < 4.0) and rng.random() < 0.5 else 4.0
+            late = "late" in slots
+            adj = f"{_PRICE_WORDS[price]} " if price else ""
+            tail = (f" with at least {rating:g} stars" if rating else "") + (" that is open late" if late else "")
+            text = f"Find me {_a(adj + (word + ' ' if word else '') + 'place')} {where}{tail}."
+        elif kinds and (not has or rng.random() < 0.3):
+            dish = rng.choice(kinds)
+            text = f"Where can I get {dish} {where}?"
+        elif has:
+            feature = rng.choice(has)
+            if rng.random() < off_row_share:  # a feature the place may lack: what users combine need not exist
+                feature = rng.choice(tuple(_FEATURES))
+            if rng.random() < 0.5 and (picked := pick_cuisine()) is not None:
+                cuisines, word = picked
+            text = f"Can you find {_a((word + ' ' if word else '') + 'place')} {where} {_FEATURES[feature]}?"
+        else:  # a place with no feature and no dish of a known kind: ask for its cuisine and a feature anyway
+            feature = rng.choice(tuple(_FEATURES))
+            text = f"Can you find a place {where} {_FEATURES[feature]}?"
+        out.append(YelpIntent(text, hybrid, loc, cuisines, word, price, rating, late, feature, dish, near_me))
+    return out
+
+
 def _a(phrase: str) -> str:
     return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
 
@@ -149,6 +234,8 @@ class YelpSimulation:
 
 
 def fn_cause(suql: str | None, intent: YelpIntent) -> str:
+    if intent.near_me:
+        return "a request no column holds ('near me')"
     m = meaning(suql)
     if not m.understood:
         return "parse error"
@@ -185,11 +272,16 @@ def simulate(
     classify_method: str,
     progress: Callable[[int, int, str], None],
     cancel: threading.Event | None = None,
+    intents_from: str = "template",
+    near_me_share: float = 0.0,
 ) -> YelpSimulation:
     from engines.suql.agent import SuqlAgent, suql_schema
     from engines.suql.execute import SuqlEngine
 
-    intents = generate(random.Random(seed), n, hybrid_share)
+    if intents_from == "rows":
+        intents = generate_from_rows(random.Random(seed), world.rows, truth, n, hybrid_share, near_me_share)
+    else:
+        intents = generate(random.Random(seed), n, hybrid_share)
     agent = SuqlAgent(
         sandbox,
         llm,
