@@ -9,6 +9,7 @@ naming the construct, what the worlds cannot serve.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -43,9 +44,14 @@ class LLMCall:
     text: exp.Expression  # the text argument (usually a column)
     question: str  # for summary(): "" (its fixed question)
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str, str]:
         return (self.function, self.text.sql(dialect="postgres"), self.question)
+
+    @cached_property
+    def text_sql(self) -> str:
+        """The text argument as DuckDB SQL (how the candidate rows name the text they read)."""
+        return self.text.sql(dialect="duckdb")
 
     def sql(self) -> str:
         if self.function == "summary":
@@ -121,7 +127,8 @@ def parse(sql: str) -> exp.Expression:
     if not sql or not sql.strip():
         raise SuqlError("The query is empty.")
     tree = check(sql.strip().rstrip(";").strip() or sql)
-    for fn in tree.find_all(exp.Func):
+    calls: list[exp.Anonymous] = []
+    for fn in tree.find_all(exp.Func):  # one walk: the functions; where the LLM calls sit is read from them
         name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
         if name in UNSERVABLE:
             raise SuqlError(
@@ -130,16 +137,24 @@ def parse(sql: str) -> exp.Expression:
         if isinstance(fn, exp.Anonymous) and name in LLM_FUNCTIONS:
             as_call(fn)
             _refuse_as_condition(fn)
-    for join in tree.find_all(exp.Join):
-        on = join.args.get("on")
-        if on is not None and has_llm_calls(on):
-            raise SuqlError("answer() in a JOIN condition is not supported: move the condition to WHERE.")
-    for node in tree.find_all(exp.Having, exp.Window, exp.Qualify):
-        if has_llm_calls(node):
-            raise SuqlError(
-                f"answer() or summary() inside {type(node).__name__.upper()} is not supported: compute it in a subquery and filter outside."
-            )
+            calls.append(fn)
+    for fn in calls:
+        _refuse_placement(fn)
     return tree
+
+
+def _refuse_placement(call: exp.Anonymous) -> None:
+    """answer() / summary() in a JOIN condition, HAVING, a window or QUALIFY (the closest such clause above it)."""
+    node: exp.Expression = call
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, exp.Join) and parent.args.get("on") is node:
+            raise SuqlError("answer() in a JOIN condition is not supported: move the condition to WHERE.")
+        if isinstance(parent, (exp.Having, exp.Window, exp.Qualify)):
+            raise SuqlError(
+                f"answer() or summary() inside {type(parent).__name__.upper()} is not supported: compute it in a subquery and filter outside."
+            )
+        node, parent = parent, parent.parent
 
 
 def _refuse_as_condition(call: exp.Anonymous) -> None:

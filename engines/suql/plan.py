@@ -35,6 +35,7 @@ class Mode:
     short_circuit: bool = True  # stop evaluating a row's conjunct at the first False
     lazy: bool = True  # stop once LIMIT (+ OFFSET) is met, when the output order allows
     retrieval: bool = True  # visit candidates by retrieval score
+    feedback: bool = True  # E, F: the visit order learns from the answers as they arrive (retrieval modes only)
     cap: int | None = None  # F: visit at most this many candidates (approximate)
     summaries_for_all_matches: bool = False  # A: SELECT-list calls for every passing row
 
@@ -107,13 +108,16 @@ class Conjunct:
 
     structured: list[exp.Expression]
     text: list[exp.Expression]
+    _sql: str | None = field(default=None, repr=False, compare=False)
 
     def structured_sql(self) -> exp.Expression:
         return exp.and_(*[s.copy() for s in self.structured]) if self.structured else exp.true()
 
     def sql(self) -> str:
-        parts = [pretty(p) for p in self.structured + self.text]
-        return " AND ".join(parts) if parts else "TRUE"
+        if self._sql is None:  # the literals are not changed once split: shown once
+            parts = [pretty(p) for p in self.structured + self.text]
+            self._sql = " AND ".join(parts) if parts else "TRUE"
+        return self._sql
 
 
 def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
@@ -125,12 +129,25 @@ def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
 
 def to_dnf(where: exp.Expression) -> tuple[list[Conjunct], bool]:
     """The WHERE as OR of ANDs; ``False`` as second value when DNF would explode (kept whole)."""
+    if not any(
+        isinstance(n, exp.Or) for n in where.find_all(exp.Or, exp.Not, exp.Xor)
+    ) and not _has_connective_below_not(where):
+        # no OR anywhere and none below a NOT: the WHERE is one conjunct already (normalising copies and walks it)
+        return [_conjunct(flatten(where, exp.And))], True
     if normalization_distance(where, dnf=True, max_=MAX_DNF_DISTANCE + 1) > MAX_DNF_DISTANCE:
         # one conjunct of the top-level AND's parts: the structured ones still run first in DuckDB
         return [_conjunct(flatten(where, exp.And))], False
     normal = normalize(where.copy(), dnf=True, max_distance=MAX_DNF_DISTANCE)
     conjuncts = [_conjunct(flatten(c, exp.And)) for c in flatten(normal, exp.Or)]
     return _dedupe(conjuncts), True
+
+
+def _has_connective_below_not(where: exp.Expression) -> bool:
+    """A NOT over AND / OR (De Morgan may turn it into an OR), or an XOR: only the normaliser knows."""
+    for n in where.find_all(exp.Not, exp.Xor):
+        if isinstance(n, exp.Xor) or n.find(exp.Connector) is not None:
+            return True
+    return False
 
 
 def _conjunct(literals: list[exp.Expression]) -> Conjunct:

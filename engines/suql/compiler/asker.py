@@ -20,6 +20,10 @@ class BudgetExhausted(Exception):
     """The run's budget of real LLM calls is spent; the row being decided stays undecided."""
 
 
+class Halted(Exception):
+    """The row loop needs no more answers (its LIMIT is met): a speculative row stops before its next call."""
+
+
 class Asker:
     """Asks answer() / summary() values for one run.
 
@@ -43,11 +47,18 @@ class Asker:
         self._asked: dict[Pair, Any] = {}
         self._asking: dict[Pair, threading.Event] = {}
         self._asked_lock = threading.Lock()
+        self.evidence: dict[Pair, tuple[str, ...]] = {}  # answer() pair -> the sentences its answer quoted
+        self.halt = threading.Event()  # set by the row loop once its LIMIT is met: no new call starts
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
-        return self.ask(
-            ("answer", text, question), lambda: self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key).value
-        )
+        pair = ("answer", text, question)
+
+        def call() -> Any:
+            reply = self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key)
+            self.evidence[pair] = tuple(reply.evidence)  # what the model quoted: the adaptive ranker learns from it
+            return reply.value
+
+        return self.ask(pair, call)
 
     def summary(self, text: str, *, row_key: str | None = None) -> Any:
         return self.ask(("summary", text, ""), lambda: self.llm.run(SUMMARY, SummaryInput(text), row_key=row_key))
@@ -57,7 +68,7 @@ class Asker:
         k = (row.key, call.key)
         if k in values:
             return values[k]
-        raw = row.texts.get(call.text.sql(dialect="duckdb"))
+        raw = row.texts.get(call.text_sql)
         if raw is None:  # SQL: a function of NULL is NULL (the missing side of a LEFT JOIN): no call
             values[k] = None
             return None
@@ -97,6 +108,8 @@ class Asker:
         """One LLM call within the budget of real calls.  A slot is reserved under the lock before the
         call, so parallel workers never exceed the budget; it is given back when the answer came from
         the cache."""
+        if self.halt.is_set():
+            raise Halted()
         with self._budget_lock:
             if self._spent >= self.budget:
                 self.budget_exhausted = True

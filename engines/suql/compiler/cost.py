@@ -81,18 +81,12 @@ class CostModel:
         for pos, pred in enumerate(conjunct.text):
             cost = self.predicate_cost(pred)
             sel, source = 0.5, "no estimate"
-            pred_calls = [as_call(n) for n in calls_in(pred)]
-            if pred_calls and candidate_keys and all(pc.sql() in scores for pc in pred_calls):
+            pred_calls = [as_call(n).sql() for n in calls_in(pred)]
+            if pred_calls and candidate_keys and all(pc in scores for pc in pred_calls):
                 # a row "mentions" the question when its best chunk scores at least half the best
                 # score anywhere: a chunk sharing only a common word ("great") does not count
-                strong = {
-                    pc.sql(): self.strong_match * max(scores[pc.sql()].values(), default=0.0) for pc in pred_calls
-                }
-                hits = sum(
-                    1
-                    for k in candidate_keys
-                    if all(0 < strong[pc.sql()] <= scores[pc.sql()].get(k, 0.0) for pc in pred_calls)
-                )
+                strong = [(self.strong_match * max(scores[pc].values(), default=0.0), scores[pc]) for pc in pred_calls]
+                hits = sum(1 for k in candidate_keys if all(0 < bar <= got.get(k, 0.0) for bar, got in strong))
                 share = hits / len(candidate_keys)
                 # Under Kleene AND only a False stops a row; Unknown (the text is silent) goes on
                 # to the next predicate.  Only rows that mention the topic can answer No, so a

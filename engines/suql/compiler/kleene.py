@@ -23,6 +23,16 @@ Leaf = Callable[[exp.Expression], Truth]  # the truth of a condition the connect
 NO_FAST = object()  # fast_truth: this shape needs the database
 
 
+class _Deferred:
+    """dnf_truth with ``defer``: the row cannot be True; whether it is False or Unknown was not asked."""
+
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+DEFERRED = _Deferred()
+
+
 def and_(a: Truth, b: Truth) -> Truth:
     if a is False or b is False:
         return False
@@ -145,26 +155,40 @@ def dnf_truth(
     *,
     short_circuit: bool,
     observe: dict[tuple[int, int], list[Truth]] | None = None,
-) -> Truth:
+    defer: bool = False,
+) -> Truth | _Deferred:
     """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting.
 
     ``flags``: per conjunct, the truth of its structured part.  With ``observe``, every predicate of
     every applicable conjunct is evaluated and its value recorded under (conjunct, written position).
+    With ``defer`` (a LIMIT wants matches only), a conjunct stops at its first non-True value: once it
+    cannot be True, the rest would only tell False from Unknown; when no conjunct is True and one
+    stopped so, the row is :data:`DEFERRED`.
     """
     result: Truth = False
+    partial = False
     for i, c in enumerate(conjuncts):
         flag = flags[i]
         if flag is False and short_circuit:
             continue
         truth: Truth = flag
+        stopped = False
         for k in orders[i]:
             if truth is False and short_circuit and observe is None:
+                break
+            if defer and truth is None:
+                stopped = True
                 break
             t = predicate(c.text[k])
             if observe is not None and flag is not False:
                 observe.setdefault((i, k), []).append(t)
             truth = and_(truth, t)
-        result = or_(result, truth)
+        if stopped:
+            partial = True
+        else:
+            result = or_(result, truth)
         if result is True and short_circuit and observe is None:
             break
+    if partial and result is not True:
+        return DEFERRED
     return result

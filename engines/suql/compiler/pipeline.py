@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from engines.suql.compiler.adaptive import AdaptiveLoop, Learner
 from engines.suql.compiler.asker import BudgetExhausted
 from engines.suql.compiler.context import PlanBuilt, Row, RunContext, SelectContext
 from engines.suql.compiler.kleene import structured_leaves
@@ -122,7 +123,9 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
 
     # 2. estimates, retrieval, and the plan
     where_calls = [as_call(n) for c in conjuncts for lit in c.text for n in calls_in(lit)]
-    scores = retrieval_scores(ctx, select, key, where_calls, rows) if text_where and not written else {}
+    indexes: dict = {}
+    scores = retrieval_scores(ctx, select, key, where_calls, rows, indexes) if text_where and not written else {}
+    adaptive = text_where and not written and mode.retrieval and mode.feedback and mode.short_circuit
     if written:  # a row-at-a-time engine sees the WHERE as written, not its DNF: nothing to order
         conjunct_plans, orders, estimates = [], [[] for _ in conjuncts], []
         evaluator = RowEvaluator(
@@ -134,6 +137,13 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     visit, visit_text, capped = visit_order(
         mode, rows, scores, conjuncts, structured_order=visit_structured_order, order=order
     )
+    if adaptive:
+        if lazy_ok and not visit_structured_order:
+            visit_text += (
+                "; re-ranked as answers arrive: rows most likely to match every condition first "
+                "(like the sentences the 'Yes' answers quoted, unlike the 'No' ones)"
+            )
+        visit_text += "; each row's conditions asked in the order its evidence suggests"
     if capped:
         state.approximate = True
     select_nodes = [n for n in nodes if not (where is not None and within(n, where))]
@@ -170,6 +180,13 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
     # 3. decide the rows
     if limit_n == 0:  # LIMIT 0: no row can be output, so no call is needed
         matches, unknown = [], []
+    elif text_where and adaptive:
+        learner = Learner(ctx, sel, conjuncts, orders, visit, scores, indexes)
+        decided = AdaptiveLoop(ctx, evaluator, learner).decide(
+            visit, lazy=lazy_ok, needed=(limit_n or 0) + offset_n, ordered=visit_structured_order
+        )
+        matches = [k for k, t in decided if t is True]
+        unknown = [k for k, t in decided if t is None]
     elif text_where:
         decided = RowLoop(ctx, evaluator, estimates).decide(
             visit, lazy=lazy_ok, needed=(limit_n or 0) + offset_n, plan=plan

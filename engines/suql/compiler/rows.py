@@ -16,7 +16,7 @@ from engines.suql.compiler.context import PlanBuilt, Row, RowDecided, RunContext
 from engines.suql.compiler.cost import PredicateEstimate
 from engines.suql.compiler.kleene import NO_FAST, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
 from engines.suql.compiler.sqlparts import literal, over_sources, parse_duck
-from engines.suql.language import SuqlError, as_call, calls_in, is_llm_call, pretty
+from engines.suql.language import LLMCall, SuqlError, as_call, calls_in, is_llm_call, pretty
 from engines.suql.plan import Conjunct, ConjunctPlan, Plan
 
 
@@ -105,10 +105,20 @@ class RowEvaluator:
         self.conjuncts = conjuncts
         self.orders = orders
         self.written = written
+        self._calls_of: dict[int, tuple[exp.Expression, list[LLMCall]]] = {}
+        self._call_of: dict[int, tuple[exp.Expression, LLMCall]] = {}
 
-    def truth(self, row: Row, observe: dict[tuple[int, int], list[Truth]] | None = None) -> Truth:
+    def truth(
+        self,
+        row: Row,
+        observe: dict[tuple[int, int], list[Truth]] | None = None,
+        *,
+        orders: Sequence[Sequence[int]] | None = None,
+        defer: bool = False,
+    ) -> Truth:
         """With ``observe``, every predicate of every applicable conjunct is evaluated and its value
-        recorded under (conjunct, written position)."""
+        recorded under (conjunct, written position).  ``orders``: this row's own predicate order (the
+        adaptive loop's); ``defer``: stop a conjunct once it cannot be True (``kleene.DEFERRED``)."""
         mode = self.ctx.mode
         leaf = self._leaf(row)
 
@@ -128,16 +138,35 @@ class RowEvaluator:
                     for n in calls_in(lit):
                         self.ctx.asker.value(row, as_call(n), self.sel.values)
         return dnf_truth(
-            row.flags, self.conjuncts, self.orders, predicate, short_circuit=mode.short_circuit, observe=observe
+            row.flags,
+            self.conjuncts,
+            self.orders if orders is None else orders,
+            predicate,
+            short_circuit=mode.short_circuit,
+            observe=observe,
+            defer=defer and mode.short_circuit,
         )
+
+    def _calls(self, node: exp.Expression) -> list[LLMCall]:
+        """The calls of a leaf, found once per run (the conjuncts' trees live as long as the run)."""
+        got = self._calls_of.get(id(node))
+        if got is None or got[0] is not node:
+            got = self._calls_of[id(node)] = (node, [as_call(n) for n in calls_in(node)])
+        return got[1]
+
+    def _call(self, node: exp.Expression) -> LLMCall:
+        got = self._call_of.get(id(node))
+        if got is None or got[0] is not node:
+            got = self._call_of[id(node)] = (node, as_call(node))
+        return got[1]
 
     def _leaf(self, row: Row) -> Callable[[exp.Expression], Truth]:
         values = self.sel.values
 
         def leaf(node: exp.Expression) -> Truth:
-            for n in calls_in(node):
-                self.ctx.asker.value(row, as_call(n), values)
-            fast = fast_truth(node, lambda n: values[(row.key, as_call(n).key)])
+            for call in self._calls(node):
+                self.ctx.asker.value(row, call, values)
+            fast = fast_truth(node, lambda n: values[(row.key, self._call(n).key)])
             if fast is not NO_FAST:
                 return fast
             return self._database_truth(row, node)

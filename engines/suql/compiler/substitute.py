@@ -111,12 +111,16 @@ def unknown_conditions(sel: SelectContext, conjuncts: Sequence[Conjunct], keys: 
     """The text conditions whose value is unknown on any of ``keys``, sorted."""
     return sorted(
         {
-            pretty(lit)
-            for c in conjuncts
-            for lit in c.text
-            if any(sel.values.get((k, as_call(n).key), "missing") is None for k in keys for n in calls_in(lit))
+            text
+            for text, call_keys in _literals(conjuncts)
+            if any(sel.values.get((k, ck), "missing") is None for k in keys for ck in call_keys)
         }
     )
+
+
+def _literals(conjuncts: Sequence[Conjunct]) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """Each text literal of the conjuncts, as shown, with the keys of its calls."""
+    return [(pretty(lit), [as_call(n).key for n in calls_in(lit)]) for c in conjuncts for lit in c.text]
 
 
 def collect_to_verify(
@@ -145,8 +149,15 @@ def collect_to_verify(
     q.set("offset", None)
     q.set("distinct", None)
     result = ctx.sandbox.run_tree(q)
+    literals = _literals(conjuncts)
     for rec in result.records():
         row_key = rec.pop("_suql_key")
-        rec["unknown"] = unknown_conditions(sel, conjuncts, [row_key])
+        rec["unknown"] = sorted(
+            {
+                text
+                for text, call_keys in literals
+                if any(sel.values.get((row_key, ck), "missing") is None for ck in call_keys)
+            }
+        )
         rec["approximate"] = ctx.state.approximate
         ctx.state.to_verify.append(rec)

@@ -55,12 +55,18 @@ def select_calls_scope(mode: Mode, *, aggregated: bool, order_dep: bool) -> str:
 
 
 def retrieval_scores(
-    ctx: RunContext, select: exp.Select, key: exp.Expression, where_calls: Sequence[LLMCall], rows: Sequence[Row]
+    ctx: RunContext,
+    select: exp.Select,
+    key: exp.Expression,
+    where_calls: Sequence[LLMCall],
+    rows: Sequence[Row],
+    indexes: dict[str, ChunkIndex] | None = None,
 ) -> dict[str, dict[Any, float]]:
     """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks).
 
     A single base table gets one index per text column, built once and reused by later
-    queries; joins index only this query's candidates.
+    queries; joins index only this query's candidates.  ``indexes`` receives each call's index
+    (the adaptive ranker scores the answers' evidence with it).
     """
     out: dict[str, dict[Any, float]] = {}
     single = not select.args.get("joins")
@@ -71,6 +77,8 @@ def retrieval_scores(
         if not single:
             index = ChunkIndex.build((r.key, r.texts.get(text_sql)) for r in rows)
             out[call.sql()] = index.scores(call.question or "summary")
+            if indexes is not None:
+                indexes[call.sql()] = index
             continue
         cache_key = (sources_sql(select), text_sql)
 
@@ -80,6 +88,8 @@ def retrieval_scores(
 
         index = ctx.indexes.get(cache_key, fetch)
         out[call.sql()] = index.scores(call.question or "summary")
+        if indexes is not None:
+            indexes[call.sql()] = index
     return out
 
 
@@ -95,13 +105,15 @@ def visit_order(
     """The candidates to visit, in order; how the order is described; whether the cap dropped any
     (the results are then approximate).  Sets each row's retrieval score."""
     cands = [r for r in rows if any(f is not False for f in r.flags)] if mode.structured_first else list(rows)
+    per_conjunct = [
+        [scores.get(as_call(n).sql(), {}) for lit in c.text for n in calls_in(lit)] for c in conjuncts
+    ]  # each conjunct's calls' scores, found once
     for r in cands:
         best = 0.0
-        for i, c in enumerate(conjuncts):
+        for i, call_scores in enumerate(per_conjunct):
             if r.flags[i] is False and mode.structured_first:
                 continue
-            calls = [as_call(n) for lit in c.text for n in calls_in(lit)]
-            best = max(best, sum(scores.get(cl.sql(), {}).get(r.key, 0.0) for cl in calls))
+            best = max(best, sum(s.get(r.key, 0.0) for s in call_scores))
         r.score = best
     capped_some = False
     if mode.cap is not None:

@@ -1,0 +1,82 @@
+"""Static word embeddings for the adaptive ranker: WordLlama's weights, loaded from its own wheel and nothing else.
+
+WordLlama (PyPI ``wordllama``) ships its token embeddings (``weights/l2_supercat_256.safetensors``) and its
+tokenizer (``tokenizers/l2_supercat_tokenizer_config.json``) inside the package.  Its own ``WordLlama.load``
+may fetch files from a model hub; this module never calls it: it reads the two packaged files with
+``safetensors`` and ``tokenizers`` and builds the inference object from them, so no code path here can
+download.  Without the package (or its files) :func:`embedder` is ``None`` and the ranker uses BM25 alone.
+
+A sentence's vector is the mean of its tokens' vectors, normalised; vectors are kept per sentence for the
+process (review sentences repeat across rows and queries).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
+TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
+MAX_CACHED = 200_000  # sentences whose vectors are kept
+
+
+class Embedder:
+    """Sentence vectors from WordLlama's packaged weights (see the module's docstring)."""
+
+    def __init__(self, package_dir: Path) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+        from wordllama.inference import WordLlamaInference
+
+        weights = load_file(str(package_dir / WEIGHTS))["embedding.weight"]
+        tokenizer = Tokenizer.from_file(str(package_dir / TOKENIZER))
+        self._model = WordLlamaInference(weights, tokenizer)
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self.dim = int(weights.shape[1])
+
+    def vectors(self, sentences: Sequence[str]) -> np.ndarray:
+        """One normalised row per sentence."""
+        with self._lock:
+            missing = list(dict.fromkeys(s for s in sentences if s not in self._cache))
+            if missing:
+                if len(self._cache) + len(missing) > MAX_CACHED:
+                    self._cache.clear()
+                for s, v in zip(missing, self._model.embed(missing, norm=True)):
+                    self._cache[s] = np.asarray(v, dtype=np.float32)
+            if not sentences:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            return np.stack([self._cache[s] for s in sentences])
+
+
+_embedder: Embedder | None = None
+_tried = False
+_load_lock = threading.Lock()
+
+
+def package_dir() -> Path | None:
+    """Where the installed ``wordllama`` package lives, if it has the two files (found without importing it)."""
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return root if (root / WEIGHTS).is_file() and (root / TOKENIZER).is_file() else None
+
+
+def embedder() -> Embedder | None:
+    """The process's embedder, loaded on first use; None when WordLlama or its packaged files are missing."""
+    global _embedder, _tried
+    with _load_lock:
+        if not _tried:
+            _tried = True
+            root = package_dir()
+            if root is not None:
+                try:
+                    _embedder = Embedder(root)
+                except Exception:  # a broken install: the ranker falls back to BM25
+                    _embedder = None
+        return _embedder

@@ -1,0 +1,81 @@
+"""The SUQL benchmark (benchmarks/suql_bench.py) on a tiny world: the shape of its JSON, and the oracle is a
+lower bound of every exact mode — behaviour, never timings."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("suql_bench", ROOT / "benchmarks" / "suql_bench.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["suql_bench"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("suql_bench", None)
+
+
+@pytest.fixture(scope="module")
+def figures(bench):
+    return bench.run(["--queries", "8", "--rows", "90", "--latency", "0.002", "--pool", "3"])
+
+
+def test_the_json_has_the_issues_keys(figures):
+    json.dumps(figures)  # serialisable as it is
+    for key in ("modes", "e_over_b_by_order", "e_over_bduckdb", "e_over_c", "e_over_oracle", "pool", "compile"):
+        assert key in figures, key
+    assert set(figures["modes"]) >= {"A", "B", "C", "D", "E", "F", "B-duckdb", "E-static"}
+    for shape in ("limit", "list_all"):
+        assert set(figures["e_over_oracle"][shape]) >= {"median", "p90"}
+    assert set(figures["e_over_b_by_order"]) >= {"answer_first", "filters_first"}
+    assert figures["e_over_b_by_order"]["answer_first"]["queries"] + figures["e_over_b_by_order"]["filters_first"][
+        "queries"
+    ] == len(figures["oracle"]["calls"])
+    assert {"median", "p90"} <= set(figures["compile"])
+    pool = figures["pool"]
+    for name in ("list_all", "limit"):
+        assert pool[name]["calls"] > 0 and pool[name]["ideal_s"] > 0
+    assert pool["limit1_wasted"]["max"] <= pool["limit1_wasted"]["bound"] == 2
+
+
+def test_every_exact_mode_returns_the_llms_matches(figures):
+    # precision unchanged: all the matches without a LIMIT, and only matches (as many as mode A) under one
+    same = figures["workload"]["rows_are_the_llms_matches"]
+    assert set(same) >= {"A", "B", "C", "D", "E", "B-duckdb", "E-static"}
+    assert all(same.values()), same
+
+
+def test_the_oracle_bounds_every_exact_mode(figures):
+    oracle = figures["oracle"]["calls"]
+    assert any(o > 0 for o in oracle)
+    for mode, m in figures["modes"].items():
+        # B-duckdb returns the matches only (DuckDB drops an Unknown row unexamined): the bound of that result
+        bounds = figures["oracle"]["matches_only"] if mode == "B-duckdb" else oracle
+        for q, (calls, bound) in enumerate(zip(m["answer_calls"], bounds)):
+            if m["approximate"][q]:  # mode F's cap: an approximate answer is not held to the exact bound
+                continue
+            assert calls >= bound, (mode, q, calls, bound)
+
+
+def test_the_oracle_counts_what_must_be_asked(bench):
+    yes, no, unknown = "Yes", "No", None
+    rows = [("t1", [yes, yes]), ("t2", [no, yes]), ("t3", [yes, unknown]), ("t4", [yes, yes]), ("t5", [unknown, no])]
+    # LIMIT 2, two matches: each needs both answers, nothing else needs asking
+    assert bench.oracle_calls(rows, 2) == 4
+    # LIMIT 3, only two matches: every row must be decided: 2 per match, 1 per row with a 'No', 2 per unknown row
+    assert bench.oracle_calls(rows, 3) == 2 + 1 + 2 + 2 + 1
+    assert bench.oracle_calls(rows, None) == bench.oracle_calls(rows, 3)
+    # rows with the same text share their calls
+    assert bench.oracle_calls([("t", [yes, yes]), ("t", [yes, yes])], 2) == 2
+    assert bench.oracle_calls(rows, 0) == 0
+    # matches only (no rows to verify): one call rules out a row that is no match
+    assert bench.oracle_calls(rows, None, to_verify=False) == 2 + 1 + 1 + 2 + 1
+    assert bench.oracle_calls(rows, 2, to_verify=False) == 4
