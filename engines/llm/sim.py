@@ -84,6 +84,12 @@ TOPICS: tuple[Topic, ...] = (
         _rx(r"\bno projects|theoretical|not practical|no applied"),
     ),
     Topic(
+        "thunderbolt",  # lecture 7 §2.2's laptop query
+        _rx(r"thunderbolt"),
+        _rx(r"thunderbolt"),
+        _rx(r"not thunderbolt|no thunderbolt|without thunderbolt"),
+    ),
+    Topic(
         "parking",
         _rx(r"park(ing)?\b"),
         _rx(r"parking(?! lot\b)|find(ing)? a spot|back lot"),  # "faces a parking lot" says nothing about parking

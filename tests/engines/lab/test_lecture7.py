@@ -133,3 +133,28 @@ def test_exercise_1_written_order_matters_as_written_and_not_to_the_compiler():
     assert calls[(date, "D")] == calls[(parking, "D")]
     assert all(r[-1] is True for r in t.rows)
     assert all(n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs")))
+
+
+def test_slide_queries_the_laptop_or_over_two_text_columns():
+    """§2.2's laptop query: the port may be written in either text column, so OR over both finds what each misses."""
+    t = run("l7-slide-queries")
+    lap = {r[1]: dict(zip(t.columns, r)) for r in t.rows if r[0] == "laptops"}
+    about, desc, both = (
+        lap[f"every match: {k}"]["recall"] for k in ("about only", "description only", "about OR description")
+    )
+    assert both > max(about, desc) and both >= 0.9
+    assert lap["the slide's query: about OR description, LIMIT 3"]["returned"] <= 3
+    date = next(r for r in t.rows if r[0] == "restaurants")
+    assert date[2] <= 5  # the structured filters leave few rows to read
+    assert all(n.startswith("holds") for n in t.notes if n.startswith(("holds", "differs")))
+
+
+def test_the_laptop_world_keeps_its_truth_apart():
+    from worlds import laptops
+
+    world, truth = laptops.build()
+    assert not hasattr(world, "truth") and truth.thunderbolt
+    says = [r for r in world.rows if "thunderbolt 3" in (r.about + r.description).lower()]
+    assert {r._id for r in says} == truth.thunderbolt  # every port is written somewhere, in one column or both
+    assert any("Thunderbolt 3" in r.about and "Thunderbolt 3" not in r.description for r in says)
+    assert any("Thunderbolt 3" in r.description and "Thunderbolt 3" not in r.about for r in says)
