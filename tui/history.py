@@ -102,7 +102,10 @@ class HistoryStore:
         except FileNotFoundError:
             return
         except OSError as e:
-            self._warn(f"The history file {self.path} cannot be read ({e.strerror or e}); it is ignored.")
+            self._warn(
+                f"The history file {self.path} cannot be read ({e.strerror or e}): it is ignored, and what you run "
+                "is kept for this session only."
+            )
             self._writable = False  # do not write over what could not be read
             return
         try:
@@ -353,13 +356,18 @@ class HistoryArea(WorkArea):
         yield PaletteCommand(
             f"{self.TITLE}: examples…",
             "A searchable list of this tab's examples; Enter loads one (Ctrl+L).",
-            self.open_examples,
+            lambda: self._when_shown(self.open_examples),
         )
         yield PaletteCommand(
             f"{self.TITLE}: history…",
             "Search what you ran in this tab; Enter puts it back (Ctrl+R).",
-            self.open_history,
+            lambda: self._when_shown(self.open_history),
         )
+
+    def _when_shown(self, open_picker: Any) -> None:
+        """Open a picker once this tab shows and has the focus (a palette command of another tab shows the tab
+        first: a picker opened before that would give the focus back to the other tab when it closes)."""
+        self.call_after_refresh(lambda: self.call_after_refresh(open_picker))
 
     # --- ↑ / ↓ -----------------------------------------------------------------------------------
 

@@ -63,7 +63,8 @@ class SearchPicker(ModalScreen[Any]):
 
     SHOWN = 300
     """Matches listed at once; typing narrows the rest."""
-    DEFAULT_CSS = """
+    # CSS, not DEFAULT_CSS: the app's own ``Screen`` rule would win over a default one (an opaque background)
+    CSS = """
     SearchPicker {
         align: center middle;
         background: $background 60%;
@@ -134,7 +135,7 @@ class SearchPicker(ModalScreen[Any]):
         item = self.items[n]
         parts = [Content(one_line(item.text))]
         if item.label:
-            parts.append(Content.styled(f"  {item.label}", "$text-muted"))
+            parts.append(Content.styled(f"  {item.label}", "$foreground-muted"))
         return Option(Content.assemble(*parts), id=f"pick-{n}")
 
     @property
