@@ -39,7 +39,7 @@ CHARS_PER_TOKEN = 4
 
 def grown_table(seed: int, rows: int) -> W.HybridTable:
     """The first generated table, grown with more delegations' flag bearers to ``rows`` rows."""
-    world = W.build(seed, n_tables=1)
+    world = W.build(seed, n_tables=1).world
     base = world.tables[0]
     rng = random.Random(seed * 7919 + rows)
     out = list(base.rows)

@@ -82,7 +82,7 @@ def test_real_tables_with_the_sim_backend_say_plainly_that_it_cannot(capsys, tmp
 def test_ask_one_generated_question(capsys):
     from worlds.hybridqa import build
 
-    q = build(n_tables=1).tables[0].questions[0]
+    q = build(n_tables=1).world.tables[0].questions[0]
     code, out, _ = run(capsys, "hybridqa", "--ask", q.question, "--table", q.table, "--json", "--limit", "1")
     data = json.loads(out)
     assert code == 0 and data["gold"] == q.gold and data["type"] == "I" and data["attempts"]

@@ -1,4 +1,4 @@
-"""HybridQA worlds (lecture 7 §2.3 and §6): tables whose linked cells carry passages.
+r"""HybridQA worlds (lecture 7 §2.3 and §6): tables whose linked cells carry passages.
 
 Two kinds of tables, one shape (:class:`HybridTable`): a DuckDB table whose every linked
 column ``X`` is followed by an ``X_Info`` column holding the linked passage(s), and the
@@ -9,8 +9,9 @@ questions asked over it.
   Six questions per table, one per HybridQA type I–VI of §2.3, each with the single gold
   answer an annotator wrote (4% of them wrong; for questions with several right answers, one
   of them).  The **hidden truth** — every correct answer in the forms a person accepts, the
-  passage columns the question needs, the query an expert would write — lives in a separate
-  object (:attr:`GeneratedWorld.truth`) that only evaluators read.
+  passage columns the question needs, the query an expert would write — is returned apart from
+  the world (``build()`` returns :class:`Built`\ ``(world, truth)``): engines are handed the world,
+  only evaluators the :class:`HiddenTruth`.
 * :func:`load_real` — **real**: the HybridQA dev tables of ``../shared/data/hybridqa`` (header,
   rows with cell links, passages) and their questions with gold answers.  No hidden truth.
 
@@ -25,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 
@@ -179,8 +180,16 @@ class HiddenTruth:
 
 @dataclass(frozen=True)
 class GeneratedWorld(HybridWorld):
+    """The generated tables (visible data only: the hidden truth is returned apart, see :class:`Built`)."""
+
     seed: int = DEFAULT_SEED
-    truth: HiddenTruth = field(default_factory=lambda: HiddenTruth({}), repr=False)
+
+
+class Built(NamedTuple):
+    """What :func:`build` returns: the visible world and, apart from it, the hidden truth."""
+
+    world: GeneratedWorld
+    truth: HiddenTruth
 
 
 # --- generation: real Summer Olympics --------------------------------------------------------------
@@ -550,8 +559,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def build(seed: int = DEFAULT_SEED, n_tables: int = N_TABLES) -> GeneratedWorld:
-    """Generate the world of §6.5: 50 tables of 8–16 rows, six questions each.  Deterministic in ``seed``."""
+def build(seed: int = DEFAULT_SEED, n_tables: int = N_TABLES) -> Built:
+    """Generate the world of §6.5 (50 tables of 8–16 rows, six questions each) and its hidden truth.
+    Deterministic in ``seed``.  Hand ``.world`` to engines; only evaluators take ``.truth``."""
     rng = random.Random(seed)
     tables: list[HybridTable] = []
     truths: dict[str, QuestionTruth] = {}
@@ -581,7 +591,7 @@ def build(seed: int = DEFAULT_SEED, n_tables: int = N_TABLES) -> GeneratedWorld:
                 "generated",
             )
         )
-    return GeneratedWorld("hybridqa", tuple(tables), seed=seed, truth=HiddenTruth(truths))
+    return Built(GeneratedWorld("hybridqa", tuple(tables), seed=seed), HiddenTruth(truths))
 
 
 # --- questions -----------------------------------------------------------------------------------

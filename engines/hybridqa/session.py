@@ -1,10 +1,14 @@
-"""A HybridQA session: a world (generated or real tables), its sandbox, an LLM and the pipeline."""
+"""A HybridQA session: a world (generated or real tables), its sandbox, an LLM and the pipeline.
+
+The hidden truth of a generated world is held apart, for the evaluators only (:meth:`HybridSession.grade`,
+:func:`engines.hybridqa.evaluate.evaluate`): the world, the sandbox, the LLM and the pipeline an engine
+is handed hold no path to it."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.errors import ConfigurationError, EngineError
@@ -41,15 +45,12 @@ def real_tables_dir(settings: Settings) -> Path:
 class HybridSession:
     settings: Settings
     source: str  # "generated" | "real"
-    world: object  # worlds.hybridqa.HybridWorld (GeneratedWorld for "generated")
+    world: W.HybridWorld  # the visible tables and questions (a GeneratedWorld for "generated"): no hidden truth
     sandbox: Sandbox
     llm: LLM
     pipeline: HybridQA
-
-    @property
-    def truth(self):
-        """The hidden truth of a generated world (for evaluators only); None for real tables."""
-        return getattr(self.world, "truth", None)
+    # the hidden truth of a generated world, apart from it, for evaluators only; None for real tables
+    truth: W.HiddenTruth | None = field(default=None, repr=False)
 
     def grade(self, question, answer):
         """EM and F1 of ``answer`` against ``question``'s gold; with hidden truth (generated tables),
@@ -90,8 +91,9 @@ def open_hybridqa(
     ``llm`` overrides the one the settings choose (tests and ablations pass their own).
     """
     settings = settings or Settings()
+    truth: W.HiddenTruth | None = None  # real tables have none
     if source == "generated":
-        world = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)
+        world, truth = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)
     elif source == "real":
         try:
             world = W.load_real(directory if directory is not None else real_tables_dir(settings))
@@ -111,7 +113,7 @@ def open_hybridqa(
         limits=Limits.from_settings(settings),
     )
     pipeline = HybridQA(sandbox, llm, pool=settings.effective_suql_pool)
-    session = HybridSession(settings, source, world, sandbox, llm, pipeline)
+    session = HybridSession(settings, source, world, sandbox, llm, pipeline, truth)
     if session.simulated_on_real:  # the engine refuses, not just the CLI and the tab
         pipeline.refusal = SIM_KNOWS_GENERATED_ONLY
     return session

@@ -1,8 +1,9 @@
 """The hidden truth is returned apart from the visible world: nothing an engine is handed reaches it.
 
-``worlds.restaurants.build()`` returns ``Built(world, truth)``.  The world, and every session built over it
-(the restaurant tab, the SUQL tab, the Lab's shared world), must hold no attribute path to the
-``HiddenTruth``: an engine handed one of them cannot read the answers it is judged against.
+``worlds.restaurants.build()`` and ``worlds.hybridqa.build()`` return ``Built(world, truth)``.  The world, and
+every session built over it (the restaurant tab, the SUQL tab, the Lab's shared world, HybridQA's pipeline), must
+hold no attribute path to the ``HiddenTruth``: an engine handed one of them cannot read the answers it is judged
+against.  (The KG world's truth, worlds/kg.py, is not covered here yet.)
 """
 
 from __future__ import annotations
@@ -110,3 +111,36 @@ def test_the_lab_hands_experiments_the_world_and_gives_evaluators_the_truth_apar
     assert paths_to(world, W.HiddenTruth) == []
     truth = restaurant_truth(world.seed)
     assert truth is restaurant_truth() and set(truth.features) == {r._id for r in world.rows}
+
+
+# --- HybridQA: the generated tables' correct answers, needed columns and expert queries ----------------------
+
+
+def test_hybridqa_build_returns_the_world_and_the_truth_apart():
+    from worlds import hybridqa as H
+
+    world, truth = H.build(n_tables=3)
+    assert isinstance(world, H.GeneratedWorld) and isinstance(truth, H.HiddenTruth)
+    assert set(truth.questions) == {q.question_id for q in world.questions}
+    assert not hasattr(world, "truth") and "truth" not in {f.name for f in dataclasses.fields(world)}
+    assert paths_to(world, H.HiddenTruth) == []
+
+
+def test_the_hybridqa_pipeline_and_its_llm_cannot_reach_the_truth_only_the_evaluators_path_does():
+    from engines.compose import open_suql
+    from engines.hybridqa.session import open_hybridqa
+    from worlds import hybridqa as H
+
+    settings = Settings(cache_enabled=False)
+    with open_hybridqa(settings, n_tables=3) as session:
+        for part in ("world", "sandbox", "llm", "pipeline"):  # what the pipeline and the simulated LLM are handed
+            assert paths_to(getattr(session, part), H.HiddenTruth) == [], part
+        assert paths_to(session, H.HiddenTruth) == ["root.truth"]  # held apart, for the evaluators alone
+        q = session.world.questions[0]
+        answer = session.pipeline.ask(q.table, q.question)
+        assert session.grade(q, answer).judged is not None  # ... and they still judge with it
+    suql = open_suql(settings, world="hybridqa")  # the SUQL tab's HybridQA world
+    try:
+        assert paths_to(suql, H.HiddenTruth) == []
+    finally:
+        suql.close()

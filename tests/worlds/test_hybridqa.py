@@ -16,8 +16,18 @@ from worlds import hybridqa as W
 
 
 @pytest.fixture(scope="module")
-def world() -> W.GeneratedWorld:
+def built() -> W.Built:
     return W.build()
+
+
+@pytest.fixture(scope="module")
+def world(built) -> W.GeneratedWorld:
+    return built.world
+
+
+@pytest.fixture(scope="module")
+def truth(built) -> W.HiddenTruth:
+    return built.truth
 
 
 def test_fifty_tables_of_eight_to_sixteen_rows_six_questions_each(world):
@@ -40,32 +50,32 @@ def test_real_games_and_their_host_cities_in_the_linked_passages(world):
             assert rec["Gender"] in ("Male", "Female")
 
 
-def test_deterministic_by_seed(world):
+def test_deterministic_by_seed(world, truth):
     again = W.build()
-    assert again.tables == world.tables and again.truth == world.truth
-    assert W.build(seed=8).tables != world.tables
+    assert again.world.tables == world.tables and again.truth == truth
+    assert W.build(seed=8).world.tables != world.tables
 
 
-def test_golds_as_the_seed_describes_them(world):
-    wrong = [q for q in world.questions if world.truth.of(q.question_id).gold_wrong]
+def test_golds_as_the_seed_describes_them(world, truth):
+    wrong = [q for q in world.questions if truth.of(q.question_id).gold_wrong]
     assert 0.02 <= len(wrong) / 300 <= 0.07  # about 4% of the golds are wrong
-    several = [q for q in world.questions if len(world.truth.of(q.question_id).answers) > 1]
+    several = [q for q in world.questions if len(truth.of(q.question_id).answers) > 1]
     assert len(several) >= 20  # some questions have several right answers ...
     for q in several:
-        truth = world.truth.of(q.question_id)
-        if not truth.gold_wrong:  # ... and the gold names just one of them
-            assert sum(q.gold in a.forms for a in truth.answers) == 1
-    kinds = Counter(a.kind for q in world.questions for a in world.truth.of(q.question_id).answers[:1])
+        t = truth.of(q.question_id)
+        if not t.gold_wrong:  # ... and the gold names just one of them
+            assert sum(q.gold in a.forms for a in t.answers) == 1
+    kinds = Counter(a.kind for q in world.questions for a in truth.of(q.question_id).answers[:1])
     assert set(kinds) == {"date", "place", "games", "person", "event"}
 
 
-def test_hidden_truth_is_a_separate_object(world):
+def test_hidden_truth_is_a_separate_object(world, truth):
     visible = {f.name for f in dataclasses.fields(W.HybridQuestion)} | {
         f.name for f in dataclasses.fields(W.HybridTable)
     }
     assert not visible & {"truth", "answers", "suql", "gold_wrong"}
-    assert "truth" not in repr(world)
-    assert all(q.question_id in world.truth.questions for q in world.questions)
+    assert "truth" not in repr(world) and not hasattr(world, "truth")
+    assert all(q.question_id in truth.questions for q in world.questions)
 
 
 def test_loads_into_duckdb_in_row_order(world):

@@ -15,8 +15,20 @@ NO_MISTAKES = HybridRates(wrong_column=0, no_result=0, semantic=0, format_rate=0
 
 
 @pytest.fixture(scope="session")
-def world() -> W.GeneratedWorld:
+def built() -> W.Built:
     return W.build()
+
+
+@pytest.fixture(scope="session")
+def world(built) -> W.GeneratedWorld:
+    """The visible world (what engines are handed)."""
+    return built.world
+
+
+@pytest.fixture(scope="session")
+def truth(built) -> W.HiddenTruth:
+    """The hidden truth of ``world``, apart from it (what evaluators are handed)."""
+    return built.truth
 
 
 @pytest.fixture(scope="session")

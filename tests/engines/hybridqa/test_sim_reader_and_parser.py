@@ -85,11 +85,11 @@ def test_never_reads_hidden_truth():
         assert "truth" not in source and "worlds" not in source
 
 
-def test_the_parser_writes_the_experts_query_for_every_generated_question(world):
+def test_the_parser_writes_the_experts_query_for_every_generated_question(world, truth):
     for t in world.tables:
         for q in t.questions:
             sql = sim_hybrid.parse(q.question, t.schema(), seed=1, rates=NO_MISTAKES)
-            assert sql.replace(f'"{t.name}"', t.name) == world.truth.of(q.question_id).suql, q.question
+            assert sql.replace(f'"{t.name}"', t.name) == truth.of(q.question_id).suql, q.question
 
 
 def test_the_parser_reads_any_schema_of_that_kind():
