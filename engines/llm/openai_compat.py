@@ -11,7 +11,7 @@ the task's ``read``.
 Structured output (``settings.openai_structured``):
 
 * ``json_schema`` (default): ``response_format={"type": "json_schema", "json_schema": {...}}``
-  with the JSON schema of the task's reply (:data:`REPLY_MODELS`, pydantic models).  A server
+  with the JSON schema of the task's reply (its pydantic ``reply_model``).  A server
   that refuses it with a 400 is asked again in JSON mode, and that server is remembered as one
   without schemas for the rest of the run; one that refuses JSON mode too is asked with no
   ``response_format`` (LM Studio takes only ``json_schema``; older servers only ``json_object``).
@@ -58,7 +58,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import httpx
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
 from engines.llm.prompting import render_prompt, system_prompt
@@ -68,7 +68,7 @@ from engines.llm.task import Task
 from engines.llm.waiting import io_loop, pause, run_async
 from engines.settings import Settings
 
-__all__ = ["PROMPT_VERSION", "REPLY_MODELS", "OpenAICompatBackend", "make_openai_backend", "reply_schema"]
+__all__ = ["PROMPT_VERSION", "OpenAICompatBackend", "make_openai_backend", "reply_schema"]
 
 log = logging.getLogger(__name__)
 
@@ -82,68 +82,11 @@ Structured = Literal["json_schema", "json_object", "none"]
 _LEVELS: tuple[Structured, ...] = ("json_schema", "json_object", "none")
 
 
-# --- the replies' shapes -------------------------------------------------------------------------
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AnswerReply(_Reply):
-    value: str | None
-    evidence: list[str]
-
-
-class RouteReply(_Reply):
-    needs_database: bool
-    reason: str
-
-
-class SqlReply(_Reply):
-    sql: str
-
-
-class ValuesReply(_Reply):
-    values: list[str]
-
-
-class PolicyReply(_Reply):
-    thought: str
-    action_name: Literal["search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop"]
-    action_argument: str
-
-
-class ShortAnswerReply(_Reply):
-    answer: str | None
-
-
-class KeepReply(_Reply):
-    keep: list[int]
-
-
-#: The reply model of each built-in task whose reply is a JSON object (``summary`` and ``respond``
-#: reply in text).  A task not listed is asked in JSON mode and validated by its ``read`` alone.
-REPLY_MODELS: dict[str, type[BaseModel] | None] = {
-    "answer": AnswerReply,
-    "route": RouteReply,
-    "parse": SqlReply,
-    "hybrid_parse": SqlReply,
-    "classify": ValuesReply,
-    "policy": PolicyReply,
-    "short_answer": ShortAnswerReply,
-    "prune_entry": KeepReply,
-    "summary": None,
-    "respond": None,
-}
-
-
 def reply_model(task: Task) -> type[BaseModel] | None:
-    """The pydantic model of ``task``'s reply: the task's own ``reply_model`` when it has one, else
-    :data:`REPLY_MODELS` for a built-in task; ``None`` for a plain-text reply."""
+    """The pydantic model of ``task``'s reply (the task's own ``reply_model``, defined with the task in
+    the agent's package); ``None`` for a plain-text reply."""
     own = getattr(task, "reply_model", None)
-    if isinstance(own, type) and issubclass(own, BaseModel):
-        return own
-    return REPLY_MODELS.get(task.name)
+    return own if isinstance(own, type) and issubclass(own, BaseModel) else None
 
 
 def _strict(schema: Any) -> Any:
