@@ -482,8 +482,8 @@ class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
         ("latency", "latency"),
         ("cached", "cached"),
     )
-    INPUT_CHARS = 22
-    OUTPUT_CHARS = 32
+    INPUT_CHARS = 18
+    OUTPUT_CHARS = 24  # with the token column, latency and cached still show in half a 140-column screen
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
