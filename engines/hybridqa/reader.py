@@ -108,6 +108,8 @@ class PassageReader(LLM):
             cancel=cancel if cancel is not None else base.cancel,
             clock=base.clock,
             counter=base.counter,
+            prices=base.prices,  # its calls are priced as the base LLM's are
+            sim_models=base.sim_models,
         )
         self.base = base
         self.directory = directory
