@@ -280,8 +280,10 @@ async def test_load_a_trajectory_file_ours_and_a_spinach_log(tmp_path: Path) -> 
         area = await open_tab(pilot, "stepper")
         titles = [c.title for c in app.palette_commands()]
         assert "Knowledge graph: show the trajectory stepper" in titles
-        assert any(t.startswith("Knowledge graph: load example — award years") for t in titles)
-        assert any(t.startswith("Knowledge graph: run c3_3 (forum C3) — What is the highest") for t in titles)
+        assert "Knowledge graph: examples…" in titles  # the examples are in their picker, not in the palette
+        examples = area.example_items()
+        assert any(i.text.startswith("award years") for i in examples)
+        assert any(i.value == ("question", "c3_3") and i.text.startswith("What is the highest") for i in examples)
 
         box = app.query_one("#kg-load", Input)
         box.focus()

@@ -395,7 +395,7 @@ async def test_the_suql_agent_over_the_restaurants() -> None:
         await settle(pilot)
         assert "answer() conditions" in _text(app, "#dialogue-hint")
         titles = [c.title for c in app.palette_commands()]
-        assert any("Find me a spicy vegan place" in t for t in titles)
+        assert any("Find me a spicy vegan place" in i.text for i in _area(app).example_items())  # the examples picker
         assert "Restaurants: agent and world — restaurants · SUQL agent (current)" in titles
         assert "Restaurants: agent and world — courses · SUQL agent" in titles
         await _ask(pilot, "Find me a spicy vegan place in Sunnyvale with a view")

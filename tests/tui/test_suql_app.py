@@ -319,7 +319,8 @@ async def test_f3_shows_the_tab_even_while_typing_and_the_palette_offers_its_act
         assert "SUQL: compare modes A–F on the query in the editor" in titles
         assert "SUQL: mode E — D + retrieval ordering (current)" in titles
         assert "SUQL: world restaurants (current)" in titles
-        assert any(t.startswith("SUQL: load SUQL paper #8 — ") for t in titles)
+        assert "SUQL: examples…" in titles  # the examples are in their picker, not in the palette
+        assert any(i.label == "SUQL paper #8" for i in area.example_items())
         command = next(c for c in app.palette_commands() if c.title.startswith("SUQL: mode B"))
         command.callback()
         assert area.mode == "B"
