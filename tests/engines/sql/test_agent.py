@@ -26,6 +26,7 @@ from engines.settings import Settings
 from engines.sql.agent import run_sql
 from engines.sql.dialogue import SAMPLE_DIALOGUE
 from engines.sql.sandbox import SqlRefused
+from engines.sql.tasks import PARSE
 from worlds import restaurants as W
 
 WORLD = W.build().world
@@ -99,7 +100,9 @@ def test_an_unknown_place_returns_nothing_rather_than_guessing(session):
 
 
 def test_query_errors_become_part_of_the_turn(session, monkeypatch):
-    monkeypatch.setattr(session.llm.backend, "parse", lambda *a: Output("DROP TABLE restaurants"))  # a hostile model
+    real = session.llm.backend.run
+    hostile = lambda task, input: Output("DROP TABLE restaurants") if task is PARSE else real(task, input)  # noqa: E731
+    monkeypatch.setattr(session.llm.backend, "run", hostile)  # a hostile model
     events: list = []
     turn = session.agent.ask("Show me restaurants in Palo Alto", emit=events.append)
     assert turn.error and "DROP" in turn.error and turn.rows == ()
