@@ -2,9 +2,9 @@
 
 WordLlama (PyPI ``wordllama``) ships its token embeddings (``weights/l2_supercat_256.safetensors``) and its
 tokenizer (``tokenizers/l2_supercat_tokenizer_config.json``) inside the package.  Its own ``WordLlama.load``
-may fetch files from a model hub; this module never calls it: it reads the two packaged files with
-``safetensors`` and ``tokenizers`` and builds the inference object from them, so no code path here can
-download.  Without the package (or its files) :func:`embedder` is ``None`` and the ranker uses BM25 alone.
+may fetch files from a model hub; this module never imports the package: it finds the two packaged files,
+reads them with ``safetensors`` and ``tokenizers`` and pools the token vectors itself (as WordLlama's
+inference does), so no code path here can download (and the import costs nothing).  Without the package (or its files) :func:`embedder` is ``None`` and the ranker uses BM25 alone.
 
 A sentence's vector is the mean of its tokens' vectors, normalised; vectors are kept per sentence for the
 process (review sentences repeat across rows and queries).
@@ -30,14 +30,27 @@ class Embedder:
     def __init__(self, package_dir: Path) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
-        from wordllama.inference import WordLlamaInference
 
-        weights = load_file(str(package_dir / WEIGHTS))["embedding.weight"]
-        tokenizer = Tokenizer.from_file(str(package_dir / TOKENIZER))
-        self._model = WordLlamaInference(weights, tokenizer)
+        self._weights = np.ascontiguousarray(load_file(str(package_dir / WEIGHTS))["embedding.weight"], np.float32)
+        self._tokenizer = Tokenizer.from_file(str(package_dir / TOKENIZER))
+        self._tokenizer.enable_padding()
+        self._tokenizer.no_truncation()
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self.dim = int(weights.shape[1])
+        self.dim = int(self._weights.shape[1])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """WordLlama's sentence vector: the mean of the tokens' vectors (padding masked out), normalised."""
+        out = []
+        for i in range(0, len(texts), 64):
+            encoded = self._tokenizer.encode_batch(list(texts[i : i + 64]), add_special_tokens=False)
+            ids = np.clip(np.array([e.ids for e in encoded], dtype=np.int64), 0, len(self._weights) - 1)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+            pooled = (self._weights[ids] * mask[..., None]).sum(axis=1) / np.maximum(
+                mask.sum(axis=1, keepdims=True), 1.0
+            )
+            out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
     def vectors(self, sentences: Sequence[str]) -> np.ndarray:
         """One normalised row per sentence."""
@@ -46,7 +59,7 @@ class Embedder:
             if missing:
                 if len(self._cache) + len(missing) > MAX_CACHED:
                     self._cache.clear()
-                for s, v in zip(missing, self._model.embed(missing, norm=True)):
+                for s, v in zip(missing, self._embed(missing)):
                     self._cache[s] = np.asarray(v, dtype=np.float32)
             if not sentences:
                 return np.zeros((0, self.dim), dtype=np.float32)
