@@ -122,7 +122,8 @@ class HistoryStore:
             except ValueError:
                 bad += 1
         if bad:
-            self._set_aside(raw, f"{bad} of its lines are not history entries", keep=True)
+            lines = "1 of its lines is" if bad == 1 else f"{bad} of its lines are"
+            self._set_aside(raw, f"{lines} not a history entry", keep=True)
         elif len(self.entries) > self.limit:
             self.entries = self.entries[-self.limit :]
             self._rewrite()
@@ -136,8 +137,8 @@ class HistoryStore:
         try:
             aside.write_bytes(raw)
             self._rewrite()
-            kept = f"{len(self.entries)} entries kept; " if keep else ""
-            self._warn(f"The history file {self.path} could not be read: {why}. {kept}the file is kept as {aside}.")
+            kept = f"The {len(self.entries)} readable entries are kept; the" if keep else "The"
+            self._warn(f"The history file {self.path} could not be read: {why}. {kept} file as it was is in {aside}.")
         except OSError as e:
             self._writable = False
             self._warn(
