@@ -411,7 +411,8 @@ async def test_the_suql_agent_over_the_restaurants() -> None:
             and "whether it has a great view" in reply
             and "answer(" not in reply.split("To verify")[1]
         )
-        await _ask(pilot, "Find me a romantic place in Palo Alto with a great view")
+        # every match, not the first three: mode E now finds three full matches before any unknown row
+        await _ask(pilot, "Show me all the places in Palo Alto with a great view")
         await settle(pilot)
         reply = [str(e.render()) for e in app.query(".entry-agent").results(Static)][-1]
         listed = reply.split("To verify")[1]
