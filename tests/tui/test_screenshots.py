@@ -19,7 +19,9 @@ def test_export_writes_a_deterministic_svg_per_tab(tmp_path: Path) -> None:
     svg = first[0].read_text(encoding="utf-8")
     assert svg.startswith("<svg") and "Palo&#160;Alto" in svg and "0&#160;ms" in svg
     suql = first[1].read_text(encoding="utf-8")
-    assert "Mountain&#160;View" in suql and "conjunct&#160;1" in suql and "0.00&#160;s" in suql  # the plan scrolls below conjunct 1
+    assert (
+        "Mountain&#160;View" in suql and "conjunct&#160;1" in suql and "0.00&#160;s" in suql
+    )  # the plan scrolls below conjunct 1
     hybridqa = first[2].read_text(encoding="utf-8")
     assert "Karel&#160;Brask" in hybridqa and "fallback" in hybridqa and "correct" in hybridqa
     kg = first[3].read_text(encoding="utf-8")
