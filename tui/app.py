@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from engines.settings import Settings
 
-BACKENDS: tuple[str, ...] = ("sim", "claude")
+BACKENDS: tuple[str, ...] = ("sim", "claude", "openai")
 
 
 WARNING_LOGGERS: tuple[str, ...] = ("engines",)
@@ -490,7 +490,7 @@ class CS224VApp(App[None]):
         self.push_screen(HelpScreen(area.HELP if area is not None else ""))
 
     def use_backend(self, backend: str) -> None:
-        """Switch every area to the ``sim`` or ``claude`` backend.
+        """Switch every area to the ``sim``, ``claude`` or ``openai`` backend.
 
         The backend is built first in a worker; if it cannot run (``claude`` without an
         API key) an error notification says why and nothing changes.
@@ -661,11 +661,11 @@ class CS224VApp(App[None]):
         """Every "Area: action" entry: the LLM switch, then the active tab's, then the others'."""
         for backend in BACKENDS:
             current = " (current)" if backend == self.settings.backend else ""
-            what = (
-                "the seeded simulated LLM (offline, repeatable)"
-                if backend == "sim"
-                else f"Claude ({self.settings.claude_model}); needs ANTHROPIC_API_KEY"
-            )
+            what = {
+                "sim": "the seeded simulated LLM (offline, repeatable)",
+                "claude": f"Claude ({self.settings.claude_model}); needs ANTHROPIC_API_KEY",
+                "openai": f"{self.settings.openai_model} on the OpenAI-compatible server at {self.settings.openai_base_url}",
+            }[backend]
             yield PaletteCommand(
                 f"LLM: use {backend}{current}",
                 f"Rebuild the sessions with {what}; the dialogue is kept.",

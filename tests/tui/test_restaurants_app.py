@@ -331,6 +331,11 @@ async def test_switching_backend_rebuilds_the_session_and_keeps_the_dialogue() -
         assert app.sub_title.startswith("sim · seed 224 · session ≈")
         assert area._session.llm.backend.name == "sim"
         assert len(app.query(".entry")) == 2
+        assert "LLM: use openai" in [c.title for c in app.palette_commands()]  # a local model, from the palette
+        app.use_backend("openai")  # builds the client only: no request is sent
+        await settle(pilot)
+        assert area.settings.backend == "openai" and area._session.agent.history == history
+        assert app.sub_title.startswith("openai")
 
 
 @drive
