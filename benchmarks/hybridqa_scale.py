@@ -92,9 +92,13 @@ def main() -> None:
     print(f"question (type I): {question}")
 
     # SUQL: the pipeline (an LLM that makes no seeded mistakes, so both sides ask the same thing)
-    careful = SimBackend(seed=224, error_on_topic=0, error_off_topic=0)
-    careful.hybrid_params = HybridRates(wrong_column=0, no_result=0, semantic=0, format_rate=0)
-    careful.misread_rate = 0
+    careful = SimBackend(
+        seed=224,
+        error_on_topic=0,
+        error_off_topic=0,
+        misread_rate=0,
+        hybrid_params=HybridRates(wrong_column=0, no_result=0, semantic=0, format_rate=0),
+    )  # parameters given at construction (they are part of the backend's id and cache key), never patched on
     llm = LLM(careful)
     pipeline = HybridQA(sandbox, llm)
     pipeline.directory(table.name)  # the passage directory is read once per table, like the BM25 index
