@@ -263,3 +263,46 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
         raise
     finally:
         batch.store.close()
+
+
+# --- --out FILE: the rows a command returns, written as CSV, JSON, JSON Lines or Parquet ----------
+
+
+def _out_path(text: str) -> Path:
+    """An argparse ``type`` for ``--out``: a path whose extension names a format (checked before anything runs)."""
+    from engines.export import ExportError, format_for
+
+    path = Path(text)
+    try:
+        format_for(path)
+    except ExportError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError("the file name holds a NUL byte")
+    return path
+
+
+def add_out_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=_out_path,
+        metavar="FILE",
+        help="also write the rows to FILE, every row with full values: .csv, .json, .jsonl or .parquet by its "
+        "extension (an existing file is replaced)",
+    )
+
+
+def write_out(path: Path | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Write ``rows`` to ``--out`` ``path`` (nothing when it is None); :class:`BadInput` when it cannot be written.
+    Says on stderr what was written, so a --json output on stdout stays one JSON document."""
+    if path is None:
+        return
+    import sys
+
+    from engines.export import ExportError, export_rows
+
+    try:
+        done = export_rows(path, columns, rows, overwrite=True)
+    except ExportError as e:
+        raise BadInput(str(e)) from None
+    print(f"cs224v-tui: wrote {done.rows:,} row{'s' if done.rows != 1 else ''} to {shown(done.path)}", file=sys.stderr)

@@ -14,12 +14,14 @@ from tui.commands import (
     EXIT_OK,
     EXIT_REFUSED,
     BadInput,
+    add_out_option,
     int_at_least,
     nonempty_text,
     output_file,
     print_table,
     read_json,
     shown,
+    write_out,
 )
 from tui.commands import add_batch_option as _batch
 from tui.commands.usage_json import metered, with_usage
@@ -45,6 +47,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     _add_sources(s)
     s.add_argument("--json", action="store_true", help='print {"feedback", "rows"} (or the dialect report)')
+    add_out_option(s)
     s.set_defaults(handler=_sparql)
 
     sc = sub.add_parser(
@@ -161,6 +164,8 @@ def _sparql(settings, args: argparse.Namespace) -> int:
         else:
             print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_REFUSED
+    if result.columns:
+        write_out(getattr(args, "out", None), result.columns, result.rows())
     if args.json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -7,7 +7,16 @@ import json
 import sys
 from collections.abc import Sequence
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, nonempty_text, print_table
+from tui.commands import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    BadInput,
+    add_out_option,
+    nonempty_text,
+    print_table,
+    write_out,
+)
 from tui.commands.usage_json import metered, take_usage
 
 
@@ -37,10 +46,17 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "(notes 002-003; always the SUQL agent)",
     )
     add_db_option(ask)
+    add_out_option(ask)
     ask.set_defaults(
         handler=metered(
             lambda settings, args: _ask(
-                settings, args.questions, as_json=args.json, suql=args.suql, world=args.world, db=args.db
+                settings,
+                args.questions,
+                as_json=args.json,
+                suql=args.suql,
+                world=args.world,
+                db=args.db,
+                out=args.out,
             )
         )
     )
@@ -55,7 +71,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     sql.add_argument("statement", metavar="SQL")
     sql.add_argument("--json", action="store_true", help='print {"rows": [...]} or {"error": "..."}')
     add_db_option(sql)
-    sql.set_defaults(handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json, db=args.db))
+    add_out_option(sql)
+    sql.set_defaults(
+        handler=lambda settings, args: _sql(settings, args.statement, as_json=args.json, db=args.db, out=args.out)
+    )
 
 
 DB_HELP = (
@@ -89,6 +108,7 @@ def _ask(
     suql: bool = False,
     world: str = "restaurants",
     db: str | None = None,
+    out=None,
 ) -> int:
     from engines.events import CallFinished, CallStarted, Event
 
@@ -132,6 +152,11 @@ def _ask(
             usages.append(take_usage())  # the calls of this question
     finally:
         session.close()
+    if out is not None:  # the rows of the last question that returned a table
+        last = next((t for t in reversed(results) if t.columns), None)
+        if last is None:
+            raise BadInput("--out: no question returned rows to write")
+        write_out(out, last.columns, last.rows)
     if as_json:
         payload = [{**t.to_json(), "usage": u} for t, u in zip(results, usages)]
         print(json.dumps(payload[0] if len(payload) == 1 else payload, indent=2, ensure_ascii=False))
@@ -154,7 +179,7 @@ def _print_turn(turn) -> None:
 # --- sql ---------------------------------------------------------------------------------------
 
 
-def _sql(settings, statement: str, *, as_json: bool, db: str | None = None) -> int:
+def _sql(settings, statement: str, *, as_json: bool, db: str | None = None, out=None) -> int:
     from engines.sql.agent import run_sql
     from engines.sql.sandbox import Limits, Sandbox, SqlError
 
@@ -182,6 +207,7 @@ def _sql(settings, statement: str, *, as_json: bool, db: str | None = None) -> i
         return EXIT_REFUSED
     finally:
         close()
+    write_out(out, result.columns, result.rows)
     if as_json:
         print(json.dumps({"rows": result.records(), "truncated": result.truncated}, indent=2, ensure_ascii=False))
     else:

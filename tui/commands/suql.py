@@ -8,7 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, BadInput, int_at_least, print_table, read_text, shown
+from tui.commands import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_REFUSED,
+    BadInput,
+    add_out_option,
+    int_at_least,
+    print_table,
+    read_text,
+    shown,
+    write_out,
+)
 from tui.commands import add_batch_option as _batch
 from tui.commands.restaurants import add_db_option, open_data
 from tui.commands.usage_json import metered, take_usage, with_usage
@@ -63,6 +74,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="with a paid backend, run even a query expected to make more LLM calls than "
         "CS224V_SUQL_CONFIRM_CALLS (each run still stops at CS224V_SUQL_CALL_BUDGET)",
     )
+    add_out_option(p)
     p.set_defaults(handler=metered(_suql))
     _batch(p, lambda a: None if a.file is not None else "is for long runs: use it with --file")
 
@@ -98,6 +110,8 @@ def _suql(settings, args: argparse.Namespace) -> int:
         raise BadInput("--db replaces the built-in world: give --db or --world, not both")
     if db is not None and args.workload:
         raise BadInput("--workload is the restaurant world's seeded workload: it does not run on --db")
+    if getattr(args, "out", None) is not None and (args.compare or args.file or args.workload):
+        raise BadInput("--out writes the rows of one QUERY: not with --compare, --file or --workload")
     if args.file is not None:
         read_text(args.file)  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
     if db is not None:
@@ -142,6 +156,7 @@ def _one(session, args) -> int:
         else:
             print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_REFUSED
+    write_out(getattr(args, "out", None), result.columns, result.rows)
     if args.json:
         print(json.dumps(with_usage(result.to_json()), indent=2, ensure_ascii=False))
         return EXIT_OK
