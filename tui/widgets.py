@@ -32,9 +32,16 @@ DISPLAY_ROWS = 1_000
 
 
 def truncate(text: str, width: int = CELL_CHARS) -> str:
-    """``text`` on one line, at most ``width`` characters (the last one ``…`` when cut)."""
+    """``text`` on one line, at most ``width`` characters (the last one ``…`` when cut).  The cut falls
+    after a whole word when one ends in the last third of the room, so a label is not cut mid-word."""
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: max(0, width - 1)] + "…"
+    if len(flat) <= width:
+        return flat
+    room = max(0, width - 1)
+    space = flat.rfind(" ", 0, room + 1)
+    if space >= room * 2 // 3:
+        return flat[:space].rstrip(" ,;:—-") + "…"
+    return flat[:room] + "…"
 
 
 def display_value(value: Any) -> str:
