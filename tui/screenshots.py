@@ -143,6 +143,8 @@ async def wait_for_workers(pilot: Pilot[object]) -> None:
                 pass
         await pilot.pause()
     await pilot.pause()
+    await pilot.wait_for_scheduled_animations()  # a scroll that follows streamed rows ends where it is going
+    await pilot.pause()
 
 
 def _save(app: object, path: Path, title: str) -> Path:
