@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from sqlglot import exp
 
 from engines.errors import EngineError
+from engines.sql.readback import NUMERIC_TYPES
 
 __all__ = [
     "ENUM_MAX_VALUES",
@@ -54,28 +55,6 @@ FREE_TEXT_AVG_LENGTH = 40
 FREE_TEXT_MAX_LENGTH = 200
 """... and so is one with any value at least this long."""
 
-NUMBER_TYPES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "REAL",
-    "DECIMAL",
-    "NUMERIC",
-    "INT",
-    "INT4",
-    "INT8",
-    "FLOAT4",
-    "FLOAT8",
-)
 DATE_TYPES = ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ", "INTERVAL")
 TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR")
 
@@ -263,7 +242,7 @@ def role_of(typ: str) -> str:
     if t.endswith("[]") or t.startswith(("LIST", "ARRAY")):
         return "list"
     base = _base(t)
-    if base in NUMBER_TYPES:
+    if base in NUMERIC_TYPES:
         return "number"
     if base in DATE_TYPES or base.startswith(("TIMESTAMP", "TIME")):
         return "date"

@@ -28,6 +28,7 @@ import sqlglot
 from sqlglot import exp
 
 from engines.llm.protocol import Results, Turn
+from engines.llm.sim_parser import _NUM, _NUMBERS  # number words, as the restaurant parser reads them
 
 MARKER = "-- The user's data:"
 """How the described schema begins (engines.data.describe.SchemaDescription.render)."""
@@ -52,19 +53,7 @@ _COMPARATORS: tuple[tuple[str, type[exp.Expression]], ...] = (
 )
 _HIGH = r"highest|largest|biggest|greatest|most|maximum|max|top|best"
 _LOW = r"lowest|smallest|least|fewest|minimum|min"
-_NUM_WORDS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
-_TOP_N = re.compile(r"\b(?:top|first)\s+(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\b")
+_TOP_N = re.compile(rf"\b(?:top|first)\s+{_NUM}\b")
 _MENTION = re.compile(
     r"\b(?:mentions?|mentioning|talks? about|talking about|says?|saying|refers? to|referring to)\s+"
     r"(?:that\s+|the\s+|a\s+|an\s+)?(?P<x>[^.?!,;]+?)(?=\s+(?:and|but|or|in|with|whose|where|sorted|ordered|order)\b|[.?!,;]|$)"
@@ -269,7 +258,7 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
     limit = None
     if order:
         top = _TOP_N.search(low)
-        limit = (int(top.group(1)) if top.group(1).isdigit() else _NUM_WORDS[top.group(1)]) if top else 1
+        limit = (int(top.group(1)) if top.group(1).isdigit() else _NUMBERS[top.group(1)]) if top else 1
     if suql:
         texts = [c for c in table.columns if c.role in ("free_text", "list_text")]
         if texts:

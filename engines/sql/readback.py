@@ -23,7 +23,7 @@ COLUMN_WORDS: dict[str, str] = {
     "_id": "id",
 }
 NUMERIC_HINTS = ("rating", "num_", "count", "price_level", "year", "credits", "stars")
-NUMERIC_TYPES = (
+NUMERIC_TYPES = (  # DuckDB's numeric types and their PostgreSQL-style aliases (engines.data reads them too)
     "TINYINT",
     "SMALLINT",
     "INTEGER",
@@ -33,12 +33,17 @@ NUMERIC_TYPES = (
     "USMALLINT",
     "UINTEGER",
     "UBIGINT",
+    "UHUGEINT",
     "FLOAT",
     "DOUBLE",
     "REAL",
     "DECIMAL",
     "NUMERIC",
     "INT",
+    "INT4",
+    "INT8",
+    "FLOAT4",
+    "FLOAT8",
 )
 
 # While one sentence is built: the columns' database types (when the caller knows them) and the
