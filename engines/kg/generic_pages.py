@@ -27,7 +27,16 @@ from typing import Any
 
 from rdflib import RDF, BNode, Graph, Literal, URIRef
 
-from engines.kg.pages import EntityPage, PageClaim, PageValue, PropertyExample, SearchHit, UnknownEntity, _words
+from engines.kg.pages import (
+    EntityPage,
+    PageClaim,
+    PageValue,
+    PropertyExample,
+    SearchHit,
+    UnknownEntity,
+    _words,
+    match_names,
+)
 
 __all__ = ["GenericBrowser", "LABEL_PREDICATES"]
 
@@ -198,30 +207,8 @@ class GenericBrowser:
         query = " ".join(_words(text))
         if not query:
             return ()
-        qwords = query.split()
         idx = self._idx()
-        found: dict[str, tuple[int, str]] = {}
-
-        def consider(iri: str, name: str, is_alias: bool) -> None:
-            words = _words(name)
-            norm = " ".join(words)
-            if norm == query:
-                tier = 0
-            elif norm.startswith(query):
-                tier = 2
-            elif all(any(w.startswith(q) for w in words) for q in qwords):
-                tier = 4
-            else:
-                return
-            tier += int(is_alias)
-            if iri not in found or tier < found[iri][0]:
-                found[iri] = (tier, name)
-
-        for iri, name in idx["labels"].items():
-            consider(iri, name, False)
-        for iri, names in idx["aliases"].items():
-            for name in names:
-                consider(iri, name, True)
+        found = match_names(query, idx["labels"], idx["aliases"])
         ranked = sorted(found.items(), key=lambda kv: (kv[1][0], kv[0]))
         out_items = [i for i, _ in ranked if i not in idx["properties"]][:items]
         out_props = [i for i, _ in ranked if i in idx["properties"]][:properties]

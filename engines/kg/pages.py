@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +134,38 @@ def _from_ox(term: Any) -> Any:
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[\w]+", text.casefold())
+
+
+def match_names(
+    query: str, labels: Mapping[str, str], aliases: Mapping[str, Sequence[str]]
+) -> dict[str, tuple[int, str]]:
+    """Entities whose label or an alias matches ``query`` (already normalised by :func:`_words`), each with
+    its best tier (0 the whole name, 2 a prefix, 4 every query word starts a word; +1 for an alias) and the
+    name that matched: wbsearchentities-style ranking, shared by every browser."""
+    qwords = query.split()
+    found: dict[str, tuple[int, str]] = {}
+
+    def consider(i: str, name: str, is_alias: bool) -> None:
+        words = _words(name)
+        norm = " ".join(words)
+        if norm == query:
+            tier = 0
+        elif norm.startswith(query):
+            tier = 2
+        elif all(any(w.startswith(q) for w in words) for q in qwords):
+            tier = 4
+        else:
+            return
+        tier += int(is_alias)
+        if i not in found or tier < found[i][0]:
+            found[i] = (tier, name)
+
+    for i, name in labels.items():
+        consider(i, name, False)
+    for i, names in aliases.items():
+        for name in names:
+            consider(i, name, True)
+    return found
 
 
 def _num(i: str) -> tuple[int, int]:
@@ -259,30 +291,8 @@ class Browser:
         query = " ".join(_words(text))
         if not query:
             return ()
-        qwords = query.split()
         idx = self._idx()
-        found: dict[str, tuple[int, str]] = {}
-
-        def consider(i: str, name: str, is_alias: bool) -> None:
-            words = _words(name)
-            norm = " ".join(words)
-            if norm == query:
-                tier = 0
-            elif norm.startswith(query):
-                tier = 2
-            elif all(any(w.startswith(q) for w in words) for q in qwords):
-                tier = 4
-            else:
-                return
-            tier += int(is_alias)
-            if i not in found or tier < found[i][0]:
-                found[i] = (tier, name)
-
-        for i, name in idx["labels"].items():
-            consider(i, name, False)
-        for i, names in idx["aliases"].items():
-            for name in names:
-                consider(i, name, True)
+        found = match_names(query, idx["labels"], idx["aliases"])
         ranked = sorted(found.items(), key=lambda kv: (kv[1][0], _num(kv[0])))
         out_items = [i for i, _ in ranked if i.startswith("Q")][:items]
         out_props = [i for i, _ in ranked if i.startswith("P") and i in idx["properties"]][:properties]
