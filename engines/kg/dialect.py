@@ -555,37 +555,14 @@ def _check_prefixes(parsed: Any, dialect: Dialect) -> None:
 
     rdflib would also take the two dozen prefixes it binds itself (``foaf:``, ``dcterms:``, …),
     which Oxigraph and a remote endpoint do not know: the same query must mean the same on every store."""
-    from rdflib.plugins.sparql.parserutils import CompValue
 
     declared = {str(k) for k, _v in dialect.prefixes}
-    stack, seen = [parsed], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, CompValue):
-            if node.name == "PrefixDecl":
-                declared.add(str(dict.get(node, "prefix") or ""))
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
-            stack.extend(reversed(node))
-    stack, seen = [parsed], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, CompValue):
-            if node.name == "pname":
-                prefix = str(dict.get(node, "prefix") or "")
-                if prefix not in declared:
-                    raise SparqlSyntaxError(
-                        f"Syntax error: unknown prefix {prefix}: (declare it with PREFIX {prefix}: <…>)."
-                    )
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
-            stack.extend(node)
+    names = [node for node in _nodes(parsed) if node.name in ("PrefixDecl", "pname")]
+    declared |= {str(dict.get(n, "prefix") or "") for n in names if n.name == "PrefixDecl"}
+    for node in names:
+        prefix = str(dict.get(node, "prefix") or "")
+        if node.name == "pname" and prefix not in declared:
+            raise SparqlSyntaxError(f"Syntax error: unknown prefix {prefix}: (declare it with PREFIX {prefix}: <…>).")
 
 
 def _keep_constant_filters(parsed: Any) -> None:
@@ -596,29 +573,20 @@ def _keep_constant_filters(parsed: Any) -> None:
     from rdflib.plugins.sparql.operators import and_
     from rdflib.plugins.sparql.parserutils import CompValue
 
-    stack, seen = [parsed], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, CompValue):
-            if node.name == "Filter":
-                inner = dict.get(node, "expr")
-                while (
-                    isinstance(inner, CompValue)
-                    and inner.name.endswith("Expression")
-                    and set(inner) <= {"expr", "other"}
-                    and not dict.get(inner, "other")
-                ):
-                    inner = dict.get(inner, "expr")
-                if isinstance(inner, CompValue) and inner.name == "literal" and set(inner) == {"string"}:
-                    inner = dict.get(inner, "string")  # a plain string: its value is the literal's
-                if isinstance(inner, Literal):
-                    node["expr"] = and_(inner, Literal(True))
-            stack.extend(node.values())
-        elif isinstance(node, (list, tuple)) or type(node).__name__ == "ParseResults":
-            stack.extend(node)
+    for node in _nodes(parsed):  # a node's children are visited after it, so the rewrite below is walked too
+        if node.name == "Filter":
+            inner = dict.get(node, "expr")
+            while (
+                isinstance(inner, CompValue)
+                and inner.name.endswith("Expression")
+                and set(inner) <= {"expr", "other"}
+                and not dict.get(inner, "other")
+            ):
+                inner = dict.get(inner, "expr")
+            if isinstance(inner, CompValue) and inner.name == "literal" and set(inner) == {"string"}:
+                inner = dict.get(inner, "string")  # a plain string: its value is the literal's
+            if isinstance(inner, Literal):
+                node["expr"] = and_(inner, Literal(True))
 
 
 _UPDATE_NAMES = {
@@ -676,7 +644,8 @@ def _short(iri: str) -> str:
 
 
 def _nodes(root: Any) -> Iterator[Any]:
-    """Every CompValue in a plan, depth first, without recursion (plans can be deep)."""
+    """Every CompValue in a plan or a parse tree, depth first, without recursion (plans can be deep); a
+    node's children are taken after the caller has seen it, so a rewrite of the node is walked too."""
     from rdflib.plugins.sparql.parserutils import CompValue
 
     stack, seen = [root], set()
@@ -688,10 +657,10 @@ def _nodes(root: Any) -> Iterator[Any]:
         if isinstance(node, CompValue):
             yield node
             stack.extend(v for k, v in node.items() if k != "_vars")
+        elif isinstance(node, (list, tuple, set, frozenset)) or type(node).__name__ == "ParseResults":
+            stack.extend(node)  # before Mapping: pyparsing registers ParseResults as one, whose values() miss its items
         elif isinstance(node, Mapping):
             stack.extend(node.values())
-        elif isinstance(node, (list, tuple, set, frozenset)) or type(node).__name__ == "ParseResults":
-            stack.extend(node)
 
 
 def check(query: Any, dialect: Dialect = WIKIDATA) -> str | None:
