@@ -69,6 +69,7 @@ from engines.sql.sandbox import (
     SqlRefused,
     SqlTimedOut,
     check,
+    columns_insert,
     validate,
 )
 
@@ -705,24 +706,7 @@ class PostgresGate:
             kind="TABLE",
         )
         con.execute(ddl.sql(dialect="duckdb", identify=True))
-        insert = exp.insert(
-            exp.select(
-                *[
-                    exp.Unnest(
-                        expressions=[
-                            exp.cast(
-                                exp.Placeholder(),
-                                exp.DataType(
-                                    this=exp.DataType.Type.ARRAY, expressions=[_duck_type(c.duck_type)], nested=True
-                                ),
-                            )
-                        ]
-                    )
-                    for c in wanted
-                ]
-            ),
-            target.copy(),
-        ).sql(dialect="duckdb", identify=True)
+        insert = columns_insert(target, [_duck_type(c.duck_type) for c in wanted]).sql(dialect="duckdb", identify=True)
         count = 0
         sql = ""
 

@@ -927,6 +927,27 @@ class _Watchdog:
             self._done = True
 
 
+def columns_insert(table: exp.Table, types: Sequence[exp.DataType]) -> exp.Insert:
+    """``INSERT INTO table SELECT unnest(?::T1[]), unnest(?::T2[]), …``: a whole table in one statement, one
+    list parameter per column, unnested side by side and each cast to its column's type."""
+    return exp.insert(
+        exp.select(
+            *[
+                exp.Unnest(
+                    expressions=[
+                        exp.cast(
+                            exp.Placeholder(),
+                            exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[t.copy()], nested=True),
+                        )
+                    ]
+                )
+                for t in types
+            ]
+        ),
+        table.copy(),
+    )
+
+
 class Sandbox:
     """A locked DuckDB connection that runs only validated, read-only queries.
 
@@ -1276,22 +1297,7 @@ class Sandbox:
             if rows:
                 # one list parameter per column, unnested side by side (each cast to its column's type)
                 values = [[row[i] for row in rows] for i in range(len(columns))]
-                insert = exp.insert(
-                    exp.select(
-                        *[
-                            exp.Unnest(
-                                expressions=[
-                                    exp.cast(
-                                        exp.Placeholder(),
-                                        exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[t.copy()], nested=True),
-                                    )
-                                ]
-                            )
-                            for t in types
-                        ]
-                    ),
-                    table.copy(),
-                )
+                insert = columns_insert(table, types)
                 _run_internal(cursor, insert, duckdb.StatementType.INSERT, values)
             yield table.copy()  # callers may alias it; the DROP below uses the plain name
         except duckdb.Error as e:
