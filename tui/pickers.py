@@ -77,9 +77,18 @@ class SearchPicker(ModalScreen[Any]):
         border-title-color: $text-primary;
         border-title-style: bold;
         background: $surface;
+        padding: 0 1;
     }
+    /* the search box is a box of its own inside the dialog, a column in from the dialog's border: Input's default
+       tall border, drawn against the dialog's, read as one ragged double border */
     SearchPicker #picker-search {
+        padding: 0 1;
+        border: round $primary 50%;
         border-title-color: $text-muted;
+        background: $surface;
+    }
+    SearchPicker #picker-search:focus {
+        border: round $accent;
     }
     SearchPicker #picker-list {
         height: 1fr;
@@ -110,6 +119,9 @@ class SearchPicker(ModalScreen[Any]):
         with Vertical(id="picker-dialog") as dialog:
             dialog.border_title = f"{self.title_text} · {len(self.items)}"
             search = Input(placeholder=self.placeholder, id="picker-search")
+            # the app's choice (steady cursors for the snapshot tests): a blinking cursor is drawn or not by when
+            # the picture is taken, half a second apart
+            search.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
             search.border_title = "Search · Enter picks the highlighted one"
             yield search
             yield OptionList(id="picker-list")
