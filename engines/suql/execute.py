@@ -165,7 +165,7 @@ class SuqlEngine:
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
         started = time.perf_counter()
         tree = language.parse(sql)
-        asker = Asker(self.llm, emit, cancel, self.call_budget)
+        asker = Asker(self.llm, emit, cancel, self.call_budget, pool=self.pool)
         counter = asker.llm.counter
         before = dict(counter.counts), counter.cached
         state = RunState()

@@ -26,17 +26,20 @@ It reads only what a real executor sees: the rows' text, the question and the an
 - a row's predicates are asked least-likely-Yes first under a LIMIT (it stops at the first answer that
   is not 'Yes': the row cannot match, and whether it is False or Unknown is only asked if the LIMIT is
   never met), most-likely-No first otherwise (only a 'No' stops a row under Kleene AND);
-- rows run on the pool as workers free up (no sample phase, no in-order barrier); past the LIMIT the
-  calls already in flight finish unused, at most pool - 1 of them.
+- rows run on the pool without a sample phase; they are taken in the order they were picked (the
+  learner sees the answers in that order), so a run with the same inputs and pool makes the same calls
+  and returns the same rows: the first matches in the visit order, not in arrival order; past the
+  LIMIT the calls already in flight finish unused, at most pool - 1 of them.
 
 The rows returned are the same as the static loop's; only which rows are asked, and in what order,
-changes (a LIMIT without ORDER BY may return any matches).
+changes (a LIMIT without ORDER BY may return any matches: which ones depends on the pool, not on timing).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 import bm25s
@@ -412,52 +415,59 @@ class AdaptiveLoop:
                     learner.observe(row, classes)
                     record(j, truth)
             else:
-                exhausted = self._pooled(pick, task, record, state, phase_defer)
+                exhausted = self._pooled(pick, task, record, state, phase_defer, lazy=lazy and phase_defer)
         cut = state["cut"]
         keep = [j for j in done_order if cut is None or j <= cut]
         if ordered:
             keep.sort()
         return [(visit[j].key, status[j]) for j in keep]
 
-    def _pooled(self, pick: Any, task: Any, record: Any, state: dict, defer: bool) -> bool:
-        """One phase on the pool: a row is submitted as soon as a worker is free. True when the budget ran out."""
+    def _pooled(self, pick: Any, task: Any, record: Any, state: dict, defer: bool, *, lazy: bool) -> bool:
+        """One phase on the pool.  True when the budget ran out.
+
+        Rows are taken in the order they were picked, whatever order their answers arrive in: the learner
+        sees the answers in that order and row ``n + window`` is picked right after row ``n`` is taken, so
+        every pick, and with it the calls and the rows returned, is the same from run to run (the first
+        matches in the visit order, not in arrival order).  A row waiting for its next answer holds no
+        call slot (the asker bounds the calls in flight to the pool).  Under a LIMIT the window is the
+        pool (past the LIMIT at most pool - 1 calls are in flight, and their answers go unused); without
+        one it is twice the pool, so the slots stay busy while rows wait for their earlier conditions.
+        """
         ctx, learner = self.ctx, self.learner
+        window = ctx.pool if lazy else 2 * ctx.pool
         exhausted = False
-        with ThreadPoolExecutor(max_workers=ctx.pool, thread_name_prefix="suql") as ex:
-            pending: dict[Future, tuple[int, Row, dict]] = {}
+        with ThreadPoolExecutor(max_workers=window, thread_name_prefix="suql") as ex:
+            pending: deque[tuple[int, Row, dict, Future]] = deque()
+
+            def fill() -> None:
+                while not state["stop"] and not exhausted and len(pending) < window:
+                    ctx.check_cancel()
+                    j = pick()
+                    if j is None:
+                        return
+                    row, classes, orders = task(j, defer)
+                    pending.append((j, row, classes, ex.submit(self.evaluator.truth, row, orders=orders, defer=defer)))
+
             try:
-                while True:
-                    while not state["stop"] and not exhausted and len(pending) < ctx.pool:
-                        ctx.check_cancel()
-                        j = pick()
-                        if j is None:
-                            break
-                        row, classes, orders = task(j, defer)
-                        pending[ex.submit(self.evaluator.truth, row, orders=orders, defer=defer)] = (j, row, classes)
-                    if not pending:
+                fill()
+                while pending:
+                    j, row, classes, fut = pending.popleft()
+                    try:
+                        truth = fut.result()
+                    except BudgetExhausted:
+                        exhausted = True  # nothing new starts; the rows already answered are still taken
+                        continue
+                    learner.observe(row, classes)
+                    record(j, truth)
+                    if state["stop"]:
+                        ctx.asker.halt.set()  # the rows still in flight start no further call
                         break
-                    finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                    for fut in sorted(finished, key=lambda f: pending[f][0]):
-                        j, row, classes = pending.pop(fut)
-                        try:
-                            truth = fut.result()
-                        except BudgetExhausted:
-                            exhausted = True
-                            continue
-                        except Halted:
-                            continue
-                        if state["stop"]:
-                            continue  # speculative: the LIMIT is already met
-                        learner.observe(row, classes)
-                        record(j, truth)
-                        if state["stop"]:
-                            ctx.asker.halt.set()  # the rows still in flight start no further call
-                    if state["stop"] or exhausted:
-                        break
+                    fill()
             finally:
-                wait(list(pending))  # calls already started finish; their rows are not used
+                rest = [p[3] for p in pending]
+                wait(rest)  # calls already started finish; their rows are not used
                 ctx.asker.halt.clear()
-                for fut in pending:
+                for fut in rest:
                     e = fut.exception()
                     if e is not None and not isinstance(e, (Cancelled, BudgetExhausted, Halted)):
                         raise e

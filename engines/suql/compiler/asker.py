@@ -29,9 +29,13 @@ class Asker:
 
     A self-join's rows that read the same document share one answer; parallel workers asking the
     same pair wait for the first; a call that raised is not kept.  Cached answers cost nothing.
+
+    ``pool``: at most this many calls are in flight at once, however many rows the row loop has in
+    progress (a row waiting for its next answer holds no slot, so the pool's slots stay busy while
+    rows remain).
     """
 
-    def __init__(self, llm: LLM, emit: Emit, cancel: threading.Event | None, budget: int) -> None:
+    def __init__(self, llm: LLM, emit: Emit, cancel: threading.Event | None, budget: int, *, pool: int = 1) -> None:
         self._seen = threading.local()  # per thread: was the last LLM call answered from the cache?
 
         def tracking(event: Event) -> None:
@@ -49,6 +53,7 @@ class Asker:
         self._asked_lock = threading.Lock()
         self.evidence: dict[Pair, tuple[str, ...]] = {}  # answer() pair -> the sentences its answer quoted
         self.halt = threading.Event()  # set by the row loop once its LIMIT is met: no new call starts
+        self._slots = threading.BoundedSemaphore(max(1, pool))  # calls in flight
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
         pair = ("answer", text, question)
@@ -110,13 +115,16 @@ class Asker:
         the cache."""
         if self.halt.is_set():
             raise Halted()
-        with self._budget_lock:
-            if self._spent >= self.budget:
-                self.budget_exhausted = True
-                raise BudgetExhausted()
-            self._spent += 1
-        self._seen.cached = False
-        value = call()  # a failed call keeps its slot: it may have cost
+        with self._slots:
+            if self.halt.is_set():  # the LIMIT was met while this call waited for a slot
+                raise Halted()
+            with self._budget_lock:
+                if self._spent >= self.budget:
+                    self.budget_exhausted = True
+                    raise BudgetExhausted()
+                self._spent += 1
+            self._seen.cached = False
+            value = call()  # a failed call keeps its budget slot: it may have cost
         if self._seen.cached:
             with self._budget_lock:
                 self._spent -= 1

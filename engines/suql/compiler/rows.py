@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from engines.errors import Cancelled
 from engines.sql.sandbox import QueryResult
-from engines.suql.compiler.asker import BudgetExhausted
+from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import PlanBuilt, Row, RowDecided, RunContext, SelectContext
 from engines.suql.compiler.cost import PredicateEstimate
 from engines.suql.compiler.kleene import NO_FAST, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
@@ -195,7 +195,15 @@ class RowLoop:
     """Decides rows in visit order on a bounded pool; stops early when lazy.
 
     When a conjunct has several answer() predicates, the first rows are a sample: every predicate is
-    evaluated on them, and what they say refines the order for the rest (a new plan is emitted).
+    evaluated on them, and what they say refines the order for the rest (a new plan is emitted).  The
+    sample runs on the pool like the rest; the rows after it wait only for its answers (their order
+    depends on them).
+
+    Rows are decided, reported and counted in visit order whatever order their answers arrive in, so the
+    result is the sequential one.  A row waiting for its next answer holds no call slot (the asker
+    bounds the calls in flight to the pool): past a LIMIT the rows in progress are at most the pool, so
+    at most pool - 1 speculative calls go unused; without one twice as many rows are in progress, and
+    the slots stay busy while a row's conditions wait for each other.
     """
 
     def __init__(self, ctx: RunContext, evaluator: RowEvaluator, estimates: list[list[PredicateEstimate]]) -> None:
@@ -206,81 +214,90 @@ class RowLoop:
     def decide(self, visit: Sequence[Row], *, lazy: bool, needed: int, plan: Plan) -> list[tuple[Any, Truth]]:
         ctx = self.ctx
         decided: list[tuple[Any, Truth]] = []
-        matched = 0
+        progress = {"matched": 0, "stop": False}
         conjuncts = self.evaluator.conjuncts
         sample = ctx.cost.sample_rows if ctx.mode.order_predicates and any(len(c.text) > 1 for c in conjuncts) else 0
         if sample:
             observed: dict[tuple[int, int], list[Truth]] = {}
-            for row in visit[:sample]:
-                ctx.check_cancel()
-                try:
-                    truth = self.evaluator.truth(row, observe=observed)
-                except BudgetExhausted:
-                    return decided  # this row and the rest stay undecided
-                decided.append((row.key, truth))
-                self._report(row, truth)
-                matched += truth is True
-                if lazy and matched >= needed:
-                    return decided
+            if not self._run(visit[:sample], decided, progress, lazy=lazy, needed=needed, observed=observed):
+                return decided  # the budget ran out: this row and the rest stay undecided
+            if progress["stop"]:
+                return decided
             new_plan = self._reestimate(plan, observed, min(sample, len(visit)))
             if ctx.state.plan is plan:
                 ctx.state.plan = new_plan
             ctx.emit(PlanBuilt(new_plan))
             visit = visit[sample:]
+        self._run(visit, decided, progress, lazy=lazy, needed=needed)
+        return decided
+
+    def _run(
+        self,
+        visit: Sequence[Row],
+        decided: list[tuple[Any, Truth]],
+        progress: dict[str, Any],
+        *,
+        lazy: bool,
+        needed: int,
+        observed: dict[tuple[int, int], list[Truth]] | None = None,
+    ) -> bool:
+        """Decide ``visit`` in order (on the pool when there is one); False when the budget ran out."""
+        ctx = self.ctx
+
+        def one(row: Row) -> tuple[Truth, dict[tuple[int, int], list[Truth]] | None]:
+            mine: dict[tuple[int, int], list[Truth]] | None = {} if observed is not None else None
+            return self.evaluator.truth(row, observe=mine), mine
+
+        def take(row: Row, truth: Truth, mine: dict[tuple[int, int], list[Truth]] | None) -> None:
+            if observed is not None and mine is not None:
+                for k, ts in mine.items():
+                    observed.setdefault(k, []).extend(ts)
+            decided.append((row.key, truth))
+            self._report(row, truth)
+            progress["matched"] += truth is True
+            if lazy and progress["matched"] >= needed:
+                progress["stop"] = True
+
         if ctx.pool == 1:
             for row in visit:
                 ctx.check_cancel()
                 try:
-                    truth = self.evaluator.truth(row)
+                    truth, mine = one(row)
                 except BudgetExhausted:
-                    break  # this row and the rest stay undecided
-                decided.append((row.key, truth))
-                self._report(row, truth)
-                matched += truth is True
-                if lazy and matched >= needed:
+                    return False
+                take(row, truth, mine)
+                if progress["stop"]:
                     break
-            return decided
-        return self._pooled(visit, decided, matched, lazy=lazy, needed=needed)
-
-    def _pooled(
-        self, visit: Sequence[Row], decided: list[tuple[Any, Truth]], matched: int, *, lazy: bool, needed: int
-    ) -> list[tuple[Any, Truth]]:
-        ctx, pool = self.ctx, self.ctx.pool
-        with ThreadPoolExecutor(max_workers=pool, thread_name_prefix="suql") as ex:
+            return True
+        window = ctx.pool if lazy else 2 * ctx.pool
+        ok = True
+        with ThreadPoolExecutor(max_workers=window, thread_name_prefix="suql") as ex:
             pending: dict[int, Future] = {}
             next_submit = 0
-            next_take = 0
-            stop = False
-            while next_take < len(visit):
-                while not stop and next_submit < len(visit) and len(pending) < pool:
-                    ctx.check_cancel()
-                    row = visit[next_submit]
-                    pending[next_submit] = ex.submit(self.evaluator.truth, row)
-                    next_submit += 1
-                if next_take not in pending:
-                    break
-                fut = pending.pop(next_take)
-                try:
-                    truth = fut.result()
-                except BudgetExhausted:  # rows from here on stay undecided
-                    wait(list(pending.values()))
-                    for f in pending.values():
-                        if f.exception() and not isinstance(f.exception(), (Cancelled, BudgetExhausted)):
-                            raise f.exception() from None  # type: ignore[misc]
-                    break
-                row = visit[next_take]
-                decided.append((row.key, truth))
-                self._report(row, truth)
-                next_take += 1
-                matched += truth is True
-                if lazy and matched >= needed:
-                    stop = True
-                    wait(list(pending.values()))  # speculative calls already started finish; their rows are not used
-                    for f in pending.values():
-                        if f.exception() and not isinstance(f.exception(), Cancelled):
-                            raise f.exception()  # type: ignore[misc]
-                    break
-        return decided
+            try:
+                for n, row in enumerate(visit):
+                    while next_submit < len(visit) and len(pending) < window:
+                        ctx.check_cancel()
+                        pending[next_submit] = ex.submit(one, visit[next_submit])
+                        next_submit += 1
+                    fut = pending.pop(n)
+                    try:
+                        truth, mine = fut.result()
+                    except BudgetExhausted:  # rows from here on stay undecided
+                        ok = False
+                        break
+                    take(row, truth, mine)
+                    if progress["stop"]:
+                        ctx.asker.halt.set()  # the rows still in flight start no further call
+                        break
+            finally:
+                wait(list(pending.values()))  # calls already started finish; their rows are not used
+                ctx.asker.halt.clear()
+                for f in pending.values():
+                    e = f.exception()
+                    if e is not None and not isinstance(e, (Cancelled, BudgetExhausted, Halted)):
+                        raise e
+        return ok
 
     def _report(self, row: Row, truth: Truth) -> None:
         self.ctx.state.rows_examined += 1
