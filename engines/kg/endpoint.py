@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from rdflib import BNode, Graph, Literal, URIRef
 
-from engines.kg import dialect
 from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.prefixes import entity_id
 from engines.kg.store import DEFAULT_STORE, make_graph
-from engines.kg.worker import QueryWorker, WorkerUnavailable
+from engines.kg.worker import PrepareFailed, QueryWorker, WorkerUnavailable, prepared_from
 
 if TYPE_CHECKING:
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
@@ -221,8 +220,14 @@ class Endpoint:
     # --- queries -------------------------------------------------------------------------
 
     def prepare(self, query: str) -> Prepared:
-        """Dialect handling, parse and plan, without running.  Raises SparqlRefused or SparqlSyntaxError."""
-        return dialect.prepare(query, self.dialect)
+        """Dialect handling, parse and plan, without running, in the worker under the query timeout.
+        Raises SparqlRefused, SparqlSyntaxError or :class:`~engines.kg.worker.PrepareFailed` (its
+        ``algebra`` stays in the worker: None)."""
+        try:
+            answer = self.worker.prepare(query, self.timeout_s)
+        except WorkerUnavailable as e:
+            raise PrepareFailed(f"Query error: {e}.") from None
+        return prepared_from(answer, query, self.timeout_s)
 
     def execute(self, query: str) -> QueryResult:
         """Run ``query``; one of the four feedbacks.  Raises SparqlRefused for what is never run.

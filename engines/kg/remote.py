@@ -48,6 +48,7 @@ from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.endpoint import Feedback, QueryResult
 from engines.kg.prefixes import entity_id
+from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
 
 __all__ = ["RemoteEndpoint", "RemoteError", "user_agent", "WIKIDATA_HOSTS"]
 
@@ -143,6 +144,9 @@ class RemoteEndpoint:
         self._results: OrderedDict[str, QueryResult] = OrderedDict()
         self._lock = threading.Lock()
         self._browser: Any = None
+        # the queries are parsed and planned here before they are sent, but in a worker process
+        # holding an empty graph: bounded in time and memory, with no network (engines.kg.worker)
+        self._parser = parse_worker(self.dialect)
         self._client = httpx.Client(
             transport=transport,
             follow_redirects=False,
@@ -162,7 +166,14 @@ class RemoteEndpoint:
     # --- queries ---------------------------------------------------------------------------
 
     def prepare(self, query: str) -> Prepared:
-        return _dialect.prepare(query, self.dialect)
+        """Dialect handling, parse and plan, in a local worker process under the query timeout
+        (rdflib's parser takes minutes over some texts, which must not stall the caller).  Raises
+        SparqlRefused, SparqlSyntaxError or PrepareFailed."""
+        try:
+            answer = self._parser.prepare(query, self.timeout_s)
+        except WorkerUnavailable as e:
+            raise PrepareFailed(f"Query error: {e}.") from None
+        return prepared_from(answer, query, self.timeout_s)
 
     def execute(self, query: str) -> QueryResult:
         """Run ``query`` on the endpoint; one of the four feedbacks.  Raises SparqlRefused."""
@@ -181,11 +192,18 @@ class RemoteEndpoint:
         return result
 
     def _execute(self, query: str) -> QueryResult:
+        try:
+            self._parser.start()  # starting the parse worker (about a second, once) is not the query's time
+        except WorkerUnavailable as e:
+            return QueryResult(query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.")
         start = self.clock()
         try:
             prepared = self.prepare(query)
         except SparqlSyntaxError as e:
             return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e), elapsed_s=self.clock() - start)
+        except PrepareFailed as e:
+            feedback = Feedback.TIMEOUT if e.timed_out else Feedback.SYNTAX_ERROR
+            return QueryResult(query, feedback, message=str(e), elapsed_s=self.clock() - start)
         if prepared.unsupported:
             what = prepared.unsupported.split(", which", 1)[0].removeprefix("This query uses ")
             raise SparqlRefused(

@@ -31,11 +31,14 @@ Inside the worker (:func:`_confine`), before the graph is loaded:
 
 The worker prepares each query itself (:func:`engines.kg.dialect.prepare`: rewrite, parse, plan,
 and the check on the plan), so parsing — most of a query's cost — happens once, and inside the
-bounds.
+bounds.  A query that is only to be checked, not run (:meth:`QueryWorker.prepare`: a remote
+endpoint's queries before they are sent, ``check-dialect``), is parsed and planned there too: rdflib
+takes minutes over some texts (thousands of FILTERs), and no hostile text may stall the caller.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import signal
@@ -49,7 +52,9 @@ from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from typing import Any
 
-__all__ = ["QueryWorker", "evaluate"]
+from engines.errors import EngineError
+
+__all__ = ["PrepareFailed", "QueryWorker", "evaluate", "parse_worker", "prepare_only", "prepared_from"]
 
 _GRACE_S = 0.75  # beyond the query's timeout before the worker is killed
 _START_TIMEOUT_S = 300.0  # loading a large graph takes a while
@@ -371,6 +376,38 @@ def _evaluate_fast(
     return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
 
 
+def prepare_only(query: str, language: Any = None) -> dict[str, Any]:
+    """Dialect handling, parse and plan of ``query`` without running it; a plain-data answer.
+
+    ``{"kind": "prepared", "text", "form", "notes", "unsupported", "projected"}`` (``projected``: the
+    SELECT's variable names), or ``refused`` / ``syntax`` / ``error`` with a ``message``.  Runs in the
+    worker, so a text whose parse or plan would take minutes (thousands of FILTERs) is bounded by the
+    worker's deadline like any query."""
+    from engines.kg import dialect
+
+    try:
+        prepared = dialect.prepare(query, language or dialect.WIKIDATA)
+    except dialect.SparqlRefused as e:
+        return {"kind": "refused", "message": str(e)}
+    except dialect.SparqlSyntaxError as e:
+        return {"kind": "syntax", "message": str(e)}
+    except MemoryError:
+        return {
+            "kind": "error",
+            "message": "Query error: the query needs more memory than the SPARQL worker may use to plan.",
+        }
+    algebra = getattr(prepared.algebra, "algebra", None)
+    projected = [str(v) for v in (algebra.get("PV", ()) if algebra is not None else ())]
+    return {
+        "kind": "prepared",
+        "text": prepared.text,
+        "form": prepared.form,
+        "notes": list(prepared.notes),
+        "unsupported": prepared.unsupported,
+        "projected": projected,
+    }
+
+
 def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
     from rdflib.plugins.sparql.evaluate import evalQuery
 
@@ -515,10 +552,16 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
             return
         if message is None:
             return
-        query, timeout_s, row_cap = message
+        if isinstance(message, dict):  # {"prepare": query, "timeout_s": …}: parse and plan only
+            query, timeout_s, row_cap = message["prepare"], message["timeout_s"], None
+        else:
+            query, timeout_s, row_cap = message
         _bound_cpu(2 * timeout_s + 10)
         try:
-            answer = evaluate(graph, store, query, timeout_s, row_cap, language)
+            if row_cap is None:
+                answer = prepare_only(query, language)
+            else:
+                answer = evaluate(graph, store, query, timeout_s, row_cap, language)
         except MemoryError:
             answer = {
                 "kind": "error",
@@ -550,6 +593,40 @@ def _child_main(argv: list[str]) -> None:
 
 class WorkerUnavailable(Exception):
     """The worker could not start (internal; becomes an error result)."""
+
+
+class PrepareFailed(EngineError):
+    """Parsing and planning a query in the worker did not finish: it outlasted its deadline
+    (``timed_out``), ran out of the worker's memory, or the worker stopped."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+def prepared_from(answer: dict[str, Any], query: str, timeout_s: float) -> Any:
+    """The :class:`~engines.kg.dialect.Prepared` of a :meth:`QueryWorker.prepare` answer (its
+    ``algebra`` stays in the worker: None), or the error it reports: SparqlRefused,
+    SparqlSyntaxError, or :class:`PrepareFailed`."""
+    from engines.kg import dialect
+
+    kind = answer.get("kind")
+    if kind == "prepared":
+        return dialect.Prepared(
+            query, answer["text"], answer["form"], tuple(answer["notes"]), answer["unsupported"], None
+        )
+    if kind == "refused":
+        raise dialect.SparqlRefused(answer["message"])
+    if kind == "syntax":
+        raise dialect.SparqlSyntaxError(answer["message"])
+    if kind == "timeout":
+        raise PrepareFailed(
+            f"Timeout: parsing and planning the query took longer than {timeout_s:g} s "
+            "(the query was not run); simplify it, e.g. fewer FILTERs or UNION branches.",
+            timed_out=True,
+        )
+    detail = answer.get("message") or "the SPARQL worker stopped"
+    raise PrepareFailed(detail if kind == "error" else f"Query error: the SPARQL worker stopped ({detail}).")
 
 
 class QueryWorker:
@@ -589,10 +666,18 @@ class QueryWorker:
     def run(self, query: str, timeout_s: float, row_cap: int) -> dict[str, Any]:
         """Send one query; its answer, ``{"kind": "timeout"}`` after ``timeout_s`` + grace, or
         ``{"kind": "crash", …}`` when the worker died."""
+        return self._ask((query, float(timeout_s), int(row_cap)), timeout_s)
+
+    def prepare(self, query: str, timeout_s: float) -> dict[str, Any]:
+        """Parse and plan ``query`` in the worker without running it (:func:`prepare_only`'s answer),
+        under the same deadline as a query: ``{"kind": "timeout"}`` after ``timeout_s`` + grace."""
+        return self._ask({"prepare": query, "timeout_s": float(timeout_s)}, timeout_s)
+
+    def _ask(self, message: Any, timeout_s: float) -> dict[str, Any]:
         with self._lock:
             self._ensure_started()
             try:
-                self._conn.send((query, float(timeout_s), int(row_cap)))
+                self._conn.send(message)
             except (OSError, EOFError):
                 return self._crashed()
             if not self._conn.poll(timeout_s + self.grace_s):
@@ -742,3 +827,31 @@ class QueryWorker:
                 except (OSError, EOFError):
                     pass
             self._kill()
+
+
+_PARSERS: dict[str, QueryWorker] = {}
+_PARSERS_LOCK = threading.Lock()
+
+
+def parse_worker(language: Any = None) -> QueryWorker:
+    """A worker holding an empty graph, for :meth:`QueryWorker.prepare` of queries that run
+    elsewhere (a remote endpoint's, ``check-dialect``'s): one per dialect and process, started on
+    first use (about a second) and stopped at exit."""
+    from engines.kg import dialect
+
+    language = language or dialect.WIKIDATA
+    key = repr(language.to_json())
+    with _PARSERS_LOCK:
+        worker = _PARSERS.get(key)
+        if worker is None:
+            if not _PARSERS:
+                atexit.register(_close_parsers)
+            worker = _PARSERS[key] = QueryWorker(lambda: (), "memory", language=language)
+        return worker
+
+
+def _close_parsers() -> None:
+    with _PARSERS_LOCK:
+        workers = list(_PARSERS.values())
+    for worker in workers:
+        worker.close()

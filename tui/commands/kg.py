@@ -149,7 +149,7 @@ def _endpoint(settings, args: argparse.Namespace):
 
 def _sparql(settings, args: argparse.Namespace) -> int:
     if args.check_dialect is not None:
-        return _check_dialect(args.check_dialect, as_json=args.json)
+        return _check_dialect(args.check_dialect, as_json=args.json, timeout_s=settings.query_timeout_s)
     if not args.query:
         print("cs224v-tui sparql: give a QUERY or --check-dialect FILE", file=sys.stderr)
         return EXIT_REFUSED
@@ -179,8 +179,10 @@ def _sparql(settings, args: argparse.Namespace) -> int:
     return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
 
 
-def _check_dialect(path: Path, *, as_json: bool) -> int:
-    from engines.kg.dialect import SparqlRefused, SparqlSyntaxError, prepare
+def _check_dialect(path: Path, *, as_json: bool, timeout_s: float) -> int:
+    """Each query parsed and planned in a SPARQL worker (bounded by ``timeout_s`` each, as a query)."""
+    from engines.kg.dialect import SparqlRefused, SparqlSyntaxError
+    from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
 
     data = read_json(path)
     items = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
@@ -188,20 +190,30 @@ def _check_dialect(path: Path, *, as_json: bool) -> int:
         raise BadInput(f'{shown(path)}: expected a JSON list of {{"id", "sparql"}} objects (or {{"data": [...]}})')
     failures: list[dict[str, str]] = []
     total = skipped = 0
-    for n, item in enumerate(items):
-        query = (
-            next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None)
-            if isinstance(item, dict)
-            else None
-        )
-        if not isinstance(query, str):
-            skipped += 1
-            continue
-        total += 1
-        try:
-            prepare(query)
-        except (SparqlRefused, SparqlSyntaxError) as e:
-            failures.append({"id": _id_of(item, n), "reason": str(e)})
+    worker = parse_worker()
+    try:
+        worker.start()
+    except WorkerUnavailable as e:
+        raise BadInput(f"the SPARQL worker could not start: {e}") from None
+    try:
+        for n, item in enumerate(items):
+            query = (
+                next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None)
+                if isinstance(item, dict)
+                else None
+            )
+            if not isinstance(query, str):
+                skipped += 1
+                continue
+            total += 1
+            try:
+                prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
+            except (SparqlRefused, SparqlSyntaxError, PrepareFailed) as e:
+                failures.append({"id": _id_of(item, n), "reason": str(e)})
+            except WorkerUnavailable as e:
+                failures.append({"id": _id_of(item, n), "reason": f"the SPARQL worker could not start: {e}"})
+    finally:
+        worker.close()
     if not total:
         raise BadInput(f'{shown(path)} holds no queries: expected objects with a "sparql" string')
     report = {"total": total, "accepted": total - len(failures), "failures": failures, "skipped": skipped}
