@@ -5,9 +5,13 @@ TabbedContent with one :class:`tui.area.WorkArea` per entry of :data:`AREAS`, an
 Footer.  Engine modules are imported lazily (the areas open their sessions in
 thread workers), so importing this module stays cheap.
 
-Start-up: the first frame is the Header, an empty tab bar and the Footer; a tab's
-WorkArea is built the first time the tab shows (the first one right after that frame),
-and each area opens its engine session in a thread worker behind a loading status.
+Start-up: the first frame is the Header, the tab bar (each pane saying it is opening) and the
+Footer with its keys, drawn before anything of the engines is imported.  Only then, in a worker:
+the settings are built (``cs224v-tui`` hands the app a function that builds them, so pydantic,
+pydantic-settings and httpx stay off the first frame; settings that do not validate close the app
+and the command line says why), the shown tab's module is imported in a thread (the event loop
+keeps drawing) and its WorkArea mounted; each area opens its engine session in a thread worker
+behind a loading status.  Another tab is built the first time it shows.
 
 Keys (:data:`KEYS` is what the help lists; a test checks it against the bindings): no tab
 or mode key is a printable character or depends on Alt.  ``F2`` … ``F6`` show tab 1 … 5
@@ -28,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -39,6 +44,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
 from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error
@@ -199,6 +205,23 @@ KEYS_BOUND: dict[str, str] = {
 """How key_map spells the keys it names, as Textual names them (the help test reads this)."""
 
 
+class AppFooter(Footer):
+    """The Footer with its keys in the app's first frame.
+
+    Textual's Footer composes its keys only once the screen reports its bindings, a refresh or two
+    after the first frame, which would then show an empty footer bar."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._bindings_ready = True  # compose the keys from the bindings the screen has on mount
+
+
+def _default_settings() -> Settings:
+    from engines.settings import Settings
+
+    return Settings()
+
+
 def _check_backend(settings: Settings) -> Settings:
     """Build the backend the settings choose (raises ConfigurationError if it cannot run)."""
     from engines.llm.client import backend_from_settings
@@ -301,28 +324,49 @@ class CS224VApp(App[None]):
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: Settings | Callable[[], Settings] | None = None,
         *,
         clock: Callable[[], float] | None = None,
         cursor_blink: bool = True,
     ) -> None:
-        """``clock`` times the LLM calls (inject ``lambda: 0.0`` for deterministic screens);
-        ``cursor_blink=False`` keeps text cursors steady (snapshot tests)."""
+        """``settings``: the settings, or a function that builds them (called in a thread worker after
+        the first frame; what it raises closes the app and is in :attr:`start_error`); None builds them
+        from the environment that way.  ``clock`` times the LLM calls (inject ``lambda: 0.0`` for
+        deterministic screens); ``cursor_blink=False`` keeps text cursors steady (snapshot tests)."""
         super().__init__()
+        self._settings: Settings | None = None
+        self._make_settings: Callable[[], Settings] | None = None
         if settings is None:
-            from engines.settings import Settings
-
-            settings = Settings()
-        self.settings: Settings = settings
+            self._make_settings = _default_settings
+        elif callable(settings):
+            self._make_settings = settings
+        else:
+            self._settings = settings
+        self._settings_ready = asyncio.Event()
+        if self._settings is not None:
+            self._settings_ready.set()
+        self.start_error: BaseException | None = None  # what building the settings raised (the app closed)
         self.clock = clock
         self.cursor_blink = cursor_blink
-        self._built: dict[str, WorkArea] = {}  # tab id -> its area, once built (mounted or mounting)
+        self._built: dict[str, WorkArea | None] = {}  # tab id -> its area once built (None: being built)
         self._opened: dict[str, asyncio.Event] = {}  # tab id -> set once its area is mounted
         self._tab_css_loaded = False
         self._first_frame_shown = False
         self.session_usage = RunUsage()  # every LLM call of every tab since the start (the header)
         self.wall_clock: Callable[[], datetime] = datetime.now  # names export files (a fixed one in tests)
         self.export_dir: Path = Path("~") / "cs224v-exports"  # where the export prompt proposes to write
+
+    @property
+    def settings(self) -> Settings:
+        """The settings (LookupError while they are still being built, just after the first frame)."""
+        if self._settings is None:
+            raise LookupError("the settings are still being built")
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self._settings = settings
+        self._settings_ready.set()
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -334,7 +378,7 @@ class CS224VApp(App[None]):
             for spec in AREAS:
                 with TabPane(spec.title, id=spec.id):
                     yield Static(f"Opening the {spec.title} tab…", classes="area-loading")
-        yield Footer(compact=True)
+        yield AppFooter(compact=True)
 
     def on_load(self) -> None:
         self._warnings = _NotifyHandler(self)  # before the tabs mount: their sessions open the cache
@@ -343,7 +387,7 @@ class CS224VApp(App[None]):
 
     def on_mount(self) -> None:
         self._show_subtitle()
-        # after the first frame is on the terminal: build the first tab (its session opens in a worker)
+        # after the first frame is on the terminal: the settings, then the first tab (in a worker)
         self.call_after_refresh(self._open_shown_tab)
 
     def _load_tab_css(self) -> None:
@@ -357,16 +401,19 @@ class CS224VApp(App[None]):
         self.stylesheet.update(self, animate=False)
 
     def _open_shown_tab(self, waited: int = 0) -> None:
-        # the footer fills in its keys a refresh or two after the first frame: build the tab after
-        # that, so header and footer are drawn whole before any tab work holds the loop
-        footer = self.query(Footer)
-        if waited < 20 and footer and not footer.first().query("FooterKey"):
+        # Start once the first frame with the footer's keys has been drawn: a FooterKey has a place on
+        # the screen once the compositor has laid it out, and that same refresh writes the frame.  (At
+        # most 2 s of waiting: a screen too small for the footer starts all the same.)
+        if waited < 200 and not any(key.region for key in self.query(FooterKey)):
             self.set_timer(0.01, lambda: self._open_shown_tab(waited + 1))
             return
-        if waited >= 0:
-            self.call_after_refresh(lambda: self._open_shown_tab(-1))  # the frame with the footer's keys first
-            return
         self._first_frame_shown = True
+        if self._settings is None and self._make_settings is not None:
+            self.run_worker(self._make_settings, name="settings", group="app-start", thread=True, exit_on_error=False)
+            return  # on_worker_state_changed opens the tab once they are built
+        self._open_first_tab()
+
+    def _open_first_tab(self) -> None:
         self._load_tab_css()
         tabs = self.query_one("#areas", TabbedContent)
         self._open_in_worker(tabs.active or AREAS[0].id, focus=True)
@@ -386,12 +433,24 @@ class CS224VApp(App[None]):
             raise ValueError(f"unknown tab {tab_id!r}; the tabs are {', '.join(s.id for s in AREAS)}")
         if tab_id in self._built:
             await self._opened[tab_id].wait()
-            return self._built[tab_id]
-        self._load_tab_css()
+            built = self._built.get(tab_id)
+            if built is None:
+                raise LookupError(f"the {tab_id} tab could not be opened")
+            return built
         self._first_frame_shown = True  # built before the first-frame callback (a test): tabs build on show from now on
-        area = spec.load()(self.settings, clock=self.clock, cursor_blink=self.cursor_blink)
-        self._built[tab_id] = area
+        self._built[tab_id] = None  # being built: a second caller waits for it above
         self._opened[tab_id] = opened = asyncio.Event()
+        try:
+            await self._settings_ready.wait()
+            # the tab's module (and the engines it imports) loads in a thread: the screen keeps drawing
+            cls = spec.load() if spec.target.partition(":")[0] in sys.modules else await asyncio.to_thread(spec.load)
+            self._load_tab_css()
+            area = cls(self.settings, clock=self.clock, cursor_blink=self.cursor_blink)
+        except BaseException:
+            del self._built[tab_id], self._opened[tab_id]
+            opened.set()
+            raise
+        self._built[tab_id] = area
         pane = self.query_one(f"TabPane#{tab_id}", TabPane)
         await pane.query(".area-loading").remove()
         await pane.mount(area)
@@ -531,6 +590,15 @@ class CS224VApp(App[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
+        if worker.group == "app-start":  # the settings, built after the first frame
+            if event.state == WorkerState.SUCCESS:
+                self.settings = worker.result
+                self._show_subtitle()
+                self._open_first_tab()
+            elif event.state == WorkerState.ERROR:
+                self.start_error = worker.error  # run_app raises it once the terminal is restored
+                self.exit(return_code=2)
+            return
         if worker.group != "app":
             return
         if event.state == WorkerState.SUCCESS:
@@ -554,6 +622,8 @@ class CS224VApp(App[None]):
 
     def _show_subtitle(self) -> None:
         """The header's subtitle: the backend, then the session's tokens and cost once a call was made."""
+        if self._settings is None:
+            return  # still being built: the subtitle comes with them
         label = backend_label(self.settings)
         usage = self.session_usage
         self.sub_title = f"{label} · session {usage.short()}" if usage.calls else label
@@ -659,6 +729,8 @@ class CS224VApp(App[None]):
 
     def palette_commands(self) -> Iterable[PaletteCommand]:
         """Every "Area: action" entry: the LLM switch, then the active tab's, then the others'."""
+        if self._settings is None:  # the first instants: nothing to offer yet
+            return
         for backend in BACKENDS:
             current = " (current)" if backend == self.settings.backend else ""
             what = {
@@ -702,6 +774,10 @@ class CS224VApp(App[None]):
                 )
 
 
-def run_app(settings: Settings) -> None:
-    """Run the app in the terminal with ``settings``."""
-    CS224VApp(settings).run()
+def run_app(settings: Settings | Callable[[], Settings]) -> None:
+    """Run the app in the terminal with ``settings`` (or a function that builds them after the first
+    frame; what it raises, a ValidationError for one, is raised here once the app has closed)."""
+    app = CS224VApp(settings)
+    app.run()
+    if app.start_error is not None:
+        raise app.start_error

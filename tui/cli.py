@@ -236,35 +236,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
+# app options checked before the app starts (a file or URL to look at); without them, the app builds the
+# settings itself after its first frame, so pydantic-settings is not on the start path
+_APP_OPTIONS_CHECKED_FIRST = ("app_rdf", "app_endpoint", "base_url", "model")
 
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from engines.errors import EngineError
 
     try:
         _check_text_arguments(parser, args)
-        settings = _settings(args)
         handler = getattr(args, "handler", None)
         if handler is None:
             from tui.app import run_app
 
-            run_app(settings)
+            checked_first = any(name in vars(args) for name in _APP_OPTIONS_CHECKED_FIRST)
+            run_app(_settings(args) if checked_first else lambda: _settings(args))
             return EXIT_OK
+        settings = _settings(args)
         if getattr(args, "batch", False):  # --batch: the run in rounds through the Message Batches API
             from tui.commands import run_batched
 
             return run_batched(settings, args, handler)
         return handler(settings, args)
-    except ValidationError as e:
-        first = e.errors()[0]
-        print(f"cs224v-tui: invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
-        return EXIT_REFUSED
     except BadInput as e:
         _fail(args, str(e))
         return EXIT_REFUSED
     except EngineError as e:
         print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as e:
+        pydantic = sys.modules.get("pydantic")  # not imported: nothing was validated, so no ValidationError
+        if pydantic is None or not isinstance(e, pydantic.ValidationError):
+            raise
+        first = e.errors()[0]
+        print(f"cs224v-tui: invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}", file=sys.stderr)
+        return EXIT_REFUSED
 
 
 if __name__ == "__main__":  # pragma: no cover
