@@ -12,9 +12,19 @@ and, if it lingers, killed.  The minimal app is ``App`` with a ``Header`` (title
 ``Footer`` with one Ctrl+Q binding: the cost of Python + Textual + one frame on this machine.  The app
 is started the way ``cs224v-tui`` starts it (``tui.cli.main``, sim backend, ``--no-cache``).
 
-The report gives the median (and min) of each and their ratio; the targets (issue 15) are a first
-screen within 1.0 s on an idle machine and within 1.5x the minimal app.  Not a test: the numbers
-depend on the machine and its load (the load average is printed with them).
+Both run from compiled bytecode, as an installed package does (pip compiles it on install): the
+children get a fresh ``PYTHONPYCACHEPREFIX`` (and no ``PYTHONDONTWRITEBYTECODE``), which the warm-up
+run of each fills — a source checkout edited since its last run would otherwise pay for compiling
+its changed modules on every start.
+
+For cs224v-tui the report also gives the time until the first tab (Restaurants) has drawn its
+question box: what comes after the first frame (the settings, the tab's engines), for information.
+
+The report gives the median (and min) of each, their ratio and whether each target of issue 15 is
+met: a first screen within 1.0 s on an idle machine, and within 1.5x the minimal app's.  Not a test:
+the numbers depend on the machine and its load; the load average (before and after) is printed with
+them, and the 1.0 s target is said to be judged on a busy machine when the load per CPU exceeds 0.5.
+Exit code 0 when both targets are met.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 from pathlib import Path
@@ -62,14 +73,38 @@ MARKERS = {
     "minimal": (b"minimal-app", b"Quit"),
     "cs224v-tui": (b"cs224v-tui", b"Help"),
 }
+# What the first tab shows once it is built: the Restaurants question box's placeholder.
+TAB_MARKER = b"Ask about restaurants"
+
+TARGET_S = 1.0
+TARGET_RATIO = 1.5
+IDLE_LOAD_PER_CPU = 0.5
 
 
-def first_frame(code: str, markers: tuple[bytes, ...], size: tuple[int, int], timeout: float) -> float:
-    """Seconds from spawn until every marker has been written to the terminal (inf on timeout)."""
+def first_frame(
+    code: str,
+    markers: tuple[bytes, ...],
+    size: tuple[int, int],
+    timeout: float,
+    *,
+    pycache: str,
+    then: bytes | None = None,
+) -> tuple[float, float]:
+    """Seconds from spawn until every marker has been written to the terminal, and (when ``then`` is
+    given) until ``then`` has been written too; inf on timeout."""
     cols, rows = size
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", COLORTERM="", TEXTUAL="", PYTHONPATH=str(ROOT), CS224V_BACKEND="sim")
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        COLORTERM="",
+        TEXTUAL="",
+        PYTHONPATH=str(ROOT),
+        CS224V_BACKEND="sim",
+        PYTHONPYCACHEPREFIX=pycache,
+    )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -82,10 +117,10 @@ def first_frame(code: str, markers: tuple[bytes, ...], size: tuple[int, int], ti
     )
     os.close(slave)
     seen = b""
-    elapsed = float("inf")
+    elapsed = later = float("inf")
     try:
         while time.perf_counter() - start < timeout:
-            ready, _, _ = select.select([master], [], [], 0.05)
+            ready, _, _ = select.select([master], [], [], 0.02)
             if ready:
                 try:
                     chunk = os.read(master, 65536)
@@ -94,8 +129,11 @@ def first_frame(code: str, markers: tuple[bytes, ...], size: tuple[int, int], ti
                 if not chunk:
                     break
                 seen += chunk
-                if all(m in seen for m in markers):
-                    elapsed = time.perf_counter() - start
+                now = time.perf_counter() - start
+                if elapsed == float("inf") and all(m in seen for m in markers):
+                    elapsed = now
+                if elapsed < float("inf") and (then is None or then in seen):
+                    later = now if then is not None else later
                     break
             if proc.poll() is not None:
                 break
@@ -116,7 +154,11 @@ def first_frame(code: str, markers: tuple[bytes, ...], size: tuple[int, int], ti
         except OSError:
             pass
         os.close(master)
-    return elapsed
+    return elapsed, later
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,31 +168,52 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a first frame (default 30)")
     args = p.parse_args(argv)
     cols, rows = (int(n) for n in args.size.lower().split("x"))
+    size = (cols, rows)
 
     times: dict[str, list[float]] = {"minimal": [], "cs224v-tui": []}
+    tab: list[float] = []
     codes = {"minimal": MINIMAL, "cs224v-tui": APP}
-    first_frame(MINIMAL, MARKERS["minimal"], (cols, rows), args.timeout)  # warm the OS file cache
-    first_frame(APP, MARKERS["cs224v-tui"], (cols, rows), args.timeout)
-    for _ in range(args.runs):
-        for name in times:
-            times[name].append(first_frame(codes[name], MARKERS[name], (cols, rows), args.timeout))
-
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="startup-bench-pycache-") as pycache:
+        for name in times:  # warm the OS file cache and compile the bytecode
+            first_frame(codes[name], MARKERS[name], size, args.timeout, pycache=pycache)
+        for _ in range(args.runs):
+            for name in times:
+                then = TAB_MARKER if name == "cs224v-tui" else None
+                frame, later = first_frame(codes[name], MARKERS[name], size, args.timeout, pycache=pycache, then=then)
+                times[name].append(frame)
+                if then is not None:
+                    tab.append(later)
     load = os.getloadavg()[0]
+    cpus = os.cpu_count() or 1
+
     print(
-        f"first frame (header + footer on the terminal), {args.runs} runs each, {cols}x{rows}, "
-        f"{os.cpu_count()} CPUs, load average {load:.2f}"
+        f"first frame (header + footer on the terminal), {args.runs} runs each, {cols}x{rows}, {cpus} CPUs, "
+        f"load average {load_before:.2f} before, {load:.2f} after"
     )
     for name, values in times.items():
         print(
             f"  {name:<11} median {statistics.median(values):6.3f} s   min {min(values):6.3f} s   "
             f"all {' '.join(f'{v:.2f}' for v in values)}"
         )
-    ratio = statistics.median(times["cs224v-tui"]) / statistics.median(times["minimal"])
-    best = min(times["cs224v-tui"]) / min(times["minimal"])
+    print(
+        f"  (cs224v-tui's first tab drawn: median {statistics.median(tab):.3f} s, "
+        f"all {' '.join(f'{v:.2f}' for v in tab)})"
+    )
     app_median = statistics.median(times["cs224v-tui"])
-    print(f"  ratio cs224v-tui / minimal: median {ratio:.2f}x, min {best:.2f}x (target <= 1.5x)")
-    print(f"  cs224v-tui median {app_median:.3f} s (target <= 1.0 s on an idle machine)")
-    return 0 if ratio <= 1.5 else 1
+    ratio = app_median / statistics.median(times["minimal"])
+    best = min(times["cs224v-tui"]) / min(times["minimal"])
+    busy = max(load_before, load) / cpus > IDLE_LOAD_PER_CPU
+    print(
+        f"  target: within {TARGET_RATIO:g}x the minimal app: {_verdict(ratio <= TARGET_RATIO)} "
+        f"(median {ratio:.2f}x, min {best:.2f}x)"
+    )
+    print(
+        f"  target: within {TARGET_S:g} s on an idle machine: {_verdict(app_median <= TARGET_S)} "
+        f"(median {app_median:.3f} s"
+        + (f"; the machine was busy, load {max(load_before, load):.2f} on {cpus} CPUs, not idle)" if busy else ")")
+    )
+    return 0 if ratio <= TARGET_RATIO and app_median <= TARGET_S else 1
 
 
 if __name__ == "__main__":
