@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from worlds.data import default_data_dir
 
 APP_NAME = "cs224v-tui"
+OPENAI_DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama's
 
 
 class ModelPrice(BaseModel):
@@ -67,7 +68,7 @@ class Settings(BaseSettings):
     # A local model through any OpenAI-compatible chat-completions server (Ollama, vLLM, llama.cpp's
     # server, LM Studio): engines/llm/openai_compat.py.  The default URL is Ollama's.
     openai_base_url: str = Field(
-        "http://localhost:11434/v1",
+        OPENAI_DEFAULT_BASE_URL,
         min_length=1,
         description="base URL of the chat-completions server, up to /v1 (CS224V_OPENAI_BASE_URL)",
     )
@@ -176,6 +177,8 @@ class Settings(BaseSettings):
     @field_validator("openai_base_url")
     @classmethod
     def _http_url(cls, v: str) -> str:
+        if v == OPENAI_DEFAULT_BASE_URL:  # valid and normalised as it is: no need to import httpx to parse it
+            return v
         import httpx
 
         try:

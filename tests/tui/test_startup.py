@@ -205,3 +205,26 @@ async def test_only_the_shown_tab_is_built_and_another_is_built_when_shown() -> 
         assert sorted(a.AREA_ID for a in app.areas) == ["restaurants", "suql"]
         assert not app.query_one("TabPane#suql").query(".area-loading")
         assert isinstance(app, CS224VApp)
+
+
+def test_the_default_settings_are_built_without_httpx_and_other_urls_are_still_checked() -> None:
+    # after the first frame the settings are built before the first tab: the default server URL needs no
+    # parser (it is the form httpx would give it); any other URL is still parsed and checked by httpx
+    code = (
+        "import sys\n"
+        "from engines.settings import OPENAI_DEFAULT_BASE_URL, Settings\n"
+        "assert Settings().openai_base_url == OPENAI_DEFAULT_BASE_URL\n"
+        "assert 'httpx' not in sys.modules, 'httpx imported for the default settings'\n"
+        "import httpx\n"
+        "assert str(httpx.URL(OPENAI_DEFAULT_BASE_URL)).rstrip('/') == OPENAI_DEFAULT_BASE_URL\n"
+        "assert Settings(openai_base_url='HTTP://Example.org:8000/v1/').openai_base_url == 'http://example.org:8000/v1'\n"
+        "try:\n"
+        "    Settings(openai_base_url='localhost:11434')\n"
+        "except ValueError as e:\n"
+        "    assert 'http://' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('a URL without a scheme was accepted')\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120
+    )
