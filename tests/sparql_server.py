@@ -38,7 +38,7 @@ def write_world(path: Path) -> Path:
     from worlds import kg
 
     with open(path, "w", encoding="utf-8") as f:
-        for s, p, o in kg.rdf_triples(kg.build(kg.DEFAULT_SEED)):
+        for s, p, o in kg.rdf_triples(kg.build(kg.DEFAULT_SEED).world):
             f.write(f"{s.n3()} {p.n3()} {o.n3()} .\n")
     return path
 

@@ -1,6 +1,7 @@
 """The knowledge-graph world of lecture 8 (§0.4): a fictional, Wikidata-like graph.
 
-``build(seed)`` returns a :class:`KGWorld`: 6 countries, 12 provinces, 37 cities, 6 universities
+``build(seed)`` returns a :class:`Built` pair: the visible :class:`KGWorld` and, apart from it, its
+:class:`HiddenTruth`.  The world has 6 countries, 12 provinces, 37 cities, 6 universities
 (3 with a school of music), 19 instruments in 4 classes, about 200 people of six occupations,
 25 companies, 30 mountains, 40 films and 5 awards — about 2,500 statements.  Items have fictional
 QIDs from Q1000; properties keep their real Wikidata PIDs and English labels, so what one learns
@@ -24,9 +25,10 @@ words is legal SPARQL but wrong or incomplete:
    Northern Lights, two people called Elena Varga — only the descriptions tell them apart.
 
 :class:`HiddenTruth` holds the complete facts before the quirks were applied (every city's
-country, every advisor–student pair, …).  Only evaluators read it; so with the question sets of
-§5 (:func:`questions`: 40 simple, 56 forum-style in 8 categories, each with gold SPARQL), which are
-evaluator data too.  Engines and the simulated policy see the graph only.
+country, every advisor–student pair, …).  The world holds no reference to it: only evaluators are
+handed it, and so the question sets of §5 (``questions(world, truth)``: 40 simple, 56
+forum-style in 8 categories, each with gold SPARQL), which are evaluator data too.  Engines and the
+simulated policy are handed the world, and see the graph only.
 Everything is drawn from ``random.Random(seed)``: the same seed gives the same world.
 """
 
@@ -36,6 +38,7 @@ import hashlib
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 DEFAULT_SEED = 8
 FIRST_QID = 1000
@@ -656,11 +659,13 @@ class HiddenTruth:
 
 @dataclass(frozen=True)
 class KGWorld:
+    """The graph an engine is handed: entities, properties, claims (the hidden truth is returned apart, see
+    :class:`Built`)."""
+
     seed: int
     entities: Mapping[str, Entity]
     properties: Mapping[str, Property]
     claims: tuple[Claim, ...]
-    truth: HiddenTruth = field(repr=False)
     classes: Mapping[str, str] = field(default_factory=dict)  # class name -> QID (e.g. "mountain")
 
     @property
@@ -684,6 +689,13 @@ class KGWorld:
         return [e for e in self.entities.values() if e.kind == kind]
 
 
+class Built(NamedTuple):
+    """What :func:`build` returns: the visible world and, apart from it, the hidden truth."""
+
+    world: KGWorld
+    truth: HiddenTruth
+
+
 class _Builder:
     def __init__(self) -> None:
         self.entities: dict[str, Entity] = {}
@@ -700,8 +712,9 @@ class _Builder:
         self.claims.append(Claim(s, pid, v, qualifiers))
 
 
-def build(seed: int = DEFAULT_SEED) -> KGWorld:
-    """Generate the world.  Deterministic in ``seed``."""
+def build(seed: int = DEFAULT_SEED) -> Built:
+    """Generate the world and its hidden truth.  Deterministic in ``seed``.
+    Hand ``.world`` to engines; only evaluators take ``.truth``."""
     rng = random.Random(seed)
     b = _Builder()
     C: dict[str, str] = {}
@@ -956,7 +969,7 @@ def build(seed: int = DEFAULT_SEED) -> KGWorld:
         awards={a: tuple(v) for a, v in awards.items()},
         affiliation_university=affiliation_university,
     )
-    return KGWorld(seed, dict(b.entities), dict(PROPERTY_BY_ID), tuple(b.claims), truth, dict(C))
+    return Built(KGWorld(seed, dict(b.entities), dict(PROPERTY_BY_ID), tuple(b.claims), dict(C)), truth)
 
 
 def _person_names(rng: random.Random, n: int) -> list[str]:
@@ -1007,7 +1020,7 @@ def scaled(world: KGWorld, factor: int) -> KGWorld:
                     tuple((p, shift_value(v, k)) for p, v in c.qualifiers),
                 )
             )
-    return KGWorld(world.seed, entities, world.properties, tuple(claims), world.truth, world.classes)
+    return KGWorld(world.seed, entities, world.properties, tuple(claims), world.classes)
 
 
 # --- RDF: Wikidata's model ------------------------------------------------------------------
@@ -1120,10 +1133,12 @@ class QuestionSets:
         raise KeyError(qid)
 
 
-def questions(world: KGWorld, seed: int | None = None) -> QuestionSets:
-    """The simple (40) and forum-style (56, 7 per category) questions with gold SPARQL."""
+def questions(world: KGWorld, truth: HiddenTruth, seed: int | None = None) -> QuestionSets:
+    """The simple (40) and forum-style (56, 7 per category) questions with gold SPARQL.
+
+    Evaluator data: the hidden ``truth`` (of the same build as ``world``) picks questions the quirks make hard."""
     rng = random.Random(world.seed if seed is None else seed)
-    E, C, T = world.entities, world.classes, world.truth
+    E, C, T = world.entities, world.classes, truth
     lab = world.label
     claims_by: dict[str, list[Claim]] = {}
     for c in world.claims:

@@ -49,7 +49,7 @@ def open_kg(settings=None, *, store: str = STORE_DEFAULT, world=None) -> Endpoin
     from worlds import kg
 
     settings = settings or Settings()
-    world = world or kg.build(kg.DEFAULT_SEED)
+    world = world or kg.build(kg.DEFAULT_SEED).world
     return Endpoint.from_world(
         world,
         store=store,

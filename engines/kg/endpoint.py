@@ -12,7 +12,7 @@ stays that), in the SPARQL 1.1 JSON results format.
 
 Usage::
 
-    endpoint = Endpoint.from_world(kg.build())        # Oxigraph; store="memory" for rdflib's own
+    endpoint = Endpoint.from_world(kg.build().world)        # Oxigraph; store="memory" for rdflib's own
     result = endpoint.execute("SELECT ?m ?mLabel WHERE { ?m wdt:P31 wd:Q1007 . "
                               'SERVICE wikibase:label { bd:serviceParam wikibase:language "en". } }')
     result.feedback, result.columns, result.records()

@@ -72,14 +72,15 @@ def open_spinach(
     settings: Settings | None = None,
     *,
     store: str | None = None,
-    world: kg.KGWorld | None = None,
+    built: kg.Built | None = None,
     options: AgentOptions | None = None,
     llm: LLM | None = None,
 ) -> SpinachSession:
     """Build the world (default seed), its endpoint, the LLM the settings choose and the agent.
 
-    With ``settings.kg_endpoint`` or ``settings.kg_rdf`` (and no ``world``), the endpoint is that
+    With ``settings.kg_endpoint`` or ``settings.kg_rdf`` (and no ``built`` world), the endpoint is that
     graph's instead, and there are no question sets (the built-in world's gold answers are not its).
+    The hidden truth of ``built`` only makes the question sets; the session keeps the world alone.
 
     Raises ``ConfigurationError`` when the settings choose ``claude`` without an API key.
     """
@@ -88,11 +89,11 @@ def open_spinach(
     from engines.kg.sources import open_graph
 
     # the settings' own graph (kg_endpoint / kg_rdf) unless a world is given; it has no question sets
-    theirs = open_graph(settings) if world is None else None
-    world = world or kg.build(kg.DEFAULT_SEED)
+    theirs = open_graph(settings) if built is None else None
+    world, truth = built or kg.build(kg.DEFAULT_SEED)
     if theirs is not None:
         return SpinachSession(settings, world, theirs, llm, SpinachAgent(theirs, llm, options), kg.QuestionSets((), ()))
     kwargs = {"store": store} if store else {}  # the endpoint's default store (Oxigraph) unless given
     endpoint = Endpoint.from_world(world, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap, **kwargs)
     agent = SpinachAgent(endpoint, llm, options)
-    return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world))
+    return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world, truth))

@@ -1,14 +1,16 @@
 """The hidden truth is returned apart from the visible world: nothing an engine is handed reaches it.
 
-``worlds.restaurants.build()`` and ``worlds.hybridqa.build()`` return ``Built(world, truth)``.  The world, and
-every session built over it (the restaurant tab, the SUQL tab, the Lab's shared world, HybridQA's pipeline), must
-hold no attribute path to the ``HiddenTruth``: an engine handed one of them cannot read the answers it is judged
-against.  (The KG world's truth, worlds/kg.py, is not covered here yet.)
+``worlds.restaurants.build()``, ``worlds.hybridqa.build()`` and ``worlds.kg.build()`` return ``Built(world,
+truth)``.  The world, and every session built over it (the restaurant tab, the SUQL tab, the Lab's shared world,
+HybridQA's pipeline, the knowledge-graph endpoint, its store and the SPINACH agent), must hold no attribute path
+to the ``HiddenTruth`` — nor a path through a kept function's closure or a bound method: an engine handed one of
+them cannot read the answers it is judged against.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -26,13 +28,30 @@ _LEAVES = (
     type(None),
     types.ModuleType,
     type,
-    types.FunctionType,
     types.BuiltinFunctionType,
-    types.MethodType,
 )
 
 
 def _children(obj: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, types.FunctionType):  # what a kept function closes over (never its module's globals)
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or (), strict=True):
+            try:
+                yield f"<closure {name}>", cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        for i, v in enumerate(obj.__defaults__ or ()):
+            yield f"<default {i}>", v
+        for k, v in (obj.__kwdefaults__ or {}).items():
+            yield f"<default {k}>", v
+        return
+    if isinstance(obj, types.MethodType):
+        yield ".__self__", obj.__self__
+        yield ".__func__", obj.__func__
+        return
+    if isinstance(obj, functools.partial):
+        yield ".func", obj.func
+        yield ".args", obj.args
+        yield ".keywords", obj.keywords
     if isinstance(obj, dict):
         for k, v in obj.items():
             yield f"[{k!r}]", v
@@ -78,6 +97,21 @@ def test_the_scan_finds_a_truth_where_there_is_one():
     built = W.build(n=20)
     holder = types.SimpleNamespace(inner={"x": [built.world, (1, built.truth)]})
     assert paths_to(holder, W.HiddenTruth) == ["root.inner['x'][1][1]"]
+
+
+def test_the_scan_follows_closures_and_bound_methods():
+    built = W.build(n=20)
+    truth = built.truth
+
+    class Keeper:
+        def __init__(self, t):
+            self.t = t
+
+        def read(self):
+            return self.t
+
+    assert paths_to(types.SimpleNamespace(read=lambda: truth.features), W.HiddenTruth) == ["root.read<closure truth>"]
+    assert paths_to(types.SimpleNamespace(read=Keeper(truth).read), W.HiddenTruth) == ["root.read.__self__.t"]
 
 
 def test_build_returns_the_world_and_the_truth_apart():
@@ -144,3 +178,50 @@ def test_the_hybridqa_pipeline_and_its_llm_cannot_reach_the_truth_only_the_evalu
         assert paths_to(suql, H.HiddenTruth) == []
     finally:
         suql.close()
+
+
+# --- the knowledge graph: the complete facts before the quirks (every city's country, every advisor pair, ...) ---
+
+
+def test_kg_build_returns_the_world_and_the_truth_apart():
+    from worlds import kg as K
+
+    world, truth = K.build()
+    assert isinstance(world, K.KGWorld) and isinstance(truth, K.HiddenTruth)
+    assert set(truth.city_country) == {e.qid for e in world.kind("city")}
+    assert not hasattr(world, "truth") and "truth" not in {f.name for f in dataclasses.fields(world)}
+    assert paths_to(world, K.HiddenTruth) == [] and paths_to(K.scaled(world, 2), K.HiddenTruth) == []
+
+
+def test_no_kg_session_endpoint_store_or_llm_reaches_the_truth():
+    from engines.kg import open_kg
+    from engines.spinach.session import open_spinach
+    from worlds import kg as K
+
+    settings = Settings(cache_enabled=False)
+    session = open_spinach(settings)
+    with session.endpoint:
+        assert session.questions.forum  # the evaluators' question sets were made (with the truth) ...
+        q = session.questions.forum[0]
+        session.agent.run(q.question)  # ... and a run leaves nothing behind that leads to it
+        for part in ("world", "endpoint", "llm", "agent"):  # what the agent and the simulated policy are handed
+            assert paths_to(getattr(session, part), K.HiddenTruth) == [], part
+        assert paths_to(session, K.HiddenTruth) == []
+        assert paths_to(session.endpoint.graph, K.HiddenTruth) == []  # the store itself
+    with open_kg(settings) as endpoint:  # the SPARQL console's endpoint (its query worker started)
+        assert endpoint.execute("SELECT ?x WHERE { ?x wdt:P31 ?c . } LIMIT 3").has_rows
+        assert paths_to(endpoint, K.HiddenTruth) == []
+
+
+def test_the_lab_keeps_the_kg_truth_for_its_checks_only():
+    from contextlib import ExitStack
+
+    from engines.lab.core import RunContext
+    from engines.lab.lecture8.common import kg_of
+    from worlds import kg as K
+
+    ctx = RunContext(None, {}, "small", lambda *a: None, None, Settings(cache_enabled=False), ExitStack())
+    k = kg_of(ctx)
+    assert paths_to(k.world, K.HiddenTruth) == [] and paths_to(k.endpoint, K.HiddenTruth) == []
+    assert paths_to(k, K.HiddenTruth) == ["root.truth"]  # held apart, for the §1.4 checks
+    assert k.sets == K.questions(*K.build())

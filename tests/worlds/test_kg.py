@@ -14,8 +14,18 @@ WD = "http://www.wikidata.org/entity/"
 
 
 @pytest.fixture(scope="module")
-def world() -> K.KGWorld:
+def built() -> K.Built:
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built) -> K.KGWorld:
+    return built.world
+
+
+@pytest.fixture(scope="module")
+def truth(built) -> K.HiddenTruth:
+    return built.truth
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +34,8 @@ def endpoint(world) -> Endpoint:
 
 
 @pytest.fixture(scope="module")
-def qsets(world) -> K.QuestionSets:
-    return K.questions(world)
+def qsets(world, truth) -> K.QuestionSets:
+    return K.questions(world, truth)
 
 
 def qid(world, label: str, kind: str | None = None) -> str:
@@ -75,17 +85,17 @@ def test_the_lectures_inventory(world):
     } <= {c.pid for c in world.claims}
 
 
-def test_four_instrument_classes(world):
-    tops = set(world.truth.instrument_class.values())
-    assert len(tops) == 4 and len(world.truth.instrument_class) == 19
+def test_four_instrument_classes(truth):
+    tops = set(truth.instrument_class.values())
+    assert len(tops) == 4 and len(truth.instrument_class) == 19
 
 
-def test_deterministic_by_seed(world):
-    again = K.build()
-    assert again.claims == world.claims and again.entities == world.entities
-    other = K.build(seed=K.DEFAULT_SEED + 1)
+def test_deterministic_by_seed(world, truth):
+    again, again_truth = K.build()
+    assert again.claims == world.claims and again.entities == world.entities and again_truth == truth
+    other = K.build(seed=K.DEFAULT_SEED + 1).world
     assert other.claims != world.claims
-    assert K.questions(again) == K.questions(world)
+    assert K.questions(again, again_truth) == K.questions(world, truth)
 
 
 def test_wikidata_rdf_model(world):
@@ -103,14 +113,14 @@ def test_wikidata_rdf_model(world):
     assert labels and isinstance(labels[0], Literal) and labels[0].language == "en"
 
 
-def test_hidden_truth_is_not_in_the_graph(world, endpoint):
+def test_hidden_truth_is_not_in_the_graph(world, endpoint, truth):
     missing = [
         c
-        for c, country in world.truth.city_country.items()
+        for c, country in truth.city_country.items()
         if not any(cl.subject == c and cl.pid == "P17" for cl in world.claims)
     ]
     assert 10 <= len(missing) <= 25  # quirk 6: about half the cities have no P17
-    pairs = world.truth.advisor_pairs
+    pairs = truth.advisor_pairs
     recorded = {(c.value.value, c.subject) for c in world.claims if c.pid == "P185"}
     assert recorded < pairs  # quirk 4: P185 is on the advisor for some pairs only
     assert "truth" not in {str(p) for _s, p, _o in K.rdf_triples(world)}
@@ -134,16 +144,16 @@ def test_quirk_no_fixed_schema(endpoint):
     assert len(counts) > 1  # occupations have different sets of properties
 
 
-def test_quirk_similar_properties(world, endpoint):
+def test_quirk_similar_properties(world, endpoint, truth):
     m = world.classes["mountain"]
     assert not rows(endpoint, f"SELECT ?m ?h WHERE {{ ?m wdt:P31 wd:{m} ; wdt:P2048 ?h }}")
     assert rows(endpoint, f"SELECT ?m ?h WHERE {{ ?m wdt:P31 wd:{m} ; wdt:P2044 ?h }}")
     setting = rows(endpoint, "SELECT ?f ?c WHERE { ?f wdt:P840 ?c }")
     shot = rows(endpoint, "SELECT ?f ?c WHERE { ?f wdt:P915 ?c }")
     assert setting != shot
-    born = {p for p, c in world.truth.birth_country.items()}
+    born = {p for p, c in truth.birth_country.items()}
     citizens_match = sum(
-        1 for c in world.claims if c.pid == "P27" and world.truth.birth_country.get(c.subject) == c.value.value
+        1 for c in world.claims if c.pid == "P27" and truth.birth_country.get(c.subject) == c.value.value
     )
     assert citizens_match < len(born)
 
@@ -155,31 +165,31 @@ def test_quirk_subclass_not_instance(world, endpoint):
     assert rows(endpoint, f"SELECT ?m WHERE {{ ?m wdt:P1303 ?i . ?i wdt:P279* wd:{string} }}")
 
 
-def test_quirk_one_sided_relations(world, endpoint):
+def test_quirk_one_sided_relations(world, endpoint, truth):
     advisor = max(
-        {a for _s, a in world.truth.advisor_pairs},
-        key=lambda a: sum(1 for _s, x in world.truth.advisor_pairs if x == a),
+        {a for _s, a in truth.advisor_pairs},
+        key=lambda a: sum(1 for _s, x in truth.advisor_pairs if x == a),
     )
     naive = rows(endpoint, f"SELECT ?s WHERE {{ wd:{advisor} wdt:P185 ?s }}")
     right = rows(endpoint, f"SELECT ?s WHERE {{ ?s wdt:P184 wd:{advisor} }}")
     assert naive < right
 
 
-def test_quirk_qualifiers(world, endpoint):
+def test_quirk_qualifiers(world, endpoint, truth):
     award = qid(world, "Orund Prize in Physics")
     assert not rows(endpoint, f"SELECT ?x ?d WHERE {{ ?x wdt:P166 wd:{award} ; wdt:P585 ?d }}")
     got = rows(endpoint, f"SELECT ?x ?d WHERE {{ ?x p:P166 ?s . ?s ps:P166 wd:{award} ; pq:P585 ?d }}")
-    assert len(got) == len(world.truth.awards[award])
+    assert len(got) == len(truth.awards[award])
 
 
-def test_quirk_p131_chain(world, endpoint):
+def test_quirk_p131_chain(world, endpoint, truth):
     k = qid(world, "Kestavia")
     naive = rows(endpoint, f"SELECT ?c WHERE {{ ?c wdt:P31 wd:{world.classes['city']} ; wdt:P17 wd:{k} }}")
     chain = rows(
         endpoint, f"SELECT DISTINCT ?c WHERE {{ ?c wdt:P31 wd:{world.classes['city']} ; wdt:P131*/wdt:P17 wd:{k} }}"
     )
-    truth = {(WD + c,) for c, country in world.truth.city_country.items() if country == k}
-    assert naive < chain == truth
+    right = {(WD + c,) for c, country in truth.city_country.items() if country == k}
+    assert naive < chain == right
 
 
 def test_quirk_ambiguous_labels(world, endpoint):
@@ -188,16 +198,16 @@ def test_quirk_ambiguous_labels(world, endpoint):
     assert len([e for e in world.entities.values() if e.label == "Northern Lights"]) == 2
 
 
-def test_exercise_1_films_set_in_cities_of_kestavia(world, endpoint):
+def test_exercise_1_films_set_in_cities_of_kestavia(world, endpoint, truth):
     k = qid(world, "Kestavia")
     chain = rows(endpoint, f"SELECT DISTINCT ?f ?c WHERE {{ ?f wdt:P840 ?c . ?c wdt:P131*/wdt:P17 wd:{k} . }}")
     naive = rows(endpoint, f"SELECT ?f ?c WHERE {{ ?f wdt:P840 ?c . ?c wdt:P17 wd:{k} . }}")
-    truth = {
+    right = {
         (WD + c.subject, WD + c.value.value)
         for c in world.claims
-        if c.pid == "P840" and world.truth.city_country[c.value.value] == k
+        if c.pid == "P840" and truth.city_country[c.value.value] == k
     }
-    assert chain == truth and naive <= chain
+    assert chain == right and naive <= chain
 
 
 # --- the question sets ------------------------------------------------------------------------------
@@ -218,21 +228,21 @@ def test_every_gold_query_has_rows(world, qsets, store):
         assert r.feedback.value == "rows", (q.id, r.message)
 
 
-def test_gold_answers_agree_with_the_hidden_truth(world, qsets, endpoint):
+def test_gold_answers_agree_with_the_hidden_truth(world, qsets, endpoint, truth):
     for q in qsets.forum:
         if q.category == "C2" and "How many" not in q.question:
             occ, country = q.entities
             got = {rec["person"][len(WD) :] for rec in endpoint.execute(q.gold_sparql).records()}
             want = {
                 p
-                for p, c in world.truth.birth_country.items()
+                for p, c in truth.birth_country.items()
                 if c == country
                 and any(cl.subject == p and cl.pid == "P106" and cl.value.value == occ for cl in world.claims)
             }
             assert got == want, q.id
         if q.category == "C4" and q.question.startswith("Who were the doctoral students"):
             got = {rec["student"][len(WD) :] for rec in endpoint.execute(q.gold_sparql).records()}
-            assert got == {s for s, a in world.truth.advisor_pairs if a == q.entities[0]}
+            assert got == {s for s, a in truth.advisor_pairs if a == q.entities[0]}
 
 
 def test_scaled_world(world):

@@ -426,7 +426,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
     from worlds import kg
 
     llm = _llm(settings, args.policy)
-    world = kg.build(kg.DEFAULT_SEED)
+    world, truth = kg.build(kg.DEFAULT_SEED)
     from engines.kg import Endpoint
 
     endpoint = Endpoint.from_world(
@@ -437,7 +437,7 @@ def _evaluate(settings, args: argparse.Namespace, options) -> int:
         if not args.json and sys.stderr.isatty():
             print(f"  {done}/{total} {qid}   ", end="\r", file=sys.stderr)
 
-    sets = kg.questions(world)
+    sets = kg.questions(world, truth)
     if args.limit is not None:
         n = args.limit
         sets = kg.QuestionSets(

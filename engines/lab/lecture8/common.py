@@ -32,6 +32,7 @@ class KG:
     world: Any  # worlds.kg.KGWorld
     endpoint: Endpoint
     sets: Any  # worlds.kg.QuestionSets (all questions)
+    truth: Any  # worlds.kg.HiddenTruth: for the Lab's checks only, never handed to an endpoint or a policy
 
 
 def kg_of(ctx: RunContext) -> KG:
@@ -40,12 +41,12 @@ def kg_of(ctx: RunContext) -> KG:
     def build() -> KG:
         from worlds import kg
 
-        world = kg.build(kg.DEFAULT_SEED)
+        world, truth = kg.build(kg.DEFAULT_SEED)
         # the graph is read-only and runs repeat the same queries: keep every result
         endpoint = Endpoint.from_world(
             world, store=STORE, timeout_s=s.query_timeout_s, row_cap=s.row_cap, cache_size=1 << 16
         )
-        return KG(world, endpoint, kg.questions(world))
+        return KG(world, endpoint, kg.questions(world, truth), truth)
 
     return ctx.memo(("kg-world", STORE, s.query_timeout_s, s.row_cap), build)
 

@@ -21,8 +21,13 @@ LABEL = 'SERVICE wikibase:label { bd:serviceParam wikibase:language "%s". }'
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -238,8 +243,8 @@ def test_both_stores_give_the_same_multiset_on_every_dev_gold_query(endpoints):
     assert known == list(KNOWN_DIFFERENCES)
 
 
-def test_both_stores_give_the_same_full_terms_on_the_worlds_gold_queries(world, endpoints):
-    for q in K.questions(world).all():
+def test_both_stores_give_the_same_full_terms_on_the_worlds_gold_queries(built, endpoints):
+    for q in K.questions(*built).all():
         labelled = q.gold_sparql.replace("WHERE {", "WHERE { " + LABEL % "en", 1)
         for text in (q.gold_sparql, labelled):
             a, _ = _outcome(endpoints["memory"], text)

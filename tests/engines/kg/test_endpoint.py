@@ -16,8 +16,13 @@ WD = "http://www.wikidata.org/entity/"
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -66,20 +71,20 @@ def test_syntax_error(endpoint):
 
 
 def test_timeout():
-    ep = Endpoint.from_world(K.build(), timeout_s=0.05)
+    ep = Endpoint.from_world(K.build().world, timeout_s=0.05)
     r = ep.execute("SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . }")
     assert r.feedback is Feedback.TIMEOUT and "timed out" in r.message
     assert r.elapsed_s < 2
 
 
 def test_timeout_oxigraph():
-    ep = Endpoint.from_world(K.build(), store="oxigraph", timeout_s=0.05)
+    ep = Endpoint.from_world(K.build().world, store="oxigraph", timeout_s=0.05)
     r = ep.execute("SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . }")
     assert r.feedback is Feedback.TIMEOUT
 
 
 def test_row_cap():
-    ep = Endpoint.from_world(K.build(), row_cap=7)
+    ep = Endpoint.from_world(K.build().world, row_cap=7)
     r = ep.execute("SELECT ?s WHERE { ?s ?p ?o }")
     assert len(r.bindings) == 7 and r.truncated
 
@@ -110,8 +115,8 @@ def test_offline_service_refused_at_execution(endpoint):
         )
 
 
-def test_both_stores_agree_on_the_gold_queries(world, endpoints):
-    for q in K.questions(world).all():
+def test_both_stores_agree_on_the_gold_queries(built, endpoints):
+    for q in K.questions(*built).all():
         a = endpoints["memory"].execute(q.gold_sparql)
         b = endpoints["oxigraph"].execute(q.gold_sparql)
         key = lambda r: Counter(tuple(sorted((k, v["value"]) for k, v in x.items())) for x in r.bindings)  # noqa: E731
@@ -185,7 +190,7 @@ def test_results_are_kept_per_query_text_and_the_cache_can_be_off():
     from engines.kg import Endpoint
     from worlds import kg
 
-    world = kg.build()
+    world = kg.build().world
     q = "SELECT ?x WHERE { ?x wdt:P31 wd:Q1007 . }"
     cached = Endpoint.from_world(world, cache_size=2)
     first = cached.execute(q)

@@ -23,8 +23,13 @@ def _bag(answer: dict) -> Counter:
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build(K.DEFAULT_SEED)
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -33,27 +38,27 @@ def graphs(world):
     return {s: make_graph(triples, s) for s in ("oxigraph", "memory")}
 
 
-def _queries(world) -> list[str]:
-    return [q.gold_sparql for q in K.questions(world).all()] + [
+def _queries(built) -> list[str]:
+    return [q.gold_sparql for q in K.questions(*built).all()] + [
         e.query for e in EXAMPLES if e.expect in ("rows", "empty")
     ]
 
 
-def test_the_fast_path_never_parses_with_rdflib(world, graphs, monkeypatch):
+def test_the_fast_path_never_parses_with_rdflib(built, graphs, monkeypatch):
     def no_rdflib(*_a, **_k):
         raise AssertionError("rdflib's parse ran")
 
     monkeypatch.setattr(dialect, "plan", no_rdflib)
-    for q in _queries(world):
+    for q in _queries(built):
         answer = evaluate(graphs["oxigraph"], "oxigraph", q, 10.0, 10_000)
         assert answer["kind"] == "ok", q
 
 
-def test_same_rows_as_the_full_path_and_the_memory_store(world, graphs, monkeypatch):
-    fast = {q: evaluate(graphs["oxigraph"], "oxigraph", q, 10.0, 10_000) for q in _queries(world)}
-    memory = {q: evaluate(graphs["memory"], "memory", q, 10.0, 10_000) for q in _queries(world)}
+def test_same_rows_as_the_full_path_and_the_memory_store(built, graphs, monkeypatch):
+    fast = {q: evaluate(graphs["oxigraph"], "oxigraph", q, 10.0, 10_000) for q in _queries(built)}
+    memory = {q: evaluate(graphs["memory"], "memory", q, 10.0, 10_000) for q in _queries(built)}
     monkeypatch.setattr(dialect, "fast_prepare", lambda *a, **k: None)  # the full path: rdflib's plan first
-    for q in _queries(world):
+    for q in _queries(built):
         full = evaluate(graphs["oxigraph"], "oxigraph", q, 10.0, 10_000)
         assert fast[q]["kind"] == full["kind"] == memory[q]["kind"] == "ok"
         assert fast[q]["columns"] == full["columns"] == memory[q]["columns"]

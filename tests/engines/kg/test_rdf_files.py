@@ -114,7 +114,7 @@ def test_prefixes_come_from_the_file_and_the_dialect_is_standard(files, people):
 
 
 def test_a_wikidata_shaped_file_switches_the_dialect_on(tmp_path):
-    world = K.build(K.DEFAULT_SEED)
+    world, truth = K.build(K.DEFAULT_SEED)
     nt = write_world(tmp_path / "world.nt")
     assert read_rdf([nt]).wikidata
     with Endpoint.from_rdf([nt]) as mine, Endpoint.from_world(world, store="oxigraph") as builtin:
@@ -123,7 +123,7 @@ def test_a_wikidata_shaped_file_switches_the_dialect_on(tmp_path):
             if ex.expect in ("rows", "empty"):
                 r, b = mine.execute(ex.query), builtin.execute(ex.query)
                 assert r.feedback.value == ex.expect and _bag(r) == _bag(b), ex.title
-        for q in K.questions(world).forum[::7]:
+        for q in K.questions(world, truth).forum[::7]:
             assert _bag(mine.execute(q.gold_sparql)) == _bag(builtin.execute(q.gold_sparql)), q.id
         assert mine.page("Q1053") == builtin.page("Q1053")
         assert mine.search("Ashford") == builtin.search("Ashford")

@@ -25,8 +25,13 @@ def _bag(result) -> Counter:
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build(K.DEFAULT_SEED)
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +73,8 @@ def test_console_examples_same_feedback_and_rows(example, remote, local):
     assert _bag(r) == _bag(l)
 
 
-def test_every_gold_query_returns_the_local_rows(world, remote, local):
-    questions = K.questions(world).all()
+def test_every_gold_query_returns_the_local_rows(built, remote, local):
+    questions = K.questions(*built).all()
     assert len(questions) == 96
     for q in questions:
         r, l = remote.execute(q.gold_sparql), local.execute(q.gold_sparql)
@@ -132,7 +137,7 @@ def test_unknown_entities(remote, local):
         remote.property_examples("P99999")
 
 
-def test_the_agent_runs_over_the_endpoint(world, remote, local):
+def test_the_agent_runs_over_the_endpoint(built, remote, local):
     """The sim policy over --endpoint: the simple questions take the same steps as locally, and every
     answer is the rows its final query returns on the local store."""
     from engines.llm.client import llm_from_settings
@@ -140,7 +145,7 @@ def test_the_agent_runs_over_the_endpoint(world, remote, local):
     from engines.spinach.agent import SpinachAgent
 
     llm = llm_from_settings(Settings(backend="sim"))
-    sets = K.questions(world)
+    sets = K.questions(*built)
     for q in (*sets.simple[:4], *sets.forum[::14]):
         far = SpinachAgent(remote, llm).run(q.question)
         assert far.finish == "stop" and far.final_sparql, q.id

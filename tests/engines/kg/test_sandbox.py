@@ -247,7 +247,7 @@ def test_there_are_at_least_sixty_spellings():
 
 @pytest.fixture(scope="module")
 def open_endpoints():
-    world = K.build()
+    world = K.build().world
     eps = {s: Endpoint.from_world(world, store=s, isolate_network=False, cache_size=0) for s in ("memory", "oxigraph")}
     yield eps
     for ep in eps.values():
@@ -370,8 +370,13 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 def test_a_catastrophic_regex_times_out_and_its_worker_is_gone(world):

@@ -20,7 +20,7 @@ from worlds import kg as K
 
 @pytest.fixture(scope="module")
 def endpoint():
-    return Endpoint.from_world(K.build())
+    return Endpoint.from_world(K.build().world)
 
 
 class Scripted:

@@ -12,8 +12,8 @@ from worlds import kg
 
 @pytest.fixture(scope="module")
 def world_and_sets():
-    world = kg.build()
-    return world, kg.questions(world), {q: world.label(q) for q in world.entities}
+    world, truth = kg.build()
+    return world, kg.questions(world, truth), {q: world.label(q) for q in world.entities}
 
 
 def _masked(question, labels) -> str:

@@ -13,8 +13,13 @@ from worlds import kg as K
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -22,14 +27,14 @@ def endpoint(world):
     return Endpoint.from_world(world, store="oxigraph")
 
 
-def sample(world, per_category: int = 3) -> K.QuestionSets:
-    qs = K.questions(world)
+def sample(built, per_category: int = 3) -> K.QuestionSets:
+    qs = K.questions(*built)
     forum = tuple(q for c in K.CATEGORIES for q in [x for x in qs.forum if x.category == c][:per_category])
     return K.QuestionSets(qs.simple[::4], forum)
 
 
-def test_spinach_beats_every_baseline_on_forum_questions(world, endpoint):
-    report = evaluate(endpoint, sample(world), LLM(SimBackend(seed=224)), world=world)
+def test_spinach_beats_every_baseline_on_forum_questions(built, world, endpoint):
+    report = evaluate(endpoint, sample(built), LLM(SimBackend(seed=224)), world=world)
     out = report.to_json()
     forum = out["sets"]["forum"]["f1"]
     assert forum > 50
@@ -40,11 +45,11 @@ def test_spinach_beats_every_baseline_on_forum_questions(world, endpoint):
     assert out["template_parser_synthetic"] == {"right": 45, "total": 45}
     assert set(out["sets"]["forum"]["by_category"]) == set(K.CATEGORIES)
     assert sum(out["actions"].values()) == pytest.approx(100, abs=0.5)
-    assert len(report.trajectories) == len(sample(world).all())
+    assert len(report.trajectories) == len(sample(built).all())
 
 
-def test_baselines_never_see_gold_sparql(world, endpoint):
-    q = K.questions(world).simple[0]
+def test_baselines_never_see_gold_sparql(built, endpoint):
+    q = K.questions(*built).simple[0]
     assert direct_answer(q.question) and all("type" in v for row in direct_answer(q.question) for v in row.values())
     query, rows = one_shot(q.question, endpoint)
     assert query is not None and rows == []  # made-up QIDs find nothing

@@ -74,7 +74,7 @@ def test_the_replayed_rule_agrees_with_the_agent_on_its_own_runs():
     from tests.engines.spinach.test_agent import PolicyAction, run
     from worlds import kg as K
 
-    endpoint = Endpoint.from_world(K.build())
+    endpoint = Endpoint.from_world(K.build().world)
     plan = [
         PolicyAction("the whole query", "execute_sparql", MOUNTAINS),
         PolicyAction("verify", "execute_sparql", PROBE),

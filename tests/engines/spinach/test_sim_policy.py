@@ -23,8 +23,13 @@ def Sim(params: PolicyParams = DEFAULT, seed: int = 224) -> SimBackend:
 
 
 @pytest.fixture(scope="module")
-def world():
+def built():
     return K.build()
+
+
+@pytest.fixture(scope="module")
+def world(built):
+    return built.world
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +38,8 @@ def endpoint(world):
 
 
 @pytest.fixture(scope="module")
-def qsets(world):
-    return K.questions(world)
+def qsets(built):
+    return K.questions(*built)
 
 
 def score(endpoint, questions, params=DEFAULT, options=None, seeds=(224,)):

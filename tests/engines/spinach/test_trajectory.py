@@ -16,8 +16,8 @@ from worlds import kg as K
 
 @pytest.fixture(scope="module")
 def trajectory():
-    world = K.build()
-    q = K.questions(world).forum[0]
+    world, truth = K.build()
+    q = K.questions(world, truth).forum[0]
     return SpinachAgent(Endpoint.from_world(world), LLM(SimBackend(seed=224))).run(q.question)
 
 
