@@ -125,17 +125,7 @@ class LLM:
             if hit is not None:
                 value = task.decode(hit)
                 self.counter.add(function, cached=True)
-                self.emit(
-                    CallFinished(
-                        call_id,
-                        function,
-                        _one_line(task.show(input, value)),
-                        task.evidence(value),
-                        self.clock() - start,
-                        True,
-                        row_key=row_key,
-                    )
-                )
+                self._finished(call_id, task, input, value, start, row_key, cached=True)
                 return value
         try:
             with cancellable(self.cancel):
@@ -153,14 +143,45 @@ class LLM:
         usage, model, estimated = self._usage(task, input, out)
         cost = cost_usd(usage, model, self.prices, batch=getattr(out, "batch", False))
         self.counter.usage.add(usage, cost, estimated=estimated)
+        self._finished(
+            call_id,
+            task,
+            input,
+            value,
+            start,
+            row_key,
+            cached=False,
+            usage=usage,
+            cost=cost,
+            estimated=estimated,
+            model=model,
+        )
+        return value
+
+    def _finished(
+        self,
+        call_id: int,
+        task: Task,
+        input: Any,
+        value: Any,
+        start: float,
+        row_key: str | None,
+        *,
+        cached: bool,
+        usage: Usage = NO_USAGE,
+        cost: float | None = None,
+        estimated: bool = False,
+        model: str | None = None,
+    ) -> None:
+        """Report a finished call (from the cache: ``cached``, no usage)."""
         self.emit(
             CallFinished(
                 call_id,
-                function,
+                task.name,
                 _one_line(task.show(input, value)),
                 task.evidence(value),
                 self.clock() - start,
-                False,
+                cached,
                 usage.input_tokens,
                 usage.output_tokens,
                 row_key,
@@ -170,7 +191,6 @@ class LLM:
                 model,
             )
         )
-        return value
 
     def _usage(self, task: Task, input: Any, out: Any) -> tuple[Usage, str | None, bool]:
         """The call's usage, the model that prices it, and whether the tokens are an estimate."""
