@@ -24,8 +24,8 @@ statements with every name quoted by sqlglot, each column's role in a comment);
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -41,6 +41,8 @@ __all__ = [
     "SchemaDescription",
     "TableInfo",
     "describe",
+    "describe_world",
+    "outline",
     "role_of",
 ]
 
@@ -75,6 +77,12 @@ ROLE_WORDS = {
 
 class Gate(Protocol):
     def run_tree(self, expression: exp.Expression) -> Any: ...
+
+
+class WorldGate(Gate, Protocol):
+    """A gate that lists its tables too (a :class:`~engines.sql.sandbox.Sandbox`)."""
+
+    def tables(self) -> Sequence[tuple[str | None, str, Sequence[tuple[str, str]]]]: ...
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,7 @@ class TableInfo:
     columns: tuple[ColumnInfo, ...]
     rows: int | None = None
     schema: str | None = None  # a DuckDB schema other than main, else None
+    described: bool = True  # False in an :func:`outline`: the roles are the types' alone, no statistics read
 
     def ref(self) -> exp.Table:
         """The table's reference, every part quoted."""
@@ -359,3 +368,66 @@ def _distinct(
     except EngineError as e:
         notes.append(f"{what}: {e}")
         return []
+
+
+# --- the built-in worlds -----------------------------------------------------------------------------
+
+
+def _tables_of(gate: WorldGate, names: Sequence[str] | None) -> list[tuple[str | None, str, Sequence[tuple[str, str]]]]:
+    tables = list(gate.tables())
+    if names is None:
+        return tables
+    wanted = set(names)
+    return [t for t in tables if t[1] in wanted or (t[0] not in (None, "", "main") and f"{t[0]}.{t[1]}" in wanted)]
+
+
+def outline(gate: WorldGate, *, source: str, kind: str = "", tables: Sequence[str] | None = None) -> SchemaDescription:
+    """The tables of ``gate`` (all, or those named in ``tables``) with their columns' types and the roles the
+    types alone give, reading no statistics (one catalogue query): what a world of many tables shows before a
+    table is described (each :class:`TableInfo` has ``described`` False and no row count)."""
+    infos = []
+    for schema, name, columns in _tables_of(gate, tables):
+        schema = None if schema in (None, "", "main") else schema
+        cols = tuple(ColumnInfo(c, t, role_of(t)) for c, t in columns)
+        infos.append(TableInfo(name, cols, None, schema, described=False))
+    return SchemaDescription(source, tuple(infos), kind)
+
+
+def describe_world(
+    gate: WorldGate,
+    *,
+    source: str,
+    kind: str = "built-in world",
+    enum_fields: Mapping[str, Any] | None = None,
+    tables: Sequence[str] | None = None,
+) -> SchemaDescription:
+    """Describe the tables a built-in world loaded into ``gate`` (all, or those named in ``tables``) as a user's
+    tables are described (:func:`describe`: the same statistics, through the same gate).
+
+    An agent over a built-in world does not classify what the statistics call an enumeration: it classifies the
+    world's declared ones.  So with ``enum_fields`` (column -> an enumeration with ``values`` and ``is_list``:
+    what the agent's classifier was given; ``{}`` when it has none), a column is an enumeration exactly when the
+    agent maps words onto it, with the agent's values; any other keeps its statistics and is text (a list).  A
+    DuckDB ENUM type stays visible in the column's type."""
+    described = describe(gate, _tables_of(gate, tables), source=source, kind=kind)
+    if enum_fields is None:
+        return described
+    return SchemaDescription(
+        described.source,
+        tuple(replace(t, columns=tuple(_agent_role(c, enum_fields) for c in t.columns)) for t in described.tables),
+        described.kind,
+        described.notes,
+    )
+
+
+def _agent_role(column: ColumnInfo, enum_fields: Mapping[str, Any]) -> ColumnInfo:
+    declared = enum_fields.get(column.name)
+    if declared is not None:
+        is_list = bool(getattr(declared, "is_list", False))
+        values = tuple(sorted(str(v) for v in getattr(declared, "values", ())))
+        return replace(column, role="list_enum" if is_list else "enum", values=values)
+    if column.role == "enum":
+        return replace(column, role="text", values=())
+    if column.role == "list_enum":
+        return replace(column, role="list", values=())
+    return column
