@@ -79,8 +79,8 @@ class SpinachAgent:
             raise EngineError("Ask a question: it is empty.")
         opts = self.options
         llm = self.llm.bind(emit=emit, cancel=cancel)
-        # SPINACH prunes entity pages to the question with a real LLM; the simulated policy reads them whole
-        prune = (lambda page: self._pruned(llm, question, page)) if self.llm.backend.name != "sim" else None
+        # SPINACH prunes every entity page to the question (a separate LLM call) before the policy sees it
+        prune = lambda page: self._pruned(llm, question, page)  # noqa: E731
         emit(AgentStarted(question, self.llm.backend.name, opts.budget, opts.total_budget))
         steps: list[Step] = []
         state: list[Step] = []

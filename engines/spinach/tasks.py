@@ -153,6 +153,13 @@ def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
     return sim_policy.decide(i.question, i.history, seed=b.seed, sample=i.sample, params=b.policy_params)
 
 
+def _sim_prune(b: Any, i: PruneInput) -> tuple[int, ...]:
+    from engines.spinach.expert.memory import DEFAULT
+    from engines.spinach.expert.prune import kept_lines
+
+    return kept_lines(i.question, i.entry, (b.policy_params or DEFAULT).prune_share)
+
+
 POLICY: Task[PolicyInput, PolicyAction] = Task(
     name="policy",
     input=PolicyInput,
@@ -177,8 +184,7 @@ PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
     context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines()))},
     read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
     reply_model=PruneReply,
-    # the simulated policy reads this world's short pages whole: every line is kept
-    simulate=lambda b, i: tuple(range(len(i.entry.splitlines()))),
+    simulate=lambda b, i: _sim_prune(b, i),
     sim_latency=0.0,
     describe=lambda i: i.question,
     show=lambda i, keep: f"kept {len(keep)} of {len(i.entry.splitlines())} lines",

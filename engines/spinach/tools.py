@@ -2,7 +2,8 @@
 
 * ``search_wikidata(text)`` — at most 8 items and 4 properties, one per line
   (``label (ID): description``, properties with their data type);
-* ``get_wikidata_entry(QID)`` — the entity page with qualifiers;
+* ``get_wikidata_entry(QID)`` — the entity page with qualifiers, pruned to the question (the agent passes the
+  ``prune_entry`` call as ``prune``, as SPINACH prunes every page);
 * ``get_property_examples(PID)`` — a few ``subject -- property --> value`` lines;
 * ``execute_sparql(query)`` — the four feedbacks; rows as a table of the first 5 and last 5
   rows with the number omitted between them (IDs instead of full IRIs);

@@ -50,6 +50,7 @@ class PolicyParams:
     p_guess: float = 0.25  # with the failed clause's probes used up and nothing learnt, guess its next variant
     memory: Mapping[str, float] = field(default_factory=lambda: dict(P_MEMORY))
     verify_below: float = 0.8  # properties remembered at least this well are never checked
+    prune_share: float = 0.25  # prune_entry keeps about this share of a page's claims (expert.prune; 1 = whole)
 
     def with_memory(self, **pids: float) -> PolicyParams:
         return replace(self, memory={**self.memory, **pids})

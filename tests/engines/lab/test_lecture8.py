@@ -78,18 +78,26 @@ def test_baselines_spinach_wins_the_forum_set():
 
 
 def test_ablation_removing_search_hurts_and_rollback_saves_actions():
+    from engines.lab.lecture8.ablation import PAGES_WHOLE
+
     t = run("l8-ablation")
     s = rows_by_first(t)
     full = s[lecture8.FULL.name]
-    assert full["ΔF1"] == 0 and len(s) == 7
+    assert full["ΔF1"] == 0 and len(s) == 8
     assert s["without search_wikidata"]["F1"] < full["F1"]
     assert s["without get_wikidata_entry"]["F1"] < full["F1"]
-    assert (
-        s["rollback off"]["rollbacks / question"] == 0
-        and s["rollback off"]["actions / question"] > full["actions / question"]
-    )
+    norb = s["rollback off"]
+    assert norb["rollbacks / question"] == 0 and norb["actions / question"] > full["actions / question"]
+    # the mechanism, visible at any size: without rollback the repeated actions stay in the state
+    assert full["repeats in the state / question"] == 0 < norb["repeats in the state / question"]
+    assert next(n for n in t.notes if "repeated actions stay in the state" in n).startswith("holds")
+    budget_note = next(n for n in t.notes if "some questions are stopped by the budget" in n)
+    assert budget_note.startswith("holds") or "16 question-runs may show none" in budget_note
     small, large = (r for name, r in s.items() if name.startswith("budget"))
     assert small["budget exhausted (%)"] > 0 and large["F1"] >= small["F1"]
+    # entity pages are pruned to the question: shown whole they reveal more
+    assert s[PAGES_WHOLE]["F1"] > full["F1"] > s["without get_wikidata_entry"]["F1"]
+    assert next(n for n in t.notes if "a pruned page reveals less" in n).startswith("holds")
 
 
 def test_policy_params_exercises_2_and_3():

@@ -223,10 +223,13 @@ def test_entity_pages_are_pruned_to_the_question_with_a_real_llm(endpoint):
     assert observed.splitlines()[:2] == full.splitlines()[:2]
 
 
-def test_the_simulated_policy_reads_pages_whole(endpoint):
+def test_the_simulated_pruner_keeps_a_short_page_whole(endpoint):
+    """Pages are pruned with the simulated backend too (tests/engines/spinach/test_prune.py); a page of two claims
+    is kept whole (at least two claims are kept)."""
     from engines.llm.sim import SimBackend
 
-    assert SimBackend().run(PRUNE_ENTRY, PruneInput("q", "a\nb\nc")).value == (0, 1, 2)
+    page = "label: a\ndescription: b\nP31 (instance of): c (Q1)\nP17 (country): d (Q2)"
+    assert SimBackend().run(PRUNE_ENTRY, PruneInput("q", page)).value == (0, 1, 2, 3)
 
 
 PROBE = "SELECT ?x WHERE { ?x wdt:P31 wd:Q1007 . } LIMIT 1"  # a check: it happens to return rows
