@@ -1,0 +1,163 @@
+"""The gate's steps on text: split, parse, check, transpile, and the re-check of what runs.
+
+1. **Split** — the text is tokenized (sqlglot) and split on ``;``.  More than one statement is refused,
+   and so is a statement that starts with a keyword that can only begin a non-query (``DROP``,
+   ``ATTACH``, ``COPY``, ``SET``, ``PRAGMA`` ...).
+2. **Parse** — as PostgreSQL first, then as DuckDB (:data:`DIALECTS`); text neither dialect reads fails
+   with a syntax error and a position.
+3. **Validate** — :func:`engines.sql.sandbox.policy.validate` (:func:`check` is parse + validate).
+4. **Transpile** — to DuckDB SQL without comments; :func:`_recheck` validates DuckDB's reading of it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ParseError, SqlglotError, TokenError
+from sqlglot.tokens import Token, TokenType
+
+from engines.errors import ConfigurationError
+from engines.sql.sandbox.errors import SqlFailed, SqlRefused, _from_sqlglot, _strip_ansi
+from engines.sql.sandbox.policy import _MODIFIERS, _ONLY_SELECT, _STATEMENT_KEYWORDS, _TWO_WORD_KEYWORDS, validate
+
+DIALECTS: tuple[str, ...] = ("postgres", "duckdb")
+"""Dialects tried in order when reading a query: the first that parses it wins."""
+MAX_SQL_CHARS = 100_000
+"""Longer texts are refused before any parsing."""
+
+
+def parse(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
+    """Read one statement with the first dialect of ``dialects`` that parses it.
+
+    Raises :class:`SqlRefused` for several statements or a statement that cannot be
+    a query, and :class:`SqlFailed` (with a position when sqlglot has one) for text
+    that no dialect reads.  Does not validate the tree; see :func:`check`.
+    """
+    if len(sql) > MAX_SQL_CHARS:
+        raise SqlRefused(f"The query is longer than {MAX_SQL_CHARS:,} characters and was refused.", sql=sql)
+    statements = _split_statements(sql, dialects)
+    if not statements:
+        raise SqlFailed("There is no query to run: the text is empty or only comments.", sql=sql)
+    if len(statements) > 1:
+        line, column = _token_position(statements[1][0])
+        raise SqlRefused(
+            f"Only one statement at a time: found {len(statements)}. Run them one by one.",
+            line=line,
+            column=column,
+            sql=sql,
+        )
+    tokens = statements[0]
+    keyword = tokens[0].text.upper()
+    if tokens[0].token_type != TokenType.STRING and keyword in _STATEMENT_KEYWORDS:
+        line, column = _token_position(tokens[0])
+        raise SqlRefused(
+            f"{_ONLY_SELECT}; {_statement_phrase(tokens)} statements are refused.",
+            line=line,
+            column=column,
+            sql=sql,
+        )
+    return _parse_one(sql, dialects)
+
+
+def _tokenize(sql: str, dialects: Sequence[str]) -> list[Token]:
+    error: TokenError | None = None
+    for dialect in dialects:
+        try:
+            return Dialect.get_or_raise(dialect).tokenize(sql)
+        except TokenError as e:
+            error = error or e
+    raise SqlFailed(
+        "Syntax error: the query could not be read; look for an unterminated string, "
+        f"quoted name or comment. ({_strip_ansi(str(error))})",
+        sql=sql,
+    )
+
+
+def _split_statements(sql: str, dialects: Sequence[str]) -> list[list[Token]]:
+    """The statements' tokens, split on ``;``; empty statements are dropped."""
+    statements: list[list[Token]] = [[]]
+    for token in _tokenize(sql, dialects):
+        if token.token_type == TokenType.SEMICOLON:
+            statements.append([])
+        else:
+            statements[-1].append(token)
+    return [s for s in statements if s]
+
+
+def _statement_phrase(tokens: Sequence[Token]) -> str:
+    """``CREATE OR REPLACE TEMP MACRO m ...`` -> ``CREATE MACRO``."""
+    first = tokens[0].text.upper()
+    if first in _TWO_WORD_KEYWORDS:
+        for token in tokens[1:]:
+            word = token.text.upper()
+            if word not in _MODIFIERS:
+                return f"{first} {word}" if word.isidentifier() else first
+    return first
+
+
+def _token_position(token: Token) -> tuple[int, int]:
+    return token.line, max(1, token.col - (token.end - token.start))
+
+
+def _parse_one(sql: str, dialects: Sequence[str]) -> exp.Expression:
+    errors: list[SqlFailed] = []
+    for dialect in dialects:
+        try:
+            expressions = [e for e in sqlglot.parse(sql, read=dialect) if e is not None]
+        except (ParseError, TokenError) as e:
+            errors.append(_from_sqlglot(e, sql))
+            continue
+        except RecursionError:
+            raise SqlFailed("The query is nested too deeply to be read.", sql=sql) from None
+        if len(expressions) == 1:
+            return expressions[0]
+        if len(expressions) > 1:
+            raise SqlRefused(f"Only one statement at a time: found {len(expressions)}.", sql=sql)
+        raise SqlFailed("There is no query to run: the text is empty or only comments.", sql=sql)
+    if not errors:
+        raise ConfigurationError("No SQL dialect is configured to read queries.")
+    # Report the dialect that read furthest: its error is most likely the real one.
+    raise max(errors, key=lambda e: (e.line or 0, e.column or 0))
+
+
+def transpile(expression: exp.Expression) -> str:
+    """DuckDB SQL for a parsed query, without comments.
+
+    PostgreSQL semantics are kept: ``ORDER BY x DESC`` becomes ``DESC NULLS FIRST``.
+    """
+    try:
+        return expression.sql(dialect="duckdb", comments=False)
+    except SqlglotError as e:
+        raise SqlFailed(f"The query could not be translated to DuckDB SQL: {_strip_ansi(str(e))}") from e
+    except RecursionError:
+        raise SqlFailed("The query is nested too deeply to be translated.") from None
+
+
+def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
+    """Parse and validate ``sql`` without running it; returns the parsed tree."""
+    expression = parse(sql, dialects)
+    try:
+        validate(expression)
+    except SqlRefused as e:
+        e.sql = sql
+        raise
+    return expression
+
+
+def _recheck(duckdb_sql: str) -> None:
+    """Validate the transpiled SQL too, so the policy applies to what really runs.
+
+    If sqlglot cannot read its own output back, the check of the original tree stands.
+    """
+    try:
+        expression = sqlglot.parse_one(duckdb_sql, read="duckdb")
+    except (SqlglotError, RecursionError):
+        return
+    try:
+        validate(expression)
+    except SqlRefused as e:
+        e.sql = duckdb_sql
+        raise
