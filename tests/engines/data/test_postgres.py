@@ -74,7 +74,8 @@ def source(db):
 
 def variant(source, db: str, **overrides):
     """The source with other settings, sharing its catalog and description (describing again takes a while)."""
-    from engines.data.postgres import PostgresGate, PostgresSource, _Connection
+    from engines.data.postgres import PostgresGate, PostgresSource
+    from engines.data.postgres.connection import _Connection
 
     settings = Settings(**overrides)
     old = source.sandbox
@@ -130,7 +131,7 @@ def test_schema_is_described_from_the_catalog(source):
 
 
 def test_a_table_too_big_to_count_gets_postgresql_s_estimate(source):
-    from engines.data.postgres import _estimated_rows
+    from engines.data.postgres.describe import _estimated_rows
 
     assert _estimated_rows(source.sandbox, "items") == N_ITEMS  # ANALYZE-d: the statistics are exact here
     assert _estimated_rows(source.sandbox, "no such table") is None

@@ -1,0 +1,138 @@
+"""The session with PostgreSQL: one read-only psycopg connection, its settings, its errors.
+
+Every transaction is ``BEGIN READ ONLY`` (psycopg's ``read_only``) on a session whose
+``default_transaction_read_only`` is on, and every statement runs under ``statement_timeout`` (the
+``query_timeout_s`` setting), set with ``set_config()`` and a parameter.  Setting the ``cancel`` event of
+:func:`_cancel_on` cancels the statement running on the server.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from engines.data.source import DataSourceError
+from engines.sql.sandbox import SqlFailed, SqlTimedOut
+
+try:  # psycopg is a core dependency; without it PostgreSQL sources say how to get it
+    import psycopg
+    from psycopg import errors as pg_errors
+except ImportError as _e:  # pragma: no cover - exercised only on a broken install
+    psycopg = None  # type: ignore[assignment]
+    _IMPORT_ERROR: ImportError | None = _e
+else:
+    _IMPORT_ERROR = None
+
+
+def redact(url: str) -> str:
+    """The URL without its password (what the app and the CLI show)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://…"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+def _message(e: Exception) -> str:
+    diag = getattr(e, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    text = primary or str(e).strip() or type(e).__name__
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _pg_error(e: Exception, sql: str, timeout_s: float) -> SqlFailed:
+    if psycopg is not None and isinstance(e, pg_errors.QueryCanceled):
+        return SqlTimedOut(
+            f"The query ran longer than {timeout_s:g} s on PostgreSQL and was stopped (statement_timeout).", sql=sql
+        )
+    if psycopg is not None and isinstance(e, pg_errors.ReadOnlySqlTransaction):
+        return SqlFailed(f"PostgreSQL refused to write: this connection is read-only ({_message(e)}).", sql=sql)
+    return SqlFailed(f"PostgreSQL: {_message(e)}", sql=sql)
+
+
+class _Connection:
+    """One psycopg connection, read-only, used by one thread at a time; reopened when it broke."""
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        self.url = url
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._con: Any = None
+        self._open()
+
+    def _open(self) -> None:
+        try:
+            con = psycopg.connect(self.url, autocommit=False, connect_timeout=10, application_name="cs224v-tui")
+        except psycopg.Error as e:
+            raise DataSourceError(f"Could not connect to PostgreSQL at {redact(self.url)}: {_message(e)}") from e
+        con.read_only = True  # every transaction: BEGIN READ ONLY
+        try:
+            with con.cursor() as cur:
+                cur.execute(
+                    "SELECT set_config('default_transaction_read_only', 'on', false), "
+                    "set_config('statement_timeout', %s, false), "
+                    "set_config('idle_in_transaction_session_timeout', %s, false)",
+                    [str(int(self.timeout_s * 1000)), str(int(max(self.timeout_s, 10) * 6000))],
+                )
+            con.commit()
+        except psycopg.Error as e:
+            con.close()
+            raise DataSourceError(
+                f"PostgreSQL at {redact(self.url)} refused the session settings: {_message(e)}"
+            ) from e
+        self._con = con
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A read-only transaction with the statement timeout; rolled back at the end (nothing to keep)."""
+        with self._lock:
+            if self._con is None or self._con.closed or self._con.broken:
+                self._open()
+            con = self._con
+            try:
+                with con.cursor() as cur:
+                    cur.execute("SELECT set_config('statement_timeout', %s, true)", [str(int(self.timeout_s * 1000))])
+                yield con
+            finally:
+                try:
+                    con.rollback()
+                except psycopg.Error:
+                    pass
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+
+
+@contextmanager
+def _cancel_on(con: Any, cancel: threading.Event | None) -> Iterator[None]:
+    """While the block runs, a set ``cancel`` cancels the connection's running statement on the server."""
+    if cancel is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.05):
+            if cancel.is_set():
+                try:
+                    con.cancel_safe(timeout=5)
+                except Exception:  # the statement ended meanwhile, or the server is gone: nothing to stop
+                    pass
+                return
+
+    watcher = threading.Thread(target=watch, name="pg-cancel", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join(6)

@@ -1,0 +1,192 @@
+"""The gate over PostgreSQL: plain ``sql``/``ask`` queries run entirely on the server.
+
+:class:`PostgresGate` is what :class:`engines.sql.sandbox.Sandbox` is for DuckDB: a query passes the
+sandbox's gate (:func:`engines.sql.sandbox.check`) and then :func:`engines.data.postgres.policy.pg_policy`;
+what is sent is built from the tree (names quoted, string values as parameters) and checked once more as
+PostgreSQL reads it back.  The result streams through a server-side cursor and stops at the row cap, so an
+aggregate over millions of rows returns one row, not millions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from engines.data.postgres.candidates import CandidatesLoaded, load_candidates
+from engines.data.postgres.catalog import PgTable, _display_to_duck, _duck_type
+from engines.data.postgres.connection import _cancel_on, _Connection, _pg_error, psycopg
+from engines.data.postgres.policy import _parametrise, _pg_names, _to_postgres, pg_policy
+from engines.data.postgres_pushdown import TableFilter
+from engines.errors import Cancelled
+from engines.sql.sandbox import Limits, QueryResult, Sandbox, SqlFailed, SqlRefused, check, validate
+
+FETCH_BATCH = 5_000
+"""Rows fetched from PostgreSQL per round trip (server-side cursor)."""
+
+
+class PostgresGate:
+    """The SQL gate over a PostgreSQL database: what :class:`engines.sql.sandbox.Sandbox` is for DuckDB.
+
+    :meth:`run` and :meth:`run_tree` run a checked query on PostgreSQL itself (read-only transaction,
+    statement timeout, string values as parameters, a server-side cursor read up to ``row_cap`` rows).
+    There are no scratch tables or functions: SUQL runs through :class:`PostgresSuqlEngine`.
+    """
+
+    def __init__(self, conn: _Connection, tables: dict[str, PgTable], *, row_cap: int, timeout_s: float) -> None:
+        self._conn = conn
+        self.tables_by_name = tables
+        self.row_cap = row_cap
+        self.timeout_s = timeout_s
+        self.dialects = ("postgres", "duckdb")
+        self.statements: list[tuple[str, tuple[Any, ...]]] = []  # what was sent (the last few), for tests and the UI
+
+    # -- the gate's interface --
+
+    def check(self, sql: str) -> exp.Expression:
+        tree = check(sql, self.dialects)
+        try:
+            pg_policy(tree, list(self.tables_by_name))
+        except SqlRefused as e:
+            e.sql = sql
+            raise
+        return tree
+
+    def run(self, sql: str) -> QueryResult:
+        return self._run_checked(self.check(sql))
+
+    def run_tree(self, expression: exp.Expression) -> QueryResult:
+        validate(expression)
+        pg_policy(expression, list(self.tables_by_name))
+        return self._run_checked(expression)
+
+    def _run_checked(self, tree: exp.Expression) -> QueryResult:
+        sent, values = _parametrise(_pg_names(tree))
+        sql = _to_postgres(sent)
+        self._recheck(sql)
+        started = time.perf_counter()
+        columns, rows = self._fetch(sql, values, self.row_cap + 1)
+        return QueryResult(
+            sql=sql,
+            columns=columns,
+            rows=tuple(rows[: self.row_cap]),
+            truncated=len(rows) > self.row_cap,
+            elapsed_s=time.perf_counter() - started,
+        )
+
+    def _recheck(self, sql: str) -> None:
+        """The policy again, on PostgreSQL's reading of what is sent."""
+        try:
+            again = sqlglot.parse_one(sql, read="postgres")
+        except (SqlglotError, RecursionError) as e:
+            raise SqlFailed(f"The query translated to PostgreSQL does not read back: {e}", sql=sql) from None
+        validate(again)
+        pg_policy(again, list(self.tables_by_name), own_parameters=True)
+
+    def _fetch(
+        self,
+        sql: str,
+        values: Sequence[Any],
+        limit: int,
+        *,
+        each: Callable[[list[tuple]], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[tuple[str, ...], list[tuple]]:
+        """Run one SELECT through a server-side cursor and read at most ``limit`` rows (all of them handed
+        to ``each`` in batches instead of kept, when given).  Setting ``cancel`` cancels the statement
+        running on the server (Esc in the app) and raises :class:`Cancelled`."""
+        self.statements = [*self.statements[-19:], (sql, tuple(values))]
+        kept: list[tuple] = []
+        try:
+            with self._conn.transaction() as con, _cancel_on(con, cancel):
+                with psycopg.RawServerCursor(con, "cs224v_query") as cur:
+                    cur.execute(sql, list(values))
+                    columns = tuple(d.name for d in cur.description or ())
+                    got = 0
+                    while got < limit:
+                        batch = cur.fetchmany(min(FETCH_BATCH, limit - got))
+                        if not batch:
+                            break
+                        got += len(batch)
+                        if each is not None:
+                            each(batch)
+                        else:
+                            kept.extend(batch)
+        except psycopg.Error as e:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled() from e
+            raise _pg_error(e, sql, self.timeout_s) from e
+        except (ValueError, OverflowError) as e:  # a value Python cannot hold (a date past year 9999)
+            raise SqlFailed(f"PostgreSQL returned a value Python cannot read: {e}", sql=sql) from e
+        return columns, kept
+
+    def column_types(self, expression: exp.Expression) -> dict[str, str]:
+        """Column name -> DuckDB type over the described tables the query reads (for the read-back)."""
+        types: dict[str, str] = {}
+        for t in expression.find_all(exp.Table):
+            table = self.tables_by_name.get(t.name)
+            if table is None:
+                continue
+            for c in table.columns:
+                types.setdefault(c.name, c.duck_type)
+        return types
+
+    def columns_of(self, expression: exp.Expression) -> list[tuple[str, str]]:
+        """Names and (DuckDB-style) types of a query's result columns: the query runs with LIMIT 0."""
+        probe = (
+            exp.select("*").from_(exp.paren(expression.copy()).as_("q"))
+            if not isinstance(expression, exp.Select)
+            else expression.copy()
+        )
+        probe = probe.limit(0)
+        validate(probe)
+        pg_policy(probe, list(self.tables_by_name))
+        sent, values = _parametrise(_pg_names(probe))
+        sql = _to_postgres(sent)
+        self._recheck(sql)
+        try:
+            with self._conn.transaction() as con, psycopg.RawCursor(con) as cur:
+                cur.execute(sql, values)
+                return [(d.name, _display_to_duck(d.type_display)) for d in cur.description or ()]
+        except psycopg.Error as e:
+            raise _pg_error(e, sql, self.timeout_s) from e
+
+    def tables(self) -> list[tuple[None, str, list[tuple[str, str]]]]:
+        return [(None, t.name, [(c.name, c.duck_type) for c in t.columns]) for t in self.tables_by_name.values()]
+
+    def scratch_table(self, *args: Any, **kwargs: Any) -> Any:
+        raise SqlFailed("A PostgreSQL source has no scratch tables: SUQL runs through PostgresSuqlEngine.")
+
+    def function(self, *args: Any, **kwargs: Any) -> Any:
+        raise SqlFailed("A PostgreSQL source runs no local functions: SUQL runs through PostgresSuqlEngine.")
+
+    def schema(self) -> str:
+        return "\n\n".join(
+            exp.Create(
+                this=exp.Schema(
+                    this=exp.to_table(exp.to_identifier(t.name, quoted=True)),
+                    expressions=[
+                        exp.ColumnDef(this=exp.to_identifier(c.name, quoted=True), kind=_duck_type(c.duck_type))
+                        for c in t.columns
+                    ],
+                ),
+                kind="TABLE",
+            ).sql(dialect="duckdb")
+            for t in self.tables_by_name.values()
+        )
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- candidates for SUQL --
+
+    def load(self, filters: dict[str, TableFilter], *, cap: int, cancel: threading.Event | None,
+             limits: Limits, row_cap: int) -> tuple[Sandbox, list[CandidatesLoaded]]:  # fmt: skip
+        """A fresh local sandbox holding, per table, only the rows and columns ``filters`` ask for
+        (:func:`engines.data.postgres.candidates.load_candidates`)."""
+        return load_candidates(self, filters, cap=cap, cancel=cancel, limits=limits, row_cap=row_cap)
