@@ -4,7 +4,7 @@
         server.url                                      # http://127.0.0.1:PORT/query
 
 :func:`oxigraph_binary` is None when the package is not installed (the tests then skip, saying
-so).  :func:`write_world` serialises the built-in knowledge-graph world (worlds/kg.py) as
+so).  :func:`write_world` serialises the built-in knowledge-graph world (worlds/kg/) as
 N-Triples, a Wikidata-shaped graph for the server to load.
 """
 
