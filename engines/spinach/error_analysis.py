@@ -7,6 +7,7 @@ trajectory can also tell apart (an ambiguous label, a probe named as the answer,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from engines.spinach.scoring import answer_step
@@ -53,13 +54,21 @@ def _probe_answer(trajectory: Any, final: Shape) -> bool:
     return False
 
 
+def _modified_steps(paths: frozenset[str]) -> set[str]:
+    """The properties that stand in a path with a modifier (``P131`` of ``wdt:P131*/wdt:P17``), read from the paths
+    the parse tree gave."""
+    return {pid for p in paths for pid in re.findall(r":(P\d+)[*+?]", p)}
+
+
 def classify_error(trajectory: Any, gold_sparql: str) -> str:
     """Why an answer failed, from the trajectory (its steps and final query) against the gold query.
 
     In this order: the budget stopped it (ran out of actions); no query returned rows (no answer); the answer is
     a fragment smaller than a query run before it — a check or a debugging probe run last (a probe as the answer); only label columns (format —
     the answer has no entities, F1 is 0 whatever else); a gold entity is missing (wrong entity — an ambiguous
-    label); every gold property is there and more (extra condition); the properties differ (property / structure:
+    label); the only gold properties missing are steps of a path with a modifier, nothing else added (complex
+    clause: the P131* of the chain left out — a difference is read as the smallest change that explains it, a path
+    before a property set); every gold property is there and more (extra condition); the properties differ (property / structure:
     a sibling property, the wrong side of a one-sided relation, a class written as an instance, a missing step of
     the P131 chain); property paths, qualifiers, ORDER BY, LIMIT, COUNT, GROUP BY or FILTER differ (complex clause
     — the §1.4 list: paths, qualifiers, grouping, sorting); the columns differ (format); otherwise other.
@@ -78,6 +87,9 @@ def classify_error(trajectory: Any, gold_sparql: str) -> str:
         return "format"
     if not want.entities <= got.entities:
         return "wrong entity"
+    missing = want.properties - got.properties
+    if missing and got.properties <= want.properties and missing <= _modified_steps(want.paths):
+        return "complex clause"
     if want.properties < got.properties:
         return "extra condition"
     if want.properties != got.properties:

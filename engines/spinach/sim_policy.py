@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engines.spinach.expert.clauses import clause_pid, settled
-from engines.spinach.expert.compose import compose, one_shot_query, typo_of
+from engines.spinach.expert.compose import compose, one_shot_query, partial_queries, typo_of
 from engines.spinach.expert.debugging import next_probe, probe_list
 from engines.spinach.expert.memory import CONFUSED_WITH, DEFAULT, P_MEMORY, RELATIONS, PolicyParams
 from engines.spinach.expert.question import Clause, Goal, Mention, read_question
@@ -108,13 +108,43 @@ def decide(
         typo = typo_of(query)
         if last_q is not None and last_q.action_argument.strip() == typo.strip():
             return PolicyAction("I forgot a closing brace; fix the syntax.", "execute_sparql", query)
+        if mind.draw("incremental", sample) < params.p_incremental:
+            for partial, added in partial_queries(mind, failed):
+                done = mind.results.get(partial)
+                if done is None:
+                    thought = (
+                        "Start simple: run the first part of the query."
+                        if added == 0
+                        else "That part returned rows; add one more piece and run it."
+                    )
+                    return PolicyAction(thought, "execute_sparql", partial)
+                if done[0] != "rows":  # the piece just added returned nothing: debug that clause
+                    c = goal.clauses[added]
+                    probe = None if settled(mind, c) else next_probe(mind, c, loud=True)
+                    if probe:
+                        return PolicyAction(probe[2], probe[0], probe[1])
+                    break  # nothing more to learn about it here: write the whole query
         if mind.draw("typo", query, sample) < params.p_typo and (("execute_sparql", typo.strip()) not in mind.done):
             return PolicyAction("Now I can write the whole query.", "execute_sparql", typo)
         thought = "Now I can write the whole query." if last_q is None else "Run the corrected query."
         return PolicyAction(thought, "execute_sparql", query)
 
     feedback, _obs = status
-    clauses = sorted(goal.clauses, key=lambda c: params.memory.get(clause_pid(mind, c), 0.5))
+    # the clauses a fragment that returned rows has confirmed are suspected last (incremental building localises
+    # the fault); otherwise the least surely remembered first
+    confirmed = {
+        i
+        for partial, added in partial_queries(mind, failed)
+        if mind.results.get(partial, ("",))[0] == "rows"
+        for i in range(added + 1)
+    }
+    clauses = [
+        c
+        for _i, c in sorted(
+            enumerate(goal.clauses),
+            key=lambda ic: (ic[0] in confirmed, params.memory.get(clause_pid(mind, ic[1]), 0.5)),
+        )
+    ]
     if feedback != "rows":
         just_failed = (
             history[-1].action_name == "execute_sparql" and history[-1].action_argument.strip() == query.strip()

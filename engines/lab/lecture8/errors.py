@@ -59,7 +59,7 @@ def errors(ctx: RunContext) -> Table:
         f"{len(runs)} run{'s' if len(runs) > 1 else ''} of SPINACH on the {len(sets.forum)} forum-style questions; every question-run "
         f"with F1 < {threshold} is classified by comparing the trajectory's final query with the gold query (the evaluator's side): "
         "budget used up → ran out of actions; the answer is a fragment smaller than a query run before it (a check or a debugging "
-        "probe run last: the agent answers with the last query that returned rows) → a probe as the answer; only label columns → format; a gold entity missing → wrong entity; gold properties plus more → extra "
+        "probe run last: the agent answers with the last query that returned rows) → a probe as the answer; only label columns → format; a gold entity missing → wrong entity; only steps of a modified path missing (the P131* of the chain) → complex clause; gold properties plus more → extra "
         "condition; other properties → property / structure; other property paths, qualifiers, ORDER BY / LIMIT / COUNT / "
         "GROUP BY / FILTER → complex clause; other columns → format. 'silent' counts the failures whose trajectory never saw a query fail (no empty result, no "
         "error). " + SEED_NOTE
@@ -71,10 +71,9 @@ def errors(ctx: RunContext) -> Table:
         set(top2) == {"complex clause", "property / structure"},
         ", ".join(f"{c} {share[c]:.0%}" for c in ERROR_CLASSES if share[c]) + f" of {failed} failures "
         "(notes' simulation: complex clause 40%, property / structure 34%, format 16%, extra condition 8%, ran out of actions 2%)",
-        "our simulated policy gets sorting, counting and qualifiers right once it has found the properties; its failures are "
-        "mostly the silent structural ones (P17 without the P131 chain, a sibling property, the one-sided P185) and label-only "
-        "answers (a format slip scores 0); only a path written without its * (P131 for P131*) or a dropped LIMIT counts as a "
-        "complex clause here",
+        "our simulated policy's complex-clause errors are its seeded slips (p_clause_slip: a sort turned round, a LIMIT "
+        "left out, a path's modifier dropped) and the P131* chain left out; its property errors are the silent ones "
+        "(a sibling property, the one-sided P185); a label-only answer (a format slip) scores 0",
     )
     ranked = sorted(cats, key=lambda c: by_cat.get(c, 100.0))
     ctx.claim(
@@ -93,5 +92,8 @@ def errors(ctx: RunContext) -> Table:
             "failures are mostly silent: the trajectory never saw a query fail",
             sum(silent.values()) / failed > ok_silent / ok,
             f"{sum(silent.values())} of {failed} failures silent, against {ok_silent} of {ok} successes",
+            "our policy runs fragments and probes whose empty results count as seen failures also on the way to a right "
+            "answer, and a failure it did see is often one it could not debug (a budget or an early stop after an empty "
+            "result)",
         )
     return ctx.table(("class",) + tuple(cats) + ("total", "share (%)", "silent"), rows)

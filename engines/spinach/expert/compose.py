@@ -45,6 +45,21 @@ def compose(mind: Mind, failed: set[str] | None = None) -> tuple[str | None, lis
         if frag is None:
             return None, []
         parts.append(frag)
+    # a slip in a complex clause (§4.4): the sort turned round, the LIMIT left out, a path's modifier dropped (drawn
+    # once a question, as the other writing slips)
+    slips = [
+        k
+        for k, on in (("order", goal.order), ("limit", goal.limit), ("path", any("*" in p or "+" in p for p in parts)))
+        if on
+    ]
+    slip = (
+        slips[int(mind.draw("clause-slip-kind") * len(slips))]
+        if slips and mind.draw("clause-slip") < mind.params.p_clause_slip
+        else None
+    )
+    if slip == "path":
+        i = next(i for i, p in enumerate(parts) if "*" in p or "+" in p)
+        parts[i] = parts[i].replace("*", "", 1) if "*" in parts[i] else parts[i].replace("+", "", 1)
     if goal.clauses and goal.clauses[0].args and mind.draw("extra") < mind.params.p_extra:
         country = next((m for m in goal.mentions if m.key == "country"), None)
         if country is not None and any(c.kind == "in_country" for c in goal.clauses):
@@ -72,10 +87,33 @@ def compose(mind: Mind, failed: set[str] | None = None) -> tuple[str | None, lis
     if goal.group_by:
         query += "\nGROUP BY " + " ".join(goal.group_by)
     if goal.order:
-        query += f"\nORDER BY {goal.order[1]}({goal.order[0]})"
-    if goal.limit and not (fmt and goal.order):
+        direction = goal.order[1] if slip != "order" else ("ASC" if goal.order[1] == "DESC" else "DESC")
+        query += f"\nORDER BY {direction}({goal.order[0]})"
+    if goal.limit and not (fmt and goal.order) and slip != "limit":
         query += f"\nLIMIT {goal.limit}"
     return query, []
+
+
+def partial_queries(mind: Mind, failed: set[str] | None = None) -> list[tuple[str, int]]:
+    """The fragments an expert runs before the whole query, one piece added at a time (§3.1: start simple, execute
+    each fragment, add one piece): the first k clauses (k = 1 … n−1) as ``SELECT * … LIMIT 5``, each with the
+    index of the clause it adds; [] for a goal of one clause or while an ID is still missing."""
+    failed = failed or set()
+    clauses = mind.goal.clauses
+    if len(clauses) < 2:
+        return []
+    bind: list[str] = []
+    parts: list[str] = []
+    for c in clauses:
+        frag = fragment(mind, c, variant_of(mind, c, failed), bind)
+        if frag is None:
+            return []
+        parts.append(frag)
+    out = []
+    for k in range(1, len(parts)):
+        body = "\n  ".join(bind + parts[:k])
+        out.append((f"SELECT * WHERE {{\n  {body}\n}}\nLIMIT 5", k - 1))
+    return out
 
 
 def one_shot_query(question: str, *, seed: int = 224, params: PolicyParams | None = None) -> str | None:

@@ -43,10 +43,14 @@ class PolicyParams:
     p_typo: float = 0.08
     p_format: float = 0.06
     p_extra: float = 0.05
+    p_clause_slip: float = (
+        0.06  # a complex clause written wrong: ORDER turned round, LIMIT left out, a path's * or + dropped
+    )
     p_confuse: float = 0.25
     p_notice: float = 0.85
     p_notice_other: float = 0.45
     p_disambiguate: float = 0.8
+    p_incremental: float = 0.8  # builds the query a clause at a time, running each fragment (else writes it whole)
     p_guess: float = 0.25  # with the failed clause's probes used up and nothing learnt, guess its next variant
     memory: Mapping[str, float] = field(default_factory=lambda: dict(P_MEMORY))
     verify_below: float = 0.8  # properties remembered at least this well are never checked

@@ -95,9 +95,12 @@ def test_ablation_removing_search_hurts_and_rollback_saves_actions():
     assert budget_note.startswith("holds") or "16 question-runs may show none" in budget_note
     small, large = (r for name, r in s.items() if name.startswith("budget"))
     assert small["budget exhausted (%)"] > 0 and large["F1"] >= small["F1"]
-    # entity pages are pruned to the question: shown whole they reveal more
-    assert s[PAGES_WHOLE]["F1"] > full["F1"] > s["without get_wikidata_entry"]["F1"]
-    assert next(n for n in t.notes if "a pruned page reveals less" in n).startswith("holds")
+    # entity pages are pruned to the question (the policy sees part of each page); shown whole they reveal more, by
+    # a margin the full run shows and 16 question-runs may not
+    assert next(n for n in t.notes if "the policy sees a part of each page" in n).startswith("holds")
+    assert s[PAGES_WHOLE]["F1"] >= full["F1"] > s["without get_wikidata_entry"]["F1"]
+    pruned_note = next(n for n in t.notes if "a pruned page reveals less" in n)
+    assert pruned_note.startswith("holds") or "16 question-runs may not hold" in pruned_note
 
 
 def test_policy_params_exercises_2_and_3():
@@ -171,6 +174,16 @@ def _trajectory(final: str | None, *, finish: str = "stop", earlier: tuple[tuple
 def test_classify_error_reads_the_final_query_against_the_gold(final, expected):
     gold = "SELECT DISTINCT ?s WHERE { ?s wdt:P184 wd:Q1 . }"
     assert lecture8.classify_error(_trajectory(final), gold) == expected
+
+
+def test_a_missing_step_of_a_path_is_a_complex_clause_not_a_property_error():
+    """The smallest change that explains the difference: P17 written without the P131* chain is a path left out
+    (complex clause), though the property sets differ; a sibling property in its place is a property error."""
+    gold = "SELECT DISTINCT ?p WHERE { ?p wdt:P19 ?c . ?c wdt:P131*/wdt:P17 wd:Q2 . }"
+    no_chain = "SELECT DISTINCT ?p WHERE { ?p wdt:P19 ?c . ?c wdt:P17 wd:Q2 . }"
+    citizenship = "SELECT DISTINCT ?p WHERE { ?p wdt:P27 wd:Q2 . }"
+    assert lecture8.classify_error(_trajectory(no_chain), gold) == "complex clause"
+    assert lecture8.classify_error(_trajectory(citizenship), gold) == "property / structure"
 
 
 def test_classify_error_budget_no_answer_and_probe():
