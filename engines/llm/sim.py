@@ -97,77 +97,23 @@ TOPICS: tuple[Topic, ...] = (
     ),
 )
 
-# A little common sense about food: a word in a question -> words that count as it.
+# A little common sense about food: a word in a question -> dish names that count as it, where the name does not
+# say so ("cacio e pepe" is pasta).  A dish whose name carries the word needs no entry: _dish_hit matches word forms
+# ("burgers" -> "double smash burger", "tacos" -> "al pastor tacos").  No phrasing an evaluator scores is a key or a
+# dish here (tests/engines/lab/test_lecture6.py checks it), so a kind of food it has no entry for is read by form alone.
 FOOD_SENSE: dict[str, tuple[str, ...]] = {
     "pasta": ("pasta", "spaghetti", "cacio e pepe", "lasagna", "carbonara", "penne", "ravioli", "noodles"),
-    "noodles": ("noodle", "ramen", "pho", "pad thai", "chow fun", "dan dan", "laksa", "udon", "char kway teow"),
-    "burgers": ("burger",),
-    "tacos": ("taco",),
+    "noodles": ("ramen", "pho", "pad thai", "chow fun", "dan dan", "laksa", "udon", "char kway teow"),
     "pizza": ("pizza", "margherita", "calzone", "white pie", "pepperoni"),
-    "sushi": ("sushi", "nigiri", "omakase", "roll"),
-    "dumplings": ("dumpling", "har gow", "siu mai", "gyoza", "bao", "wonton"),
-    "seafood": (
-        "seafood",
-        "fish",
-        "oyster",
-        "crab",
-        "clam",
-        "lobster",
-        "branzino",
-        "ceviche",
-        "tuna",
-        "salmon",
-        "cioppino",
-    ),
+    "seafood": ("seafood", "oyster", "crab", "clam", "lobster", "branzino", "ceviche", "tuna", "salmon", "cioppino"),
     "dessert": ("dessert", "tiramisu", "creme brulee", "churros", "baklava", "tart", "macaron", "pie", "sticky rice"),
-    "curry": ("curry", "masala", "vindaloo", "saag", "laksa"),
-    "coffee": ("coffee", "cappuccino", "latte", "cold brew", "espresso"),
     "vegetarian": ("vegetarian", "vegan", "paneer", "falafel", "tofu", "chana", "misir", "jackfruit", "cauliflower"),
 }
 
-# Common sense for classify(): what a phrase usually means among cuisine categories.  The
-# biases of lecture 6 §3.3 are part of it: "curry" means Indian (Thai is missed), "noodle"
-# pulls in Vietnamese, "latin" pulls in Mexican.
-CUISINE_SENSE: dict[str, tuple[str, ...]] = {
-    "coffee": ("coffee & tea", "cafe"),
-    "cafe": ("cafe", "coffee & tea"),
-    "café": ("cafe", "coffee & tea"),
-    "coffee shop": ("coffee & tea", "cafe"),
-    "tea": ("coffee & tea", "bubble tea"),
-    "boba": ("bubble tea",),
-    "sushi": ("sushi bars", "japanese"),
-    "bbq": ("barbeque",),
-    "barbecue": ("barbeque",),
-    "korean bbq": ("korean", "barbeque"),
-    "sichuan": ("szechuan",),
-    "curry": ("indian",),
-    "noodle": ("noodles", "ramen", "vietnamese"),
-    "noodles": ("noodles", "ramen", "vietnamese"),
-    "latin": ("latin american", "mexican"),
-    "burger": ("burgers",),
-    "steak": ("steakhouses",),
-    "steakhouse": ("steakhouses",),
-    "brunch": ("breakfast & brunch",),
-    "breakfast": ("breakfast & brunch",),
-    "tapas": ("tapas bars",),
-    "pastry": ("bakeries", "desserts"),
-    "bakery": ("bakeries",),
-    "dessert": ("desserts",),
-    "veggie": ("vegetarian", "vegan"),
-    "plant-based": ("vegan",),
-    "dumplings": ("dim sum",),
-    "fish": ("seafood",),
-    "sandwich": ("sandwiches",),
-    "wine": ("wine bars",),
-    "wine bar": ("wine bars",),
-    "middle-eastern": ("middle eastern",),
-    "cajun soul food": ("soul food", "southern"),
-    "hawaiian poke": ("poke", "hawaiian"),
-    "american": ("american (traditional)", "american (new)"),
-    "tacos": ("mexican",),
-    "pho": ("vietnamese",),
-    "pizzeria": ("pizza",),
-    "champagne": ("champagne bars",),
+# Common sense for classify() about places: what a name for an area means among location values (San
+# Francisco's neighbourhoods).  What a cuisine word means is not a table: classify_values reads it off the word's
+# form and the static word vectors (see there), so no phrasing any evaluator scores is written into the simulator.
+PLACE_SENSE: dict[str, tuple[str, ...]] = {
     "sf": ("Bernal Heights", "Mission District"),
     "san francisco": ("Bernal Heights", "Mission District"),
     "bernal": ("Bernal Heights",),
@@ -179,7 +125,6 @@ GLOSSARY: dict[str, str] = {
     "dim sum": "Dim sum is a Cantonese style of eating small dishes — dumplings such as har gow and siu mai, buns, rolls — usually with tea, often for brunch.",
     "ramen": "Ramen is a Japanese noodle soup: wheat noodles in a broth such as tonkotsu (pork), shoyu (soy) or miso, with toppings like chashu and egg.",
     "poke": "Poke is a Hawaiian dish of cubed raw fish, usually ahi tuna, seasoned with soy and sesame and served over rice.",
-    "tapas": "Tapas are small Spanish plates meant for sharing, such as patatas bravas or gambas al ajillo.",
     "cacio e pepe": "Cacio e pepe is a Roman pasta dish made with pecorino cheese and black pepper.",
     "pho": "Pho is a Vietnamese soup of rice noodles in a long-simmered beef or chicken broth with herbs.",
     "banh mi": "Banh mi is a Vietnamese sandwich on a baguette, with meats, pickled vegetables and herbs.",
@@ -282,26 +227,52 @@ class SimBackend:
 # --- the simulated implementations the agents' tasks call ------------------------------------
 
 
+# classify()'s sense of what a word means: the cosine of WordLlama's static vectors (engines.llm.word_vectors) between
+# the phrase and each candidate value it is shown.  A candidate counts when it is at least MEANING_FLOOR near and
+# within MEANING_MARGIN of the nearest; both were set once, as round numbers, before any evaluation ran, and are
+# not tuned on any evaluator's phrasings.
+MEANING_FLOOR = 0.3
+MEANING_MARGIN = 0.15
+
+
 def classify_values(value: str, candidates: Sequence[str]) -> tuple[str, ...]:
-    """classify(): the candidates a value means, with the common sense (and biases) of CUISINE_SENSE."""
+    """classify(): the candidates a value means, in the order they were shown.
+
+    Read from what a model is shown (the phrase and the candidate values) with general knowledge only: the same
+    value written another way (case, accents); a place name of PLACE_SENSE; words that share a form by rules that
+    hold for any enum (sense_words_match: "pizza place" -> pizza, "burger" -> burgers, "bbq" -> barbeque,
+    "szechwan" -> szechuan); and words near in meaning by static word vectors ("coffee" -> coffee & tea,
+    "shellfish" -> seafood).  It has no table of the phrasings any evaluator scores, so where neither form nor the
+    vectors carry a meaning ("cortado", "dumplings" for dim sum) it honestly misses."""
     v = value.strip().lower()
+    chosen: set[str] = set()
+    for c in candidates:
+        if _folded(c) == _folded(v):
+            chosen.add(c)
     by_lower = {c.lower(): c for c in candidates}
-    chosen: list[str] = []
-    if v in by_lower:
-        chosen.append(by_lower[v])
-    for meant in CUISINE_SENSE.get(v, ()):
-        if meant.lower() in by_lower and by_lower[meant.lower()] not in chosen:
-            chosen.append(by_lower[meant.lower()])
-    if not chosen:
-        # A value the common sense above does not know: what its words share with a candidate's, by rules that
-        # hold for any enum (sense_words_match): the same word ("pizza place" -> pizza), a plural or a compound
-        # ("burger" -> burgers, "steak" -> steakhouses, "hamburger" -> burgers), a word piece ("barbecue" ->
-        # barbeque), an abbreviation ("bbq" -> barbeque), a spelling variant ("szechwan" -> szechuan).
-        asked = _content_words(v)
-        for c in candidates:
-            if any(sense_words_match(a, b) for a in asked for b in _content_words(c)):
-                chosen.append(c)
-    return tuple(chosen)
+    for meant in PLACE_SENSE.get(v, ()):
+        if meant.lower() in by_lower:
+            chosen.add(by_lower[meant.lower()])
+    asked = _content_words(v)
+    for c in candidates:
+        if any(sense_words_match(a, b) for a in asked for b in _content_words(c)):
+            chosen.add(c)
+    chosen.update(_near_in_meaning(v, candidates))
+    return tuple(c for c in candidates if c in chosen)
+
+
+def _near_in_meaning(value: str, candidates: Sequence[str]) -> list[str]:
+    """The candidates nearest ``value`` by static word vectors (none without WordLlama installed)."""
+    from engines.llm.word_vectors import embedder
+
+    model = embedder()
+    if model is None or not candidates or not value:
+        return []
+    scores = model.vectors(list(candidates)) @ model.vectors([value])[0]
+    best = float(scores.max())
+    if best < MEANING_FLOOR:
+        return []
+    return [c for c, s in zip(candidates, scores) if s >= MEANING_FLOOR and s >= best - MEANING_MARGIN]
 
 
 # Words that name the kind of place, not what it serves ("a pizza place", "a noodle bar", "thai food").
@@ -443,7 +414,7 @@ def _read(text: str, question: str) -> Answer:
     # "does it serve X?" with a little common sense about dishes
     words = _dish_words(q)
     if words is not None:
-        hits = [s for s in sents if any(re.search(rf"\b{re.escape(w)}", s, re.I) for w in words)]
+        hits = [s for s in sents if _dish_hit(s, words)]
         said = [s for s in hits if not _DENIED.search(s)]  # "no pasta here" does not say it serves pasta
         return Answer("Yes", tuple(said[:2])) if said else Answer(None)
     if is_yes_no(question):  # a yes/no question off the lexicon: never a sentence for a verdict
@@ -517,6 +488,15 @@ _SERVES = re.compile(r"\b(serve|serves|have|has|offer|offers|sell|sells)\s+(?:an
 _DENIED = re.compile(r"\b(no|not|never|without)\b|n't\b", re.IGNORECASE)
 
 
+def _dish_hit(sentence: str, words: Sequence[str]) -> bool:
+    """Whether a sentence names one of the dish words: the word itself, or a word of the same form
+    (sense_words_match: a plural, a compound such as cheeseburger)."""
+    if any(re.search(rf"\b{re.escape(w)}", sentence, re.I) for w in words):
+        return True
+    said = re.findall(r"[a-z]+", _folded(sentence))
+    return any(sense_words_match(a, b) for w in words if " " not in w for a in said for b in (w,))
+
+
 def _dish_words(q: str) -> tuple[str, ...] | None:
     """ "does it serve pasta?" -> the words that count as pasta; None when the question is not about a
     dish: "serve/offer/sell X" names a dish, "have X" only when X is a food the lexicon knows."""
@@ -526,7 +506,7 @@ def _dish_words(q: str) -> tuple[str, ...] | None:
     thing = m.group(2).strip()
     known = FOOD_SENSE.get(thing) or FOOD_SENSE.get(thing.rstrip("s"))
     if known:
-        return known
+        return (thing.rstrip("s"), *known)
     return (thing.rstrip("s"),) if m.group(1).startswith(("serve", "offer", "sell")) else None
 
 

@@ -29,7 +29,7 @@ async def test_a_refused_statement_leaves_no_pane_showing_the_previous_query() -
         box.value = "Show me a café in Palo Alto"
         await pilot.press("enter")
         await settle(pilot)
-        assert "coffee" in _shown(app.query_one("#sql-rewritten"))  # the turn's query is shown
+        assert "cafe" in _shown(app.query_one("#sql-rewritten"))  # the turn's query is shown
         editor = app.query_one("#sql-editor", SqlEditor)
         editor.text = "DROP TABLE restaurants"
         editor.focus()
@@ -37,7 +37,7 @@ async def test_a_refused_statement_leaves_no_pane_showing_the_previous_query() -
         await settle(pilot)
         for pane in ("#route", "#sql-parsed", "#sql-rewritten", "#readback"):
             shown = _shown(app.query_one(pane))
-            assert "coffee" not in shown and "café" not in shown, f"{pane} still shows the previous query: {shown!r}"
+            assert "cafe" not in shown and "café" not in shown, f"{pane} still shows the previous query: {shown!r}"
         assert "DROP TABLE" in _shown(app.query_one("#sql-parsed"))
         assert app.query_one(ResultsTable).row_count == 0
 

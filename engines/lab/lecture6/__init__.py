@@ -45,8 +45,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         "classify(): four methods on {phrasings} held-out colloquial phrasings",
         "§3.3",
         "Inputs: {phrasings} colloquial phrasings the simulated LLM was not written from, with the values a person would pick "
-        "(evaluator data, engines/lab/questions.py); the simulated LLM's common sense (a simulation parameter: its table, "
-        "with the biases the notes describe, and rules over word forms for what the table lacks); retrieve_llm's k. "
+        "(evaluator data, engines/lab/questions.py); the simulated LLM's sense of words (rules over word forms and "
+        "WordLlama's static word vectors, with a floor and a margin fixed before any evaluation; no table of cuisine "
+        "words); retrieve_llm's k. "
         "Measured: precision and recall of the values chosen, LLM calls, values shown per call. " + SEED_NOTE,
         classify_methods,
         full={"phrasings": 28, "k": 5},

@@ -1,70 +1,20 @@
 """Static word embeddings for the adaptive ranker: WordLlama's weights, loaded from its own wheel and nothing else.
 
-WordLlama (PyPI ``wordllama``) ships its token embeddings (``weights/l2_supercat_256.safetensors``) and its
-tokenizer (``tokenizers/l2_supercat_tokenizer_config.json``) inside the package.  Its own ``WordLlama.load``
-may fetch files from a model hub; this module never imports the package: it finds the two packaged files,
-reads them with ``safetensors`` and ``tokenizers`` and pools the token vectors itself (as WordLlama's
-inference does), so no code path here can download (and the import costs nothing).  Without the package (or its files) :func:`embedder` is ``None`` and the ranker uses BM25 alone.
-
-A sentence's vector is the mean of its tokens' vectors, normalised; vectors are kept per sentence for the
-process (review sentences repeat across rows and queries).
+The loading lives in :mod:`engines.llm.word_vectors` (the simulated LLM reads the same vectors, and one
+instance serves the process); this module is the ranker's door to it.  Nothing on this path imports the
+``wordllama`` package or can download.  Without the package (or its files) :func:`embedder` is ``None`` and the
+ranker uses BM25 alone.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
+from engines.llm import word_vectors
+from engines.llm.word_vectors import MAX_CACHED, TOKENIZER, WEIGHTS, Embedder
 
-WEIGHTS = Path("weights") / "l2_supercat_256.safetensors"
-TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
-MAX_CACHED = 200_000  # sentences whose vectors are kept
-
-
-class Embedder:
-    """Sentence vectors from WordLlama's packaged weights (see the module's docstring)."""
-
-    def __init__(self, package_dir: Path) -> None:
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
-
-        self._weights = np.ascontiguousarray(load_file(str(package_dir / WEIGHTS))["embedding.weight"], np.float32)
-        self._tokenizer = Tokenizer.from_file(str(package_dir / TOKENIZER))
-        self._tokenizer.enable_padding()
-        self._tokenizer.no_truncation()
-        self._cache: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()
-        self.dim = int(self._weights.shape[1])
-
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        """WordLlama's sentence vector: the mean of the tokens' vectors (padding masked out), normalised."""
-        out = []
-        for i in range(0, len(texts), 64):
-            encoded = self._tokenizer.encode_batch(list(texts[i : i + 64]), add_special_tokens=False)
-            ids = np.clip(np.array([e.ids for e in encoded], dtype=np.int64), 0, len(self._weights) - 1)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
-            pooled = (self._weights[ids] * mask[..., None]).sum(axis=1) / np.maximum(
-                mask.sum(axis=1, keepdims=True), 1.0
-            )
-            out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
-        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
-
-    def vectors(self, sentences: Sequence[str]) -> np.ndarray:
-        """One normalised row per sentence."""
-        with self._lock:
-            missing = list(dict.fromkeys(s for s in sentences if s not in self._cache))
-            if missing:
-                if len(self._cache) + len(missing) > MAX_CACHED:
-                    self._cache.clear()
-                for s, v in zip(missing, self._embed(missing)):
-                    self._cache[s] = np.asarray(v, dtype=np.float32)
-            if not sentences:
-                return np.zeros((0, self.dim), dtype=np.float32)
-            return np.stack([self._cache[s] for s in sentences])
-
+__all__ = ["MAX_CACHED", "TOKENIZER", "WEIGHTS", "Embedder", "embedder", "package_dir"]
 
 _embedder: Embedder | None = None
 _tried = False
@@ -73,11 +23,7 @@ _load_lock = threading.Lock()
 
 def package_dir() -> Path | None:
     """Where the installed ``wordllama`` package lives, if it has the two files (found without importing it)."""
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    root = Path(next(iter(spec.submodule_search_locations)))
-    return root if (root / WEIGHTS).is_file() and (root / TOKENIZER).is_file() else None
+    return word_vectors.package_dir()
 
 
 def embedder() -> Embedder | None:
@@ -86,10 +32,5 @@ def embedder() -> Embedder | None:
     with _load_lock:
         if not _tried:
             _tried = True
-            root = package_dir()
-            if root is not None:
-                try:
-                    _embedder = Embedder(root)
-                except Exception:  # a broken install: the ranker falls back to BM25
-                    _embedder = None
+            _embedder = word_vectors.embedder_at(package_dir())
         return _embedder
