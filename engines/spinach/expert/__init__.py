@@ -10,7 +10,9 @@ and when it stops are :mod:`engines.spinach.sim_policy`.
 * :mod:`.clauses` — each clause's SPARQL in each of its variants, and the evidence that settles it;
 * :mod:`.debugging` — which variant to write from the evidence (or a guess), and the probes that find the
   evidence: debugging fragments, property examples, entity pages;
-* :mod:`.compose` — writing the query from what the policy believes now (and the one-shot baseline's query).
+* :mod:`.compose` — writing the query from what the policy believes now, a piece at a time or whole, with its slips (and the
+  one-shot baseline's query);
+* :mod:`.prune` — the simulated ``prune_entry`` call: an entity page cut to the question before the policy sees it.
 
 Nothing here reads the world, its hidden truth or the gold queries: only the question and the observations.
 """
