@@ -38,7 +38,8 @@ def parse(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
     """
     if len(sql) > MAX_SQL_CHARS:
         raise SqlRefused(f"The query is longer than {MAX_SQL_CHARS:,} characters and was refused.", sql=sql)
-    statements = _split_statements(sql, dialects)
+    tokens_by_dialect: dict[str, list[Token] | TokenError] = {}  # each dialect tokenizes the text at most once
+    statements = _split_statements(sql, dialects, tokens_by_dialect)
     if not statements:
         raise SqlFailed("There is no query to run: the text is empty or only comments.", sql=sql)
     if len(statements) > 1:
@@ -59,16 +60,21 @@ def parse(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
             column=column,
             sql=sql,
         )
-    return _parse_one(sql, dialects)
+    return _parse_one(sql, dialects, tokens_by_dialect)
 
 
-def _tokenize(sql: str, dialects: Sequence[str]) -> list[Token]:
+def _tokenize(sql: str, dialects: Sequence[str], tokens_by_dialect: dict[str, list[Token] | TokenError]) -> list[Token]:
+    """The tokens of the first dialect that reads ``sql``; each dialect's tokens (or its error) are kept in
+    ``tokens_by_dialect`` for the parse, which then need not tokenize the text again."""
     error: TokenError | None = None
     for dialect in dialects:
         try:
-            return Dialect.get_or_raise(dialect).tokenize(sql)
+            tokens = tokens_by_dialect[dialect] = Dialect.get_or_raise(dialect).tokenize(sql)
         except TokenError as e:
+            tokens_by_dialect[dialect] = e
             error = error or e
+        else:
+            return tokens
     raise SqlFailed(
         "Syntax error: the query could not be read; look for an unterminated string, "
         f"quoted name or comment. ({_strip_ansi(str(error))})",
@@ -76,10 +82,12 @@ def _tokenize(sql: str, dialects: Sequence[str]) -> list[Token]:
     )
 
 
-def _split_statements(sql: str, dialects: Sequence[str]) -> list[list[Token]]:
+def _split_statements(
+    sql: str, dialects: Sequence[str], tokens_by_dialect: dict[str, list[Token] | TokenError]
+) -> list[list[Token]]:
     """The statements' tokens, split on ``;``; empty statements are dropped."""
     statements: list[list[Token]] = [[]]
-    for token in _tokenize(sql, dialects):
+    for token in _tokenize(sql, dialects, tokens_by_dialect):
         if token.token_type == TokenType.SEMICOLON:
             statements.append([])
         else:
@@ -102,11 +110,21 @@ def _token_position(token: Token) -> tuple[int, int]:
     return token.line, max(1, token.col - (token.end - token.start))
 
 
-def _parse_one(sql: str, dialects: Sequence[str]) -> exp.Expression:
+def _parse_one(
+    sql: str, dialects: Sequence[str], tokens_by_dialect: dict[str, list[Token] | TokenError]
+) -> exp.Expression:
+    """What ``sqlglot.parse(sql, read=dialect)`` does, dialect by dialect, on the tokens the split already
+    has for a dialect (its tokenizer's error, if it had one), tokenizing only for a dialect it has not tried."""
     errors: list[SqlFailed] = []
     for dialect in dialects:
+        reader = Dialect.get_or_raise(dialect)
         try:
-            expressions = [e for e in sqlglot.parse(sql, read=dialect) if e is not None]
+            tokens = tokens_by_dialect.get(dialect)
+            if isinstance(tokens, TokenError):
+                raise tokens
+            if tokens is None:
+                tokens = reader.tokenize(sql)
+            expressions = [e for e in reader.parser().parse(tokens, sql) if e is not None]
         except (ParseError, TokenError) as e:
             errors.append(_from_sqlglot(e, sql))
             continue

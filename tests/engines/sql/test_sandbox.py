@@ -315,6 +315,36 @@ def test_duckdb_syntax_is_accepted_when_postgres_cannot_read_it(sandbox):
     assert sandbox.run("SELECT * EXCLUDE (name, tags, price, day, tier) FROM items WHERE id = 1").rows == ((1,),)
 
 
+@pytest.mark.parametrize(
+    "sql, dialect, tokenizations",
+    [
+        ("SELECT name FROM items WHERE 'thai' = ANY(tags)", "postgres", 1),  # was 2: the split's, the parse's
+        ("SELECT 7 // 2 AS q", "duckdb", 2),  # PostgreSQL cannot parse it: each dialect tokenizes once (was 3)
+        ("SELECT b'12' AS b", None, 2),  # PostgreSQL cannot tokenize it, DuckDB cannot parse it (was 4)
+    ],
+)
+def test_a_query_is_tokenized_once_per_dialect(monkeypatch, sql, dialect, tokenizations):
+    """The split on ``;`` and the parse share the tokens: each dialect reads the text at most once, and the
+    tree is the one sqlglot's own parse of that dialect gives."""
+    import sqlglot
+    from sqlglot.tokens import Tokenizer
+
+    expected = sqlglot.parse_one(sql, read=dialect) if dialect else None
+    real, calls = Tokenizer.tokenize, []
+
+    def counted(self, text):
+        calls.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(Tokenizer, "tokenize", counted)
+    if expected is None:
+        with pytest.raises(SqlFailed, match="Syntax error"):
+            check(sql)
+    else:
+        assert check(sql) == expected
+    assert len(calls) == tokenizations
+
+
 def test_check_returns_the_tree_without_running(sandbox):
     tree = sandbox.check("SELECT name FROM items WHERE id = 1")
     assert isinstance(tree, exp.Select)
