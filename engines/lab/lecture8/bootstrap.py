@@ -127,6 +127,8 @@ def bootstrap_intervals(ctx: RunContext) -> Table:
         f"one system's own score is uncertain by about ten points on {n} questions",
         4 <= s["iv"].half_width <= 16,
         f"half-widths ±{s['iv'].half_width:.1f} and ±{t['iv'].half_width:.1f}: SPINACH {s['iv'].mean:.1f} [{s['iv'].low:.1f}, {s['iv'].high:.1f}], ToG {t['iv'].mean:.1f} [{t['iv'].low:.1f}, {t['iv'].high:.1f}]",
+        f"a half-width shrinks as 1/√n: the notes' ten points are for 56 questions, and SPINACH's ±"
+        f"{s['iv'].half_width:.1f} on {n} would be about ±{s['iv'].half_width * math.sqrt(n / 56):.1f} on 56",
     )
     ctx.claim(
         "a gap far larger than the uncertainty is settled by a few dozen questions or fewer",

@@ -76,10 +76,13 @@ def errors(ctx: RunContext) -> Table:
         "(a sibling property, the one-sided P185); a label-only answer (a format slip) scores 0",
     )
     ranked = sorted(cats, key=lambda c: by_cat.get(c, 100.0))
+    per_cat = {c: sum(1 for r in runs for x in r.scores if x.category == c) for c in cats}
     ctx.claim(
         "C2 (country of birth: a silent error) is among the two weakest categories",
         "C2" in ranked[:2],
         "weakest: " + ", ".join(f"{c} {by_cat.get(c)}" for c in ranked[:3]) + " (notes: C2 and C3 lowest)",
+        f"a category here has {min(per_cat.values())}-{max(per_cat.values())} question-runs, so one question moves its "
+        f"F1 by {100 / max(1, min(per_cat.values())):.0f} points or more; C2's silent error shows over more runs",
     )
     loud = [by_cat.get(c, 0.0) for c in ("C1", "C5")]
     ctx.claim(
