@@ -16,6 +16,11 @@ shared) and each of the 56 forum-style gold queries runs ``--repeat`` times on:
 * ``pyoxigraph_raw`` — pyoxigraph's ``Store.query`` on the already rewritten text, every solution
   read: the limit the oxigraph path is measured against.
 
+The stores are timed interleaved: every query is run once on each store untimed, then ``--repeat``
+rounds on every store in turn, the order rotated each round, each run timed by this script's clock
+around the whole call (for the endpoints: ``Endpoint.execute``, the worker's round trip included).  A
+change in the machine's load so falls on all stores alike and their ratios hold on a busy machine.
+
 Reported per store: the load time (the worker's included), the median and the 90th percentile of
 the per-query medians, and how many queries timed out; the ratios ``oxigraph / raw`` and
 ``memory / oxigraph``.  Not a test: the numbers depend on the machine.
@@ -49,38 +54,31 @@ def _summary(medians: list[float], load: float, timeouts: int) -> dict:
     }
 
 
-def _timed(run, queries, repeat: int) -> tuple[list[float], int]:
-    medians, timeouts = [], 0
-    for q in queries:
-        runs = []
-        for _ in range(repeat):
-            elapsed, timed_out = run(q)
-            runs.append(elapsed)
-            if timed_out:
-                timeouts += 1
-                break
-        medians.append(statistics.median(runs))
-    return medians, timeouts
+class _Runner:
+    """One store under test: ``run(query) -> (seconds, timed_out)``, its load time, and how to close it."""
+
+    def __init__(self, run, load: float, close=lambda: None) -> None:
+        self.run, self.load, self.close = run, load, close
+        self.runs: dict[str, list[float]] = {}
+        self.timeouts = 0
+        self.gave_up: set[str] = set()
 
 
-def _endpoint_store(store: str, triples: list, queries: list[str], args) -> dict:
+def _endpoint_store(store: str, triples: list, args) -> _Runner:
     t0 = time.perf_counter()
     ep = Endpoint.from_triples(triples, store=store, timeout_s=args.timeout, row_cap=10**7, cache_size=0)
     ep.worker.start()
     load = time.perf_counter() - t0
 
     def run(q: str) -> tuple[float, bool]:
+        t = time.perf_counter()
         r = ep.execute(q)
-        return r.elapsed_s, r.feedback is Feedback.TIMEOUT
+        return time.perf_counter() - t, r.feedback is Feedback.TIMEOUT
 
-    try:
-        medians, timeouts = _timed(run, queries, args.repeat)
-    finally:
-        ep.close()
-    return _summary(medians, load, timeouts)
+    return _Runner(run, load, ep.close)
 
 
-def _in_process(triples: list, queries: list[str], args) -> dict:
+def _in_process(triples: list, args) -> _Runner:
     from engines.kg.store import make_graph
     from engines.kg.worker import evaluate
 
@@ -93,11 +91,10 @@ def _in_process(triples: list, queries: list[str], args) -> dict:
         answer = evaluate(graph, "oxigraph", q, args.timeout, 10**7)
         return time.perf_counter() - t, answer["kind"] == "timeout"
 
-    medians, timeouts = _timed(run, queries, args.repeat)
-    return _summary(medians, load, timeouts)
+    return _Runner(run, load)
 
 
-def _raw(triples: list, queries: list[str], args) -> dict:
+def _raw(triples: list, queries: list[str], args) -> _Runner:
     import pyoxigraph as ox
 
     from engines.kg import dialect
@@ -126,8 +123,28 @@ def _raw(triples: list, queries: list[str], args) -> dict:
                 pass
         return time.perf_counter() - t, False
 
-    medians, timeouts = _timed(run, queries, args.repeat)
-    return _summary(medians, load, timeouts)
+    return _Runner(run, load)
+
+
+def _time_interleaved(runners: dict[str, _Runner], queries: list[str], repeat: int) -> None:
+    """Every query on every store in turn, ``repeat`` rounds, the stores' order rotated each round: a
+    change in the machine's load falls on all stores alike, so their ratios hold on a busy machine.
+    Each query is run once on every store first, untimed (the stores' own warm-up)."""
+    names = list(runners)
+    for q in queries:
+        for name in names:
+            runners[name].run(q)
+        for round_ in range(repeat):
+            k = round_ % len(names)
+            for name in names[k:] + names[:k]:
+                r = runners[name]
+                if q in r.gave_up:
+                    continue
+                elapsed, timed_out = r.run(q)
+                r.runs.setdefault(q, []).append(elapsed)
+                if timed_out:
+                    r.timeouts += 1
+                    r.gave_up.add(q)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args(argv)
 
-    world = kg.build()
-    queries = [q.gold_sparql for q in kg.questions(world).forum]
+    built = kg.build()
+    world = built.world
+    queries = [q.gold_sparql for q in kg.questions(world, built.truth).forum]
     out: dict = {"queries": len(queries), "repeat": args.repeat, "scales": []}
     if not args.json:
         print(f"{len(queries)} forum-set gold queries, {args.repeat} run(s) each\n")
@@ -152,13 +170,21 @@ def main(argv: list[str] | None = None) -> int:
         big = kg.scaled(world, scale) if scale > 1 else world
         triples = list(kg.rdf_triples(big))
         entry: dict = {"scale": scale, "statements": big.statement_count, "triples": len(triples), "stores": {}}
-        for store in args.stores:
-            if store in ("memory", "oxigraph"):
-                figures = _endpoint_store(store, triples, queries, args)
-            elif store == "oxigraph_in_process":
-                figures = _in_process(triples, queries, args)
-            else:
-                figures = _raw(triples, queries, args)
+        runners: dict[str, _Runner] = {}
+        try:
+            for store in args.stores:
+                if store in ("memory", "oxigraph"):
+                    runners[store] = _endpoint_store(store, triples, args)
+                elif store == "oxigraph_in_process":
+                    runners[store] = _in_process(triples, args)
+                else:
+                    runners[store] = _raw(triples, queries, args)
+            _time_interleaved(runners, queries, args.repeat)
+        finally:
+            for r in runners.values():
+                r.close()
+        for store, r in runners.items():
+            figures = _summary([statistics.median(v) for v in r.runs.values()], r.load, r.timeouts)
             entry["stores"][store] = figures
             if not args.json:
                 print(
