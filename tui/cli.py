@@ -66,12 +66,24 @@ def _common_options() -> argparse.ArgumentParser:
     return common
 
 
-def _parser() -> argparse.ArgumentParser:
+class _NotTheAppAlone(Exception):
+    """The command line holds more than the app's options: a command, --help or an error."""
+
+
+class _AppOptionsParser(argparse.ArgumentParser):
+    def error(self, message: str):  # the full parser reads the line again and says what is wrong
+        raise _NotTheAppAlone(message)
+
+
+def _parser(commands: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; ``commands=False``: the app's options alone (no help, no commands, an
+    error raises _NotTheAppAlone), which the app's start reads without building every command's parser."""
     common = _common_options()
-    p = argparse.ArgumentParser(
+    p = (argparse.ArgumentParser if commands else _AppOptionsParser)(
         prog="cs224v-tui",
         description="Watch LLM agents query structured and hybrid data. With no command, opens the app.",
         parents=[common],
+        add_help=commands,
     )
     kg = p.add_argument_group("the app's Knowledge-graph tab (instead of the built-in world)")
     kg.add_argument(
@@ -99,6 +111,8 @@ def _parser() -> argparse.ArgumentParser:
         help="open your own tables: a CSV, TSV, Parquet or JSON-lines file, a folder of them, a DuckDB file or a "
         "postgresql:// URL, read-only; the ask, sql and suql commands take --db too",
     )
+    if not commands:
+        return p
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, common)
@@ -111,6 +125,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     shots.set_defaults(handler=_screenshots)
     return p
+
+
+def _the_app_alone(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace] | None:
+    """The parser and options when ``argv`` only opens the app (options, no command), else None."""
+    parser = _parser(commands=False)
+    try:
+        args, extra = parser.parse_known_args(argv)
+    except _NotTheAppAlone:
+        return None
+    return None if extra else (parser, args)
 
 
 def _settings(args: argparse.Namespace):
@@ -213,11 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 done, 1 the work failed (an engine error, a syntax error of the query), 2 the input was
     refused (argparse's usage errors included), 70 a bug of ours (one line, no traceback), 130
     interrupted."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # --help (0) and usage errors (2): argparse has printed them
-        return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_REFUSED)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    app_alone = _the_app_alone(argv)  # opening the app needs none of the commands' parsers
+    if app_alone is not None:
+        parser, args = app_alone
+    else:
+        parser = _parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help (0) and usage errors (2): argparse has printed them
+            return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_REFUSED)
     try:
         return _run(parser, args)
     except KeyboardInterrupt:

@@ -24,6 +24,7 @@ from textual.widgets import Footer, Header
 
 from tests.tui.support import SIZE, drive, make_app, settle
 from tui.app import AREAS, CS224VApp
+from tui.cli import COMMAND_MODULES, _parser, _the_app_alone
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,6 +56,7 @@ HEAVY = (
     "tui.hybridqa",
     "tui.kg",
     "tui.lab",
+    *COMMAND_MODULES,  # the commands' parsers: opening the app reads only its own options
 )
 """Nothing of these may be imported when the first frame is drawn (a name covers its submodules)."""
 
@@ -228,3 +230,28 @@ def test_the_default_settings_are_built_without_httpx_and_other_urls_are_still_c
     subprocess.run(
         [sys.executable, "-c", code], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120
     )
+
+
+def test_the_app_s_options_alone_are_read_as_the_full_parser_reads_them() -> None:
+    for argv in (
+        [],
+        ["--no-cache"],
+        ["--backend", "claude", "--seed", "3", "--classify", "exact"],
+        ["--rdf", "a.ttl", "b.ttl"],
+        ["--db", "mine.csv", "--latency", "0.5"],
+    ):
+        alone = _the_app_alone(argv)
+        assert alone is not None, argv
+        assert {**vars(alone[1]), "command": None} == vars(_parser().parse_args(argv))
+    # a command, a help request (abbreviated too) or an error goes to the full parser, which says what is wrong
+    for argv in (
+        ["sql", "SELECT 1"],
+        ["--no-cache", "ask", "a question"],
+        ["--help"],
+        ["-h"],
+        ["--he"],
+        ["--seed", "many"],
+        ["--backend", "nope"],
+        ["--bogus"],
+    ):
+        assert _the_app_alone(argv) is None, argv
