@@ -669,10 +669,11 @@ class CS224VApp(App[None]):
             )
 
     def _focused_table(self) -> DataTable | None:
-        from textual.widgets import DataTable  # not on the first frame
-
+        # the footer asks (check_action) before the first frame: no DataTable exists while its module is not
+        # imported, so there is no need to import it just to look
+        module = sys.modules.get("textual.widgets._data_table")
         focused = self.screen.focused
-        return focused if isinstance(focused, DataTable) else None
+        return focused if module is not None and isinstance(focused, module.DataTable) else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Ctrl+C (copy) and v (view) belong to tables: elsewhere they are neither shown nor taken."""

@@ -57,6 +57,7 @@ HEAVY = (
     "tui.kg",
     "tui.lab",
     *COMMAND_MODULES,  # the commands' parsers: opening the app reads only its own options
+    "textual.widgets._data_table",  # no table before a tab is built
 )
 """Nothing of these may be imported when the first frame is drawn (a name covers its submodules)."""
 
