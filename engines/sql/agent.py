@@ -122,8 +122,13 @@ class Emptied:
     text: bool  # the condition asks an LLM (answer() / summary())
     tried: int  # variants run
     conditions: int  # top-level conditions of the query
-    sentence: str  # what the reply says
+    sentence: str  # the finding (``ask --json``'s why_empty)
     match_nothing: tuple[str, ...] = ()  # no single condition found: those of the table's own that match no row at all
+
+    @property
+    def reply_hint(self) -> str:
+        """The finding as the reply is handed it: with the offer to relax the one condition, when one would do."""
+        return self.sentence + (" Would you like me to relax it?" if self.condition is not None else "")
 
 
 @dataclass(frozen=True)
@@ -210,7 +215,7 @@ class TextToSQLAgent:
             result.columns,
             result.rows[:REPLY_ROWS],
             len(result.rows),
-            why_empty=emptied.sentence if emptied is not None else None,
+            why_empty=emptied.reply_hint if emptied is not None else None,
         )
         reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
         turn = TurnResult(
@@ -275,7 +280,6 @@ class TextToSQLAgent:
                     " (I left out the conditions on the table's own columns first: leaving out an answer() "
                     "condition costs LLM calls.)"
                 )
-            sentence += " Would you like me to relax it?"
             return Emptied(
                 parts[i].sql(dialect="postgres", normalize_functions=False),
                 phrase,

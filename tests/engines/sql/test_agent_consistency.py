@@ -127,6 +127,10 @@ def test_an_empty_result_names_the_condition_that_emptied_it():
             in turn.reply
         )
         assert "cuisine" not in turn.reply.split("found no results.")[1]  # the old reply offered to relax the cuisine
+        # the finding is only the finding (ask --json's why_empty); the reply is what offers to relax it
+        assert e.sentence.endswith(f"finds {expected} restaurants.") and "?" not in e.sentence
+        assert turn.reply.endswith("Would you like me to relax it?")
+        assert turn.to_json()["why_empty"] == e.sentence
         # at most MAX_VARIANTS variants: eight conditions, two of which match nothing by themselves
         tree = s.sandbox.check(
             "SELECT name FROM restaurants WHERE location = 'Tokyo' AND location = 'Paris' AND rating > 0.1 "
@@ -135,6 +139,7 @@ def test_an_empty_result_names_the_condition_that_emptied_it():
         e = s.agent.explain_empty(tree)
         assert e.condition is None and e.tried == MAX_VARIANTS and e.conditions == 8
         assert "any one of 6 of its 8 conditions still finds nothing" in e.sentence
+        assert e.reply_hint == e.sentence  # nothing single to relax: no offer
         assert e.match_nothing == ("location = 'Tokyo'", "location = 'Paris'")
     finally:
         s.close()
