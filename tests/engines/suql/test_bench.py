@@ -43,6 +43,9 @@ def test_the_json_has_the_issues_keys(figures):
     pool = figures["pool"]
     for name in ("list_all", "limit"):
         assert pool[name]["calls"] > 0 and pool[name]["ideal_s"] > 0
+        assert pool[name]["same_rows_cached"] and pool[name]["executor_s"] >= 0
+        assert 0 < pool[name]["calls_span_s"] <= pool[name]["wall_s"]
+    assert pool["limit_rows_repeatable"] is True
     assert pool["limit1_wasted"]["max"] <= pool["limit1_wasted"]["bound"] == 2
 
 
