@@ -357,7 +357,8 @@ def _foods(low: str) -> list[str]:
     return sorted(found, key=lambda lit: _first_pos(low, lit))
 
 
-# The grammar of a request for a kind of food: a lead ("show me", "any", "i want"), what qualifies it (an article,
+# The grammar of a request for a kind of food: a lead ("show me", "any", "i want"; or none: "cheap bbq in the
+# Mission"), what qualifies it (an article,
 # a price, "good"), the food, then the kind of place or where ("places", "food", "in Palo Alto").
 _SLOT_LEAD = r"(?:show me|find me|find|any|i want|i'd like|looking for|get me|recommend|what's some|what are some|what are the top \w+|top \w+)"
 _SLOT_QUALIFIER = (
@@ -365,9 +366,10 @@ _SLOT_QUALIFIER = (
     r"|reasonably priced|expensive|pricey|upscale|luxury|fancy|\d+)"
 )
 _SLOT = re.compile(
-    rf"\b{_SLOT_LEAD}\s+(?:{_SLOT_QUALIFIER}\s+)*(?P<food>[^\W\d][\w&'()-]*(?:\s+(?:&\s+)?[^\W\d][\w&'()-]*){{0,3}})"
+    rf"(?:\b{_SLOT_LEAD}\s+|^(?!(?:how|what|which|where|who|when|why|is|are|do|does|can|could|would|will|show|find|give|tell|list|i|any|thanks|thank|hello|hi)\b))(?:{_SLOT_QUALIFIER}\s+)*(?P<food>[^\W\d][\w&'()-]*(?:\s+(?:&\s+)?[^\W\d][\w&'()-]*){{0,3}})"
     r"\s+(?:places?|restaurants?|spots?|joints?|food|in|near|around|there)\b"
 )
+_SLOT_LEAD_AT_START = re.compile(rf"{_SLOT_LEAD}\s")
 _NOT_FOOD = frozenset(
     {
         "restaurants",
@@ -390,7 +392,8 @@ _FILLER = frozenset({"a", "an", "the", "all", "any", "some", "every", "other", "
 
 def _slot_foods(low: str) -> list[str]:
     """The foods the request's grammar names, as said ("any bbq places" -> bbq; "italian or pizza places" -> both)."""
-    m = _SLOT.search(low)
+    led = [m for m in _SLOT.finditer(low) if m.start() > 0 or _SLOT_LEAD_AT_START.match(low)]
+    m = led[0] if led else _SLOT.match(low)
     if not m:
         return []
     phrase = re.split(r"\s+(?:in|near|around|there)\s+", m.group("food").strip())[0]  # what is said before where

