@@ -43,6 +43,21 @@ searchable the same way: Enter loads one (it does not run it). The palette has o
 """
 
 
+SCHEMA_HELP = """\
+## Schema
+
+In the Restaurants, SUQL and HybridQA tabs, **Ctrl+T** shows or hides the schema pane (even while typing; the
+cursor stays where it is): the tables of the tab's world (HybridQA: the current table), each with its row count,
+and each column's type and role as the engine describes them from the data: *enum · classify()* (the agent maps
+words onto its values, listed under it), *free text · answer()* (what SUQL's answer() and summary() read), text,
+number, date. Over a built-in world the enumerations are the ones the tab's agent classifies. Over your own data
+(`--db`) the pane shows from the start. The description is made the first time the pane shows a world; a world of
+many tables (the 50 HybridQA tables in the SUQL tab) lists its tables and types at once and describes a table when
+you expand it (Enter or a click). Tab into the pane and F8 maximises it.
+
+"""
+
+
 GENERAL_HELP = """\
 ## The LLM backend
 
@@ -72,7 +87,10 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-dialog") as dialog:
             dialog.border_title = "cs224v-tui — help"
             with VerticalScroll(id="help-scroll"):
-                yield Markdown(f"{self.area_help.strip()}\n\n{keys_help()}{HISTORY_HELP}{GENERAL_HELP}", id="help-text")
+                yield Markdown(
+                    f"{self.area_help.strip()}\n\n{keys_help()}{HISTORY_HELP}{SCHEMA_HELP}{GENERAL_HELP}",
+                    id="help-text",
+                )
             yield Static("Esc closes this help · ↑/↓ or the mouse wheel scroll it", id="help-hint")
 
     def on_mount(self) -> None:

@@ -36,6 +36,7 @@ from engines.events import CallFailed, CallFinished, CallStarted
 from tui.area import EngineReported, PaletteCommand, describe_error
 from tui.history import HistoryArea
 from tui.hybridqa_tables import PassagesTable, RowsTable
+from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
 from tui.suql_view import layout_sql, plan_content
 from tui.widgets import ErrorBox, count_rows, counter, pane, sql_content, truncate
 
@@ -107,11 +108,12 @@ class Answered:
 # --- the tab ------------------------------------------------------------------------------------
 
 
-class HybridArea(HistoryArea):
+class HybridArea(SchemaHost, HistoryArea):
     """The HybridQA tab (see the module docstring)."""
 
     REPORTED = PipelineReported
     AREA_ID = "hybridqa"
+    SCHEMA_PANE_ID = "hqa-schema"  # the current table; Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"hqa-questions": "question"}  # a list, not a box: no ↑/↓ walk, Ctrl+R only
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
@@ -232,6 +234,20 @@ or open the examples (*HybridQA: examples…*) or the history.
         self._short: str | None = None
         self._opening: str | None = None  # the source whose session is being opened
 
+    def schema_subject(self) -> SchemaSubject | None:
+        """What the schema pane describes (tui.schema_pane): the current table (the pipeline classifies nothing)."""
+        session, table = self.session, self._table
+        if session is None or table is None:
+            return None
+        return SchemaSubject(
+            ("table", self.source, table.name),
+            table.table_id,
+            kind=f"a {self.source} HybridQA table",
+            gate=session.sandbox,
+            enum_fields={},
+            tables=(table.name,),
+        )
+
     # --- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -265,6 +281,9 @@ or open the examples (*HybridQA: examples…*) or the history.
                         id="hqa-retry",
                         tooltip="Improvement 2: when nothing comes back, parse again (at most twice).",
                     )
+                schema = SchemaPane(id="hqa-schema")
+                schema.display = False  # Ctrl+T (tui.schema_pane)
+                yield schema
                 questions = OptionList(id="hqa-questions")
                 questions.border_title = "Questions · Enter runs · ^L all · ^R ran"
                 yield questions
@@ -794,6 +813,7 @@ or open the examples (*HybridQA: examples…*) or the history.
 
     def _show_table(self, table: HybridTable) -> None:
         self._table = table
+        self.schema_changed()  # the schema pane follows the table (tui.schema_pane)
         self._question = None
         self._result = None
         self._short = None

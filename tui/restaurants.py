@@ -40,7 +40,7 @@ from engines.events import (
 from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
 from tui.area import EngineReported, PaletteCommand, describe_error
 from tui.history import HistoryArea
-from tui.schema_pane import SchemaPane, first_table_sql
+from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject, first_table_sql
 from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
 
 if TYPE_CHECKING:
@@ -122,10 +122,11 @@ class SqlRan:
     readback: str
 
 
-class RestaurantsArea(HistoryArea):
+class RestaurantsArea(SchemaHost, HistoryArea):
     """The Restaurants tab (see the module docstring)."""
 
     AREA_ID = "restaurants"
+    SCHEMA_PANE_ID = "rest-schema"  # Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"question": "question", "sql-editor": "sql"}
     RESULTS_IDS = ("results",)
     TITLE = "Restaurants"
@@ -201,6 +202,22 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         self._world = "restaurants"  # what the agent talks about, and which agent (WORLDS)
         self._db = settings.db  # your own tables (--db SOURCE) instead of the restaurants, or None
         self._sql_origin = SAMPLE_SQL  # the SQL the app put in the editor (↑ may replace it unedited)
+
+    def schema_subject(self) -> SchemaSubject | None:
+        """What the schema pane describes (tui.schema_pane): your data's description, or the world's tables with the
+        enumerations the agent classifies."""
+        session = self._session
+        if session is None:
+            return None
+        source = getattr(session, "source", None)
+        if source is not None:
+            return SchemaSubject.described(source.schema)
+        return SchemaSubject(
+            ("world", self._world),
+            self._world,
+            gate=session.sandbox,
+            enum_fields=getattr(session.agent, "enum_fields", {}),
+        )
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -520,10 +537,8 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 
     def _show_schema(self) -> None:
         """The schema browser shows the open source's tables (hidden for a built-in world)."""
-        pane = self.query_one("#rest-schema", SchemaPane)
         source = getattr(self._session, "source", None)
-        pane.display = source is not None
-        pane.show(source.schema if source is not None else None)
+        self.schema_changed(default=source is not None)  # your data's shows at first, a world's on Ctrl+T
         if source is not None and source.schema.tables:
             editor = self.query_one("#sql-editor", SqlEditor)
             if editor.text in (SAMPLE_SQL, COURSE_SQL):

@@ -1,25 +1,75 @@
-"""The schema browser of a user's own data: tables, their columns, each column's type and role.
+"""The schema pane: the tables of the tab's world or data source, their columns, each column's type and role.
 
-Shown in the Restaurants (agent) tab and the SUQL tab when the app opens ``--db SOURCE``. The
-description is the engine's own (``engines.data.describe``): the role says what the agents do with a
-column — ``classify()`` maps words onto an enumeration's values, ``answer()`` and ``summary()`` read
-free text.  Every name is shown as plain text (a column may be called anything).
+The description is the engine's own (``engines.data.describe``), read from the data through the session's
+gate: the role says what the agents do with a column — ``classify()`` maps words onto an enumeration's values,
+``answer()`` and ``summary()`` read free text.  Over a built-in world (the restaurants, the courses, the
+HybridQA tables) it is :func:`~engines.data.describe.describe_world`: the same statistics, with the agent's
+own enumerations.  Every name is shown as plain text (a column may be called anything).
+
+A tab that has the pane is a :class:`SchemaHost`: **Ctrl+T** shows or hides it (from anywhere in the tab,
+even while typing; it is never typed).  Over a user's own data (``--db``) it shows from the start; over a
+built-in world it is hidden until asked for, and nothing is described before it shows: the description runs
+in a thread worker of the pane the first time the pane shows a world (kept for the next time).  A world of
+many tables (the 50 HybridQA tables in the SUQL tab) lists its tables and their types at once and describes a
+table when its node is expanded.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from rich.text import Text
 from sqlglot import exp
+from textual.binding import Binding
+from textual.widget import Widget
 from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+from textual.worker import Worker, WorkerState
 
 MAX_VALUES_SHOWN = 8  # an enumeration's values listed under its column (the rest counted)
+EAGER_TABLES = 12
+"""A world of at most this many tables is described whole when the pane shows it; a larger one table by table,
+as its nodes are expanded (describing the 50 HybridQA tables takes tens of seconds)."""
+SCHEMA_KEY = "ctrl+t"
+"""Shows or hides the tab's schema pane (priority: it works while typing and is never typed)."""
+
+
+@dataclass(frozen=True)
+class SchemaSubject:
+    """What a tab's schema pane describes now.
+
+    ``key`` names it (the same key: the description made before is shown again); ``gate`` is the session's
+    sandbox (``tables()`` and ``run_tree``), read in a worker; ``enum_fields`` the enumerations the tab's agent
+    classifies (None: a user's data, whose description infers them); ``tables`` limits it to those tables (the
+    HybridQA tab's current table); ``ready`` is a description made already (a user's data, described on opening).
+    """
+
+    key: tuple[Any, ...]
+    source: str
+    kind: str = "built-in world"
+    gate: Any = None
+    enum_fields: Mapping[str, Any] | None = None
+    tables: tuple[str, ...] | None = None
+    ready: Any = None  # an engines.data.describe.SchemaDescription
+
+    @classmethod
+    def described(cls, description: Any) -> SchemaSubject:
+        """A description made already (a user's data source)."""
+        return cls(
+            ("ready", description.source, description.kind), description.source, description.kind, ready=description
+        )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 class SchemaPane(Tree[Any]):
     """A tree: the source, its tables (with their row counts), their columns (type · role)."""
 
+    SCOPED_CSS = False  # the rule for short terminals names the Screen; every rule is about SchemaPane
     DEFAULT_CSS = """
     SchemaPane {
         height: auto;
@@ -27,53 +77,241 @@ class SchemaPane(Tree[Any]):
         border: round $primary 40%;
         border-title-color: $text-accent;
         border-title-style: bold;
+        border-subtitle-color: $text-muted;
         background: $surface;
         padding: 0 1;
     }
     SchemaPane:focus {
         border: round $accent;
     }
+    Screen.-short SchemaPane {
+        max-height: 8;  /* under 32 rows the tab's column holds its other panes too; F8 maximises it */
+    }
     """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(Text("no data source"), **kwargs)
         self.border_title = "Schema · your data"
+        self.border_subtitle = "^T hides"
         self.show_root = True
         self.guide_depth = 2
         self.tooltip = (
-            "The tables of your data as the engine described them: each column's type and role "
-            "(enum: classify() maps words onto its values; free text: what answer() and summary() read)."
+            "The tables as the engine described them from the data: each column's type and role "
+            "(enum: classify() maps words onto its values; free text: what answer() and summary() read). "
+            "Ctrl+T shows or hides it."
         )
+        self.subject: SchemaSubject | None = None
+        self.description: Any = None  # what the tree shows (an outline while a large world is described)
+        self._made: dict[tuple[Any, ...], Any] = {}  # subject key -> its description (tables described so far)
+        self._describing: set[tuple[tuple[Any, ...], str]] = set()  # (subject key, table) in a worker
+
+    # --- what to show ----------------------------------------------------------------------------
+
+    def follow(self, subject: SchemaSubject | None) -> None:
+        """Show ``subject`` (None: the tab's session is not open yet), describing it in a worker if needed."""
+        self.subject = subject
+        if subject is None:
+            self._set_root("opening…", "the world is being opened")
+            return
+        self.border_title = f"Schema · {'your data' if subject.ready is not None else subject.source}"
+        if subject.ready is not None:
+            self.show(subject.ready)
+            return
+        made = self._made.get(subject.key)
+        if made is not None:
+            self.show(made)
+            return
+        self._set_root("describing…", f"{subject.source}: reading each column's statistics")
+        self.run_worker(lambda: self._outline_work(subject), thread=True, group="schema", exit_on_error=False)
+
+    def _set_root(self, label: str, why: str) -> None:
+        self.clear()
+        self.description = None
+        self.root.set_label(Text(f"{label} — {why}"))
 
     def show(self, description: Any) -> None:
         """Fill the tree from an ``engines.data.describe.SchemaDescription`` (None: empty)."""
         self.clear()
+        self.description = description
         if description is None:
             self.root.set_label(Text("no data source"))
             return
         kind = f" ({description.kind})" if description.kind else ""
-        self.root.set_label(Text(f"{description.source}{kind}"))
+        count = f" — {_plural(len(description.tables), 'table')}" if len(description.tables) != 1 else ""
+        self.root.set_label(Text(f"{description.source}{kind}{count}"))
+        few = len(description.tables) <= EAGER_TABLES
         for table in description.tables:
-            rows = "" if table.rows is None else f" — {table.rows:,} row{'s' if table.rows != 1 else ''}"
-            node = self.root.add(Text(f"{table.qualified}{rows}"), expand=True)
-            for column in table.columns:
-                label = Text(column.name, style="bold")
-                label.append(f"  {column.type}", style="dim")
-                label.append(f"  {column.role_words}")
-                if column.values:
-                    child = node.add(label, expand=False)
-                    for value in column.values[:MAX_VALUES_SHOWN]:
-                        child.add_leaf(Text(value))
-                    if len(column.values) > MAX_VALUES_SHOWN:
-                        child.add_leaf(Text(f"… {len(column.values) - MAX_VALUES_SHOWN} more", style="dim"))
-                else:
-                    node.add_leaf(label)
+            node = self.root.add(Text(table.qualified), data=table.qualified, expand=few and table.described)
+            self._fill(node, table)
         self.root.expand()
+
+    def _fill(self, node: TreeNode[Any], table: Any) -> None:
+        node.remove_children()
+        label = Text(table.qualified)
+        if table.rows is not None:
+            label.append(f" — {_plural(table.rows, 'row')}")
+        if not table.described:
+            label.append(" — types only; expand it to describe its columns", style="dim")
+        node.set_label(label)
+        for column in table.columns:
+            text = Text(column.name, style="bold")
+            # an ENUM type's values are listed under it: ENUM('cheap', 'moderate', …) would push the role off
+            shown = "ENUM" if column.values and column.type.upper().startswith("ENUM(") else column.type
+            text.append(f"  {shown}", style="dim")
+            text.append(f"  {column.role_words}" if table.described else "")
+            if column.values:
+                child = node.add(text, expand=False)
+                for value in column.values[:MAX_VALUES_SHOWN]:
+                    child.add_leaf(Text(value))
+                if len(column.values) > MAX_VALUES_SHOWN:
+                    child.add_leaf(Text(f"… {len(column.values) - MAX_VALUES_SHOWN} more", style="dim"))
+            else:
+                node.add_leaf(text)
 
     def process_label(self, label: Any) -> Text:
         """Labels are plain text (never markup): a column may be called ``[bold]``."""
         text = label if isinstance(label, Text) else Text(str(label))
         return text.split()[0] if text.plain else text
+
+    # --- describing (thread workers of the pane) --------------------------------------------------
+
+    def _outline_work(self, subject: SchemaSubject) -> tuple[str, SchemaSubject, Any]:
+        from engines.data.describe import describe_world, outline
+
+        found = outline(subject.gate, source=subject.source, kind=subject.kind, tables=subject.tables)
+        if len(found.tables) > EAGER_TABLES:
+            return "whole", subject, found
+        return (
+            "whole",
+            subject,
+            describe_world(
+                subject.gate,
+                source=subject.source,
+                kind=subject.kind,
+                enum_fields=subject.enum_fields,
+                tables=subject.tables,
+            ),
+        )
+
+    def _table_work(self, subject: SchemaSubject, table: str) -> tuple[str, SchemaSubject, Any]:
+        from engines.data.describe import describe_world
+
+        one = describe_world(
+            subject.gate, source=subject.source, kind=subject.kind, enum_fields=subject.enum_fields, tables=(table,)
+        )
+        return "table", subject, one
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[Any]) -> None:
+        event.stop()
+        subject, description, name = self.subject, self.description, event.node.data
+        if subject is None or description is None or subject.ready is not None or not isinstance(name, str):
+            return
+        table = description.table(name)
+        if table is None or table.described or (subject.key, name) in self._describing:
+            return
+        self._describing.add((subject.key, name))
+        label = Text(name)
+        label.append(" — describing…", style="dim")
+        event.node.set_label(label)
+        self.run_worker(lambda: self._table_work(subject, name), thread=True, group="schema", exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "schema":
+            return
+        event.stop()
+        if event.state == WorkerState.ERROR:
+            from tui.area import describe_error
+
+            error = event.worker.error
+            assert error is not None
+            self._set_root("could not describe it", describe_error(error))
+            return
+        if event.state != WorkerState.SUCCESS:
+            return
+        what, subject, made = event.worker.result
+        if what == "table":
+            if subject.key in self._made and made.tables:
+                self._merge(subject, made)
+            return
+        self._made[subject.key] = made
+        if self.subject is not None and self.subject.key == subject.key:
+            self.show(made)
+
+    def _merge(self, subject: SchemaSubject, one: Any) -> None:
+        """A table of a large world described: into the kept description, and into its node if it shows."""
+        from dataclasses import replace
+
+        table = one.tables[0]
+        self._describing.discard((subject.key, table.qualified))
+        kept = self._made[subject.key]
+        tables = tuple(table if t.qualified == table.qualified else t for t in kept.tables)
+        self._made[subject.key] = replace(kept, tables=tables, notes=kept.notes + one.notes)
+        if self.subject is None or self.subject.key != subject.key:
+            return
+        self.description = self._made[subject.key]
+        node = next((n for n in self.root.children if n.data == table.qualified), None)
+        if node is not None:
+            self._fill(node, table)
+            node.expand()
+
+
+class SchemaHost(Widget):
+    """A tab with a schema pane (see the module docstring): it names the pane's id and says what it describes.
+
+    The tab calls :meth:`schema_changed` whenever its session, world or table changes."""
+
+    SCHEMA_PANE_ID: ClassVar[str] = ""
+    """The id of the tab's :class:`SchemaPane` (composed hidden)."""
+
+    BINDINGS = [
+        Binding(
+            SCHEMA_KEY,
+            "toggle_schema",
+            "Schema",
+            key_display="^T",
+            priority=True,
+            show=False,  # 80 columns hold the tab's keys first: the help and the pane's border say ^T
+            tooltip="Show or hide the schema: the tables, their columns, types and roles.",
+        ),
+    ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._schema_wanted: bool | None = None  # what Ctrl+T chose (None: never pressed, the tab's default)
+        self._schema_default = False
+
+    def schema_subject(self) -> SchemaSubject | None:
+        """What the pane describes now (None while the session opens)."""
+        return None
+
+    @property
+    def schema_pane(self) -> SchemaPane:
+        return self.query_one(f"#{self.SCHEMA_PANE_ID}", SchemaPane)
+
+    def schema_changed(self, *, default: bool | None = None) -> None:
+        """The session, world or table changed: the pane follows it if it shows.  ``default``: whether it shows
+        while Ctrl+T was never pressed (a user's data: yes)."""
+        if default is not None:
+            self._schema_default = default
+        pane = self.schema_pane
+        shown = self._schema_default if self._schema_wanted is None else self._schema_wanted
+        pane.display = shown
+        if shown:
+            pane.follow(self.schema_subject())
+
+    def action_toggle_schema(self) -> None:
+        pane = self.schema_pane
+        if pane.display and pane.has_focus:
+            self._schema_focus_back()
+        self._schema_wanted = not pane.display
+        self.schema_changed()
+        if pane.display:  # asked for: in a short terminal's scrolled column, bring it into view (the focus stays)
+            self.call_after_refresh(lambda: pane.scroll_visible(animate=False, top=True))
+
+    def _schema_focus_back(self) -> None:
+        focus: Callable[[], None] | None = getattr(self, "focus_default", None)
+        if focus is not None:
+            focus()
 
 
 def first_table_sql(description: Any) -> str:

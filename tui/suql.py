@@ -30,7 +30,7 @@ from engines.events import CallFailed, CallFinished, CallStarted
 from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
 from tui.area import EngineReported, PaletteCommand, describe_error
 from tui.history import HistoryArea
-from tui.schema_pane import SchemaPane
+from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
 from tui.widgets import (
@@ -126,10 +126,11 @@ class SuqlEditor(SqlEditor):
 # --- the tab ------------------------------------------------------------------------------------
 
 
-class SuqlArea(HistoryArea):
+class SuqlArea(SchemaHost, HistoryArea):
     """The SUQL tab (see the module docstring)."""
 
     AREA_ID = "suql"
+    SCHEMA_PANE_ID = "suql-schema"  # Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"suql-editor": "suql"}
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
@@ -242,6 +243,22 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._decided: list[tuple[str, str]] = []
         self._compared: list[ModeOutcome] = []
         self._comparing: str | None = None
+
+    def schema_subject(self) -> SchemaSubject | None:
+        """What the schema pane describes (tui.schema_pane): your data's description, or the world's tables with the
+        enumerations the session's SUQL agent classifies."""
+        session = self._session
+        if session is None:
+            return None
+        source = getattr(session, "source", None)
+        if source is not None:
+            return SchemaSubject.described(source.schema)
+        return SchemaSubject(
+            ("world", session.world_name),
+            session.world_name,
+            gate=session.sandbox,
+            enum_fields=getattr(session.world, "enum_fields", {}),
+        )
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -708,9 +725,8 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         on first opening them, the editor's lecture example gives way to the first example of your data."""
         pane = self.query_one("#suql-schema", SchemaPane)
         source = getattr(session, "source", None)
-        first = pane.display is False or pane.root.label.plain == "no data source"
-        pane.display = source is not None
-        pane.show(source.schema if source is not None else None)
+        first = pane.subject is None or pane.subject.ready is None  # your data was not showing
+        self.schema_changed(default=source is not None)  # your data's shows at first, a world's on Ctrl+T
         if source is not None and first and self.examples:
             from engines.suql.examples import LECTURE
 
