@@ -116,15 +116,22 @@ def bound(duckdb_sql: str) -> str:
     Works on DuckDB's reading of the SQL (sqlglot, ``read="duckdb"``), the text that runs; SQL
     sqlglot cannot read back is returned unchanged (DuckDB's parser still has to see one SELECT).
     """
+    return bound_read(duckdb_sql)[0]
+
+
+def bound_read(duckdb_sql: str) -> tuple[str, exp.Expression | None]:
+    """:func:`bound`, and sqlglot's reading of the SQL it returns when that is ``duckdb_sql`` unchanged
+    (``None`` when sqlglot cannot read it, or when a guard changed it: the new text must be read again)."""
     try:
         tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
     except (SqlglotError, RecursionError):
-        return duckdb_sql
+        return duckdb_sql, None
     if not any(
         isinstance(n, (exp.GenerateSeries, exp.Repeat, exp.Pad, exp.Format, exp.Anonymous)) for n in tree.walk()
     ):
-        return duckdb_sql
+        return duckdb_sql, tree
     try:
-        return tree.transform(_bound_node, copy=True).sql(dialect="duckdb", comments=False)
+        bounded = tree.transform(_bound_node, copy=True).sql(dialect="duckdb", comments=False)
     except (SqlglotError, RecursionError):
         raise SqlFailed("The query is nested too deeply to be bounded.") from None
+    return bounded, (tree if bounded == duckdb_sql else None)  # no guard added: the text read is the text that runs

@@ -13,10 +13,9 @@ import duckdb
 from sqlglot import exp
 
 from engines.errors import ConfigurationError, EngineError
-from engines.sql.sandbox.bounds import bound
 from engines.sql.sandbox.connection import Limits
 from engines.sql.sandbox.errors import SqlFailed, _from_duckdb
-from engines.sql.sandbox.gate import DIALECTS, _recheck, check, transpile
+from engines.sql.sandbox.gate import DIALECTS, check, runnable
 from engines.sql.sandbox.opening import (
     WORLD_DATABASE,
     Loader,
@@ -170,8 +169,7 @@ class Sandbox:
         Returns at most ``row_cap`` rows.  Raises :class:`SqlRefused`,
         :class:`SqlFailed` or :class:`SqlTimedOut`, never a DuckDB or sqlglot error.
         """
-        duckdb_sql = bound(transpile(self.check(sql)))
-        _recheck(duckdb_sql)
+        duckdb_sql = runnable(self.check(sql))
         return self._execute(duckdb_sql)
 
     def _execute(self, sql: str) -> QueryResult:
@@ -240,8 +238,7 @@ class Sandbox:
     def run_tree(self, expression: exp.Expression) -> QueryResult:
         """Validate, transpile and execute an already parsed query."""
         validate(expression)
-        duckdb_sql = bound(transpile(expression))
-        _recheck(duckdb_sql)
+        duckdb_sql = runnable(expression)
         return self._execute(duckdb_sql)
 
     def columns_of(self, expression: exp.Expression) -> list[tuple[str, str]]:
@@ -251,8 +248,7 @@ class Sandbox:
         own parser); DuckDB then only binds it.
         """
         validate(expression)
-        sql = bound(transpile(expression))
-        _recheck(sql)
+        sql = runnable(expression)
         cursor = self._cursor()
         try:
             statement = single_select(cursor, sql)

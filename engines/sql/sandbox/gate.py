@@ -6,7 +6,8 @@
 2. **Parse** — as PostgreSQL first, then as DuckDB (:data:`DIALECTS`); text neither dialect reads fails
    with a syntax error and a position.
 3. **Validate** — :func:`engines.sql.sandbox.policy.validate` (:func:`check` is parse + validate).
-4. **Transpile** — to DuckDB SQL without comments; :func:`_recheck` validates DuckDB's reading of it again.
+4. **Transpile** — to DuckDB SQL without comments, size guards added; :func:`runnable` validates sqlglot's
+   DuckDB reading of that text again (the reading the guards were added on, when they changed nothing).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlglot.errors import ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from engines.errors import ConfigurationError
+from engines.sql.sandbox.bounds import bound_read
 from engines.sql.sandbox.errors import SqlFailed, SqlRefused, _from_sqlglot, _strip_ansi
 from engines.sql.sandbox.policy import _MODIFIERS, _ONLY_SELECT, _STATEMENT_KEYWORDS, _TWO_WORD_KEYWORDS, validate
 
@@ -165,15 +167,25 @@ def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
     return expression
 
 
-def _recheck(duckdb_sql: str) -> None:
+def runnable(expression: exp.Expression) -> str:
+    """The DuckDB SQL that runs for a validated tree: transpiled (:func:`transpile`), size-guarded
+    (:func:`engines.sql.sandbox.bounds.bound`) and validated again as sqlglot reads that text."""
+    duckdb_sql, reading = bound_read(transpile(expression))
+    _recheck(duckdb_sql, reading)
+    return duckdb_sql
+
+
+def _recheck(duckdb_sql: str, expression: exp.Expression | None = None) -> None:
     """Validate the transpiled SQL too, so the policy applies to what really runs.
 
+    ``expression``: sqlglot's reading of ``duckdb_sql`` (DuckDB dialect) when the caller has it already.
     If sqlglot cannot read its own output back, the check of the original tree stands.
     """
-    try:
-        expression = sqlglot.parse_one(duckdb_sql, read="duckdb")
-    except (SqlglotError, RecursionError):
-        return
+    if expression is None:
+        try:
+            expression = sqlglot.parse_one(duckdb_sql, read="duckdb")
+        except (SqlglotError, RecursionError):
+            return
     try:
         validate(expression)
     except SqlRefused as e:

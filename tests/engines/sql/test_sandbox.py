@@ -345,6 +345,35 @@ def test_a_query_is_tokenized_once_per_dialect(monkeypatch, sql, dialect, tokeni
     assert len(calls) == tokenizations
 
 
+@pytest.mark.parametrize(
+    "sql, readings",
+    [
+        ("SELECT name FROM items WHERE id > 1 ORDER BY name DESC", 1),  # was 2: the size guards', the re-check's
+        ("SELECT lower(name), strftime(day, '%Y') FROM items", 1),  # calls the guards look at but leave alone
+        ("SELECT range(1000000000) AS r", 2),  # a guard was added: the text that runs is read again
+    ],
+)
+def test_the_duckdb_text_is_read_once_unless_a_guard_changes_it(monkeypatch, sql, readings):
+    """run_tree's DuckDB SQL: transpiled, guarded and re-checked on one reading of the text when the guards
+    change nothing; the re-check still refuses what it refused (validate is called on that reading)."""
+    from sqlglot.tokens import Tokenizer
+
+    from engines.sql.sandbox import bound
+    from engines.sql.sandbox.gate import runnable
+
+    tree = check(sql)
+    expected = bound(transpile(tree))
+    real, calls = Tokenizer.tokenize, []
+
+    def counted(self, text):
+        calls.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(Tokenizer, "tokenize", counted)
+    assert runnable(tree) == expected
+    assert sum(1 for text in calls if text.startswith("SELECT")) == readings  # a guard's casts read "DOUBLE"
+
+
 def test_check_returns_the_tree_without_running(sandbox):
     tree = sandbox.check("SELECT name FROM items WHERE id = 1")
     assert isinstance(tree, exp.Select)
