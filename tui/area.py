@@ -5,12 +5,12 @@ engine reports, and offers its actions to the command palette.  The app knows th
 areas only through this interface, so adding a tab is adding one module with a
 :class:`WorkArea` subclass (and one line in ``tui.app.AREAS``).
 
-Every piece of engine work runs in a thread worker of the area's group (the
-area's id), started with :meth:`WorkArea.run_engine`.  Worker outcomes reach
-exactly one handler, :meth:`WorkArea.on_worker_state_changed`, which hands
-results to :meth:`WorkArea.worker_succeeded` and turns *any* error into a visible
-error inside the tab through :meth:`WorkArea.worker_failed` — a failing query
-never ends the app.
+Every piece of engine work runs in a thread worker of one of the area's groups (:attr:`WorkArea.GROUPS`),
+started with :meth:`WorkArea.run_engine`, which takes the handlers of that work's outcome: ``done`` gets the
+work's typed result (a dataclass of the tab's, or the engine's), ``failed`` the error it raised.  Worker outcomes
+reach exactly one router, :meth:`WorkArea.on_worker_state_changed`, which hands each to the handlers its work was
+started with; a work started without a ``failed`` handler gets :meth:`WorkArea.show_failure`, which puts the
+error on the status line.  Any error becomes a visible error inside the tab — a failing query never ends the app.
 
 Usage: every finished LLM call an engine reports (a :class:`~engines.events.CallFinished`) also posts a
 :class:`UsageRecorded`, which adds its tokens and estimated cost to the area's :attr:`WorkArea.run_usage`
@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from textual.message import Message
 from textual.timer import Timer
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from engines.settings import Settings
 
 Clock = Callable[[], float]
+R = TypeVar("R")
 
 
 @dataclass
@@ -102,6 +103,16 @@ class PaletteCommand:
     callback: Callable[[], Any]
 
 
+@dataclass(frozen=True)
+class Job(Generic[R]):
+    """One piece of engine work in flight, and where its outcome goes (see :meth:`WorkArea.run_engine`)."""
+
+    done: Callable[[R], object]  # gets the work's result
+    failed: Callable[[BaseException], object]  # gets the error it raised (a Cancelled one included)
+    busy: str | None  # what a "cannot … now" notice says is running; None: background work
+    cancelled: Callable[[], object] | None = None  # the worker was cancelled (replaced in its group, unmounted)
+
+
 def describe_error(error: BaseException) -> str:
     """The message a person should read for an error a worker raised.
 
@@ -119,9 +130,9 @@ class WorkArea(Widget):
     """Base class of the widgets that fill the app's tabs.
 
     Subclasses set :attr:`AREA_ID` (the tab id), :attr:`TITLE` (the tab label) and
-    :attr:`HELP` (Markdown for the help screen) and implement
-    :meth:`worker_succeeded`, :meth:`worker_failed`, :meth:`use_settings` and
-    :meth:`commands`.
+    :attr:`HELP` (Markdown for the help screen), start their engine work with :meth:`run_engine` (each with
+    its own outcome handlers), and override :meth:`use_settings` (when they hold a session built from the
+    settings) and :meth:`commands` (their palette entries).
     """
 
     AREA_ID: ClassVar[str] = ""
@@ -131,8 +142,9 @@ class WorkArea(Widget):
     STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
     RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
     REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
-    BUSY_REASONS: ClassVar[dict[str, str]] = {}  # worker name -> what a "cannot … now" notice says is running
+    GROUPS: ClassVar[tuple[str, ...]] = ("",)  # the worker groups the area owns (one exclusive worker each)
     USAGE_IN_STATUS: ClassVar[bool] = True  # the run's usage on the status line; False: the tab's stats line shows it
+    RUN_ACTIONS: ClassVar[frozenset[str]] = frozenset()  # actions that start a run: off the footer while one goes on
 
     def __init__(
         self,
@@ -147,7 +159,8 @@ class WorkArea(Widget):
         self.settings = settings
         self.clock = clock
         self.cursor_blink = cursor_blink
-        self._busy_worker: Worker[Any] | None = None
+        self._jobs: dict[Worker[Any], Job[Any]] = {}  # the workers this area started, still to report
+        self._busy: dict[str, Worker[Any]] = {}  # group -> its busy worker (the last one started)
         self._cancel: threading.Event | None = None  # the running work's cancel flag
         self._ticker: Timer | None = None
         self._counts: dict[str, Any] = {}
@@ -220,8 +233,11 @@ class WorkArea(Widget):
         """True when nothing runs; otherwise a notice says what is running (nothing typed is lost)."""
         if not self.is_busy:
             return True
-        running = self._busy_worker.name if self._busy_worker is not None else ""
-        why = self.BUSY_REASONS.get(running, "the tab is busy")
+        why = next(
+            (self._jobs[w].busy for w in self._busy.values() if not w.is_finished and w in self._jobs),
+            None,
+        )
+        why = why or "the tab is busy"
         self.notify(f"Cannot {what} now: {why}.", severity="warning", title=self.TITLE)
         return False
 
@@ -252,9 +268,13 @@ class WorkArea(Widget):
                     return
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Esc (``cancel``) shows in the footer only while something it can stop runs."""
+        """Esc (``cancel``) shows in the footer only while something it can stop runs, and takes the place of the
+        keys that start a run (:attr:`RUN_ACTIONS`): a run cannot start while one goes on, and at 80 columns
+        the footer has room for the app's keys beside them."""
         if action == "cancel":  # hidden while there is nothing to stop (80 columns: room for the others)
             return True if self._cancel is not None and self.is_busy else False
+        if action in self.RUN_ACTIONS and self.is_busy:
+            return False
         return True
 
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
@@ -273,58 +293,83 @@ class WorkArea(Widget):
 
     @property
     def is_busy(self) -> bool:
-        """True while a query, a turn or a session rebuild runs in this area."""
-        return self._busy_worker is not None and not self._busy_worker.is_finished
+        """True while a query, a turn or a session rebuild runs in this area (in any of its groups)."""
+        return any(not worker.is_finished for worker in self._busy.values())
 
-    def run_engine(self, work: Callable[[], Any], *, name: str, busy: bool = True) -> Worker[Any]:
-        """Run ``work`` in a thread worker of this area's group.
+    def group_busy(self, group: str = "") -> Worker[Any] | None:
+        """The busy worker running in ``group``, or None."""
+        worker = self._busy.get(group)
+        return worker if worker is not None and not worker.is_finished else None
 
-        ``busy`` workers (turns, queries, rebuilds) make :attr:`is_busy` true until they end;
-        background ones (warming up the session) do not.
+    def run_engine(
+        self,
+        work: Callable[[], R],
+        *,
+        name: str,
+        done: Callable[[R], object],
+        failed: Callable[[BaseException], object] | None = None,
+        busy: str | None = "the tab is busy",
+        group: str = "",
+        cancelled: Callable[[], object] | None = None,
+    ) -> Worker[R]:
+        """Run ``work`` in a thread worker of this area's ``group`` (one of :attr:`GROUPS`; a new work stops the
+        group's previous one); its result goes to ``done``, an error it raises to ``failed`` (default:
+        :meth:`show_failure`), a cancelled worker to ``cancelled``.
+
+        ``busy`` work (turns, queries, rebuilds) makes :attr:`is_busy` true until it ends, and says what a
+        "cannot … now" notice names as running; background work (``busy=None``, warming up the session) does not.
         """
+        if group not in self.GROUPS:
+            raise ValueError(f"{type(self).__name__} owns the worker groups {self.GROUPS}, not {group!r}")
         worker = self.run_worker(
             work,
             name=name,
-            group=self.AREA_ID,
+            group=f"{self.AREA_ID}-{group}" if group else self.AREA_ID,
             thread=True,
             exclusive=True,
             exit_on_error=False,
         )
-        if busy:
-            self._busy_worker = worker
+        self._jobs[worker] = Job(done, failed or self.show_failure, busy, cancelled)
+        if busy is not None:
+            self._busy[group] = worker
             self.run_usage = RunUsage()  # a new run (a turn, a query, an experiment) counts from zero
             if self.is_mounted:
                 self._render_usage()
         return worker
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one handler of worker outcomes: results go on screen, errors too."""
+        """The one router of worker outcomes: each goes to the handlers its work was started with."""
         worker = event.worker
-        if worker.group != self.AREA_ID:
+        job = self._jobs.get(worker)
+        if job is None:  # not a worker of this area's engine work
             return
         event.stop()
-        if worker.is_finished and worker is self._busy_worker:
-            self._busy_worker = None
+        if worker.is_finished:
+            del self._jobs[worker]
         if event.state == WorkerState.SUCCESS:
-            self.worker_succeeded(worker.name, worker.result)
+            job.done(worker.result)
         elif event.state == WorkerState.ERROR:
             error = worker.error
             assert error is not None
-            self.worker_failed(worker.name, error)
+            job.failed(error)
+        elif event.state == WorkerState.CANCELLED and job.cancelled is not None:
+            job.cancelled()
         self.refresh_bindings()
 
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        """A worker named ``name`` returned ``result``."""
+    def show_failure(self, error: BaseException) -> None:
+        """The failure handler of work started without one: the error on the status line."""
+        from engines.errors import Cancelled
 
-    def worker_failed(self, name: str, error: BaseException) -> None:
-        """A worker named ``name`` raised ``error``: show it inside the tab."""
-        raise NotImplementedError
+        if isinstance(error, Cancelled):
+            self._set_status("cancelled", "cancelled")
+        else:
+            self._set_status(f"error — {describe_error(error)}", "error")
 
     # --- the app's view of an area -----------------------------------------------------------
 
     def use_settings(self, settings: Settings) -> None:
-        """Adopt new settings (another backend): rebuild the session."""
-        raise NotImplementedError
+        """Adopt new settings (another backend).  An area holding a session built from them rebuilds it."""
+        self.settings = settings
 
     def commands(self) -> Iterable[PaletteCommand]:
         """Command-palette entries of this area ("Title: action")."""

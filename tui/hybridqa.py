@@ -16,64 +16,42 @@ call.  Elapsed time and latencies come from the app's injected clock.
 
 With the simulated LLM a real table can be browsed but not run: the simulated reader
 knows only the generated worlds (the session says so, and the tab shows its message).
+
+The tab, one idea a module: :mod:`tui.hybridqa` — :class:`HybridArea`: the layout, the actions, the pipeline's
+events as they stream in, the outcomes of its jobs and the palette; :mod:`tui.hybridqa_keys` — its keys, the
+hints that name them and the help page; :mod:`tui.hybridqa_work` — what the workers do in their threads (the
+sessions, a question run and graded) and the typed results they return; :mod:`tui.hybridqa_card` — what the
+question card and the SUQL attempts say; :mod:`tui.hybridqa_tables` — the rows and the passages read.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, TabbedContent, TabPane
-from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
-from tui.area import EngineReported, PaletteCommand, describe_error
+from tui.area import EngineReported
 from tui.history import HistoryArea
+from tui.hybridqa_card import question_card, suql_attempts
+from tui.hybridqa_keys import BINDINGS, HELP, PLAN_HINT, RUN_HINT, SUQL_HINT
+from tui.hybridqa_outcomes import HybridOutcomes
+from tui.hybridqa_palette import HybridPalette
 from tui.hybridqa_tables import PassagesTable, RowsTable
+from tui.hybridqa_work import SOURCES, Answered, HybridRunner, Opened
 from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
-from tui.suql_view import layout_sql, plan_content
-from tui.widgets import ErrorBox, count_rows, counter, pane, sql_content, truncate
+from tui.suql_view import plan_content
+from tui.widgets import ErrorBox, counter, pane
 
 if TYPE_CHECKING:
-    from engines.hybridqa.pipeline import HybridAnswer
-    from engines.hybridqa.scoring import Score
     from engines.hybridqa.session import HybridSession
     from engines.settings import Settings
-    from tui.pickers import PickItem
     from worlds.hybridqa import HybridQuestion, HybridTable
-
-SOURCES: tuple[str, ...] = ("generated", "real")
-"""Where the tables come from: the generated flag-bearer world, or the real HybridQA dev tables."""
-QUESTION_CHARS = 200
-RUN_HINT = "Ctrl+J (or Enter in the list) runs it"
-PLAN_HINT = Content.styled(
-    "Run a question to see how the SUQL compiler plans the parser's query: the table conditions first, "
-    "then the answer() calls on the passages of the rows they leave.",
-    "$foreground-muted italic",
-)
-SUQL_HINT = Content.styled(
-    "The parser sees the question and the table's schema only (zero-shot), and writes SUQL. "
-    "When nothing comes back it parses again, shown the queries that failed (at most 2 retries).",
-    "$foreground-muted italic",
-)
-
-ERROR_CLASS_NOTES: dict[str, str] = {
-    "format variant": "the gold's answer in another form — the evaluation's fault",
-    "gold incomplete": "another of several right answers — the evaluation's fault",
-    "gold wrong": "the annotator's gold is not a correct answer — the evaluation's fault",
-    "no result": "nothing came back, even after the retries",
-    "wrong query": "the query's table conditions or order mean something else",
-    "wrong column": "answer() read another passage column than the one holding the fact",
-    "reader error": "the query was right; answer() misread a passage",
-}
-"""What each error class of engines.hybridqa.scoring means, in a few words (lecture 7 §6.4–§6.5)."""
-
 
 # --- messages (posted from the worker threads) ------------------------------------------------
 
@@ -82,33 +60,10 @@ class PipelineReported(EngineReported):
     """The HybridQA pipeline (or the SUQL engine or the LLM under it) emitted an event."""
 
 
-# --- what the workers return ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Opened:
-    """A session on one source; ``settings`` are set when a backend switch rebuilt it."""
-
-    source: str
-    session: HybridSession
-    settings: Settings | None = None
-
-
-@dataclass(frozen=True)
-class Answered:
-    """A question run through the pipeline, graded, and how long it took on the injected clock."""
-
-    table: str
-    question: HybridQuestion
-    answer: HybridAnswer
-    score: Score
-    elapsed_s: float
-
-
 # --- the tab ------------------------------------------------------------------------------------
 
 
-class HybridArea(SchemaHost, HistoryArea):
+class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
     """The HybridQA tab (see the module docstring)."""
 
     REPORTED = PipelineReported
@@ -118,112 +73,17 @@ class HybridArea(SchemaHost, HistoryArea):
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
+    RUN_ACTIONS = frozenset({"run"})  # Esc takes its place in the footer while a question runs
     TITLE = "HybridQA"
-    BUSY_REASONS = {
-        "ask": "a question is running (Esc cancels it)",
-        "open": "the tables are being opened",
-        "reopen": "the session is being rebuilt",
-    }
-    HELP = """\
-## HybridQA — questions over tables with linked passages (lecture 7 §6)
-
-A HybridQA table links some of its cells to passages (a Games to its host city's page, a flag bearer to
-a biography). Here each linked column `X` gains a column `X_Info` holding the passages, so one SUQL query
-can combine the table (SQL) and the passages (`answer()`). The pipeline of §6.2: the LLM **parses** the
-question into SUQL from the table's schema alone (zero-shot: it sees no rows); the SUQL compiler **runs** it;
-when nothing comes back it **parses again** (at most twice), shown the queries that failed; the LLM turns the
-rows into a **short answer**, which is scored against the annotator's gold.
-
-**Left:** the source (*generated*: 50 flag-bearer tables of fictional countries at real Olympic Games,
-six questions each, one per HybridQA type; *real*: 14 tables of the HybridQA dev set with their
-passages and 42 questions), the table, the two improvements, the questions (their type I–VI), the SUQL of
-every attempt (a retried one says why) with what it returned, and the read-back.
-**Right:** counters (passages read, how many by the fallback, how many said nothing), the question card —
-its type, the short answer beside the gold, SQuAD's EM and F1 and, on generated tables, the *human
-judgement* (it reads the hidden truth and accepts any right answer in any form; when EM is 0 the error
-class says why: the evaluation's fault, or the system's), the plan of the last attempt, and below either
-*Rows & passages* (the table; linked cells are underlined: highlight one, or an `_Info` cell, to read its
-passage) or *LLM calls* (streaming in: every passage read — row, column, question, value — and whether the
-query's answer() or the fallback read it; the line under the table shows the highlighted call in full).
-
-**The improvements** (switch them off for the ablation): *fallback* — when answer() finds nothing in the
-column the parser chose, the executor asks the row's other passage columns (the parser never knows);
-*retry* — parse again when nothing comes back.
-
-**Real tables and the simulated LLM:** the simulated parser and reader know only the generated worlds, so
-with the `sim` backend real tables can be browsed but not run (the tab says so). With `claude` they run.
-
-| key | what it does |
-| --- | --- |
-| Ctrl+Enter / Ctrl+J, Enter (in the questions) | run the chosen question |
-| ↑ / ↓ (in the questions) | choose a question: its type and gold show in the card |
-| f / r | switch the fallback / the retry on or off (for the next run) |
-| s | switch the source: generated ↔ real tables |
-| [ / ] | previous / next table |
-| Esc | cancel the running question: no further LLM call; what was read stays on screen |
-| Ctrl+L | search every question of every table of the source (words of the question, its type, the table); Enter chooses it (it does not run it) |
-| Ctrl+R | the questions you ran (kept across restarts), searchable; Enter chooses it again |
-| Tab / Shift+Tab | move between the controls, the questions and the tables |
-
-The questions are the data set's (each has its gold answer), so there is no free question box: ↑ / ↓ in the
-list choose among the table's questions, and the history (Ctrl+R) brings back the ones you ran.
-
-In the command palette (Ctrl+P), type *HybridQA* to run, switch the source or an improvement, open a table,
-or open the examples (*HybridQA: examples…*) or the history.
-"""
-
-    BINDINGS = [
-        Binding(
-            "ctrl+enter,ctrl+j",
-            "run",
-            "Run",
-            key_display="^⏎/^J",
-            tooltip="Run the chosen question through the pipeline (Ctrl+J for terminals without Ctrl+Enter).",
-        ),
-        Binding(
-            "escape", "cancel", "Cancel", tooltip="Cancel the running question: the engine makes no further LLM call."
-        ),
-        Binding(
-            "f",
-            "toggle('fallback')",
-            "Fallback",
-            tooltip="Switch improvement 1 on or off: answer() tries the row's other passage columns.",
-        ),
-        Binding(
-            "r",
-            "toggle('retry')",
-            "Retry",
-            tooltip="Switch improvement 2 on or off: parse again when nothing comes back.",
-        ),
-        Binding(
-            "s", "switch_source", "Source", tooltip="Switch between the generated tables and the real HybridQA tables."
-        ),
-        Binding(
-            "left_square_bracket",
-            "step_table(-1)",
-            "Prev table",
-            key_display="[",
-            show=False,
-            tooltip="Show the previous table.",
-        ),
-        Binding(
-            "right_square_bracket",
-            "step_table(1)",
-            "Next table",
-            key_display="]",
-            show=False,
-            tooltip="Show the next table ([ shows the previous one).",
-        ),
-    ]
+    HELP = HELP
+    BINDINGS = BINDINGS
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self.source = "generated"
         self.fallback = True
         self.retry = True
-        self._sessions: dict[str, HybridSession] = {}
-        self._session_lock = threading.Lock()  # opening / swapping sessions
-        self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
+        self._runner = HybridRunner(clock=self.clock, now=lambda: self._now(), emit=lambda e: self._emit(e))
         self._tables: dict[str, str] = {}  # source -> the table shown
         self._questions: dict[str, str] = {}  # table -> the question chosen
         self._table: HybridTable | None = None
@@ -318,21 +178,14 @@ or open the examples (*HybridQA: examples…*) or the history.
         self._render_card()
         self._set_status("opening the generated tables…", "running")
         self._opening = self.source
-        self.run_engine(lambda: self._open_work(self.source), name="open")
+        source = self.source
+        self._open_source(lambda: self._open_work(source))
 
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
         self._stop_ticker()
-        acquired = self._run_lock.acquire(timeout=2.0)
-        try:
-            with self._session_lock:
-                for session in self._sessions.values():
-                    session.close()
-                self._sessions.clear()
-        finally:
-            if acquired:
-                self._run_lock.release()
+        self._runner.close()  # a running question stops at its next call: no session is closed under it
 
     def focus_default(self) -> None:
         self.query_one("#hqa-questions", OptionList).focus()
@@ -342,7 +195,7 @@ or open the examples (*HybridQA: examples…*) or the history.
     @property
     def session(self) -> HybridSession | None:
         """The session of the current source (None until it is open)."""
-        return self._sessions.get(self.source)
+        return self._runner.sessions.get(self.source)
 
     @property
     def table(self) -> HybridTable | None:
@@ -398,7 +251,13 @@ or open the examples (*HybridQA: examples…*) or the history.
         source = self.source
         meta = {"source": source, "table": table, "question_id": question.question_id}
         self.record_run("hqa-questions", question.question, meta)
-        self.run_engine(lambda: self._ask_work(source, table, question, improvements, cancel), name="ask")
+        self.run_engine(
+            lambda: self._ask_work(source, table, question, improvements, cancel),
+            name="ask",
+            done=self._answered,
+            failed=self._ask_failed,
+            busy="a question is running (Esc cancels it)",
+        )
         self.refresh_bindings()
         return True
 
@@ -417,12 +276,12 @@ or open the examples (*HybridQA: examples…*) or the history.
             return False
         self.source = source
         self._sync_source_select()
-        if source in self._sessions:
+        if source in self._runner.sessions:
             self._adopt_source()
             return True
         self._set_status(f"opening the {source} tables…", "running")
         self._opening = source
-        self.run_engine(lambda: self._open_work(source), name="open")
+        self._open_source(lambda: self._open_work(source))
         return True
 
     def set_table(self, name: str) -> bool:
@@ -496,7 +355,18 @@ or open the examples (*HybridQA: examples…*) or the history.
         """Rebuild the session of the current source with ``settings`` (another backend)."""
         self._set_status(f"switching to the {settings.backend} backend…", "running")
         source = self.source
-        self.run_engine(lambda: self._reopen_work(settings, source), name="reopen")
+        self.run_engine(
+            lambda: self._reopen_work(settings, source),
+            name="reopen",
+            done=self._reopened,
+            failed=self._reopen_failed,
+            busy="the session is being rebuilt",
+        )
+
+    def _open_source(self, work: Callable[[], Opened]) -> None:
+        self.run_engine(
+            work, name="open", done=self._opened, failed=self._open_failed, busy="the tables are being opened"
+        )
 
     # --- bindings and events ------------------------------------------------------------------------
 
@@ -559,131 +429,18 @@ or open the examples (*HybridQA: examples…*) or the history.
         if event.tabbed_content.id == "hqa-bottom":
             event.stop()
 
-    def commands(self) -> Iterable[PaletteCommand]:
-        question = self._question
-        what = f"“{truncate(question.question, 60)}”" if question else "the chosen question"
-        yield PaletteCommand("HybridQA: run the chosen question", f"Runs {what} (Ctrl+J).", self.run_question)
-        if self.is_busy:
-            yield PaletteCommand(
-                "HybridQA: cancel the running question", "No further LLM call is made (Esc).", self.cancel
-            )
-        for source in SOURCES:
-            current = " (current)" if source == self.source else ""
-            what = (
-                "the 50 generated flag-bearer tables"
-                if source == "generated"
-                else "the real HybridQA dev tables (they run with the claude backend)"
-            )
-            yield PaletteCommand(
-                f"HybridQA: source {source}{current}", f"Show {what} (s).", lambda s=source: self.set_source(s)
-            )
-        for name, help_text in (
-            ("fallback", "answer() tries the row's other passage columns"),
-            ("retry", "parse again when nothing comes back"),
-        ):
-            on = getattr(self, name)
-            yield PaletteCommand(
-                f"HybridQA: switch the {name} {'off' if on else 'on'}",
-                f"Improvement {'1' if name == 'fallback' else '2'}: {help_text} ({name[0]}).",
-                lambda n=name, v=not on: self.set_improvement(n, v),
-            )
-        yield PaletteCommand("HybridQA: focus the questions", "Choose with ↑/↓, run with Enter.", self.focus_default)
-        yield PaletteCommand(
-            "HybridQA: focus the rows", "Highlight a linked (underlined) cell to read its passage.", self._focus_rows
-        )
-        yield from self.history_commands()
-        session = self.session
-        if session is not None:
-            for t in session.world.tables:
-                current = " (current)" if self._table is not None and t.name == self._table.name else ""
-                yield PaletteCommand(
-                    f"HybridQA: table {t.table_id}{current}",
-                    f"{t.title} · {count_rows(len(t.rows))}, {len(t.questions)} questions",
-                    lambda n=t.name: self.set_table(n),
-                )
-
-    # --- examples and history (tui.history) ---------------------------------------------------------
-
-    def example_items(self) -> list[PickItem]:
-        """Every question of every table of the source: the question, its type and table (the title matched)."""
-        from tui.pickers import PickItem
-
-        session = self.session
-        if session is None:
-            return []
-        return [
-            PickItem(
-                q.question,
-                f"{f'type {q.qtype}' if q.qtype else 'real'} · {t.table_id}",
-                (self.source, t.name, q.question_id),
-                more=t.title,
-            )
-            for t in session.world.tables
-            for q in t.questions
-        ]
-
-    def example_chosen(self, value: Any) -> None:
-        self._bring_back(*value)
-
-    def history_chosen(self, entry: Any) -> None:
-        meta = entry.meta
-        self._bring_back(str(meta.get("source", "")), str(meta.get("table", "")), str(meta.get("question_id", "")))
-
-    def _history_label(self, entry: Any, several: bool) -> str:
-        return f"{entry.meta.get('source', '?')} · {entry.meta.get('table', '?')}"
-
-    def _bring_back(self, source: str, table: str, question_id: str) -> None:
-        """Show ``table`` and choose its question ``question_id`` (of the shown source), without running it."""
-        if source != self.source:
-            self.notify(
-                f"That question is on the {source} tables: switch the source (s), then choose it again.",
-                title="HybridQA",
-                severity="warning",
-            )
-            return
-        try:
-            if self.set_table(table):
-                self.choose_question(question_id)
-        except KeyError:
-            self.notify(f"The question {question_id} of {table} is not here any more.", title="HybridQA")
-            return
-        self.query_one("#hqa-questions", OptionList).focus()
-
-    # --- worker bodies (run in threads) ------------------------------------------------------------
-
-    def _open(self, settings: Settings, source: str) -> HybridSession:
-        from engines.hybridqa.session import open_hybridqa
-
-        return open_hybridqa(settings, source=source, clock=self.clock)
+    # --- worker bodies (in their threads): the runner's, on the tab's settings ----------------------------
 
     def _open_work(self, source: str) -> Opened:
-        with self._session_lock:
-            session = self._sessions.get(source)
-            if session is None:
-                session = self._sessions[source] = self._open(self.settings, source)
-            return Opened(source, session)
+        return self._runner.open(self.settings, source)
 
     def _reopen_work(self, settings: Settings, source: str) -> Opened:
-        fresh = self._open(settings, source)
-        with self._session_lock:
-            old, self._sessions = self._sessions, {source: fresh}
-        with self._run_lock:
-            for session in old.values():
-                session.close()
-        return Opened(source, fresh, settings)
+        return self._runner.reopen(settings, source)
 
     def _ask_work(
         self, source: str, table: str, question: HybridQuestion, improvements: Any, cancel: threading.Event
     ) -> Answered:
-        with self._session_lock:
-            session = self._sessions[source]
-        with self._run_lock:
-            start = self._now()
-            answer = session.pipeline.ask(
-                table, question.question, improvements=improvements, emit=self._emit, cancel=cancel
-            )
-            score = session.grade(question, answer)
-            return Answered(table, question, answer, score, self._now() - start)
+        return self._runner.ask(source, table, question, improvements, cancel)
 
     # --- engine events (main thread) ---------------------------------------------------------------
 
@@ -748,138 +505,6 @@ or open the examples (*HybridQA: examples…*) or the history.
             self._show_call_detail()
         self._render_counters()
 
-    # --- worker outcomes (main thread) ---------------------------------------------------------------
-
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        if name in ("open", "reopen"):
-            self._opening = None
-            opened: Opened = result
-            if opened.settings is not None:
-                self.settings = opened.settings
-            if opened.source == self.source:
-                self._adopt_source()
-            if name == "reopen":
-                self._set_status(f"ready — now using the {self.settings.backend} backend", "idle")
-        elif name == "ask":
-            self._cancel = None
-            self._finish(result)
-
-    def worker_failed(self, name: str, error: BaseException) -> None:
-        from engines.errors import Cancelled
-
-        self._stop_ticker()
-        if name == "ask":
-            self._cancel = None
-            self._running_question = None
-            self._counts["running"] = False
-            self._render_counters()
-            if isinstance(error, Cancelled):
-                self._cancelled()
-                return
-            self._show_error("Error", describe_error(error))
-            self._render_card(state="error")
-            self._set_status("error — see the error pane", "error")
-            return
-        self._opening = None
-        message = describe_error(error)
-        if name == "open":
-            self._show_error(f"Could not open the {self.source} tables", message)
-            if self.source not in self._sessions:  # stay on the tables that are open
-                previous = next((s for s in SOURCES if s in self._sessions), None)
-                if previous is not None:
-                    self.source = previous
-                    self._sync_source_select()
-                    self._show_notice()
-        else:
-            self._show_error("Could not rebuild the session", message)
-        self._set_status("error — see the error pane", "error")
-
-    def _adopt_source(self) -> None:
-        """The current source's session is open: fill the table select and show its table."""
-        session = self.session
-        assert session is not None
-        tables = session.world.tables
-        select = self.query_one("#hqa-table", Select)
-        with self.prevent(Select.Changed):
-            select.set_options([(Content(t.table_id), t.name) for t in tables])
-        name = self._tables.get(self.source) or (tables[0].name if tables else None)
-        if name is None:
-            self._show_error("No tables", f"The {self.source} source holds no table.")
-            return
-        self._tables[self.source] = name
-        self._table = None
-        self._show_table(session.world.table(name))
-        self._show_notice()
-
-    def _show_table(self, table: HybridTable) -> None:
-        self._table = table
-        self.schema_changed()  # the schema pane follows the table (tui.schema_pane)
-        self._question = None
-        self._result = None
-        self._short = None
-        self._sync_table_select()
-        rows = self.query_one("#hqa-rows", RowsTable)
-        rows.show_table(table)
-        row, column = rows.first_linked_cell()
-        rows.move_cursor(row=row, column=column, animate=False)
-        self._show_passage()
-        options = self.query_one("#hqa-questions", OptionList)
-        with self.prevent(OptionList.OptionHighlighted):
-            options.set_options([_question_option(q) for q in table.questions])
-        options.border_subtitle = f"{len(table.questions)} questions · {truncate(table.table_id, 32)}"
-        self._clear_run()
-        self.query_one("#hqa-bottom", TabbedContent).active = "hqa-rows-pane"
-        chosen = self._questions.get(table.name) or (table.questions[0].question_id if table.questions else None)
-        if chosen is not None:
-            self.choose_question(chosen)
-        else:
-            self._render_card()
-        if self.simulated_on_real:
-            self._set_status(
-                f"{truncate(table.table_id, 48)} — browse its rows and passages; the sim backend cannot "
-                "run real tables (claude can)",
-                "idle",
-            )
-        elif chosen is None:
-            self._set_status(f"{table.table_id} has no questions", "idle")
-
-    def _finish(self, answered: Answered) -> None:
-        self._stop_ticker()
-        self._running_question = None
-        self._result = answered
-        answer = answered.answer
-        self._short = answer.short
-        self._counts.update(elapsed=answered.elapsed_s, running=False)
-        self._render_counters()
-        self._render_suql()
-        calls = self.query_one(PassagesTable)
-        self.call_after_refresh(calls.scroll_end, animate=False)
-        if answer.final.plan is not None:
-            self._show_plan(answer.final.plan, answer.final.number)
-        self.query_one("#hqa-readback", Static).update(answer.final.readback or "— (the query could not run)")
-        self._render_card()
-        score = answered.score
-        parts = [f"EM {score.em:.0f}", f"F1 {score.f1:.2f}"]
-        if score.judged is not None:
-            parts.append("judged correct" if score.judged else "judged wrong")
-        reads = f"{count_rows(self._counts['read'], 'passage')} read ({self._counts['fallback']} by the fallback)"
-        retries = count_rows(answer.retries, "retry").replace("retrys", "retries")
-        self._set_status(f"done — {' · '.join(parts)} · {reads} · {retries}", "done")
-
-    def _cancelled(self) -> None:
-        for attempt in self._attempts:
-            if attempt["state"] == "running":
-                attempt["state"] = "cancelled"
-        self._render_suql()
-        self.query_one("#hqa-readback", Static).update("— (cancelled)")
-        self._render_card(state="cancelled")
-        c = self._counts
-        self._set_status(
-            f"cancelled — {count_rows(c['calls'], 'LLM call')} made, "
-            f"{count_rows(c['read'], 'passage')} read; no further calls",
-            "cancelled",
-        )
-
     # --- view helpers -------------------------------------------------------------------------------
 
     def _begin_run(self, question: HybridQuestion) -> None:
@@ -941,133 +566,25 @@ or open the examples (*HybridQA: examples…*) or the history.
         self.query_one("#hqa-counters", Static).update(Content("  ").join(parts))
 
     def _render_card(self, state: str = "") -> None:
-        from engines.hybridqa.scoring import EVALUATION_CLASSES
-
+        title, lines = question_card(
+            self._running_question or self._question,
+            result=self._result,
+            short=self._short,
+            running=self._running_question is not None,
+            simulated_on_real=self.simulated_on_real,
+            state=state,
+        )
         card = self.query_one("#hqa-card", Static)
-        question = self._running_question or self._question
-        muted = "$foreground-muted"
-        if question is None:
-            card.border_title = "Question"
-            card.update(Content.styled("choose a table and a question", "$foreground-muted italic"))
-            return
-        if question.qtype:
-            from worlds.hybridqa import TYPE_TITLES
-
-            card.border_title = f"Question · type {question.qtype}"
-            kind = Content.assemble(
-                Content.styled(f"type {question.qtype}  ", "bold $text-accent"),
-                Content.styled(TYPE_TITLES.get(question.qtype, ""), "$text-accent"),
-            )
-        else:
-            card.border_title = "Question · real HybridQA"
-            kind = Content.styled("a real HybridQA dev question (the dataset does not label its type)", muted)
-        result = self._result if self._result is not None and self._result.question is question else None
-        hint: Content | None = None
-        if state == "running":
-            answer = Content.styled("…", muted)
-            hint = Content.styled("running… — Esc cancels", "$text-warning")
-        elif state == "cancelled":
-            answer = Content.styled("cancelled (Esc)", "$text-warning")
-        elif state == "error":
-            answer = Content.styled("error — see the error pane", "$text-error")
-        elif self._short is not None and (result is not None or self._running_question is not None):
-            answer = (
-                Content.styled(self._short, "bold $text-success")
-                if self._short
-                else Content.styled("(nothing came back)", "italic $text-warning")
-            )
-        else:
-            answer = Content.styled("—", muted)
-            if self.simulated_on_real:
-                hint = Content.styled(
-                    "not run: the simulated LLM cannot answer on real tables (see below)", "$text-warning"
-                )
-            else:
-                hint = Content.styled(f"not run yet — {RUN_HINT}", "$foreground-muted italic")
-        lines = [
-            kind,
-            Content(truncate(question.question, QUESTION_CHARS)),
-            Content.assemble(
-                Content.styled("answer ", muted),
-                answer,
-                Content.styled("   gold ", muted),
-                Content.styled(question.gold or "—", "bold"),
-            ),
-        ]
-        if result is not None:
-            score = result.score
-            em_style = "bold $text-success" if score.em == 1 else "bold $text-error"
-            scores = [
-                Content.styled("EM ", muted),
-                Content.styled(f"{score.em:.0f}", em_style),
-                Content.styled("   F1 ", muted),
-                Content.styled(f"{score.f1:.2f}", "bold"),
-                Content.styled("   human judgement ", muted),
-            ]
-            if score.judged is None:
-                scores.append(Content.styled("— (real tables have no hidden truth)", muted))
-            else:
-                scores.append(
-                    Content.styled("✓ correct", "bold $text-success")
-                    if score.judged
-                    else Content.styled("✗ wrong", "bold $text-error")
-                )
-            if score.error:
-                fault = "$text-warning" if score.error in EVALUATION_CLASSES else "$text-error"
-                scores += [
-                    Content.styled("   ", muted),
-                    Content.styled(score.error, f"bold {fault}"),
-                    Content.styled(f": {ERROR_CLASS_NOTES.get(score.error, '')}", muted),
-                ]
-            lines.append(Content.assemble(*scores))
-        elif hint is not None:
-            lines.append(hint)
-        card.update(Content("\n").join(lines))
+        card.border_title = title
+        card.update(lines)
 
     def _render_suql(self) -> None:
+        final = self._running_question is None and self._result is not None
+        title, subtitle, lines = suql_attempts(self._attempts, final=final)
         pane = self.query_one("#hqa-suql-pane")
-        view = self.query_one("#hqa-suql", Static)
-        if not self._attempts:
-            pane.border_title = "SUQL"
-            pane.border_subtitle = ""
-            view.update(SUQL_HINT)
-            return
-        muted = "$foreground-muted"
-        blocks: list[Content] = []
-        last = self._attempts[-1]["number"]
-        for attempt in self._attempts:
-            n = attempt["number"]
-            head = [Content.styled(f"attempt {n}", "bold $text-accent")]
-            state = attempt["state"]
-            if state == "running":
-                head.append(Content.styled(" · running…", "$text-warning"))
-            elif state == "cancelled":
-                head.append(Content.styled(" · cancelled", "$text-warning"))
-            elif attempt.get("error"):
-                head.append(Content.styled(f" · ✗ could not run: {truncate(attempt['error'], 60)}", "$text-error"))
-            elif attempt.get("empty"):
-                what = "no rows" if not attempt.get("rows") else "no value in the rows"
-                head.append(Content.styled(f" · ✗ {what}", "$text-error"))
-            else:
-                rows = attempt.get("rows") or ()
-                values = [str(v) for row in rows for v in row if v is not None and str(v).strip()]
-                shown = ", ".join(truncate(v, 24) for v in values[:3]) + (", …" if len(values) > 3 else "")
-                head.append(Content.styled(f" · ✓ {count_rows(len(rows))}: ", "$text-success"))
-                head.append(Content.styled(shown, "bold"))
-            if "retried" in attempt:
-                head.append(Content.styled(" → retried", "bold $text-warning"))
-            elif n == last and state == "done" and self._running_question is None and self._result is not None:
-                head.append(Content.styled(" · final", muted))
-            blocks.append(Content.assemble(*head))
-            blocks.append(sql_content(layout_sql(attempt["suql"])))
-        view.update(Content("\n").join(blocks))
-        retries = len(self._attempts) - 1
-        pane.border_title = f"SUQL · {count_rows(len(self._attempts), 'attempt')}"
-        pane.border_subtitle = (
-            "no retry"
-            if retries == 0
-            else f"{retries} {'retry' if retries == 1 else 'retries'} · nothing came back before"
-        )
+        pane.border_title = title
+        pane.border_subtitle = subtitle
+        self.query_one("#hqa-suql", Static).update(lines)
 
     def _show_plan(self, plan: Any, attempt: int | None = None) -> None:
         self.query_one("#hqa-plan", Static).update(plan_content(plan))
@@ -1116,13 +633,6 @@ or open the examples (*HybridQA: examples…*) or the history.
 
     def _clear_error(self) -> None:
         self.query_one("#hqa-error", ErrorBox).clear()
-
-
-def _question_option(question: HybridQuestion) -> Option:
-    badge = f"{question.qtype:<4}" if question.qtype else "·   "
-    return Option(
-        Content.assemble(Content.styled(badge, "bold $text-accent"), question.question), id=question.question_id
-    )
 
 
 __all__ = ["Answered", "HybridArea", "Opened", "PassagesTable", "PipelineReported", "RowsTable"]

@@ -318,7 +318,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             table = experiment.run(size, progress=progress, cancel=cancel, settings=settings)
             return ExperimentRan(name, size, table)
 
-        self.run_engine(work, name="run")
+        self.run_engine(work, name="run", done=self._finished, failed=self._failed, busy=f"{name} is running")
         self.refresh_bindings()
         return True
 
@@ -375,9 +375,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         if event.name == self._running and self.is_busy:
             self._show_progress(event.done, event.total, event.message)
 
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        if not isinstance(result, ExperimentRan):
-            return
+    def _finished(self, result: ExperimentRan) -> None:
         self._running = None
         self._hide_progress()
         self._results[(result.name, result.size)] = result.table
@@ -393,7 +391,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         else:
             self.notify(f"{result.name} finished; highlight it to see its table.", title="Lab")
 
-    def worker_failed(self, name: str, error: BaseException) -> None:
+    def _failed(self, error: BaseException) -> None:
         from engines.errors import Cancelled
 
         running, self._running = self._running, None

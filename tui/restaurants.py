@@ -41,7 +41,7 @@ from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
 from tui.area import EngineReported, PaletteCommand, describe_error
 from tui.history import HistoryArea
 from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject, first_table_sql
-from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows
+from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows, location_in
 
 if TYPE_CHECKING:
     from engines.compose import RestaurantSession
@@ -130,12 +130,6 @@ class RestaurantsArea(SchemaHost, HistoryArea):
     HISTORY_BOXES = {"question": "question", "sql-editor": "sql"}
     RESULTS_IDS = ("results",)
     TITLE = "Restaurants"
-    BUSY_REASONS = {
-        "turn": "a turn is running (Esc cancels it)",
-        "sql": "a query is running",
-        "reopen": "the session is being rebuilt for the new backend",
-        "world": "the session is being rebuilt for the new world",
-    }
     HELP = """\
 ## Restaurants — the Text-to-SQL agent (lecture 6)
 
@@ -274,7 +268,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         self.query_one(ResultsTable).show_nothing("no query yet")
         self.query_one(CallsTable).reset("no calls yet")
         self._set_status("opening your data…" if self._db else "opening the restaurant database…", "running")
-        self.run_engine(self._open_session, name="open", busy=False)
+        self.run_engine(self._open_session, name="open", done=self._opened, failed=self._open_failed, busy=None)
 
     def on_unmount(self) -> None:
         if self._cancel is not None:
@@ -303,7 +297,13 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         self._set_status("running… — Esc cancels", "running")
         self._cancel = threading.Event()
         cancel = self._cancel
-        self.run_engine(lambda: self._ask_work(utterance, cancel), name="turn")
+        self.run_engine(
+            lambda: self._ask_work(utterance, cancel),
+            name="turn",
+            done=self._finish_turn,
+            failed=self._turn_failed,
+            busy="a turn is running (Esc cancels it)",
+        )
         self.refresh_bindings()
         return True
 
@@ -318,7 +318,13 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         self._clear_error()
         self.record_run("sql-editor", text)
         self._set_status("running the SQL…", "running")
-        self.run_engine(lambda: self._sql_work(text), name="sql")
+        self.run_engine(
+            lambda: self._sql_work(text),
+            name="sql",
+            done=self._finish_sql,
+            failed=self._sql_failed,
+            busy="a query is running",
+        )
         return True
 
     def cancel(self) -> bool:
@@ -402,7 +408,13 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
             editor.text = self._sql_origin = COURSE_SQL if courses else SAMPLE_SQL
         self._set_status(f"opening {self._world_label(world)}…", "running")
         settings = self.settings
-        self.run_engine(lambda: self._reopen_work(settings, carry=False), name="world")
+        self.run_engine(
+            lambda: self._reopen_work(settings, carry=False),
+            name="world",
+            done=self._world_opened,
+            failed=lambda error: self._fail(error, f"Could not open {self._world_label(self._world)}"),
+            busy="the session is being rebuilt for the new world",
+        )
         return True
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -415,7 +427,13 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         """Rebuild the session with ``settings`` (another backend); the dialogue carries over."""
         settings = settings.model_copy(update={"classify_method": self.settings.classify_method})
         self._set_status(f"switching to the {settings.backend} backend…", "running")
-        self.run_engine(lambda: self._reopen_work(settings), name="reopen")
+        self.run_engine(
+            lambda: self._reopen_work(settings),
+            name="reopen",
+            done=self._reopened,
+            failed=lambda error: self._fail(error, "Could not switch the backend"),
+            busy="the session is being rebuilt for the new backend",
+        )
 
     def action_cancel(self) -> None:
         self.cancel()
@@ -646,51 +664,51 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 
     # --- worker outcomes (main thread) ----------------------------------------------------------
 
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        if name in ("open", "world", "reopen"):
-            self._show_schema()
-        if name == "open":
-            if not self.is_busy:
-                self._set_status("ready — Enter asks, Ctrl+Enter runs the SQL", "idle")
-        elif name == "turn":
-            self._finish_turn(result)
-        elif name == "sql":
-            self._finish_sql(result)
-        elif name == "reopen":
-            self.settings = result
-            self._set_status(f"ready — now using the {result.backend} backend", "idle")
-        elif name == "world":
-            self._set_status(f"ready — {self._world_label(self._world)}", "idle")
+    def _opened(self, _: None) -> None:
+        self._show_schema()
+        if not self.is_busy:
+            self._set_status("ready — Enter asks, Ctrl+Enter runs the SQL", "idle")
 
-    def worker_failed(self, name: str, error: BaseException) -> None:
+    def _reopened(self, settings: Settings) -> None:
+        self._show_schema()
+        self.settings = settings
+        self._set_status(f"ready — now using the {settings.backend} backend", "idle")
+
+    def _world_opened(self, _: Settings) -> None:
+        self._show_schema()
+        self._set_status(f"ready — {self._world_label(self._world)}", "idle")
+
+    def _open_failed(self, error: BaseException) -> None:
+        self._fail(error, "Could not open your data" if self._db else "Could not open the restaurant database")
+
+    def _turn_failed(self, error: BaseException) -> None:
+        self._cancel = None
+        self._fail(error, "Error", turn=True)
+
+    def _sql_failed(self, error: BaseException) -> None:
         from engines.errors import Cancelled
         from engines.sql.sandbox import SqlError, SqlRefused
 
-        if name == "turn":
-            self._cancel = None
+        if isinstance(error, SqlError) and not isinstance(error, Cancelled):
+            self._show_sql_error(error, refused=isinstance(error, SqlRefused))
+        else:
+            self._fail(error, "Error")
+
+    def _fail(self, error: BaseException, title: str, *, turn: bool = False) -> None:
+        """Any error of the tab's work, shown in the error pane (a cancelled turn gives its question back)."""
+        from engines.errors import Cancelled
+
         if isinstance(error, Cancelled):
             if self._pending_utterance is not None:
                 self._add_entry("note", "Cancelled", "The turn was cancelled; it is not part of the dialogue.")
                 self._restore_question()
             self._set_status("cancelled", "cancelled")
             return
-        if name == "sql" and isinstance(error, SqlError):
-            self._show_sql_error(error, refused=isinstance(error, SqlRefused))
-            return
         message = describe_error(error)
-        if name == "turn" and self._pending_utterance is not None:
+        if turn and self._pending_utterance is not None:
             self._add_entry("note", "Error", f"The turn failed: {message}")
             self._restore_question()
-        if name == "open":
-            self._show_error(
-                "Could not open your data" if self._db else "Could not open the restaurant database", message
-            )
-        elif name == "reopen":
-            self._show_error("Could not switch the backend", message)
-        elif name == "world":
-            self._show_error(f"Could not open {self._world_label(self._world)}", message)
-        else:
-            self._show_error("Error", message)
+        self._show_error(title, message)
         self._set_status("error — see the error pane", "error")
 
     def _finish_turn(self, turn: TurnResult) -> None:
@@ -752,7 +770,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
             if error.sql is not None and error.sql.strip() != text.strip():
                 where += " of the DuckDB SQL it became"
             else:
-                editor.cursor_location = _location_in(text, error.line, error.column)
+                editor.cursor_location = location_in(text, error.line, error.column)
         title = "Refused — nothing ran" if refused else "SQL error"
         if where:
             title = f"{title} at {where}"
@@ -828,10 +846,3 @@ _METHOD_HELP = {
     "llm_all": "The LLM sees every value of the field and picks (best recall; prompt grows with the enum).",
     "retrieve_llm": "The 5 most similar values by trigrams, then the LLM picks among them.",
 }
-
-
-def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
-    """The editor location (0-based row, column) of a 1-based position, kept inside ``text``."""
-    lines = text.split("\n") or [""]
-    row = min(max(line - 1, 0), len(lines) - 1)
-    return row, min(max(column - 1, 0), len(lines[row]))

@@ -10,29 +10,46 @@ All engine work runs in thread workers of the group ``"suql"``.  The engine's
 plan and the calls appear while the query runs; Esc sets the run's cancel flag and
 the engine makes no further call.  Elapsed and wall times are read from the app's
 injected clock, so screens under test do not change from run to run.
+
+The tab, one idea a module: :mod:`tui.suql` — :class:`SuqlArea`: the layout, the actions, the engine's events
+as they stream in, the palette, the examples and the counters; :mod:`tui.suql_keys` — its keys, the SUQL
+editor and the help page; :mod:`tui.suql_work` — what the workers do in their threads (the session, a run, a
+comparison) and the typed results they return; :mod:`tui.suql_outcomes` — what the tab shows when a job
+ends (done, cancelled, refused, failed); :mod:`tui.suql_tables` and :mod:`tui.suql_view` — its tables and
+how SUQL and plans are drawn (shared with the HybridQA tab).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 from textual.widgets.option_list import Option
 
 from engines.events import CallFailed, CallFinished, CallStarted
-from engines.suql.compare import Comparison, ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
-from tui.area import EngineReported, PaletteCommand, describe_error
+from engines.suql.compare import ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
+from tui.area import EngineReported, PaletteCommand
 from tui.history import HistoryArea
 from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
+from tui.suql_keys import BINDINGS, EDITOR_TITLE, HELP, PLAN_HINT, SuqlEditor
+from tui.suql_outcomes import SuqlOutcomes
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
+from tui.suql_work import (
+    DEFAULT_MODE,
+    DEFAULT_WORLD,
+    MODE_NAMES,
+    PAPER_WORLD,
+    NeedsConsent,
+    Opened,
+    QueryRan,
+    SuqlRunner,
+)
 from tui.widgets import (
     ErrorBox,
     ResultsTable,
@@ -49,84 +66,18 @@ from tui.widgets import (
 if TYPE_CHECKING:
     from engines.compose import SuqlSession
     from engines.settings import Settings
+    from engines.suql.compare import Comparison
     from engines.suql.examples import Example
     from engines.suql.execute import SuqlResult
     from engines.suql.plan import Plan
     from tui.pickers import PickItem
 
-MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
-"""The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
-DEFAULT_MODE = "E"
-DEFAULT_WORLD = "restaurants"
-PAPER_WORLD = "restaurants"
-"""The world the SUQL paper's 100 queries are written for (they read the ``restaurants`` table)."""
-EDITOR_TITLE = "SUQL · Ctrl+Enter or Ctrl+J runs it"
 EXAMPLE_CHARS = 44
-PLAN_HINT = Content.styled(
-    "Run the query (Ctrl+Enter or Ctrl+J) to see how the compiler plans it: the structured predicates first, "
-    "the answer() predicates ordered by cost × selectivity, the visit order, lazy or not, the cap. "
-    "Ctrl+O runs it in all six modes and compares their calls.",
-    "$foreground-muted italic",
-)
-COMPARE_PROGRESS_EVERY = 10
-"""While comparing modes, the table's call counts are refreshed every this many calls."""
 _Progress = ModeProgress
 """The ``emit`` of one mode's run while comparing (the engine's; the tests hold a comparison by this name)."""
 
 
-# --- what the workers return ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Opened:
-    """A session on a world, with what the controls list."""
-
-    session: SuqlSession
-    worlds: tuple[tuple[str, str], ...]  # (name, title)
-    modes: tuple[tuple[str, str], ...]  # (name, title)
-    lecture: tuple[Example, ...]
-    paper: tuple[Example, ...]
-
-
-@dataclass(frozen=True)
-class NeedsConsent:
-    """A query not run: with a paid backend it may make ``expected`` LLM calls, above the confirm threshold."""
-
-    sql: str
-    mode: str
-    expected: int
-
-
-@dataclass(frozen=True)
-class QueryRan:
-    """A finished query and its elapsed time on the injected clock."""
-
-    result: SuqlResult
-    elapsed_s: float
-
-
-# --- the SUQL editor ----------------------------------------------------------------------------
-
-
-class SuqlEditor(SqlEditor):
-    """The SQL editor (highlighted by :func:`tui.widgets.sql_highlights`, answer()/summary() apart)
-    whose Ctrl+Enter runs SUQL."""
-
-    BINDINGS = [
-        Binding(
-            "ctrl+enter,ctrl+j",
-            "run",
-            "Run",
-            key_display="^⏎/^J",
-            tooltip="Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter).",
-        ),
-    ]
-
-
-# --- the tab ------------------------------------------------------------------------------------
-
-
-class SuqlArea(SchemaHost, HistoryArea):
+class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
     """The SUQL tab (see the module docstring)."""
 
     AREA_ID = "suql"
@@ -135,105 +86,17 @@ class SuqlArea(SchemaHost, HistoryArea):
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
+    RUN_ACTIONS = frozenset({"run", "compare"})  # Esc takes their place in the footer while a query runs
     TITLE = "SUQL"
-    BUSY_REASONS = {
-        "query": "a query is running (Esc cancels it)",
-        "compare": "the modes are being compared (Esc cancels)",
-        "open": "the world is being opened",
-        "reopen": "the session is being rebuilt",
-    }
-    HELP = """\
-## SUQL — SQL plus answer() and summary() (lecture 7)
-
-SUQL is SQL where `answer(text, 'question')` and `summary(text)` may stand wherever a text value may:
-the LLM reads a row's text (its reviews, its popular dishes) and answers. The compiler makes this cheap:
-the WHERE is normalised to **DNF**; in each conjunct the structured predicates run first in DuckDB; the
-answer() predicates are ordered by cost × selectivity; candidates are visited in the query's ORDER BY or by
-retrieval score (BM25); and evaluation stops as soon as LIMIT is met when the order allows it.
-
-**Left:** the world and the execution mode, the examples (the lecture's, then the SUQL paper's 100 real
-queries — Enter or a click loads one into the editor), the editor, the WHERE in DNF and the read-back
-(the query said back in words, built from the query tree, mistakes included).
-**Right:** running counters (answer() and summary() calls, cached answers, rows examined, elapsed time),
-the *plan* (per conjunct: the structured part and its candidates, the answer() predicates in evaluation
-order with cost, estimated pass rate and rank; the visit order; lazy or not and why; the cap), the
-*results* beside the rows *to verify* (the condition is Unknown — SQL NULL — for them: never counted as
-matches), and the *LLM calls* streaming in: row, question, verdict, latency, cached, evidence — the line under
-them shows the highlighted call's verdict with all of its evidence. The *World* switch opens another world
-(the restaurants, the course assistant's courses, …): its examples replace the list.
-
-**Modes** (lecture 7 §3.3): **A** naive (answer() on every row, then filter); **B** DuckDB runs the query as
-written with answer() as a per-row function; **C** predicate ordering; **D** C + lazy evaluation; **E** D +
-retrieval ordering; **F** E + a retrieval cap (approximate: its rows are labelled so). *Compare modes* runs the
-query in all six and tabulates the calls, the rows and the wall time. With the answer cache on, later modes
-reuse earlier answers (the *cached* column): compare the call counts.
-
-| key | what it does |
-| --- | --- |
-| Ctrl+Enter / Ctrl+J | run the query in the editor |
-| Ctrl+O | compare modes: run the query in A–F and show the table |
-| F7 / Shift+F7 | the next / previous execution mode (A … F) for the next run, also while typing; the Mode switch and the palette pick one directly |
-| Esc | cancel the running query: no further LLM call; what was decided stays on screen |
-| Enter (in the examples) | load the example into the editor |
-| Ctrl+L | search every example (the lecture's, the paper's 100): type words of its title, its query or its source; Enter loads it |
-| ↑ / ↓ (at the editor's first / last line, while it holds no edits of yours) | the queries run before (kept across restarts) |
-| Ctrl+R | search the queries run before; Enter puts one in the editor |
-| Tab / Shift+Tab | move between the controls, the examples, the editor and the tables |
-
-**History.** Every query run (or compared) is kept in the user data folder and comes back after a restart.
-↑ at the editor's first line shows the query run before, while the editor holds no edits of yours (an example,
-a query walked to, the query just run): so ↑ never takes a cursor move from a query being written. ↓ at its
-last line walks back; past the newest, the text you started from returns.
-
-In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a world, or open the examples
-(*SUQL: examples…*) or the history.
-"""
-
-    BINDINGS = [
-        Binding(
-            "ctrl+enter,ctrl+j",
-            "run",
-            "Run",
-            key_display="^⏎/^J",
-            tooltip="Run the query in the editor (Ctrl+J for terminals without Ctrl+Enter).",
-        ),
-        Binding(
-            "ctrl+o",
-            "compare",
-            "Compare",
-            tooltip="Run the editor's query in all six modes and compare calls, rows and wall time.",
-        ),
-        Binding(
-            "escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."
-        ),
-        # mode keys are F-keys: never typed into the editor, never Alt (terminals disagree on it)
-        Binding(
-            "f7",
-            "cycle_mode(1)",
-            "Mode",
-            key_display="F7",
-            priority=True,
-            tooltip="The next execution mode (A → B → … → F → A), even while typing.",
-        ),
-        Binding(
-            "shift+f7",
-            "cycle_mode(-1)",
-            "Previous mode",
-            key_display="Shift+F7",
-            priority=True,
-            show=False,
-            tooltip="The previous execution mode, even while typing.",
-        ),
-    ]
+    HELP = HELP
+    BINDINGS = BINDINGS
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self.mode = DEFAULT_MODE
         self._db = settings.db  # your own tables (--db SOURCE): the world the tab opens first, or None
         self.world = settings.db or DEFAULT_WORLD
-        self._session: SuqlSession | None = None
-        self._session_lock = threading.Lock()  # opening / swapping the session
-        self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
+        self._runner = SuqlRunner(db=self._db, clock=self.clock, now=lambda: self._now(), emit=lambda e: self._emit(e))
         self._modes: tuple[tuple[str, str], ...] = ()
         self._worlds: tuple[tuple[str, str], ...] = ()
         self._lecture: tuple[Example, ...] = ()
@@ -247,7 +110,7 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def schema_subject(self) -> SchemaSubject | None:
         """What the schema pane describes (tui.schema_pane): your data's description, or the world's tables with the
         enumerations the session's SUQL agent classifies."""
-        session = self._session
+        session = self._runner.session
         if session is None:
             return None
         source = getattr(session, "source", None)
@@ -311,22 +174,19 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._reset_counts()
         self._render_counters()
         self._set_status("opening the world…", "running")
-        self.run_engine(self._open_work, name="open")
+        self.run_engine(
+            self._open_work,
+            name="open",
+            done=self._opened_first,
+            failed=lambda error: self._failed(error, "Could not open the world"),
+            busy="the world is being opened",
+        )
 
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
         self._stop_ticker()
-        # A running query stops at its next call; wait (briefly) so the database is not closed under it.
-        acquired = self._run_lock.acquire(timeout=2.0)
-        try:
-            with self._session_lock:
-                if self._session is not None:
-                    self._session.close()
-                    self._session = None
-        finally:
-            if acquired:
-                self._run_lock.release()
+        self._runner.close()  # a running query stops at its next call: the database is not closed under it
 
     def focus_default(self) -> None:
         self.query_one("#suql-editor", SuqlEditor).focus()
@@ -346,7 +206,13 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._begin_run()
         self._set_status(f"running in mode {self.mode}… — Esc cancels", "running")
         cancel = self._cancel = threading.Event()
-        self.run_engine(lambda: self._query_work(text, mode, cancel, consented), name="query")
+        self.run_engine(
+            lambda: self._query_work(text, mode, cancel, consented),
+            name="query",
+            done=self._query_done,
+            failed=lambda error: self._run_failed(error, compare=False),
+            busy="a query is running (Esc cancels it)",
+        )
         self.refresh_bindings()
         return True
 
@@ -364,7 +230,13 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self._set_status("comparing the six modes… — Esc cancels", "running")
         cancel = self._cancel = threading.Event()
         self._started = self._now()
-        self.run_engine(lambda: self._compare_work(text, cancel), name="compare")
+        self.run_engine(
+            lambda: self._compare_work(text, cancel),
+            name="compare",
+            done=self._compare_done,
+            failed=lambda error: self._run_failed(error, compare=True),
+            busy="the modes are being compared (Esc cancels)",
+        )
         self.refresh_bindings()
         return True
 
@@ -397,7 +269,8 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             self._sync_world_select()
             return False
         self._set_status(f"opening the {world} world…", "running")
-        self.run_engine(lambda: self._reopen_work(self.settings, world), name="reopen")
+        settings = self.settings
+        self._reopen(lambda: self._reopen_work(settings, world))
         return True
 
     def load_example(self, example: Example) -> None:
@@ -433,7 +306,17 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
     def use_settings(self, settings: Settings) -> None:
         """Rebuild the session with ``settings`` (another backend), on the same world."""
         self._set_status(f"switching to the {settings.backend} backend…", "running")
-        self.run_engine(lambda: self._reopen_work(settings, self.world), name="reopen")
+        world = self.world
+        self._reopen(lambda: self._reopen_work(settings, world))
+
+    def _reopen(self, work: Callable[[], tuple[Settings, Opened]]) -> None:
+        self.run_engine(
+            work,
+            name="reopen",
+            done=self._reopened,
+            failed=self._reopen_failed,
+            busy="the session is being rebuilt",
+        )
 
     def action_run(self) -> None:
         self.run_query()
@@ -535,76 +418,24 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
         self.load_example(value)
         self.query_one("#suql-editor", SuqlEditor).focus()
 
-    # --- worker bodies (run in threads) ------------------------------------------------------------
-
-    def _open(self, settings: Settings, world: str) -> SuqlSession:
-        from engines.compose import open_suql
-
-        if self._db is not None and world == self._db:  # your own tables
-            return open_suql(settings, source=self._db, clock=self.clock)
-        return open_suql(settings, world=world, clock=self.clock)
-
-    def _opened(self, session: SuqlSession) -> Opened:
-        from engines.compose import WORLDS
-        from engines.suql.examples import paper_queries
-        from engines.suql.plan import MODES
-
-        paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
-        own = ((self._db, "your data"),) if self._db is not None else ()
-        return Opened(
-            session=session,
-            worlds=own + tuple((w.name, w.title) for w in WORLDS.values()),
-            modes=tuple((m.name, m.title) for m in MODES.values()),
-            lecture=tuple(session.examples),
-            paper=paper,
-        )
-
-    def _open_work(self) -> Opened:
-        with self._session_lock:
-            if self._session is None:
-                self._session = self._open(self.settings, self.world)
-            return self._opened(self._session)
-
-    def _reopen_work(self, settings: Settings, world: str) -> tuple[Settings, Opened]:
-        fresh = self._open(settings, world)
-        with self._session_lock:
-            old, self._session = self._session, fresh
-        if old is not None:
-            with self._run_lock:
-                old.close()
-        return settings, self._opened(fresh)
+    # --- worker bodies (in their threads): the runner's, on the tab's settings and world ---------------
 
     def _session_now(self) -> SuqlSession:
-        with self._session_lock:
-            if self._session is None:
-                self._session = self._open(self.settings, self.world)
-            return self._session
+        return self._runner.current(self.settings, self.world)
+
+    def _open_work(self) -> Opened:
+        return self._runner.open(self.settings, self.world)
+
+    def _reopen_work(self, settings: Settings, world: str) -> tuple[Settings, Opened]:
+        return self._runner.reopen(settings, world)
 
     def _query_work(
         self, sql: str, mode: str, cancel: threading.Event, consented: bool = False
     ) -> QueryRan | NeedsConsent:
-        session = self._session_now()
-        with self._run_lock:
-            expected = None if consented else session.calls_to_confirm(sql, mode)
-            if expected is not None:
-                return NeedsConsent(sql, mode, expected)
-            start = self._now()
-            result = session.engine.run(sql, mode=mode, emit=self._emit, cancel=cancel)
-            return QueryRan(result, self._now() - start)
+        return self._runner.query(self._session_now(), sql, mode, cancel, consented)
 
     def _compare_work(self, sql: str, cancel: threading.Event) -> Comparison:
-        from engines.suql.compare import compare_modes
-
-        session = self._session_now()
-        with self._run_lock:
-            return compare_modes(
-                session.engine,
-                sql,
-                emit=self._emit,
-                cancel=cancel,
-                clock=self._now,
-                progress_every=COMPARE_PROGRESS_EVERY,
-            )
+        return self._runner.compare(self._session_now(), sql, cancel)
 
     # --- engine events (main thread) ---------------------------------------------------------------
 
@@ -654,226 +485,6 @@ In the command palette (Ctrl+P), type *SUQL* to run, compare, pick a mode or a w
             self._compared.append(event.outcome)
             self._comparing = None
             table.finished(event.outcome)
-
-    # --- worker outcomes (main thread) ---------------------------------------------------------------
-
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        if name == "open":
-            self._adopt(result)
-            self._set_status(f"ready — Ctrl+J runs the query in mode {self.mode} · Ctrl+O compares modes", "idle")
-        elif name == "reopen":
-            settings, opened = result
-            self.settings = settings
-            changed_world = opened.session.world_name != self.world
-            self._adopt(opened)
-            if changed_world:
-                self._world_changed()
-                self._set_status(f"ready — world {self.world} · pick an example or write a query", "idle")
-            else:
-                self._set_status(f"ready — now using the {settings.backend} backend", "idle")
-        elif name == "query":
-            self._cancel = None
-            if isinstance(result, NeedsConsent):
-                self._ask_consent(result)
-            else:
-                self._finish_query(result)
-        elif name == "compare":
-            self._cancel = None
-            self._finish_compare(result)
-
-    def worker_failed(self, name: str, error: BaseException) -> None:
-        from engines.errors import Cancelled
-        from engines.sql.sandbox import SqlError, SqlRefused
-
-        self._stop_ticker()
-        if name in ("query", "compare"):
-            self._cancel = None
-        if isinstance(error, Cancelled):
-            if name == "compare":
-                self._cancelled_compare()
-            else:
-                self._cancelled_query()
-            return
-        if name in ("query", "compare") and isinstance(error, SqlError):
-            self._show_query_error(error, refused=isinstance(error, SqlRefused), compare=name == "compare")
-            return
-        message = describe_error(error)
-        if name == "compare":
-            self._stop_compare_rows("✗ error")
-        if name == "open":
-            self._show_error("Could not open the world", message)
-        elif name == "reopen":
-            self._sync_world_select()
-            self._show_error("Could not open the session", message)
-        else:
-            self._show_error("Error", message)
-            self._show_nothing("error")
-        self._set_status("error — see the error pane", "error")
-
-    def _adopt(self, opened: Opened) -> None:
-        self.world = opened.session.world_name
-        self._modes = opened.modes
-        self._worlds = opened.worlds
-        self._lecture = opened.lecture
-        self._paper = opened.paper
-        self._mount_controls()
-        self._fill_examples()
-        self._show_schema(opened.session)
-
-    def _show_schema(self, session: SuqlSession) -> None:
-        """The schema browser shows your data's tables while the tab is on them (hidden on a built-in world);
-        on first opening them, the editor's lecture example gives way to the first example of your data."""
-        pane = self.query_one("#suql-schema", SchemaPane)
-        source = getattr(session, "source", None)
-        first = pane.subject is None or pane.subject.ready is None  # your data was not showing
-        self.schema_changed(default=source is not None)  # your data's shows at first, a world's on Ctrl+T
-        if source is not None and first and self.examples:
-            from engines.suql.examples import LECTURE
-
-            editor = self.query_one("#suql-editor", SuqlEditor)
-            if editor.text == layout_sql(LECTURE[1].sql):
-                self.load_example(self.examples[0])
-
-    def _world_changed(self) -> None:
-        """Another world: empty the panes; an unedited example gives way to the new world's first."""
-        editor = self.query_one("#suql-editor", SuqlEditor)
-        unedited = self._loaded is not None and editor.text == layout_sql(self._loaded.sql)
-        if (unedited or not editor.text.strip()) and self.examples:
-            self.load_example(self.examples[0])
-        self._reset_counts()
-        self._render_counters()
-        self._show_nothing("no query yet")
-        self.query_one("#suql-plan", Static).update(PLAN_HINT)
-        self.query_one("#suql-readback", Static).update("—")
-        self.query_one(SuqlCallsTable).reset("no calls yet")
-        self._show_call_detail()
-        self._clear_error()
-
-    def _ask_consent(self, needs: NeedsConsent) -> None:
-        self._stop_ticker()
-        self._counts.update(running=False)
-        self._render_counters()
-        self._consent = (needs.sql, needs.mode)
-        self._set_status(
-            f"not run: this query may make up to {needs.expected:,} LLM calls to the paid {self.settings.backend} "
-            f"backend (more than {self.settings.suql_confirm_calls:,}) — Ctrl+J again runs it",
-            "error",
-        )
-
-    def _finish_query(self, ran: QueryRan) -> None:
-        self._stop_ticker()
-        result = ran.result
-        self._show_plan(result.plan)
-        self._show_dnf(result.dnf)
-        self.query_one("#suql-readback", Static).update(result.readback)
-        results = self.query_one("#suql-results", ResultsTable)
-        results.show_rows(result.columns, result.rows, truncated=result.truncated)
-        if result.approximate:
-            results.border_title = "Results ≈ approximate"
-            results.border_subtitle = (
-                f"{count_rows(len(result.rows))} · cap {result.plan.cap}: not every candidate examined"
-            )
-        else:
-            results.border_title = "Results"
-        self._show_to_verify(result)
-        s = result.stats
-        self._counts.update(
-            answer=s.answer_calls,
-            summary=s.summary_calls,
-            cached=s.cached_calls,
-            examined=s.rows_examined,
-            elapsed=ran.elapsed_s,
-            running=False,
-        )
-        self._render_counters()
-        parts = [count_rows(len(result.rows))]
-        if result.to_verify:
-            parts.append(f"{len(result.to_verify)} to verify")
-        if result.approximate:
-            parts.append("approximate")
-        if getattr(result, "budget_exhausted", False):
-            parts.append(result.message)
-        self._set_status(f"done — {' · '.join(parts)} · mode {result.mode}", "done")
-
-    def _finish_compare(self, comparison: Comparison) -> None:
-        self._stop_ticker()
-        table = self.query_one(CompareTable)
-        failed = comparison.failed
-        subtitle = f"{len(comparison.modes)} modes"
-        best = comparison.fewest_answer_calls()
-        if best is not None:
-            subtitle += f" · fewest answer() calls: {', '.join(best[0])} ({best[1]:,})"
-        if comparison.approximate:
-            subtitle += " · ≈ approximate (retrieval cap)"
-        table.border_subtitle = subtitle
-        if failed:
-            self._set_status(f"compared — {', '.join(failed)} failed (see the note column)", "error")
-        else:
-            self._set_status(f"compared the six modes — {subtitle}", "done")
-
-    def _cancelled_query(self) -> None:
-        counts = self._counts
-        calls = counts["answer"] + counts["summary"]
-        self._counts.update(elapsed=self._now() - self._started, running=False)
-        self._render_counters()
-        rows = [(label, truth) for label, truth in self._decided]
-        results = self.query_one("#suql-results", ResultsTable)
-        results.show_rows(("row", "decided"), rows)
-        results.border_title = "Results · cancelled"
-        results.border_subtitle = f"{count_rows(len(rows))} decided before Esc"
-        self.query_one("#suql-verify", ResultsTable).show_nothing("cancelled: no final query ran")
-        self.query_one("#suql-readback", Static).update("— (cancelled)")
-        stopped = f" ({counts['stopped']} in flight stopped)" if counts["stopped"] else ""
-        self._set_status(
-            f"cancelled — {count_rows(calls, 'LLM call')} made{stopped}, {count_rows(len(rows))} decided; no further calls",
-            "cancelled",
-        )
-
-    def _stop_compare_rows(self, current: str) -> None:
-        """The comparison ended early: the running mode says ``current``, the ones after it "not run"."""
-        table = self.query_one(CompareTable)
-        done = [r.mode for r in self._compared]
-        for name in MODE_NAMES:
-            if name == self._comparing:
-                table.stopped(name, current)
-            elif name not in done:
-                table.stopped(name, "not run")
-        table.border_subtitle = "stopped early"
-
-    def _cancelled_compare(self) -> None:
-        self._stop_compare_rows("stopped")
-        self.query_one(CompareTable).border_subtitle = "cancelled"
-        done = [r.mode for r in self._compared]
-        ran = f"compared {', '.join(done)}" if done else "no mode finished"
-        self._set_status(f"cancelled — {ran}; no further calls", "cancelled")
-
-    def _show_query_error(self, error: Any, *, refused: bool, compare: bool) -> None:
-        """A query the engine refused or could not run; the editor keeps its text."""
-        editor = self.query_one("#suql-editor", SuqlEditor)
-        text = editor.text
-        where = ""
-        if error.line is not None and error.column is not None:
-            if error.sql is not None and _bare(error.sql) != _bare(text):
-                where = "in the SQL the compiler generated"
-            else:
-                where = f"at line {error.line}, column {error.column}"
-                editor.cursor_location = _location_in(text, error.line, error.column)
-        title = "Refused — nothing ran" if refused else "SUQL error"
-        if where:
-            title = f"{title} {where}"
-        self._show_error(title, error.message)
-        self._show_nothing("refused" if refused else "error")
-        if compare:
-            table = self.query_one(CompareTable)
-            for name in MODE_NAMES:
-                table.stopped(name, "not run")
-            table.border_subtitle = "the query cannot run"
-        self._set_status(
-            "refused — fix the query in the editor"
-            if refused
-            else "error — fix the query in the editor and run it again",
-            "error",
-        )
 
     # --- view helpers -------------------------------------------------------------------------------
 
@@ -1068,16 +679,6 @@ def _example_option(option_id: str, example: Example) -> Option:
     return Option(
         Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id
     )
-
-
-def _bare(sql: str) -> str:
-    return sql.strip().rstrip(";").strip()
-
-
-def _location_in(text: str, line: int, column: int) -> tuple[int, int]:
-    lines = text.split("\n") or [""]
-    row = min(max(line - 1, 0), len(lines) - 1)
-    return row, min(max(column - 1, 0), len(lines[row]))
 
 
 __all__ = [

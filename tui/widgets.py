@@ -104,6 +104,18 @@ def counter(label: str, value: str) -> Content:
 # --- panes ---------------------------------------------------------------------------------
 
 
+def location_in(text: str, line: int, column: int) -> tuple[int, int]:
+    """The editor location (0-based row, column) of an error's 1-based line and column, kept inside ``text``."""
+    lines = text.split("\n") or [""]
+    row = min(max(line - 1, 0), len(lines) - 1)
+    return row, min(max(column - 1, 0), len(lines[row]))
+
+
+def run_binding(tooltip: str, description: str = "Run") -> Binding:
+    """Ctrl+Enter runs (Ctrl+J in terminals that send no Ctrl+Enter): one key and one label in every tab."""
+    return Binding("ctrl+enter,ctrl+j", "run", description, key_display="^⏎/^J", tooltip=tooltip)
+
+
 def pane(title: str, body: Static, *, id: str) -> VerticalScroll:
     """``body`` in a titled, scrolling pane (class ``pane``)."""
     scroll = VerticalScroll(body, id=id, classes="pane")
@@ -199,12 +211,8 @@ class SqlEditor(TextArea):
     """
 
     BINDINGS = [
-        Binding(
-            "ctrl+enter,ctrl+j",
-            "run",
-            "Run SQL",
-            key_display="^⏎/^J",
-            tooltip="Run the SQL in this editor through the sandbox (Ctrl+J for terminals without Ctrl+Enter).",
+        run_binding(
+            "Run the SQL in this editor through the sandbox (Ctrl+J for terminals without Ctrl+Enter).", "Run SQL"
         ),
     ]
 

@@ -241,12 +241,13 @@ class ClaudeStandIn(SimBackend):
 async def test_with_a_real_llm_real_tables_run_and_are_scored_without_a_judgement(monkeypatch) -> None:
     from engines.hybridqa.session import open_hybridqa
     from engines.llm.client import LLM
+    from tui.hybridqa_work import HybridRunner
 
     def open_with_stand_in(self, settings, source):
         llm = LLM(ClaudeStandIn()) if source == "real" else None
         return open_hybridqa(settings, source=source, llm=llm, clock=self.clock)
 
-    monkeypatch.setattr(HybridArea, "_open", open_with_stand_in)
+    monkeypatch.setattr(HybridRunner, "_open", open_with_stand_in)  # the tab's sessions are its runner's
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot)

@@ -16,15 +16,19 @@ Three views, switched with the tab bar under the app's tabs (or F7 / Shift+F7):
   agent saw it (``v``: all of it), the budgets, the rolled-back steps marked with the reason, and at
   the last step the answer rows with row-wise F1 and EM against the gold answer.
 
-All engine work runs in thread workers, one group per view (``kg`` for the session, ``kg-console``,
-``kg-search``, ``kg-page``, ``kg-stepper``), each ``exclusive`` within its group, so browsing while the
-agent runs does not stop it.  The agent's ``emit`` posts :class:`AgentReported` messages; Esc sets the
+All engine work runs in thread workers, one group per view (``kg-session`` for the session, ``kg-console``,
+``kg-search``, ``kg-page``, ``kg-stepper``: :attr:`KgArea.GROUPS`), each ``exclusive`` within its group, so
+browsing while the agent runs does not stop it.  Each job is started with the handlers of its typed outcome
+(:meth:`tui.area.WorkArea.run_engine`).  The agent's ``emit`` posts :class:`AgentReported` messages; Esc sets the
 run's cancel flag, which the agent checks before every policy call.  Durations are read from the app's
 injected clock, so screens under test do not change from run to run.
 
 The package, one idea a module:
 
-* :mod:`tui.kg.tab` — :class:`KgArea`: the layout, the workers and their outcomes, the palette;
+* :mod:`tui.kg.tab` — :class:`KgArea`: the layout, the public actions, the widgets' and the agent's events;
+* :mod:`tui.kg.keys` — the views, the tab's keys and its help page; :mod:`tui.kg.palette` — its palette
+  entries, examples and history; :mod:`tui.kg.work` — what its workers do in their threads (the session, a
+  query, a page, a run, a trajectory loaded) and :mod:`tui.kg.outcomes` — what the tab shows when each ends;
 * :mod:`tui.kg.console` — the feedback bar and the examples' entries (the examples are
   :mod:`engines.kg.examples`); :mod:`tui.kg.sparql` — SPARQL highlighting and the editor;
 * :mod:`tui.kg.browser` — the claims table and the browser's keys;

@@ -5,10 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from textual.binding import Binding
 from textual.content import Content
 
-from tui.widgets import SqlEditor
+from tui.widgets import SqlEditor, run_binding
 
 _SPARQL_KEYWORDS = frozenset(
     """select distinct reduced where filter optional union minus service graph bind values as from named order by
@@ -89,13 +88,7 @@ class SparqlEditor(SqlEditor):
     """The console's editor: SPARQL highlighted from :func:`sparql_highlights`; Ctrl+Enter / Ctrl+J runs."""
 
     BINDINGS = [
-        Binding(
-            "ctrl+enter,ctrl+j",
-            "run",
-            "Run",
-            key_display="^⏎/^J",
-            tooltip="Run the SPARQL in this editor on the knowledge graph (Ctrl+J for terminals without Ctrl+Enter).",
-        ),
+        run_binding("Run the SPARQL in this editor on the knowledge graph (Ctrl+J for terminals without Ctrl+Enter)."),
     ]
 
     def line_highlights(self, line: str) -> list[tuple[int, int, str]]:

@@ -1,4 +1,7 @@
-"""The Knowledge-graph tab itself: its layout, its workers and their outcomes, its palette.
+"""The Knowledge-graph tab itself: its layout, its public actions, the events of its widgets and of the agent.
+
+Its keys and help are :mod:`tui.kg.keys`, its palette, examples and history :mod:`tui.kg.palette`, what its
+workers do :mod:`tui.kg.work`, and what it shows when their jobs end :mod:`tui.kg.outcomes`.
 
 The views' widgets live in :mod:`tui.kg.console`, :mod:`tui.kg.browser` and :mod:`tui.kg.stepper`;
 the stepper's state is a :class:`~tui.kg.stepper_model.StepperModel`; scoring a trajectory is the
@@ -8,13 +11,9 @@ engine's (:mod:`engines.spinach.scoring`), and so are the examples (:mod:`engine
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import (
@@ -26,14 +25,12 @@ from textual.widgets import (
     TabPane,
     TextArea,
 )
-from textual.widgets.option_list import Option, OptionDoesNotExist
-from textual.worker import Worker, WorkerState
+from textual.widgets.option_list import OptionDoesNotExist
 
 from engines.events import CallStarted
 from engines.kg.examples import EXAMPLES, SparqlExample
-from engines.spinach.agent import BUDGET, TOTAL_BUDGET
-from engines.spinach.scoring import Scored, score_loaded, score_run
-from tui.area import EngineReported, PaletteCommand, describe_error
+from engines.spinach.scoring import Scored
+from tui.area import EngineReported
 from tui.history import HistoryArea
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
 from tui.kg.console import (
@@ -43,9 +40,11 @@ from tui.kg.console import (
     QueryRan,
     example_option,
 )
+from tui.kg.keys import BINDINGS, HELP, VIEWS
+from tui.kg.outcomes import KgOutcomes
+from tui.kg.palette import KgPalette
 from tui.kg.results import (
     ENTITY_ID,
-    LIST_CHARS,
     MUTED,
     KgResultsTable,
     error_box,
@@ -57,33 +56,23 @@ from tui.kg.stepper import (
     StepStrip,
     StepView,
     category_of,
-    question_option,
-    status_line,
 )
 from tui.kg.stepper_model import StepperModel
-from tui.widgets import SqlEditor, count_rows, truncate
+from tui.kg.work import KgRunner
+from tui.widgets import SqlEditor
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, SearchHit
     from engines.settings import Settings
     from engines.spinach.session import SpinachSession
     from engines.spinach.trajectory import Step, Trajectory
-    from tui.pickers import PickItem
-    from worlds.kg import KGQuestion
-
-VIEWS: tuple[tuple[str, str, str], ...] = (
-    ("console", "SPARQL console", "f7"),
-    ("browser", "Entity browser", "f7"),
-    ("stepper", "Trajectory stepper", "f7"),
-)
-"""The tab's views: (name, title, key); F7 / Shift+F7 step through them (F2 … F6 are the app's tab keys)."""
 
 
 class AgentReported(EngineReported):
     """The SPINACH agent (or its LLM) emitted an event."""
 
 
-class KgArea(HistoryArea):
+class KgArea(KgOutcomes, KgPalette, HistoryArea):
     """The Knowledge-graph tab (see the module docstring)."""
 
     AREA_ID = "kg"
@@ -91,88 +80,15 @@ class KgArea(HistoryArea):
     STATUS_ID = "kg-status"
     RESULTS_IDS = ("kg-results", "kg-answer-rows")
     REPORTED = AgentReported
+    GROUPS = ("session", "console", "search", "page", "stepper")
     TITLE = "Knowledge graph"
-    HELP = f"""\
-## Knowledge graph — SPARQL, entity pages and the SPINACH agent (lecture 8)
-
-A fictional, Wikidata-like graph (QIDs from Q1000, Wikidata's real PIDs) with the seven quirks of §1.4:
-the query one writes from the question's words is legal SPARQL, but often wrong or incomplete.
-Three views — the tab bar under the tabs, or **F7 / Shift+F7** (next / previous view):
-
-**SPARQL console.** Wikidata's dialect: the usual prefixes are built in (`wd:`, `wdt:`, `p:`, `ps:`, `pq:`,
-`rdfs:`, …), `SERVICE wikibase:label` gives `?xLabel` and `?xDescription`, Blazegraph's named subqueries
-(`WITH {{ … }} AS %x` / `INCLUDE %x`) and `hint:` triples are accepted. Each run gets one of the **four
-feedbacks** of §1.5 — *rows*, *empty*, *syntax error*, *timeout* — shown lit above the results; updates,
-`LOAD` and remote `SERVICE` are *refused* (nothing runs, the editor keeps your text). The examples pair the
-right query for each quirk with the naive one. Enter on an ID in the results opens its page.
-
-**Entity browser.** Type in the search box (labels and aliases, like Wikidata's search; a QID or PID opens
-directly), Enter on a hit opens its page: label, description, aliases and every claim with its qualifiers
-(the year of an award is a P585 qualifier, quirk 5). Enter on a claim follows its value to that entity;
-**o** opens the claim's property (a property's page lists statements that use it); **Backspace** goes back.
-
-**Trajectory stepper.** The simple (40) and forum-style (56, in 8 categories) questions. Enter (or **r**)
-runs the SPINACH agent on the highlighted one with the app's backend (*sim*: the seeded expert procedure
-acting with the real tools on the real graph; *claude*), and the steps appear as they are taken; Esc stops
-it. Or type the path of a trajectory JSON (saved by `cs224v-tui spinach --save`, or one of SPINACH's own
-logs) in the box below the list and press Enter. Then step through it: each step shows the thought, the
-action, its argument and the observation exactly as the agent saw it (**v**: all of it), the budgets
-({BUDGET} actions in the state, {TOTAL_BUDGET} in all), and rolled-back steps — a repeat, or a stop while the last query had
-returned no rows — marked ↺ with the reason: they are kept in the trajectory but left the state, and the policy was
-asked again. At the last step: the answer rows with row-wise F1 and EM against the gold answer.
-
-| key | what it does |
-| --- | --- |
-| F7 / Shift+F7 | the next / previous view: the console → the browser → the stepper, also while typing |
-| Ctrl+Enter / Ctrl+J | run the query in the editor |
-| Enter (examples, hits, questions) | load the example / open the page / run the agent on the question |
-| Enter (on a claim, on an ID in the results) | follow the link to that entity's page |
-| o · Backspace or b · / | open the claim's property · back · the search box (browser) |
-| → or n · ← or p · Home · End | next · previous · first · last step (stepper) |
-| v | the step's whole observation, or only its first lines |
-| e | explore the step: its query in the console, its page or search in the browser |
-| g | the question's gold SPARQL in the console |
-| t | list and search every trajectory of the file loaded (Enter shows one) |
-| Esc | stop the running agent: it takes no further action |
-| Ctrl+L | the examples: the console's SPARQL examples and the stepper's questions, searchable; Enter loads one |
-| ↑ / ↓ (at the console editor's first / last line, while it holds no edits of yours) | the queries run before |
-| Ctrl+R | search the SPARQL run before (kept across restarts); Enter puts it in the editor |
-
-In the command palette (Ctrl+P), type *Knowledge graph* to switch views, open the examples or the history,
-load a trajectory or stop a run. The examples (Ctrl+L) hold the console's queries and every question of the
-stepper: Enter on a query puts it in the editor, on a question highlights it in the stepper (Enter there runs
-the agent). A file of many trajectories (SPINACH's own run logs hold one per question):
-**t** lists and searches them all. SPINACH's logs keep each query's result as it ran on Wikidata: the stepper
-shows those logged rows (and the answer's) rather than running a query meant for a graph this is not.
-"""
-
-    BINDINGS = [
-        Binding(
-            "f7",
-            "cycle_view(1)",
-            "View",
-            key_display="F7",
-            priority=True,
-            tooltip="The next view: console → browser → stepper → console, even while typing.",
-        ),
-        Binding(
-            "shift+f7",
-            "cycle_view(-1)",
-            "Previous view",
-            key_display="Shift+F7",
-            priority=True,
-            show=False,
-            tooltip="The previous view, even while typing.",
-        ),
-        Binding("escape", "cancel", "Stop run", tooltip="Stop the running agent: it takes no further action."),
-    ]
+    HELP = HELP
+    BINDINGS = BINDINGS
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self._view_status: dict[str, tuple[str, str]] = {}  # view -> its last status ("" -> the default)
-        self._session: SpinachSession | None = None
-        self._session_lock = threading.Lock()
-        self._busy: dict[str, Worker[Any]] = {}
+        self._runner = KgRunner(clock=self.clock, now=lambda: self._now(), emit=lambda e: self._emit(e))
         # browser
         self._history: list[str] = []
         self._page: EntityPage | None = None
@@ -266,7 +182,9 @@ shows those logged rows (and the answer's) rather than running a query meant for
         self.query_one(ClaimsTable).border_title = "Claims"
         self._show_stepper()
         self._set_status("opening the knowledge graph…", "running")
-        self._start("session", self._open_work, name="open", busy=False)
+        self.run_engine(
+            self._open_work, name="open", done=self._opened, failed=self._session_failed, busy=None, group="session"
+        )
 
     def on_unmount(self) -> None:
         if self._cancel is not None:
@@ -294,39 +212,10 @@ shows those logged rows (and the answer's) rather than running a query meant for
 
     # --- workers: one exclusive group per view, so the views do not stop each other -------------------
 
-    def _start(self, view: str, work: Any, *, name: str, busy: bool = True) -> Worker[Any]:
-        worker = self.run_worker(
-            work, name=name, group=f"{self.AREA_ID}-{view}", thread=True, exclusive=True, exit_on_error=False
-        )
-        if busy:
-            self._busy[view] = worker
-        return worker
-
-    @property
-    def is_busy(self) -> bool:
-        """True while the agent runs, a query runs or the session is rebuilt."""
-        return any(not w.is_finished for w in self._busy.values())
-
     @property
     def is_running(self) -> bool:
-        """True while the agent runs on a question."""
-        worker = self._busy.get("stepper")
-        return worker is not None and worker.name == "run" and not worker.is_finished
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one handler of this tab's worker outcomes: results go on screen, errors too."""
-        worker = event.worker
-        if not (worker.group or "").startswith(f"{self.AREA_ID}-"):
-            return
-        event.stop()
-        if event.state == WorkerState.SUCCESS:
-            self.worker_succeeded(worker.name, worker.result)
-        elif event.state == WorkerState.ERROR:
-            assert worker.error is not None
-            self.worker_failed(worker.name, worker.error)
-        elif event.state == WorkerState.CANCELLED and worker.name == "run":
-            self._stepper.running = False
-        self.refresh_bindings()
+        """True while the agent runs on a question (the stepper's only busy work)."""
+        return self.group_busy("stepper") is not None
 
     # --- the public actions (the palette, the keys and the tests call them) ----------------------------
 
@@ -379,7 +268,14 @@ shows those logged rows (and the answer's) rather than running a query meant for
         if self._session is None:
             return
         self._set_status(f"switching to the {settings.backend} backend…", "running")
-        self._start("session", lambda: self._reopen_work(settings), name="reopen")
+        self.run_engine(
+            lambda: self._reopen_work(settings),
+            name="reopen",
+            done=self._reopened,
+            failed=self._session_failed,
+            busy="the session is being rebuilt",
+            group="session",
+        )
 
     # console
 
@@ -419,7 +315,14 @@ shows those logged rows (and the answer's) rather than running a query meant for
         self.query_one(FeedbackBar).show(None, "running…")
         self.query_one("#kg-results", KgResultsTable).show_nothing("running…")
         self._set_status("running the query…", "running")
-        self._start("console", lambda: self._query_work(text), name="query")
+        self.run_engine(
+            lambda: self._query_work(text),
+            name="query",
+            done=self._show_query,
+            failed=self._query_failed,
+            busy="a query is running",
+            group="console",
+        )
         return True
 
     # browser
@@ -434,13 +337,27 @@ shows those logged rows (and the answer's) rather than running a query meant for
         if not text.strip():
             self._show_hits(Searched(text, ()))
             return
-        self._start("search", lambda: self._search_work(text), name="search", busy=False)
+        self.run_engine(
+            lambda: self._search_work(text),
+            name="search",
+            done=self._show_hits,
+            failed=self._browser_failed,
+            busy=None,
+            group="search",
+        )
 
     def open_entity(self, entity: str, *, push: bool = True) -> None:
         """Open the page of ``entity`` (a QID or PID) in the browser; ``push`` keeps the current page to go back to."""
         came_from = self._page.id if push and self._page is not None and self._page.id != entity else None
         self._set_status(f"opening {entity}…", "running")
-        self._start("page", lambda: self._page_work(entity, came_from), name="page", busy=False)
+        self.run_engine(
+            lambda: self._page_work(entity, came_from),
+            name="page",
+            done=self._show_page,
+            failed=self._browser_failed,
+            busy=None,
+            group="page",
+        )
 
     def follow_link(self) -> bool:
         """Follow the highlighted claim's value to its page."""
@@ -504,7 +421,15 @@ shows those logged rows (and the answer's) rather than running a query meant for
             with self.prevent(OptionList.OptionHighlighted):
                 questions.highlighted = index
         self._set_status(f"running the agent on {question_id} ({self.settings.backend})… — Esc stops it", "running")
-        self._start("stepper", lambda: self._run_work(question_id, cancel), name="run")
+        self.run_engine(
+            lambda: self._run_work(question_id, cancel),
+            name="run",
+            done=self._ran,
+            failed=lambda error: self._stepper_failed(error, "Could not run the agent"),
+            busy="the agent is running (Esc stops it)",
+            group="stepper",
+            cancelled=self._run_cancelled,
+        )
         self.query_one(StepView).focus()
         self.refresh_bindings()
         return True
@@ -531,7 +456,14 @@ shows those logged rows (and the answer's) rather than running a query meant for
         if box.value != path:
             box.value = path
         self._set_status(f"loading {path}…", "running")
-        self._start("stepper", lambda: self._load_work(path), name="load", busy=False)
+        self.run_engine(
+            lambda: self._load_work(path),
+            name="load",
+            done=self._loaded_file,
+            failed=lambda error: self._stepper_failed(error, "Could not load the trajectory"),
+            busy=None,
+            group="stepper",
+        )
         return True
 
     def show_loaded(self, n: int) -> None:
@@ -541,7 +473,14 @@ shows those logged rows (and the answer's) rather than running a query meant for
             self._loaded_pos = n
             source = self._loaded_source(n)
             others = len(self._loaded) - 1
-            self._start("stepper", lambda: self._score_work(trajectory, source, others), name="load", busy=False)
+            self.run_engine(
+                lambda: self._score_work(trajectory, source, others),
+                name="load",
+                done=self._show_loaded_one,
+                failed=lambda error: self._stepper_failed(error, "Could not load the trajectory"),
+                busy=None,
+                group="stepper",
+            )
 
     def _loaded_source(self, n: int) -> str:
         """The file's name, and which of its trajectories this is when it holds several."""
@@ -717,157 +656,35 @@ shows those logged rows (and the answer's) rather than running a query meant for
             self._view_status[self.view] = (text, state)
         super()._set_status(text, state)
 
-    # --- palette -----------------------------------------------------------------------------------------
+    # --- worker bodies (threads): the runner's, on the tab's settings ------------------------------------
 
-    def commands(self) -> Iterable[PaletteCommand]:
-        t = self.TITLE
-        for name, title, key in VIEWS:
-            yield PaletteCommand(
-                f"{t}: show the {title.lower()}",
-                f"{key.upper()} / Shift+{key.upper()} step through the views.",
-                lambda n=name: self.show_view(n),
-            )
-        yield PaletteCommand(
-            f"{t}: run the query in the console",
-            "Runs the editor's SPARQL (Ctrl+J).",
-            lambda: (self.show_view("console"), self.run_query()),
-        )
-        if self.is_running:
-            yield PaletteCommand(f"{t}: stop the running agent", "It takes no further action (Esc).", self.cancel)
-        yield from self.history_commands()
-        yield PaletteCommand(
-            f"{t}: search entities", "Focus the browser's search box.", lambda: self.show_view("browser")
-        )
-        if self._history:
-            yield PaletteCommand(
-                f"{t}: back to {self._history[-1]}", "The page before this one (Backspace).", self.back
-            )
-        yield PaletteCommand(
-            f"{t}: load a trajectory JSON",
-            "Focus the path box of the stepper.",
-            lambda: (self.show_view("stepper"), self.query_one("#kg-load", Input).focus()),
-        )
-        if self._loaded:
-            yield PaletteCommand(
-                f"{t}: list and search the {len(self._loaded)} trajector{'y' if len(self._loaded) == 1 else 'ies'} of {self._loaded_name}",
-                "A searchable list of every trajectory in the file; Enter shows one (t).",
-                lambda: (self.show_view("stepper"), self.pick_trajectory()),
-            )
-        if self._stepper.steps:
-            yield PaletteCommand(f"{t}: toggle the full observation", "v", self.toggle_full_observation)
-            yield PaletteCommand(
-                f"{t}: explore this step",
-                "Its query in the console, its page or search in the browser (e).",
-                self.explore_step,
-            )
-        if self._stepper.question is not None:
-            yield PaletteCommand(
-                f"{t}: gold query of {self._stepper.question.id} in the console", "g", self.gold_to_console
-            )
-
-    # --- examples and history (tui.history) ----------------------------------------------------------------
-
-    def history_origin(self, box_id: str) -> str | None:
-        return self._editor_origin[0]
-
-    def history_chosen(self, entry: Any) -> None:
-        self.show_view("console")
-        self._put_in_editor(entry.text, "from the history")
-        self.query_one("#kg-editor", SparqlEditor).focus()
-
-    def example_items(self) -> list[PickItem]:
-        """The console's SPARQL examples, then the stepper's questions (simple and forum-style)."""
-        from tui.pickers import PickItem
-
-        items = [
-            PickItem(e.title.removeprefix("↳ "), f"SPARQL · {e.source} · {e.expect}", ("sparql", e), more=e.query)
-            for e in EXAMPLES
-        ]
-        if self._session is not None:
-            items += [
-                PickItem(q.question, f"question {q.id} · {category_of(q)}", ("question", q.id))
-                for q in self._session.questions.all()
-            ]
-        return items
-
-    def example_chosen(self, value: Any) -> None:
-        kind, what = value
-        if kind == "sparql":
-            self.show_view("console")
-            self.load_example(what)
-            self.query_one("#kg-editor", SparqlEditor).focus()
-            return
-        self.show_view("stepper")
-        questions = self.query_one("#kg-questions", OptionList)
-        try:
-            questions.highlighted = questions.get_option_index(what)
-        except OptionDoesNotExist:
-            return
-        questions.focus()
-
-    # --- worker bodies (threads) ---------------------------------------------------------------------------
-
-    def _open(self, settings: Settings) -> SpinachSession:
-        from engines.llm.client import llm_from_settings
-        from engines.spinach.session import open_spinach
-
-        llm = llm_from_settings(settings, clock=self.clock or time.perf_counter)
-        return open_spinach(settings, llm=llm)
-
-    def _session_now(self) -> SpinachSession:
-        with self._session_lock:
-            if self._session is None:
-                self._session = self._open(self.settings)
-            return self._session
+    @property
+    def _session(self) -> SpinachSession | None:
+        return self._runner.session
 
     def _open_work(self) -> SpinachSession:
-        return self._session_now()
+        return self._runner.current(self.settings)
 
     def _reopen_work(self, settings: Settings) -> tuple[Settings, SpinachSession]:
-        from engines.llm.client import llm_from_settings
-
-        session = self._session_now()
-        fresh = session.with_llm(llm_from_settings(settings, clock=self.clock or time.perf_counter))
-        fresh.settings = settings
-        with self._session_lock:
-            self._session = fresh
-        return settings, fresh
+        return self._runner.reopen(settings)
 
     def _query_work(self, query: str) -> QueryRan:
-        session = self._session_now()
-        start = self._now()
-        result = session.endpoint.execute(query)
-        return QueryRan(result, self._now() - start)
+        return self._runner.query(self.settings, query)
 
     def _search_work(self, text: str) -> Searched:
-        return Searched(text, self._session_now().endpoint.search(text))
+        return self._runner.search(self.settings, text)
 
     def _page_work(self, entity: str, came_from: str | None) -> PageOpened:
-        endpoint = self._session_now().endpoint
-        page = endpoint.page(entity)
-        examples = endpoint.property_examples(page.id, 8) if page.datatype else ()
-        return PageOpened(page, tuple(examples), came_from)
+        return self._runner.page(self.settings, entity, came_from)
 
     def _run_work(self, question_id: str, cancel: threading.Event) -> Scored:
-        session = self._session_now()
-        question = session.question(question_id)
-        trajectory = session.agent.run(question.question, emit=self._emit, cancel=cancel)
-        return score_run(session, trajectory, question)
+        return self._runner.run(self.settings, question_id, cancel)
 
     def _load_work(self, path: str) -> tuple[list[Trajectory], str, Scored]:
-        from engines.spinach.trajectory import load
-
-        trajectories = load(Path(path).expanduser())
-        if not trajectories:
-            from engines.spinach.trajectory import TrajectoryError
-
-            raise TrajectoryError(f"{path} holds no trajectory.")
-        name = Path(path).name
-        source = name if len(trajectories) < 2 else f"{name} · 1 of {len(trajectories)}"
-        return trajectories, name, self._score_work(trajectories[0], source, len(trajectories) - 1)
+        return self._runner.load(self.settings, path)
 
     def _score_work(self, trajectory: Trajectory, source: str, others: int) -> Scored:
-        return score_loaded(self._session_now(), trajectory, source=source, others=others)
+        return self._runner.score(self.settings, trajectory, source, others)
 
     # --- engine events (main thread) -------------------------------------------------------------------------
 
@@ -887,152 +704,6 @@ shows those logged rows (and the answer's) rather than running a query meant for
         else:
             return  # RolledBack: the rolled-back step carries its reason; the LLM's CallFinished: nothing new
         self._show_stepper()
-
-    # --- worker outcomes (main thread) -----------------------------------------------------------------------
-
-    def worker_succeeded(self, name: str, result: Any) -> None:
-        if name == "open":
-            self._adopt(result)
-            self._set_status(
-                "ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle"
-            )
-        elif name == "reopen":
-            settings, session = result
-            self.settings = settings
-            self._session = session
-            self._set_status(f"ready — the agent now uses the {settings.backend} backend", "idle")
-        elif name == "query":
-            self._show_query(result)
-        elif name == "search":
-            self._show_hits(result)
-        elif name == "page":
-            self._show_page(result)
-        elif name == "run":
-            self._stepper.running = False
-            self._cancel = None
-            self._stepper.finish(result)
-            self._show_finished(result)
-        elif name == "load":
-            if isinstance(result, tuple):
-                self._loaded, self._loaded_name, scored = result
-                self._loaded_pos = 0
-            else:
-                scored = result
-            self._hide_error("kg-stepper-error")
-            self._stepper.load(scored)
-            self._show_finished(scored)
-            self.query_one(StepView).focus()
-
-    def worker_failed(self, name: str, error: BaseException) -> None:
-        from engines.kg.dialect import SparqlRefused
-        from engines.kg.pages import UnknownEntity
-
-        message = describe_error(error)
-        if name == "query":
-            if isinstance(error, SparqlRefused):
-                self.query_one(FeedbackBar).show("refused")
-                self._show_error("kg-console-error", "Refused — nothing ran", message)
-                self.query_one("#kg-results", KgResultsTable).show_nothing("refused")
-                self._set_status("refused — the editor keeps the query: change it and run it again", "error")
-            else:
-                self.query_one(FeedbackBar).show(None)
-                self._show_error("kg-console-error", "Error", message)
-                self.query_one("#kg-results", KgResultsTable).show_nothing("error")
-                self._set_status("error — see the error pane", "error")
-        elif name in ("page", "search"):
-            title = "No such entity" if isinstance(error, UnknownEntity) else "Error"
-            self._show_error("kg-browser-error", title, message)
-            self._set_status(f"{title.lower()} — {message}", "error")
-        elif name in ("run", "load"):
-            self._stepper.running = False
-            self._cancel = None
-            self._show_error(
-                "kg-stepper-error",
-                "Could not run the agent" if name == "run" else "Could not load the trajectory",
-                message,
-            )
-            self._show_stepper()
-            self._set_status("error — see the error pane", "error")
-        else:
-            self._set_status(f"error — {message}", "error")
-            self._show_error("kg-console-error", "Could not open the knowledge graph", message)
-
-    def _adopt(self, session: SpinachSession) -> None:
-        self._session = session
-        options: list[Option | None] = []
-        from worlds.kg import CATEGORIES
-
-        simple = session.questions.simple
-        options.append(Option(Content.styled(f"Simple · {len(simple)} questions", "bold $text-accent"), disabled=True))
-        options.extend(question_option(q) for q in simple)
-        by_category: dict[str, list[KGQuestion]] = {}
-        for q in session.questions.forum:
-            by_category.setdefault(q.category, []).append(q)
-        for category, questions in by_category.items():
-            options.append(None)
-            options.append(
-                Option(
-                    Content.assemble(
-                        Content.styled(f"{category} ", "bold $text-accent"),
-                        Content.styled(
-                            truncate(CATEGORIES.get(category, ""), LIST_CHARS - len(category) - 1), "$text-accent"
-                        ),
-                    ),
-                    disabled=True,
-                )
-            )
-            options.extend(question_option(q) for q in questions)
-        questions_list = self.query_one("#kg-questions", OptionList)
-        questions_list.set_options(options)
-        questions_list.border_subtitle = f"{len(simple)} simple · {len(session.questions.forum)} forum-style"
-
-    # --- console and browser: the views render, the tab keeps the state ---------------------------------------
-
-    def _show_query(self, ran: QueryRan) -> None:
-        self._set_status(*self.query_one(ConsoleView).show_query(ran))
-
-    def _show_hits(self, searched: Searched) -> None:
-        box = self.query_one("#kg-search", Input)
-        if searched.text != box.value:
-            return  # a later keystroke has started another search
-        self._hits = searched.hits
-        self._hits_for = searched.text.strip()
-        self.query_one(BrowserView).show_hits(searched.text, searched.hits)
-        if self._open_first and searched.hits:
-            self._open_first = False
-            self.open_entity(searched.hits[0].id)
-
-    def _show_page(self, opened: PageOpened) -> None:
-        page = opened.page
-        if opened.came_from is not None:
-            self._history.append(opened.came_from)
-        self._page = page
-        claims = self.query_one(BrowserView).show_page(page, opened.examples, self._history)
-        if self.view == "browser":
-            claims.focus()
-        self._set_status(
-            f"{page.label} ({page.id}) — {count_rows(len(page.claims), 'claim')}"
-            f"{' · ' + count_rows(len(self._history), 'page') + ' to go back to' if self._history else ''}",
-            "idle",
-        )
-
-    # --- stepper ---------------------------------------------------------------------------------------------
-
-    @property
-    def _scored(self) -> Scored | None:
-        """The trajectory shown, scored (None while a run has not finished)."""
-        return self._stepper.scored
-
-    def _show_stepper(self) -> None:
-        self.query_one(StepperView).show(self._stepper)
-
-    def _show_finished(self, scored: Scored) -> None:
-        """The model has the whole trajectory: show it, its error if it has one, and how it ended."""
-        self._show_stepper()
-        trajectory = scored.trajectory
-        if trajectory.error:
-            self._show_error("kg-stepper-error", "The agent stopped with an error", trajectory.error)
-        self._set_status(*status_line(self._stepper))
 
     # --- helpers ---------------------------------------------------------------------------------------------
 
