@@ -104,19 +104,35 @@ class StepView(VerticalScroll):
     ]
 
 
+_STEP = Binding.Group("Step")
+"""The stepper's → and ← keys, shown as one footer entry."""
+
+
 class StepperView(Horizontal):
     """The stepper: its keys, wherever the focus is in it (except in the path box), and :meth:`show`, which
     renders a :class:`StepperModel` into the run's head, the strip, the budgets, the step and the answer."""
 
     BINDINGS = [
-        Binding("right,n", "step(1)", "Next", key_display="→/n", tooltip="The next step of the trajectory."),
-        Binding("left,p", "step(-1)", "Previous", key_display="←/p", tooltip="The previous step of the trajectory."),
+        # one footer entry for both directions ("→/n ←/p Step"): at 80 columns the app's keys fit beside them
+        Binding(
+            "right,n", "step(1)", "Next", key_display="→/n", tooltip="The next step of the trajectory.", group=_STEP
+        ),
+        Binding(
+            "left,p",
+            "step(-1)",
+            "Previous",
+            key_display="←/p",
+            tooltip="The previous step of the trajectory.",
+            group=_STEP,
+        ),
         Binding("home", "edge(0)", "First", key_display="Home", tooltip="The first step."),
         Binding("end", "edge(1)", "Last", key_display="End", tooltip="The last step (the answer and its F1)."),
+        # the step view's subtitle names v ("v shows all"): at 80 columns the footer keeps its room for the others
         Binding(
             "v",
             "full",
             "Full observation",
+            show=False,
             tooltip="Show the whole observation of the step, or only its first lines again.",
         ),
         Binding("r", "run", "Run", show=False, tooltip="Run the agent on the highlighted question."),
