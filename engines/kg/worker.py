@@ -307,17 +307,9 @@ def evaluate(
         fast = _evaluate_fast(graph, query, timeout_s, row_cap, language, began)
         if fast is not None:
             return fast
-    try:
-        prepared = dialect.prepare(query, language)
-    except dialect.SparqlRefused as e:
-        return {"kind": "refused", "message": str(e)}
-    except dialect.SparqlSyntaxError as e:
-        return {"kind": "syntax", "message": str(e)}
-    except MemoryError:
-        return {
-            "kind": "error",
-            "message": "Query error: the query needs more memory than the SPARQL worker may use to plan.",
-        }
+    prepared = _prepared_or_error(query, language)
+    if isinstance(prepared, dict):
+        return prepared
     if prepared.unsupported:
         return {"kind": "refused", "message": prepared.unsupported}
     meta = {"notes": prepared.notes, "standard": prepared.text}
@@ -376,17 +368,12 @@ def _evaluate_fast(
     return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
 
 
-def prepare_only(query: str, language: Any = None) -> dict[str, Any]:
-    """Dialect handling, parse and plan of ``query`` without running it; a plain-data answer.
-
-    ``{"kind": "prepared", "text", "form", "notes", "unsupported", "projected"}`` (``projected``: the
-    SELECT's variable names), or ``refused`` / ``syntax`` / ``error`` with a ``message``.  Runs in the
-    worker, so a text whose parse or plan would take minutes (thousands of FILTERs) is bounded by the
-    worker's deadline like any query."""
+def _prepared_or_error(query: str, language: Any) -> Any:
+    """:func:`engines.kg.dialect.prepare`'s Prepared, or the worker's answer for why there is none."""
     from engines.kg import dialect
 
     try:
-        prepared = dialect.prepare(query, language or dialect.WIKIDATA)
+        return dialect.prepare(query, language)
     except dialect.SparqlRefused as e:
         return {"kind": "refused", "message": str(e)}
     except dialect.SparqlSyntaxError as e:
@@ -396,6 +383,20 @@ def prepare_only(query: str, language: Any = None) -> dict[str, Any]:
             "kind": "error",
             "message": "Query error: the query needs more memory than the SPARQL worker may use to plan.",
         }
+
+
+def prepare_only(query: str, language: Any = None) -> dict[str, Any]:
+    """Dialect handling, parse and plan of ``query`` without running it; a plain-data answer.
+
+    ``{"kind": "prepared", "text", "form", "notes", "unsupported", "projected"}`` (``projected``: the
+    SELECT's variable names), or ``refused`` / ``syntax`` / ``error`` with a ``message``.  Runs in the
+    worker, so a text whose parse or plan would take minutes (thousands of FILTERs) is bounded by the
+    worker's deadline like any query."""
+    from engines.kg import dialect
+
+    prepared = _prepared_or_error(query, language or dialect.WIKIDATA)
+    if isinstance(prepared, dict):
+        return prepared
     algebra = getattr(prepared.algebra, "algebra", None)
     projected = [str(v) for v in (algebra.get("PV", ()) if algebra is not None else ())]
     return {
