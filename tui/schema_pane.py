@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 from rich.text import Text
 from sqlglot import exp
 from textual.binding import Binding
-from textual.widget import Widget
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import Worker, WorkerState
@@ -255,25 +254,35 @@ class SchemaPane(Tree[Any]):
             node.expand()
 
 
-class SchemaHost(Widget):
+SCHEMA_BINDING = Binding(
+    SCHEMA_KEY,
+    "toggle_schema",
+    "Schema",
+    key_display="^T",
+    priority=True,
+    show=False,  # 80 columns hold the tab's keys first: the help and the pane's border say ^T
+    tooltip="Show or hide the schema: the tables, their columns, types and roles.",
+)
+
+
+class SchemaHost:
     """A tab with a schema pane (see the module docstring): it names the pane's id and says what it describes.
 
-    The tab calls :meth:`schema_changed` whenever its session, world or table changes."""
+    The tab calls :meth:`schema_changed` whenever its session, world or table changes.
+
+    A plain mixin, not a Widget: Textual follows a class's first *DOMNode* base for its CSS type names (what
+    ``query(WorkArea)`` and a ``WorkArea`` selector match), so a Widget mixin placed first would cut the tab off
+    from WorkArea.  Its key is added to each subclass's own BINDINGS instead (Textual merges the bindings of
+    DOMNode classes only)."""
 
     SCHEMA_PANE_ID: ClassVar[str] = ""
     """The id of the tab's :class:`SchemaPane` (composed hidden)."""
 
-    BINDINGS = [
-        Binding(
-            SCHEMA_KEY,
-            "toggle_schema",
-            "Schema",
-            key_display="^T",
-            priority=True,
-            show=False,  # 80 columns hold the tab's keys first: the help and the pane's border say ^T
-            tooltip="Show or hide the schema: the tables, their columns, types and roles.",
-        ),
-    ]
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        own = list(cls.__dict__.get("BINDINGS", ()))
+        if not any(b is SCHEMA_BINDING for b in own):
+            cls.BINDINGS = [*own, SCHEMA_BINDING]  # type: ignore[attr-defined]
+        super().__init_subclass__(**kwargs)  # Textual's merges the bindings: after the key is there
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -286,7 +295,7 @@ class SchemaHost(Widget):
 
     @property
     def schema_pane(self) -> SchemaPane:
-        return self.query_one(f"#{self.SCHEMA_PANE_ID}", SchemaPane)
+        return self.query_one(f"#{self.SCHEMA_PANE_ID}", SchemaPane)  # type: ignore[attr-defined]
 
     def schema_changed(self, *, default: bool | None = None) -> None:
         """The session, world or table changed: the pane follows it if it shows.  ``default``: whether it shows
@@ -306,7 +315,7 @@ class SchemaHost(Widget):
         self._schema_wanted = not pane.display
         self.schema_changed()
         if pane.display:  # asked for: in a short terminal's scrolled column, bring it into view (the focus stays)
-            self.call_after_refresh(lambda: pane.scroll_visible(animate=False, top=True))
+            self.call_after_refresh(lambda: pane.scroll_visible(animate=False, top=True))  # type: ignore[attr-defined]
 
     def _schema_focus_back(self) -> None:
         focus: Callable[[], None] | None = getattr(self, "focus_default", None)

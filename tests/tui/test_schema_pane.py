@@ -10,6 +10,7 @@ from textual.widgets import Input, TextArea
 from engines.data.describe import describe_world
 from tests.engines.data.conftest import hotel_rows, write_csv
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
+from tui.area import WorkArea
 from tui.schema_pane import SchemaPane
 
 
@@ -67,6 +68,7 @@ async def test_ctrl_t_shows_the_engines_description_of_the_tabs_world(tab: str) 
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot, tab)
         pane = area.query_one(SchemaPane)
+        assert area in app.query(WorkArea)  # the mixin keeps the tab a WorkArea for Textual's type selectors
         # hidden, and nothing described, until asked for
         assert not pane.display and pane.subject is None and pane.description is None
         area.focus_default()
