@@ -19,7 +19,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TRAJECTORY = FIXTURES / "spinach_c3_3.json"
 """SPINACH on c3_3 (the highest mountain in Quintara), saved by ``cs224v-tui spinach --save``:
 10 steps, a premature stop rolled back at step 4 and a repeat at step 8, row-F1 1.0."""
-ROLLBACK_QUESTION = "c3_3"
+ROLLBACK_QUESTION = "c1_3"
+"""A live sim run with both kinds of rollback: 12 steps, a repeat rolled back at step 6 and a premature stop at
+step 8, row-F1 1.0 (c3_3's run has none since the policy builds its query a piece at a time)."""
 
 
 def StepGate(area: KgArea, after: int) -> EventGate:
@@ -185,28 +187,28 @@ async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
         area.run_question(ROLLBACK_QUESTION)
         await settle(pilot)
         steps = area.steps
-        assert len(steps) == 10 and [s.index for s in steps if s.rolled_back] == [4, 8]
-        assert area.position == 9  # a live run follows the last step
+        assert len(steps) == 12 and [s.index for s in steps if s.rolled_back] == [6, 8]
+        assert area.position == 11  # a live run follows the last step
         assert app.query_one("#kg-answer").display
         assert "row-F1 1.00" in _text(app, "#kg-answer-head") and "EM 1" in _text(app, "#kg-answer-head")
         assert isinstance(app.focused, StepView)
 
         await pilot.press("home")
         assert area.position == 0 and not app.query_one("#kg-answer").display
-        await pilot.press("right", "n", "n")
-        assert area.position == 3 and area.current_step is not None and area.current_step.rolled_back
+        await pilot.press("right", *["n"] * 6)
+        assert area.position == 7 and area.current_step is not None and area.current_step.rolled_back
         banner = _text(app, "#kg-step-banner")
-        assert "ROLLED BACK" in banner and "premature stop" in banner and "after step 3" in banner
-        assert "3/15" in _text(app, "#kg-budget") and "4/30" in _text(app, "#kg-budget")
+        assert "ROLLED BACK" in banner and "premature stop" in banner and "after step 7" in banner
+        assert "6/15" in _text(app, "#kg-budget") and "8/30" in _text(app, "#kg-budget")
         await pilot.press("left", "p")
-        assert area.position == 1
+        assert area.position == 5
         await pilot.press("end")
-        assert area.position == 9
+        assert area.position == 11
         await pilot.press("right")  # no step after the last
-        assert area.position == 9
+        assert area.position == 11
 
         area.step_to_edge(False)
-        await pilot.press("right", "right", "right", "right", "right")  # step 6: get_property_examples P2048
+        await pilot.press(*["right"] * 9)  # step 10: get_wikidata_entry Q1034 (the instrument's page)
         observation = app.query_one("#kg-step-observation", Static)
         assert not observation.has_class("-full")
         await pilot.press("v")
@@ -214,16 +216,16 @@ async def test_stepper_keys_move_through_a_run_with_rollbacks() -> None:
         await pilot.press("v")
         assert not observation.has_class("-full")
 
-        await pilot.press("e")  # explore: the property's page in the browser
+        await pilot.press("e")  # explore: the entity's page in the browser
         await settle(pilot)
-        assert area.view == "browser" and area._page is not None and area._page.id == "P2048"
+        assert area.view == "browser" and area._page is not None and area._page.id == "Q1034"
 
         area.show_view("stepper")
         await pilot.pause()
         await pilot.press("g")  # the question's gold query, run in the console
         await settle(pilot)
         assert area.view == "console" and app.query_one(FeedbackBar).feedback == "rows"
-        assert app.query_one("#kg-editor", SparqlEditor).border_subtitle == "gold query of c3_3"
+        assert app.query_one("#kg-editor", SparqlEditor).border_subtitle == "gold query of c1_3"
 
 
 @drive
@@ -247,7 +249,7 @@ async def test_a_run_ends_on_its_result_not_on_the_question_list_hint(monkeypatc
         await settle(pilot)
         await pilot.pause()
         assert hints == []
-        assert "stopped after 10 steps" in _text(app, f"#{area.STATUS_ID}")
+        assert "stopped after 12 steps" in _text(app, f"#{area.STATUS_ID}")
 
 
 @drive

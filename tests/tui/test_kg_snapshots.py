@@ -1,9 +1,9 @@
 """Snapshots of the Knowledge-graph tab at 140 × 40 (regenerate with ``--snapshot-update``, then look at them).
 
 Deterministic: sim backend without cache or latency, a clock stuck at 0.0 (query times read 0 ms),
-no animations, steady cursors, workers finished before capture.  The stepper runs SPINACH on c3_3
-(the highest mountain in Quintara): ten steps, a premature stop rolled back at step 4 and a repeat
-rolled back at step 8, the answer right (row-F1 1.00).
+no animations, steady cursors, workers finished before capture.  The stepper runs SPINACH on
+``ROLLBACK_QUESTION`` (c1_3): twelve steps, a repeat rolled back at step 6 and a premature stop rolled
+back at step 8, the answer right (row-F1 1.00).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_stepper_at_the_first_step(snap_compare):
 
 
 def test_stepper_at_a_rolled_back_step(snap_compare):
-    """Step 8 repeats step 7's action: not run, taken out of the state; step 4 (a stop with no rows) is struck too."""
+    """Step 8, a stop whose query returned no rows: rolled back, struck through; step 6 (a repeat) is struck too."""
 
     async def run_before(pilot: Pilot) -> None:
         area = await _run(pilot)

@@ -92,10 +92,10 @@ class StepStrip(Static):
                 return
 
 
-class StepView(VerticalScroll):
-    """The current step; ↑/↓ scroll it, the stepper's keys (→ ← n p Home End v) go to the stepper."""
+class StepView(VerticalScroll, inherit_bindings=False):
+    """The current step; ↑/↓ scroll it, the stepper's keys (→ ← n p Home End v) go to the stepper (a class
+    keyword: Textual reads ``inherit_bindings`` there, so the scroll container's Home/End/←/→ are not inherited)."""
 
-    inherit_bindings = False
     BINDINGS = [
         Binding("up", "scroll_up", "Scroll up", show=False, tooltip="Scroll the step up."),
         Binding("down", "scroll_down", "Scroll down", show=False, tooltip="Scroll the step down."),
