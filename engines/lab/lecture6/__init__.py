@@ -42,7 +42,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         "l6-classify",
         6,
-        "classify(): four methods on {phrasings} held-out colloquial phrasings",
+        "classify(): four methods on held-out colloquial phrasings",
         "§3.3",
         "Inputs: {phrasings} colloquial phrasings the simulated LLM was not written from, with the values a person would pick "
         "(evaluator data, engines/lab/questions.py); the simulated LLM's sense of words (rules over word forms and "

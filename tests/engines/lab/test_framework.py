@@ -135,6 +135,8 @@ def test_captions_state_the_figures_of_the_run_not_literals():
 
     for e in lab.experiments():  # every caption can be filled, at both sizes
         assert e.caption_for("full") and e.caption_for("small")
+        # a title is shown before any run (the experiment tree), as written: it holds no field to fill
+        assert "{" not in e.title and "}" not in e.title, e.title
     ablation = lab.get("l8-ablation")
     assert "over 5 runs" in ablation.caption_for("full") and "over 1 run." in ablation.caption_for("small")
     assert "budgets of 8 and 25 actions" in ablation.caption_for("full")
