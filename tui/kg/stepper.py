@@ -125,8 +125,11 @@ class StepperView(Horizontal):
             tooltip="The previous step of the trajectory.",
             group=_STEP,
         ),
-        Binding("home", "edge(0)", "First", key_display="Home", tooltip="The first step."),
-        Binding("end", "edge(1)", "Last", key_display="End", tooltip="The last step (the answer and its F1)."),
+        # Home/End are in the help, not the footer: with Esc Stop during a run, 80 columns hold no more
+        Binding("home", "edge(0)", "First", key_display="Home", show=False, tooltip="The first step."),
+        Binding(
+            "end", "edge(1)", "Last", key_display="End", show=False, tooltip="The last step (the answer and its F1)."
+        ),
         # the step view's subtitle names v ("v shows all"): at 80 columns the footer keeps its room for the others
         Binding(
             "v",
