@@ -203,15 +203,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         session = self._session
         if session is None:
             return None
-        source = getattr(session, "source", None)
-        if source is not None:
-            return SchemaSubject.described(source.schema)
-        return SchemaSubject(
-            ("world", self._world),
-            self._world,
-            gate=session.sandbox,
-            enum_fields=getattr(session.agent, "enum_fields", {}),
-        )
+        return SchemaSubject.of_session(session, self._world, getattr(session.agent, "enum_fields", {}))
 
     # --- layout -----------------------------------------------------------------------------
 

@@ -60,6 +60,15 @@ class SchemaSubject:
             ("ready", description.source, description.kind), description.source, description.kind, ready=description
         )
 
+    @classmethod
+    def of_session(cls, session: Any, world: str, enum_fields: Any) -> SchemaSubject:
+        """A tab's session: its data source's description when it has one (``--db``), else the world ``world``'s
+        tables read through the session's sandbox, with the enumerations its agent classifies."""
+        source = getattr(session, "source", None)
+        if source is not None:
+            return cls.described(source.schema)
+        return cls(("world", world), world, gate=session.sandbox, enum_fields=enum_fields)
+
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"

@@ -113,15 +113,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         session = self._runner.session
         if session is None:
             return None
-        source = getattr(session, "source", None)
-        if source is not None:
-            return SchemaSubject.described(source.schema)
-        return SchemaSubject(
-            ("world", session.world_name),
-            session.world_name,
-            gate=session.sandbox,
-            enum_fields=getattr(session.world, "enum_fields", {}),
-        )
+        return SchemaSubject.of_session(session, session.world_name, getattr(session.world, "enum_fields", {}))
 
     # --- layout -------------------------------------------------------------------------------
 
