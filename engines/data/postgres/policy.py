@@ -20,6 +20,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from engines.sql.sandbox import MAX_LIST_ELEMENTS, MAX_STRING_CHARS, SqlFailed, SqlRefused
+from engines.sql.sandbox.policy import function_names
 
 _PG_ALLOWED_PG_FUNCTIONS = frozenset({"pg_sleep", "pg_typeof"})  # harmless (pg_sleep: the timeout cuts it)
 _PG_DENIED = {
@@ -42,13 +43,6 @@ _PG_DENIED_PREFIXES = {
 _TABLE_FUNCTIONS = (exp.GenerateSeries, getattr(exp, "ExplodingGenerateSeries", exp.GenerateSeries), exp.Unnest)
 
 
-def _function_names(node: exp.Func) -> set[str]:
-    names = {n.lower() for n in type(node).sql_names()}
-    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
-        names.add(node.name.lower())
-    return names
-
-
 def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bool = False) -> None:
     """PostgreSQL's rules on top of the gate's: raises :class:`SqlRefused`.
 
@@ -67,7 +61,7 @@ def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bo
         ):
             _bounded_size(node)
         if isinstance(node, exp.Func):
-            for name in sorted(_function_names(node)):
+            for name in sorted(function_names(node)):
                 reason = _PG_DENIED.get(name)
                 if reason is None and name not in _PG_ALLOWED_PG_FUNCTIONS:
                     reason = next((r for p, r in _PG_DENIED_PREFIXES.items() if name.startswith(p)), None)

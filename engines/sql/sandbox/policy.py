@@ -170,7 +170,7 @@ def _denied_function_reason(name: str) -> str | None:
     return None
 
 
-def _function_names(node: exp.Func) -> set[str]:
+def function_names(node: exp.Func) -> set[str]:
     """Every name the function node may go by, lower case."""
     names = {n.lower() for n in type(node).sql_names()}
     if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
@@ -242,7 +242,7 @@ def _validate_node(node: exp.Expression) -> None:
             column=column,
         )
     if isinstance(node, exp.Func):
-        for name in sorted(_function_names(node)):
+        for name in sorted(function_names(node)):
             if reason := _denied_function_reason(name):
                 line, column = _position(node, node.this)
                 raise SqlRefused(
