@@ -345,7 +345,8 @@ def simulate_answer(sim: SimBackend, text: str, question: str) -> Answer:
 
 
 def simulate_summary(text: str) -> str:
-    """summary(): the sentences that touch most topics (and praise a dish), in text order."""
+    """summary(): the sentences that touch most topics (and praise a dish), in text order.  It says what the text
+    says, not who wrote it: the same function summarises reviews, menus and a user's own columns."""
     sents = sentences(text)
     if not sents:
         return ""
@@ -356,7 +357,7 @@ def simulate_summary(text: str) -> str:
         scored.append((topics * 2 + dish, -i, s))
     best = [s for _, _, s in sorted(scored, reverse=True)[:3]]
     best.sort(key=sents.index)
-    return "Reviewers say: " + " ".join(best)
+    return "Summary: " + " ".join(best)
 
 
 def _read_passage(sim: SimBackend, text: str, question: str) -> Answer | None:

@@ -36,7 +36,7 @@ def test_answer_with_the_summary_question_does_not_poison_summary(tmp_path: Path
     summary = llm.run(SUMMARY, SummaryInput(TEXT))
     assert asked == fresh().run(ANSWER, AnswerInput(TEXT, "summary()"))
     assert summary == fresh().run(SUMMARY, SummaryInput(TEXT))
-    assert summary.startswith("Reviewers say:")
+    assert summary.startswith("Summary:")
     assert llm.counter.cached == 0  # two functions, two entries
     # and each is a hit for itself afterwards, in this run and the next
     assert llm.run(ANSWER, AnswerInput(TEXT, "summary()")) == asked and llm.run(SUMMARY, SummaryInput(TEXT)) == summary
