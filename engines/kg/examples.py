@@ -203,6 +203,82 @@ LIMIT 1""",
 )
 """The console's examples: each quirk of §1.4 as the right query, then the naive one; the dialect; the feedbacks."""
 
+# Queries that mean something on any graph (a user's RDF files, a remote endpoint): no vocabulary of the built-in
+# world, no prefix a graph may lack.  The quirks of §1.4 are about the built-in world's entities and answer nothing
+# on another graph, so a user's graph gets these instead, and the four feedbacks shown with plain IRIs.
+_WHAT_IS_HERE = (
+    SparqlExample(
+        "what is here: classes by instances",
+        "any graph",
+        """\
+SELECT ?class (COUNT(?x) AS ?instances) WHERE {
+  ?x a ?class .
+}
+GROUP BY ?class
+ORDER BY DESC(?instances)
+LIMIT 25""",
+        "rows",
+    ),
+    SparqlExample(
+        "what is here: properties by use",
+        "any graph",
+        """\
+SELECT ?property (COUNT(*) AS ?uses) WHERE {
+  ?s ?property ?o .
+}
+GROUP BY ?property
+ORDER BY DESC(?uses)
+LIMIT 25""",
+        "rows",
+    ),
+)
+_SAMPLE = SparqlExample(
+    "a sample of statements",
+    "any graph",
+    """\
+SELECT ?s ?p ?o WHERE {
+  ?s ?p ?o .
+}
+LIMIT 25""",
+    "rows",
+)
+_ANY_GRAPH_FEEDBACK = (
+    SparqlExample(
+        "syntax error: a missing brace",
+        "§1.5",
+        """\
+SELECT ?s ?p WHERE {
+  ?s ?p ?o .
+ORDER BY ?s
+LIMIT 1""",
+        "syntax_error",
+    ),
+    SparqlExample(
+        "refused: an update",
+        "read-only",
+        """\
+INSERT DATA { <urn:example:a> <urn:example:b> "c" . }""",
+        "refused",
+    ),
+    next(e for e in EXAMPLES if e.title == "refused: a remote SERVICE"),
+)
+RDF_EXAMPLES: tuple[SparqlExample, ...] = (*_WHAT_IS_HERE, _SAMPLE, *_ANY_GRAPH_FEEDBACK)
+"""A user's RDF files: what is in them, a sample, and the feedbacks (no timeout example: on a small file the cross
+product of §1.5 finishes, so it would show rows, not the timeout it is named for)."""
+# A remote endpoint is somebody else's server: no query that scans its whole graph (counting, grouping or a cross
+# product would use its time for minutes, and Wikidata's own limit is 60 s).
+REMOTE_EXAMPLES: tuple[SparqlExample, ...] = (_SAMPLE, *_ANY_GRAPH_FEEDBACK)
+"""A remote endpoint: a sample of statements and the feedbacks that cost it nothing (refused before it is asked)."""
+
+
+def examples_for(settings: object) -> tuple[SparqlExample, ...]:
+    """The examples for the graph the settings name: the built-in world's, a user's RDF files', a remote endpoint's."""
+    if getattr(settings, "kg_endpoint", None):
+        return REMOTE_EXAMPLES
+    if getattr(settings, "kg_rdf", None):
+        return RDF_EXAMPLES
+    return EXAMPLES
+
 
 def example(key: str) -> SparqlExample:
     """The first example whose title contains ``key``."""
@@ -212,4 +288,4 @@ def example(key: str) -> SparqlExample:
     raise KeyError(f"no example {key!r}")
 
 
-__all__ = ["EXAMPLES", "SparqlExample", "example"]
+__all__ = ["EXAMPLES", "RDF_EXAMPLES", "REMOTE_EXAMPLES", "SparqlExample", "example", "examples_for"]

@@ -98,6 +98,30 @@ async def test_console_shows_which_of_the_four_feedbacks_came_back() -> None:
         assert "refused" in _text(app, "#kg-status")
 
 
+@drive
+async def test_on_a_users_rdf_file_the_console_offers_examples_for_any_graph(tmp_path: Path) -> None:
+    """--rdf: the built-in world's quirks would answer nothing there; the list holds what means something on any
+    graph, and the first one runs as the editor opens."""
+    from engines.kg.examples import RDF_EXAMPLES
+
+    ttl = tmp_path / "people.ttl"
+    ttl.write_text(
+        "@prefix ex: <http://example.org/> .\nex:ada a ex:Person ; ex:knows ex:bob .\nex:bob a ex:Person .\n",
+        encoding="utf-8",
+    )
+    app = make_app(kg_rdf=(ttl,))
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot)
+        examples = app.query_one("#kg-examples")
+        assert examples.option_count == len(RDF_EXAMPLES) and "for any graph" in str(examples.border_subtitle)
+        assert app.query_one("#kg-editor", SparqlEditor).text == RDF_EXAMPLES[0].query
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+        assert app.query_one(FeedbackBar).feedback == "rows"
+        assert str(app.query_one("#kg-results", KgResultsTable).get_cell_at((0, 0))) == "<http://example.org/Person>"
+        assert [i.text for i in area.example_items()[: len(RDF_EXAMPLES)]] == [e.title for e in RDF_EXAMPLES]
+
+
 def test_every_example_gets_the_feedback_it_promises() -> None:
     from engines.kg import SparqlRefused, open_kg
 

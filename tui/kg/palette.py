@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import OptionDoesNotExist
 
-from engines.kg.examples import EXAMPLES
 from tui.area import PaletteCommand
 from tui.kg.keys import VIEWS
 from tui.kg.sparql import SparqlEditor
@@ -86,7 +85,7 @@ class KgPalette:
 
         items = [
             PickItem(e.title.removeprefix("↳ "), f"SPARQL · {e.source} · {e.expect}", ("sparql", e), more=e.query)
-            for e in EXAMPLES
+            for e in self._examples
         ]
         if self._session is not None:
             items += [

@@ -28,7 +28,7 @@ from textual.widgets import (
 from textual.widgets.option_list import OptionDoesNotExist
 
 from engines.events import CallStarted
-from engines.kg.examples import EXAMPLES, SparqlExample
+from engines.kg.examples import SparqlExample, examples_for
 from engines.spinach.scoring import Scored
 from tui.area import EngineReported
 from tui.history import HistoryArea
@@ -100,7 +100,10 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         self._loaded: list[Trajectory] = []  # every trajectory of the file loaded last
         self._loaded_name = ""
         self._loaded_pos = 0  # the one shown
-        self._editor_origin = (EXAMPLES[0].query, f"{EXAMPLES[0].title} · {EXAMPLES[0].source}")  # as composed
+        # the built-in world's examples, or ones that mean something on the user's graph (--rdf / --endpoint)
+        self._examples = examples_for(settings)
+        first = self._examples[0]
+        self._editor_origin = (first.query, f"{first.title} · {first.source}")  # as composed
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -108,15 +111,18 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         with TabbedContent(id="kg-views", initial="kg-console"):
             with TabPane("SPARQL console", id="kg-console"):
                 with ConsoleView(id="kg-console-columns"):
-                    examples = OptionList(*(example_option(i, e) for i, e in enumerate(EXAMPLES)), id="kg-examples")
+                    listed = self._examples
+                    examples = OptionList(*(example_option(i, e) for i, e in enumerate(listed)), id="kg-examples")
                     examples.border_title = "Examples · Enter loads one · ^L search"
-                    examples.border_subtitle = f"{len(EXAMPLES)} queries"
+                    examples.border_subtitle = f"{len(listed)} queries" + (
+                        "" if listed[0].source != "any graph" else " for any graph"
+                    )
                     yield examples
                     with Vertical(id="kg-console-right"):
-                        editor = SparqlEditor(EXAMPLES[0].query, id="kg-editor", soft_wrap=False, tab_behavior="focus")
+                        editor = SparqlEditor(listed[0].query, id="kg-editor", soft_wrap=False, tab_behavior="focus")
                         editor.cursor_blink = self.cursor_blink
                         editor.border_title = EDITOR_TITLE
-                        editor.border_subtitle = f"{EXAMPLES[0].title} · {EXAMPLES[0].source}"
+                        editor.border_subtitle = f"{listed[0].title} · {listed[0].source}"
                         yield editor
                         yield FeedbackBar(id="kg-feedback")
                         yield error_box("kg-console-error")
@@ -282,8 +288,8 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
     def load_example(self, example: SparqlExample) -> None:
         """Put an example in the editor (without running it)."""
         self._put_in_editor(example.query, f"{example.title.removeprefix('↳ ')} · {example.source}")
-        if example in EXAMPLES:
-            self.query_one("#kg-examples", OptionList).highlighted = EXAMPLES.index(example)
+        if example in self._examples:
+            self.query_one("#kg-examples", OptionList).highlighted = self._examples.index(example)
         self._set_status(f"loaded “{example.title}” — Ctrl+J runs it", "idle")
 
     def _put_in_editor(self, text: str, source: str) -> None:
@@ -294,7 +300,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
 
     def example(self, key: str) -> SparqlExample:
         """The first example whose title contains ``key``."""
-        for example in EXAMPLES:
+        for example in self._examples:
             if key in example.title:
                 return example
         raise KeyError(f"no example {key!r}")
@@ -578,7 +584,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         event.stop()
         option_id = event.option.id or ""
         if event.option_list.id == "kg-examples":
-            self.load_example(EXAMPLES[int(option_id.removeprefix("example-"))])
+            self.load_example(self._examples[int(option_id.removeprefix("example-"))])
             self.query_one("#kg-editor", SparqlEditor).focus()
         elif event.option_list.id == "kg-hits":
             self.open_entity(option_id)
