@@ -93,6 +93,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self._attempts: list[dict[str, Any]] = []
         self._short: str | None = None
         self._opening: str | None = None  # the source whose session is being opened
+        self._bring_back_later: tuple[str, str, str] | None = None  # a question of the source being opened
 
     def schema_subject(self) -> SchemaSubject | None:
         """What the schema pane describes (tui.schema_pane): the current table (the pipeline classifies nothing)."""

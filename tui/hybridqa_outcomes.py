@@ -59,6 +59,7 @@ class HybridOutcomes:
     def _open_failed(self, error: BaseException) -> None:
         self._stop_ticker()
         self._opening = None
+        self._bring_back_later = None
         self._show_error(f"Could not open the {self.source} tables", describe_error(error))
         if self.source not in self._runner.sessions:  # stay on the tables that are open
             previous = next((s for s in SOURCES if s in self._runner.sessions), None)
@@ -90,6 +91,9 @@ class HybridOutcomes:
         self._table = None
         self._show_table(session.world.table(name))
         self._show_notice()
+        later, self._bring_back_later = self._bring_back_later, None
+        if later is not None and later[0] == self.source:  # a question of this source was chosen before it opened
+            self._bring_back(*later)
 
     def _show_table(self, table: HybridTable) -> None:
         self._table = table

@@ -95,14 +95,16 @@ class HybridPalette:
         return f"{entry.meta.get('source', '?')} · {entry.meta.get('table', '?')}"
 
     def _bring_back(self, source: str, table: str, question_id: str) -> None:
-        """Show ``table`` and choose its question ``question_id`` (of the shown source), without running it."""
+        """Show ``table`` and choose its question ``question_id``, without running it; on the other source it
+        switches the source first (opening its tables the first time) and chooses the question once they are shown."""
         if source != self.source:
-            self.notify(
-                f"That question is on the {source} tables: switch the source (s), then choose it again.",
-                title="HybridQA",
-                severity="warning",
-            )
-            return
+            if source not in SOURCES:
+                self.notify(f"That question is on tables this version has no source for ({source}).", title="HybridQA")
+                return
+            self._bring_back_later = (source, table, question_id)
+            if not self.set_source(source):  # busy: the tab said why
+                self._bring_back_later = None
+            return  # the source's tables are shown now or once opened: _adopt_source brings the question back
         try:
             if self.set_table(table):
                 self.choose_question(question_id)

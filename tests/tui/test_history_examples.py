@@ -276,6 +276,46 @@ async def test_suql_kg_and_hybridqa_keep_what_ran() -> None:
 
 
 @drive
+async def test_a_hybridqa_question_of_the_other_source_switches_the_source_back() -> None:
+    """The history (or the examples) hold questions of both sources: choosing one of the source not shown switches
+    the source, opening its tables the first time, and chooses the question there (nothing runs)."""
+    from engines.hybridqa.session import open_hybridqa
+
+    app = make_app()
+    real_session = open_hybridqa(app.settings, source="real")  # only to name one of its questions
+    table = real_session.world.tables[1]
+    unopened = ("real", table.name, table.questions[0].question_id)
+    real_session.close()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "hybridqa")
+        assert area.source == "generated" and "real" not in area._runner.sessions
+        area.example_chosen(unopened)  # the real tables open first, then the question is chosen there
+        await settle(pilot)
+        assert (area.source, area.table.name, area.question.question_id) == unopened
+        area.set_source("generated")
+        await settle(pilot)
+        area.run_question()
+        await settle(pilot)
+        ran = area.history.entries[-1]
+        area.set_source("real")
+        await settle(pilot)
+        assert area.source == "real" and area.question is not None
+        real = area.example_items()[3].value
+        area.set_source("generated")
+        await settle(pilot)
+        area.history_chosen(ran)  # its source is the one shown: nothing to switch
+        await settle(pilot)
+        assert area.source == "generated" and area.question.question_id == ran.meta["question_id"]
+        area.example_chosen(real)  # the real tables are open: switched at once
+        await settle(pilot)
+        assert (area.source, area.table.name, area.question.question_id) == real
+        area.history_chosen(ran)
+        await settle(pilot)
+        assert area.source == "generated" and area.table.name == ran.meta["table"]
+        assert area.question.question_id == ran.meta["question_id"] and len(area.history.entries) == 1
+
+
+@drive
 async def test_the_palette_holds_no_examples() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
