@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from engines.eval.metrics import is_label_column
@@ -65,7 +67,16 @@ class Shape:
 
 
 def query_shape(query: str) -> Shape:
-    """The shape of one (Wikidata-dialect) SELECT query.  Raises on a query that does not parse."""
+    """The shape of one (Wikidata-dialect) SELECT query.  Raises on a query that does not parse.
+
+    A pure function of the text, kept per process (rdflib's parse is tens of milliseconds, and the Lab reads the
+    same answers' shapes for the action counts, the error analysis and the complexity table); the Shape is
+    immutable (its counts a read-only mapping)."""
+    return _shape(query)
+
+
+@lru_cache(maxsize=8192)
+def _shape(query: str) -> Shape:
     from pyparsing import ParseResults
     from rdflib.plugins.sparql.parser import parseQuery
     from rdflib.plugins.sparql.parserutils import CompValue
@@ -180,7 +191,7 @@ def query_shape(query: str) -> Shape:
     if lo is not None and "limit" in lo:
         limit = str(lo["limit"])
     return Shape(
-        dict(counts),
+        MappingProxyType(dict(counts)),
         columns,
         columns == 0 and labels > 0,
         frozenset(props),

@@ -16,6 +16,8 @@ the ablation of §3.7 (``disabled``); a disabled or unknown action observes so.
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -71,6 +73,30 @@ def render_table(result: QueryResult, head: int = HEAD, tail: int = TAIL) -> str
     return "\n".join(lines)
 
 
+# What search_wikidata, get_wikidata_entry and get_property_examples observe on a local endpoint, kept per endpoint:
+# its graph is in memory and never changes, so each is a pure function of the argument (the Lab runs thousands of
+# trajectories that look the same names up; a search is milliseconds of name matching).  Remote endpoints are asked
+# every time (their answers and failures are the network's).
+_KEPT: weakref.WeakKeyDictionary[Endpoint, dict[tuple[str, str], str]] = weakref.WeakKeyDictionary()
+_KEPT_LOCK = threading.Lock()
+_KEPT_MAX = 1 << 15  # observations per endpoint; beyond it they are computed again
+
+
+def _kept(endpoint: object, kind: str, argument: str, compute: Callable[[], str]) -> str:
+    if not isinstance(endpoint, Endpoint):
+        return compute()
+    with _KEPT_LOCK:
+        kept = _KEPT.setdefault(endpoint, {})
+        hit = kept.get((kind, argument))
+    if hit is not None:
+        return hit
+    text = compute()
+    with _KEPT_LOCK:
+        if len(kept) < _KEPT_MAX:
+            kept[(kind, argument)] = text
+    return text
+
+
 class Tools:
     """The actions, bound to one endpoint."""
 
@@ -101,11 +127,17 @@ class Tools:
         )
 
     def search_wikidata(self, text: str) -> str:
+        return _kept(self.endpoint, "search", text, lambda: self._search(text))
+
+    def _search(self, text: str) -> str:
         hits = self.endpoint.search(text)
         return "\n".join(h.render() for h in hits) or NO_RESULTS
 
     def get_wikidata_entry(self, qid: str) -> str:
         qid = re.sub(r"^wd:", "", qid.strip())
+        return _kept(self.endpoint, "entry", qid, lambda: self._entry(qid))
+
+    def _entry(self, qid: str) -> str:
         try:
             return self.endpoint.page(qid).render()
         except UnknownEntity as e:
@@ -113,6 +145,9 @@ class Tools:
 
     def get_property_examples(self, pid: str) -> str:
         pid = re.sub(r"^(wdt|p|ps|pq|wd):", "", pid.strip())
+        return _kept(self.endpoint, "examples", pid, lambda: self._examples(pid))
+
+    def _examples(self, pid: str) -> str:
         try:
             examples = self.endpoint.property_examples(pid)
         except UnknownEntity as e:
