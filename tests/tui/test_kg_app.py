@@ -120,6 +120,18 @@ async def test_on_a_users_rdf_file_the_console_offers_examples_for_any_graph(tmp
         assert app.query_one(FeedbackBar).feedback == "rows"
         assert str(app.query_one("#kg-results", KgResultsTable).get_cell_at((0, 0))) == "<http://example.org/Person>"
         assert [i.text for i in area.example_items()[: len(RDF_EXAMPLES)]] == [e.title for e in RDF_EXAMPLES]
+        # its IRIs are pages: Enter on one opens it in the browser (on the built-in world only QIDs and PIDs are)
+        area.load_example(area.example("a sample of statements"))
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+        results = app.query_one("#kg-results", KgResultsTable)
+        first = results.entity_at(0, 0)
+        assert first is not None and first.startswith("http://example.org/")
+        assert "IRI opens its page" in str(results.border_subtitle)
+        results.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert area.view == "browser" and area._page is not None and area._page.id == "ex:" + first.rsplit("/", 1)[1]
 
 
 def test_every_example_gets_the_feedback_it_promises() -> None:

@@ -99,6 +99,8 @@ class KgOutcomes:
         self._show_error("kg-console-error", "Could not open the knowledge graph", message)
 
     def _adopt(self, session: SpinachSession) -> None:
+        for table in self.query(KgResultsTable):  # a graph of its own vocabulary: any IRI opens a page
+            table.any_iri = not session.endpoint.wikidata
         options: list[Option | None] = []
         from worlds.kg import CATEGORIES
 

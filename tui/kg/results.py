@@ -20,15 +20,17 @@ WIKIDATA_ENTITY = "http://www.wikidata.org/entity/"
 ENTITY_ID = re.compile(r"^[QP]\d+$")
 
 
-def entity_of(value: Mapping[str, str] | None) -> str | None:
-    """The QID/PID of a SPARQL JSON value that is a Wikidata entity, else None."""
+def entity_of(value: Mapping[str, str] | None, *, any_iri: bool = False) -> str | None:
+    """The QID/PID of a SPARQL JSON value that is a Wikidata entity, else None; with ``any_iri`` (a graph
+    without Wikidata's vocabulary, whose pages are any IRI's) every IRI, as itself."""
     if not value or value.get("type") != "uri":
         return None
     iri = value.get("value", "")
     if iri.startswith(WIKIDATA_ENTITY):
         local = iri[len(WIKIDATA_ENTITY) :]
-        return local if ENTITY_ID.match(local) else None
-    return None
+        if ENTITY_ID.match(local):
+            return local
+    return iri if any_iri and iri else None
 
 
 def short_value(value: Mapping[str, str] | None) -> str:
@@ -58,6 +60,8 @@ class KgResultsTable(ResultsTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._entities: dict[tuple[int, int], str] = {}
+        self.any_iri = False
+        """The graph has no Wikidata vocabulary: every IRI has a page (the tab sets it when its graph opens)."""
 
     def show_bindings(
         self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *, truncated: bool = False
@@ -73,7 +77,7 @@ class KgResultsTable(ResultsTable):
             full = [binding[c]["value"] if c in binding else "—" for c in columns]
             self._full.append(full)
             for c, column in enumerate(columns):
-                entity = entity_of(binding.get(column))
+                entity = entity_of(binding.get(column), any_iri=self.any_iri)
                 if entity is not None:
                     self._entities[(r, c)] = entity
             self.add_row(
@@ -88,7 +92,7 @@ class KgResultsTable(ResultsTable):
         if len(bindings) > DISPLAY_ROWS:
             subtitle += f" · showing the first {DISPLAY_ROWS:,}"
         if self._entities:
-            subtitle += " · Enter on an ID opens its page"
+            subtitle += " · Enter on an IRI opens its page" if self.any_iri else " · Enter on an ID opens its page"
         self.border_subtitle = subtitle
         self.tooltip = None
 

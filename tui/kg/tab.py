@@ -353,7 +353,8 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         )
 
     def open_entity(self, entity: str, *, push: bool = True) -> None:
-        """Open the page of ``entity`` (a QID or PID) in the browser; ``push`` keeps the current page to go back to."""
+        """Open the page of ``entity`` (a QID or PID; on a graph of its own vocabulary any IRI) in the browser; ``push``
+        keeps the current page to go back to."""
         came_from = self._page.id if push and self._page is not None and self._page.id != entity else None
         self._set_status(f"opening {entity}…", "running")
         self.run_engine(
