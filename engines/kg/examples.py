@@ -208,7 +208,7 @@ LIMIT 1""",
 # on another graph, so a user's graph gets these instead, and the four feedbacks shown with plain IRIs.
 _WHAT_IS_HERE = (
     SparqlExample(
-        "what is here: classes by instances",
+        "classes by instance count",
         "any graph",
         """\
 SELECT ?class (COUNT(?x) AS ?instances) WHERE {
@@ -220,7 +220,7 @@ LIMIT 25""",
         "rows",
     ),
     SparqlExample(
-        "what is here: properties by use",
+        "properties by use",
         "any graph",
         """\
 SELECT ?property (COUNT(*) AS ?uses) WHERE {
