@@ -10,10 +10,10 @@ JSONL, one ``{"custom_id", "result": {"type": "succeeded", "message": {...}}}`` 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback_http import LoopbackServer, Reply
 
 
 def prompt_text(params: dict) -> str:
@@ -37,84 +37,53 @@ def message(text: str, model: str = "m") -> dict:
     }
 
 
-class BatchesStub:
+def _not_found(what: str) -> Reply:
+    return Reply({"type": "error", "error": {"type": "not_found_error", "message": what}}, status=404)
+
+
+class BatchesStub(LoopbackServer):
+    name = "stub-batches"
+
     def __init__(self, answer: Callable[[dict], str], *, polls: int = 1) -> None:
         self.answer = answer
         self.polls = polls  # polls reporting in_progress before a batch has ended
         self.batches: dict[str, dict[str, Any]] = {}
         self.direct: list[dict] = []
         self.retrievals = 0
-        self._lock = threading.Lock()
-        stub = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                body = json.loads(raw or b"{}")
-                if self.path == "/v1/messages/batches":
-                    with stub._lock:
-                        batch_id = f"msgbatch_{len(stub.batches) + 1:04d}"
-                        stub.batches[batch_id] = {"requests": body["requests"], "polls": 0}
-                    self._send(200, json.dumps(stub.batch_object(batch_id)).encode())
-                elif self.path == "/v1/messages":
-                    with stub._lock:
-                        stub.direct.append(body)
-                    self._send(200, json.dumps(message(stub.answer(body), body["model"])).encode())
-                else:
-                    self._send(
-                        404,
-                        json.dumps(
-                            {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
-                        ).encode(),
-                    )
-
-            def do_GET(self) -> None:
-                parts = self.path.split("?")[0].strip("/").split("/")
-                if parts[:3] != ["v1", "messages", "batches"] or len(parts) < 4 or parts[3] not in stub.batches:
-                    self._send(
-                        404,
-                        json.dumps(
-                            {"type": "error", "error": {"type": "not_found_error", "message": "no such batch"}}
-                        ).encode(),
-                    )
-                    return
-                batch_id = parts[3]
-                if len(parts) == 4:
-                    with stub._lock:
-                        stub.batches[batch_id]["polls"] += 1
-                        stub.retrievals += 1
-                    self._send(200, json.dumps(stub.batch_object(batch_id)).encode())
-                else:
-                    lines = [
-                        json.dumps(
-                            {
-                                "custom_id": r["custom_id"],
-                                "result": {
-                                    "type": "succeeded",
-                                    "message": message(stub.answer(r["params"]), r["params"]["model"]),
-                                },
-                            }
-                        )
-                        for r in stub.batches[batch_id]["requests"]
-                    ]
-                    self._send(200, ("\n".join(lines) + "\n").encode(), "application/binary")
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        if method == "POST":
+            body = json.loads(raw or b"{}")
+            if path == "/v1/messages/batches":
+                with self._lock:
+                    batch_id = f"msgbatch_{len(self.batches) + 1:04d}"
+                    self.batches[batch_id] = {"requests": body["requests"], "polls": 0}
+                return Reply(self.batch_object(batch_id))
+            if path == "/v1/messages":
+                with self._lock:
+                    self.direct.append(body)
+                return Reply(message(self.answer(body), body["model"]))
+            return _not_found(path)
+        parts = path.split("?")[0].strip("/").split("/")
+        if parts[:3] != ["v1", "messages", "batches"] or len(parts) < 4 or parts[3] not in self.batches:
+            return _not_found("no such batch")
+        batch_id = parts[3]
+        if len(parts) == 4:
+            with self._lock:
+                self.batches[batch_id]["polls"] += 1
+                self.retrievals += 1
+            return Reply(self.batch_object(batch_id))
+        lines = [
+            json.dumps(
+                {
+                    "custom_id": r["custom_id"],
+                    "result": {"type": "succeeded", "message": message(self.answer(r["params"]), r["params"]["model"])},
+                }
+            )
+            for r in self.batches[batch_id]["requests"]
+        ]
+        return Reply(("\n".join(lines) + "\n").encode(), content_type="application/binary")
 
     def ended(self, batch_id: str) -> bool:
         return self.batches[batch_id]["polls"] > self.polls
@@ -143,7 +112,3 @@ class BatchesStub:
 
     def requests_in(self, batch_id: str) -> list[dict]:
         return [r["params"] for r in self.batches[batch_id]["requests"]]
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()

@@ -10,14 +10,9 @@ still delaying its answer (a cancelled request).
 from __future__ import annotations
 
 import json
-import select
-import socket
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback_http import LoopbackServer, Reply
 
 
 def completion(
@@ -50,106 +45,31 @@ def error(status: int, message: str) -> Reply:
     return Reply({"error": {"message": message, "type": "invalid_request_error", "code": None}}, status=status)
 
 
-@dataclass
-class Reply:
-    body: Any
-    status: int = 200
-    delay_s: float = 0.0
-    headers: dict[str, str] = field(default_factory=dict)
-
-
 def ok(content: str | None, **kw: Any) -> Reply:
     return Reply(completion(content, **kw))
 
 
-class StubServer:
-    """Answers each ``POST /v1/chat/completions`` with ``responder(request_json)``."""
+class StubServer(LoopbackServer):
+    """Answers each ``POST /v1/chat/completions`` with ``responder(request_json)``; ``url`` is the API's base
+    (``…/v1``)."""
+
+    name = "stub-openai"
 
     def __init__(self) -> None:
-        self.responder: Callable[[dict], Reply] = lambda _r: ok('{"value": null, "evidence": []}')
         self.requests: list[dict] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
-        self.in_flight = 0
-        self.most_in_flight = 0
-        self.hangups = 0
-        self.hung_up = threading.Event()
-        self.stopping = threading.Event()
-        self._lock = threading.Lock()
-        stub = self
+        super().__init__()
+        self.responder = lambda _r: ok('{"value": null, "evidence": []}')
+        self.url += "/v1"
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
-                with stub._lock:
-                    stub.paths.append(self.path)
-                    stub.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    stub.in_flight += 1
-                    stub.most_in_flight = max(stub.most_in_flight, stub.in_flight)
-                try:
-                    if self.path != "/v1/chat/completions":
-                        reply = error(404, f"no route {self.path}")
-                    else:
-                        request = json.loads(raw or b"{}")
-                        with stub._lock:
-                            stub.requests.append(request)
-                        reply = stub.responder(request)
-                    if reply.delay_s and not stub._wait(self.connection, reply.delay_s):
-                        with stub._lock:
-                            stub.hangups += 1
-                        stub.hung_up.set()
-                        self.close_connection = True
-                        return
-                    payload = json.dumps(reply.body).encode()
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    for k, v in reply.headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    self.close_connection = True
-                finally:
-                    with stub._lock:
-                        stub.in_flight -= 1
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
-        self._thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-        self._thread.start()
-
-    def _wait(self, conn: socket.socket, seconds: float) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not self.stopping.is_set():
-            readable, _, _ = select.select([conn], [], [], 0.02)
-            if readable:
-                try:
-                    if conn.recv(1, socket.MSG_PEEK) == b"":
-                        return False
-                except OSError:
-                    return False
-        return not self.stopping.is_set()
-
-    def script(self, *replies: Reply) -> None:
-        """Answer the requests with ``replies`` in turn; the last one repeats."""
-        queue = list(replies)
-
-        def respond(_request: dict) -> Reply:
-            with self._lock:
-                return queue.pop(0) if len(queue) > 1 else queue[0]
-
-        self.responder = respond
-
-    def close(self) -> None:
-        self.stopping.set()
-        self.server.shutdown()
-        self.server.server_close()
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        with self._lock:
+            self.paths.append(path)
+            self.headers.append(headers)
+        if method != "POST" or path != "/v1/chat/completions":
+            return error(404, f"no route {path}")
+        request = json.loads(raw or b"{}")
+        with self._lock:
+            self.requests.append(request)
+        return self.responder(request)

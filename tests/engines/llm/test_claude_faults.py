@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-import select
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anthropic
@@ -33,141 +29,60 @@ from engines.settings import Settings
 from engines.sql.tasks import PARSE, Dialogue
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 from tests.engines.llm.test_claude import MODEL, ROW_MODEL, message  # the Messages API body the other Claude tests use
+from tests.loopback_http import LoopbackServer, Reply
 
 
 def error_body(kind: str, text: str) -> dict:
     return {"type": "error", "error": {"type": kind, "message": text}}
 
 
-@dataclass
-class Step:
-    """One HTTP answer of the stub: a status, a body (bytes as they are, anything else as JSON),
-    headers, and a delay before answering (cut short when the client hangs up)."""
-
-    body: Any = None
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    delay_s: float = 0.0
-    content_type: str = "application/json"
-
-    def payload(self) -> bytes:
-        if isinstance(self.body, bytes):
-            return self.body
-        return json.dumps(self.body).encode()
+Step = Reply  # one HTTP answer of the stub (tests.loopback_http.Reply)
 
 
 def ok(text: str, **kw: Any) -> Step:
     return Step(message(text, **kw))
 
 
-class StubAPI:
+class StubAPI(LoopbackServer):
     """A Messages API on 127.0.0.1: each request is answered by ``responder(request_json)``.
 
     ``requests`` holds the decoded request bodies; ``hangups`` counts requests whose client closed
     the connection while the stub was still delaying its answer.
     """
 
+    name = "stub-anthropic"
+
     def __init__(self) -> None:
-        self.responder: Callable[[dict], Step] = lambda _request: ok("{}")
         self.requests: list[dict] = []
-        self.hangups = 0
         self.models: list[str] | None = None  # what GET /v1/models lists (None: 404)
         self.model_lists = 0  # GET /v1/models requests answered
-        self.hung_up = threading.Event()
-        self.stopping = threading.Event()
-        self._lock = threading.Lock()
-        stub = self
+        super().__init__()
+        self.responder = lambda _request: ok("{}")
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out at once (no delayed-ACK stalls)
+    def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Step:
+        if method == "GET":
+            return self._models(path)
+        request = json.loads(raw or b"{}")
+        with self._lock:
+            self.requests.append(request)
+        return self.responder(request)
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                request = json.loads(self.rfile.read(length) or b"{}")
-                with stub._lock:
-                    stub.requests.append(request)
-                step = stub.responder(request)
-                if step.delay_s and not stub._wait(self.connection, step.delay_s):
-                    with stub._lock:
-                        stub.hangups += 1
-                    stub.hung_up.set()
-                    self.close_connection = True
-                    return
-                payload = step.payload()
-                try:
-                    self.send_response(step.status)
-                    self.send_header("content-type", step.content_type)
-                    self.send_header("content-length", str(len(payload)))
-                    for name, value in step.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    self.close_connection = True
-
-            def do_GET(self) -> None:
-                if self.path.split("?")[0] != "/v1/models" or stub.models is None:
-                    self.send_error(404)
-                    return
-                data = [
-                    {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-                    for m in stub.models
-                ]
-                payload = json.dumps(
-                    {
-                        "data": data,
-                        "has_more": False,
-                        "first_id": data[0]["id"] if data else None,
-                        "last_id": data[-1]["id"] if data else None,
-                    }
-                ).encode()
-                with stub._lock:
-                    stub.model_lists += 1
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self._thread = threading.Thread(
-            target=self.server.serve_forever, args=(0.02,), name="stub-anthropic", daemon=True
+    def _models(self, path: str) -> Step:
+        if path.split("?")[0] != "/v1/models" or self.models is None:
+            return Step(error_body("not_found_error", path), status=404)
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"} for m in self.models
+        ]
+        with self._lock:
+            self.model_lists += 1
+        return Step(
+            {
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
         )
-        self._thread.start()
-
-    def _wait(self, conn: socket.socket, seconds: float) -> bool:
-        """Delay the answer; False as soon as the client hangs up (or the stub stops)."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not self.stopping.is_set():
-            readable, _, _ = select.select([conn], [], [], 0.02)
-            if readable:
-                try:
-                    if conn.recv(1, socket.MSG_PEEK) == b"":
-                        return False
-                except OSError:
-                    return False
-        return not self.stopping.is_set()
-
-    def script(self, *steps: Step) -> None:
-        """Answer the requests with ``steps`` in turn; the last one repeats."""
-        queue = list(steps)
-
-        def respond(_request: dict) -> Step:
-            with self._lock:
-                return queue.pop(0) if len(queue) > 1 else queue[0]
-
-        self.responder = respond
-
-    def close(self) -> None:
-        self.stopping.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
