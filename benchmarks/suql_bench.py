@@ -9,7 +9,8 @@
 3. E against an oracle lower bound: the fewest calls any executor could make given the simulated LLM's
    actual answers (see :func:`oracle_calls`), median and p90 over the LIMIT and the list-all queries,
    and per query class; beside E, ``E-static`` (the retrieval order fixed before the first call, without
-   learning from the answers) shows what the adaptive ranker adds;
+   learning from the answers) shows what the adaptive ranker adds; and where E's calls on the LIMIT
+   queries go, per class, by what the rows asked answered (:func:`call_outcomes`);
 4. the bounded pool: a list-all and a LIMIT query with a simulated latency L per call on P workers,
    against ceil(calls / P) x L (the wall time, and the span from the first call's start to the last call's
    end: the pool's schedule without the work before and after the calls; beside them the executor's own
@@ -38,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engines.events import CallFinished, CallStarted
+from engines.events import CallFinished, CallStarted, ignore
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.retrieval.bm25 import as_text
@@ -137,6 +138,41 @@ def oracle_for(world, llm: LLM, q: WorkloadQuery) -> tuple[int, int, set]:
 
 # --- the workload -------------------------------------------------------------------------------------
 
+OUTCOMES = ("match", "silent_first", "no_first", "yes_then_not", "decided_in_full")
+
+
+def call_outcomes(verdicts: dict[str, list[str]], n: int) -> dict[str, int]:
+    """Where one run's answer() calls went, from each asked row's verdicts in the order they came (``n``: the
+    query's conditions): ``match`` (n calls, all 'Yes'); ``silent_first`` / ``no_first`` (one call: the first
+    condition asked was Unknown / 'No', and the row stopped there); ``yes_then_not`` (a 'Yes', then a
+    condition that was not, or none: the row stopped once the LIMIT was met); ``decided_in_full`` (more calls after an answer that was not 'Yes': the LIMIT
+    was not met and the row was decided in full)."""
+    out = dict.fromkeys(OUTCOMES, 0)
+    for answers in verdicts.values():
+        if len(answers) == n and all(a == "Yes" for a in answers):
+            kind = "match"
+        elif len(answers) == 1:
+            kind = {"Unknown": "silent_first", "No": "no_first"}.get(answers[0], "yes_then_not")
+        elif answers[0] != "Yes":
+            kind = "decided_in_full"
+        else:
+            kind = "yes_then_not"
+        out[kind] += len(answers)
+    return out
+
+
+class Verdicts:
+    """Each row's answer() verdicts in one run, in the order they came."""
+
+    def __init__(self) -> None:
+        self.by_row: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, CallFinished) and event.function == "answer":
+            with self._lock:
+                self.by_row.setdefault(event.row_key or "", []).append(event.verdict)
+
 
 @dataclass
 class Run:
@@ -147,6 +183,7 @@ class Run:
     calls: dict[str, int]
     ids: dict[str, set]
     approximate: dict[str, bool]
+    outcomes: dict[str, int] | None = None  # mode E's calls by what the rows answered (:func:`call_outcomes`)
 
     @property
     def answer_first(self) -> bool:
@@ -171,7 +208,10 @@ def run_workload(world, truth, sandbox, n: int) -> tuple[list[Run], dict[str, An
         gold = truly_matching(world, truth, q)
         run = Run(q, bound, matches_only, matches, {}, {}, {})
         for m in RUN_MODES:
-            result = engine.run(q.sql, mode=mode_of.get(m, m))
+            verdicts = Verdicts()
+            result = engine.run(q.sql, mode=mode_of.get(m, m), emit=verdicts if m == "E" else ignore)
+            if m == "E":
+                run.outcomes = call_outcomes(verdicts.by_row, len(q.features))
             ids = {rec["_id"] for rec in result.records()}
             run.calls[m] = result.stats.answer_calls
             run.ids[m] = ids
@@ -218,6 +258,9 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
             "E-static_mean": mean([r.calls[STATIC.name] for r in runs if r.klass == k]),
             "E_over_oracle": over_oracle([r for r in runs if r.klass == k]),
             "E-static_over_oracle": over_oracle([r for r in runs if r.klass == k], STATIC.name),
+            "E_calls_by_outcome": {
+                o: sum((r.outcomes or {}).get(o, 0) for r in runs if r.klass == k) for o in OUTCOMES
+            },
         }
         for k in classes
     }
@@ -256,7 +299,14 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
         },
         "by_class": by_class,
         "worst_limit_queries": [
-            {"sql": r.query.sql, "E": r.calls["E"], "E-static": r.calls[STATIC.name], "oracle": r.oracle} for r in worst
+            {
+                "sql": r.query.sql,
+                "E": r.calls["E"],
+                "E-static": r.calls[STATIC.name],
+                "oracle": r.oracle,
+                "E_calls_by_outcome": r.outcomes,
+            }
+            for r in worst
         ],
         "precision_identical_a_to_e": len({modes[m]["precision"] for m in "ABCDE"}) == 1,
         "rows_are_the_llms_matches": same_rows,
@@ -446,9 +496,22 @@ def report(fig: dict[str, Any]) -> str:
             f"   {c['E_over_oracle']['median']:>6.2f} / {c['E_over_oracle']['p90']:<6.2f}"
             f"   {c['E-static_over_oracle']['median']:>6.2f} / {c['E-static_over_oracle']['p90']:.2f}"
         )
+    lines.append(
+        "   E's calls on the LIMIT queries by what the rows answered: match / first condition asked Unknown / "
+        "'No' / 'Yes' then not / decided in full (LIMIT not met)"
+    )
+    for k, c in w["by_class"].items():
+        if k.startswith("LIMIT"):
+            o = c["E_calls_by_outcome"]
+            lines.append(f"   {k:<26} " + "  ".join(f"{o[x]:>4}" for x in OUTCOMES))
     lines.append("   worst LIMIT queries (E / oracle):")
     for q in w["worst_limit_queries"]:
-        lines.append(f"     {q['E']:>4} / {q['oracle']:<3} (E-static {q['E-static']:>4})  {q['sql'][40:]}")
+        o = q["E_calls_by_outcome"] or {}
+        lines.append(
+            f"     {q['E']:>4} / {q['oracle']:<3} (E-static {q['E-static']:>4}; E's calls "
+            + "/".join(str(o.get(x, 0)) for x in OUTCOMES)
+            + f")  {q['sql'][40:]}"
+        )
     p = fig["pool"]
     lines.append(f"\n4. pool: {p['pool']} workers, {p['latency_s'] * 1000:.0f} ms per call")
     for name in POOL_QUERIES:

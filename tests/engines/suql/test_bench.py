@@ -82,3 +82,32 @@ def test_the_oracle_counts_what_must_be_asked(bench):
     # matches only (no rows to verify): one call rules out a row that is no match
     assert bench.oracle_calls(rows, None, to_verify=False) == 2 + 1 + 1 + 2 + 1
     assert bench.oracle_calls(rows, 2, to_verify=False) == 4
+
+
+def test_every_call_of_e_is_put_down_to_an_outcome(figures):
+    by_class = figures["workload"]["by_class"]
+    counted = sum(sum(c["E_calls_by_outcome"].values()) for c in by_class.values())
+    assert counted == sum(figures["modes"]["E"]["answer_calls"])
+    for q in figures["workload"]["worst_limit_queries"]:
+        assert sum(q["E_calls_by_outcome"].values()) == q["E"]
+
+
+def test_call_outcomes_follow_the_rows_answers(bench):
+    verdicts = {
+        "#1": ["Yes", "Yes"],  # a match: 2 calls
+        "#2": ["Unknown"],  # silent on the condition asked first: 1
+        "#3": ["No"],  # out at its first answer: 1
+        "#4": ["Yes", "No"],  # the second condition failed: 2
+        "#5": ["Unknown", "Yes"],  # decided in full once the LIMIT was not met: 2
+        "#6": ["Yes", "Unknown"],  # 2
+    }
+    assert bench.call_outcomes(verdicts, 2) == {
+        "match": 2,
+        "silent_first": 1,
+        "no_first": 1,
+        "yes_then_not": 4,
+        "decided_in_full": 2,
+    }
+    assert bench.call_outcomes({"#1": ["Yes"], "#2": ["Unknown"]}, 1) == dict(
+        match=1, silent_first=1, no_first=0, yes_then_not=0, decided_in_full=0
+    )
