@@ -281,7 +281,19 @@ def test_a_probe_is_judged_against_the_query_the_stop_names():
 
 def test_every_difference_from_the_notes_says_why():
     """A claim that does not hold at this size says why (our world, our simulation, or what so few question-runs can
-    show); the full-size run is checked by test_lecture8_full.py (CS224V_LAB_FULL=1)."""
+    show); the full-size run is checked by test_lecture8_full.py (it runs by default)."""
     for name in NAMES:
         for note in run(name).notes:
             assert not note.startswith("differs") or " Why: " in note, (name, note)
+
+
+def test_actions_mode_note_shows_the_pooled_bins_it_decides_on():
+    t = run("l8-actions")
+    note = next(n for n in t.notes if "take 6-8 actions" in n)
+    pooled = {r[0]: r[3] for r in t.rows}
+    top = max(pooled.values())
+    mode = next(label for label, n in pooled.items() if n == top)
+    runner_up = sorted(pooled.values(), reverse=True)[1]
+    assert f"over {sum(pooled.values())} question-runs is {mode} ({top}, against {runner_up} in " in note
+    assert all(f"{r[0]} {r[4]}%" in note for r in t.rows)
+    assert note.startswith("holds") == (mode == "6-8")

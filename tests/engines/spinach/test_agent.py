@@ -282,3 +282,60 @@ def test_a_bare_stop_means_the_last_executed_query_and_a_budget_end_the_last_nam
 
     trajectory, _, _ = run(endpoint, stubborn)
     assert trajectory.finish == "budget" and trajectory.final_sparql is None and trajectory.answer == ()
+
+
+def test_lookups_on_a_local_endpoint_are_kept_and_a_remote_one_is_asked_each_time(monkeypatch):
+    """search / entity page / property examples on a local endpoint (an in-memory graph that never changes) are
+    computed once per argument, with the same observation; on any other endpoint (a remote one) every call asks."""
+    from engines.spinach.tools import Tools
+
+    endpoint = Endpoint.from_world(K.build().world)  # its own: nothing kept from the other tests
+
+    calls: list[str] = []
+    for name in ("search", "page", "property_examples"):
+        original = getattr(endpoint, name)
+
+        def counted(*a, _name=name, _original=original, **k):
+            calls.append(_name)
+            return _original(*a, **k)
+
+        monkeypatch.setattr(endpoint, name, counted)
+    first = Tools(endpoint)  # each agent makes its own Tools: what is kept belongs to the endpoint
+    seen = (first.search_wikidata("Pallasca"), first.get_wikidata_entry("Q1007"), first.get_property_examples("P31"))
+    again = Tools(endpoint, disabled=("execute_sparql",))
+    assert (
+        again.search_wikidata("Pallasca"),
+        again.get_wikidata_entry("wd:Q1007"),
+        again.get_property_examples("wdt:P31"),
+    ) == seen
+    assert calls == ["search", "page", "property_examples"]
+    assert again.get_wikidata_entry("Q999999999") == first.get_wikidata_entry("Q999999999")  # an unknown entity too
+    assert calls.count("page") == 2
+
+    class Remote:  # what a RemoteEndpoint offers the tools
+        def __init__(self) -> None:
+            self.asked = 0
+
+        def search(self, text, **_k):
+            self.asked += 1
+            return endpoint.search(text)
+
+    remote = Remote()
+    tools = Tools(remote)  # type: ignore[arg-type]
+    assert tools.search_wikidata("Pallasca") == tools.search_wikidata("Pallasca") == seen[0]
+    assert remote.asked == 2
+
+
+def test_a_query_shape_is_kept_and_cannot_be_changed():
+    from engines.spinach.shape import query_shape
+
+    q = "SELECT ?m ?mLabel WHERE { ?m wdt:P31 wd:Q1007 ; wdt:P2044 ?h . } ORDER BY DESC(?h) LIMIT 1"
+    shape = query_shape(q)
+    assert query_shape(q) is shape and shape.counts["triples"] == 2
+    with pytest.raises(TypeError):
+        shape.counts["triples"] = 5  # type: ignore[index]
+    from pyparsing import ParseException
+
+    for _ in range(2):  # a query that does not parse raises, every time
+        with pytest.raises(ParseException):
+            query_shape("SELECT ?m WHERE { ?m wdt:P31 ")
