@@ -55,12 +55,14 @@ WD = PREFIXES["wd"]
 _PLAIN_LOCAL = re.compile(r"(?:[A-Za-z0-9_](?:[\w.-]*[\w-])?)?", re.ASCII)
 
 
-def compact(iri: str) -> str:
+def compact(iri: str, prefixes: Mapping[str, str] | None = None) -> str:
     """``http://www.wikidata.org/entity/Q42`` → ``wd:Q42``: the longest matching namespace wins
     (``wds:Q42-…`` for a statement, ``ps:P31`` for a statement property), and the result always
-    reads back as the same IRI in a query (an IRI whose local name cannot be written plainly stays in ``<…>``)."""
-    for prefix, ns in PREFIXES.items():  # longest namespace first
-        if iri.startswith(ns):
+    reads back as the same IRI in a query (an IRI whose local name cannot be written plainly stays in ``<…>``).
+    ``prefixes``: the graph's own (a user's file's ``@prefix``es, which its queries may use), instead of Wikidata's."""
+    table = PREFIXES if prefixes is None else dict(sorted(prefixes.items(), key=lambda kv: -len(kv[1])))
+    for prefix, ns in table.items():  # longest namespace first
+        if ns and iri.startswith(ns):
             local = iri[len(ns) :]
             if _PLAIN_LOCAL.fullmatch(local):
                 return f"{prefix}:{local}"

@@ -118,7 +118,7 @@ async def test_on_a_users_rdf_file_the_console_offers_examples_for_any_graph(tmp
         await pilot.press("ctrl+j")
         await settle(pilot)
         assert app.query_one(FeedbackBar).feedback == "rows"
-        assert str(app.query_one("#kg-results", KgResultsTable).get_cell_at((0, 0))) == "<http://example.org/Person>"
+        assert str(app.query_one("#kg-results", KgResultsTable).get_cell_at((0, 0))) == "ex:Person"  # the file's prefix
         assert [i.text for i in area.example_items()[: len(RDF_EXAMPLES)]] == [e.title for e in RDF_EXAMPLES]
         # its IRIs are pages: Enter on one opens it in the browser (on the built-in world only QIDs and PIDs are)
         area.load_example(area.example("a sample of statements"))

@@ -99,8 +99,13 @@ class KgOutcomes:
         self._show_error("kg-console-error", "Could not open the knowledge graph", message)
 
     def _adopt(self, session: SpinachSession) -> None:
+        own = not session.endpoint.wikidata
+        dialect = getattr(session.endpoint, "dialect", None)
         for table in self.query(KgResultsTable):  # a graph of its own vocabulary: any IRI opens a page
-            table.any_iri = not session.endpoint.wikidata
+            table.any_iri = own
+            table.prefixes = (
+                dialect.namespaces if own and dialect is not None else None
+            )  # its IRIs as its files write them
         options: list[Option | None] = []
         from worlds.kg import CATEGORIES
 

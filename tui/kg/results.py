@@ -33,8 +33,9 @@ def entity_of(value: Mapping[str, str] | None, *, any_iri: bool = False) -> str 
     return iri if any_iri and iri else None
 
 
-def short_value(value: Mapping[str, str] | None) -> str:
-    """A SPARQL JSON value as a person reads it: entities as their ID, IRIs prefixed, literals as written."""
+def short_value(value: Mapping[str, str] | None, prefixes: Mapping[str, str] | None = None) -> str:
+    """A SPARQL JSON value as a person reads it: entities as their ID, IRIs prefixed (with ``prefixes``, a graph's
+    own, else Wikidata's), literals as written."""
     if value is None:
         return "—"
     entity = entity_of(value)
@@ -43,7 +44,7 @@ def short_value(value: Mapping[str, str] | None) -> str:
     if value.get("type") == "uri":
         from engines.kg.prefixes import compact
 
-        return compact(value.get("value", ""))  # a form that pastes back into a query
+        return compact(value.get("value", ""), prefixes)  # a form that pastes back into a query
     return value.get("value", "")
 
 
@@ -62,6 +63,8 @@ class KgResultsTable(ResultsTable):
         self._entities: dict[tuple[int, int], str] = {}
         self.any_iri = False
         """The graph has no Wikidata vocabulary: every IRI has a page (the tab sets it when its graph opens)."""
+        self.prefixes: Mapping[str, str] | None = None
+        """Such a graph's own prefixes (its files' ``@prefix``es), which IRIs are written with; None: Wikidata's."""
 
     def show_bindings(
         self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *, truncated: bool = False
@@ -73,7 +76,7 @@ class KgResultsTable(ResultsTable):
         for name in columns:
             self.add_column(Text(truncate(name)))
         for r, binding in enumerate(bindings[:DISPLAY_ROWS]):
-            values = [short_value(binding.get(c)) for c in columns]
+            values = [short_value(binding.get(c), self.prefixes) for c in columns]
             full = [binding[c]["value"] if c in binding else "—" for c in columns]
             self._full.append(full)
             for c, column in enumerate(columns):
