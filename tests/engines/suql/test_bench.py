@@ -88,6 +88,9 @@ def test_every_call_of_e_is_put_down_to_an_outcome(figures):
     by_class = figures["workload"]["by_class"]
     counted = sum(sum(c["E_calls_by_outcome"].values()) for c in by_class.values())
     assert counted == sum(figures["modes"]["E"]["answer_calls"])
+    for c in by_class.values():  # the queries whose LIMIT can be met are some of the class's
+        assert c["queries_limit_met"] <= c["queries"]
+        assert all(c["E_calls_by_outcome_limit_met"][o] <= n for o, n in c["E_calls_by_outcome"].items())
     for q in figures["workload"]["worst_limit_queries"]:
         assert sum(q["E_calls_by_outcome"].values()) == q["E"]
 
