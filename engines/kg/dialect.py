@@ -145,6 +145,7 @@ _LEXEME = re.compile(
       |(?P<comment>\#[^\n]*)""",
     re.X,
 )
+_LEXEME_START = re.compile(r"['\"<#]")  # where a _LEXEME can begin
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _SLOT = re.compile(_OPEN + r"(\d+)" + _CLOSE)
 
@@ -156,7 +157,15 @@ class _Masked:
         self.slots: list[str] = []
         out: list[str] = []
         pos = 0
-        for m in _LEXEME.finditer(text):
+        # What _LEXEME.finditer(text) finds, faster: a lexeme can only start at one of its opening
+        # characters, so only there is it tried (finditer tries every position in Python's regex loop).
+        find, match = _LEXEME_START.search, _LEXEME.match
+        at = find(text)
+        while at is not None:
+            m = match(text, at.start())
+            if m is None:  # a '<' that opens no IRI, a quote that closes nowhere: go on after it
+                at = find(text, at.start() + 1)
+                continue
             out.append(text[pos : m.start()])
             if m.lastgroup == "comment":
                 out.append(" ")
@@ -164,6 +173,7 @@ class _Masked:
                 out.append(f"{_OPEN}{len(self.slots)}{_CLOSE}")
                 self.slots.append(m.group())
             pos = m.end()
+            at = find(text, pos)
         out.append(text[pos:])
         self.code = "".join(out)
 
@@ -214,6 +224,20 @@ _WITH = re.compile(r"\bWITH\s*\{", re.I)
 _AS_NAME = re.compile(r"\s*AS\s+%([\w-]+)", re.I)
 _INCLUDE = re.compile(r"\bINCLUDE\s+%([\w-]+)", re.I)
 _SERVICE = re.compile(r"\bSERVICE\s*(SILENT\s*)?(\S+?)\s*\{", re.I)
+_SPACED_PATH_MOD = re.compile(r"\s[*+]\s")  # what every match of _PATH_MOD_SPACE holds
+# The non-ASCII letters re.IGNORECASE matches to ASCII ones (İ ı ſ and the Kelvin sign), so that
+# where none occurs, a keyword the case-blind patterns above could find is in the text's lower().
+_CASE_BLIND_EXTRAS = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def _folded(code: str) -> str | None:
+    """``code.lower()``, in which every word _WITH, _INCLUDE and _SERVICE match is found as a
+    substring — or None when the text holds a letter for which that would not hold."""
+    if not code.isascii() and any(c in code for c in _CASE_BLIND_EXTRAS):
+        return None
+    return code.lower()
+
+
 _LABEL_VAR = re.compile(r"[?$]([A-Za-z_]\w*?)(Label|Description|AltLabel)\b")
 
 _SELF_ENDPOINTS = (
@@ -239,6 +263,8 @@ def expand_escapes(query: str) -> str:
 
     Expansion is a single pass, as in rdflib; a query whose expansion still holds escapes
     (``\\u005Cu0053``) would read differently to a store that expands again, so it is refused."""
+    if "\\" not in query:  # an escape starts with a backslash: nothing to expand
+        return query
     from rdflib.plugins.sparql.parser import expandUnicodeEscapes
 
     try:
@@ -273,14 +299,18 @@ def rewrite(query: str, *, native_labels: bool = False) -> tuple[str, str, tuple
     code, n = _HINT.subn(" ", code)
     if n:
         notes.append(f"dropped {n} query hint{'s' if n > 1 else ''} (hint:)")
-    code, n = _PATH_MOD_SPACE.subn(lambda m: m.group(1) + m.group(3), code)
-    if n:
-        notes.append("joined a property path and its * or + (Blazegraph accepts the space)")
+    if _SPACED_PATH_MOD.search(code):  # else _PATH_MOD_SPACE cannot match (it is slow to find nothing)
+        code, n = _PATH_MOD_SPACE.subn(lambda m: m.group(1) + m.group(3), code)
+        if n:
+            notes.append("joined a property path and its * or + (Blazegraph accepts the space)")
     code, n = _ADJACENT_VARS.subn(lambda m: m.group(1) + " ", code)
     if n:
         notes.append("separated adjacent variables (?a?b)")
-    code = _inline_named_subqueries(code, notes)
-    code, unsupported = _handle_services(code, masked, notes, native_labels)
+    folded = _folded(code)
+    if folded is None or "with" in folded or "include" in folded:
+        code = _inline_named_subqueries(code, notes)
+    if folded is None or "service" in folded:
+        code, unsupported = _handle_services(code, masked, notes, native_labels)
     return masked.restore(code), form, tuple(notes), unsupported
 
 

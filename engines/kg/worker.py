@@ -39,17 +39,21 @@ takes minutes over some texts (thousands of FILTERs), and no hostile text may st
 from __future__ import annotations
 
 import atexit
+import io
 import logging
+import math
 import os
+import pickle
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from multiprocessing.connection import Connection
 from typing import Any
 
 from engines.errors import EngineError
@@ -59,6 +63,105 @@ __all__ = ["PrepareFailed", "QueryWorker", "evaluate", "parse_worker", "prepare_
 _GRACE_S = 0.75  # beyond the query's timeout before the worker is killed
 _START_TIMEOUT_S = 300.0  # loading a large graph takes a while
 _FSIZE_LIMIT = 1 << 20
+
+
+# --- the channel between the two processes -------------------------------------------------------
+
+
+class _BadReply(Exception):
+    """The worker sent something that is not a plain-data pickle (internal; the worker is killed)."""
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Reads plain data only (dicts, lists, tuples, strings, numbers, booleans, None): a pickle that
+    names any class or function is refused, so not even a worker taken over by a query could run code
+    in the app by what it sends back."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"the SPARQL worker sent {module}.{name}, not plain data")
+
+
+class _Channel:
+    """Length-prefixed pickles over one end of a socket pair, one message at a time each way.
+
+    What ``multiprocessing.connection.Connection`` did here, without its costs per message (a
+    selector built for every poll, a ForkingPickler for every send, two reads for every receive):
+    a query's round trip is most of the worker's overhead on a small graph.  ``plain``: what
+    arrives is read by :class:`_PlainUnpickler` (the endpoint's side; the worker trusts the endpoint)."""
+
+    _HEADER = struct.Struct("!Q")
+    _CHUNK = 1 << 16
+
+    def __init__(self, sock: socket.socket, *, plain: bool) -> None:
+        sock.setblocking(True)
+        self._sock = sock
+        self._plain = plain
+        self._pending = bytearray()  # received beyond the message read last (never, one message at a time)
+        self._poller: Any = None
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def send(self, obj: Any) -> None:
+        data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        header = self._HEADER.pack(len(data))
+        if len(data) <= self._CHUNK:
+            self._sock.sendall(header + data)
+        else:  # a graph: no copy of its megabytes to prepend eight bytes
+            self._sock.sendall(header)
+            self._sock.sendall(data)
+
+    def poll(self, timeout_s: float) -> bool:
+        """Whether a message (or the end of the stream) can be read within ``timeout_s``."""
+        if self._pending:
+            return True
+        if self._poller is None:
+            if not hasattr(select, "poll"):  # pragma: no cover - every POSIX system the worker runs on has it
+                return bool(select.select([self._sock], [], [], max(0.0, timeout_s))[0])
+            self._poller = select.poll()
+            self._poller.register(self._sock.fileno(), select.POLLIN)
+        return bool(self._poller.poll(max(0, math.ceil(timeout_s * 1000))))
+
+    def recv(self) -> Any:
+        """The next message; EOFError when the other side has closed (or died)."""
+        header = self._read(self._HEADER.size)
+        data = self._read(self._HEADER.unpack(header)[0])
+        if not self._plain:
+            return pickle.loads(data)
+        try:
+            return _PlainUnpickler(io.BytesIO(data)).load()
+        except MemoryError:
+            raise
+        except Exception as e:
+            raise _BadReply(str(e) or type(e).__name__) from None
+
+    def _read(self, n: int) -> bytes | bytearray:
+        pending = self._pending
+        if n - len(pending) > self._CHUNK:  # a large message: straight into a buffer of its size
+            buf = bytearray(n)
+            got = len(pending)
+            buf[:got] = pending
+            pending.clear()
+            view = memoryview(buf)
+            while got < n:
+                k = self._sock.recv_into(view[got:])
+                if not k:
+                    raise EOFError("the other side closed the channel")
+                got += k
+            return buf
+        while len(pending) < n:
+            chunk = self._sock.recv(max(self._CHUNK, n - len(pending)))
+            if not chunk:
+                raise EOFError("the other side closed the channel")
+            if not pending and len(chunk) == n:
+                return chunk
+            pending += chunk
+        out = pending[:n]
+        del pending[:n]
+        return out
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 # --- inside the worker -------------------------------------------------------------------------
@@ -181,19 +284,25 @@ def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bo
     return {"network_namespace": netns}
 
 
+_CPU_LIMIT: dict[str, Any] = {}  # the hard RLIMIT_CPU (read once) and the soft limit set last
+
+
 def _bound_cpu(seconds: float) -> None:
     """Let this process use at most ``seconds`` more CPU time (SIGXCPU ends it): a query stops
-    even if the endpoint that sent it is gone."""
+    even if the endpoint that sent it is gone.  The limit is whole seconds, so most queries find it
+    already where it must be and make no system call to set it."""
     try:
         import resource
 
-        used = resource.getrusage(resource.RUSAGE_SELF)
-        spent = used.ru_utime + used.ru_stime
-        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-        soft = int(spent + seconds) + 1
+        if "hard" not in _CPU_LIMIT:
+            _CPU_LIMIT["hard"] = resource.getrlimit(resource.RLIMIT_CPU)[1]  # only ever lowered, never by us
+        hard = _CPU_LIMIT["hard"]
+        soft = int(time.process_time() + seconds) + 1  # this process's CPU time, all its threads
         if hard != resource.RLIM_INFINITY:
             soft = min(soft, hard)
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        if soft != _CPU_LIMIT.get("soft"):
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+            _CPU_LIMIT["soft"] = soft
     except (ImportError, ValueError, OSError):
         pass
 
@@ -291,6 +400,66 @@ def _ox_json(term: Any) -> dict[str, str]:
     return {"type": "literal", "value": str(term)}
 
 
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_OX_CONVERTERS: dict[type, Callable[[Any], dict[str, str]]] = {}
+
+
+def _ox_converters() -> dict[type, Callable[[Any], dict[str, str]]]:
+    """:func:`_ox_json` split by the term's exact type (pyoxigraph's term types cannot be
+    subclassed): a query's rows are converted without the chain of isinstance checks per term.
+    A type not here (an RDF-star triple) takes :func:`_ox_json` itself."""
+    if not _OX_CONVERTERS:
+        import pyoxigraph as ox
+
+        def literal(term: Any) -> dict[str, str]:
+            language = term.language
+            if language:
+                return {"type": "literal", "value": term.value, "xml:lang": language}
+            datatype = term.datatype
+            if datatype is not None:
+                iri = datatype.value
+                if iri != _XSD_STRING:
+                    return {"type": "literal", "value": term.value, "datatype": iri}
+            return {"type": "literal", "value": term.value}
+
+        _OX_CONVERTERS[ox.Literal] = literal
+        _OX_CONVERTERS[ox.NamedNode] = lambda term: {"type": "uri", "value": term.value}
+        _OX_CONVERTERS[ox.BlankNode] = lambda term: {"type": "bnode", "value": term.value}
+    return _OX_CONVERTERS
+
+
+class _QueryPath:
+    """What every query needs, looked up once (on the first query: the worker imports the stores only
+    after confining itself) instead of by import statements in every call."""
+
+    ready = False
+    ox: Any = None
+    dialect: Any = None
+    QueryTimeout: Any = None
+    oxigraph_store: Any = None
+    last: tuple[Any, dict[str, str]] = (None, {})  # the dialect queried last and its namespaces
+
+    @classmethod
+    def load(cls) -> type[_QueryPath]:
+        if not cls.ready:
+            import pyoxigraph as ox
+
+            from engines.kg import dialect
+            from engines.kg.store import QueryTimeout, oxigraph_store
+
+            cls.ox, cls.dialect, cls.QueryTimeout, cls.oxigraph_store = ox, dialect, QueryTimeout, oxigraph_store
+            cls.ready = True
+        return cls
+
+    @classmethod
+    def namespaces_of(cls, language: Any) -> dict[str, str]:
+        """``language.namespaces`` (a new dict per call) kept for the dialect queried last: a worker has one."""
+        last = cls.last
+        if last[0] is not language:
+            last = cls.last = (language, language.namespaces)
+        return last[1]
+
+
 def evaluate(
     graph: Any, store: str, query: str, timeout_s: float, row_cap: int, language: Any = None
 ) -> dict[str, Any]:
@@ -298,10 +467,10 @@ def evaluate(
 
     ``language``: the :class:`~engines.kg.dialect.Dialect` (default Wikidata's).
     ``{"kind": "refused" | "syntax" | "timeout" | "error" | "ok", …}``.  Runs in the worker."""
-    from engines.kg import dialect
-    from engines.kg.store import QueryTimeout
+    path = _QueryPath.load()
+    QueryTimeout = path.QueryTimeout
 
-    language = language or dialect.WIKIDATA
+    language = language or path.dialect.WIKIDATA
     began = time.monotonic()
     if store == "oxigraph":
         fast = _evaluate_fast(graph, query, timeout_s, row_cap, language, began)
@@ -318,7 +487,7 @@ def evaluate(
         if timeout_s <= 0:
             raise QueryTimeout()
         if store == "oxigraph":
-            value = _run_oxigraph(graph, prepared.text, timeout_s, row_cap, language.namespaces)
+            value = _run_oxigraph(graph, prepared.text, timeout_s, row_cap, path.namespaces_of(language))
         else:
             value = _run_rdflib(graph, prepared, timeout_s, row_cap)
     except QueryTimeout:
@@ -344,11 +513,10 @@ def _evaluate_fast(
 ) -> dict[str, Any] | None:
     """Oxigraph straight on the rewritten text when its syntax tree clears it
     (:func:`engines.kg.dialect.fast_prepare`); None when the full path must decide."""
-    from engines.kg import dialect
-    from engines.kg.store import QueryTimeout
-
+    path = _QueryPath.load()
+    QueryTimeout = path.QueryTimeout
     try:
-        prepared = dialect.fast_prepare(query, language)
+        prepared = path.dialect.fast_prepare(query, language)
     except MemoryError:
         return None
     if prepared is None:
@@ -359,7 +527,7 @@ def _evaluate_fast(
         if timeout_s <= 0:
             raise QueryTimeout()
         columns, bindings, truncated, boolean = _run_oxigraph(
-            graph, prepared.text, timeout_s, row_cap, language.namespaces
+            graph, prepared.text, timeout_s, row_cap, path.namespaces_of(language)
         )
     except QueryTimeout:
         return {"kind": "timeout", **meta}
@@ -451,9 +619,8 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
 
 
 def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> tuple:
-    import pyoxigraph as ox
-
-    from engines.kg.store import QueryTimeout, oxigraph_store
+    path = _QueryPath.load()
+    ox, QueryTimeout, oxigraph_store = path.ox, path.QueryTimeout, path.oxigraph_store
 
     limit = time.monotonic() + timeout_s
     res = oxigraph_store(graph).query(text, prefixes=prefixes, use_default_graph_as_union=True)
@@ -471,19 +638,21 @@ def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixe
                 raise QueryTimeout()
         return ("subject", "predicate", "object"), tuple(rows), len(rows) >= row_cap, None
     names = [v.value for v in res.variables]
-    keep = [n for n in names if not _is_internal(n)]
+    keep = [(i, n) for i, n in enumerate(names) if not _is_internal(n)]
+    convert = _ox_converters().get
+    clock = time.monotonic
     out = []
     truncated = False
-    for sol in res:
-        out.append({n: _ox_json(sol[n]) for n in keep if sol[n] is not None})
+    for sol in res:  # what _ox_json gives for each bound term, by the term's type
+        out.append({n: convert(type(t), _ox_json)(t) for i, n in keep if (t := sol[i]) is not None})
         if len(out) >= row_cap:
             truncated = True
             break
-        if time.monotonic() > limit:
+        if clock() > limit:
             raise QueryTimeout()
-    if time.monotonic() > limit:
+    if clock() > limit:
         raise QueryTimeout()
-    return tuple(keep), tuple(out), truncated, None
+    return tuple(n for _i, n in keep), tuple(out), truncated, None
 
 
 _WARM_UP = (
@@ -583,10 +752,8 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
 
 def _child_main(argv: list[str]) -> None:
     """Entry point of the worker process: ``fd store memory_limit_mb isolate_network``."""
-    from multiprocessing.connection import Connection
-
     fd, store, limit, isolate = int(argv[0]), argv[1], int(argv[2]), argv[3] == "1"
-    _serve(Connection(fd), store, limit or None, isolate)
+    _serve(_Channel(socket.socket(fileno=fd), plain=False), store, limit or None, isolate)
 
 
 # --- the endpoint's side ---------------------------------------------------------------------------
@@ -688,6 +855,9 @@ class QueryWorker:
                 return self._conn.recv()
             except (OSError, EOFError):
                 return self._crashed()
+            except _BadReply as e:
+                self._kill()
+                return {"kind": "crash", "message": f"sent a reply that is not plain data ({e})"}
 
     def start(self) -> None:
         """Start the worker now if none is running (raises WorkerUnavailable)."""
@@ -730,7 +900,7 @@ class QueryWorker:
             raise WorkerUnavailable(f"the SPARQL worker could not start: {e}") from None
         finally:
             theirs.close()
-        self._process, self._conn = process, Connection(ours.detach())
+        self._process, self._conn = process, _Channel(ours, plain=True)
         self.started += 1
         try:
             first: dict[str, Any] = {"dialect": self.language.to_json() if self.language is not None else None}
@@ -743,7 +913,7 @@ class QueryWorker:
             if not self._conn.poll(_START_TIMEOUT_S):
                 raise WorkerUnavailable("the SPARQL worker did not load the graph in time")
             reply = self._conn.recv()
-        except (OSError, EOFError):
+        except (OSError, EOFError, _BadReply):
             reply = {
                 "kind": "fatal",
                 "message": "the SPARQL worker stopped while loading the graph (it "
