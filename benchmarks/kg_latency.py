@@ -16,14 +16,23 @@ shared) and each of the 56 forum-style gold queries runs ``--repeat`` times on:
 * ``pyoxigraph_raw`` — pyoxigraph's ``Store.query`` on the already rewritten text, every solution
   read: the limit the oxigraph path is measured against.
 
+With ``oxigraph``, ``worker_round_trip`` is timed beside them: a message the ``oxigraph`` endpoint's
+worker answers at once (``QueryWorker.ping``) over the same channel, so the process boundary's own
+cost — sending, the other process waking, the answer coming back — apart from any query work.
+``oxigraph_in_process`` plus it (per query: its in-process median plus the median round trip) is the
+floor of the ``oxigraph`` path on this machine (``floor_ms``).
+
 The stores are timed interleaved: every query is run once on each store untimed, then ``--repeat``
 rounds on every store in turn, the order rotated each round, each run timed by this script's clock
 around the whole call (for the endpoints: ``Endpoint.execute``, the worker's round trip included).  A
 change in the machine's load so falls on all stores alike and their ratios hold on a busy machine.
 
 Reported per store: the load time (the worker's included), the median and the 90th percentile of
-the per-query medians, and how many queries timed out; the ratios ``oxigraph / raw`` and
-``memory / oxigraph``.  Not a test: the numbers depend on the machine.
+the per-query medians, and how many queries timed out; the ratios ``oxigraph / raw``,
+``oxigraph_in_process / raw``, ``(oxigraph_in_process + worker_round_trip) / raw`` (the floor) and
+``memory / oxigraph``.  No query result is cached anywhere (the endpoints run with ``cache_size=0``)
+and no prepared text is kept between runs, so every run does all its work.  Not a test: the numbers
+depend on the machine.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from engines.kg import Endpoint, Feedback
 from worlds import kg
 
 STORES = ("memory", "oxigraph", "oxigraph_in_process", "pyoxigraph_raw")
+ROUND_TRIP = "worker_round_trip"  # timed with "oxigraph": the worker's answer to a ping
 
 
 def _summary(medians: list[float], load: float, timeouts: int) -> dict:
@@ -75,7 +85,20 @@ def _endpoint_store(store: str, triples: list, args) -> _Runner:
         r = ep.execute(q)
         return time.perf_counter() - t, r.feedback is Feedback.TIMEOUT
 
-    return _Runner(run, load, ep.close)
+    runner = _Runner(run, load, ep.close)
+    runner.endpoint = ep
+    return runner
+
+
+def _round_trip(endpoint) -> _Runner:
+    """The ``oxigraph`` endpoint's worker answering a ping (the query is not sent): the round trip alone."""
+
+    def run(_q: str) -> tuple[float, bool]:
+        t = time.perf_counter()
+        answer = endpoint.worker.ping()
+        return time.perf_counter() - t, answer.get("kind") != "pong"
+
+    return _Runner(run, 0.0)
 
 
 def _in_process(triples: list, args) -> _Runner:
@@ -179,12 +202,20 @@ def main(argv: list[str] | None = None) -> int:
                     runners[store] = _in_process(triples, args)
                 else:
                     runners[store] = _raw(triples, queries, args)
+            if "oxigraph" in runners:
+                runners[ROUND_TRIP] = _round_trip(runners["oxigraph"].endpoint)
             _time_interleaved(runners, queries, args.repeat)
         finally:
             for r in runners.values():
                 r.close()
         for store, r in runners.items():
             figures = _summary([statistics.median(v) for v in r.runs.values()], r.load, r.timeouts)
+            if store == ROUND_TRIP:  # not a store: no load, no total
+                entry[ROUND_TRIP] = {k: figures[k] for k in ("median_ms", "p90_ms")}
+                if not args.json:
+                    print(f"{scale:>6} {big.statement_count:>11,} {store:>20} {'':>8} "
+                          f"{figures['median_ms']:>10.2f} {figures['p90_ms']:>9.2f}", flush=True)
+                continue
             entry["stores"][store] = figures
             if not args.json:
                 print(
@@ -205,6 +236,15 @@ def main(argv: list[str] | None = None) -> int:
                     k: round(s[a][f"{k}_ms"] / s[b][f"{k}_ms"], 2) if s[b][f"{k}_ms"] else None
                     for k in ("median", "p90")
                 }
+        if ROUND_TRIP in runners and "oxigraph_in_process" in runners and "pyoxigraph_raw" in s:
+            # the floor of each query: its in-process time plus the round trip (the median of every ping)
+            trip = statistics.median(t for v in runners[ROUND_TRIP].runs.values() for t in v)
+            floor = _summary([statistics.median(v) + trip for v in runners["oxigraph_in_process"].runs.values()], 0, 0)
+            entry["floor_ms"] = {k: floor[k] for k in ("median_ms", "p90_ms")}
+            ratios["floor_over_raw"] = {
+                k: round(floor[f"{k}_ms"] / s["pyoxigraph_raw"][f"{k}_ms"], 2) if s["pyoxigraph_raw"][f"{k}_ms"] else None
+                for k in ("median", "p90")
+            }
         entry["ratios"] = ratios
         out["scales"].append(entry)
         if not args.json:

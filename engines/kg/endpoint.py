@@ -252,9 +252,10 @@ class Endpoint:
             return QueryResult(query, Feedback.SYNTAX_ERROR, message="Syntax error: the query is empty.")
         start = self.clock()
         try:
-            self.worker.start()  # loading the graph is not the query's time
+            worker = self.worker
+            worker.start()  # loading the graph is not the query's time
             start = self.clock()
-            answer = self.worker.run(query, self.timeout_s, self.row_cap)
+            answer = worker.run(query, self.timeout_s, self.row_cap)
         except WorkerUnavailable as e:
             return QueryResult(
                 query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.", elapsed_s=self.clock() - start

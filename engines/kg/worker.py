@@ -722,6 +722,12 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
             return
         if message is None:
             return
+        if message == _PING:  # the round trip alone (benchmarks/kg_latency.py)
+            try:
+                conn.send(_PONG)
+            except (EOFError, OSError):
+                return
+            continue
         if isinstance(message, dict):  # {"prepare": query, "timeout_s": …}: parse and plan only
             query, timeout_s, row_cap = message["prepare"], message["timeout_s"], None
         else:
@@ -748,6 +754,9 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
                     "message": "Query error: the result needs more memory than the SPARQL worker may use.",
                 }
             )
+
+
+_PING, _PONG = {"ping": True}, {"kind": "pong"}
 
 
 def _child_main(argv: list[str]) -> None:
@@ -835,6 +844,10 @@ class QueryWorker:
         """Send one query; its answer, ``{"kind": "timeout"}`` after ``timeout_s`` + grace, or
         ``{"kind": "crash", …}`` when the worker died."""
         return self._ask((query, float(timeout_s), int(row_cap)), timeout_s)
+
+    def ping(self, timeout_s: float = 5.0) -> dict[str, Any]:
+        """A message the worker answers at once (``{"kind": "pong"}``): what the round trip alone costs."""
+        return self._ask(_PING, timeout_s)
 
     def prepare(self, query: str, timeout_s: float) -> dict[str, Any]:
         """Parse and plan ``query`` in the worker without running it (:func:`prepare_only`'s answer),

@@ -224,3 +224,30 @@ def test_the_cpu_bound_follows_each_query_and_is_set_only_when_it_changes():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_ping_is_answered_at_once_and_the_worker_goes_on(triples):
+    """What benchmarks/kg_latency.py times as the round trip alone."""
+    with Endpoint.from_triples(triples, store="oxigraph", cache_size=0) as endpoint:
+        worker = endpoint.worker
+        assert worker.ping() == {"kind": "pong"}
+        pid = worker.pid
+        assert endpoint.execute("ASK { ?s ?p ?o }").boolean is True
+        assert worker.ping() == {"kind": "pong"} and worker.pid == pid
+
+
+def test_the_latency_benchmark_reports_the_round_trip_and_the_floor(capsys):
+    """The benchmark runs and prints every figure the README quotes (one run per query: a smoke test, no timing)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "kg_latency.py"
+    spec = importlib.util.spec_from_file_location("kg_latency", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--scale", "1", "--repeat", "1", "--json", "--stores", "oxigraph", "oxigraph_in_process", "pyoxigraph_raw"]) == 0
+    scale = json.loads(capsys.readouterr().out)["scales"][0]
+    assert set(scale["stores"]) == {"oxigraph", "oxigraph_in_process", "pyoxigraph_raw"}
+    assert scale["worker_round_trip"]["median_ms"] > 0 and scale["floor_ms"]["median_ms"] > 0
+    assert set(scale["ratios"]) == {"oxigraph_over_raw", "in_process_over_raw", "floor_over_raw"}
+    assert all(scale["stores"][s]["timeouts"] == 0 for s in scale["stores"])
