@@ -99,6 +99,8 @@ def hybrid_approaches(ctx: RunContext) -> Table:
         others[hybrid.APPROACHES[0]]["scores"]["review of one"] > 0.85
         and others[hybrid.APPROACHES[1]]["scores"]["review of one"] < 0.7,
         f"{others[hybrid.APPROACHES[0]]['scores']['review of one']:.2f} against {others[hybrid.APPROACHES[1]]['scores']['review of one']:.2f}",
+        f"{counts['review of one']} such questions here: one answer moves a score by {1 / max(1, counts['review of one']):.2f} "
+        "(the claim asks for more than 0.85 against less than 0.7)",
     )
     best_other = max(others.values(), key=lambda t: t["combined"])["combined"]
     ctx.claim(
