@@ -225,6 +225,7 @@ _AS_NAME = re.compile(r"\s*AS\s+%([\w-]+)", re.I)
 _INCLUDE = re.compile(r"\bINCLUDE\s+%([\w-]+)", re.I)
 _SERVICE = re.compile(r"\bSERVICE\s*(SILENT\s*)?(\S+?)\s*\{", re.I)
 _SPACED_PATH_MOD = re.compile(r"\s[*+]\s")  # what every match of _PATH_MOD_SPACE holds
+_WORD_THEN_VAR = re.compile(r"[?$](?<=\w[?$])")  # a word character, then ? or $: in every match of _ADJACENT_VARS
 # The non-ASCII letters re.IGNORECASE matches to ASCII ones (İ ı ſ and the Kelvin sign), so that
 # where none occurs, a keyword the case-blind patterns above could find is in the text's lower().
 _CASE_BLIND_EXTRAS = ("\u0130", "\u0131", "\u017f", "\u212a")
@@ -303,9 +304,10 @@ def rewrite(query: str, *, native_labels: bool = False) -> tuple[str, str, tuple
         code, n = _PATH_MOD_SPACE.subn(lambda m: m.group(1) + m.group(3), code)
         if n:
             notes.append("joined a property path and its * or + (Blazegraph accepts the space)")
-    code, n = _ADJACENT_VARS.subn(lambda m: m.group(1) + " ", code)
-    if n:
-        notes.append("separated adjacent variables (?a?b)")
+    if _WORD_THEN_VAR.search(code):  # else _ADJACENT_VARS cannot match
+        code, n = _ADJACENT_VARS.subn(lambda m: m.group(1) + " ", code)
+        if n:
+            notes.append("separated adjacent variables (?a?b)")
     folded = _folded(code)
     if folded is None or "with" in folded or "include" in folded:
         code = _inline_named_subqueries(code, notes)

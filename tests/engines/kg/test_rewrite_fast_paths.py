@@ -73,6 +73,7 @@ def _reference_outcome(query: str, monkeypatch) -> tuple:
         m.setattr(dialect, "expand_escapes", _reference_expand)
         m.setattr(dialect, "_folded", lambda code: None)  # every case-blind pattern runs
         m.setattr(dialect, "_SPACED_PATH_MOD", re.compile(""))  # and the path-modifier one
+        m.setattr(dialect, "_WORD_THEN_VAR", re.compile(""))  # and the adjacent-variables one
         return _outcome(query)
 
 
@@ -105,6 +106,10 @@ _TOKENS = [
     "?a",
     "?b",
     "$c",
+    "?a?b",
+    "?x$y",
+    "?é?b",
+    "?_1$_2",
     "?aLabel",
     "wdt:P31",
     "wd:Q5",
