@@ -12,7 +12,9 @@ deadline.  :class:`QueryWorker` is the endpoint's side:
   it can (the memory store checks it on every triple lookup, the Oxigraph loop between
   solutions); otherwise the endpoint kills it — the next query starts a new one;
 * a worker that dies (a crash, the memory cap) becomes an error result naming what happened;
-* the worker answers every message with plain data (the SPARQL JSON bindings), never objects.
+* the worker answers every message with plain data (the SPARQL JSON bindings), never objects,
+  and the endpoint reads it as plain data only (:class:`_PlainUnpickler`: a pickle naming any class
+  or function is refused and the worker killed), over a channel of its own (:class:`_Channel`).
 
 Inside the worker (:func:`_confine`), before the graph is loaded:
 
@@ -87,15 +89,18 @@ class _Channel:
     What ``multiprocessing.connection.Connection`` did here, without its costs per message (a
     selector built for every poll, a ForkingPickler for every send, two reads for every receive):
     a query's round trip is most of the worker's overhead on a small graph.  ``plain``: what
-    arrives is read by :class:`_PlainUnpickler` (the endpoint's side; the worker trusts the endpoint)."""
+    arrives is read by :class:`_PlainUnpickler` (the endpoint's side; the worker trusts the endpoint),
+    and a message longer than ``max_bytes`` (the worker's memory cap: it cannot have built more) is
+    refused before anything is allocated for it."""
 
     _HEADER = struct.Struct("!Q")
     _CHUNK = 1 << 16
 
-    def __init__(self, sock: socket.socket, *, plain: bool) -> None:
+    def __init__(self, sock: socket.socket, *, plain: bool, max_bytes: int | None = None) -> None:
         sock.setblocking(True)
         self._sock = sock
         self._plain = plain
+        self._max_bytes = max_bytes
         self._pending = bytearray()  # received beyond the message read last (never, one message at a time)
         self._poller: Any = None
 
@@ -125,7 +130,10 @@ class _Channel:
     def recv(self) -> Any:
         """The next message; EOFError when the other side has closed (or died)."""
         header = self._read(self._HEADER.size)
-        data = self._read(self._HEADER.unpack(header)[0])
+        size = self._HEADER.unpack(header)[0]
+        if self._max_bytes is not None and size > self._max_bytes:
+            raise _BadReply(f"a message of {size} bytes, more than the worker's {self._max_bytes}")
+        data = self._read(size)
         if not self._plain:
             return pickle.loads(data)
         try:
@@ -913,7 +921,8 @@ class QueryWorker:
             raise WorkerUnavailable(f"the SPARQL worker could not start: {e}") from None
         finally:
             theirs.close()
-        self._process, self._conn = process, _Channel(ours, plain=True)
+        cap = self.memory_limit_mb * 1024 * 1024 if self.memory_limit_mb else None
+        self._process, self._conn = process, _Channel(ours, plain=True, max_bytes=cap)
         self.started += 1
         try:
             first: dict[str, Any] = {"dialect": self.language.to_json() if self.language is not None else None}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -181,6 +182,18 @@ def test_a_reply_that_is_not_plain_data_is_refused_unread():
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_message_longer_than_the_cap_is_refused_before_it_is_read():
+    a, b = socket.socketpair()
+    ours = _Channel(a, plain=True, max_bytes=1 << 20)
+    try:
+        b.sendall(struct.pack("!Q", 1 << 60))  # claims an exabyte; nothing follows
+        with pytest.raises(_BadReply, match="more than"):
+            ours.recv()
+    finally:
+        ours.close()
+        b.close()
 
 
 def test_a_bad_reply_ends_the_worker_and_the_next_query_starts_a_new_one(triples, monkeypatch):
