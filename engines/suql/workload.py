@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engines.events import Emit, ignore
 from engines.suql.execute import SuqlEngine
@@ -89,6 +89,7 @@ class ModeScore:
     summary_calls: list[int]
     precisions: list[float]
     recalls: list[float]
+    list_all_precisions: list[float] = field(default_factory=list)  # the queries without a LIMIT (their rows are fixed)
 
     def to_json(self) -> dict[str, float]:
         mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
@@ -97,6 +98,7 @@ class ModeScore:
             "summary_calls_mean": round(mean(self.summary_calls), 3),
             "precision": round(mean(self.precisions), 4),
             "recall": round(mean(self.recalls), 4),
+            "precision_list_all": round(mean(self.list_all_precisions), 4),
         }
 
 
@@ -125,6 +127,8 @@ def evaluate(
             s.summary_calls.append(result.stats.summary_calls)
             if ids:
                 s.precisions.append(len(ids & gold) / len(ids))
+                if q.limit is None:
+                    s.list_all_precisions.append(len(ids & gold) / len(ids))
             if q.limit is None and gold:
                 s.recalls.append(len(ids & gold) / len(gold))
             done += 1

@@ -86,11 +86,15 @@ def workload(ctx: RunContext) -> Table:
     )
     ctx.claim("retrieval ordering saves a little more, mostly on LIMIT queries", e <= d, f"E/D = {e / d:.2f}")
     ctx.claim("E makes a small fraction of the naive plan's calls", e <= 0.1 * a, f"E/A = {e / a:.3f}")
-    same = len({scores[m]["precision"] for m in "ABCDE"}) == 1
+    same = len({scores[m]["precision_list_all"] for m in "ABCDE"}) == 1
     ctx.claim(
-        "precision is the same in modes A-E: the order of execution does not change any verdict",
+        "the order of execution does not change any verdict: precision is the same in modes A-E on the list-all "
+        "queries",
         same,
-        ", ".join(f"{m} {scores[m]['precision']:.3f}" for m in "ABCDE"),
+        ", ".join(f"{m} {scores[m]['precision_list_all']:.3f}" for m in "ABCDE")
+        + " (over every query, LIMIT ones included: "
+        + ", ".join(f"{m} {scores[m]['precision']:.3f}" for m in "ABCDE")
+        + "; under a LIMIT without ORDER BY which matches come back is each mode's choice, and the LLM errs on some)",
     )
     ctx.claim(
         "the retrieval cap of F is faster and misses answers of list-all queries",
