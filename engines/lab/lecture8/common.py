@@ -172,14 +172,17 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
 
     def compute() -> ForumRun:
         from engines.spinach.evaluate import evaluate
+        from worlds import kg
 
         policy = setting.policy()
         if policy is not None and ctx.settings.backend != "sim":
             raise ConfigurationError(
                 f"{setting.name!r} sets a parameter of the simulated policy; run it with the sim backend."
             )
-        llm = ctx.llm(seed=ctx.settings.seed + run, **({"policy_params": policy} if policy is not None else {}))
         sets = sets_of(ctx)
+        kept = _unchanged_from_full(ctx, setting, run, step)
+        asked = tuple(q for q in sets.forum if q.id not in kept)
+        llm = ctx.llm(seed=ctx.settings.seed + run, **({"policy_params": policy} if policy is not None else {}))
         i, n = step
 
         def progress(qid: str, done: int, total: int) -> None:
@@ -187,7 +190,7 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
 
         report = evaluate(
             kg_of(ctx).endpoint,
-            sets,
+            kg.QuestionSets((), asked),
             llm,
             options=setting.options(),
             baselines=(),
@@ -197,10 +200,46 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
             cancel=ctx.cancel,
         )
         ctx.check_cancel()
-        forum = report.spinach["forum"]
-        return ForumRun(tuple(forum), {s.id: report.trajectories[s.id] for s in forum})
+        ran = {s.id: s for s in report.spinach["forum"]}
+        scores = tuple(kept[q.id][0] if q.id in kept else ran[q.id] for q in sets.forum)
+        trajectories = {q.id: kept[q.id][1] if q.id in kept else report.trajectories[q.id] for q in sets.forum}
+        return ForumRun(scores, trajectories)
 
     return ctx.memo(("kg-forum-run", size_key(ctx), setting.key, run), compute)
+
+
+def _unchanged_from_full(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]) -> dict[str, tuple]:
+    """The questions on which ``setting`` provably takes the default agent's run ``run`` step for step, with that run's
+    score and trajectory (its options as this setting's): the agent is deterministic given the policy's seed and the
+    observations, so an option the default run never came near changes nothing.
+
+    Only for a setting of the agent's options (the policy the same: same seed, same parameters), and a question whose
+    default run ended on a standing stop: an action switched off that the run never took, a budget its state and its
+    total stayed within up to the stop, or rollback off on a run with no rollback.  Every other question is run."""
+    if setting.kind != "agent" or setting.params or setting.memory or setting.key == FULL.key:
+        return {}
+    from dataclasses import replace
+
+    base = forum_run(ctx, FULL, run, step)
+    kept = {}
+    for score in base.scores:
+        t = base.trajectories[score.id]
+        state = t.state
+        if (
+            t.finish == "stop"
+            and not any(s.action in setting.disabled for s in state)
+            and len(state) - 1 < setting.budget
+            and len(t.steps) - 1 < setting.total_budget
+            and (setting.rollback or t.rollbacks == 0)
+        ):
+            meta = {
+                **t.meta,
+                "budget": setting.budget,
+                "total_budget": setting.total_budget,
+                "rollback": setting.rollback,
+            }
+            kept[score.id] = (score, replace(t, meta=meta))
+    return kept
 
 
 def runs_of(ctx: RunContext, setting: Setting, step: tuple[int, int] = (0, 1)) -> list[ForumRun]:

@@ -297,3 +297,35 @@ def test_actions_mode_note_shows_the_pooled_bins_it_decides_on():
     assert f"over {sum(pooled.values())} question-runs is {mode} ({top}, against {runner_up} in " in note
     assert all(f"{r[0]} {r[4]}%" in note for r in t.rows)
     assert note.startswith("holds") == (mode == "6-8")
+
+
+def test_a_setting_reuses_the_default_run_only_where_it_is_unchanged(monkeypatch):
+    """An agent option the default run never came near (an action it never took, a budget it stayed within, rollback
+    on a run without one) reuses that run's question; the tables are the same as when every question is run."""
+    from engines.lab import resources
+    from engines.lab.lecture8 import common
+    from engines.lab.lecture8.ablation import PAGES_WHOLE
+
+    def fresh_runs() -> None:  # the world, the endpoint and the evaluation stay; the forum runs are computed again
+        kept = {k: v for k, v in resources._memo.items() if k[1][0] != "kg-forum-run"}
+        monkeypatch.setattr(resources, "_memo", kept)
+
+    reused: dict[str, int] = {}
+    unchanged = common._unchanged_from_full
+
+    def counted(ctx, setting, run_, step):
+        out = unchanged(ctx, setting, run_, step)
+        reused[setting.name] = reused.get(setting.name, 0) + len(out)
+        return out
+
+    fresh_runs()
+    monkeypatch.setattr(common, "_unchanged_from_full", counted)
+    with_reuse = run("l8-ablation")
+    fresh_runs()
+    monkeypatch.setattr(common, "_unchanged_from_full", lambda *_a: {})
+    every_question_run = run("l8-ablation")
+    assert with_reuse.to_json("x") == every_question_run.to_json("x")
+    n = 16  # forum questions at the small size, one run
+    assert reused["without search_wikidata"] == 0  # every question searches
+    assert 0 < reused["budget 25 (+15 for rollbacks)"] <= n and 0 < reused["without get_property_examples"] < n
+    assert reused.get(PAGES_WHOLE, 0) == 0  # a parameter of the policy: always run
