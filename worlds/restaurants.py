@@ -722,9 +722,10 @@ def build(seed: int = DEFAULT_SEED, n: int = 600, *, reviews: str = "default") -
 
 
 def _unique_names(rng: random.Random, n: int) -> list[str]:
+    """``n`` names; past the pool's size names repeat, and :func:`_dedupe_names` numbers the repeats ("… II")."""
     pool = [f"{a} {b}" for a in _NAME_FIRST for b in _NAME_LAST]
     rng.shuffle(pool)
-    return pool[:n]
+    return (pool * -(-n // len(pool)))[:n] if n > len(pool) else pool[:n]
 
 
 def _themed_name(rng: random.Random, fam: _Family, fallback: str) -> str:
@@ -739,7 +740,7 @@ def _dedupe_names(rows: list[Restaurant]) -> list[Restaurant]:
         count = seen.get(r.name, 0)
         seen[r.name] = count + 1
         if count:
-            r = Restaurant(**{**r.__dict__, "name": f"{r.name} {_ROMAN[count]}"})
+            r = Restaurant(**{**r.__dict__, "name": f"{r.name} {_ROMAN[count] if count < len(_ROMAN) else count + 1}"})
         out.append(r)
     return out
 

@@ -122,3 +122,11 @@ def test_colloquial_phrasings_are_evaluator_data_over_real_values():
     assert len(W.CUISINE_PHRASINGS) == 28
     for phrase, gold in W.CUISINE_PHRASINGS:
         assert gold <= set(W.CUISINES), phrase
+
+
+def test_a_world_larger_than_the_name_pool_numbers_its_repeated_names():
+    """More restaurants than first x last names (the benchmark's --rows 1000): names repeat as "… II", all distinct."""
+    from worlds.restaurants import build
+
+    names = [r.name for r in build(n=2000).world.rows]
+    assert len(names) == 2000 and len(set(names)) == 2000
