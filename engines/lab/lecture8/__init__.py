@@ -10,10 +10,14 @@ their gold SPARQL are evaluator data: the agent is only ever given a question's 
 One evaluation (SPINACH and the four baselines on both sets, ``engines.spinach.evaluate``) feeds the baselines,
 the action counts, the row-F1 comparison, the template trap and the bootstrap; the runs of the agent on
 the forum set under each setting (5 seeds each) feed the ablations, the error analysis and the
-bootstrap of two close systems.  All are memoised per process (``ctx.memo``).  The endpoint is rdflib's
-memory store with a per-process cache of executed queries: the graph never changes, the agent writes the
-same queries again and again across seeds and settings, and parsing SPARQL is most of the cost
-(the memory store measured a little faster than Oxigraph for these small queries).
+bootstrap of two close systems.  All are memoised per process (``ctx.memo``), and a setting of the agent's
+options reuses the default run's question where it provably takes the same steps (``common._unchanged_from_full``).
+The endpoint is rdflib's memory store (queries run in its SPARQL worker) with a per-process cache of executed
+queries: the graph never changes, the agent writes the same queries again and again across seeds and settings,
+and rdflib's parse of each new query is most of the cost of a full run.  Oxigraph would be faster, but it returns
+the rows of a query without ORDER BY in another order (and another LIMIT's worth of them), so the policy would see
+other rows and every result would move.  The SPINACH tools keep each search, page and examples observation per
+endpoint, and ``query_shape`` each query's shape.
 """
 
 from __future__ import annotations

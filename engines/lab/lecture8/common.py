@@ -13,7 +13,7 @@ from engines.kg.endpoint import Endpoint
 from engines.lab.core import RunContext
 
 SEED_NOTE = "The simulated policy's seed comes from the settings (CS224V_SEED); run k of a setting uses seed + k."
-STORE = "memory"  # measured: a little faster than Oxigraph on these runs (parsing dominates either way)
+STORE = "memory"  # Oxigraph orders (and LIMITs) unordered rows otherwise: the policy would see other rows, every result would move
 
 
 def pct(x: float) -> float:
