@@ -102,7 +102,7 @@ TOPICS: tuple[Topic, ...] = (
 # ("burgers" -> "double smash burger", "tacos" -> "al pastor tacos").  No phrasing an evaluator scores is a key or a
 # dish here (tests/engines/lab/test_lecture6.py checks it), so a kind of food it has no entry for is read by form alone.
 FOOD_SENSE: dict[str, tuple[str, ...]] = {
-    "pasta": ("pasta", "spaghetti", "cacio e pepe", "lasagna", "carbonara", "penne", "ravioli"),  # noodles are not pasta
+    "pasta": ("pasta", "spaghetti", "cacio e pepe", "lasagna", "carbonara", "penne", "ravioli"),  # not noodles
     "noodles": ("ramen", "pho", "pad thai", "chow fun", "dan dan", "laksa", "udon", "char kway teow"),
     "pizza": ("pizza", "margherita", "calzone", "white pie", "pepperoni"),
     "seafood": ("seafood", "oyster", "crab", "clam", "lobster", "branzino", "ceviche", "tuna", "salmon", "cioppino"),
