@@ -213,8 +213,11 @@ def main(argv: list[str] | None = None) -> int:
             if store == ROUND_TRIP:  # not a store: no load, no total
                 entry[ROUND_TRIP] = {k: figures[k] for k in ("median_ms", "p90_ms")}
                 if not args.json:
-                    print(f"{scale:>6} {big.statement_count:>11,} {store:>20} {'':>8} "
-                          f"{figures['median_ms']:>10.2f} {figures['p90_ms']:>9.2f}", flush=True)
+                    print(
+                        f"{scale:>6} {big.statement_count:>11,} {store:>20} {'':>8} "
+                        f"{figures['median_ms']:>10.2f} {figures['p90_ms']:>9.2f}",
+                        flush=True,
+                    )
                 continue
             entry["stores"][store] = figures
             if not args.json:
@@ -242,7 +245,9 @@ def main(argv: list[str] | None = None) -> int:
             floor = _summary([statistics.median(v) + trip for v in runners["oxigraph_in_process"].runs.values()], 0, 0)
             entry["floor_ms"] = {k: floor[k] for k in ("median_ms", "p90_ms")}
             ratios["floor_over_raw"] = {
-                k: round(floor[f"{k}_ms"] / s["pyoxigraph_raw"][f"{k}_ms"], 2) if s["pyoxigraph_raw"][f"{k}_ms"] else None
+                k: round(floor[f"{k}_ms"] / s["pyoxigraph_raw"][f"{k}_ms"], 2)
+                if s["pyoxigraph_raw"][f"{k}_ms"]
+                else None
                 for k in ("median", "p90")
             }
         entry["ratios"] = ratios

@@ -258,7 +258,12 @@ def test_the_latency_benchmark_reports_the_round_trip_and_the_floor(capsys):
     spec = importlib.util.spec_from_file_location("kg_latency", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    assert bench.main(["--scale", "1", "--repeat", "1", "--json", "--stores", "oxigraph", "oxigraph_in_process", "pyoxigraph_raw"]) == 0
+    assert (
+        bench.main(
+            ["--scale", "1", "--repeat", "1", "--json", "--stores", "oxigraph", "oxigraph_in_process", "pyoxigraph_raw"]
+        )
+        == 0
+    )
     scale = json.loads(capsys.readouterr().out)["scales"][0]
     assert set(scale["stores"]) == {"oxigraph", "oxigraph_in_process", "pyoxigraph_raw"}
     assert scale["worker_round_trip"]["median_ms"] > 0 and scale["floor_ms"]["median_ms"] > 0
