@@ -91,6 +91,7 @@ def _environment(directory: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        auto_reload=False,  # the templates ship with the package: no stat of the file on every call
     )
     env.filters["json"] = _to_json
     env.globals["row_json"] = _row_json
@@ -107,6 +108,9 @@ def _environment_for(directory: Path | None) -> jinja2.Environment:
         if directory not in _ENVS:
             _ENVS[directory] = _environment(directory)
         return _ENVS[directory]
+
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 def render_prompt(function: str, *, directory: Path | None = None, **context: Any) -> str:
@@ -129,7 +133,7 @@ def render_parts(function: str, *, directory: Path | None = None, **context: Any
         raise ValueError(f"the template {function}.j2 has more than one cache_break")
 
     def clean(part: str) -> str:
-        return re.sub(r"\n{3,}", "\n\n", part).strip()
+        return _BLANK_RUNS.sub("\n\n", part).strip()
 
     return clean(prefix), clean(rest)
 

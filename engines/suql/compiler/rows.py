@@ -135,8 +135,8 @@ class RowEvaluator:
         if not mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in self.conjuncts:
                 for lit in c.text:
-                    for n in calls_in(lit):
-                        self.ctx.asker.value(row, as_call(n), self.sel.values)
+                    for call in self._calls(lit):
+                        self.ctx.asker.value(row, call, self.sel.values)
         return dnf_truth(
             row.flags,
             self.conjuncts,
