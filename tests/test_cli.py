@@ -108,4 +108,10 @@ def test_suql_json_refusal_and_workload(capsys):
     code, out, _ = run(capsys, "suql", "--workload", "--seed", "3", "--queries", "4", "--json")
     data = json.loads(out)
     assert data["queries"] == 4 and set(data["modes"]) == set("ABCDEF")
-    assert set(data["modes"]["E"]) == {"answer_calls_mean", "summary_calls_mean", "precision", "recall"}
+    assert set(data["modes"]["E"]) == {
+        "answer_calls_mean",
+        "summary_calls_mean",
+        "precision",
+        "recall",
+        "precision_list_all",
+    }
