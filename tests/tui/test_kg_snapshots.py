@@ -33,6 +33,19 @@ def test_console_with_a_syntax_error(snap_compare):
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
 
+def test_console_on_a_users_rdf_file(snap_compare):
+    """--rdf: the examples for any graph, the classes by instance count run, IRIs written with the file's prefixes."""
+    from tests.tui.test_kg_app import FIXTURES
+
+    async def run_before(pilot: Pilot) -> None:
+        await open_tab(pilot, "console")
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+
+    app = make_app(kg_rdf=(FIXTURES / "people.ttl",))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
 def test_entity_page(snap_compare):
     """Ilse Whitlock: her award's year is a P585 qualifier (quirk 5), shown under the value."""
 
