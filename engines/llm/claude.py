@@ -81,7 +81,7 @@ from engines.llm.replies import EXCERPT_CHARS, extract_json_object  # noqa: F401
 from engines.llm.replies import excerpt as _excerpt
 from engines.llm.task import Task
 from engines.llm.usage import estimate_tokens
-from engines.llm.waiting import pause, run_async
+from engines.llm.waiting import pause, run_async, slot
 from engines.settings import Settings
 
 __all__ = [
@@ -422,7 +422,7 @@ class ClaudeBackend:
     async def _post(self, task: Task, prompt: str | list[dict[str, Any]]) -> Any:
         """One Messages API request (once one of the ``llm_concurrency`` slots is free); the raw
         ``httpx`` response of a 2xx (errors raise)."""
-        async with self._slots_on_loop():
+        async with slot(self._slots_on_loop()):
             raw = await self._client.messages.with_raw_response.create(**self.request(task, prompt))
         return raw.http_response
 

@@ -65,7 +65,7 @@ from engines.llm.prompting import render_prompt, system_prompt
 from engines.llm.protocol import Output, Usage
 from engines.llm.replies import excerpt, extract_json_object
 from engines.llm.task import Task
-from engines.llm.waiting import io_loop, pause, run_async
+from engines.llm.waiting import io_loop, pause, run_async, slot
 from engines.settings import Settings
 
 __all__ = ["PROMPT_VERSION", "OpenAICompatBackend", "make_openai_backend", "reply_schema"]
@@ -389,7 +389,7 @@ class OpenAICompatBackend:
         return gate
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        async with self._gate():
+        async with slot(self._gate()):
             response = await self._client.post("chat/completions", content=json.dumps(body, ensure_ascii=False))
         if response.status_code >= 300:
             raise _Status(response)

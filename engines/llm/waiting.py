@@ -15,8 +15,8 @@ import contextvars
 import os
 import threading
 import time
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
 from engines.errors import Cancelled
@@ -97,7 +97,7 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     if cancel is not None and cancel.is_set():
         coro.close()
         raise Cancelled()
-    future = asyncio.run_coroutine_threadsafe(coro, io_loop())
+    future = asyncio.run_coroutine_threadsafe(_with_cancel(coro, cancel), io_loop())
     try:
         if cancel is None:
             return future.result()
@@ -112,3 +112,22 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
     except BaseException:
         future.cancel()
         raise
+
+
+async def _with_cancel(coro: Coroutine[Any, Any, T], cancel: threading.Event | None) -> T:
+    """``coro`` with the caller's cancel flag current on the I/O loop too (see :func:`slot`)."""
+    _current.set(cancel)  # the task runs in a copy of the loop's context: this stays with the task
+    return await coro
+
+
+@asynccontextmanager
+async def slot(semaphore: asyncio.Semaphore) -> AsyncIterator[None]:
+    """One of a backend's request slots (``llm_concurrency``).  A request that waited for a slot looks at its
+    operation's cancel flag once it has one: cancelled meanwhile, it is not sent (:class:`Cancelled`).  Without
+    this, the slot a cancelled request frees could go to a request of the same cancelled operation before its
+    thread has seen the flag."""
+    async with semaphore:
+        cancel = _current.get()
+        if cancel is not None and cancel.is_set():
+            raise Cancelled()
+        yield
