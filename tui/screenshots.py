@@ -85,6 +85,9 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         suql.load_example(suql.example(SUQL_EXAMPLE))
         suql.run_query()
         await wait_for_workers(pilot)
+        # the calls table follows the streamed calls; where that scroll had got differed now and then: at its end
+        app.query_one("#suql-calls").scroll_end(animate=False, immediate=True)
+        await pilot.pause()
         written.append(_save(app, out_dir / "suql.svg", "cs224v-tui — SUQL"))
 
         from tui.hybridqa import HybridArea
