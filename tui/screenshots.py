@@ -76,7 +76,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         assert isinstance(area, RestaurantsArea)
         area.ask(RESTAURANTS_QUESTION)
         await wait_for_workers(pilot)
-        written.append(_save(app, out_dir / "restaurants.svg", "cs224v-tui — Restaurants"))
+        written.append(await _save(pilot, out_dir / "restaurants.svg", "cs224v-tui — Restaurants"))
 
         app.action_show_tab("suql")
         suql = await app.open_area("suql")
@@ -88,7 +88,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         # the calls table follows the streamed calls; where that scroll had got differed now and then: at its end
         app.query_one("#suql-calls").scroll_end(animate=False, immediate=True)
         await pilot.pause()
-        written.append(_save(app, out_dir / "suql.svg", "cs224v-tui — SUQL"))
+        written.append(await _save(pilot, out_dir / "suql.svg", "cs224v-tui — SUQL"))
 
         from tui.hybridqa import HybridArea
 
@@ -99,7 +99,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         hybrid.choose_question(HYBRIDQA_QUESTION)
         hybrid.run_question()
         await wait_for_workers(pilot)
-        written.append(_save(app, out_dir / "hybridqa.svg", "cs224v-tui — HybridQA"))
+        written.append(await _save(pilot, out_dir / "hybridqa.svg", "cs224v-tui — HybridQA"))
 
         from tui.kg import KgArea
 
@@ -110,7 +110,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         kg.show_view("stepper")
         kg.run_question(KG_QUESTION)
         await wait_for_workers(pilot)
-        written.append(_save(app, out_dir / "kg.svg", "cs224v-tui — Knowledge graph"))
+        written.append(await _save(pilot, out_dir / "kg.svg", "cs224v-tui — Knowledge graph"))
 
         from tui.lab import LabArea
 
@@ -120,7 +120,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         assert isinstance(lab, LabArea)
         lab.run_experiment(LAB_EXPERIMENT)  # at the size the tab opens with, as a person would run it
         await wait_for_workers(pilot)
-        written.append(_save(app, out_dir / "lab.svg", "cs224v-tui — Lab"))
+        written.append(await _save(pilot, out_dir / "lab.svg", "cs224v-tui — Lab"))
     return written
 
 
@@ -150,12 +150,28 @@ async def wait_for_workers(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-def _save(app: object, path: Path, title: str) -> Path:
-    from textual.app import App
-
-    assert isinstance(app, App)
-    path.write_text(robust_svg(app.export_screenshot(title=title)), encoding="utf-8")
+async def _save(pilot: Pilot[object], path: Path, title: str) -> Path:
+    path.write_text(robust_svg(await settled_screenshot(pilot, title)), encoding="utf-8")
     return path
+
+
+async def settled_screenshot(pilot: Pilot[object], title: str, *, tries: int = 40) -> str:
+    """The screen as an SVG once two exports a moment apart agree.
+
+    An export draws the widgets as they are; a refresh already asked for (a scrollbar whose table grew by a
+    row, say) may not have been laid out yet, and on a loaded machine the export caught the calls table's
+    scrollbar thumb at its old place now and then.  Waiting until the picture stops changing does not depend
+    on which refresh is pending.
+    """
+    app = pilot.app
+    shot = app.export_screenshot(title=title)
+    for _ in range(tries):
+        await pilot.pause(0.05)
+        again = app.export_screenshot(title=title)
+        if again == shot:
+            return shot
+        shot = again
+    raise RuntimeError(f"the screen kept changing: no two exports of {title!r} agreed in {tries} tries")
 
 
 _TEXT = re.compile(

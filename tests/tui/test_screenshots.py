@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import html
 import re
 from pathlib import Path
 
@@ -31,7 +33,25 @@ def test_export_writes_a_deterministic_svg_per_tab(tmp_path: Path) -> None:
     for path in first:  # no run of text starts with spaces a renderer may drop ("cs224v-tui— sim")
         assert not re.search(r'textLength="[0-9.]+"[^>]*>&#160;[^&<]', path.read_text(encoding="utf-8")), path.name
     for a, b in zip(first, second, strict=True):
-        assert a.read_text(encoding="utf-8") == b.read_text(encoding="utf-8")
+        svg_a, svg_b = a.read_text(encoding="utf-8"), b.read_text(encoding="utf-8")
+        if svg_a != svg_b:  # say what differs, in words and places, not as two pages of SVG
+            pytest.fail(f"{a.name} differs between two runs:\n{svg_difference(svg_a, svg_b)}")
+
+
+_RUN = re.compile(r'<text class="[^"]*-(r\d+)" x="([0-9.]+)" y="([0-9.]+)"[^>]*>([^<]*)</text>')
+
+
+def svg_difference(a: str, b: str) -> str:
+    """The text runs (style, x, y, text) that differ between two screenshots, or their styles if only those do."""
+
+    def runs(svg: str) -> list[str]:
+        return [f"y={y} x={x} {style} {html.unescape(text)!r}" for style, x, y, text in _RUN.findall(svg)]
+
+    lines = list(difflib.unified_diff(runs(a), runs(b), "first", "second", lineterm="", n=1))
+    if not lines:  # the same runs: the stylesheet, the scrollbars or the frame differ
+        plain = [re.sub(r"terminal-\d+", "terminal", svg).replace("><", ">\n<").splitlines() for svg in (a, b)]
+        lines = list(difflib.unified_diff(*plain, "first", "second", lineterm="", n=0))
+    return "\n".join(lines[:80])
 
 
 def test_export_refuses_a_backend_that_cannot_run(tmp_path: Path) -> None:
