@@ -6,7 +6,11 @@ not the world, not its hidden truth, not the gold queries.  Like an expert it
 
 1. searches for the entities and classes the question names (and for properties it does not
    remember — ``memory`` holds how sure it is of each PID by heart, the seed's ``P_MEMORY``);
-2. writes the whole query from what it believes, and executes it;
+2. confirms before it relies (the prompt's "confirm all your assumptions about the structure"): it reads the page
+   of a named entity whose properties the query reads (which property to use depends on what the node actually
+   has, §1.4; a property the page shows under its name needs no search), and it builds the query a triple
+   pattern at a time, running each fragment before adding the next piece (``p_incremental``; the whole pattern
+   too before a COUNT, GROUP BY or FILTER, which could hide an empty match), then writes the whole query;
 3. on a syntax error fixes its typo; on no rows debugs: runs a simpler fragment, looks at
    property examples and entity pages, and changes the clause the evidence points at; with the
    clause's probes used up and nothing learnt it tries another variant only on a guess
@@ -28,7 +32,9 @@ likelier right after a repeat), stopping although the last query returned nothin
 (``p_extra``), a remembered sibling property (``p_confuse``: filming vs narrative location).
 
 Every draw is :func:`engines.llm.seeded.unit` keyed on (seed, question, what is decided, where in
-the state, ``sample``); the agent raises ``sample`` after each rollback, so a retry differs.
+the state, ``sample``); the agent raises ``sample`` after each rollback, so a retry differs (§3.5: at
+temperature 1 a rerun does not repeat the same actions) — a guess at another variant too, so a stop rolled
+back for want of ideas is not drawn again and again the same way.
 
 This module is the decision — the slips, the verification and when to stop; the parts it reads live in
 :mod:`engines.spinach.expert` (the question, the state, the searches, the clauses, debugging, writing the query).
@@ -40,7 +46,7 @@ from collections.abc import Sequence
 
 from engines.spinach.expert.clauses import clause_pid, settled
 from engines.spinach.expert.compose import compose, one_shot_query, partial_queries, typo_of
-from engines.spinach.expert.debugging import next_probe, probe_list
+from engines.spinach.expert.debugging import next_probe, page_to_confirm, probe_list
 from engines.spinach.expert.memory import CONFUSED_WITH, DEFAULT, P_MEMORY, RELATIONS, PolicyParams
 from engines.spinach.expert.question import Clause, Goal, Mention, read_question
 from engines.spinach.expert.search import resolve
@@ -75,7 +81,7 @@ def decide(
 ) -> PolicyAction:
     """The next thought and action, from the question and the state alone."""
     params = params or DEFAULT
-    mind = read_state(question, history, seed, params)
+    mind = read_state(question, history, seed, params, sample)
     n = len(history)
 
     # slips: repeating the previous action (likelier right after a repeat)
@@ -94,6 +100,13 @@ def decide(
     if not goal.understood:
         return _explore(mind)
 
+    page = page_to_confirm(mind)
+    if page:
+        return PolicyAction(
+            f"Before relying on it, read the page of {page}: which properties does it actually have?",
+            "get_wikidata_entry",
+            page,
+        )
     failed = {q for q, (fb, _o) in mind.results.items() if fb != "rows"}
     query, needs = compose(mind, failed)
     if needs:
@@ -109,12 +122,12 @@ def decide(
         if last_q is not None and last_q.action_argument.strip() == typo.strip():
             return PolicyAction("I forgot a closing brace; fix the syntax.", "execute_sparql", query)
         if mind.draw("incremental", sample) < params.p_incremental:
-            for partial, added in partial_queries(mind, failed):
+            for k, (partial, added, _whole) in enumerate(partial_queries(mind, failed)):
                 done = mind.results.get(partial)
                 if done is None:
                     thought = (
                         "Start simple: run the first part of the query."
-                        if added == 0
+                        if k == 0
                         else "That part returned rows; add one more piece and run it."
                     )
                     return PolicyAction(thought, "execute_sparql", partial)
@@ -134,9 +147,9 @@ def decide(
     # the fault); otherwise the least surely remembered first
     confirmed = {
         i
-        for partial, added in partial_queries(mind, failed)
+        for partial, _added, whole in partial_queries(mind, failed)
         if mind.results.get(partial, ("",))[0] == "rows"
-        for i in range(added + 1)
+        for i in range(whole)
     }
     clauses = [
         c

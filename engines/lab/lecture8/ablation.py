@@ -120,7 +120,9 @@ def ablation(ctx: RunContext) -> Table:
             f"F1 {full.f1} with pruned pages, {whole.f1} with pages shown whole (+{whole.f1 - full.f1:.1f}); "
             f"without pages {summaries[no_entry].f1}",
             f"the pruner keeps the lines the question bears on, mostly the lines that fix a clause; the lines it drops "
-            f"decide only a few question-runs, which {n * runs} question-runs may not hold",
+            f"decide only a few question-runs, which {n * runs} question-runs may not hold, and a dropped line can "
+            "also point the right way by luck: the policy cannot tell a pruned line from a missing one, so a "
+            "mountain's page without its P17 line reads as a place with no country, which leads to the P131 chain",
         )
     ctx.note(
         "Every entity page is pruned to the question before the policy sees it (the prune_entry call; the simulated "

@@ -11,6 +11,13 @@ from engines.spinach.expert.search import entity_term, pid_for, region_kind
 from engines.spinach.expert.state import Mind
 
 
+def fragment_query(patterns: list[str]) -> str:
+    """A fragment run to see what it matches: ``SELECT * WHERE { patterns } LIMIT 5`` (one pattern a line), the same
+    text whether it is a piece of the query being built or a debugging probe, so the policy never runs it twice."""
+    body = "\n  ".join(patterns)
+    return f"SELECT * WHERE {{\n  {body}\n}}\nLIMIT 5"
+
+
 def fragment(mind: Mind, c: Clause, variant: int, bind: list[str]) -> str | None:
     """The SPARQL of one clause in one variant (None when an ID is still missing)."""
 
@@ -79,6 +86,30 @@ def fragment(mind: Mind, c: Clause, variant: int, bind: list[str]) -> str | None
             else f"{a[0]} wdt:P1416 {a[1]} ."
         )
     return None
+
+
+def pieces(mind: Mind, c: Clause, variant: int, bind: list[str]) -> list[str] | None:
+    """The clause's fragment split into the pieces an expert adds one at a time (§3.1): its triple patterns in the
+    order they are written, a pattern that only makes sense with the next (a statement node and its value, a UNION)
+    kept with it.  Joined, they are the clause's :func:`fragment` (None when an ID is still missing)."""
+    whole = fragment(mind, c, variant, bind)
+    if whole is None:
+        return None
+    k, a = c.kind, c.args
+    if k == "descendants":
+        adv = entity_term(mind, a[2][1:], [])
+        if variant:
+            return [f"{a[0]} wdt:P184+ {adv} .", f"{a[0]} wdt:P184 {a[1]} ."]
+        return [f"{adv} wdt:P185+ {a[0]} .", f"{a[1]} wdt:P185 {a[0]} ."]
+    if k == "award":
+        aw = entity_term(mind, a[1][1:], [])
+        if variant:
+            return [f"{a[0]} p:P166 ?statement . ?statement ps:P166 {aw} .", f"?statement pq:P585 {a[2]} ."]
+        return [f"{a[0]} wdt:P166 {aw} .", f"{a[0]} wdt:P585 {a[2]} ."]
+    if k in ("affiliation", "affiliation_any") and variant:
+        org = entity_term(mind, a[1][1:], []) if a[1].startswith("@") else a[1]
+        return [f"{a[0]} wdt:P1416 ?organization .", f"?organization wdt:P361* {org} ."]
+    return [whole]
 
 
 def clause_pid(mind: Mind, c: Clause) -> str:

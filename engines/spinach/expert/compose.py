@@ -3,7 +3,9 @@ one-shot baseline's query from memory alone; the typo slip."""
 
 from __future__ import annotations
 
-from engines.spinach.expert.clauses import fragment
+from typing import NamedTuple
+
+from engines.spinach.expert.clauses import fragment, fragment_query, pieces
 from engines.spinach.expert.debugging import height_wrong_and_no_page, variant_of
 from engines.spinach.expert.memory import DEFAULT, RELATIONS, PolicyParams
 from engines.spinach.expert.question import read_question
@@ -94,25 +96,38 @@ def compose(mind: Mind, failed: set[str] | None = None) -> tuple[str | None, lis
     return query, []
 
 
-def partial_queries(mind: Mind, failed: set[str] | None = None) -> list[tuple[str, int]]:
+class Partial(NamedTuple):
+    """A fragment run before the whole query: its text, the clause whose piece it adds last, and how many clauses
+    (from the first) it holds whole."""
+
+    query: str
+    clause: int
+    whole: int
+
+
+def partial_queries(mind: Mind, failed: set[str] | None = None) -> list[Partial]:
     """The fragments an expert runs before the whole query, one piece added at a time (§3.1: start simple, execute
-    each fragment, add one piece): the first k clauses (k = 1 … n−1) as ``SELECT * … LIMIT 5``, each with the
-    index of the clause it adds; [] for a goal of one clause or while an ID is still missing."""
+    each fragment, add one piece): the clauses' pieces (:func:`~.clauses.pieces`, a triple pattern each) in order,
+    the first k of them as ``SELECT * … LIMIT 5``.  The last fragment is the pattern less its last piece, or the
+    whole pattern when the query then adds a piece that could hide what the pattern matches: a FILTER (it can empty
+    the result), a COUNT or a GROUP BY (a count of nothing is a row, 0: the empty pattern gives no signal).  An
+    ORDER BY or a LIMIT only chooses among the rows the pattern matches, so the whole query adds them with the last
+    piece.  [] for a query of one piece and nothing more, or while an ID is still missing."""
     failed = failed or set()
-    clauses = mind.goal.clauses
-    if len(clauses) < 2:
-        return []
+    goal = mind.goal
     bind: list[str] = []
-    parts: list[str] = []
-    for c in clauses:
-        frag = fragment(mind, c, variant_of(mind, c, failed), bind)
-        if frag is None:
+    flat: list[tuple[str, int]] = []  # (piece, clause index)
+    for i, c in enumerate(goal.clauses):
+        ps = pieces(mind, c, variant_of(mind, c, failed), bind)
+        if ps is None:
             return []
-        parts.append(frag)
+        flat.extend((p, i) for p in ps)
+    more = bool(goal.count or goal.group_by or goal.year_from)
     out = []
-    for k in range(1, len(parts)):
-        body = "\n  ".join(bind + parts[:k])
-        out.append((f"SELECT * WHERE {{\n  {body}\n}}\nLIMIT 5", k - 1))
+    for k in range(1, len(flat) + (1 if more else 0)):
+        clause = flat[k - 1][1]
+        whole = clause + 1 if k == len(flat) or flat[k][1] != clause else clause
+        out.append(Partial(fragment_query(bind + [p for p, _i in flat[:k]]), clause, whole))
     return out
 
 

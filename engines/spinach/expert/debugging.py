@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from engines.spinach.expert.clauses import fragment
+from engines.spinach.expert.clauses import fragment, fragment_query, pieces
 from engines.spinach.expert.question import Clause
 from engines.spinach.expert.search import entity_term, mention_of, pid_for, region_kind, resolve
 from engines.spinach.expert.state import Mind, feedback_of
@@ -60,12 +60,34 @@ def _blind(mind: Mind, clause: Clause, failed: set[str], start: int) -> int:
             frag
             and any(frag in q for q in failed)
             and not next_probe(mind, clause, loud=True)
-            and mind.draw("guess-variant", clause.key, v, len(mind.history)) < mind.params.p_guess
+            and mind.draw("guess-variant", clause.key, v, len(mind.history), mind.sample) < mind.params.p_guess
         ):
             n += 1
         else:
             break
     return n
+
+
+SUBJECT = {"rel": 0, "height": 0, "students": 1, "descendants": 2}
+"""The argument that is the subject of each kind of clause in its first variant: a named entity there is the node
+whose properties the query reads."""
+
+
+def page_to_confirm(mind: Mind) -> str | None:
+    """The page of a named entity whose properties the query is about to read, found but not yet read (§1.4: which
+    property to use depends on the properties the node actually has; §3.4: confirm every assumption about the
+    structure before relying on it).  An entity the query only points at (born *in* Ashford) shows nothing of the
+    property on its own page, which lists outgoing edges only: none is read for it."""
+    if "get_wikidata_entry" in _disabled(mind):
+        return None
+    for c in mind.goal.clauses:
+        i = SUBJECT.get(c.kind)
+        if i is None or not c.args[i].startswith("@"):
+            continue
+        qid = resolve(mind, mention_of(mind, c.args[i]))
+        if qid and ("get_wikidata_entry", qid) not in mind.done:
+            return qid
+    return None
 
 
 def _first_ids(observation: str, column: int = 0) -> list[str]:
@@ -103,7 +125,7 @@ def probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]:
             out.append(
                 (
                     "execute_sparql",
-                    f"SELECT {subject_var} WHERE {{ {frag} }} LIMIT 5",
+                    fragment_query(bind + [frag]),
                     "The result looks wrong (empty). Debug by running a simpler fragment.",
                 )
             )
@@ -126,12 +148,12 @@ def probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]:
         if ids:
             out.append(("get_wikidata_entry", ids[0], f"How is the instrument {ids[0]} linked to its class?"))
     elif k == "award":
-        aw = fragment(mind, Clause("rel", (a[0], "award", a[1])), 0, bind)
+        aw = (pieces(mind, c, 0, bind) or [None])[0]
         if aw and loud:
             out.append(
                 (
                     "execute_sparql",
-                    f"SELECT {a[0]} WHERE {{ {aw} }} LIMIT 5",
+                    fragment_query(bind + [aw]),
                     "Debug: does the award part alone return anything?",
                 )
             )
@@ -192,13 +214,7 @@ def probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]:
         if frag:
             var = next((x for x in a if x.startswith("?")), None)
             if var:
-                out.append(
-                    (
-                        "execute_sparql",
-                        f"SELECT {var} WHERE {{ {' '.join(bind)} {frag} }} LIMIT 5",
-                        "Check this part alone.",
-                    )
-                )
+                out.append(("execute_sparql", fragment_query(bind + [frag]), "Check this part alone."))
     return out
 
 

@@ -52,6 +52,9 @@ def region_kind(mind: Mind, mention: Mention) -> str:
 def pid_for(mind: Mind, rel: str) -> tuple[str | None, str | None]:
     """(PID to use, or None; the search to run first, or None)."""
     true_pid, words = RELATIONS[rel]
+    seen = mind.page_pids.get(words.casefold())
+    if seen:  # a page read showed the property under this very name: no need to remember or search it
+        return seen, None
     memory = mind.params.memory.get(true_pid, 0.3)
     if mind.draw("recall", rel) < memory:
         if rel in ("set_in", "filmed_in") and mind.draw("confuse", rel) < mind.params.p_confuse:

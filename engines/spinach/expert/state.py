@@ -15,6 +15,7 @@ from engines.spinach.tasks import PolicyStep
 # --- reading the state -----------------------------------------------------------------------
 
 _HIT = re.compile(r"^(?P<label>.+?) \((?P<id>[QP]\d+)\): ?(?P<desc>[^\t]*)(?:\tData Type: (?P<dt>\S+))?$")
+_CLAIM = re.compile(r"^(P\d+) \(([^)]*)\): ")
 _MOUNTAINISH = re.compile(r"\b(mount|peak|ridge|spire|dome|crag|horn|tor|needle|fell|pike|summit|ben|hill)\b", re.I)
 _SUITED = {  # which tool reveals which quirk best (§3.7)
     "subclass_not_instance": "get_wikidata_entry",
@@ -42,8 +43,10 @@ class Mind:
     facts: set[str] = field(default_factory=set)
     done: set[tuple[str, str]] = field(default_factory=set)
     results: dict[str, tuple[str, str]] = field(default_factory=dict)  # query -> (feedback, observation)
+    page_pids: dict[str, str] = field(default_factory=dict)  # property label a page read showed -> its PID
     search_off: bool = False
     invent_ids: bool = False  # writing from memory alone (the one-shot baseline): QIDs are made up
+    sample: int = 0  # how many rollbacks came before: a retry after one draws its guesses anew (temperature 1)
 
     def draw(self, *parts: object) -> float:
         return unit(self.seed, "spinach", self.question, *map(str, parts))
@@ -70,8 +73,8 @@ def feedback_of(observation: str) -> str:
     return "syntax_error"
 
 
-def read_state(question: str, history: Sequence[PolicyStep], seed: int, params: PolicyParams) -> Mind:
-    mind = Mind(question, read_question(question), params, seed, history)
+def read_state(question: str, history: Sequence[PolicyStep], seed: int, params: PolicyParams, sample: int = 0) -> Mind:
+    mind = Mind(question, read_question(question), params, seed, history, sample=sample)
     for pos, step in enumerate(history):
         name, arg, obs = step.action_name, step.action_argument.strip(), step.observation or ""
         mind.done.add((name, arg))
@@ -86,6 +89,10 @@ def read_state(question: str, history: Sequence[PolicyStep], seed: int, params: 
                     hits.append((h.group("id"), h.group("label"), h.group("desc"), h.group("dt")))
             mind.searches[arg.casefold()] = hits
         elif name == "get_wikidata_entry":
+            for line in obs.splitlines():
+                claim = _CLAIM.match(line)
+                if claim:
+                    mind.page_pids.setdefault(claim.group(2).casefold(), claim.group(1))
             if "P279 (subclass of)" in obs and "P31 (instance of)" not in obs:
                 mind.notice("subclass_not_instance", name, pos, arg)
             if "(elevation above sea level)" in obs:

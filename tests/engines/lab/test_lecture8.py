@@ -98,7 +98,7 @@ def test_ablation_removing_search_hurts_and_rollback_saves_actions():
     # entity pages are pruned to the question (the policy sees part of each page); shown whole they reveal more, by
     # a margin the full run shows and 16 question-runs may not
     assert next(n for n in t.notes if "the policy sees a part of each page" in n).startswith("holds")
-    assert s[PAGES_WHOLE]["F1"] >= full["F1"] > s["without get_wikidata_entry"]["F1"]
+    assert min(s[PAGES_WHOLE]["F1"], full["F1"]) > s["without get_wikidata_entry"]["F1"]
     pruned_note = next(n for n in t.notes if "a pruned page reveals less" in n)
     assert pruned_note.startswith("holds") or "16 question-runs may not hold" in pruned_note
 
