@@ -74,3 +74,65 @@ def test_complex_clause_slips_turn_the_sort_round(endpoint, qsets):
     assert any("ORDER BY ASC" in q for q in queries)  # "highest" written as ascending: rows, and wrong
     careful = SpinachAgent(endpoint, LLM(SimBackend(policy_params=replace(QUIET, p_verify=0)))).run(c3.question)
     assert "ORDER BY DESC" in (careful.final_sparql or "")
+
+
+def _first_query_index(trajectory) -> int:
+    return next(i for i, s in enumerate(trajectory.state) if s.action == "execute_sparql")
+
+
+def test_the_page_of_the_entity_whose_properties_it_reads_comes_before_the_first_query(endpoint, qsets):
+    """Confirm before relying (§3.4, §1.4): even a property it is sure of (P57, director) is read off the film's page
+    first; an entity the query only points at (born *in* Ashford) shows nothing of the property on its page, and no
+    page is read for it."""
+    film = next(q for q in qsets.forum if q.question.startswith("Who directed Northern Lights"))
+    t = SpinachAgent(endpoint, LLM(SimBackend(policy_params=QUIET))).run(film.question)
+    before = [s.call() for s in t.state[: _first_query_index(t)]]
+    assert any(c.startswith("get_wikidata_entry") for c in before), before
+    assert t.state[-1].action == "stop" and "P57" in (t.final_sparql or "")
+    born = next(
+        q for q in qsets.forum if q.question.startswith("Which people were born in Ashford, the city in Tirenne")
+    )
+    t = SpinachAgent(endpoint, LLM(SimBackend(policy_params=QUIET))).run(born.question)
+    assert not any(s.action == "get_wikidata_entry" for s in t.state[: _first_query_index(t)])
+
+
+def test_a_count_runs_its_pattern_first_and_a_clause_of_two_patterns_adds_them_one_at_a_time(endpoint, qsets):
+    """A COUNT of an empty pattern is a row (0), so the pattern runs alone first; the award clause's date is a
+    second piece, added after the award alone returned rows."""
+    count = next(q for q in qsets.forum if q.question.startswith("How many people were born in"))
+    t = SpinachAgent(endpoint, LLM(SimBackend(policy_params=replace(QUIET, p_incremental=1.0)))).run(count.question)
+    queries = [s.argument for s in t.state if s.action == "execute_sparql"]
+    assert "COUNT" not in queries[0] and any("COUNT" in q for q in queries[1:])
+    award = next(q for q in qsets.forum if q.category == "C5")
+    t = SpinachAgent(endpoint, LLM(SimBackend(policy_params=replace(QUIET, p_incremental=1.0)))).run(award.question)
+    first = next(s for s in t.state if s.action == "execute_sparql")
+    assert "P166" in first.argument and "P585" not in first.argument and first.feedback == "rows"
+
+
+def test_a_guess_is_drawn_anew_after_a_rollback():
+    """At temperature 1 a rerun differs (§3.5): with the award clause's naive variant failed, its probes used up and
+    nothing learnt, whether the policy guesses the next variant is drawn anew for each rollback count (``sample``),
+    so a stop rolled back for want of ideas is not redrawn the same way every time."""
+    from engines.spinach.expert.clauses import fragment
+    from engines.spinach.expert.debugging import _blind, next_probe
+    from engines.spinach.expert.state import read_state
+    from engines.spinach.tasks import PolicyStep
+
+    question = "Who received the Golden Reel Award, and when? Return each laureate and the point in time of the award."
+    rows = "laureate\nQ1265\nQ1284\n[2 rows x 1 column]"
+    history = [
+        PolicyStep("", "search_wikidata", "Golden Reel Award", "Golden Reel Award (Q1113): award given in Tirenne"),
+        PolicyStep("", "execute_sparql", "SELECT * WHERE {\n  ?laureate wdt:P166 wd:Q1113 .\n}\nLIMIT 5", rows),
+        PolicyStep("", "get_property_examples", "P166", "Ilse Oduya (Q1125) -- award received (P166) --> X (Q1114)"),
+        PolicyStep("", "get_wikidata_entry", "Q1265", "label: Florin Rook\nP31 (instance of): human (Q1000)"),
+    ]
+    mind = read_state(question, history, 224, DEFAULT)
+    clause = mind.goal.clauses[0]
+    failed_query = f"SELECT ?laureate ?date WHERE {{ {fragment(mind, clause, 0, [])} }}"
+    history.append(PolicyStep("", "execute_sparql", failed_query, "Query returned empty result."))
+    guesses = []
+    for sample in range(16):
+        mind = read_state(question, history, 224, DEFAULT, sample)
+        assert next_probe(mind, clause, loud=True) is None and not mind.facts  # nothing left to learn
+        guesses.append(_blind(mind, clause, {failed_query}, 0))
+    assert 0 < sum(guesses) < len(guesses)  # some retries guess the next variant, some keep the failed one
