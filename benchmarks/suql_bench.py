@@ -9,8 +9,10 @@
 3. E against an oracle lower bound: the fewest calls any executor could make given the simulated LLM's
    actual answers (see :func:`oracle_calls`), median and p90 over the LIMIT and the list-all queries,
    and per query class; beside E, ``E-static`` (the retrieval order fixed before the first call, without
-   learning from the answers) shows what the adaptive ranker adds; and where E's calls on the LIMIT
-   queries go, per class, by what the rows asked answered (:func:`call_outcomes`);
+   learning from the answers) shows what the adaptive ranker adds; ``E-sentence`` (mode E with
+   ``suql_ranker = "sentence"``: the sentence model all-MiniLM-L6-v2 instead of WordLlama's static
+   vectors, measured when the optional extra ``sentence`` is installed) beside E, per class too; and where
+   E's calls on the LIMIT queries go, per class, by what the rows asked answered (:func:`call_outcomes`);
 4. the bounded pool: a list-all and a LIMIT query with a simulated latency L per call on P workers,
    against ceil(calls / P) x L (the wall time, and the span from the first call's start to the last call's
    end: the pool's schedule without the work before and after the calls; beside them the executor's own
@@ -40,6 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.events import CallFinished, CallStarted, ignore
+from engines.llm import sentence_vectors
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.retrieval.bm25 import as_text
@@ -52,7 +55,13 @@ from engines.suql.workload import TEXT_CONDITIONS, WorkloadQuery, generate, trul
 from worlds.restaurants import build
 
 STATIC = replace(MODES["E"], name="E-static", feedback=False)  # E without learning from the answers
+SENTENCE = "E-sentence"  # mode E with suql_ranker = "sentence" (all-MiniLM-L6-v2, the optional extra), when installed
 RUN_MODES = (*MODES, DUCKDB_UDF.name, STATIC.name)
+
+
+def run_modes() -> tuple[str, ...]:
+    """The modes this run measures: every mode, B-duckdb, E-static, and E-sentence where its extra is installed."""
+    return RUN_MODES + ((SENTENCE,) if sentence_vectors.missing() is None else ())
 
 
 def quantile(xs: Sequence[float], q: float) -> float:
@@ -184,6 +193,7 @@ class Run:
     ids: dict[str, set]
     approximate: dict[str, bool]
     outcomes: dict[str, int] | None = None  # mode E's calls by what the rows answered (:func:`call_outcomes`)
+    outcomes_sentence: dict[str, int] | None = None  # the same for E-sentence
 
     @property
     def answer_first(self) -> bool:
@@ -203,19 +213,25 @@ class Run:
 
 def run_workload(world, truth, sandbox, n: int) -> tuple[list[Run], dict[str, Any]]:
     engine = SuqlEngine(sandbox, LLM(SimBackend()))
+    modes = run_modes()
+    # the same simulated LLM (its answers depend on the text and question only); only the ranker differs
+    sentence = SuqlEngine(sandbox, LLM(SimBackend()), ranker="sentence") if SENTENCE in modes else None
     oracle_llm = LLM(SimBackend())
-    mode_of = {STATIC.name: STATIC}
+    mode_of = {STATIC.name: STATIC, SENTENCE: "E"}
     runs: list[Run] = []
-    scores: dict[str, dict[str, list[float]]] = {m: {"precision": [], "recall": []} for m in RUN_MODES}
+    scores: dict[str, dict[str, list[float]]] = {m: {"precision": [], "recall": []} for m in modes}
     for q in generate(7, n):
         bound, matches_only, matches = oracle_for(world, oracle_llm, q)
         gold = truly_matching(world, truth, q)
         run = Run(q, bound, matches_only, matches, {}, {}, {})
-        for m in RUN_MODES:
+        for m in modes:
             verdicts = Verdicts()
-            result = engine.run(q.sql, mode=mode_of.get(m, m), emit=verdicts if m == "E" else ignore)
+            on = sentence if m == SENTENCE and sentence is not None else engine
+            result = on.run(q.sql, mode=mode_of.get(m, m), emit=verdicts if m in ("E", SENTENCE) else ignore)
             if m == "E":
                 run.outcomes = call_outcomes(verdicts.by_row, len(q.features))
+            elif m == SENTENCE:
+                run.outcomes_sentence = call_outcomes(verdicts.by_row, len(q.features))
             ids = {rec["_id"] for rec in result.records()}
             run.calls[m] = result.stats.answer_calls
             run.ids[m] = ids
@@ -235,6 +251,8 @@ def ratio(runs: Sequence[Run], num: str, den: str) -> float | None:
 
 def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
+    all_modes = tuple(scores)
+    has_sentence = SENTENCE in all_modes
     modes = {
         m: {
             "answer_calls_mean": mean([r.calls[m] for r in runs]),
@@ -243,7 +261,7 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
             "precision": mean(scores[m]["precision"]),
             "recall": mean(scores[m]["recall"]),
         }
-        for m in RUN_MODES
+        for m in all_modes
     }
     first = [r for r in runs if r.answer_first]
     after = [r for r in runs if not r.answer_first]
@@ -270,6 +288,18 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
                 o: sum((r.outcomes or {}).get(o, 0) for r in runs if r.klass == k and r.limit_met) for o in OUTCOMES
             },
             "queries_limit_met": len([r for r in runs if r.klass == k and r.limit_met]),
+            **(
+                {
+                    "E-sentence_mean": mean([r.calls[SENTENCE] for r in runs if r.klass == k]),
+                    "E-sentence_over_oracle": over_oracle([r for r in runs if r.klass == k], SENTENCE),
+                    "E-sentence_calls_by_outcome_limit_met": {
+                        o: sum((r.outcomes_sentence or {}).get(o, 0) for r in runs if r.klass == k and r.limit_met)
+                        for o in OUTCOMES
+                    },
+                }
+                if has_sentence
+                else {}
+            ),
         }
         for k in classes
     }
@@ -281,7 +311,7 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
             and (r.ids[m] == r.matches if r.query.limit is None else len(r.ids[m]) == len(r.ids["A"]))
             for r in runs
         )
-        for m in RUN_MODES
+        for m in all_modes
         if m != "F"
     }
     worst = sorted(limit, key=lambda r: -(r.calls["E"] / max(1, r.oracle)))[:5]
@@ -306,18 +336,29 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
             "limit": over_oracle(limit, STATIC.name),
             "list_all": over_oracle(list_all, STATIC.name),
         },
+        # suql_ranker = "sentence" (None: the extra is not installed, `pip install 'cs224v-tui[sentence]'`)
+        "e_sentence_over_oracle": {"limit": over_oracle(limit, SENTENCE), "list_all": over_oracle(list_all, SENTENCE)}
+        if has_sentence
+        else None,
         "by_class": by_class,
         "worst_limit_queries": [
             {
                 "sql": r.query.sql,
                 "E": r.calls["E"],
                 "E-static": r.calls[STATIC.name],
+                **({"E-sentence": r.calls[SENTENCE]} if has_sentence else {}),
                 "oracle": r.oracle,
                 "E_calls_by_outcome": r.outcomes,
             }
             for r in worst
         ],
         "precision_identical_a_to_e": len({modes[m]["precision"] for m in "ABCDE"}) == 1,
+        "rankers": {
+            "static": {"limit": over_oracle(limit), "precision": modes["E"]["precision"]},
+            "sentence": {"limit": over_oracle(limit, SENTENCE), "precision": modes[SENTENCE]["precision"]}
+            if has_sentence
+            else None,
+        },
         "rows_are_the_llms_matches": same_rows,
     }
 
@@ -498,12 +539,35 @@ def report(fig: dict[str, Any]) -> str:
             f"   {shape:<8} ({e['n']:>2}): median {e['median']:.2f}  p90 {e['p90']:.2f}     "
             f"(E-static: median {s['median']:.2f}  p90 {s['p90']:.2f})"
         )
+    sent = w["e_sentence_over_oracle"]
+    if sent is None:
+        lines.append(
+            "   E-sentence (suql_ranker = 'sentence'): not measured, the extra is not installed "
+            "(pip install 'cs224v-tui[sentence]')"
+        )
+    else:
+        for shape in ("limit", "list_all"):
+            e = sent[shape]
+            lines.append(
+                f"   {shape:<8} ({e['n']:>2}) with suql_ranker = 'sentence' (E-sentence): median {e['median']:.2f}  "
+                f"p90 {e['p90']:.2f}"
+            )
+        lines.append(
+            f"   precision: E {w['modes']['E']['precision']:.4f}, E-sentence {w['modes'][SENTENCE]['precision']:.4f} "
+            f"(A {w['modes']['A']['precision']:.4f})"
+        )
     lines.append("   per class                    n   oracle      E  E-static   E/oracle med/p90  E-static med/p90")
     for k, c in w["by_class"].items():
         lines.append(
             f"   {k:<26} {c['queries']:>3} {c['oracle_mean']:>8.1f} {c['E_mean']:>6.1f} {c['E-static_mean']:>9.1f}"
             f"   {c['E_over_oracle']['median']:>6.2f} / {c['E_over_oracle']['p90']:<6.2f}"
             f"   {c['E-static_over_oracle']['median']:>6.2f} / {c['E-static_over_oracle']['p90']:.2f}"
+            + (
+                f"   E-sentence {c['E-sentence_mean']:>6.1f}  {c['E-sentence_over_oracle']['median']:.2f} / "
+                f"{c['E-sentence_over_oracle']['p90']:.2f}"
+                if "E-sentence_mean" in c
+                else ""
+            )
         )
     lines.append(
         "   E's calls on the LIMIT queries by what the rows answered: match / first condition asked Unknown / "
@@ -517,12 +581,20 @@ def report(fig: dict[str, Any]) -> str:
                 + " ".join(f"{met[x]:>4}" for x in OUTCOMES)
                 + f"   all ({c['queries']:>2}) "
                 + " ".join(f"{every[x]:>4}" for x in OUTCOMES)
+                + (
+                    "   E-sentence met "
+                    + " ".join(f"{c['E-sentence_calls_by_outcome_limit_met'][x]:>4}" for x in OUTCOMES)
+                    if "E-sentence_calls_by_outcome_limit_met" in c
+                    else ""
+                )
             )
     lines.append("   worst LIMIT queries (E / oracle):")
     for q in w["worst_limit_queries"]:
         o = q["E_calls_by_outcome"] or {}
         lines.append(
-            f"     {q['E']:>4} / {q['oracle']:<3} (E-static {q['E-static']:>4}; E's calls "
+            f"     {q['E']:>4} / {q['oracle']:<3} (E-static {q['E-static']:>4}"
+            + (f", E-sentence {q['E-sentence']:>4}" if "E-sentence" in q else "")
+            + "; E's calls "
             + "/".join(str(o.get(x, 0)) for x in OUTCOMES)
             + f")  {q['sql'][40:]}"
         )
@@ -578,7 +650,8 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         sandbox.close()
     # the issue's keys at the top level
     w = fig["workload"]
-    out = {k: w[k] for k in ("modes", "e_over_b_by_order", "e_over_bduckdb", "e_over_c", "e_over_oracle", "oracle")}
+    keys = ("modes", "e_over_b_by_order", "e_over_bduckdb", "e_over_c", "e_over_oracle", "oracle", "rankers")
+    out = {k: w[k] for k in keys}
     out.update(fig)
     return out
 

@@ -32,6 +32,7 @@ from engines.settings import Settings
 from engines.sql.agent import TextToSQLAgent
 from engines.sql.sandbox import Limits, Sandbox
 from engines.suql.agent import SuqlAgent
+from engines.suql.compiler.semantic import check_ranker
 from engines.suql.examples import LECTURE, Example
 from engines.suql.execute import SuqlEngine
 from worlds import restaurants
@@ -72,7 +73,14 @@ def _source(source: DataSource | str, settings: Settings) -> DataSource:
 def _own_engine(data: DataSource, llm: LLM, settings: Settings, pool: int) -> SuqlEngine:
     if data.make_engine is not None:  # the source runs the structured part itself (PostgreSQL)
         return data.make_engine(llm, settings, pool=pool)
-    return SuqlEngine(data.sandbox, llm, pool=pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
+    return SuqlEngine(
+        data.sandbox,
+        llm,
+        pool=pool,
+        cap=settings.suql_cap,
+        call_budget=settings.suql_call_budget,
+        ranker=settings.suql_ranker,
+    )
 
 
 def open_source_agent(
@@ -134,6 +142,8 @@ def open_restaurants(
         return open_source_agent(source, settings, clock=clock, suql=suql)
     settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
+    if suql:
+        check_ranker(settings.suql_ranker)  # before the sandbox is opened
     world = world or restaurants.build(restaurants.DEFAULT_SEED).world
     sandbox = Sandbox.create(
         world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
@@ -145,6 +155,7 @@ def open_restaurants(
             pool=settings.effective_suql_pool,
             cap=settings.suql_cap,
             call_budget=settings.suql_call_budget,
+            ranker=settings.suql_ranker,
         )
         agent: TextToSQLAgent = SuqlAgent.over(
             engine, world.schema(), enum_fields=world.enum_fields, classify_method=settings.classify_method
@@ -313,6 +324,7 @@ def open_suql(
     ``source``: a user's own data (a path, a ``postgresql://`` URL or an opened :class:`DataSource`,
     closed with the session) instead of ``world``; its examples are made from the description of the data."""
     settings = settings or Settings()
+    check_ranker(settings.suql_ranker)  # a ranker that cannot run fails before anything is opened
     if pool is None:
         pool = settings.effective_suql_pool
     if source is not None:
@@ -335,5 +347,12 @@ def open_suql(
     sandbox = Sandbox.create(
         data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
     )
-    engine = SuqlEngine(sandbox, llm, pool=pool, cap=settings.suql_cap, call_budget=settings.suql_call_budget)
+    engine = SuqlEngine(
+        sandbox,
+        llm,
+        pool=pool,
+        cap=settings.suql_cap,
+        call_budget=settings.suql_call_budget,
+        ranker=settings.suql_ranker,
+    )
     return SuqlSession(settings, world, data, sandbox, llm, engine, spec.examples)

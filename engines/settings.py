@@ -148,6 +148,9 @@ class Settings(BaseSettings):
     suql_confirm_calls: int = Field(
         200, ge=0, description="with a paid backend, ask before a run expected to exceed this many calls (0: never ask)"
     )
+    # the adaptive ranker's sense of a question (modes E, F): WordLlama's static vectors, or the sentence model
+    # all-MiniLM-L6-v2 (the optional extra: pip install 'cs224v-tui[sentence]'; an error naming it when missing)
+    suql_ranker: Literal["static", "sentence"] = "static"
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
 

@@ -41,6 +41,7 @@ from engines.suql.compiler.identity import RowNames
 from engines.suql.compiler.materialise import derived_to_verify
 from engines.suql.compiler.pipeline import compile_statement
 from engines.suql.compiler.precheck import precheck
+from engines.suql.compiler.semantic import check_ranker
 from engines.suql.compiler.sqlparts import resolved_order
 from engines.suql.compiler.udf import udf_rewrite
 from engines.suql.language import SuqlError, calls_in, pretty
@@ -130,7 +131,19 @@ class SuqlResult:
 class SuqlEngine:
     """Runs SUQL on the tables of one sandbox with one LLM."""
 
-    def __init__(self, sandbox: Sandbox, llm: LLM, *, pool: int = 1, cap: int = 20, call_budget: int = 2000) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        llm: LLM,
+        *,
+        pool: int = 1,
+        cap: int = 20,
+        call_budget: int = 2000,
+        ranker: str = "static",
+    ) -> None:
+        """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
+        (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed)."""
+        self.ranker = check_ranker(ranker)
         if pool < 1:
             raise ValueError("pool must be at least 1")
         if call_budget < 1:
@@ -181,6 +194,7 @@ class SuqlEngine:
                 indexes=self.indexes,
                 pool=self.pool,
                 state=state,
+                ranker=self.ranker,
             )
             try:
                 precheck(self.sandbox, tree)

@@ -11,8 +11,9 @@ into, per row and per ``answer(...) = 'Yes'`` predicate, an estimate of P(Yes) a
 - a row holding a ``pos`` sentence, or an unlabelled one resembling it (BM25 of the quoted sentence over
   the row's chunks, as a share of its own score), is in class ``pos``; one holding a ``neg`` sentence is
   ``neg``; one whose sentences are all labelled and neither is ``explained``; one whose unlabelled text
-  mentions the question (BM25 of its words, or the cosine of static word embeddings,
-  :mod:`engines.suql.compiler.semantic`) is ``mention``; else ``none``;
+  mentions the question (BM25 of its words, or the cosine of embeddings, :mod:`engines.suql.compiler.semantic`:
+  WordLlama's static word vectors by default, the sentence model all-MiniLM-L6-v2 with
+  ``suql_ranker = "sentence"``) is ``mention``; else ``none``;
 - each class has (Yes, No, Unknown) counts per predicate: a prior, plus the answers of rows that were
   in that class when they were asked; an unlabelled row's P(Yes) also grows with how close its closest
   sentence is to the question.
@@ -52,7 +53,7 @@ from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import Row, RowDecided, RunContext, SelectContext
 from engines.suql.compiler.cost import passes_if_yes
 from engines.suql.compiler.kleene import DEFERRED, Truth
-from engines.suql.compiler.semantic import embedder
+from engines.suql.compiler.semantic import ranker_embedder
 from engines.suql.language import as_call, calls_in, is_llm_call
 from engines.suql.plan import Conjunct
 
@@ -67,7 +68,7 @@ PRIORS: dict[str, tuple[float, float, float]] = {
 RESEMBLES = 0.6  # share of an evidence sentence's own BM25 score a row's best chunk needs to resemble it
 MENTIONS = 0.5  # share of the best question score a row needs to mention the question
 _MISSING = object()
-SEMANTIC = True  # use static embeddings when WordLlama is installed
+SEMANTIC = True  # use the ranker's embeddings (static: when WordLlama is installed; sentence: always)
 SEM_MENTIONS = 0.45  # share of the best candidate sentence's cosine to the question that counts as a mention
 SEM_SCALE = True  # P(Yes) of an unlabelled row scales with its closest sentence's cosine share
 SEM_FLOOR = 0.2  # ... as SEM_FLOOR + that share
@@ -103,8 +104,11 @@ class _Learned:
     - ``none``: otherwise.
     """
 
-    def __init__(self, index: ChunkIndex | None, question: str, rows: Sequence[Row], text_sql: str) -> None:
+    def __init__(
+        self, index: ChunkIndex | None, question: str, rows: Sequence[Row], text_sql: str, ranker: str = "static"
+    ) -> None:
         self.index = index
+        self.ranker = ranker
         self.sentences: dict[Any, list[str]] = {}  # row key -> its sentences, found when first needed
         self.chunks: dict[Any, tuple[int, int]] = {}  # row key -> its chunks' span in the index
         self.label: dict[str, str] = {}
@@ -130,9 +134,9 @@ class _Learned:
 
     def _semantic(self, question: str) -> None:
         """Per candidate row, each sentence's cosine to the question as a share of the best candidate sentence's
-        (static embeddings, :mod:`engines.suql.compiler.semantic`); nothing without them."""
+        (the ranker's embeddings, :mod:`engines.suql.compiler.semantic`); nothing without them."""
         self.semantic: dict[Any, np.ndarray] = {}
-        model = embedder() if SEMANTIC else None
+        model = ranker_embedder(self.ranker) if SEMANTIC else None
         if model is None:
             return
         per_row = {k: self._sentences(k) for k in self._rows}
@@ -257,7 +261,9 @@ class Learner:
                 inner = lit.unnest() if isinstance(lit, exp.Paren) else lit
                 other = inner.expression if is_llm_call(inner.this) else inner.this
                 if call.key not in self.calls:
-                    self.calls[call.key] = _Learned(indexes.get(call.sql()), call.question, rows, call.text_sql)
+                    self.calls[call.key] = _Learned(
+                        indexes.get(call.sql()), call.question, rows, call.text_sql, ranker=ctx.ranker
+                    )
                     self.call_of[call.key] = call
                 self.pred[(i, k)] = (call.key, other.name)
 

@@ -88,6 +88,7 @@ class RunContext:
     pool: int
     state: RunState
     cost: CostModel = COST_MODEL
+    ranker: str = "static"  # the adaptive ranker's embeddings (engines.suql.compiler.semantic.RANKERS)
 
     def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

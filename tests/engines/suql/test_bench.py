@@ -47,6 +47,14 @@ def test_the_json_has_the_issues_keys(figures):
         assert 0 < pool[name]["calls_span_s"] <= pool[name]["wall_s"]
     assert pool["limit_rows_repeatable"] is True
     assert pool["limit1_wasted"]["max"] <= pool["limit1_wasted"]["bound"] == 2
+    # both rankers side by side: the sentence ranker measured exactly when its extra is installed
+    from engines.llm import sentence_vectors
+
+    installed = sentence_vectors.missing() is None
+    assert set(figures["rankers"]) == {"static", "sentence"}
+    assert (figures["rankers"]["sentence"] is not None) == installed == ("E-sentence" in figures["modes"])
+    if installed:
+        assert {"median", "p90"} <= set(figures["rankers"]["sentence"]["limit"])
 
 
 def test_every_exact_mode_returns_the_llms_matches(figures):
