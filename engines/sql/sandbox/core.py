@@ -36,10 +36,14 @@ from engines.sql.sandbox.scratch import (
     scratch_ref,
     scratch_table,
 )
-from engines.sql.sandbox.statements import _run_internal
+from engines.sql.sandbox.statements import checked_sql
 
 DEFAULT_ROW_CAP = 10_000
 DEFAULT_TIMEOUT_S = 5.0
+
+
+def _use(database: str) -> exp.Use:
+    return exp.Use(this=exp.to_identifier(database))
 
 
 class Sandbox:
@@ -86,6 +90,8 @@ class Sandbox:
         cursor = con.cursor()
         try:
             create_schema(cursor)
+            # every cursor starts with ``USE <database>``: built and checked (one SET statement) once here
+            self._use_sql = None if database is None else checked_sql(cursor, _use(database), duckdb.StatementType.SET)
         finally:
             cursor.close()
         self._table_types: dict[tuple[str, str], list[tuple[str, str]]] = {}  # base tables never change
@@ -180,9 +186,9 @@ class Sandbox:
             cursor = self._con.cursor()
         except duckdb.Error as e:
             raise SqlFailed(f"The database is not available: {e}") from e
-        if self._database is not None:
+        if self._use_sql is not None:
             try:
-                _run_internal(cursor, exp.Use(this=exp.to_identifier(self._database)), duckdb.StatementType.SET)
+                cursor.execute(self._use_sql)
             except duckdb.Error as e:
                 cursor.close()
                 raise SqlFailed(f"The database is not available: {e}") from e

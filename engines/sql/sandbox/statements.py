@@ -23,13 +23,28 @@ def _run_internal(
     """Run a statement the engine built itself, as a sqlglot tree (identifiers quoted, values as
     ``?`` parameters).  DuckDB's own parser must read it as exactly one statement of the
     ``expected`` type, the same check every user query passes."""
+    _, statement = _checked(cursor, tree, expected)
+    return cursor.execute(statement, list(parameters) if parameters is not None else None)
+
+
+def checked_sql(cursor: duckdb.DuckDBPyConnection, tree: exp.Expression, expected: duckdb.StatementType) -> str:
+    """The SQL of a statement the engine built itself, checked as :func:`_run_internal` checks it but not
+    run: for a statement run again and again (each of a sandbox's cursors starts with the same ``USE``), the
+    same text passes the same check every time."""
+    sql, _ = _checked(cursor, tree, expected)
+    return sql
+
+
+def _checked(
+    cursor: duckdb.DuckDBPyConnection, tree: exp.Expression, expected: duckdb.StatementType
+) -> tuple[str, Any]:
     sql = tree.sql(dialect="duckdb", identify=True, comments=False)
     statements = cursor.extract_statements(sql)
     if len(statements) != 1 or statements[0].type != expected:
         raise SqlRefused(
             f"An internal statement did not read as one {expected.name} statement; it was not run.", sql=sql
         )
-    return cursor.execute(statements[0], list(parameters) if parameters is not None else None)
+    return sql, statements[0]
 
 
 def plain_type(type_text: str) -> exp.DataType:
