@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import sqlglot
@@ -170,9 +171,27 @@ def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
 def runnable(expression: exp.Expression) -> str:
     """The DuckDB SQL that runs for a validated tree: transpiled (:func:`transpile`), size-guarded
     (:func:`engines.sql.sandbox.bounds.bound`) and validated again as sqlglot reads that text."""
-    duckdb_sql, reading = bound_read(transpile(expression))
+    transpiled = transpile(expression)
+    if len(transpiled) > _MAX_REMEMBERED_CHARS:
+        return _guarded_and_rechecked(transpiled)
+    return _remembered_guarded_and_rechecked(transpiled)
+
+
+_MAX_REMEMBERED_CHARS = 4_000
+"""Transpiled texts up to this long have their guarded, re-checked text remembered (an engine runs the same
+statements again and again: SUQL's per-row and per-mode queries, a tab's schema queries)."""
+
+
+def _guarded_and_rechecked(transpiled: str) -> str:
+    duckdb_sql, reading = bound_read(transpiled)
     _recheck(duckdb_sql, reading)
     return duckdb_sql
+
+
+_remembered_guarded_and_rechecked = functools.lru_cache(maxsize=2048)(_guarded_and_rechecked)
+""":func:`_guarded_and_rechecked` remembered by text: both steps depend on the text alone (sqlglot's reading
+of it and the pure policy), so the same text always gives the same SQL; a text they refuse raises each time
+(an exception is never remembered)."""
 
 
 def _recheck(duckdb_sql: str, expression: exp.Expression | None = None) -> None:
