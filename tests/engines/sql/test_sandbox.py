@@ -632,3 +632,57 @@ def test_a_closed_sandbox_fails_cleanly():
 def test_engines_do_not_import_textual():
     code = "import sys, engines.sql.sandbox; assert 'textual' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True)
+
+
+# --- speed without a change in what runs (session 8: CI time) ---------------------------------------------
+
+
+def test_the_world_database_is_filled_without_waiting_for_the_disk():
+    # the filled file is a scratch copy removed with the sandbox: its writes need no fsync
+    known = duckdb.connect().execute("SELECT count(*) FROM duckdb_settings() WHERE name = 'fsync_mode'").fetchall()
+    if not known[0][0]:
+        pytest.skip(f"DuckDB {duckdb.__version__} has no fsync_mode setting")
+    seen: list[str] = []
+
+    def loader(con: duckdb.DuckDBPyConnection) -> None:
+        seen.append(con.execute("SELECT current_setting('fsync_mode')").fetchall()[0][0])
+        load_items(con)
+
+    sb = Sandbox.create(loader)
+    try:
+        assert [s.upper() for s in seen] == ["NONE"]
+        assert sb.run("SELECT count(*) FROM items").rows == ((ROWS,),)
+    finally:
+        sb.close()
+
+
+def test_every_cursor_of_a_sandbox_starts_in_its_read_only_world():
+    sb = Sandbox.create(load_items)
+    try:
+        for _ in range(3):  # the USE statement is built and checked once, run on every cursor
+            cursor = sb._cursor()
+            try:
+                assert cursor.execute("SELECT current_database()").fetchall() == [("world",)]
+            finally:
+                cursor.close()
+        assert sb._use_sql == 'USE "world"'
+    finally:
+        sb.close()
+
+
+def test_the_gate_remembers_the_sql_it_made_of_a_text_but_never_a_refusal():
+    from engines.sql.sandbox import gate
+
+    remembered = gate._remembered_guarded_and_rechecked
+    tree = check("SELECT name, repeat('ab', 3) FROM items WHERE id < 3")
+    first = gate.runnable(tree)
+    hits = remembered.cache_info().hits
+    assert gate.runnable(check("SELECT name, repeat('ab', 3) FROM items WHERE id < 3")) == first
+    assert remembered.cache_info().hits == hits + 1
+    assert "ERROR(" in first  # the size guard is in the remembered text
+    refused = "SELECT * FROM read_csv('/etc/passwd')"  # as if a transpiled text came out like this
+    size = remembered.cache_info().currsize
+    for _ in range(2):
+        with pytest.raises(SqlRefused, match="read_csv"):
+            remembered(refused)
+    assert remembered.cache_info().currsize == size
