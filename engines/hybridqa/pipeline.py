@@ -33,6 +33,7 @@ from engines.llm.client import LLM
 from engines.llm.protocol import Results
 from engines.retrieval.bm25 import IndexCache
 from engines.sql.sandbox import Sandbox, to_jsonable
+from engines.suql.compiler.identity import RowNames
 from engines.suql.execute import SuqlEngine
 from engines.suql.plan import DEFAULT_MODE, Plan
 
@@ -145,6 +146,7 @@ class HybridQA:
         self.refusal: str | None = None  # set when this LLM cannot answer these tables (sim on real ones)
         self._directories: dict[str, PassageDirectory] = {}
         self._schemas: dict[str, str] = {}
+        self._names = RowNames(sandbox)  # each table's id column and rowid, described once for every question
 
     def directory(self, table: str) -> PassageDirectory:
         if table not in self._directories:
@@ -181,7 +183,7 @@ class HybridQA:
         shown = self.schema(table, schema)
         llm = self.llm.bind(emit, cancel)
         reader = PassageReader(llm, self.directory(table), fallback=improvements.fallback, emit=emit, cancel=cancel)
-        engine = SuqlEngine(self.sandbox, reader, pool=self.pool)
+        engine = SuqlEngine(self.sandbox, reader, pool=self.pool, names=self._names)
         engine.indexes = self._indexes
         counter = llm.counter
         start_calls = counter.counts.get("answer", 0)

@@ -41,7 +41,6 @@ from engines.suql.compiler.identity import RowNames
 from engines.suql.compiler.materialise import derived_to_verify
 from engines.suql.compiler.pipeline import compile_statement
 from engines.suql.compiler.precheck import precheck
-from engines.suql.compiler.semantic import check_ranker
 from engines.suql.compiler.sqlparts import resolved_order
 from engines.suql.compiler.udf import udf_rewrite
 from engines.suql.language import SuqlError, calls_in, pretty
@@ -139,11 +138,10 @@ class SuqlEngine:
         pool: int = 1,
         cap: int = 20,
         call_budget: int = 2000,
-        ranker: str = "static",
+        names: RowNames | None = None,
     ) -> None:
-        """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
-        (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed)."""
-        self.ranker = check_ranker(ranker)
+        """``names``: the sandbox's :class:`RowNames` shared with other engines on the same sandbox (its tables are
+        then described once for all of them, not once per engine)."""
         if pool < 1:
             raise ValueError("pool must be at least 1")
         if call_budget < 1:
@@ -154,7 +152,9 @@ class SuqlEngine:
         self.pool = pool
         self.cap = cap
         self.indexes = IndexCache()
-        self._names = RowNames(sandbox)  # rowids, id columns: described once per table
+        if names is not None and names.sandbox is not sandbox:
+            raise ValueError("names must describe the engine's own sandbox")
+        self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table
 
     def compile(self, sql: str) -> tuple[exp.Expression, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
@@ -194,7 +194,6 @@ class SuqlEngine:
                 indexes=self.indexes,
                 pool=self.pool,
                 state=state,
-                ranker=self.ranker,
             )
             try:
                 precheck(self.sandbox, tree)
