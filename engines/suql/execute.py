@@ -41,6 +41,7 @@ from engines.suql.compiler.identity import RowNames
 from engines.suql.compiler.materialise import derived_to_verify
 from engines.suql.compiler.pipeline import compile_statement
 from engines.suql.compiler.precheck import precheck
+from engines.suql.compiler.semantic import check_ranker
 from engines.suql.compiler.sqlparts import resolved_order
 from engines.suql.compiler.udf import udf_rewrite
 from engines.suql.language import SuqlError, calls_in, pretty
@@ -138,10 +139,14 @@ class SuqlEngine:
         pool: int = 1,
         cap: int = 20,
         call_budget: int = 2000,
+        ranker: str = "static",
         names: RowNames | None = None,
     ) -> None:
-        """``names``: the sandbox's :class:`RowNames` shared with other engines on the same sandbox (its tables are
+        """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
+        (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed).
+        ``names``: the sandbox's :class:`RowNames` shared with other engines on the same sandbox (its tables are
         then described once for all of them, not once per engine)."""
+        self.ranker = check_ranker(ranker)
         if pool < 1:
             raise ValueError("pool must be at least 1")
         if call_budget < 1:
@@ -194,6 +199,7 @@ class SuqlEngine:
                 indexes=self.indexes,
                 pool=self.pool,
                 state=state,
+                ranker=self.ranker,
             )
             try:
                 precheck(self.sandbox, tree)
