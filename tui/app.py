@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.stylesheet import Stylesheet
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.widgets._footer import FooterKey
@@ -214,6 +215,97 @@ class AppFooter(Footer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._bindings_ready = True  # compose the keys from the bindings the screen has on mount
+        self._composed_keys: tuple | None = None  # what the keys shown were composed from
+
+    def _keys_source(self) -> tuple | None:
+        """Everything Footer.compose builds the keys from: the shown bindings (each with whether it is
+        enabled, its tooltip and its key as displayed), the command palette's, and the options."""
+        if not self._bindings_ready:
+            return None
+        app = self.app
+        shown = tuple(
+            (binding, enabled, tooltip, app.get_key_display(binding))
+            for (_, binding, enabled, tooltip) in self.screen.active_bindings.values()
+            if binding.show
+        )
+        palette = self.screen.active_bindings.get(app.COMMAND_PALETTE_BINDING)
+        return (
+            shown,
+            None if palette is None else (*palette[1:], app.get_key_display(palette[1])),
+            self.show_command_palette,
+            app.ENABLE_COMMAND_PALETTE,
+            self.combine_groups,
+        )
+
+    def compose(self) -> ComposeResult:
+        self._composed_keys = self._keys_source()
+        yield from super().compose()
+
+    async def recompose(self) -> None:
+        """Rebuild the keys only when what they show changed: every focus change and binding refresh
+        asks for a rebuild (several per keystroke), and rebuilding the same keys draws the same footer."""
+        if self.is_mounted and self._composed_keys is not None and self._keys_source() == self._composed_keys:
+            return
+        await super().recompose()
+
+
+_PARSED_CSS: dict[tuple, list] = {}
+"""Rule sets parsed by any app of this process: (theme variables, css, where it was read from, default css?,
+tie breaker, scope) -> the RuleSets.  A source's parse depends on nothing else, and Textual never changes a
+RuleSet once parsed (the nodes of one app already share each one), so every app of the process can share them."""
+_PARSED_CSS_LOCK = threading.Lock()
+_PARSED_CSS_MAX = 512  # entries (about 45 per theme); past it the cache starts afresh
+
+
+class SharedParseStylesheet(Stylesheet):
+    """Textual's Stylesheet, with every CSS source parsed once per process rather than once per app.
+
+    Textual keeps its parse cache per Stylesheet, and an app builds a fresh one at each re-parse (the theme
+    set at start re-parses every source): each app parsed the same widget defaults and tab stylesheets anew.
+    The rule sets are the same objects Textual would parse (same source, same variables), so styles, and the
+    screens drawn with them, are identical."""
+
+    def _parse_rules(
+        self,
+        css: str,
+        read_from: tuple[str, str],
+        is_default_rules: bool = False,
+        tie_breaker: int = 0,
+        scope: str = "",
+    ) -> list:
+        key = (tuple(self._variables.items()), css, read_from, is_default_rules, tie_breaker, scope)
+        with _PARSED_CSS_LOCK:
+            rules = _PARSED_CSS.get(key)
+        if rules is None:
+            rules = super()._parse_rules(css, read_from, is_default_rules, tie_breaker, scope)
+            with _PARSED_CSS_LOCK:
+                if len(_PARSED_CSS) >= _PARSED_CSS_MAX:
+                    _PARSED_CSS.clear()
+                _PARSED_CSS[key] = rules
+        return rules
+
+    def copy(self) -> SharedParseStylesheet:
+        stylesheet = type(self)(variables=self._variables.copy())
+        stylesheet.source = self.source.copy()
+        return stylesheet
+
+    def reparse(self) -> None:
+        """Textual's ``Stylesheet.reparse`` (textual 8.2.8), the fresh stylesheet of this class."""
+        stylesheet = type(self)(variables=self._variables)
+        for read_from, (css, is_defaults, tie_breaker, scope) in self.source.items():
+            stylesheet.add_source(
+                css, read_from=read_from, is_default_css=is_defaults, tie_breaker=tie_breaker, scope=scope
+            )
+        try:
+            stylesheet.parse()
+        except Exception:
+            self._invalid_css.update(stylesheet._invalid_css)
+            raise
+        else:
+            self._rules = stylesheet.rules
+            self._rules_map = None
+            self.source = stylesheet.source
+            self._require_parse = False
 
 
 def _default_settings() -> Settings:
@@ -334,6 +426,7 @@ class CS224VApp(App[None]):
         from the environment that way.  ``clock`` times the LLM calls (inject ``lambda: 0.0`` for
         deterministic screens); ``cursor_blink=False`` keeps text cursors steady (snapshot tests)."""
         super().__init__()
+        self.stylesheet = SharedParseStylesheet(variables=self.stylesheet._variables)  # nothing read into it yet
         self._settings: Settings | None = None
         self._make_settings: Callable[[], Settings] | None = None
         if settings is None:

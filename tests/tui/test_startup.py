@@ -256,3 +256,49 @@ def test_the_app_s_options_alone_are_read_as_the_full_parser_reads_them() -> Non
         ["--bogus"],
     ):
         assert _the_app_alone(argv) is None, argv
+
+
+@drive
+async def test_a_second_app_parses_no_css_and_gets_the_same_rules(monkeypatch) -> None:
+    # every app of a process shares the parsed stylesheets (the widgets' defaults, app.tcss, the tabs')
+    import textual.css.stylesheet as textual_stylesheet
+
+    first = make_app()
+    async with first.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rules = list(first.stylesheet.rules)
+    parsed: list[object] = []
+    real_parse = textual_stylesheet.parse
+
+    def counting_parse(*args, **kwargs):
+        parsed.append(args[2] if len(args) > 2 else kwargs.get("read_from"))
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(textual_stylesheet, "parse", counting_parse)
+    second = make_app()
+    async with second.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert all(a is b for a, b in zip(second.stylesheet.rules, rules, strict=True))  # the very same rule sets
+    assert parsed == []
+
+
+@drive
+async def test_the_footer_keeps_its_keys_until_what_they_show_changes() -> None:
+    from textual.widgets import DataTable
+    from textual.widgets._footer import FooterKey
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = list(app.query(FooterKey))
+        assert keys and "view_cell" not in {key.action for key in keys}
+        app.screen.refresh_bindings()  # nothing the footer shows changed: the same keys stay
+        await pilot.pause()
+        await pilot.pause()
+        assert list(app.query(FooterKey)) == keys
+        table = app.active_area.query(DataTable).first()
+        table.focus()  # a table takes v (view the cell): the footer is rebuilt and shows it
+        await pilot.pause()
+        await pilot.pause()
+        assert "view_cell" in {key.action for key in app.query(FooterKey)}
+        assert list(app.query(FooterKey)) != keys
