@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
@@ -208,12 +210,16 @@ def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
     prompt, and the reply (its JSON encoding when the task has one), counted by
     :func:`~engines.llm.usage.estimate_tokens` (characters / 4).  The simulated backend's calls
     are reported with it; a prompt that cannot be rendered is reported without tokens."""
-    from engines.llm.prompting import render_prompt, system_prompt
+    from engines.llm.prompting import system_prompt
 
     try:
         if not _SYSTEM_TOKENS:
             _SYSTEM_TOKENS.append(estimate_tokens(system_prompt()))
-        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
+        context = task.context(input)
+        if all(type(v) is str for v in context.values()):  # a row call (text, question): asked again and again
+            prompt_tokens = _text_prompt_tokens(task.template, task.prompts_dir, tuple(context.items()))
+        else:
+            prompt_tokens = _prompt_tokens(task.template, task.prompts_dir, context)
     except Exception as error:
         log.debug("no token estimate for %s(): %s", task.name, error)
         return NO_USAGE
@@ -221,7 +227,20 @@ def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
         reply = json.dumps(task.encode(value), ensure_ascii=False, default=str)
     else:
         reply = "" if value is None else str(value)
-    return Usage(_SYSTEM_TOKENS[0] + estimate_tokens(prompt), estimate_tokens(reply), 0, 0)
+    return Usage(_SYSTEM_TOKENS[0] + prompt_tokens, estimate_tokens(reply), 0, 0)
+
+
+def _prompt_tokens(template: str, directory: Path | None, context: Mapping[str, Any]) -> int:
+    from engines.llm.prompting import render_prompt
+
+    return estimate_tokens(render_prompt(template, directory=directory, **context))
+
+
+@lru_cache(maxsize=16384)
+def _text_prompt_tokens(template: str, directory: Path | None, context: tuple[tuple[str, str], ...]) -> int:
+    """The tokens of a prompt whose variables are all strings: the same strings render the same prompt, so a
+    per-row call asked again (the same text and question, in another mode or query) is not rendered again."""
+    return _prompt_tokens(template, directory, dict(context))
 
 
 def _one_line(text: str, width: int = 240) -> str:

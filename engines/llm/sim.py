@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from engines.llm import sim_reader
@@ -143,7 +144,17 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.replace("\n", " ")) if s.strip()]
+    return list(_sentences_of(text))
+
+
+# The reader's work on one text, or on one question, is the same every time it is asked: a world's texts are read
+# for many questions (every row a query visits, in every mode), and a question is put to many texts.  These caches
+# keep that work (pure functions of their arguments, bounded); every answer is what reading afresh gives.
+
+
+@lru_cache(maxsize=8192)
+def _sentences_of(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENTENCE.split(text.replace("\n", " ")) if s.strip())
 
 
 class SimBackend:
@@ -366,6 +377,8 @@ def _read_passage(sim: SimBackend, text: str, question: str) -> Answer | None:
     another of its kind in the text (a different date, 6%), a yes/no flipped (a "Yes" at the
     on-topic rate; a "No", where the text states another value, at the off-topic rate).
     None for other questions."""
+    if not _claimed(question):
+        return None
     reading = sim_reader.read(text, question)
     if reading is None:
         return None
@@ -387,6 +400,12 @@ def _read_passage(sim: SimBackend, text: str, question: str) -> Answer | None:
 # --- reading a text ----------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
+def _claimed(question: str) -> bool:
+    return sim_reader.claims(question)
+
+
+@lru_cache(maxsize=4096)
 def understands(question: str) -> bool:
     """Whether this reader can answer the question as asked: any extraction question (its value
     is a sentence of the text), and a yes/no question only on a topic of its lexicon or a
@@ -399,33 +418,60 @@ def understands(question: str) -> bool:
 
 def _read(text: str, question: str) -> Answer:
     """The verdict of a careful reader, before any seeded mistake."""
-    sents = sentences(text)
     q = question.lower()
-    for topic in TOPICS:
-        if topic.question.search(q):
-            hits = [s for s in sents if topic.touches.search(s)]
-            if not hits:
-                return Answer(None)
-            neg = [s for s in hits if topic.negative.search(s)]
-            pos = [s for s in hits if s not in neg]
-            asks_negative = bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
-            if pos:
-                return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
-            return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
+    topic, asks_negative = _question_topic(q)
+    if topic is not None:
+        pos, neg = _topic_sentences(text, topic)
+        if not pos and not neg:
+            return Answer(None)
+        if pos:
+            return Answer("No" if asks_negative else "Yes", tuple(dict.fromkeys(pos)))
+        return Answer("Yes" if asks_negative else "No", tuple(dict.fromkeys(neg)))
     # "does it serve X?" with a little common sense about dishes
     words = _dish_words(q)
     if words is not None:
-        hits = [s for s in sents if _dish_hit(s, words)]
-        said = [s for s in hits if not _DENIED.search(s)]  # "no pasta here" does not say it serves pasta
-        return Answer("Yes", tuple(said[:2])) if said else Answer(None)
+        said = _dish_sentences(text, words)
+        return Answer("Yes", said[:2]) if said else Answer(None)
     if is_yes_no(question):  # a yes/no question off the lexicon: never a sentence for a verdict
         return Answer(None)
     # An extraction question: the sentence that shares most content words with the question.
+    sents = _sentences_of(text)
     content = {w for w in re.findall(r"[a-z]{4,}", q) if w not in _STOP}
-    best = max(sents, key=lambda s: len(content & set(re.findall(r"[a-z]{4,}", s.lower()))), default="")
-    if best and content & set(re.findall(r"[a-z]{4,}", best.lower())):
+    best = max(sents, key=lambda s: len(content & _long_words(s)), default="")
+    if best and content & _long_words(best):
         return Answer(best, (best,))
     return Answer(None)
+
+
+@lru_cache(maxsize=4096)
+def _question_topic(q: str) -> tuple[int | None, bool]:
+    """The first topic (its index in TOPICS) a lower-cased question is about, and whether it asks the negative."""
+    for i, topic in enumerate(TOPICS):
+        if topic.question.search(q):
+            return i, bool(re.search(r"\b(hard|difficult|tricky|bad|no)\b", q))
+    return None, False
+
+
+@lru_cache(maxsize=32768)
+def _topic_sentences(text: str, topic: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The text's sentences touching TOPICS[topic]: those that do not say the opposite, and those that do."""
+    t = TOPICS[topic]
+    hits = [s for s in _sentences_of(text) if t.touches.search(s)]
+    neg = [s for s in hits if t.negative.search(s)]
+    pos = [s for s in hits if s not in neg]
+    return tuple(pos), tuple(neg)
+
+
+@lru_cache(maxsize=16384)
+def _dish_sentences(text: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The text's sentences naming one of the dish words without denying it ("no pasta here" does not say it serves pasta)."""
+    hits = [s for s in _sentences_of(text) if _dish_hit(s, words)]
+    return tuple(s for s in hits if not _DENIED.search(s))
+
+
+@lru_cache(maxsize=32768)
+def _long_words(sentence: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[a-z]{4,}", sentence.lower()))
 
 
 # --- replies -----------------------------------------------------------------------
@@ -498,6 +544,7 @@ def _dish_hit(sentence: str, words: Sequence[str]) -> bool:
     return any(sense_words_match(a, b) for w in words if " " not in w for a in said for b in (w,))
 
 
+@lru_cache(maxsize=4096)
 def _dish_words(q: str) -> tuple[str, ...] | None:
     """ "does it serve pasta?" -> the words that count as pasta; None when the question is not about a
     dish: "serve/offer/sell X" names a dish, "have X" only when X is a food the lexicon knows."""
@@ -520,6 +567,7 @@ _EXTRACTION_HEAD = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def is_yes_no(question: str) -> bool:
     """A yes/no question ('is it cozy?', 'does it serve pasta?', 'cozy?'), as opposed to one asking for a
     value ('what is the signature dish?', 'the signature dish'): the answer protocol gives the first
