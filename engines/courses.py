@@ -268,7 +268,14 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
         world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
     )
     agent = SuqlAgent.over(
-        SuqlEngine(sandbox, llm, pool=1, cap=settings.suql_cap, call_budget=settings.suql_call_budget),
+        SuqlEngine(
+            sandbox,
+            llm,
+            pool=1,
+            cap=settings.suql_cap,
+            call_budget=settings.suql_call_budget,
+            ranker=settings.suql_ranker,
+        ),
         world.schema(),
         enum_fields={},
         classify_method=settings.classify_method,

@@ -72,3 +72,15 @@ def test_meetings_prerequisites_and_small_talk(session):
     assert "unknown" in prereq.reply
     thanks = session.agent.ask("thanks")
     assert not thanks.needs_database and "courses" in thanks.reply
+
+
+def test_the_chosen_ranker_reaches_the_course_agent_s_engine():
+    from engines.llm import sentence_vectors
+
+    if sentence_vectors.missing() is not None:
+        pytest.skip("the sentence ranker's extra is not installed: pip install 'cs224v-tui[sentence]'")
+    s = open_courses_agent(Settings(backend="sim", sim_latency_s=0.0, suql_ranker="sentence"))
+    try:
+        assert s.agent.engine.ranker == "sentence"
+    finally:
+        s.close()

@@ -23,7 +23,9 @@ class PostgresSource(DataSource):
 
             def make_engine(llm: Any, settings: Settings | None = None, *, pool: int = 1) -> PostgresSuqlEngine:
                 s = settings or self.settings
-                return PostgresSuqlEngine(self, llm, pool=pool, cap=s.suql_cap, call_budget=s.suql_call_budget)
+                return PostgresSuqlEngine(
+                    self, llm, pool=pool, cap=s.suql_cap, call_budget=s.suql_call_budget, ranker=s.suql_ranker
+                )
 
             self.make_engine = make_engine
 

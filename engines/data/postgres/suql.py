@@ -34,8 +34,18 @@ class PostgresSuqlEngine:
     lecture's baselines) get every row of the tables they read, so their cost stays what they show.
     """
 
-    def __init__(self, source: PostgresSource, llm: Any, *, pool: int = 1, cap: int = 20, call_budget: int = 2000):
+    def __init__(
+        self,
+        source: PostgresSource,
+        llm: Any,
+        *,
+        pool: int = 1,
+        cap: int = 20,
+        call_budget: int = 2000,
+        ranker: str = "static",
+    ):
         from engines.retrieval.bm25 import IndexCache
+        from engines.suql.compiler.semantic import check_ranker
 
         self.source = source
         self.sandbox = source.sandbox
@@ -43,6 +53,7 @@ class PostgresSuqlEngine:
         self.pool = pool
         self.cap = cap
         self.call_budget = call_budget
+        self.ranker = check_ranker(ranker)  # the local engine's adaptive ranker (suql_ranker)
         self.indexes = IndexCache()
         self.last_loads: tuple[CandidatesLoaded, ...] = ()
 
@@ -70,7 +81,9 @@ class PostgresSuqlEngine:
         self.last_loads = tuple(loads)
         for load in loads:
             emit(load)
-        engine = SuqlEngine(local, self.llm, pool=self.pool, cap=self.cap, call_budget=self.call_budget)
+        engine = SuqlEngine(
+            local, self.llm, pool=self.pool, cap=self.cap, call_budget=self.call_budget, ranker=self.ranker
+        )
         return engine, local
 
     def filters(self, tree: exp.Expression, *, structured_first: bool = True) -> dict[str, TableFilter]:

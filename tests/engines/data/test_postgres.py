@@ -521,3 +521,24 @@ def test_the_modes_compare_the_same_over_postgresql(source, world):
             d.agrees,
             d.error,
         )
+
+
+def test_the_chosen_ranker_reaches_the_engine_that_runs_locally(db):
+    """suql_ranker is not lost on the way through PostgreSQL: the local engine over the loaded rows ranks with it."""
+    from engines.compose import open_suql
+    from engines.data.source import open_source
+    from engines.llm import sentence_vectors
+
+    if sentence_vectors.missing() is not None:
+        pytest.skip("the sentence ranker's extra is not installed: pip install 'cs224v-tui[sentence]'")
+    settings = Settings(suql_ranker="sentence")
+    session = open_suql(settings, source=open_source(db, settings))
+    try:
+        assert session.engine.ranker == "sentence"
+        local_engine, local = session.engine._local("SELECT id FROM notes WHERE kind = 'a'", "E", lambda e: None, None)
+        try:
+            assert local_engine.ranker == "sentence"
+        finally:
+            local.close()
+    finally:
+        session.close()
