@@ -141,7 +141,9 @@ def compile_select(ctx: RunContext, select: exp.Select, *, top: bool) -> exp.Exp
         if lazy_ok and not visit_structured_order:
             visit_text += (
                 "; re-ranked as answers arrive: rows most likely to match every condition first "
-                "(like the sentences the 'Yes' answers quoted, unlike the 'No' ones)"
+                "(like the sentences the 'Yes' answers quoted, unlike the 'No' ones"
+                + (", by a sentence model's sense of them" if ctx.ranker == "sentence" else "")
+                + ")"
             )
         visit_text += "; each row's conditions asked in the order its evidence suggests"
     if capped:

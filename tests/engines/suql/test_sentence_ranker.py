@@ -150,6 +150,9 @@ def test_same_rows_as_mode_a(sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
             every = set(plain.run(_without_limit(q.sql), mode="A").rows)
             assert len(got) == len(a) and set(got) <= every, q.sql
     assert encoded, "the sentence ranker never read the model"
+    limited = next(q for q in queries if q.limit is not None)
+    assert "by a sentence model's sense of them" in sentence.run(limited.sql, mode="E").plan.visit_order
+    assert "sentence model" not in plain.run(limited.sql, mode="E").plan.visit_order
     # a table's sentences are encoded once: the same queries again encode nothing
     before = len(encoded)
     for q in queries:
