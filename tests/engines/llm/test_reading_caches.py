@@ -9,8 +9,8 @@ from engines.llm import client, prompting, sim
 from engines.llm.client import LLM, estimated_usage
 from engines.llm.protocol import Answer
 from engines.llm.sim import SimBackend
-from engines.suql.tasks import ANSWER, AnswerInput
 from engines.sql.tasks import ROUTE, Dialogue
+from engines.suql.tasks import ANSWER, AnswerInput
 
 
 def test_a_text_read_for_several_questions_is_split_and_searched_once():
