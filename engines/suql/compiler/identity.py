@@ -17,6 +17,23 @@ class RowNames:
         self.sandbox = sandbox
         self._rowid: dict[str, bool] = {}
         self._id_columns: dict[tuple[str, str, str], str | None] = {}
+        self._columns: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
+
+    def _column_names(self, table: exp.Table) -> tuple[str, ...] | None:
+        """The table's column names (None: it cannot be described, e.g. a CTE's name), described once per
+        world table; a scratch table (per query) each time."""
+        cache_key = (table.catalog or "", table.db or "", table.name)
+        if cache_key in self._columns:
+            return self._columns[cache_key]
+        try:
+            found: tuple[str, ...] | None = tuple(
+                c for c, _ in self.sandbox.columns_of(exp.select("*").from_(bare_table(table)))
+            )
+        except EngineError:
+            found = None
+        if table.db != "scratch":
+            self._columns[cache_key] = found
+        return found
 
     def has_rowid(self, table: exp.Table) -> bool:
         """Base tables have a rowid; views do not (they are materialised first)."""
@@ -37,10 +54,7 @@ class RowNames:
         if cache_key in self._id_columns:
             return self._id_columns[cache_key]
         found = None
-        try:
-            names = [c for c, _ in self.sandbox.columns_of(exp.select("*").from_(bare_table(table)))]
-        except EngineError:
-            names = []
+        names = self._column_names(table) or ()
         if "_id" in names:
             found = "_id"
         elif table.db != "scratch":
@@ -79,9 +93,8 @@ class RowNames:
         if from_ is None or not isinstance(from_.this, exp.Table):
             return None
         table = from_.this
-        try:
-            names = {c for c, _ in self.sandbox.columns_of(exp.select("*").from_(bare_table(table)))}
-        except EngineError:
+        names = self._column_names(table)
+        if names is None:
             return None
         for candidate in ("name", "Name", "title", "Title", "course_id", "id"):
             if candidate in names:

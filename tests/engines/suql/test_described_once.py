@@ -1,0 +1,45 @@
+"""A world table is described once per RowNames (its columns feed the id column and the label column of every
+question on it)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.suql.compiler.identity import RowNames
+from engines.suql.execute import RowDecided, SuqlEngine
+
+ROMANTIC = "answer(reviews, 'is it romantic?') = 'Yes'"
+COZY = "answer(reviews, 'is it cozy?') = 'Yes'"
+
+
+class Described:
+    """The sandbox as RowNames sees it, counting what it asks ``columns_of``."""
+
+    def __init__(self, sandbox) -> None:
+        self._sandbox = sandbox
+        self.asked: list[str] = []
+
+    def columns_of(self, expression: exp.Expression):
+        self.asked.append(expression.sql(dialect="duckdb"))
+        return self._sandbox.columns_of(expression)
+
+    def __getattr__(self, name: str):
+        return getattr(self._sandbox, name)
+
+
+def test_a_tables_columns_are_described_once_across_questions(sandbox, world):
+    names = RowNames(sandbox)
+    engine = SuqlEngine(sandbox, LLM(SimBackend(seed=224)), names=names)
+    names.sandbox = described = Described(sandbox)
+    labels = []
+    for cond in (ROMANTIC, COZY, ROMANTIC):
+        events = []
+        engine.run(f"SELECT _id FROM restaurants WHERE location = 'Palo Alto' AND {cond}", mode="C", emit=events.append)
+        labels += [e.row_key for e in events if isinstance(e, RowDecided)]
+    # each row is still labelled with its own id and name (the label column)
+    assert labels and all(world.by_id(int(lab[1:].split(" ", 1)[0])).name == lab.split(" ", 1)[1] for lab in labels)
+    # one description of restaurants' columns for its id column and every question's label column
+    assert described.asked.count("SELECT * FROM restaurants") == 1
+
