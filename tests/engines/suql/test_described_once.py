@@ -1,8 +1,9 @@
 """A world table is described once per RowNames (its columns feed the id column and the label column of every
-question on it)."""
+question on it), and precheck binds a query once where one binding tells all it needs."""
 
 from __future__ import annotations
 
+import pytest
 from sqlglot import exp
 
 from engines.llm.client import LLM
@@ -43,3 +44,40 @@ def test_a_tables_columns_are_described_once_across_questions(sandbox, world):
     # one description of restaurants' columns for its id column and every question's label column
     assert described.asked.count("SELECT * FROM restaurants") == 1
 
+
+def test_precheck_binds_a_query_of_one_table_once(sandbox, monkeypatch):
+    from engines.suql import language
+    from engines.suql.compiler.precheck import precheck
+
+    bound = []
+    columns_of = sandbox.columns_of
+    monkeypatch.setattr(sandbox, "columns_of", lambda e: bound.append(e) or columns_of(e))
+    precheck(sandbox, language.parse(f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC}"))
+    assert len(bound) == 1
+
+
+@pytest.mark.parametrize(
+    "sql, refused",
+    [
+        # the same refusals as binding the query, then its calls' arguments
+        (
+            "SELECT name FROM restaurants WHERE answer(rating, 'is it romantic?') = 'Yes'",
+            "reads text: rating is DECIMAL",
+        ),
+        ("SELECT nme FROM restaurants WHERE " + ROMANTIC, 'column "nme" not found'),
+        ("SELECT name FROM restaurants WHERE answer(reviews, 'q') = 'Yes' ORDER BY 2", "ORDER term out of range"),
+        # an argument naming a SELECT alias is not read over the sources (there it does not bind: not refused)
+        ("SELECT rating AS r, answer(r, 'is it romantic?') FROM restaurants", None),
+        ("SELECT name FROM restaurants ORDER BY CAST(answer(reviews, 'when did it open?') AS DATE) LIMIT 1", None),
+    ],
+)
+def test_precheck_in_one_binding_refuses_what_two_refuse(sandbox, sql, refused):
+    from engines.errors import EngineError
+    from engines.suql import language
+    from engines.suql.compiler.precheck import precheck
+
+    if refused is None:
+        precheck(sandbox, language.parse(sql))
+    else:
+        with pytest.raises(EngineError, match=refused):
+            precheck(sandbox, language.parse(sql))
