@@ -104,3 +104,4 @@ class SelectContext:
     calls: Mapping[tuple[str, str, str], LLMCall]  # its distinct calls, in order of appearance
     index_of: Mapping[tuple[str, str, str], int]  # call key -> its value column c<i>
     values: Values = field(default_factory=dict)  # filled as rows are decided (shared by the pool)
+    tables: dict = field(default_factory=dict)  # (columns, rows) -> its values table, made once (substitute)

@@ -44,10 +44,15 @@ def hide_values(select: exp.Select, alias: str, columns: Sequence[str]) -> None:
 
 
 def values_table(ctx: RunContext, sel: SelectContext, keys: Sequence[Any]) -> exp.Table:
-    """A scratch table: per row key, the value of each call (c<i>), NULL where unknown or not asked."""
-    cols = [("_k", key_type(sel.key))] + [(f"c{sel.index_of[k]}", "VARCHAR") for k in sel.calls]
-    rows = [[row_key] + [_str_or_none(sel.values.get((row_key, k))) for k in sel.calls] for row_key in keys]
-    return ctx.stack.enter_context(ctx.sandbox.scratch_table(cols, rows))
+    """A scratch table: per row key, the value of each call (c<i>), NULL where unknown or not asked.
+    The same rows again (output_keys' table for the final query when no value came between) are the same table."""
+    cols = (("_k", key_type(sel.key)),) + tuple((f"c{sel.index_of[k]}", "VARCHAR") for k in sel.calls)
+    rows = tuple(tuple([row_key] + [_str_or_none(sel.values.get((row_key, k))) for k in sel.calls]) for row_key in keys)
+    made = sel.tables.get((cols, rows))
+    if made is None:
+        made = ctx.stack.enter_context(ctx.sandbox.scratch_table(cols, rows))
+        sel.tables[(cols, rows)] = made
+    return made
 
 
 def rewrite(sel: SelectContext, vals: exp.Table) -> exp.Select:
@@ -94,13 +99,14 @@ def output_keys(ctx: RunContext, sel: SelectContext, matches: Sequence[Any]) -> 
 
 def final_query(ctx: RunContext, sel: SelectContext, matches: Sequence[Any] | None) -> exp.Expression:
     """The SELECT with no LLM call left; ``matches``: the keys its WHERE keeps (None: DuckDB's WHERE)."""
-    keys = sorted({k for k, _ in sel.values}, key=sortable)
+    # the keys its WHERE keeps are the values table's: one scratch table both joins the values and keeps the rows
+    # (the values of other rows would be joined to rows the WHERE drops)
+    keys = sorted({k for k, _ in sel.values} if matches is None else set(matches), key=sortable)
     vals = values_table(ctx, sel, keys)
     out = rewrite(sel, vals)
     key = sel.key
     if matches is not None:
-        matched = ctx.stack.enter_context(ctx.sandbox.scratch_table([("_k", key_type(key))], [[k] for k in matches]))
-        out.set("where", exp.Where(this=exp.In(this=key.copy(), query=exp.select("_k").from_(matched).subquery())))
+        out.set("where", exp.Where(this=exp.In(this=key.copy(), query=exp.select("_k").from_(vals.copy()).subquery())))
     order = out.args.get("order")
     if order is not None and not out.args.get("group") and not out.args.get("distinct"):
         order.append("expressions", exp.Ordered(this=key.copy()))

@@ -1,5 +1,6 @@
 """A world table is described once per RowNames (its columns feed the id column and the label column of every
-question on it), and precheck binds a query once where one binding tells all it needs."""
+question on it), precheck binds a query once where one binding tells all it needs, and a SELECT's values and the
+rows its WHERE keeps are one scratch table."""
 
 from __future__ import annotations
 
@@ -81,3 +82,27 @@ def test_precheck_in_one_binding_refuses_what_two_refuse(sandbox, sql, refused):
     else:
         with pytest.raises(EngineError, match=refused):
             precheck(sandbox, language.parse(sql))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC}",
+        # output_keys' table (its ORDER BY) is the final query's: no value came between them
+        f"SELECT name FROM restaurants WHERE location = 'Palo Alto' AND {ROMANTIC} "
+        "ORDER BY answer(reviews, 'what is its best dish?') DESC LIMIT 2",
+    ],
+)
+def test_one_scratch_table_holds_a_selects_values_and_its_matches(sandbox, world, monkeypatch, sql):
+    engine = SuqlEngine(sandbox, LLM(SimBackend(seed=224, error_on_topic=0, error_off_topic=0)))
+    made = []
+    scratch_table = sandbox.scratch_table
+    monkeypatch.setattr(sandbox, "scratch_table", lambda cols, rows: made.append(rows) or scratch_table(cols, rows))
+    events = []
+    result = engine.run(sql, mode="C", emit=events.append)
+    matched = {e.row_key.split(" ", 1)[1] for e in events if isinstance(e, RowDecided) and e.truth == "match"}
+    assert result.rows and {r[0] for r in result.rows} <= matched
+    if "LIMIT" not in sql:
+        assert {r[0] for r in result.rows} == matched
+    # one table for the values and the matches (and the rows to verify's own, when some are unknown)
+    assert len(made) == 1 + bool(result.to_verify)
