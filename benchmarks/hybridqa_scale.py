@@ -19,7 +19,6 @@ here is a test: it prints what it measures.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import time
 from pathlib import Path
@@ -37,39 +36,6 @@ from worlds import hybridqa as W
 CHARS_PER_TOKEN = 4
 
 
-def grown_table(seed: int, rows: int) -> W.HybridTable:
-    """The first generated table, grown with more delegations' flag bearers to ``rows`` rows."""
-    world = W.build(seed, n_tables=1).world
-    base = world.tables[0]
-    rng = random.Random(seed * 7919 + rows)
-    out = list(base.rows)
-    names = {r[3] for r in out}
-    k = 0
-    while len(out) < rows:
-        country = W.COUNTRIES[k % len(W.COUNTRIES)]
-        k += 1
-        for b in W._draw_bearers(rng, country, len(W.SUMMER_GAMES)):
-            if len(out) >= rows:
-                break
-            name = b.name
-            while name in names:  # unique names: a type-I condition on the bearer finds one row
-                first, last = b.name.split(" ", 1)
-                name = f"{first} {chr(65 + rng.randrange(26))}. {last}"
-            names.add(name)
-            b = W._Bearer(b.roman, b.year, b.city, b.country, name, b.gender, b.sport, b.event, b.birth, b.other_date)
-            out.append(
-                (
-                    b.roman,
-                    str(b.year),
-                    W._games_passage(rng, b, country),
-                    b.name,
-                    W._bearer_passage(rng, b, country),
-                    b.gender,
-                )
-            )
-    return W.HybridTable(base.name, base.table_id, base.title, base.columns, tuple(out), (), "generated")
-
-
 def linearised_tokens(table: W.HybridTable) -> int:
     return sum(len(" | ".join(v or "" for v in row)) for row in table.rows) // CHARS_PER_TOKEN
 
@@ -81,7 +47,7 @@ def main() -> None:
     args = ap.parse_args()
 
     started = time.perf_counter()
-    table = grown_table(args.seed, args.rows)
+    table = W.grown_table(args.seed, args.rows)
     sandbox = Sandbox.create(table.load, row_cap=max(20_000, 2 * args.rows), timeout_s=60)
     built = time.perf_counter() - started
     target = table.records()[len(table.rows) // 2]

@@ -26,7 +26,7 @@ This package re-exports what callers use.
 
 from __future__ import annotations
 
-from worlds.hybridqa.generate import GENERATED_COLUMNS, build
+from worlds.hybridqa.generate import GENERATED_COLUMNS, build, grown_table
 from worlds.hybridqa.model import (
     DEFAULT_SEED,
     INFO_SUFFIX,
@@ -47,6 +47,7 @@ from worlds.hybridqa.real import load_real, real_data_dir, real_table
 from worlds.hybridqa.truth import Built, CorrectAnswer, HiddenTruth, QuestionTruth
 
 __all__ = [
+    "grown_table",
     "COUNTRIES",
     "DEFAULT_SEED",
     "GENERATED_COLUMNS",

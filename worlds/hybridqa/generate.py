@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from worlds.hybridqa.model import DEFAULT_SEED, N_TABLES, TYPES, GeneratedWorld, HybridQuestion, HybridTable, _slug
-from worlds.hybridqa.olympics import COUNTRIES, _bearer_passage, _draw_bearers, _games_passage
+from worlds.hybridqa.olympics import COUNTRIES, SUMMER_GAMES, _Bearer, _bearer_passage, _draw_bearers, _games_passage
 from worlds.hybridqa.questions import _QUESTION_MAKERS, _gold
 from worlds.hybridqa.truth import Built, HiddenTruth, QuestionTruth
 
@@ -46,3 +46,36 @@ def build(seed: int = DEFAULT_SEED, n_tables: int = N_TABLES) -> Built:
             )
         )
     return Built(GeneratedWorld("hybridqa", tuple(tables), seed=seed), HiddenTruth(truths))
+
+
+def grown_table(seed: int, rows: int) -> HybridTable:
+    """The world's first generated table, grown with more delegations' flag bearers to ``rows`` rows (or cut to them),
+    each bearer's name unique, so that a type-I condition on the bearer finds one row at any size (lecture 7 §6.3)."""
+    base = build(seed, n_tables=1).world.tables[0]
+    rng = random.Random(seed * 7919 + rows)
+    out = list(base.rows[:rows])
+    names = {r[3] for r in out}
+    k = 0
+    while len(out) < rows:
+        country = COUNTRIES[k % len(COUNTRIES)]
+        k += 1
+        for b in _draw_bearers(rng, country, len(SUMMER_GAMES)):
+            if len(out) >= rows:
+                break
+            name = b.name
+            while name in names:
+                first, last = b.name.split(" ", 1)
+                name = f"{first} {chr(65 + rng.randrange(26))}. {last}"
+            names.add(name)
+            b = _Bearer(b.roman, b.year, b.city, b.country, name, b.gender, b.sport, b.event, b.birth, b.other_date)
+            out.append(
+                (
+                    b.roman,
+                    str(b.year),
+                    _games_passage(rng, b, country),
+                    b.name,
+                    _bearer_passage(rng, b, country),
+                    b.gender,
+                )
+            )
+    return HybridTable(base.name, base.table_id, base.title, base.columns, tuple(out), (), "generated")

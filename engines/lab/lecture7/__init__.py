@@ -15,6 +15,7 @@ from engines.lab.lecture7.hybridqa import hybridqa_ablation, hybridqa_errors, hy
 from engines.lab.lecture7.modes import six_modes
 from engines.lab.lecture7.similarity import similarity_satisfaction
 from engines.lab.lecture7.slide_queries import slide_queries
+from engines.lab.lecture7.table_tokens import table_tokens
 from engines.lab.lecture7.workload import cap_sweep, workload
 from engines.lab.lecture7.yelp_eval import yelp_false_negatives, yelp_precision, yelp_recall
 
@@ -159,6 +160,18 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         yelp_recall,
         full=dict(YELP_PARAMS),
         small={"questions": 40},
+    ),
+    Experiment(
+        "l7-table-tokens",
+        7,
+        "What the model is shown: the whole table against SUQL's schema",
+        "§6.3",
+        "Inputs: generated flag-bearer tables of {rows_text} rows and a type-I question (where were the Games at which one "
+        "bearer carried the flag?). Measured: the tokens of the whole table linearised with its passages (characters / 4), "
+        "of the schema SUQL's parser is shown, and the answer() calls the question makes; the larger sizes are arithmetic.",
+        table_tokens,
+        full={"world_seed": 7, "rows": (16, 1_000, 10_000), "arithmetic_rows": (100_000,)},
+        small={"rows": (16, 1_000)},
     ),
     Experiment(
         "l7-hybridqa-ablation",

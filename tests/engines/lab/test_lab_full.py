@@ -1,6 +1,6 @@
 """Lectures 6 and 7 at their full size: every claim holds, or is a known difference that says why.
 
-All 29 experiments run in CI: those below a few seconds each in two tests, one a lecture, so the two workers share
+All 30 experiments run in CI: those below a few seconds each in two tests, one a lecture, so the two workers share
 them; the heavier ones in a test per group whose experiments share one run (the 60-query workload in six modes; the
 Yelp-style simulation's three; the HybridQA ablation and its two tables, about 45 s of CPU).  Their reduced sizes are
 checked in test_lecture7.py.  Lecture 8's full size is tests/engines/lab/test_lecture8_full.py.

@@ -54,6 +54,17 @@ def test_similarity_is_not_satisfaction():
     assert alone[5] == 0
 
 
+def test_table_tokens_the_whole_table_grows_and_suqls_schema_does_not():
+    t = run("l7-table-tokens")
+    measured = [r for r in t.rows if "arithmetic" not in r[0]]
+    assert [r[0] for r in measured] == ["16", "1,000"]
+    whole = [int(r[1].replace(",", "")) for r in measured]
+    assert whole[1] > 50 * whole[0]  # 62.5x the rows: about as many times the tokens
+    assert len({r[3] for r in measured}) == 1 and measured[0][3] < 100  # the schema does not grow
+    assert all(int(r[4].split()[0]) <= 3 for r in measured)  # a type-I question reads a row or so, at any size
+    assert all(n.startswith("holds") for n in t.notes[1:]), t.notes
+
+
 def test_function_calling_agent_needs_the_right_k_and_suql_does_not():
     t = run("l7-agent-k")
     agent = [r for r in t.rows if r[0] == "function-calling agent"]
