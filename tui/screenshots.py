@@ -85,8 +85,9 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
         suql.load_example(suql.example(SUQL_EXAMPLE))
         suql.run_query()
         await wait_for_workers(pilot)
-        # the calls table follows the streamed calls; where that scroll had got differed now and then: at its end
-        app.query_one("#suql-calls").scroll_end(animate=False, immediate=True)
+        # the calls table follows the streamed calls; where that scroll had got differed now and then, and at its
+        # end its scrollbar's thumb was drawn at one place or the other (both pictures stable): at its start
+        app.query_one("#suql-calls").scroll_home(animate=False, immediate=True)
         await pilot.pause()
         written.append(await _save(pilot, out_dir / "suql.svg", "cs224v-tui — SUQL"))
 
@@ -164,6 +165,10 @@ async def settled_screenshot(pilot: Pilot[object], title: str, *, tries: int = 4
     on which refresh is pending.
     """
     app = pilot.app
+    # a layout pass first: a scrollbar keeps the sizes of the last layout, so a table that grew after it could
+    # show its thumb where the old sizes put it, picture after picture (the SUQL calls table did, now and then)
+    app.screen.refresh(layout=True)
+    await pilot.pause()
     shot = app.export_screenshot(title=title)
     for _ in range(tries):
         await pilot.pause(0.05)
