@@ -30,16 +30,22 @@ def test_a_text_read_for_several_questions_is_split_and_searched_once():
     assert sim._read(text, "is it family-friendly?") == first
 
 
-def test_a_row_prompt_asked_again_is_estimated_without_rendering_it_again(monkeypatch):
-    rendered = []
+def _count_renders(monkeypatch) -> list[str]:
+    """The prompts rendered from now on, by template (the system prompt, estimated once per process, left out)."""
+    rendered: list[str] = []
     render = prompting.render_prompt
 
     def spy(function, **kw):
-        if function != "_system":  # the system prompt is estimated once per process
+        if function != "_system":
             rendered.append(function)
         return render(function, **kw)
 
     monkeypatch.setattr(prompting, "render_prompt", spy)
+    return rendered
+
+
+def test_a_row_prompt_asked_again_is_estimated_without_rendering_it_again(monkeypatch):
+    rendered = _count_renders(monkeypatch)
     client._text_prompt_tokens.cache_clear()
     llm = LLM(SimBackend())
     question = AnswerInput("Came for dinner (estimate test). Our children loved it.", "is it family-friendly?")
@@ -55,15 +61,7 @@ def test_a_row_prompt_asked_again_is_estimated_without_rendering_it_again(monkey
 
 
 def test_a_prompt_with_other_values_than_text_is_rendered_every_time(monkeypatch):
-    rendered = []
-    render = prompting.render_prompt
-
-    def spy(function, **kw):
-        if function != "_system":  # the system prompt is estimated once per process
-            rendered.append(function)
-        return render(function, **kw)
-
-    monkeypatch.setattr(prompting, "render_prompt", spy)
+    rendered = _count_renders(monkeypatch)
     llm = LLM(SimBackend())
     turn = Dialogue("hi there", (), "CREATE TABLE t (a TEXT);")  # its history is a list: not keyed, rendered
     llm.run(ROUTE, turn)
