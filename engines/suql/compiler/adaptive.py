@@ -53,7 +53,7 @@ from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import Row, RowDecided, RunContext, SelectContext
 from engines.suql.compiler.cost import passes_if_yes
 from engines.suql.compiler.kleene import DEFERRED, Truth
-from engines.suql.compiler.semantic import ranker_embedder
+from engines.suql.compiler.semantic import question_vector, ranker_embedder
 from engines.suql.language import as_call, calls_in, is_llm_call
 from engines.suql.plan import Conjunct
 
@@ -144,7 +144,7 @@ class _Learned:
         if not distinct:
             return
         vectors = model.vectors(distinct)
-        cos = vectors @ model.vectors([question.lower()])[0]
+        cos = vectors @ question_vector(model, question)
         top = float(cos.max())
         if top <= 0:
             return

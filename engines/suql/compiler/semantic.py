@@ -10,22 +10,44 @@ Two rankers (the setting ``suql_ranker``, :data:`RANKERS`):
   ``sentence``), loaded offline from its wheel; chosen but not installed, it is an error that names the extra
   (:class:`~engines.llm.sentence_vectors.SentenceModelMissing`), never a silent fallback.
 
+A question is embedded twice, as written and as its content words (its words, hyphenated ones kept whole, without
+bm25s's English stopwords: the list the BM25 side drops), and the two vectors averaged (:func:`question_vector`): in a mean
+of token vectors, "is it" and "does it have" otherwise weigh as much as "romantic" and pull the question
+toward sentences that share its function words.
+
 Either only orders rows: the rows a query returns are the same (as many matches as the LIMIT asks, or all).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
 
 from engines.errors import ConfigurationError
 from engines.llm import sentence_vectors, word_vectors
 from engines.llm.word_vectors import MAX_CACHED, TOKENIZER, WEIGHTS, Embedder
 
-__all__ = ["MAX_CACHED", "RANKERS", "TOKENIZER", "WEIGHTS", "Embedder", "check_ranker", "embedder", "package_dir"]
+__all__ = [
+    "MAX_CACHED",
+    "RANKERS",
+    "TOKENIZER",
+    "WEIGHTS",
+    "Embedder",
+    "check_ranker",
+    "embedder",
+    "package_dir",
+    "question_vector",
+]
 
 RANKERS = ("static", "sentence")
+
+_WORD = re.compile(r"[^\W_][\w'-]*")
+_STOPWORDS = frozenset(STOPWORDS_EN)
 
 _embedder: Embedder | None = None
 _tried = False
@@ -65,3 +87,16 @@ def ranker_embedder(ranker: str) -> Any:
     if ranker == "sentence":
         return sentence_vectors.embedder()
     return embedder()
+
+
+def question_vector(model: Any, question: str) -> np.ndarray:
+    """The normalised vector ``model`` gives ``question``: the mean of the vectors of the question as written
+    (lower-cased) and of its content words (see the module's docstring); the first alone when every word is a
+    stopword."""
+    written = question.lower()
+    content = " ".join(w for w in _WORD.findall(written) if w not in _STOPWORDS)
+    if not content or content == written:
+        return model.vectors([written])[0]
+    both = model.vectors([written, content]).sum(axis=0)
+    norm = float(np.linalg.norm(both))
+    return both / norm if norm > 0 else model.vectors([written])[0]

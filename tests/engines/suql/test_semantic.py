@@ -36,3 +36,23 @@ def test_without_the_package_the_ranker_has_no_embedder(monkeypatch):
     monkeypatch.setattr(semantic, "_embedder", None)
     monkeypatch.setattr(semantic, "_tried", False)
     assert semantic.embedder() is None
+
+
+def test_the_question_vector_weighs_its_content_words_over_its_function_words():
+    model = semantic.embedder()
+    if model is None:
+        pytest.skip("wordllama is not installed")
+    question = "is it romantic?"
+    couples, laksa = model.vectors(["intimate and cozy, great for couples.", "loved the laksa."])
+    written = model.vectors([question])[0]
+    q = semantic.question_vector(model, question)
+    assert np.isclose(np.linalg.norm(q), 1.0, atol=1e-3)
+    # as written, "is it" pulls the question toward a dish sentence; its content word puts the couples first
+    assert couples @ written < laksa @ written
+    assert couples @ q > laksa @ q
+    # hyphenated words stay whole; a question of stopwords alone is embedded as written
+    both = model.vectors(["is it family-friendly?", "family-friendly"]).sum(axis=0)
+    assert np.allclose(
+        semantic.question_vector(model, "Is it family-friendly?"), both / np.linalg.norm(both), atol=1e-5
+    )
+    assert np.allclose(semantic.question_vector(model, "is it?"), model.vectors(["is it?"])[0])
