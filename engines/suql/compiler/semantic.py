@@ -97,6 +97,7 @@ def question_vector(model: Any, question: str) -> np.ndarray:
     content = " ".join(w for w in _WORD.findall(written) if w not in _STOPWORDS)
     if not content or content == written:
         return model.vectors([written])[0]
-    both = model.vectors([written, content]).sum(axis=0)
+    vectors = model.vectors([written, content])
+    both = vectors.sum(axis=0)
     norm = float(np.linalg.norm(both))
-    return both / norm if norm > 0 else model.vectors([written])[0]
+    return both / norm if norm > 0 else vectors[0]
