@@ -4,44 +4,63 @@
     fetch(settings, progress=print_it)   # download every data set into the user data folder, checked
     fetch(settings, names=["spinach-dev"], to=Path("elsewhere"))
 
-Every file has the SHA-256 of the copy in the course's shared data folder.  A file is downloaded from
-the mirror ``data_url`` (``CS224V_DATA_URL``: any HTTP(S) folder laid out like the shared data folder)
-when one is set, else from its public source upstream, pinned to a commit; a file that upstream holds
-only in another form is rebuilt from it (the SUQL paper's CSV without its Prolific ID column).  The
-HybridQA sample and the row-F1 cases are derived files (a selection of tables joined with their passages
-and questions; values read out of a Python test) with no public copy of their bytes: only a mirror has
-them, and without one ``fetch`` says so and how to get them.
+Every file has the SHA-256 of the copy in the course's shared data folder.  A file is downloaded from the mirror
+``data_url`` (``CS224V_DATA_URL``: any HTTP(S) folder laid out like the shared data folder) when one is set, else
+from its public source upstream, pinned to a commit (``data_upstream_url``, ``CS224V_DATA_UPSTREAM_URL``, is where
+those repositories are served: raw.githubusercontent.com).  A file that upstream holds only in another form is rebuilt
+from it (the SUQL paper's CSV without its Prolific ID column).  The HybridQA sample and the row-F1 cases are derived
+(:mod:`engines.derive`): their upstream files are downloaded into ``.upstream/`` in the target folder, the data set
+is built from them, and each built file must match its SHA-256 before anything is written.
 
-Downloads are resumable and atomic: bytes go to ``FILE.part`` (a later ``fetch`` continues it with an
-HTTP Range request), the whole file is checked against its SHA-256, and only then renamed into place.
-A checksum mismatch deletes the part file and raises :class:`ChecksumMismatch`; a network failure raises
-:class:`FetchFailed` naming the URL — the part file stays, for the next try.
+Every download is bounded and checked while it arrives: the bytes are hashed as they are written to ``FILE.part``;
+a ``Content-Length`` above the file's size is refused before reading, and the download stops as soon as more bytes
+come than the catalogue's size (:class:`TooLarge`; the part file is deleted, nothing is written in place).  Each
+file has one overall deadline (``data_fetch_deadline_s``), not a per-read timeout, so a server that trickles bytes
+ends too.  Redirects are followed only within the same origin (scheme, host, port), and no proxy, ``.netrc`` or other
+setting is taken from the environment.
+
+Downloads are resumable and atomic: a later ``fetch`` hashes what ``FILE.part`` holds and continues it with an HTTP
+Range request; only a whole file with the right SHA-256 is renamed into place.  A checksum mismatch deletes the part
+file and raises :class:`ChecksumMismatch`; a network failure or the deadline raises :class:`FetchFailed` naming the
+URL, and the part file stays for the next try.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import io
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from engines.derive import TableSource, hybridqa_sample, row_f1_cases
 from engines.errors import EngineError
 from worlds.data import DATASETS, DataSet, missing_message, user_data_folder
 
 if TYPE_CHECKING:
+    import httpx
+
     from engines.settings import Settings
 
 CHUNK = 64 * 1024
-TIMEOUT_S = 30.0
+IDLE_TIMEOUT_S = 30.0  # connecting, or waiting for the next bytes; a whole file has the data_fetch_deadline_s setting
+MAX_REDIRECTS = 5  # within one origin
+UPSTREAM_URL = "https://raw.githubusercontent.com"  # the default of the data_upstream_url setting
+STAGING = ".upstream"  # in the target folder: the upstream files a derived data set is being built from
 USER_AGENT = "cs224v-tui data fetch (https://github.com/stanford-oval; course tool)"
 
-_SPINACH = "https://raw.githubusercontent.com/stanford-oval/spinach/2142ebce539146c688b4f0f927fa42641fa11572"
-_SUQL = "https://raw.githubusercontent.com/stanford-oval/suql/98631933ec1bf77990dd011d9be54b09017c6510"
+SPINACH_COMMIT = "8bb2d9cfa7f54b7b63ba5e6acd8264fdb7f8ecf9"
+SUQL_COMMIT = "98631933ec1bf77990dd011d9be54b09017c6510"
+HYBRIDQA_COMMIT = "db22fda8c5951438fade3c69d75b350335ba93b3"
+_WIKITABLES_COMMITS = {
+    "6ae7a6da": "6ae7a6daa733a93f96d4c86c3a7247717ba6efb6",
+    "6b7ee8de": "6b7ee8de965b897a08d8309dd7d2bded74f561ac",
+}
 
 
 class DataError(EngineError):
@@ -49,15 +68,39 @@ class DataError(EngineError):
 
 
 class FetchFailed(DataError):
-    """The download itself failed (network, HTTP status)."""
+    """The download itself failed (network, HTTP status, a redirect elsewhere, the deadline)."""
 
 
 class ChecksumMismatch(DataError):
-    """The bytes downloaded are not the file the catalogue names."""
+    """The bytes downloaded (or built) are not the file the catalogue names."""
 
 
-class NoSource(DataError):
-    """No source is known for a data set (a derived file, and no mirror set)."""
+class TooLarge(DataError):
+    """A server sends (or announces) more bytes than the file can have."""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """One file of a public repository at a pinned commit, served like raw.githubusercontent.com serves it."""
+
+    repo: str  # "owner/name"
+    commit: str
+    path: str
+    size: int  # its bytes at that commit
+    sha256: str | None = None  # None: not compared with the pinned URL (the files derived from it are checked)
+
+    @property
+    def name(self) -> str:
+        return f"{self.repo}/{self.path}"
+
+    @property
+    def cap(self) -> int:
+        """The most bytes accepted: the size when the SHA-256 is known, else a little more (the derived files'
+        checksums decide)."""
+        return self.size if self.sha256 else self.size + max(1024, self.size // 16)
+
+    def url(self, base: str = UPSTREAM_URL) -> str:
+        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{quote(self.path)}"
 
 
 @dataclass(frozen=True)
@@ -65,8 +108,16 @@ class DataFile:
     path: str  # "/"-separated, under the data folder
     sha256: str
     size: int
-    upstream: str | None = None  # a public URL of these bytes, or of what they are rebuilt from
+    upstream: Upstream | None = None  # the public file of these bytes, or of what they are rebuilt from
     rebuild: str | None = None  # how: "drop-prolific-id"
+
+
+@dataclass(frozen=True)
+class Build:
+    """How a derived data set is built: its upstream files, and the function that makes its files from them."""
+
+    inputs: tuple[Upstream, ...]
+    derive: Callable[[Mapping[Upstream, bytes]], dict[str, bytes]]
 
 
 @dataclass(frozen=True)
@@ -75,10 +126,96 @@ class Entry:
     files: tuple[DataFile, ...]
     source: str  # where the data comes from, for people
     licence: str
+    build: Build | None = None  # a derived data set: built from upstream when no mirror is set
 
 
 def _hybridqa(name: str, sha: str, size: int) -> DataFile:
     return DataFile(f"hybridqa/{name}", sha, size)
+
+
+# The HybridQA sample's 14 tables in its manifest's order, each with its WikiTables-WithLinks files:
+# (table id, tables_tok commit, bytes, SHA-256, request_tok commit, bytes, SHA-256).  A SHA-256 is None where the
+# course's copy of the upstream file was regenerated from its parsed content rather than copied (see
+# ../shared/upstream/README.md): the built files' own checksums are exact and decide.
+_HYBRIDQA_TABLES: tuple[tuple[str, str, int, str | None, str, int, str | None], ...] = (
+    (
+        "List_of_Places_of_Scenic_Beauty_of_Japan_(Mie)_0",
+        "6ae7a6da",
+        3967,
+        "5cf9252c4f0c92f47dc26149dbb3d6c331fdcd424215a66e6156e74639b0589b",
+        "6ae7a6da",
+        3985,
+        "bf5c851a3b6855252e80918d2fe4c99ef62bf66e68f49d7e6326ad84f8f9b39e",
+    ),
+    (
+        "Alo_(Wallis_and_Futuna)_0",
+        "6b7ee8de",
+        3204,
+        "298e2cdfd1759b9b497f81e466b93c2518681761b1badd8324c2a059af2c733b",
+        "6b7ee8de",
+        6131,
+        "c0bdbb3a8080b602bd7a90a2f5905e400a20b6320a7fd1736029f9d9ac132988",
+    ),
+    (
+        "List_of_Living_National_Treasures_of_Japan_(performing_arts)_0",
+        "6ae7a6da",
+        4471,
+        "b41d751eb96d658b93efa42d420579efbc3ec0bac1453f473947cd11fe0a99d9",
+        "6b7ee8de",
+        7712,
+        "62df5837147a50cb162b2b60ab3fd1c67120d6b750091d1f3f9ff4f4f9b1a640",
+    ),
+    (
+        "Romania_1",
+        "6b7ee8de",
+        4884,
+        "819c8cd1e520bab4d76269e7bd4588348a32a0932535bb00c890ac644c2baa80",
+        "6b7ee8de",
+        9644,
+        "2e6d9d563294b2732f9992ca75bc475ac0e2a832729f4fa98b11c8e23a95cbdf",
+    ),
+    ("UCI_Mountain_Bike_World_Cup_6", "6b7ee8de", 7152, None, "6b7ee8de", 9760, None),
+    ("List_of_craters_on_Mercury_5", "6b7ee8de", 3226, None, "6b7ee8de", 11010, None),
+    ("Indian_Television_Academy_Awards_0", "6b7ee8de", 3836, None, "6b7ee8de", 12019, None),
+    ("List_of_fictional_pachyderms_3", "6b7ee8de", 4180, None, "6b7ee8de", 12326, None),
+    ("Jason_Segel_1", "6b7ee8de", 3296, None, "6b7ee8de", 12635, None),
+    ("Eastern_Kentucky_Coalfield_1", "6b7ee8de", 4139, None, "6b7ee8de", 13704, None),
+    ("Ronde_van_Drenthe_1", "6ae7a6da", 5644, None, "6b7ee8de", 14322, None),
+    ("Ohio_House_of_Representatives,_127th_General_Assembly_0", "6b7ee8de", 9053, None, "6b7ee8de", 16184, None),
+    ("2007_European_Women's_Artistic_Gymnastics_Championships_11", "6ae7a6da", 2859, None, "6b7ee8de", 18130, None),
+    ("Indian_Television_Academy_Awards_1", "6b7ee8de", 5556, None, "6b7ee8de", 18588, None),
+)
+_TRACED = Upstream(
+    "wenhuchen/HybridQA",
+    HYBRIDQA_COMMIT,
+    "released_data/dev.traced.json",
+    2741563,
+    "2fe4ca01e23d4e589ee6a79f46d7eeeddefd1d33a581c7ceb8955902da3f19c1",
+)
+_TABLE_INPUTS: tuple[tuple[str, Upstream, Upstream], ...] = tuple(
+    (
+        table_id,
+        Upstream("wenhuchen/WikiTables-WithLinks", _WIKITABLES_COMMITS[tc], f"tables_tok/{table_id}.json", ts, th),
+        Upstream("wenhuchen/WikiTables-WithLinks", _WIKITABLES_COMMITS[pc], f"request_tok/{table_id}.json", ps, ph),
+    )
+    for table_id, tc, ts, th, pc, ps, ph in _HYBRIDQA_TABLES
+)
+_TEST_EVAL = Upstream(
+    "stanford-oval/spinach",
+    SPINACH_COMMIT,
+    "tests/test_eval.py",
+    7081,
+    "6b21350fa102a1e8917f67472d4fb958081fe41d6e560219e02e539bb53477dd",
+)
+
+
+def _derive_hybridqa(got: Mapping[Upstream, bytes]) -> dict[str, bytes]:
+    tables = [TableSource(tid, got[t], t.commit, got[p], p.commit) for tid, t, p in _TABLE_INPUTS]
+    return hybridqa_sample(got[_TRACED], tables, HYBRIDQA_COMMIT)
+
+
+def _derive_row_f1(got: Mapping[Upstream, bytes]) -> dict[str, bytes]:
+    return {"spinach/row_f1_cases.json": row_f1_cases(got[_TEST_EVAL])}
 
 
 CATALOGUE: tuple[Entry, ...] = (
@@ -148,8 +285,9 @@ CATALOGUE: tuple[Entry, ...] = (
             ),
         ),
         "a sample of wenhuchen/HybridQA released_data/dev.traced.json joined with wenhuchen/WikiTables-WithLinks "
-        "tables_tok/ and request_tok/ (each file's `source` names its commits); derived, so only a mirror has it",
+        "tables_tok/ and request_tok/ (each file's `source` names its commits), built from those files upstream",
         "MIT (questions); CC BY-SA (Wikipedia tables and passages)",
+        Build((_TRACED, *(u for _tid, t, p in _TABLE_INPUTS for u in (t, p))), _derive_hybridqa),
     ),
     Entry(
         DATASETS[1],
@@ -158,7 +296,13 @@ CATALOGUE: tuple[Entry, ...] = (
                 "spinach/dev.json",
                 "e4a590e05b0fc00e7dddc1ac0a6253f134d8eb52d9ab5930ad4add3096e2ef86",
                 138246,
-                f"{_SPINACH}/spinach_dataset/dev.json",
+                Upstream(
+                    "stanford-oval/spinach",
+                    SPINACH_COMMIT,
+                    "spinach_dataset/dev.json",
+                    138246,
+                    "e4a590e05b0fc00e7dddc1ac0a6253f134d8eb52d9ab5930ad4add3096e2ef86",
+                ),
             ),
         ),
         "stanford-oval/spinach spinach_dataset/dev.json",
@@ -171,8 +315,9 @@ CATALOGUE: tuple[Entry, ...] = (
                 "spinach/row_f1_cases.json", "5fd8708084999ff43708cb1f7901d7cb8ab5ba8334d85d92bab8035389ab7552", 9260
             ),
         ),
-        "values read from stanford-oval/spinach tests/test_eval.py; derived, so only a mirror has it",
+        "values read from stanford-oval/spinach tests/test_eval.py (parsed, never run), built from that file upstream",
         "Apache-2.0",
+        Build((_TEST_EVAL,), _derive_row_f1),
     ),
     Entry(
         DATASETS[3],
@@ -181,7 +326,8 @@ CATALOGUE: tuple[Entry, ...] = (
                 "suql_paper/restaurants_single_turn_SUQL.csv",
                 "551cf2eb868d4cc37a7c7778fb086b0f9e87626b2512d28a80d1a576cb0cb9a6",
                 92512,
-                f"{_SUQL}/paper_data/restaurants_single_turn_SUQL.csv",
+                # upstream's form, with the Prolific ID column: 94,922 bytes at this commit
+                Upstream("stanford-oval/suql", SUQL_COMMIT, "paper_data/restaurants_single_turn_SUQL.csv", 94922),
                 "drop-prolific-id",
             ),
         ),
@@ -267,31 +413,23 @@ def where(settings: Settings) -> list[Found]:
 
 @dataclass
 class Progress:
-    """What ``fetch`` reports: a file started, bytes came, a file was done (or was already there)."""
+    """What ``fetch`` reports: a file started, bytes came, a file was done (or was already there); for a derived
+    data set, an upstream file was downloaded (``input``) and a file was built from them (``built``)."""
 
-    path: str
+    path: str  # a data file's path, or an upstream file's owner/repo/path
     done: int
     total: int
-    state: str  # "start" | "bytes" | "done" | "present"
+    state: str  # "start" | "bytes" | "done" | "present" | "input" | "built"
     url: str = ""
+    checked: bool = True  # "input": whether its own SHA-256 was checked (else only the built files' are)
 
 
 @dataclass
 class Fetched:
     target: Path
     downloaded: list[str] = field(default_factory=list)
+    built: list[str] = field(default_factory=list)  # files of derived data sets, built from upstream files
     present: list[str] = field(default_factory=list)
-    unavailable: list[str] = field(default_factory=list)  # data sets with no source (derived, and no mirror)
-    note: str = ""  # what to do about them
-
-
-def file_url(f: DataFile, mirror: str | None) -> tuple[str, str | None]:
-    """(URL, rebuild step) of one file: the mirror's copy as is, else its public source upstream."""
-    if mirror:
-        return f"{mirror.rstrip('/')}/{quote(f.path)}", None
-    if f.upstream is None:
-        raise NoSource("no source")
-    return f.upstream, f.rebuild
 
 
 def _rebuilt(data: bytes, how: str | None) -> bytes:
@@ -311,34 +449,38 @@ def _rebuilt(data: bytes, how: str | None) -> bytes:
     raise DataError(f"unknown rebuild step {how!r}")
 
 
-def _download(client, url: str, part: Path, on_bytes: Callable[[int, int], None]) -> None:
-    """Stream ``url`` into ``part``, continuing what is there with a Range request when the server allows it."""
-    import httpx
+def _intact(path: Path, size: int, sha256: str) -> bool:
+    return path.is_file() and path.stat().st_size == size and sha256_of(path) == sha256
 
-    have = part.stat().st_size if part.exists() else 0
-    headers = {"User-Agent": USER_AGENT}
-    if have:
-        headers["Range"] = f"bytes={have}-"
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
+
+
+def _range_start(content_range: str | None) -> int | None:
+    """The first byte of ``Content-Range: bytes START-END/TOTAL``, or None."""
+    unit, _, spec = (content_range or "").strip().partition(" ")
+    start = spec.partition("-")[0].strip()
+    return int(start) if unit == "bytes" and start.isdigit() else None
+
+
+def _mkdir(folder: Path) -> None:
     try:
-        with client.stream("GET", url, headers=headers) as r:
-            if r.status_code == 416 and have:  # the part file is already whole (or longer): check it as is
-                return
-            if r.status_code not in (200, 206):
-                raise FetchFailed(f"Could not download {url}: HTTP {r.status_code} {r.reason_phrase}.")
-            mode = "ab" if r.status_code == 206 and have else "wb"
-            done = have if mode == "ab" else 0
-            length = r.headers.get("Content-Length")
-            total = done + int(length) if length and length.isdigit() else 0
-            with part.open(mode) as out:
-                for chunk in r.iter_bytes(CHUNK):
-                    out.write(chunk)
-                    done += len(chunk)
-                    on_bytes(done, total)
-    except httpx.HTTPError as e:
-        raise FetchFailed(
-            f"Could not download {url}: {type(e).__name__}: {e or 'no reply'}. "
-            "Check the network (or CS224V_DATA_URL) and run `cs224v-tui data fetch` again: it continues."
-        ) from None
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"Cannot create the folder {folder}: {e.strerror or e}.") from None
+
+
+def _write(dest: Path, data: bytes | None) -> None:
+    """Put ``data`` (None: what ``dest``'s part file holds) at ``dest`` atomically: written beside it, then renamed."""
+    part = dest.with_name(dest.name + ".part")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if data is not None:
+            part.write_bytes(data)
+        os.replace(part, dest)
+    except OSError as e:
+        raise DataError(f"Cannot write {dest}: {e.strerror or e}.") from None
 
 
 def fetch(
@@ -347,87 +489,274 @@ def fetch(
     *,
     to: Path | None = None,
     mirror: str | None = None,
+    upstream: str | None = None,
     progress: Callable[[Progress], None] | None = None,
-    transport=None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> Fetched:
     """Download the data sets ``names`` (default: all) into ``to`` (default: the user data folder).
 
-    Files already there with the right checksum are kept.  ``mirror`` (default: the ``data_url`` setting)
-    is a base URL laid out like the shared data folder.  A data set with no source (derived, and no mirror)
-    is left out and named in ``unavailable`` with a ``note`` saying how to get it.  Raises
-    :class:`FetchFailed` and :class:`ChecksumMismatch` (the files fetched before stay, each one whole).
+    Files already there with the right checksum are kept.  ``mirror`` (default: the ``data_url`` setting) is a
+    base URL laid out like the shared data folder; without one each file comes from upstream (``upstream``, default
+    the ``data_upstream_url`` setting, serves the pinned repositories as raw.githubusercontent.com does), and the
+    derived data sets are built from their upstream files.  Raises :class:`FetchFailed`, :class:`TooLarge` and
+    :class:`ChecksumMismatch` (the files fetched before stay, each one whole).  Runs its own event loop: call it
+    from synchronous code.
     """
-    import httpx
-
     target = Path(to) if to is not None else user_data_folder()
-    mirror = mirror if mirror is not None else settings.data_url
     entries = [entry(n) for n in names] if names else list(CATALOGUE)
-    report = progress or (lambda _p: None)
-    plan: list[tuple[DataFile, str, str | None]] = []
-    unavailable: list[Entry] = []
-    for e in entries:
-        try:
-            plan.extend((f, *file_url(f, mirror)) for f in e.files)
-        except NoSource:
-            unavailable.append(e)
-    result = Fetched(target)
-    if unavailable:
-        result.unavailable = [e.dataset.name for e in unavailable]
-        result.note = _no_source_message(unavailable, target)
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise DataError(f"Cannot create the data folder {target}: {e.strerror or e}.") from None
-    with httpx.Client(timeout=TIMEOUT_S, follow_redirects=True, transport=transport) as client:
-        for f, url, how in plan:
-            dest = target / f.path
-            if dest.is_file() and dest.stat().st_size == f.size and sha256_of(dest) == f.sha256:
-                result.present.append(f.path)
-                report(Progress(f.path, f.size, f.size, "present", url))
-                continue
-            _fetch_one(client, f, url, how, dest, report)
-            result.downloaded.append(f.path)
-    return result
+    _mkdir(target)
+    run = _Fetch(
+        target,
+        mirror if mirror is not None else settings.data_url,
+        upstream if upstream is not None else settings.data_upstream_url,
+        settings.data_fetch_deadline_s,
+        progress or (lambda _p: None),
+    )
+    return asyncio.run(run.all(entries, transport))
 
 
-def _fetch_one(client, f: DataFile, url: str, how: str | None, dest: Path, report: Callable[[Progress], None]) -> None:
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise DataError(f"Cannot create {dest.parent}: {e.strerror or e}.") from None
-    part = dest.with_name(dest.name + ".part")
-    report(Progress(f.path, 0, f.size, "start", url))
-    _download(client, url, part, lambda done, total: report(Progress(f.path, done, total or f.size, "bytes", url)))
-    data = _rebuilt(part.read_bytes(), how)
-    got = hashlib.sha256(data).hexdigest()
-    if got != f.sha256:
-        part.unlink(missing_ok=True)
-        raise ChecksumMismatch(
-            f"{f.path} from {url} does not match its checksum: expected SHA-256 {f.sha256}, got {got} "
-            f"({len(data):,} bytes, expected {f.size:,}). Nothing was written; the source may have changed "
-            "or the download was damaged — try again, or use a mirror of the shared data (CS224V_DATA_URL)."
+class _Fetch:
+    """One ``fetch``: its HTTP client, target folder, bounds and report."""
+
+    def __init__(
+        self, target: Path, mirror: str | None, upstream: str, deadline_s: float, report: Callable[[Progress], None]
+    ) -> None:
+        self.target = target
+        self.mirror = mirror.rstrip("/") if mirror else None
+        self.upstream = upstream
+        self.deadline_s = deadline_s
+        self.report = report
+        self.result = Fetched(target)
+        self.client: httpx.AsyncClient
+
+    async def all(self, entries: list[Entry], transport: httpx.AsyncBaseTransport | None) -> Fetched:
+        import httpx
+
+        # trust_env=False: no proxy, .netrc or certificate settings from the environment; redirects: see _open
+        async with httpx.AsyncClient(
+            timeout=httpx.Timeout(IDLE_TIMEOUT_S), follow_redirects=False, trust_env=False, transport=transport
+        ) as self.client:
+            for e in entries:
+                if self.mirror is None and e.build is not None:
+                    await self._build(e, e.build)
+                    continue
+                for f in e.files:
+                    if self.mirror is not None:
+                        await self._file(f, f"{self.mirror}/{quote(f.path)}", f.size, None)
+                    elif f.upstream is not None:
+                        await self._file(f, f.upstream.url(self.upstream), f.upstream.cap, f.rebuild)
+                    else:  # pragma: no cover - every catalogue file has an upstream source or a build
+                        raise DataError(f"{f.path} has no upstream source: set CS224V_DATA_URL to a mirror.")
+        return self.result
+
+    # --- one file as it is (or rebuilt from upstream's form) --------------------------------------------------
+
+    async def _file(self, f: DataFile, url: str, limit: int, how: str | None) -> None:
+        dest = self.target / f.path
+        if _intact(dest, f.size, f.sha256):
+            self.result.present.append(f.path)
+            self.report(Progress(f.path, f.size, f.size, "present", url))
+            return
+        _mkdir(dest.parent)
+        part = dest.with_name(dest.name + ".part")
+        self.report(Progress(f.path, 0, f.size, "start", url))
+        got = await self._download(
+            f.path, url, part, limit, lambda done, total: self.report(Progress(f.path, done, total, "bytes", url))
         )
-    if how is not None:
-        part.write_bytes(data)
-    os.replace(part, dest)
-    report(Progress(f.path, f.size, f.size, "done", url))
+        data = None
+        if how is not None:
+            data = _rebuilt(part.read_bytes(), how)  # at most `limit` bytes
+            got = hashlib.sha256(data).hexdigest()
+        if got != f.sha256:
+            part.unlink(missing_ok=True)
+            raise ChecksumMismatch(
+                f"{f.path} from {url} does not match its checksum: expected SHA-256 {f.sha256}, got {got} "
+                f"(expected {f.size:,} bytes). Nothing was written; the source may have changed "
+                "or the download was damaged — try again, or use a mirror of the shared data (CS224V_DATA_URL)."
+            )
+        _write(dest, data)
+        self.result.downloaded.append(f.path)
+        self.report(Progress(f.path, f.size, f.size, "done", url))
 
+    # --- a derived data set, built from its upstream files ----------------------------------------------------
 
-def _no_source_message(unavailable: Sequence[Entry], target: Path) -> str:
-    names = ", ".join(e.dataset.name for e in unavailable)
-    lines = [
-        f"No public copy of {names} is known: "
-        + "; ".join(f"{e.dataset.name} is {e.source}" for e in unavailable)
-        + ".",
-        "To get them: set CS224V_DATA_URL (or --from URL) to a mirror of the course's shared data folder "
-        f"and run `cs224v-tui data fetch` again, or copy that folder's {', '.join(e.dataset.path for e in unavailable)} "
-        f"into {target} (or point CS224V_DATA at a copy of the folder).",
-    ]
-    return " ".join(lines)
+    async def _build(self, e: Entry, build: Build) -> None:
+        todo = []
+        for f in e.files:
+            if _intact(self.target / f.path, f.size, f.sha256):
+                self.result.present.append(f.path)
+                self.report(Progress(f.path, f.size, f.size, "present", "built from upstream"))
+            else:
+                todo.append(f)
+        if not todo:
+            return
+        staged = [self.target / STAGING / u.repo / u.commit / u.path for u in build.inputs]
+        got = {u: await self._input(u, path) for u, path in zip(build.inputs, staged)}
+        try:
+            derived = build.derive(got)
+            digests = {path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}
+            bad = [(f, digests.get(f.path, "nothing (not built)")) for f in todo if digests.get(f.path) != f.sha256]
+            if bad:
+                what = "; ".join(f"{f.path}: expected SHA-256 {f.sha256}, got {sha}" for f, sha in bad)
+                raise ChecksumMismatch(
+                    f"The {e.dataset.name} data set built from its upstream files ({self.upstream}) does not match "
+                    f"its checksums: {what}. Nothing was written; an upstream file may have changed — use a mirror "
+                    "of the shared data (CS224V_DATA_URL) instead."
+                )
+        except Exception:
+            self._unstage(staged)  # a wrong upstream file is downloaded again next time
+            raise
+        for f in todo:
+            _write(self.target / f.path, derived[f.path])
+            self.result.built.append(f.path)
+            self.report(Progress(f.path, f.size, f.size, "built", "built from upstream"))
+        self._unstage(staged)
+
+    async def _input(self, u: Upstream, path: Path) -> bytes:
+        """One upstream file of a build: downloaded into ``path`` (resumable), checked, and read (at most its cap)."""
+        url = u.url(self.upstream)
+        if path.is_file() and path.stat().st_size <= u.cap and (u.sha256 is None or sha256_of(path) == u.sha256):
+            return path.read_bytes()  # downloaded by an earlier fetch whose build did not finish
+        _mkdir(path.parent)
+        part = path.with_name(path.name + ".part")
+        self.report(Progress(u.name, 0, u.size, "start", url))
+        got = await self._download(
+            u.name, url, part, u.cap, lambda done, total: self.report(Progress(u.name, done, total, "bytes", url))
+        )
+        if u.sha256 is not None and got != u.sha256:
+            part.unlink(missing_ok=True)
+            raise ChecksumMismatch(
+                f"The upstream file {url} does not match its checksum: expected SHA-256 {u.sha256}, got {got}. "
+                "Nothing was written; try again, or use a mirror of the shared data (CS224V_DATA_URL)."
+            )
+        _write(path, None)
+        data = path.read_bytes()
+        self.report(Progress(u.name, len(data), u.size, "input", url, checked=u.sha256 is not None))
+        return data
+
+    def _unstage(self, staged: list[Path]) -> None:
+        for path in staged:
+            path.unlink(missing_ok=True)
+            path.with_name(path.name + ".part").unlink(missing_ok=True)
+        root = self.target / STAGING
+        for folder in sorted(
+            {p for path in staged for p in path.parents if root in p.parents or p == root}, reverse=True
+        ):
+            try:
+                folder.rmdir()  # only when empty
+            except OSError:
+                pass
+
+    # --- HTTP -------------------------------------------------------------------------------------------------
+
+    async def _open(self, url: str, headers: dict[str, str]) -> httpx.Response:
+        """GET ``url``, following redirects within its origin only."""
+        request = self.client.build_request("GET", url, headers=headers)
+        for _hop in range(MAX_REDIRECTS + 1):
+            response = await self.client.send(request, stream=True)
+            if not response.has_redirect_location or response.next_request is None:
+                return response
+            following = response.next_request
+            await response.aclose()
+            if _origin(following.url) != _origin(request.url):
+                raise FetchFailed(
+                    f"Could not download {url}: {request.url} redirects to {following.url}, another origin; "
+                    f"redirects are followed only within {request.url.scheme}://{request.url.netloc.decode()}."
+                )
+            request = following
+        raise FetchFailed(f"Could not download {url}: more than {MAX_REDIRECTS} redirects.")
+
+    async def _download(self, what: str, url: str, part: Path, limit: int, on_bytes: Callable[[int, int], None]) -> str:
+        """Stream ``url`` into ``part`` (continuing what is there with a Range request when the server allows it),
+        at most ``limit`` bytes in all, within the deadline; the SHA-256 of the part file when done."""
+        import httpx
+
+        have = part.stat().st_size if part.is_file() else 0
+        if have > limit:
+            part.unlink()
+            have = 0
+        h = hashlib.sha256()
+        if have:
+            with part.open("rb") as f:
+                for chunk in iter(lambda: f.read(CHUNK), b""):
+                    h.update(chunk)
+            if have == limit:
+                return h.hexdigest()  # as long as the file can be: check it as it is
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
+        if have:
+            headers["Range"] = f"bytes={have}-"
+        done = have
+        deadline = asyncio.timeout(self.deadline_s)
+        try:
+            async with deadline:
+                response = await self._open(url, headers)
+                try:
+                    if response.status_code == 416 and have:  # the part file is already whole: check it as is
+                        return h.hexdigest()
+                    if response.status_code not in (200, 206):
+                        raise FetchFailed(
+                            f"Could not download {url}: HTTP {response.status_code} {response.reason_phrase}."
+                        )
+                    if response.status_code == 206 and (
+                        not have or _range_start(response.headers.get("Content-Range")) != have
+                    ):
+                        part.unlink(missing_ok=True)
+                        raise FetchFailed(
+                            f"Could not download {url}: asked for the bytes from {have:,} on, it sent "
+                            f"{response.headers.get('Content-Range')!r}. The partial download was dropped; run "
+                            "`cs224v-tui data fetch` again."
+                        )
+                    if response.status_code == 200 and have:  # the whole file again
+                        h, done = hashlib.sha256(), 0
+                    coding = response.headers.get("Content-Encoding", "identity").strip().lower()
+                    if coding not in ("", "identity"):  # asked for identity: a compressed body could be a bomb
+                        raise FetchFailed(
+                            f"Could not download {url}: it sends Content-Encoding {coding!r}, not the file's bytes "
+                            "as asked (identity)."
+                        )
+                    length = response.headers.get("Content-Length", "").strip()
+                    if length.isdigit() and done + int(length) > limit:
+                        part.unlink(missing_ok=True)
+                        raise TooLarge(
+                            f"{what} from {url}: the server announces {done + int(length):,} bytes, more than the "
+                            f"{limit:,} this file can have. Nothing was downloaded or written."
+                        )
+                    total = done + int(length) if length.isdigit() else limit
+                    with part.open("ab" if done else "wb") as out:
+                        async for chunk in response.aiter_bytes():  # as they come (one read: at most 64 KiB)
+                            if done + len(chunk) > limit:
+                                out.close()
+                                part.unlink(missing_ok=True)
+                                raise TooLarge(
+                                    f"{what} from {url}: the server sends more than the {limit:,} bytes this file "
+                                    f"can have (stopped after {done + len(chunk):,}). Nothing was written."
+                                )
+                            out.write(chunk)
+                            h.update(chunk)
+                            done += len(chunk)
+                            on_bytes(done, total)
+                finally:
+                    await response.aclose()
+        except httpx.HTTPError as e:
+            raise FetchFailed(
+                f"Could not download {url}: {type(e).__name__}: {e or 'no reply'}. "
+                "Check the network (or CS224V_DATA_URL) and run `cs224v-tui data fetch` again: it continues."
+            ) from None
+        except TimeoutError:
+            if not deadline.expired():
+                raise FetchFailed(f"Could not download {url}: timed out. Run `cs224v-tui data fetch` again.") from None
+            raise FetchFailed(
+                f"Could not download {url} within the {self.deadline_s:g} s deadline for one file "
+                f"(CS224V_DATA_FETCH_DEADLINE_S): {done:,} bytes came. Run `cs224v-tui data fetch` again: it continues."
+            ) from None
+        except OSError as e:
+            raise DataError(f"Cannot write {part}: {e.strerror or e}.") from None
+        return h.hexdigest()
 
 
 __all__ = [
     "CATALOGUE",
+    "Build",
     "ChecksumMismatch",
     "DataError",
     "DataFile",
@@ -435,11 +764,11 @@ __all__ = [
     "FetchFailed",
     "Fetched",
     "Found",
-    "NoSource",
     "Progress",
+    "TooLarge",
+    "Upstream",
     "entry",
     "fetch",
-    "file_url",
     "sha256_of",
     "where",
 ]

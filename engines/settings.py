@@ -119,6 +119,19 @@ class Settings(BaseSettings):
     data_url: str | None = Field(
         None, description="CS224V_DATA_URL: a mirror of the shared data folder that `data fetch` downloads from"
     )
+    # `data fetch`: where the pinned upstream repositories are served, and the overall deadline of one file
+    data_upstream_url: str = Field(
+        "https://raw.githubusercontent.com",
+        min_length=1,
+        description="CS224V_DATA_UPSTREAM_URL: the server of the pinned upstream files `data fetch` downloads and "
+        "builds from without a mirror, laid out as raw.githubusercontent.com (OWNER/REPO/COMMIT/PATH)",
+    )
+    data_fetch_deadline_s: float = Field(
+        300.0,
+        gt=0,
+        description="CS224V_DATA_FETCH_DEADLINE_S: the most seconds one file's download may take in all (default "
+        "300); past it the download stops with an error naming the URL, and the next fetch continues it",
+    )
     # the SQL sandbox
     row_cap: int = Field(10_000, ge=1)
     query_timeout_s: float = Field(5.0, gt=0)

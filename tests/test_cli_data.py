@@ -195,9 +195,9 @@ def test_an_interrupted_download_continues_where_it_stopped(installed, mirror):
     assert _sha(installed / f.path) == f.sha256 and not part.exists()
 
 
-def test_without_a_mirror_upstream_sources_are_used_and_derived_sets_say_how_to_get_them(installed):
+def test_without_a_mirror_upstream_sources_are_used(installed):
     """The SPINACH dev set comes from its pinned upstream URL as is; the SUQL paper CSV from upstream's form (with
-    its Prolific ID column), rebuilt; the derived sets have no public copy and are named, with what to do."""
+    its Prolific ID column), rebuilt.  (The derived sets, built from upstream: tests/test_data_fetch.py.)"""
     csv_text = (SHARED / "suql_paper" / "restaurants_single_turn_SUQL.csv").read_text(encoding="utf-8")
     rows = list(csv.reader(io.StringIO(csv_text, newline="")))
     upstream = io.StringIO(newline="")
@@ -205,7 +205,7 @@ def test_without_a_mirror_upstream_sources_are_used_and_derived_sets_say_how_to_
         [r[:9] + (["Prolific ID"] if n == 0 else [f"5f{n:022x}"]) + r[9:] for n, r in enumerate(rows)]
     )
     served = {
-        "/stanford-oval/spinach/2142ebce539146c688b4f0f927fa42641fa11572/spinach_dataset/dev.json": (
+        "/stanford-oval/spinach/8bb2d9cfa7f54b7b63ba5e6acd8264fdb7f8ecf9/spinach_dataset/dev.json": (
             SHARED / "spinach" / "dev.json"
         ).read_bytes(),
         "/stanford-oval/suql/98631933ec1bf77990dd011d9be54b09017c6510/paper_data/restaurants_single_turn_SUQL.csv": (
@@ -219,14 +219,12 @@ def test_without_a_mirror_upstream_sources_are_used_and_derived_sets_say_how_to_
         assert request.url.host == "raw.githubusercontent.com"
         return httpx.Response(200, content=served[request.url.path])
 
-    result = fetch(Settings(), transport=httpx.MockTransport(upstream_only))
+    result = fetch(Settings(), ["spinach-dev", "suql-paper"], transport=httpx.MockTransport(upstream_only))
     assert sorted(result.downloaded) == ["spinach/dev.json", "suql_paper/restaurants_single_turn_SUQL.csv"]
     assert len(asked) == 2
     assert _sha(installed / "suql_paper" / "restaurants_single_turn_SUQL.csv") == _sha(
         SHARED / "suql_paper" / "restaurants_single_turn_SUQL.csv"
     )
-    assert result.unavailable == ["hybridqa", "spinach-row-f1"]
-    assert "No public copy of hybridqa, spinach-row-f1" in result.note and "CS224V_DATA_URL" in result.note
 
 
 def test_damaged_upstream_bytes_are_refused(installed):
