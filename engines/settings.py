@@ -85,6 +85,17 @@ class Settings(BaseSettings):
     openai_timeout_s: float = Field(120.0, gt=0, description="seconds one request may take (a local model is slow)")
     openai_max_retries: int = Field(2, ge=0, le=10)
     openai_concurrency: int = Field(4, ge=1, le=64, description="requests in flight at once to the server")
+    # Model replies (issue 25, engines/llm/bounded.py): every reply body of the claude and openai backends is
+    # read through this cap (after decompression too) and never kept past it; the call then fails with an
+    # error naming the backend and this setting, and is not retried.  The per-call deadline is the backend's
+    # timeout (claude_timeout_s, openai_timeout_s): connect, send and every read of one attempt together.
+    llm_reply_max_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=16 * 1024,
+        le=1024 * 1024 * 1024,
+        description="most bytes of one model reply body, and of one line of message-batch results "
+        "(CS224V_LLM_REPLY_MAX_BYTES; default 4 MiB, 16 KiB to 1 GiB); past it the call fails, not retried",
+    )
     # --batch (engines/llm/batch.py): Message Batches API polling
     batch_poll_s: float = Field(30.0, gt=0, le=3600, description="seconds between polls of a message batch")
     batch_rounds: int = Field(4, ge=1, le=20, description="most batch rounds of one --batch run")
