@@ -1,14 +1,18 @@
 """Reading a real model's reply: the JSON object in it, and the errors for a reply that cannot be used.
 
 Each task's ``read`` (in its agent package) turns the object into its value with these helpers; a
-reply that cannot be used is a :class:`~engines.errors.ReplyError` naming the function and quoting
-an excerpt of the reply.
+reply that cannot be used is a :class:`~engines.errors.ReplyError` naming the model that replied
+(the backend sets it around its ``task.read`` with :func:`speaking`: "Claude", "The
+OpenAI-compatible model M"; "The model" when none did), the function, and an excerpt of the reply.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -23,7 +27,37 @@ EXCERPT_CHARS = 160
 #: Words a model writes for "the text does not say".
 UNKNOWN_WORDS = frozenset({"", "unknown", "null", "none given", "not stated", "n/a"})
 
+#: Who wrote the reply being read (set by the backend that got it: the tasks' ``read`` cannot know).
+_speaker: contextvars.ContextVar[str] = contextvars.ContextVar("cs224v_reply_speaker", default="The model")
+
+
+@contextmanager
+def speaking(who: str) -> Iterator[None]:
+    """The replies read in this block are ``who``'s ("Claude", "The OpenAI-compatible model M")."""
+    token = _speaker.set(who)
+    try:
+        yield
+    finally:
+        _speaker.reset(token)
+
+
+def whose(function: str) -> str:
+    """``Claude's parse() reply``: the reply being read, named after the model that wrote it."""
+    return f"{_speaker.get()}'s {function}() reply"
+
+
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+#: Longest explanation of a server's (its error body's ``message``) quoted in an error message.
+DETAIL_CHARS = 400
+
+
+def brief(text: str) -> str:
+    """A server's own explanation as one line of at most :data:`DETAIL_CHARS` characters (an error
+    body may be megabytes long, and an error message is one line)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= DETAIL_CHARS else flat[: DETAIL_CHARS - 1] + "…"
 
 
 def excerpt(text: str) -> str:
@@ -56,7 +90,7 @@ def extract_json_object(text: str, function: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return value
-    raise ReplyError(f"Claude's {function}() reply is not the JSON object asked for: {excerpt(text)}")
+    raise ReplyError(f"{whose(function)} is not the JSON object asked for: {excerpt(text)}")
 
 
 def validated(model: type[M], text: str, function: str) -> M:
@@ -80,7 +114,7 @@ def _problem(error: ValidationError) -> str:
 
 
 def malformed(function: str, problem: str, text: str) -> ReplyError:
-    return ReplyError(f"Claude's {function}() reply {problem}: {excerpt(text)}")
+    return ReplyError(f"{whose(function)} {problem}: {excerpt(text)}")
 
 
 def normalise_for_match(text: str) -> str:
@@ -93,7 +127,7 @@ def read_text(function: str, text: str) -> str:
     """A plain-text reply (a summary, a reply to the user)."""
     stripped = text.strip()
     if not stripped:
-        raise ReplyError(f"Claude's {function}() reply is empty.")
+        raise ReplyError(f"{whose(function)} is empty.")
     return stripped
 
 
