@@ -29,7 +29,17 @@ its own row.  Usage is the sum over both requests.
 
 Transport: ``httpx.AsyncClient`` on the shared I/O loop (:func:`~engines.llm.waiting.run_async`):
 Esc cancels a request in flight (its connection is closed) within
-:data:`~engines.llm.waiting.POLL_S`.  At most ``settings.openai_concurrency`` requests are in flight
+:data:`~engines.llm.waiting.POLL_S`.
+
+Bounds (issue 25): every response body is read through ``settings.llm_reply_max_bytes``
+(:mod:`engines.llm.bounded`, the client's event hooks: error bodies and gzip too); a reply past it
+fails the call with :class:`~engines.llm.bounded.ReplyTooLarge` naming this server and the setting,
+and is not retried (a server that sends one will send it again).  ``settings.openai_timeout_s`` is
+the overall deadline of one attempt -- connect, send and every read together, so a server that
+trickles its reply a byte at a time is cut off at it too (not only one that goes silent); an attempt
+past it is retried as a timeout, each with its own deadline, so a call takes at most
+``(openai_max_retries + 1) * openai_timeout_s`` plus the backoff waits.  The deadline starts once
+one of the ``openai_concurrency`` slots is free: waiting behind this run's own requests does not count.  At most ``settings.openai_concurrency`` requests are in flight
 at once (an ``asyncio.Semaphore`` on that loop); per-row calls made from a pool of threads overlap
 up to that bound.  Transient failures (408, 409, 429, 5xx, timeouts, connection errors) are retried
 ``settings.openai_max_retries`` times with exponential backoff that honours ``retry-after``; the
@@ -61,9 +71,10 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.bounded import ReplyTooLarge, async_hooks
 from engines.llm.prompting import render_prompt, system_prompt
 from engines.llm.protocol import Output, Usage
-from engines.llm.replies import excerpt, extract_json_object
+from engines.llm.replies import brief, excerpt, extract_json_object, speaking, whose
 from engines.llm.task import Task
 from engines.llm.waiting import io_loop, pause, run_async, slot
 from engines.settings import Settings
@@ -119,6 +130,10 @@ def reply_schema(task: Task) -> dict[str, Any] | None:
 _RETRYABLE = {408: "request timeout", 409: "conflict", 429: "rate limit reached"}
 
 
+class _Deadline(Exception):
+    """One attempt ran past the backend's overall deadline (raised inside the coroutine)."""
+
+
 class _Status(Exception):
     """A non-2xx response (raised inside the coroutine, handled by the retry loop)."""
 
@@ -131,7 +146,10 @@ class _Status(Exception):
         return self.response.status_code
 
     def detail(self) -> str:
-        """The server's own explanation (``error.message`` of an OpenAI error body, or the text)."""
+        """The server's own explanation (``error.message`` of an OpenAI error body, or the text), shortened."""
+        return brief(self._detail())
+
+    def _detail(self) -> str:
         try:
             body = self.response.json()
         except ValueError:
@@ -203,14 +221,16 @@ def _add(a: Usage, b: Usage) -> Usage:
     )
 
 
-def read_completion(function: str, response: httpx.Response) -> tuple[str, str | None, Usage]:
+def read_completion(
+    function: str, response: httpx.Response, who: str = "The model server"
+) -> tuple[str, str | None, Usage]:
     """(text, finish reason, usage) of a 200 chat-completions response; a body that is not a
-    completion is a :class:`ReplyError` naming what was wrong."""
+    completion is a :class:`ReplyError` naming ``who`` sent it and what was wrong."""
     shown = response.text if response.content else ""
 
     def bad(problem: str) -> ReplyError:
         tail = f": {excerpt(shown)}" if shown.strip() else "."
-        return ReplyError(f"The model server returned a 200 to {function}() whose body {problem}{tail}")
+        return ReplyError(f"{who} returned a 200 to {function}() whose body {problem}{tail}")
 
     try:
         data = response.json()
@@ -276,6 +296,9 @@ class OpenAICompatBackend:
         self.max_retries: int = settings.openai_max_retries
         self.timeout_s: float = settings.openai_timeout_s
         self.concurrency: int = settings.openai_concurrency
+        self.reply_max_bytes: int = settings.llm_reply_max_bytes
+        #: How errors name this backend (never "Claude": issue 25).
+        self.server = f"The OpenAI-compatible server at {self.base_url}"
         self._level: Structured = settings.openai_structured
         self._level_lock = threading.Lock()
         self._sleep = sleep
@@ -290,6 +313,7 @@ class OpenAICompatBackend:
             timeout=httpx.Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
             limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
             transport=transport,
+            event_hooks=async_hooks(self.reply_max_bytes, self.server),  # every body read through the cap
         )
         self._gates: dict[int, asyncio.Semaphore] = {}
         self._system = system_prompt()
@@ -307,6 +331,10 @@ class OpenAICompatBackend:
 
     def model_for(self, task: Task) -> str:
         return self.row_model if task.role == "row" else self.planner_model
+
+    def speaker(self, task: Task) -> str:
+        """Who wrote a reply to ``task``, as the reply errors name it (:func:`engines.llm.replies.whose`)."""
+        return f"The OpenAI-compatible model {self.model_for(task)}"
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend(model={self.model!r}, structured={self.structured!r})"
@@ -327,7 +355,8 @@ class OpenAICompatBackend:
         text, usage = self._complete(task, messages, json_reply)
         answered = {"model": self.model_for(task)} if "model" in getattr(Output, "__dataclass_fields__", {}) else {}
         try:
-            return Output(self._read(task, input, model, text), usage, **answered)
+            with speaking(self.speaker(task)):
+                return Output(self._read(task, input, model, text), usage, **answered)
         except ReplyError as first:
             log.info("openai %s(): the reply does not validate (%s); asking once more", task.name, first)
             messages = [
@@ -338,13 +367,14 @@ class OpenAICompatBackend:
             text, more = self._complete(task, messages, json_reply)
             usage = _add(usage, more)
             try:
-                return Output(self._read(task, input, model, text), usage, **answered)
+                with speaking(self.speaker(task)):
+                    return Output(self._read(task, input, model, text), usage, **answered)
             except ReplyError as second:
                 raise ReplyError(f"{second} (after one repair retry; the first reply: {_plain(first)})") from second
 
     def _read(self, task: Task, input: Any, model: type[BaseModel] | None, text: str) -> Any:
         if not text.strip():
-            raise ReplyError(f"The model's {task.name}() reply is empty.")
+            raise ReplyError(f"{whose(task.name)} is empty.")
         if model is not None:
             obj = extract_json_object(text, task.name)
             try:
@@ -354,7 +384,7 @@ class OpenAICompatBackend:
                     f"{'.'.join(map(str, err['loc'])) or 'reply'}: {err['msg']}" for err in e.errors()[:3]
                 )
                 raise ReplyError(
-                    f"The model's {task.name}() reply does not match its schema ({problems}): {excerpt(text)}"
+                    f"{whose(task.name)} does not match its schema ({problems}): {excerpt(text)}"
                 ) from None
         return task.read(text, input)
 
@@ -389,8 +419,13 @@ class OpenAICompatBackend:
         return gate
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        """One request, within the overall deadline once it has a slot; its body read through the cap."""
         async with slot(self._gate()):
-            response = await self._client.post("chat/completions", content=json.dumps(body, ensure_ascii=False))
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    response = await self._client.post("chat/completions", content=json.dumps(body, ensure_ascii=False))
+            except TimeoutError:
+                raise _Deadline() from None
         if response.status_code >= 300:
             raise _Status(response)
         return response
@@ -405,6 +440,8 @@ class OpenAICompatBackend:
             body = self._body(task, messages, level, json_reply)
             try:
                 response = run_async(self._post(body))
+            except ReplyTooLarge as error:  # not transient: the same request would get the same reply
+                raise error.to(function) from None
             except _Status as error:
                 status = error.status
                 if status == 400 and "response_format" in body:
@@ -430,11 +467,12 @@ class OpenAICompatBackend:
                         f"{'s' if attempts != 1 else ''}: {error.detail()}"
                     ) from None
                 delay = self._delay(attempt, _retry_after(error.response))
-            except httpx.TimeoutException as error:
+            except (httpx.TimeoutException, _Deadline) as error:
                 if attempt >= attempts:
                     raise LLMError(
-                        f"The model server at {self.base_url} did not answer {function}() within "
-                        f"{self.timeout_s:g}s ({attempts} attempt{'s' if attempts != 1 else ''})."
+                        f"{self.server} did not finish its reply to {function}() within "
+                        f"{self.timeout_s:g}s ({attempts} attempt{'s' if attempts != 1 else ''}; "
+                        f"CS224V_OPENAI_TIMEOUT_S is the deadline of each)."
                     ) from error
                 delay = self._delay(attempt)
             except httpx.TransportError as error:
@@ -445,7 +483,7 @@ class OpenAICompatBackend:
                     ) from error
                 delay = self._delay(attempt)
             else:
-                text, finish, usage = read_completion(function, response)
+                text, finish, usage = read_completion(function, response, self.server)
                 if finish == "length":
                     log.warning("openai %s(): the reply was cut off at %d tokens", function, task.max_tokens)
                 return text, usage
