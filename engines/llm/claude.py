@@ -46,6 +46,14 @@ Requests go through the SDK's *async* client on the shared I/O loop
 (:func:`~engines.llm.waiting.run_async`): cancelling the running operation cancels the request
 in flight -- its connection is closed -- instead of waiting for the reply or the timeout.
 
+Bounds (issue 25): the reply is taken with the SDK's ``with_streaming_response`` and read through
+``settings.llm_reply_max_bytes`` (:func:`engines.llm.bounded.limit`; the client this backend builds
+has it as event hooks, so error bodies the SDK reads itself and gzip bodies are bounded too).  A
+reply past the cap fails the call with :class:`~engines.llm.bounded.ReplyTooLarge` naming Claude,
+the API's URL and the setting; it is not retried.  ``settings.claude_timeout_s`` is the overall
+deadline of one attempt (connect, send and every read: ``asyncio.timeout``), so a trickling reply
+ends there too; an attempt past it is retried as a timeout, each with its own deadline.
+
 Whenever a template changes in a way that changes what the model answers, bump
 :data:`PROMPT_VERSION`: it is part of :func:`~engines.llm.protocol.backend_id`, hence of every
 cache key, so stale cached answers stop matching.
@@ -55,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib
 import json
 import logging
 import threading
@@ -66,6 +75,7 @@ from typing import Any
 import anthropic
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.bounded import ReplyTooLarge, async_hooks, limit, origin
 from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt layer, as before
     MAX_CELL_CHARS,
     MAX_HISTORY_TURNS,
@@ -77,7 +87,7 @@ from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt laye
     system_prompt,
 )
 from engines.llm.protocol import Output, Usage
-from engines.llm.replies import EXCERPT_CHARS, extract_json_object  # noqa: F401
+from engines.llm.replies import EXCERPT_CHARS, brief, extract_json_object, speaking  # noqa: F401
 from engines.llm.replies import excerpt as _excerpt
 from engines.llm.task import Task
 from engines.llm.usage import estimate_tokens
@@ -133,11 +143,45 @@ RETRYABLE_STATUS: Mapping[int, str] = {
 
 NO_KEY_MESSAGE = "The claude backend needs an Anthropic API key: set ANTHROPIC_API_KEY (or choose the sim backend)."
 
+
+def _http_library() -> Any:
+    """The HTTP library the installed SDK talks through (``httpx2`` for anthropic 2.x, ``httpx`` before):
+    a body the backend reads itself raises that library's errors, not the SDK's."""
+    for cls in anthropic.DefaultAsyncHttpxClient.__mro__:
+        root = cls.__module__.partition(".")[0]
+        if root.startswith("httpx"):
+            return importlib.import_module(root)
+    return importlib.import_module("httpx")  # pragma: no cover - every SDK's client is an httpx client
+
+
+HTTP: Any = _http_library()
+
+
+def _request_of(error: Exception) -> Any:
+    try:
+        return error.request  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def who(response: Any) -> str:
+    """How a bound error names this backend: Claude, and the API's address (ANTHROPIC_BASE_URL may move it)."""
+    return f"Claude (the Anthropic API at {origin(response)})"
+
+
+class _Deadline(Exception):
+    """One attempt ran past ``claude_timeout_s`` (raised inside the coroutine)."""
+
+
 # --- the backend -----------------------------------------------------------
 
 
 def _api_message(error: anthropic.APIStatusError) -> str:
-    """The API's own explanation of an error response (``error.message`` of the body)."""
+    """The API's own explanation of an error response (``error.message`` of the body), shortened to a line."""
+    return brief(_api_detail(error))
+
+
+def _api_detail(error: anthropic.APIStatusError) -> str:
     body = error.body
     if isinstance(body, dict):
         inner = body.get("error")
@@ -322,6 +366,7 @@ class ClaudeBackend:
         self.max_retries: int = settings.claude_max_retries
         self.timeout_s: float = settings.claude_timeout_s
         self.concurrency: int = settings.llm_concurrency
+        self.reply_max_bytes: int = settings.llm_reply_max_bytes
         self._slots: asyncio.Semaphore | None = None  # made on the I/O loop, at the first request
         self._slots_loop: asyncio.AbstractEventLoop | None = None
         self._slots_lock = threading.Lock()
@@ -335,6 +380,8 @@ class ClaudeBackend:
                 api_key=settings.anthropic_api_key.get_secret_value(),
                 max_retries=0,  # retries are ours (see _create)
                 timeout=settings.claude_timeout_s,
+                # every body through the cap, error bodies the SDK reads itself included
+                http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=async_hooks(self.reply_max_bytes, who)),
             )
         elif not isinstance(client, anthropic.AsyncAnthropic):
             raise TypeError(
@@ -404,7 +451,8 @@ class ClaudeBackend:
         if not reply.text.strip():
             raise ReplyError(f"Claude's {function}() reply has no text (stop reason: {reply.stop_reason}).")
         try:
-            value = parse(reply.text)
+            with speaking("Claude"):
+                value = parse(reply.text)
         except LLMError as error:
             if cut_off:
                 raise ReplyError(f"{error} (the reply was cut off at {task.max_tokens} tokens)") from error
@@ -420,25 +468,44 @@ class ClaudeBackend:
             return self._slots
 
     async def _post(self, task: Task, prompt: str | list[dict[str, Any]]) -> Any:
-        """One Messages API request (once one of the ``llm_concurrency`` slots is free); the raw
-        ``httpx`` response of a 2xx (errors raise)."""
+        """One Messages API request (once one of the ``llm_concurrency`` slots is free), within the
+        overall deadline; the ``httpx`` response of a 2xx, its body read through the cap (errors raise)."""
         async with slot(self._slots_on_loop()):
-            raw = await self._client.messages.with_raw_response.create(**self.request(task, prompt))
-        return raw.http_response
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    streamed = self._client.messages.with_streaming_response.create(**self.request(task, prompt))
+                    async with streamed as raw:
+                        response = raw.http_response
+                        limit(response, self.reply_max_bytes, who)  # an injected client has no hooks
+                        await response.aread()
+            except TimeoutError:
+                raise _Deadline() from None
+            except HTTP.TimeoutException as error:  # a read of a body (ours, or an error body the SDK reads)
+                raise anthropic.APITimeoutError(request=_request_of(error)) from error
+            except HTTP.RequestError as error:  # the connection lost in the middle of a body
+                raise anthropic.APIConnectionError(request=_request_of(error)) from error
+        return response
 
     async def _model_ids(self) -> list[str]:
         """The ids of the models the key can use (the Models API, first page)."""
-        page = await self._client.models.list(limit=100)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                page = await self._client.models.list(limit=100)
+        except TimeoutError:
+            raise _Deadline() from None
         return [model.id for model in page.data]
 
     def available_models(self) -> list[str] | str:
         """The models the key can use, or why they could not be listed."""
         try:
             return run_async(self._model_ids())
+        except _Deadline:
+            return f"the model list did not come within {self.timeout_s:g}s"
         except anthropic.APIStatusError as error:
             return f"the model list was refused ({error.status_code}): {_api_message(error)}"
         except anthropic.AnthropicError as error:
-            return f"the model list could not be fetched: {error}"
+            cause = error.__cause__ if isinstance(error.__cause__, LLMError) else error  # a reply past the cap
+            return f"the model list could not be fetched: {cause}"
 
     def _create(self, task: Task, prompt: str | list[dict[str, Any]]) -> Reply:
         """The request with retries on transient failures; errors become :class:`LLMError`.
@@ -452,6 +519,8 @@ class ClaudeBackend:
             last = attempt == attempts
             try:
                 response = run_async(self._post(task, prompt))
+            except ReplyTooLarge as error:  # not transient: the same request would get the same reply
+                raise error.to(function) from None
             except anthropic.APIStatusError as error:
                 status = error.status_code
                 if not _should_retry(error):
@@ -462,10 +531,12 @@ class ClaudeBackend:
                     ) from error
                 delay = self._delay(attempt, _retry_after(error))
                 log.info("claude %s(): %s (%d), retrying in %.1fs", function, _status_name(status), status, delay)
-            except anthropic.APITimeoutError as error:
+            except (anthropic.APITimeoutError, _Deadline) as error:
+                # the SDK's timeout (a read that waits that long) or ours (the whole attempt, a trickle too)
                 if last:
                     raise LLMError(
-                        f"The Anthropic API did not answer within {self.timeout_s:g}s, after {_attempts(attempts)}."
+                        f"The Anthropic API did not answer within {self.timeout_s:g}s, after {_attempts(attempts)}: "
+                        f"no complete reply to {function}() (CS224V_CLAUDE_TIMEOUT_S is the deadline of each attempt)."
                     ) from error
                 delay = self._delay(attempt)
                 log.info("claude %s(): timed out, retrying in %.1fs", function, delay)
