@@ -31,6 +31,13 @@ sent directly).  A run whose control flow depends on replies (SUQL's LIMIT stopp
 rows are Yes) may queue more calls in the collect round than the final run uses: they are paid
 (at half price) and kept in the store and the answer cache.
 
+Bounds (issue 25): the results download is read line by line, never whole: a line (one request's
+result) longer than ``settings.llm_reply_max_bytes``, more lines than the batch has requests, or a
+download that takes longer than ``settings.claude_timeout_s`` per started 1,000 requests stops it
+with an error that says so.  The results read so far are stored as they come (in the SQLite store:
+nothing read is lost), and the batch stays pending, so running the command again resumes it.  The
+client this module builds reads every other body (a batch object) through the same cap.
+
 The engines know nothing of this: :func:`wrap` (called by ``backend_from_settings`` for the
 claude backend) wraps the backend while a :class:`BatchRun` is active.
 """
@@ -50,7 +57,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
+from engines.llm.bounded import ReplyTooLarge, reply_limit, sync_hooks
 from engines.llm.protocol import NO_USAGE, Output
+from engines.llm.replies import brief, excerpt, speaking
 from engines.llm.task import Task
 from engines.llm.waiting import pause
 from engines.settings import Settings
@@ -64,6 +73,12 @@ T = TypeVar("T")
 #: Requests per message batch (the API takes up to 100,000 or 256 MB; smaller batches finish sooner).
 MAX_PER_BATCH = 10_000
 FILENAME = "batches.sqlite3"
+#: Requests whose results download gets one ``claude_timeout_s`` (a download of N requests gets
+#: ``ceil(N / RESULTS_PER_TIMEOUT)`` of them).
+RESULTS_PER_TIMEOUT = 1_000
+#: Results stored at once while a download goes on.
+STORE_EVERY = 500
+BATCHES_API = "The Message Batches API"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (id TEXT PRIMARY KEY, created_at REAL NOT NULL, requests INTEGER NOT NULL,
@@ -189,7 +204,8 @@ class BatchingBackend:
         reply = read_message(task.name, httpx.Response(200, json=found["message"]))
         if not reply.text.strip():
             raise ReplyError(f"Claude's batched {task.name}() reply has no text (stop reason: {reply.stop_reason}).")
-        value = task.read(reply.text, input)
+        with speaking("Claude"):
+            value = task.read(reply.text, input)
         fields = getattr(Output, "__dataclass_fields__", {})
         extra: dict[str, Any] = {}
         if "model" in fields:
@@ -232,8 +248,13 @@ class BatchRun:
                 api_key=settings.anthropic_api_key.get_secret_value(),
                 max_retries=settings.claude_max_retries,
                 timeout=settings.claude_timeout_s,
+                http_client=anthropic.DefaultHttpxClient(
+                    event_hooks=sync_hooks(settings.llm_reply_max_bytes, BATCHES_API)
+                ),
             )
         self.client = client
+        self.line_max_bytes = settings.llm_reply_max_bytes
+        self.timeout_s = settings.claude_timeout_s
         self.store = store if store is not None else BatchStore(settings.cache_dir)
         self.poll_s = settings.batch_poll_s
         self.rounds = settings.batch_rounds
@@ -320,6 +341,8 @@ class BatchRun:
     def _wait_and_collect(self, batch_id: str, count: int) -> None:
         import anthropic
 
+        from engines.llm.claude import HTTP
+
         started = time.monotonic()
         try:
             while True:
@@ -333,11 +356,7 @@ class BatchRun:
                 if batch.processing_status == "ended":
                     break
                 self.sleep(self.poll_s)
-            results: dict[str, dict[str, Any]] = {}
-            for entry in self.client.messages.batches.results(batch_id):
-                kept = _kept(entry.result)
-                if kept is not None:
-                    results[entry.custom_id] = kept
+            self._download(batch_id, count)
         except anthropic.NotFoundError:
             log.warning("message batch %s is gone (expired or deleted): its requests are asked again", batch_id)
             self.store.collected(batch_id)
@@ -347,33 +366,113 @@ class BatchRun:
                 f"The Message Batches API refused to report on batch {batch_id} ({e.status_code}): "
                 f"{_message(e)}; run the command again to resume it"
             ) from e
-        except anthropic.AnthropicError as e:
+        except (anthropic.AnthropicError, HTTP.RequestError) as e:  # the results body raises the latter
+            cause = e.__cause__ if isinstance(e.__cause__, LLMError) else e  # a body past the cap, read by the SDK
             raise LLMError(
-                f"Lost the Message Batches API while waiting for batch {batch_id}: {e}; "
+                f"Lost the Message Batches API while waiting for batch {batch_id}: {cause or type(cause).__name__}; "
                 f"run the command again to resume it"
             ) from e
-        self.store.put_results(results)
         self.store.collected(batch_id)
 
+    def _download(self, batch_id: str, count: int) -> None:
+        """The results of ``batch_id`` (``count`` requests), stored as they arrive; bounded (see the module)."""
+        windows = max(1, -(-count // RESULTS_PER_TIMEOUT))
+        seconds = self.timeout_s * windows
+        deadline = time.monotonic() + seconds
+        cap = self.line_max_bytes
+        where = f"the results of message batch {batch_id}"
+        results: dict[str, dict[str, Any]] = {}
+        lines = 0
+        try:
+            # the hooks' cap for this one body (a bound client): every line at its cap, and their newlines
+            with reply_limit(max(cap, (cap + 2) * count)):
+                with self.client.messages.batches.with_streaming_response.results(batch_id) as response:
+                    for line in _lines(response.iter_bytes(), cap, deadline, where):
+                        if not line.strip():
+                            continue
+                        lines += 1
+                        if lines > count:
+                            raise LLMError(
+                                f"{BATCHES_API} sent more result lines for {where} than its {count:,} requests; "
+                                f"run the command again to resume it"
+                            )
+                        custom_id, kept = _entry(line, where)
+                        if kept is not None:
+                            results[custom_id] = kept
+                        if len(results) >= STORE_EVERY:
+                            self.store.put_results(results)
+                            results = {}
+        except _Late:
+            raise LLMError(
+                f"{BATCHES_API} did not finish sending {where} within {seconds:g}s (CS224V_CLAUDE_TIMEOUT_S "
+                f"per {RESULTS_PER_TIMEOUT:,} requests, {count:,} here); the results read are kept: "
+                f"run the command again to resume it"
+            ) from None
+        finally:
+            self.store.put_results(results)  # what was read is kept, whatever stopped the download
 
-def _kept(result: Any) -> dict[str, Any] | None:
-    """What of one batch result is stored: a reply, or an error that asking again would repeat (an
-    invalid request); expired, canceled and transient errors are not kept, so they are asked again."""
-    kind = getattr(result, "type", None)
-    if kind == "succeeded":
-        return {"type": "succeeded", "message": result.message.model_dump(mode="json")}
+
+class _Late(Exception):
+    """A results download past its deadline."""
+
+
+def _lines(chunks: Iterator[bytes], cap: int, deadline: float, where: str) -> Iterator[bytes]:
+    """The lines of a JSON Lines body arriving in ``chunks``: each at most ``cap`` bytes (else
+    :class:`ReplyTooLarge`, reading stopped there); :class:`_Late` once ``deadline`` has passed."""
+    line = bytearray()
+    for chunk in chunks:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            line += chunk[start:] if end < 0 else chunk[start:end]
+            if len(line) > cap:
+                raise ReplyTooLarge(BATCHES_API, cap, len(line), what=f"a line of {where}")
+            if end < 0:
+                break
+            yield bytes(line)
+            line.clear()
+            start = end + 1
+        if time.monotonic() > deadline:
+            raise _Late()
+    if line:
+        yield bytes(line)
+
+
+def _entry(line: bytes, where: str) -> tuple[str, dict[str, Any] | None]:
+    """(custom id, what is stored of it) of one results line."""
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        raise LLMError(
+            f"{BATCHES_API} sent a line of {where} that is not JSON: {excerpt(line.decode('utf-8', 'replace'))}"
+        ) from None
+    if not isinstance(entry, dict) or not isinstance(entry.get("custom_id"), str):
+        raise LLMError(
+            f"{BATCHES_API} sent a line of {where} that is not a result: {excerpt(line.decode('utf-8', 'replace'))}"
+        )
+    result = entry.get("result")
+    return entry["custom_id"], _kept(result if isinstance(result, dict) else {})
+
+
+def _kept(result: dict[str, Any]) -> dict[str, Any] | None:
+    """What of one batch result (as sent) is stored: a reply, or an error that asking again would repeat
+    (an invalid request); expired, canceled and transient errors are not kept, so they are asked again."""
+    kind = result.get("type")
+    if kind == "succeeded" and isinstance(result.get("message"), dict):
+        return {"type": "succeeded", "message": result["message"]}
     if kind == "errored":
-        error = getattr(getattr(result, "error", None), "error", None)
-        if getattr(error, "type", None) == "invalid_request_error":
-            return {"type": "errored", "error": {"type": error.type, "message": getattr(error, "message", "")}}
+        outer = result.get("error")
+        error = outer.get("error") if isinstance(outer, dict) else None
+        if isinstance(error, dict) and error.get("type") == "invalid_request_error":
+            return {"type": "errored", "error": {"type": error["type"], "message": error.get("message") or ""}}
     return None
 
 
 def _message(error: Any) -> str:
     body = getattr(error, "body", None)
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return str(body["error"].get("message", ""))
-    return str(error)
+        return brief(str(body["error"].get("message", "")))
+    return brief(str(error))
 
 
 @contextmanager
