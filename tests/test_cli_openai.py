@@ -97,3 +97,14 @@ def test_a_large_run_on_a_local_model_asks_first_without_calling_it_paid(stub, c
         "M",
     )
     assert code == 2 and "LLM calls to the openai backend" in err and "paid" not in err and not stub.requests
+
+
+def test_a_reply_that_cannot_be_used_names_the_openai_backend_not_claude(stub, capsys):
+    """Issue 25: under --backend openai a bad reply said "Claude's route() reply"."""
+    stub.responder = lambda request: ok("Sure! Here are some restaurants you might like.")
+    code, out, err = run(
+        capsys, "ask", "any thai food?", "--backend", "openai", "--base-url", stub.url, "--model", "M", "--no-cache"
+    )
+    assert code == 1 and "Traceback" not in err
+    assert "The OpenAI-compatible model M's route() reply is not the JSON object asked for" in err
+    assert "Claude" not in out + err
