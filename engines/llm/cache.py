@@ -26,7 +26,8 @@ module's logger, the ``on_warning`` callback, and :attr:`AnswerCache.warnings`),
 problem per file per process, and the run goes on with what still works:
 
 * damaged (not a database, malformed, an unknown format or layout): moved aside to
-  ``answers.sqlite3.corrupt-<timestamp>`` and started afresh; if it cannot be moved, uncached;
+  ``answers.sqlite3.corrupt-<timestamp>`` and started afresh, once no other cache has it open
+  (see below); while another has, or if it cannot be moved, uncached;
 * read-only (the file or its folder): opened read-only (as an immutable file when the folder
   cannot hold SQLite's ``-shm`` file and no write-ahead log is pending); stored answers are still
   served, new ones are not stored.  Opening never needs a write when the file already holds the
@@ -37,15 +38,31 @@ problem per file per process, and the run goes on with what still works:
 * missing (a folder that cannot be created, a directory in the file's place): uncached.
 
 One :class:`AnswerCache` may be shared by threads (every use of its connection is under a
-lock), and several processes may use the same folder (SQLite's locking, with a busy timeout).
+lock), and several processes may use the same folder at once (every cs224v-tui process shares it by
+default):
+
+* opening reads the file's layout (its version, its tables, a quick check) in one read transaction,
+  so it never sees a layout another process is half-way through setting up; a new (or old-layout)
+  file is set up in one write transaction that looks again once it holds the write lock;
+* while a cache has the file open it holds a shared advisory lock (``flock``) on the folder.  A
+  damaged file is moved aside only under the exclusive lock, that is when no other cache (of any
+  process) has it open, and only if it is still the file found damaged; when another cache holds
+  the folder past the busy timeout, the run goes on uncached (one warning) and the file is left for
+  a later run.  Where the file system cannot lock a folder, a damaged file is never moved aside;
+* the file's header is read by hand (an unknown format is damage) only when no cache of this
+  process has the file open: closing a descriptor of the file would drop SQLite's own locks on it
+  (POSIX locks belong to a process, and any close of the file releases them).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -78,6 +95,18 @@ CREATE TABLE answers (
 """
 _KEY_WHERE = "function = ? AND text_sha256 = ? AND question = ? AND backend = ?"
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no folder lock, so a damaged file is never moved aside
+    fcntl = None  # type: ignore[assignment]
+
+#: Test seam: when set, called as ``_hook(step, cache)`` at these steps (in the thread doing them):
+#: ``"layout-read"`` inside the read transaction that read the layout, before it ends;
+#: ``"layout-write"`` inside the write transaction that sets the layout up, before its commit;
+#: ``"move-aside"`` under the folder's exclusive lock, just before a damaged file is renamed;
+#: ``"put"`` inside a :meth:`AnswerCache.put` transaction, before its commit.
+_hook: Callable[[str, AnswerCache], None] | None = None
+
 _T = TypeVar("_T")
 #: The (write, read) format versions of an SQLite header: 1 rollback journal, 2 WAL.
 _FORMATS = {(1, 1), (2, 2), (1, 2), (2, 1)}
@@ -89,6 +118,16 @@ _Key = tuple[str, str, str, str]
 # (database path, problem) pairs already reported in this process: one line per problem per run.
 _reported: set[tuple[str, str]] = set()
 _reported_lock = threading.Lock()
+
+# The database files (st_dev, st_ino) this process has connections to, and how many.
+_open_here: dict[tuple[int, int], int] = {}
+_open_here_lock = threading.Lock()
+
+
+def _step(name: str, cache: AnswerCache) -> None:
+    hook = _hook
+    if hook is not None:
+        hook(name, cache)
 
 
 def text_digest(text: str) -> str:
@@ -117,6 +156,70 @@ class _Corrupt(Exception):
 
 class _ReadOnly(Exception):
     """The file needs a write before it can be used, and cannot be written."""
+
+
+class _FolderLock:
+    """An advisory lock (``flock``) on the cache folder: shared while a cache has the file open,
+    exclusive to move a damaged file aside.  ``flock`` locks belong to an open file description, so
+    two caches of one process exclude each other as two processes do; they never touch SQLite's
+    own (POSIX) locks, which are on other files."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._fd: int | None = None
+        self._held = False
+
+    def acquire(self, *, exclusive: bool, timeout_s: float) -> bool | None:
+        """True once held; False if another holder kept it past ``timeout_s``; None if this
+        system cannot lock the folder (no ``fcntl``, or the file system refuses)."""
+        if fcntl is None:
+            return None
+        if not self._held:
+            # Opened afresh each time it is not held: the folder may have been replaced meanwhile.
+            self._close_fd()
+            try:
+                self._fd = os.open(self._folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                return None
+        assert self._fd is not None
+        operation = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+        deadline = time.monotonic() + timeout_s
+        pause = 0.001
+        while True:
+            try:
+                fcntl.flock(self._fd, operation)
+            except OSError as error:
+                # A refused conversion (shared to exclusive) has dropped the lock held before.
+                self._held = False
+                if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EINTR):
+                    return None
+            else:
+                self._held = True
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+
+    def release(self) -> None:
+        if self._held and self._fd is not None and fcntl is not None:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            except OSError:
+                pass
+        self._held = False
+
+    def close(self) -> None:
+        self.release()
+        self._close_fd()
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
 
 
 class AnswerCache:
@@ -151,6 +254,8 @@ class AnswerCache:
         self._conn: sqlite3.Connection | None = None
         self._readable = False
         self._writable = False
+        self._folder_lock = _FolderLock(self.folder)
+        self._file_key: tuple[int, int] | None = None  # the open file, in _open_here
         #: The one-line warnings this cache reported (each problem once).
         self.warnings: list[str] = []
         self._open()
@@ -212,6 +317,7 @@ class AnswerCache:
                 conn.execute(
                     f"INSERT OR REPLACE INTO answers ({', '.join(_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?)", row
                 )
+                _step("put", self)
 
         self._run(write, write=True, default=None)
 
@@ -234,6 +340,7 @@ class AnswerCache:
         with self._lock:
             self._closed = True
             self._drop_connection()
+            self._folder_lock.close()
 
     def __enter__(self) -> AnswerCache:
         return self
@@ -287,9 +394,8 @@ class AnswerCache:
         """Decide what an error during an operation means for the rest of the run (lock held)."""
         code = _primary_code(error)
         if _is_corruption(error):
-            self._drop_connection()
-            if self._move_aside(f"is damaged ({error})"):
-                self._open_locked()
+            # SQLite's own word that the file is damaged: set aside once no other cache uses it.
+            self._recover(f"is damaged ({error})", look_again=False)
             return
         if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
             if write:
@@ -319,6 +425,26 @@ class AnswerCache:
                 pass
         self._conn = None
         self._readable = self._writable = False
+        if self._file_key is not None:
+            with _open_here_lock:
+                left = _open_here.get(self._file_key, 0) - 1
+                if left > 0:
+                    _open_here[self._file_key] = left
+                else:
+                    _open_here.pop(self._file_key, None)
+            self._file_key = None
+        self._folder_lock.release()
+
+    def _use(self, conn: sqlite3.Connection, *, writable: bool) -> None:
+        """Keep ``conn`` as the open connection (counted in :data:`_open_here`)."""
+        self._conn, self._readable, self._writable = conn, True, writable
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        self._file_key = (st.st_dev, st.st_ino)
+        with _open_here_lock:
+            _open_here[self._file_key] = _open_here.get(self._file_key, 0) + 1
 
     # -- opening -------------------------------------------------------------
 
@@ -326,7 +452,7 @@ class AnswerCache:
         with self._lock:
             self._open_locked()
 
-    def _open_locked(self, *, moved: bool = False) -> None:
+    def _open_locked(self) -> None:
         """Open the database read-write, else read-only, else not at all (with a warning)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -336,6 +462,29 @@ class AnswerCache:
                     "folder", f"cannot create the folder ({error.strerror or error}); running uncached " + _ELSEWHERE
                 )
                 return
+        held = self._folder_lock.acquire(exclusive=False, timeout_s=self._busy_timeout_s)
+        if held is False:
+            self._warn(
+                "locked", "another process is setting a damaged file aside (the folder is locked); running uncached"
+            )
+            return
+        damage = self._try_open(read_header=not self._open_here())
+        if damage is not None:
+            self._recover(f"is damaged ({damage})", look_again=True)
+        if self._conn is None:
+            self._folder_lock.release()
+
+    def _open_here(self) -> bool:
+        """Whether a cache of this process has the file open (then its header is not read by hand)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        with _open_here_lock:
+            return _open_here.get((st.st_dev, st.st_ino), 0) > 0
+
+    def _try_open(self, *, read_header: bool) -> Exception | None:
+        """Open the file; the damage found (nothing reported yet), or None: opened, or reported."""
         try:
             exists = self.path.exists()
             odd = self.path.is_symlink() or (exists and not self.path.is_file())
@@ -343,12 +492,12 @@ class AnswerCache:
             self._warn(
                 "folder", f"cannot look into the folder ({error.strerror or error}); running uncached " + _ELSEWHERE
             )
-            return
+            return None
         if odd:
             self._warn("not-a-file", "is not a regular file; running uncached " + _ELSEWHERE)
-            return
+            return None
         try:
-            if exists:
+            if exists and read_header:
                 self._check_header()
             conn = self._connect("rw" if exists else "rwc")
             try:
@@ -358,23 +507,76 @@ class AnswerCache:
                 raise
         except (_Corrupt, *_DB_ERRORS) as error:
             if _is_corruption(error):
-                if moved:
-                    self._warn("open", f"a fresh file is unusable too ({error}); running uncached")
-                elif self._move_aside(f"is damaged ({error})"):
-                    self._open_locked(moved=True)
-                return
+                return error
             if _primary_code(error) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
                 self._warn("locked", f"locked by another process ({error}); running uncached")
-                return
-            if exists:
+            elif exists:
                 self._open_read_only(error)
             else:
                 self._warn("open", f"cannot be created ({error}); running uncached " + _ELSEWHERE)
-            return
+            return None
         except _ReadOnly as error:
             self._warn("read-only", f"read-only and {error}; running uncached")
+            return None
+        self._use(conn, writable=True)
+        return None
+
+    def _recover(self, why: str, *, look_again: bool) -> None:
+        """The file is damaged: move it aside and start afresh, under the folder's exclusive lock
+        (no other cache has it open) and only if it is still the file found damaged.
+
+        ``look_again``: the verdict came from opening, and is checked again under the lock (a
+        verdict of SQLite's during a run stands).  With ``self._lock`` held.
+        """
+        judged = self._file_key
+        if judged is None:
+            try:
+                st = os.stat(self.path)
+                judged = (st.st_dev, st.st_ino)
+            except OSError:
+                judged = None
+        self._drop_connection()  # (releases the shared lock)
+        held = self._folder_lock.acquire(exclusive=True, timeout_s=self._busy_timeout_s)
+        if held is None:
+            self._warn(
+                "corrupt-unlocked",
+                f"{why}; left as it is, since this file system cannot tell whether another process uses it; "
+                "running uncached " + _ELSEWHERE,
+            )
             return
-        self._conn, self._readable, self._writable = conn, True, True
+        if not held:
+            self._warn(
+                "corrupt-in-use", f"{why}; another process is using it, so it is left as it is; running uncached"
+            )
+            return
+        try:
+            try:
+                st = os.stat(self.path)
+                now: tuple[int, int] | None = (st.st_dev, st.st_ino)
+            except OSError:
+                now = None
+            if now != judged:
+                # Another process has set it aside (and maybe started afresh) meanwhile.
+                self._after_recovery(self._try_open(read_header=True))
+                return
+            if look_again:
+                damage = self._try_open(read_header=True)
+                if damage is None:
+                    return  # usable after all (opened), or another trouble (reported)
+                why = f"is damaged ({damage})"
+            _step("move-aside", self)
+            if self._move_aside(why):
+                self._after_recovery(self._try_open(read_header=True))
+        finally:
+            if self._conn is not None:
+                self._folder_lock.release()  # exclusive to shared: released, then taken again
+                self._folder_lock.acquire(exclusive=False, timeout_s=self._busy_timeout_s)
+            else:
+                self._folder_lock.release()
+
+    def _after_recovery(self, damage: Exception | None) -> None:
+        if damage is not None:
+            self._warn("open", f"a fresh file is unusable too ({damage}); running uncached")
 
     def _open_read_only(self, first: Exception) -> None:
         """The file exists but cannot be opened read-write: read it, if it holds the current layout."""
@@ -406,7 +608,7 @@ class AnswerCache:
                     return
                 error = problem
                 continue
-            self._conn, self._readable, self._writable = conn, True, False
+            self._use(conn, writable=False)
             self._warn("read-only", f"cannot be written ({first}); serving stored answers, storing no new ones")
             return
         self._warn("open", f"cannot be opened ({error}); running uncached")
@@ -433,10 +635,17 @@ class AnswerCache:
         """SQLite opens a file whose header names an unknown write format read-only, without a word:
         for this cache, which only ever writes formats 1 and 2, that is damage."""
         try:
-            with open(self.path, "rb") as f:
-                header = f.read(100)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             return  # unreadable: SQLite will say why
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            header = os.pread(fd, 100, 0)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
         if (
             len(header) == 100
             and header.startswith(b"SQLite format 3\x00")
@@ -444,41 +653,62 @@ class AnswerCache:
         ):
             raise _Corrupt(f"unknown file format {header[18]}/{header[19]}")
 
-    def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:
-        """Check the file; write to it only if it is new or of the old layout (and ``writable``)."""
+    @staticmethod
+    def _layout(conn: sqlite3.Connection) -> tuple[int, list[str]]:
+        """``PRAGMA user_version`` and the names of the schema's objects (call inside a transaction)."""
         # Reading the header: garbage fails here with "file is not a database".
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        check = conn.execute("PRAGMA quick_check").fetchall()
-        if check != [("ok",)]:
-            raise _Corrupt("; ".join(str(r[0]) for r in check[:3]))
+        names = [str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")]
+        return version, names
+
+    @staticmethod
+    def _judge(conn: sqlite3.Connection, version: int, names: list[str]) -> str | None:
+        """None: the current layout; "empty" or "of an old layout": to be set up; else raises _Corrupt."""
         if version == SCHEMA_VERSION:
             try:
                 conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM answers LIMIT 0")
             except sqlite3.OperationalError as error:
                 raise _Corrupt(f"unexpected table layout: {error}") from error
-            return
-        if version == 0 and tables:
-            raise _Corrupt(f"not an answer cache (tables {', '.join(tables[:3])})")
+            return None
+        if version == 0 and names:
+            raise _Corrupt(f"not an answer cache (it holds {', '.join(names[:3])})")
         if version not in (0, 1):
             raise _Corrupt(f"unknown layout version {version}")
-        # A new file (version 0, empty) or the old layout (1, whose entries may be poisoned): set it up.
-        state = "empty" if version == 0 else "of an old layout"
+        return "empty" if version == 0 else "of an old layout"
+
+    def _prepare(self, conn: sqlite3.Connection, *, writable: bool) -> None:
+        """Check the file; write to it only if it is new or of the old layout (and ``writable``)."""
+        # One read transaction: the version, the schema and the check see one state of the file, never
+        # a layout another process is half-way through setting up (it is all there, or none of it).
+        conn.execute("BEGIN")
+        try:
+            version, names = self._layout(conn)
+            check = conn.execute("PRAGMA quick_check").fetchall()
+            if check != [("ok",)]:
+                raise _Corrupt("; ".join(str(r[0]) for r in check[:3]))
+            state = self._judge(conn, version, names)
+            _step("layout-read", self)
+        finally:
+            _end(conn)
+        if state is None:
+            return
+        # A new file (version 0, nothing in it) or the old layout (1, whose entries may be poisoned).
         if not writable:
             raise _ReadOnly(state)
         try:
             conn.execute("PRAGMA journal_mode=WAL").fetchone()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                # Another process may have set the file up since it was read above.
-                if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                # Look again under the write lock: another process may have set the file up since.
+                version, names = self._layout(conn)
+                if self._judge(conn, version, names) is not None:
                     conn.execute("DROP TABLE IF EXISTS answers")
                     conn.execute(_SCHEMA)
                     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                _step("layout-write", self)
                 conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
+            finally:
+                _end(conn)
         except sqlite3.OperationalError as error:
             if _primary_code(error) == sqlite3.SQLITE_READONLY:
                 raise _ReadOnly(state) from error
@@ -505,6 +735,15 @@ class AnswerCache:
             return False
         self._warn("corrupt", f"{why}; moved it to {self.path.name + suffix} and started afresh")
         return True
+
+
+def _end(conn: sqlite3.Connection) -> None:
+    """Roll back what is left of a transaction (after its commit, nothing is)."""
+    if conn.in_transaction:
+        try:
+            conn.rollback()
+        except sqlite3.Error:
+            pass
 
 
 def _primary_code(error: BaseException) -> int | None:
