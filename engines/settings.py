@@ -119,6 +119,12 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(user_data_dir(APP_NAME, appauthor=False)) / "history",
         description="folder of the app's query and question history (CS224V_HISTORY_DIR)",
     )
+    history_max_bytes: int = Field(
+        8 * 1024 * 1024,
+        ge=4096,
+        description="most bytes of a tab's history file read (default 8 MiB; CS224V_HISTORY_MAX_BYTES): the store "
+        "keeps its files under it, and a bigger file is set aside whole (<tab>.jsonl.bad) with its newest entries kept",
+    )
     # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
     # (CS224V_SHARED_DATA, its older name, too) — then only there; by default each data set is looked for in
     # the user data folder (`cs224v-tui data fetch` fills it), then ../shared/data beside a source checkout

@@ -6,9 +6,20 @@ The store (:class:`HistoryStore`) is one JSON Lines file per tab, ``<history_dir
 ``cs224v-tui``). Each line is one run: ``{"box": "question", "text": "...", "meta": {...}}`` — ``box`` names
 the box or editor it ran from, ``meta`` is what a tab needs to bring a run back that is not text (HybridQA's
 table and question). A run repeated right after itself is kept once; the file keeps the newest
-:data:`MAX_ENTRIES`. A file that cannot be read (not UTF-8, a line that is not such an object, a folder in its
-place) never stops the app: what can be read is kept, the rest is set aside in ``<tab>.jsonl.bad`` and a warning
-says so; a folder that cannot be written keeps the history for the session only, with one warning.
+:data:`MAX_ENTRIES`, in at most ``history_max_bytes`` (:data:`MAX_BYTES`, 8 MiB): past it, the oldest are dropped
+(down to half of it). A file that cannot be read (not UTF-8, a line that is not such an object or is nested past
+Python's recursion limit, a file bigger than the bound — of which only the last ``history_max_bytes`` are read)
+never stops the app: the file as it was is renamed aside, whole, to a name that is free (``<tab>.jsonl.bad``, else
+``<tab>.jsonl.bad.2``, ...), the entries that could be read are kept in a new file, and a warning says so. A
+history file is only ever a regular file: it is opened without following a symbolic link and without waiting (a
+FIFO or a device in its place is never read or written, and neither is a symbolic link's target), and it is
+rewritten through a new temporary file and a rename. A file that cannot be read that way, or a folder that cannot
+be written, keeps the history for the session only, with one warning.
+
+Several app instances may share the folder: a line is appended in one write, and appends and rewrites hold an
+exclusive ``flock`` on the folder (a read, a shared one), so a rewrite (the trim to the newest entries, a setting
+aside) starts from the file as it is then, never from an instance's stale copy: no instance's entry is lost.
+Before it writes, an instance whose file was changed by another reads it again (its ↑/↓ then walks both's runs).
 
 :class:`BoxWalker` is ↑/↓ in one box: it walks the box's runs, newest first, when the box is empty or holds
 text the app or the history put there, unedited (an example loaded, an entry walked to, the query just run).
@@ -23,10 +34,15 @@ examples picker).  A tab names its boxes (:attr:`HistoryArea.HISTORY_BOXES`), re
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+import stat
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -47,6 +63,12 @@ MAX_ENTRIES = 500
 """Runs a tab's history file keeps (the newest)."""
 MAX_TEXT = 100_000
 """Characters of one entry kept (a longer query is not recorded)."""
+MAX_BYTES = 8 * 1024 * 1024
+"""Bytes of a history file read, and the most the store lets it grow to (the ``history_max_bytes`` setting)."""
+LOCK_TIMEOUT_S = 2.0
+"""Seconds a store waits for another instance's lock on the history folder."""
+ASIDE_NAMES = 100
+"""Names tried for a file set aside (``.bad``, ``.bad.2``, ...): past them it is left as it is."""
 HISTORY_KEY = "ctrl+r"
 EXAMPLES_KEY = "ctrl+l"
 """Ctrl+L: a control character every terminal sends and tmux passes; no Textual input or editor binds it
@@ -61,16 +83,26 @@ class HistoryEntry:
     text: str
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> str:
+    def to_json(self, *, ensure_ascii: bool = False) -> str:
         data: dict[str, Any] = {"box": self.box, "text": self.text}
         if self.meta:
             data["meta"] = self.meta
-        return json.dumps(data, ensure_ascii=False)
+        return json.dumps(data, ensure_ascii=ensure_ascii)
+
+    def to_line(self) -> bytes:
+        """The entry as one line of UTF-8 (a lone surrogate, which UTF-8 cannot hold, as a JSON escape)."""
+        try:
+            return (self.to_json() + "\n").encode("utf-8")
+        except UnicodeEncodeError:
+            return (self.to_json(ensure_ascii=True) + "\n").encode("ascii")
 
     @classmethod
     def from_json(cls, line: str) -> HistoryEntry:
         """Raises ValueError for a line that is not ``{"box": str, "text": str, "meta"?: object}``."""
-        data = json.loads(line)
+        try:
+            data = json.loads(line)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
         if not isinstance(data, dict):
             raise ValueError("not an object")
         box, text, meta = data.get("box"), data.get("text"), data.get("meta", {})
@@ -79,72 +111,232 @@ class HistoryEntry:
         return cls(box, text, meta)
 
 
+class _NotRegular(OSError):
+    """A history path that is not a regular file (a symbolic link, a FIFO, a device, a folder)."""
+
+
+@dataclass
+class _Read:
+    """What a history file held when it was read."""
+
+    entries: list[HistoryEntry] = field(default_factory=list)
+    bad: int = 0  # lines that are not entries
+    not_text: bool = False  # not UTF-8
+    over: bool = False  # bigger than the bound: only its tail was read
+    key: tuple[int, int, int, int] | None = None  # (device, inode, size, mtime) of the file read; None: no file
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.bad or self.not_text or self.over)
+
+
+def _file_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class HistoryStore:
     """A tab's runs, oldest first, read from and appended to ``<folder>/<tab>.jsonl``.
 
     Never raises for the file's sake: :attr:`warnings` collects what a person should be told (the tab shows
-    them as notifications).
+    them as notifications).  ``max_bytes`` bounds what is read of the file and how big it may grow.
     """
 
-    def __init__(self, folder: Path, tab: str, *, limit: int = MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        tab: str,
+        *,
+        limit: int = MAX_ENTRIES,
+        max_bytes: int = MAX_BYTES,
+        lock_timeout_s: float = LOCK_TIMEOUT_S,
+    ) -> None:
         self.path = Path(folder).expanduser() / f"{tab}.jsonl"
         self.limit = limit
+        self.max_bytes = max_bytes
+        self.lock_timeout_s = lock_timeout_s
         self.entries: list[HistoryEntry] = []
         self.warnings: list[str] = []
         self._writable = True
+        self._known: tuple[int, int, int, int] | None = None  # the file as this store last read or wrote it
         self._load()
+
+    # --- the folder lock -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, *, exclusive: bool) -> Iterator[bool | None]:
+        """An advisory lock on the folder (``flock``; a shared one to read, an exclusive one to write).
+
+        Yields True while held, False if another instance held it past :attr:`lock_timeout_s`, None when there
+        is no folder or the system cannot lock it (then nothing is shared to protect, or nothing can be).
+        """
+        try:
+            import fcntl
+        except ImportError:  # not POSIX
+            yield None
+            return
+        try:
+            fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            yield None
+            return
+        try:
+            operation = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+            deadline = time.monotonic() + self.lock_timeout_s
+            pause = 0.001
+            while True:
+                try:
+                    fcntl.flock(fd, operation)
+                except OSError as e:
+                    if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EINTR):
+                        yield None
+                        return
+                else:
+                    break
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(pause)
+                pause = min(pause * 2, 0.02)
+            yield True  # (closing the descriptor releases the lock)
+        finally:
+            os.close(fd)
 
     # --- reading -------------------------------------------------------------------------------
 
-    def _load(self) -> None:
+    def _open(self, flags: int) -> int:
+        """A descriptor of the history file: never through a symbolic link, never waiting (a FIFO), only a
+        regular file (raises :class:`_NotRegular` for anything else)."""
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return
+            fd = os.open(self.path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
         except OSError as e:
-            self._warn(
-                f"The history file {self.path} cannot be read ({e.strerror or e}): it is ignored, and what you run "
-                "is kept for this session only."
-            )
-            self._writable = False  # do not write over what could not be read
-            return
+            if e.errno in (errno.ELOOP, errno.EMLINK) and self.path.is_symlink():
+                raise _NotRegular(e.errno, "it is a symbolic link, which is not followed") from None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise _NotRegular(errno.EINVAL, "it is not a regular file")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _read_fd(self, fd: int) -> _Read:
+        """The entries of the file open at ``fd``: its last :attr:`max_bytes` at most."""
+        st = os.fstat(fd)
+        got = _Read(key=_file_key(st))
+        start = max(0, st.st_size - self.max_bytes)
+        got.over = start > 0
+        raw = bytearray(st.st_size - start)
+        size = 0
+        with memoryview(raw) as view:
+            while size < len(raw):  # (pread: the offset of an O_APPEND descriptor does not matter)
+                n = os.preadv(fd, [view[size:]], start + size)
+                if n <= 0:
+                    break
+                size += n
+        del raw[size:]
+        if got.over:  # its first line is cut: only the lines after it
+            del raw[: raw.find(b"\n") + 1 or len(raw)]
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            self._set_aside(raw, "it is not UTF-8 text")
-            return
-        bad = 0
-        for line in text.splitlines():
+            got.not_text = True
+            return got
+        del raw
+        at = 0
+        while at < len(text):  # lines split at "\n" only (an entry may hold U+2028, \r, \x1c...)
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            line = text[at:end]
+            at = end + 1
             if not line.strip():
                 continue
             try:
-                self.entries.append(HistoryEntry.from_json(line))
+                got.entries.append(HistoryEntry.from_json(line))
             except ValueError:
-                bad += 1
-        if bad:
-            lines = "1 of its lines is" if bad == 1 else f"{bad} of its lines are"
-            self._set_aside(raw, f"{lines} not a history entry", keep=True)
-        elif len(self.entries) > self.limit:
-            self.entries = self.entries[-self.limit :]
-            self._rewrite()
+                got.bad += 1
+        return got
 
-    def _set_aside(self, raw: bytes, why: str, *, keep: bool = False) -> None:
-        """Keep an unreadable file as ``<tab>.jsonl.bad``, and the readable entries (``keep``) in a new file."""
-        aside = self.path.with_name(self.path.name + ".bad")
-        if not keep:
-            self.entries = []
-        self.entries = self.entries[-self.limit :]
+    def _read(self) -> _Read:
+        """Read the file (raises OSError, _NotRegular); no file: an empty :class:`_Read`."""
         try:
-            aside.write_bytes(raw)
+            fd = self._open(os.O_RDONLY)
+        except FileNotFoundError:
+            return _Read()
+        try:
+            return self._read_fd(fd)
+        finally:
+            os.close(fd)
+
+    def _load(self) -> None:
+        try:
+            with self._locked(exclusive=False):
+                got = self._read()
+            if got.damaged or len(got.entries) > self.limit:
+                with self._locked(exclusive=True) as held:
+                    if held is not False:
+                        got = self._read()  # again, now that no other instance writes
+                        self._mend(got)
+                        return
+                    if got.damaged:  # busy: set right another time, never overwritten meanwhile
+                        raise OSError(errno.EWOULDBLOCK, f"the folder is locked past {self.lock_timeout_s} s")
+        except (OSError, _NotRegular) as e:
+            self._unreadable(e)
+            return
+        self.entries = got.entries[-self.limit :]
+        self._known = got.key
+
+    def _unreadable(self, e: OSError) -> None:
+        self._warn(
+            f"The history file {self.path} cannot be read ({e.strerror or e}): it is ignored, and what you run "
+            "is kept for this session only."
+        )
+        self._writable = False  # do not write over what could not be read
+
+    def _mend(self, got: _Read, extra: HistoryEntry | None = None) -> None:
+        """Under the exclusive lock: set a damaged file aside and keep its readable entries (and ``extra``)
+        in a new one; or trim a file of too many entries."""
+        self.entries = [*got.entries, *([extra] if extra is not None else [])]
+        if not got.damaged:
             self._rewrite()
-            kept = f"The {len(self.entries)} readable entries are kept; the" if keep else "The"
-            self._warn(f"The history file {self.path} could not be read: {why}. {kept} file as it was is in {aside}.")
+            return
+        if got.not_text:
+            why, self.entries = "it is not UTF-8 text", [*([extra] if extra is not None else [])]
+        elif got.over:
+            why = f"it is bigger than {self.max_bytes} bytes (history_max_bytes), so only its end was read"
+        else:
+            why = "1 of its lines is" if got.bad == 1 else f"{got.bad} of its lines are"
+            why += " not a history entry"
+        aside = self._free_aside_name()
+        try:
+            if aside is None:
+                raise OSError(errno.EEXIST, f"no free name for a copy ({self.path.name}.bad ... are taken)")
+            os.rename(self.path, aside)  # the file as it was, whole (a rename: nothing is copied or followed)
         except OSError as e:
             self._writable = False
+            self.entries = self.entries[-self.limit :]
             self._warn(
                 f"The history file {self.path} could not be read: {why}; it is ignored "
-                f"(and left as it is: {e.strerror or e})."
+                f"(and left as it is: {e.strerror or e}); what you run is kept for this session only."
             )
+            return
+        self._known = None
+        if self.entries:
+            self._rewrite()
+        kept = sum(1 for e in self.entries if e is not extra)
+        kept_text = f"The {kept} readable entries are kept; the" if kept else "The"
+        self._warn(f"The history file {self.path} could not be read: {why}. {kept_text} file as it was is in {aside}.")
+
+    def _free_aside_name(self) -> Path | None:
+        for n in range(1, ASIDE_NAMES + 1):
+            candidate = self.path.with_name(self.path.name + (".bad" if n == 1 else f".bad.{n}"))
+            try:
+                os.lstat(candidate)
+            except FileNotFoundError:
+                return candidate
+            except OSError:
+                continue
+        return None
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -153,35 +345,83 @@ class HistoryStore:
         if not text.strip() or len(text) > MAX_TEXT:
             return False
         entry = HistoryEntry(box, text, dict(meta or {}))
+        line = entry.to_line()
+        if len(line) > self.max_bytes // 2:
+            return False  # (only with a very small bound: an entry the file could not keep)
         last = next((e for e in reversed(self.entries) if e.box == box), None)
         if last is not None and last.text == text and last.meta == entry.meta:
             return False
-        self.entries.append(entry)
-        if len(self.entries) > self.limit:
-            self.entries = self.entries[-self.limit :]
-            self._rewrite()
-        else:
-            self._append(entry)
+        if not self._writable:
+            self.entries = [*self.entries, entry][-self.limit :]
+            return True
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._locked(exclusive=True) as held:
+                if held is False:
+                    raise OSError(
+                        errno.EWOULDBLOCK, f"another instance holds the folder's lock past {self.lock_timeout_s} s"
+                    )
+                self._append(entry, line)
+        except (OSError, _NotRegular) as e:
+            if not self.entries or self.entries[-1] is not entry:
+                self.entries = [*self.entries, entry][-self.limit :]
+            self._cannot_write(e)
         return True
 
-    def _append(self, entry: HistoryEntry) -> None:
-        if not self._writable:
-            return
+    def _append(self, entry: HistoryEntry, line: bytes) -> None:
+        """Under the exclusive lock: append ``line`` in one write, or rewrite the file when it must be trimmed."""
+        fd = self._open(os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(entry.to_json() + "\n")
-        except OSError as e:
-            self._cannot_write(e)
+            st = os.fstat(fd)
+            if self._known != _file_key(st) and (self._known is not None or st.st_size > 0):
+                got = self._read_fd(fd)  # another instance wrote to it since: start from what it holds now
+                if got.damaged:
+                    os.close(fd)
+                    fd = -1
+                    self._mend(got, entry)
+                    return
+                self.entries = got.entries
+            self.entries.append(entry)
+            if len(self.entries) > self.limit or st.st_size + len(line) > self.max_bytes:
+                self._rewrite()
+                return
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            self._known = _file_key(os.fstat(fd))
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
     def _rewrite(self) -> None:
+        """Write the newest entries (at most :attr:`limit`, in half of :attr:`max_bytes`) to a new temporary
+        file and rename it over the history file (under the exclusive lock, or when nothing is shared)."""
+        budget = self.max_bytes // 2
+        lines: list[bytes] = []
+        for entry in reversed(self.entries[-self.limit :]):
+            line = entry.to_line()
+            if len(line) > budget:
+                break
+            budget -= len(line)
+            lines.append(line)
+        lines.reverse()
+        self.entries = self.entries[len(self.entries) - len(lines) :] if lines else []
         if not self._writable:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.path.with_name(self.path.name + ".tmp")
-            partial.write_text("".join(e.to_json() + "\n" for e in self.entries), encoding="utf-8")
-            os.replace(partial, self.path)
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(b"".join(lines))
+                    f.flush()
+                    os.fsync(f.fileno())
+                    self._known = _file_key(os.fstat(f.fileno()))
+                os.replace(name, self.path)  # (replaces a symbolic link itself, never its target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+                raise
         except OSError as e:
             self._cannot_write(e)
 
@@ -313,7 +553,9 @@ class HistoryArea(WorkArea):
     def history(self) -> HistoryStore:
         """The tab's history, read the first time it is needed (warnings shown as notifications)."""
         if self._history_store is None:
-            self._history_store = HistoryStore(self.settings.history_dir, self.AREA_ID)
+            self._history_store = HistoryStore(
+                self.settings.history_dir, self.AREA_ID, max_bytes=self.settings.history_max_bytes
+            )
             self._show_history_warnings()
         return self._history_store
 
@@ -485,6 +727,7 @@ class HistoryArea(WorkArea):
 __all__ = [
     "EXAMPLES_KEY",
     "HISTORY_KEY",
+    "MAX_BYTES",
     "MAX_ENTRIES",
     "BoxWalker",
     "HistoryArea",
