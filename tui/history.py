@@ -65,7 +65,7 @@ MAX_TEXT = 100_000
 """Characters of one entry kept (a longer query is not recorded)."""
 MAX_BYTES = 8 * 1024 * 1024
 """Bytes of a history file read, and the most the store lets it grow to (the ``history_max_bytes`` setting)."""
-LOCK_TIMEOUT_S = 2.0
+LOCK_TIMEOUT_S = 5.0
 """Seconds a store waits for another instance's lock on the history folder."""
 ASIDE_NAMES = 100
 """Names tried for a file set aside (``.bad``, ``.bad.2``, ...): past them it is left as it is."""
