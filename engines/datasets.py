@@ -419,7 +419,7 @@ class Progress:
     path: str  # a data file's path, or an upstream file's owner/repo/path
     done: int
     total: int
-    state: str  # "start" | "bytes" | "done" | "present" | "input" | "built"
+    state: str  # "start" "bytes" "done" "present" "input" "built" "kept" (path: the old file renamed)
     url: str = ""
     checked: bool = True  # "input": whether its own SHA-256 was checked (else only the built files' are)
 
@@ -430,6 +430,7 @@ class Fetched:
     downloaded: list[str] = field(default_factory=list)
     built: list[str] = field(default_factory=list)  # files of derived data sets, built from upstream files
     present: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # a file that was there with other bytes, renamed: its new name
 
 
 def _rebuilt(data: bytes, how: str | None) -> bytes:
@@ -471,16 +472,32 @@ def _mkdir(folder: Path) -> None:
         raise DataError(f"Cannot create the folder {folder}: {e.strerror or e}.") from None
 
 
-def _write(dest: Path, data: bytes | None) -> None:
-    """Put ``data`` (None: what ``dest``'s part file holds) at ``dest`` atomically: written beside it, then renamed."""
+def _write(dest: Path, data: bytes | None) -> Path | None:
+    """Put ``data`` (None: what ``dest``'s part file holds) at ``dest`` atomically: written beside it, then renamed.
+
+    Whatever was at ``dest`` (a user's own copy, or a damaged one: callers write only where the catalogue's bytes are
+    not) is never lost: it is renamed to the first free ``NAME.before-fetch[.N]`` first, and that path returned."""
     part = dest.with_name(dest.name + ".part")
+    kept = None
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if data is not None:
             part.write_bytes(data)
+        if os.path.lexists(dest):
+            kept = _free_name(dest, ".before-fetch")
+            os.rename(dest, kept)
         os.replace(part, dest)
     except OSError as e:
         raise DataError(f"Cannot write {dest}: {e.strerror or e}.") from None
+    return kept
+
+
+def _free_name(path: Path, suffix: str) -> Path:
+    for n in range(1, 1000):
+        candidate = path.with_name(path.name + suffix + (f".{n}" if n > 1 else ""))
+        if not os.path.lexists(candidate):
+            return candidate
+    raise DataError(f"Cannot keep the old {path}: {path.name}{suffix}.1 to .999 are all taken; move them away.")
 
 
 def fetch(
@@ -574,7 +591,7 @@ class _Fetch:
                 f"(expected {f.size:,} bytes). Nothing was written; the source may have changed "
                 "or the download was damaged — try again, or use a mirror of the shared data (CS224V_DATA_URL)."
             )
-        _write(dest, data)
+        self._kept(_write(dest, data))
         self.result.downloaded.append(f.path)
         self.report(Progress(f.path, f.size, f.size, "done", url))
 
@@ -607,10 +624,16 @@ class _Fetch:
             self._unstage(staged)  # a wrong upstream file is downloaded again next time
             raise
         for f in todo:
-            _write(self.target / f.path, derived[f.path])
+            self._kept(_write(self.target / f.path, derived[f.path]))
             self.result.built.append(f.path)
             self.report(Progress(f.path, f.size, f.size, "built", "built from upstream"))
         self._unstage(staged)
+
+    def _kept(self, old: Path | None) -> None:
+        if old is not None:
+            shown = str(old.relative_to(self.target)) if old.is_relative_to(self.target) else str(old)
+            self.result.kept.append(shown)
+            self.report(Progress(shown, 0, 0, "kept", ""))
 
     async def _input(self, u: Upstream, path: Path) -> bytes:
         """One upstream file of a build: downloaded into ``path`` (resumable), checked, and read (at most its cap)."""

@@ -122,6 +122,26 @@ def test_the_derived_sets_are_built_from_the_pinned_upstream_files_byte_for_byte
     assert "0 files downloaded, 16 already there" in capsys.readouterr().out and upstream.asked == []
 
 
+def test_a_file_there_with_other_bytes_is_kept_renamed_never_replaced(installed, upstream, capsys):
+    """Loses nothing: a user's own (or damaged) copy where a fetched or built file goes is renamed, not overwritten,
+    and the report names its new place; a second copy goes to the next free name."""
+    cases = installed / "spinach" / "row_f1_cases.json"
+    dev = installed / DEV.path
+    for path in (cases, dev):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"my own notes")
+    (installed / "spinach" / "dev.json.before-fetch").write_bytes(b"an older copy")
+    assert main(["data", "fetch", "spinach-row-f1", "spinach-dev", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(report["kept"]) == ["spinach/dev.json.before-fetch.2", "spinach/row_f1_cases.json.before-fetch"]
+    assert (installed / "spinach" / "row_f1_cases.json.before-fetch").read_bytes() == b"my own notes"
+    assert (installed / "spinach" / "dev.json.before-fetch.2").read_bytes() == b"my own notes"
+    assert (installed / "spinach" / "dev.json.before-fetch").read_bytes() == b"an older copy"
+    assert _sha(cases) == entry("spinach-row-f1").files[0].sha256 and _sha(dev) == DEV.sha256
+    assert main(["data", "fetch", "spinach-row-f1"]) == 0  # intact now: nothing renamed again
+    assert "kept" not in capsys.readouterr().out
+
+
 def test_a_changed_upstream_file_is_caught_by_the_built_files_checksums(installed, monkeypatch):
     """A regenerated WikiTables file (no upstream SHA-256 to check) changed upstream, same length: the built table
     does not match its SHA-256, nothing is written, and the upstream copies are dropped for the next try."""

@@ -111,6 +111,8 @@ def _fetch(settings, args: argparse.Namespace) -> int:
             print(f"    {p.done:>10,} bytes (upstream), {checked}", file=sys.stderr)
         elif p.state == "built":
             print(f"  {p.path}: built from upstream, {p.total:,} bytes, SHA-256 ok", file=sys.stderr)
+        elif p.state == "kept":
+            print(f"    the file that was there (other bytes) is kept as {p.path}", file=sys.stderr)
 
     result = fetch(settings, args.names or None, to=args.to, mirror=args.mirror, progress=progress)
     if args.json:
@@ -121,6 +123,7 @@ def _fetch(settings, args: argparse.Namespace) -> int:
                     "downloaded": result.downloaded,
                     "built": result.built,
                     "present": result.present,
+                    "kept": result.kept,
                 },
                 indent=2,
                 ensure_ascii=False,
@@ -132,6 +135,8 @@ def _fetch(settings, args: argparse.Namespace) -> int:
             f"{len(result.downloaded)} files downloaded{built}, {len(result.present)} already there, "
             f"in {shown(result.target)}"
         )
+        if result.kept:
+            print(f"  Files that were there with other bytes were kept, renamed: {', '.join(result.kept)}")
         if args.to is not None:
             print(f"  (a folder of your choosing: set CS224V_DATA={shown(result.target)} for the app to read it)")
     return EXIT_OK
