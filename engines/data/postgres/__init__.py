@@ -5,14 +5,23 @@ The engine never writes to the database, and PostgreSQL never sees text it did n
 * **Read-only.**  Every transaction is ``BEGIN READ ONLY`` (psycopg's ``read_only``) on a session whose
   ``default_transaction_read_only`` is on, and every statement runs under ``statement_timeout`` (the
   ``query_timeout_s`` setting), set with ``set_config()`` and a parameter.  A write that got past every
-  other check still fails in PostgreSQL itself.  For data you care about, connect as a role that only
-  has ``SELECT`` (the README shows how).
+  other check still fails in PostgreSQL itself (but not one a function makes on another connection, through
+  ``dblink``: hence the next two points).  For data you care about, connect as a role that only has
+  ``SELECT`` (the README shows how).
+* **PostgreSQL's own names.**  The session's first act is ``search_path = pg_catalog, pg_temp``: an
+  unqualified function, operator or type resolves to PostgreSQL's own, never to a ``public.lower()`` or an
+  ``=`` the database defines (CVE-2018-1058); the engine names the schema's relations with their schema.
 * **The gate first.**  What the user (or a model) writes passes the sandbox's gate
   (:func:`engines.sql.sandbox.check`: one SELECT, no statements, no file readers ...) and then this
-  module's PostgreSQL rules (:func:`pg_policy`): only the database's own tables (never ``pg_catalog``
-  or ``information_schema``), no functions that run SQL hidden in a string (``query_to_xml``,
-  ``dblink``, ``ts_stat``), change settings (``set_config``) or reach the server's files and processes
-  (``pg_*`` admin functions, ``lo_*``), no row locks, no parameters of its own.
+  module's PostgreSQL rules (:func:`pg_policy`): only the schema's own relations (never ``pg_catalog``
+  or ``information_schema``), only PostgreSQL's own functions (``pg_catalog``'s, looked up by OID), and of
+  those none that run SQL hidden in a string (``query_to_xml``, ``dblink``, ``ts_stat``), change settings
+  (``set_config``) or reach the server's files and processes (``pg_*`` admin functions, ``lo_*``); no
+  relation whose reading runs a function the database defines (a view's, a row-level security policy's,
+  an index's), no expression over a column whose type has a cast through one, no row locks, no
+  parameters of its own.
+* **Described without running anything.**  A view is described from the catalogue; only tables' stored
+  rows are sampled to describe them (:mod:`~engines.data.postgres.describe`).
 * **Built, not pasted.**  Statements are sqlglot trees transpiled to PostgreSQL with every identifier
   quoted; string values become ``$n`` parameters (psycopg's raw cursors send them apart from the text).
 
@@ -46,7 +55,7 @@ settings and errors), :mod:`~engines.data.postgres.catalog` (tables, columns and
 from __future__ import annotations
 
 from engines.data.postgres.candidates import CandidatesLoaded, TooManyCandidates
-from engines.data.postgres.catalog import PgColumn, PgTable
+from engines.data.postgres.catalog import PgCatalog, PgColumn, PgTable
 from engines.data.postgres.connection import redact
 from engines.data.postgres.gate import PostgresGate
 from engines.data.postgres.policy import pg_policy
@@ -55,6 +64,7 @@ from engines.data.postgres.suql import PostgresSuqlEngine
 
 __all__ = [
     "CandidatesLoaded",
+    "PgCatalog",
     "PgColumn",
     "PgTable",
     "PostgresGate",

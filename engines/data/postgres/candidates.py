@@ -18,7 +18,6 @@ import duckdb
 from sqlglot import exp
 
 from engines.data.postgres.catalog import PgColumn, PgTable, _duck_type
-from engines.data.postgres.policy import _parametrise, _to_postgres
 from engines.data.postgres_pushdown import TableFilter
 from engines.errors import Cancelled
 from engines.events import Event
@@ -76,17 +75,16 @@ def candidate_sql(
             else exp.column(exp.to_identifier(c.name, quoted=True))
             for c in wanted
         ]
-    ).from_(exp.to_table(exp.to_identifier(table.name, quoted=True)))
+    ).from_(
+        exp.table_(exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(gate.catalog.schema, quoted=True))
+    )
     if predicate is not None:
         select = select.where(predicate.copy())
     if pk is not None:  # a fixed order: the rows arrive (and are numbered) as the table's own ids
         select = select.order_by(exp.column(exp.to_identifier(pk, quoted=True)))
     select = select.limit(cap + 1)
     validate(select)
-    sent, values = _parametrise(select)
-    sql = _to_postgres(sent)
-    gate._recheck(sql)
-    return sql, values
+    return gate._sent(select)
 
 
 def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTable, f: TableFilter, *, cap: int,

@@ -1,9 +1,17 @@
 """The session with PostgreSQL: one read-only psycopg connection, its settings, its errors.
 
+The first thing a new session does is read the schema the user's URL chose (``current_schema()``, under
+their ``search_path``) and then set ``search_path`` to :data:`SEARCH_PATH` (``pg_catalog, pg_temp``):
+from then on an unqualified function, operator or type name resolves to PostgreSQL's own, never to one the
+database defines (a ``public.lower(varchar)`` or a ``public.=`` shadowing the built-in ones, the
+CVE-2018-1058 pattern); the engine names the user's tables with their schema, quoted.  Every statement
+the session itself sends calls ``pg_catalog``'s functions by their qualified name.
+
 Every transaction is ``BEGIN READ ONLY`` (psycopg's ``read_only``) on a session whose
 ``default_transaction_read_only`` is on, and every statement runs under ``statement_timeout`` (the
-``query_timeout_s`` setting), set with ``set_config()`` and a parameter.  Setting the ``cancel`` event of
-:func:`_cancel_on` cancels the statement running on the server.
+``query_timeout_s`` setting), set with ``set_config()`` and a parameter; each transaction sets
+``search_path`` and ``statement_timeout`` again.  Setting the ``cancel`` event of :func:`_cancel_on`
+cancels the statement running on the server.
 """
 
 from __future__ import annotations
@@ -57,14 +65,25 @@ def _pg_error(e: Exception, sql: str, timeout_s: float) -> SqlFailed:
     return SqlFailed(f"PostgreSQL: {_message(e)}", sql=sql)
 
 
+SEARCH_PATH = "pg_catalog, pg_temp"
+"""The session's search_path: PostgreSQL's own catalogue only (pg_temp, which is never searched for functions
+or operators, named last so that it is not searched first for tables and types)."""
+
+_SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "pg_toast")
+
+
 class _Connection:
-    """One psycopg connection, read-only, used by one thread at a time; reopened when it broke."""
+    """One psycopg connection, read-only, used by one thread at a time; reopened when it broke.
+
+    ``schema``: the schema the URL's ``search_path`` chose when the session first opened (None when no schema
+    on it exists); the engine names the user's tables in it."""
 
     def __init__(self, url: str, timeout_s: float) -> None:
         self.url = url
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
         self._con: Any = None
+        self.schema: str | None = None
         self._open()
 
     def _open(self) -> None:
@@ -75,11 +94,15 @@ class _Connection:
         con.read_only = True  # every transaction: BEGIN READ ONLY
         try:
             with con.cursor() as cur:
+                # the schema the user chose (their search_path) first, then search_path = pg_catalog for the
+                # session: nothing below resolves a name through the database's own schemas
+                schema = cur.execute("SELECT pg_catalog.current_schema()").fetchone()[0]
                 cur.execute(
-                    "SELECT set_config('default_transaction_read_only', 'on', false), "
-                    "set_config('statement_timeout', %s, false), "
-                    "set_config('idle_in_transaction_session_timeout', %s, false)",
-                    [str(int(self.timeout_s * 1000)), str(int(max(self.timeout_s, 10) * 6000))],
+                    "SELECT pg_catalog.set_config('search_path', %s, false), "
+                    "pg_catalog.set_config('default_transaction_read_only', 'on', false), "
+                    "pg_catalog.set_config('statement_timeout', %s, false), "
+                    "pg_catalog.set_config('idle_in_transaction_session_timeout', %s, false)",
+                    [SEARCH_PATH, str(int(self.timeout_s * 1000)), str(int(max(self.timeout_s, 10) * 6000))],
                 )
             con.commit()
         except psycopg.Error as e:
@@ -87,6 +110,14 @@ class _Connection:
             raise DataSourceError(
                 f"PostgreSQL at {redact(self.url)} refused the session settings: {_message(e)}"
             ) from e
+        if self._con is None:  # the first session decides the schema; a reopened one keeps it
+            if schema in _SYSTEM_SCHEMAS or (schema or "").startswith(("pg_temp_", "pg_toast_temp_")):
+                con.close()
+                raise DataSourceError(
+                    f"The current schema of {redact(self.url)} is {schema}, PostgreSQL's own: choose the schema of "
+                    "your tables with search_path (e.g. ?options=-csearch_path%3Dmyschema)."
+                )
+            self.schema = schema
         self._con = con
 
     @contextmanager
@@ -98,7 +129,11 @@ class _Connection:
             con = self._con
             try:
                 with con.cursor() as cur:
-                    cur.execute("SELECT set_config('statement_timeout', %s, true)", [str(int(self.timeout_s * 1000))])
+                    cur.execute(
+                        "SELECT pg_catalog.set_config('search_path', %s, true), "
+                        "pg_catalog.set_config('statement_timeout', %s, true)",
+                        [SEARCH_PATH, str(int(self.timeout_s * 1000))],
+                    )
                 yield con
             finally:
                 try:

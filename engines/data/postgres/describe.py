@@ -1,17 +1,28 @@
 """The description of a PostgreSQL database: H1's schema description, read through a bounded sample.
 
-Statistics of a column (its role) come from at most :data:`DESCRIBE_SAMPLE` rows of its table; the row
-counts are exact (or PostgreSQL's own estimate when counting takes too long), and an enumeration's values
-are read from the whole table.
+Statistics of a table's column (its role) come from at most :data:`DESCRIBE_SAMPLE` rows of its table; the
+row counts are exact (or PostgreSQL's own estimate when counting takes too long), and an enumeration's values
+are read from the whole table.  Only stored rows are read: a table's or a materialized view's.
+
+A view is described from the catalogue without running it (reading a view runs its query, which can be slow
+or call anything): its columns' types, an enum type's labels, and for a column that passes a column of a
+described table through unchanged (read from the view's definition as PostgreSQL writes it back, parsed by
+sqlglot) that column's role and values; its rows are read only when a query reads them.  So is a foreign
+table (reading one reaches another server; its row count is PostgreSQL's estimate), a relation whose reading
+would run a function PostgreSQL does not define, and a column whose type has a cast through one.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
-from engines.data.describe import SchemaDescription, TableInfo, describe
+from engines.data.describe import ENUM_MAX_VALUES, ColumnInfo, SchemaDescription, TableInfo, describe, role_of
+from engines.data.postgres.catalog import PgColumn, PgTable
 from engines.data.postgres.connection import psycopg
 from engines.errors import EngineError
 from engines.sql.sandbox import QueryResult
@@ -44,60 +55,136 @@ class _SampledGate:
         return self.gate.run_tree(expression.transform(sample, copy=True))
 
 
-_ESTIMATE_SQL = "SELECT c.reltuples::bigint FROM pg_catalog.pg_class c WHERE c.oid = to_regclass(%s)"
+_ESTIMATE_SQL = """
+SELECT c.reltuples::pg_catalog.int8 FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname = %s
+"""
 
 
 def _estimated_rows(gate: PostgresGate, table: str) -> int | None:
     """PostgreSQL's own estimate of a table's rows (from its statistics), or None when it has none."""
     try:
         with gate._conn.transaction() as con, con.cursor() as cur:
-            row = cur.execute(_ESTIMATE_SQL, [exp.to_identifier(table, quoted=True).sql(dialect="postgres")]).fetchone()
+            row = cur.execute(_ESTIMATE_SQL, [gate.catalog.schema, table]).fetchone()
     except psycopg.Error:
         return None
     return int(row[0]) if row and row[0] is not None and row[0] >= 0 else None
 
 
-def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
-    """H1's description, its statistics from a bounded sample; the row counts exact (or PostgreSQL's
-    estimate when counting takes too long) and an enumeration's values from the whole table."""
-    sampled = describe(_SampledGate(gate), gate.tables(), source=name, kind="PostgreSQL database")
-    tables: list[TableInfo] = []
-    notes = list(sampled.notes)
-    from dataclasses import replace
+def _catalogue_column(c: PgColumn) -> ColumnInfo:
+    """A column described by its type alone: an enum type's labels are its values."""
+    if c.labels and len(c.labels) <= ENUM_MAX_VALUES:
+        return ColumnInfo(c.name, c.duck_type, "list_enum" if c.is_list else "enum", c.labels)
+    return ColumnInfo(c.name, c.duck_type, role_of(c.duck_type))
 
-    for t in sampled.tables:
-        ref = exp.to_table(exp.to_identifier(t.name, quoted=True))
-        try:
-            rows = int(gate.run_tree(exp.select(exp.Count(this=exp.Star())).from_(ref)).rows[0][0])
-        except EngineError as e:
-            rows = _estimated_rows(gate, t.name)
-            notes.append(
-                f"counting {t.name}: {e}" + (f"; PostgreSQL estimates {rows:,} rows" if rows is not None else "")
-            )
-        columns = []
-        for c in t.columns:
-            if c.role in ("enum", "list_enum") and rows is not None and rows > DESCRIBE_SAMPLE:
-                col = exp.column(exp.to_identifier(c.name, quoted=True))
-                source: exp.Expression = ref.copy()
-                value: exp.Expression = col
-                if c.role == "list_enum":
-                    element = exp.to_identifier("element", quoted=True)
-                    source = exp.select(exp.Unnest(expressions=[col]).as_(element)).from_(ref.copy()).subquery("e")
-                    value = exp.column(element)
-                q = (
-                    exp.select(value.copy()).distinct().from_(source)
-                    .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
-                    .order_by(exp.Ordered(this=value.copy())).limit(60)
-                )  # fmt: skip
-                try:
-                    values = tuple(str(r[0]) for r in gate.run_tree(q).rows)
-                    c = (
-                        replace(c, values=values)
-                        if len(values) <= 50
-                        else replace(c, role="text" if c.role == "enum" else "list")
-                    )
-                except EngineError as e:
-                    notes.append(f"{t.name}.{c.name}: {e}")
-            columns.append(c)
-        tables.append(replace(t, rows=rows, columns=tuple(columns)))
+
+def _passed_through(view: PgTable, schema: str) -> dict[str, tuple[str, str]]:
+    """View column -> (table, column) of the schema it passes through unchanged, read from the view's definition
+    (PostgreSQL's own text of it, every relation of another schema than pg_catalog qualified)."""
+    if not view.definition:
+        return {}
+    try:
+        tree = sqlglot.parse_one(view.definition, read="postgres")
+    except (SqlglotError, RecursionError):
+        return {}
+    if not isinstance(tree, exp.Select) or len(tree.selects) != len(view.columns):
+        return {}
+    from_ = tree.args.get("from_")
+    sources = [from_.this] if from_ is not None else []
+    sources += [j.this for j in tree.args.get("joins") or []]
+    tables = {
+        s.alias_or_name: s.name
+        for s in sources
+        if isinstance(s, exp.Table) and isinstance(s.this, exp.Identifier) and s.db == schema and not s.catalog
+    }
+    out: dict[str, tuple[str, str]] = {}
+    for column, projection in zip(view.columns, tree.selects):
+        value = projection.unalias()
+        if not isinstance(value, exp.Column) or not isinstance(value.this, exp.Identifier):
+            continue
+        if value.table:
+            table = tables.get(value.table)
+        else:
+            table = next(iter(tables.values())) if len(sources) == 1 and tables else None
+        if table is not None:
+            out[column.name] = (table, value.name)
+    return out
+
+
+def _from_catalogue(t: PgTable, schema: str, described: dict[str, TableInfo], notes: list[str]) -> TableInfo:
+    """A relation that is not read to describe it: a view, a foreign table, one whose reading is refused."""
+    sources = _passed_through(t, schema)
+    columns = []
+    for c in t.columns:
+        info = _catalogue_column(c)
+        table, name = sources.get(c.name, ("", ""))
+        base = described[table].column(name) if table in described else None
+        if base is not None and base.type == c.duck_type and not c.refused:
+            info = replace(base, name=c.name)
+        columns.append(info)
+    why = t.refused or (
+        "reading it runs its query" if t.kind == "v" else "reading it reaches another server"
+    )  # fmt: skip
+    notes.append(f"{t.what} {t.name}: described from the catalogue without reading it ({why})")
+    rows = t.estimate if t.kind != "v" else None
+    return TableInfo(t.name, tuple(columns), rows)
+
+
+def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
+    """H1's description of the relations whose stored rows may be read, its statistics from a bounded sample,
+    the row counts exact (or PostgreSQL's estimate when counting takes too long) and an enumeration's values
+    from the whole table; every other relation from the catalogue alone."""
+    catalog = gate.catalog
+    read = [t for t in catalog.tables.values() if t.sampled]
+    sampled = describe(
+        _SampledGate(gate),
+        [(None, t.name, [(c.name, c.duck_type) for c in t.columns if not c.refused]) for t in read],
+        source=name,
+        kind="PostgreSQL database",
+    )
+    notes = list(sampled.notes)
+    described = {t.name: _completed(gate, t, catalog.tables[t.name], notes) for t in sampled.tables}
+    tables = [
+        described[t.name] if t.name in described else _from_catalogue(t, catalog.schema, described, notes)
+        for t in catalog.tables.values()
+    ]
     return SchemaDescription(sampled.source, tuple(tables), sampled.kind, tuple(notes))
+
+
+def _completed(gate: PostgresGate, t: TableInfo, table: PgTable, notes: list[str]) -> TableInfo:
+    """A sampled table's description with its exact row count, an enumeration's values from the whole table,
+    and the columns left out of the sample (their type has a cast PostgreSQL does not define) by their type."""
+    ref = exp.to_table(exp.to_identifier(t.name, quoted=True))
+    try:
+        rows = int(gate.run_tree(exp.select(exp.Count(this=exp.Star())).from_(ref)).rows[0][0])
+    except EngineError as e:
+        rows = _estimated_rows(gate, t.name)
+        notes.append(f"counting {t.name}: {e}" + (f"; PostgreSQL estimates {rows:,} rows" if rows is not None else ""))
+    columns = []
+    for c in t.columns:
+        if c.role in ("enum", "list_enum") and rows is not None and rows > DESCRIBE_SAMPLE:
+            col = exp.column(exp.to_identifier(c.name, quoted=True))
+            source: exp.Expression = ref.copy()
+            value: exp.Expression = col
+            if c.role == "list_enum":
+                element = exp.to_identifier("element", quoted=True)
+                source = exp.select(exp.Unnest(expressions=[col]).as_(element)).from_(ref.copy()).subquery("e")
+                value = exp.column(element)
+            q = (
+                exp.select(value.copy()).distinct().from_(source)
+                .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+                .order_by(exp.Ordered(this=value.copy())).limit(60)
+            )  # fmt: skip
+            try:
+                values = tuple(str(r[0]) for r in gate.run_tree(q).rows)
+                c = (
+                    replace(c, values=values)
+                    if len(values) <= 50
+                    else replace(c, role="text" if c.role == "enum" else "list")
+                )
+            except EngineError as e:
+                notes.append(f"{t.name}.{c.name}: {e}")
+        columns.append(c)
+    by_name = {c.name: c for c in columns}
+    ordered = tuple(by_name.get(c.name) or _catalogue_column(c) for c in table.columns)
+    return replace(t, rows=rows, columns=ordered)

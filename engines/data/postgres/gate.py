@@ -19,9 +19,9 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from engines.data.postgres.candidates import CandidatesLoaded, load_candidates
-from engines.data.postgres.catalog import PgTable, _display_to_duck, _duck_type
+from engines.data.postgres.catalog import PgCatalog, _display_to_duck, _duck_type
 from engines.data.postgres.connection import _cancel_on, _Connection, _pg_error, psycopg
-from engines.data.postgres.policy import _parametrise, _pg_names, _to_postgres, pg_policy
+from engines.data.postgres.policy import _parametrise, _pg_names, _qualified, _to_postgres, pg_policy
 from engines.data.postgres_pushdown import TableFilter
 from engines.errors import Cancelled
 from engines.sql.sandbox import Limits, QueryResult, Sandbox, SqlFailed, SqlRefused, check, validate
@@ -38,9 +38,10 @@ class PostgresGate:
     There are no scratch tables or functions: SUQL runs through :class:`PostgresSuqlEngine`.
     """
 
-    def __init__(self, conn: _Connection, tables: dict[str, PgTable], *, row_cap: int, timeout_s: float) -> None:
+    def __init__(self, conn: _Connection, catalog: PgCatalog, *, row_cap: int, timeout_s: float) -> None:
         self._conn = conn
-        self.tables_by_name = tables
+        self.catalog = catalog
+        self.tables_by_name = catalog.tables
         self.row_cap = row_cap
         self.timeout_s = timeout_s
         self.dialects = ("postgres", "duckdb")
@@ -51,7 +52,7 @@ class PostgresGate:
     def check(self, sql: str) -> exp.Expression:
         tree = check(sql, self.dialects)
         try:
-            pg_policy(tree, list(self.tables_by_name))
+            pg_policy(tree, self.catalog)
         except SqlRefused as e:
             e.sql = sql
             raise
@@ -62,13 +63,22 @@ class PostgresGate:
 
     def run_tree(self, expression: exp.Expression) -> QueryResult:
         validate(expression)
-        pg_policy(expression, list(self.tables_by_name))
+        pg_policy(expression, self.catalog)
         return self._run_checked(expression)
 
-    def _run_checked(self, tree: exp.Expression) -> QueryResult:
+    def _sent(self, tree: exp.Expression) -> tuple[str, list[Any]]:
+        """The text sent for a checked tree, and its parameters' values: names folded as PostgreSQL folds them
+        and quoted, string values as parameters, read back as PostgreSQL reads that text and checked again,
+        then the schema's relations and types qualified with their schema in that reading (the session's
+        search_path holds pg_catalog alone), and the result checked once more."""
         sent, values = _parametrise(_pg_names(tree))
-        sql = _to_postgres(sent)
+        again = self._recheck(_to_postgres(sent))
+        sql = _to_postgres(_qualified(again, self.catalog))
         self._recheck(sql)
+        return sql, values
+
+    def _run_checked(self, tree: exp.Expression) -> QueryResult:
+        sql, values = self._sent(tree)
         started = time.perf_counter()
         columns, rows = self._fetch(sql, values, self.row_cap + 1)
         return QueryResult(
@@ -79,14 +89,15 @@ class PostgresGate:
             elapsed_s=time.perf_counter() - started,
         )
 
-    def _recheck(self, sql: str) -> None:
-        """The policy again, on PostgreSQL's reading of what is sent."""
+    def _recheck(self, sql: str) -> exp.Expression:
+        """The policy again, on PostgreSQL's reading of what is sent; returns that reading."""
         try:
             again = sqlglot.parse_one(sql, read="postgres")
         except (SqlglotError, RecursionError) as e:
             raise SqlFailed(f"The query translated to PostgreSQL does not read back: {e}", sql=sql) from None
         validate(again)
-        pg_policy(again, list(self.tables_by_name), own_parameters=True)
+        pg_policy(again, self.catalog, own_parameters=True)
+        return again
 
     def _fetch(
         self,
@@ -145,10 +156,8 @@ class PostgresGate:
         )
         probe = probe.limit(0)
         validate(probe)
-        pg_policy(probe, list(self.tables_by_name))
-        sent, values = _parametrise(_pg_names(probe))
-        sql = _to_postgres(sent)
-        self._recheck(sql)
+        pg_policy(probe, self.catalog)
+        sql, values = self._sent(probe)
         try:
             with self._conn.transaction() as con, psycopg.RawCursor(con) as cur:
                 cur.execute(sql, values)

@@ -1,17 +1,25 @@
 """What may reach PostgreSQL, and how a checked tree becomes the text sent.
 
-The rules (:func:`pg_policy`) come on top of the sandbox's gate: only the database's own tables (never
-``pg_catalog`` or ``information_schema``), no functions that run SQL hidden in a string
-(``query_to_xml``, ``dblink``, ``ts_stat``), change settings (``set_config``) or reach the server's files
-and processes (``pg_*`` admin functions, ``lo_*``), no row locks, no parameters of its own, and calls that
-build one long value only with a size within the gate's bounds.  What is sent is the tree with unquoted
-names folded as PostgreSQL folds them, every identifier quoted, and string values as ``$n`` parameters.
+The rules (:func:`pg_policy`) come on top of the sandbox's gate: only the schema's own relations (never
+``pg_catalog`` or ``information_schema``), none whose reading runs a function PostgreSQL does not define
+(:attr:`engines.data.postgres.catalog.PgTable.refused`), only PostgreSQL's own functions (those in
+``pg_catalog`` with an OID initdb gave them, looked up by OID when the source opened: a function the database
+defines, in any schema, is refused, however it is named), and of those none that run SQL hidden in a string
+(``query_to_xml``, ``dblink``, ``ts_stat``), change settings (``set_config``) or reach the server's files and
+processes (``pg_*`` admin functions, ``lo_*``); no operator or type of another schema, no expression over a
+column whose type has a cast through a function PostgreSQL does not define, no row locks, no parameters of its
+own, and calls that build one long value only with a size within the gate's bounds.
+
+Which overload of a name runs is PostgreSQL's decision, made on a session whose ``search_path`` is
+``pg_catalog`` (:mod:`engines.data.postgres.connection`): every candidate it can pick for an unqualified
+function or operator is one of its own.  What is sent (:func:`_qualified`) is the tree with unquoted names
+folded as PostgreSQL folds them, every identifier quoted, the schema's relations and types named with their
+schema, and string values as ``$n`` parameters.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +27,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
+from engines.data.postgres.catalog import PgCatalog
 from engines.sql.sandbox import MAX_LIST_ELEMENTS, MAX_STRING_CHARS, SqlFailed, SqlRefused
 from engines.sql.sandbox.policy import function_names
 
@@ -41,16 +50,106 @@ _PG_DENIED_PREFIXES = {
     "txid_": "it reads transaction state",
 }
 _TABLE_FUNCTIONS = (exp.GenerateSeries, getattr(exp, "ExplodingGenerateSeries", exp.GenerateSeries), exp.Unnest)
+_CATALOG_SCHEMA = "pg_catalog"
+_NOT_OURS = (
+    "only PostgreSQL's own functions (pg_catalog) may run here: one the database defines could write (through "
+    "dblink) or run anything"
+)
 
 
-def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bool = False) -> None:
+def _pg_name(node: Any) -> str:
+    """A name as PostgreSQL reads it: quoted as written, unquoted folded to lower case."""
+    if isinstance(node, exp.Identifier):
+        return node.name if node.quoted else node.name.lower()
+    if isinstance(node, exp.Expression):
+        return node.name.lower()
+    return str(node).lower()
+
+
+def _cte_reference(table: exp.Table) -> bool:
+    """Whether ``table`` names a CTE visible where it stands (PostgreSQL's scoping: a WITH's CTEs are visible in
+    its query and in the CTEs after them, all of them in WITH RECURSIVE), rather than a relation."""
+    if table.args.get("db") or table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+        return False
+    name = _pg_name(table.this)
+    child: exp.Expression = table
+    node = table.parent
+    while node is not None:
+        visible: list[exp.Expression] = []
+        if isinstance(node, exp.With):
+            ctes = list(node.expressions)
+            index = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
+            visible = ctes if node.args.get("recursive") else ctes[:index]
+        elif isinstance(with_ := node.args.get("with_"), exp.With) and child is not with_:
+            visible = list(with_.expressions)
+        for cte in visible:
+            alias = cte.args.get("alias")
+            if alias is not None and _pg_name(alias.this) == name:
+                return True
+        child, node = node, node.parent
+    return False
+
+
+def _qualifier(node: exp.Expression) -> exp.Expression | None:
+    """The schema a function call is qualified with (``public.f(x)``: ``public``), or None."""
+    parent = node.parent
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        return parent.this
+    return None
+
+
+def _type_name(node: exp.DataType) -> tuple[str | None, str] | None:
+    """(schema or None, name) of a user-defined type, as PostgreSQL reads them; None for a built-in type."""
+    if node.this != exp.DataType.Type.USERDEFINED:
+        return None
+    kind = node.args.get("kind")
+    if isinstance(kind, exp.Dot):
+        parts = [p for p in kind.flatten()]
+        return ".".join(_pg_name(p) for p in parts[:-1]), _pg_name(parts[-1])
+    return None, _pg_name(kind) if kind is not None else ""  # an Identifier, or a name sqlglot keeps as text
+
+
+def _refuse_function(name: str, qualifier: exp.Expression | None, catalog: PgCatalog) -> None:
+    where = catalog.elsewhere.get(name)
+    shown = f"{qualifier.sql(dialect='postgres')}.{name}" if qualifier is not None else name
+    what = f"{where} is defined in the database" if where else "it is not one of PostgreSQL's own functions"
+    raise SqlRefused(f"The function {shown}() is refused on a PostgreSQL source ({what}): {_NOT_OURS}.")
+
+
+def _check_function(node: exp.Func, catalog: PgCatalog) -> None:
+    for name in sorted(function_names(node)):
+        reason = _PG_DENIED.get(name)
+        if reason is None and name not in _PG_ALLOWED_PG_FUNCTIONS:
+            reason = next((r for p, r in _PG_DENIED_PREFIXES.items() if name.startswith(p)), None)
+        if reason is not None:
+            raise SqlRefused(
+                f"The function {name}() is refused on a PostgreSQL source: {reason}. "
+                "Queries may only read the database's tables."
+            )
+    qualifier = _qualifier(node)
+    if qualifier is not None and _pg_name(qualifier) != _CATALOG_SCHEMA:
+        _refuse_function(_pg_name(node.this) if isinstance(node, exp.Anonymous) else node.sql_name().lower(),
+                         qualifier, catalog)  # fmt: skip
+    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+        name = _pg_name(node.this)
+        if name not in catalog.functions:
+            _refuse_function(name, qualifier, catalog)
+    elif shadowed := sorted(function_names(node) & catalog.shadowed):
+        # a function sqlglot knows by a name pg_catalog also holds a function of that PostgreSQL does not
+        # define (an extension installed there): which one runs would be PostgreSQL's choice, so neither does
+        _refuse_function(shadowed[0], qualifier, catalog)
+
+
+def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool = False) -> None:
     """PostgreSQL's rules on top of the gate's: raises :class:`SqlRefused`.
 
-    ``tables``: the database's tables a query may read.  ``own_parameters``: the tree holds ``$n``
-    parameters this module put there (the re-check of what is sent).
+    ``catalog``: the database's relations a query may read, its schema, the functions and types it may use.
+    ``own_parameters``: the tree holds ``$n`` parameters this module put there (the re-check of what is sent).
     """
+    tables = catalog.tables
     known = {t.lower(): t for t in tables}
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    listed = ", ".join(sorted(tables)) or "none"
+    read: list[str] = []
     for node in tree.walk():
         if isinstance(node, (exp.Parameter, exp.Placeholder)) and not own_parameters:
             raise SqlRefused("Parameters ($1, ?, %s) cannot be used in a query here: write the values themselves.")
@@ -61,33 +160,80 @@ def pg_policy(tree: exp.Expression, tables: Sequence[str], *, own_parameters: bo
         ):
             _bounded_size(node)
         if isinstance(node, exp.Func):
-            for name in sorted(function_names(node)):
-                reason = _PG_DENIED.get(name)
-                if reason is None and name not in _PG_ALLOWED_PG_FUNCTIONS:
-                    reason = next((r for p, r in _PG_DENIED_PREFIXES.items() if name.startswith(p)), None)
-                if reason is not None:
-                    raise SqlRefused(
-                        f"The function {name}() is refused on a PostgreSQL source: {reason}. "
-                        "Queries may only read the database's tables."
-                    )
+            _check_function(node, catalog)
+        if isinstance(node, exp.Operator):
+            operator = str(node.args.get("operator") or "")
+            if "." in operator and operator.rsplit(".", 1)[0].strip().strip('"').lower() != _CATALOG_SCHEMA:
+                raise SqlRefused(
+                    f"The operator OPERATOR({operator}) is refused: only PostgreSQL's own operators may be used."
+                )
+        if isinstance(node, exp.DataType) and (named := _type_name(node)) is not None:
+            schema, name = named
+            if schema not in (None, _CATALOG_SCHEMA, catalog.schema):
+                raise SqlRefused(f"The type {schema}.{name} is refused: name types of this database's schema.")
+            if schema != _CATALOG_SCHEMA and catalog.types.get(name):
+                raise SqlRefused(f"The type {name} is refused ({catalog.types[name]}): {_NOT_OURS}.")
         if isinstance(node, exp.Table):
             if isinstance(node.this, _TABLE_FUNCTIONS):
                 continue
             if not isinstance(node.this, exp.Identifier):
                 raise SqlRefused(f"Reading from {node.this.sql(dialect='postgres')} is refused: name a table.")
-            if node.args.get("catalog") or node.args.get("db"):
+            db = node.args.get("db")
+            if node.args.get("catalog") or (db is not None and _pg_name(db) != catalog.schema):
                 raise SqlRefused(
                     f"The table {node.sql(dialect='postgres')} is refused: name the database's tables without a "
-                    f"schema ({', '.join(sorted(tables)) or 'none'})."
+                    f"schema ({listed})."
                 )
-            name = node.name.lower()
-            if name in ctes:
+            if _cte_reference(node):
                 continue
-            if name not in known:
-                raise SqlRefused(
-                    f"There is no table {node.name!r} in this database; its tables are: "
-                    f"{', '.join(sorted(tables)) or 'none'}."
+            name = known.get(_pg_name(node.this).lower())
+            if name is None:
+                raise SqlRefused(f"There is no table {node.name!r} in this database; its tables are: {listed}.")
+            table = tables[name]
+            if table.refused:
+                raise SqlRefused(f"The {table.what} {name} is refused ({table.refused}): {_NOT_OURS}.")
+            read.append(name)
+    _check_columns(tree, [tables[n] for n in read])
+
+
+def _check_columns(tree: exp.Expression, read: list) -> None:
+    """No expression reads a column whose type has a cast through a function PostgreSQL does not define (it
+    picks a cast by the types alone); ``SELECT *`` still shows such a column through its type's output."""
+    refused = {c.name.lower(): (t, c) for t in read for c in t.columns if c.refused}
+    if not refused:
+        return
+    for column in tree.find_all(exp.Column):
+        hit = refused.get(_pg_name(column.this).lower()) if isinstance(column.this, exp.Identifier) else None
+        if hit is not None:
+            table, c = hit
+            raise SqlRefused(f"The column {c.name} of {table.name} is refused ({c.refused}): {_NOT_OURS}.")
+
+
+def _qualified(tree: exp.Expression, catalog: PgCatalog) -> exp.Expression:
+    """The tree (names already folded, :func:`_pg_names`) with the schema's relations and types named with
+    their schema: the session's search_path holds pg_catalog alone."""
+    schema = exp.to_identifier(catalog.schema, quoted=True)
+
+    def qualify(node: exp.Expression) -> exp.Expression:
+        if (
+            isinstance(node, exp.Table)
+            and isinstance(node.this, exp.Identifier)
+            and not node.args.get("db")
+            and node.name in catalog.tables
+            and not _cte_reference(node)
+        ):
+            node = node.copy()
+            node.set("db", schema.copy())
+            return node
+        if isinstance(node, exp.DataType) and (named := _type_name(node)) is not None:
+            if named[0] is None and named[1] in catalog.types:
+                return exp.DataType(
+                    this=exp.DataType.Type.USERDEFINED,
+                    kind=exp.Dot(this=schema.copy(), expression=exp.to_identifier(named[1], quoted=True)),
                 )
+        return node
+
+    return tree.transform(qualify, copy=True)
 
 
 def _literal_number(node: exp.Expression | None) -> float | None:

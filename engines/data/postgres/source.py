@@ -34,7 +34,7 @@ class PostgresSource(DataSource):
 
 
 def open_postgres(url: str, settings: Settings | None = None) -> PostgresSource:
-    """Connect (read-only), read the catalog of the current schema and describe it."""
+    """Connect (read-only, search_path pg_catalog), read the catalog of the URL's current schema and describe it."""
     settings = settings or Settings()
     if psycopg is None:
         raise DataSourceError(f"PostgreSQL sources need psycopg: pip install 'psycopg[binary]' ({_IMPORT_ERROR}).")
@@ -42,15 +42,15 @@ def open_postgres(url: str, settings: Settings | None = None) -> PostgresSource:
     conn = _Connection(url, settings.query_timeout_s)
     try:
         try:
-            tables = _catalog(conn)
+            catalog = _catalog(conn)
         except psycopg.Error as e:
             raise DataSourceError(f"Could not read the tables of {name}: {_message(e)}") from e
-        if not tables:
+        if not catalog.tables:
             raise DataSourceError(
                 f"{name} has no table this user may read in its current schema (set search_path, e.g. "
                 "?options=-csearch_path%3Dmyschema, or GRANT SELECT)."
             )
-        gate = PostgresGate(conn, tables, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
+        gate = PostgresGate(conn, catalog, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
         schema = _describe(gate, name)
     except BaseException:
         conn.close()

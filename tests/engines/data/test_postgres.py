@@ -81,7 +81,7 @@ def variant(source, db: str, **overrides):
     old = source.sandbox
     gate = PostgresGate(
         _Connection(db, settings.query_timeout_s),
-        old.tables_by_name,
+        old.catalog,
         row_cap=settings.row_cap,
         timeout_s=settings.query_timeout_s,
     )
@@ -156,8 +156,9 @@ def test_every_session_is_read_only_with_a_statement_timeout(source):
         assert con.execute("SHOW transaction_read_only").fetchone()[0] == "on"
         assert con.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
         assert con.execute("SHOW statement_timeout").fetchone()[0] == "5s"
+        assert con.execute("SHOW search_path").fetchone()[0] == "pg_catalog, pg_temp"
         with pytest.raises(psql().errors.ReadOnlySqlTransaction):  # even SQL that skipped every check
-            con.execute("DELETE FROM notes")
+            con.execute("DELETE FROM public.notes")
 
 
 HOSTILE = [
@@ -288,7 +289,7 @@ def test_the_filter_runs_on_postgresql_and_answer_sees_only_filtered_rows(source
             sent = [
                 q
                 for (q,) in con.execute(
-                    "SELECT query FROM pg_stat_statements WHERE query LIKE '%FROM \"items\" WHERE%'"
+                    'SELECT query FROM pg_stat_statements WHERE query LIKE \'%FROM "public"."items" WHERE%\''
                 )
             ]
             assert any('"score" < 3' in q and '"color" = $1' in q for q in sent), sent
