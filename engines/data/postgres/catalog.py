@@ -146,7 +146,7 @@ def _column(name: str, typname: str, typtype: str, elem: str | None, elem_typtyp
 
 _CATALOG_SQL = """
 SELECT c.relname, a.attname, t.typname, t.typtype, et.typname, et.typtype, a.atttypmod, t.oid, c.relkind,
-       et.oid, t.typbasetype, bt.typelem, c.reltuples::pg_catalog.int8
+       et.oid, t.typbasetype, bt.typelem, c.reltuples::pg_catalog.int8, c.reltype
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -193,12 +193,17 @@ JOIN pg_catalog.pg_proc p ON p.oid = c.castfunc
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
 WHERE NOT {_OWN}
 """
+# The schema's types a query may name without their schema (one named like a type of pg_catalog means that one,
+# as it would with pg_catalog first on the search_path).
 _TYPES_SQL = """
 SELECT t.typname, t.oid, t.typelem, t.typbasetype, bt.typelem
 FROM pg_catalog.pg_type t
 JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
 LEFT JOIN pg_catalog.pg_type bt ON bt.oid = t.typbasetype
-WHERE n.nspname = %s
+WHERE n.nspname = %s AND NOT EXISTS (
+    SELECT FROM pg_catalog.pg_type c JOIN pg_catalog.pg_namespace cn ON cn.oid = c.typnamespace
+    WHERE cn.nspname = 'pg_catalog' AND c.typname = t.typname
+)
 """
 # Domains whose constraints call a function not PostgreSQL's own (a cast to the domain runs it), and the
 # composite types with a field of such a domain.
@@ -217,7 +222,7 @@ SELECT b.typ, 'its domain constraint calls ' || b.function FROM bad b
 UNION ALL
 SELECT c.reltype, 'a field of it has a domain constraint calling ' || b.function
 FROM bad b JOIN pg_catalog.pg_attribute a ON a.atttypid = b.typ
-JOIN pg_catalog.pg_class c ON c.oid = a.attrelid AND c.relkind = 'c'
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid AND c.reltype <> 0
 """
 # What reading a relation of the schema makes PostgreSQL run or plan, found by OID through pg_depend: the
 # rules of views (their queries), row-level security policies, indexes (expressions and predicates, which
@@ -322,7 +327,22 @@ def _catalog(conn: _Connection) -> PgCatalog:
         kinds: dict[str, str] = {}
         estimates: dict[str, int | None] = {}
         for row in cur.execute(_CATALOG_SQL, [schema]).fetchall():
-            rel, att, typname, typtype, elem, elem_typtype, typmod, oid, relkind, elem_oid, base, base_elem, n = row
+            (
+                rel,
+                att,
+                typname,
+                typtype,
+                elem,
+                elem_typtype,
+                typmod,
+                oid,
+                relkind,
+                elem_oid,
+                base,
+                base_elem,
+                n,
+                row_type,
+            ) = row
             labels = tuple(enums.get(elem_oid if elem is not None else oid, ()))
             column = _column(att, typname, typtype, elem, elem_typtype, typmod, labels)
             if why := _refused(refusals, oid, elem_oid, base, base_elem):
@@ -330,6 +350,8 @@ def _catalog(conn: _Connection) -> PgCatalog:
                                   column.labels, why)  # fmt: skip
             columns.setdefault(rel, []).append(column)
             kinds[rel] = relkind
+            if rel not in runs and (why := refusals.get(row_type)):  # CAST(t AS text): a whole row's cast
+                runs[rel] = why.replace("its type", "its row type")
             estimates[rel] = int(n) if n is not None and n >= 0 else None
     tables = {
         name: PgTable(

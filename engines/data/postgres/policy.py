@@ -147,7 +147,6 @@ def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool 
     ``own_parameters``: the tree holds ``$n`` parameters this module put there (the re-check of what is sent).
     """
     tables = catalog.tables
-    known = {t.lower(): t for t in tables}
     listed = ", ".join(sorted(tables)) or "none"
     read: list[str] = []
     for node in tree.walk():
@@ -169,8 +168,11 @@ def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool 
                 )
         if isinstance(node, exp.DataType) and (named := _type_name(node)) is not None:
             schema, name = named
-            if schema not in (None, _CATALOG_SCHEMA, catalog.schema):
-                raise SqlRefused(f"The type {schema}.{name} is refused: name types of this database's schema.")
+            if schema not in (None, _CATALOG_SCHEMA) and (schema != catalog.schema or name not in catalog.types):
+                raise SqlRefused(
+                    f"The type {schema}.{name} is refused: name PostgreSQL's types, or the types of this "
+                    "database's schema without the schema."
+                )
             if schema != _CATALOG_SCHEMA and catalog.types.get(name):
                 raise SqlRefused(f"The type {name} is refused ({catalog.types[name]}): {_NOT_OURS}.")
         if isinstance(node, exp.Table):
@@ -186,8 +188,8 @@ def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool 
                 )
             if _cte_reference(node):
                 continue
-            name = known.get(_pg_name(node.this).lower())
-            if name is None:
+            name = _pg_name(node.this)  # exactly as PostgreSQL would look it up
+            if name not in tables:
                 raise SqlRefused(f"There is no table {node.name!r} in this database; its tables are: {listed}.")
             table = tables[name]
             if table.refused:

@@ -10,7 +10,8 @@ line there:
 * a view calling a writing function (and sleeping);
 * writing functions, in ``shop`` and in ``public``;
 * a table whose row-level security policy calls one, one whose partial index calls an immutable one (the
-  planner folds it), an enum type with a cast to text through one, and a domain whose constraint calls one.
+  planner folds it), an enum type and a table's row type with a cast to text through one, and a domain whose
+  constraint calls one.
 
 Opening and describing the database must run none of them, queries must use PostgreSQL's own ``lower()`` and
 ``=``, and everything that would run the database's own code is refused with a clear message before anything
@@ -102,6 +103,14 @@ def hostile(pg_server: PgServer) -> str:  # noqa: F811 - the fixture imported ab
         con.execute("CREATE TABLE shop.feelings (id int PRIMARY KEY, m shop.mood, note text)")
         con.execute("INSERT INTO shop.feelings VALUES (1, 'ok', 'fine'), (2, 'sad', 'rain'), (3, 'ok', 'tea')")
         con.execute("CREATE DOMAIN shop.code AS text CHECK (shop.steal(VALUE) IS NOT NULL)")
+        con.execute("CREATE TYPE shop.size AS ENUM ('small', 'large')")  # an honest type
+        con.execute("CREATE TABLE shop.pairs (a int, b int)")
+        con.execute("INSERT INTO shop.pairs VALUES (1, 2)")
+        con.execute(
+            "CREATE FUNCTION shop.pair_text(shop.pairs) RETURNS text LANGUAGE sql AS "
+            "$$ SELECT CASE WHEN public.witness('row cast') THEN pg_catalog.format('%s', $1) END $$"
+        )
+        con.execute("CREATE CAST (shop.pairs AS text) WITH FUNCTION shop.pair_text(shop.pairs)")
         con.execute("ANALYZE")
         con.execute("CREATE ROLE reader LOGIN")
         con.execute("GRANT USAGE ON SCHEMA shop TO reader")
@@ -187,6 +196,7 @@ def test_shadowed_lower_and_equals_resolve_to_postgresql_s_own(source, pg_server
         "SELECT id FROM feelings WHERE lower(m) = 'ok'",  # the implicit cast to text
         "SELECT CAST('ok' AS mood)",
         "SELECT CAST('x' AS code)",  # the domain's constraint
+        "SELECT CAST(p AS TEXT) FROM pairs AS p",  # the whole row's cast
         "SELECT * FROM (WITH pg_authid AS (SELECT 1 AS a) SELECT * FROM pg_authid) AS q, pg_authid",
     ],
 )
@@ -205,6 +215,10 @@ def test_what_does_not_run_the_database_s_code_still_runs(source, pg_server):  #
     run = source.sandbox.run
     assert run("SELECT * FROM feelings ORDER BY id").rows == ((1, "ok", "fine"), (2, "sad", "rain"), (3, "ok", "tea"))
     assert run("WITH people AS (SELECT 7 AS id) SELECT id FROM people").rows == ((7,),)  # a CTE, not the table
+    assert run("WITH a AS (SELECT id FROM people), b AS (SELECT id FROM a) SELECT count(*) FROM b").rows == ((PEOPLE,),)
+    recursive = "WITH RECURSIVE n AS (SELECT 1 AS i UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT count(*) FROM n"
+    assert run(recursive).rows == ((3,),)
+    assert run("SELECT CAST('small' AS size) < 'large'::size").rows == ((True,),)  # named with its schema when sent
     with pytest.raises(SqlRefused) as e:  # the SUQL engine's own candidate query is checked the same way
         source.suql_engine(LLM(SimBackend(seed=224))).run("SELECT id FROM feelings WHERE m = 'ok'", mode="C")
     assert "cast through shop.mood_text" in str(e.value)
