@@ -20,6 +20,7 @@ schema, and string values as ``$n`` parameters.
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -51,6 +52,7 @@ _PG_DENIED_PREFIXES = {
 }
 _TABLE_FUNCTIONS = (exp.GenerateSeries, getattr(exp, "ExplodingGenerateSeries", exp.GenerateSeries), exp.Unnest)
 _CATALOG_SCHEMA = "pg_catalog"
+_LOWER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 _NOT_OURS = (
     "only PostgreSQL's own functions (pg_catalog) may run here: one the database defines could write (through "
     "dblink) or run anything"
@@ -228,11 +230,11 @@ def _qualified(tree: exp.Expression, catalog: PgCatalog) -> exp.Expression:
             node.set("db", schema.copy())
             return node
         if isinstance(node, exp.DataType) and (named := _type_name(node)) is not None:
-            if named[0] is None and named[1] in catalog.types:
-                return exp.DataType(
-                    this=exp.DataType.Type.USERDEFINED,
-                    kind=exp.Dot(this=schema.copy(), expression=exp.to_identifier(named[1], quoted=True)),
-                )
+            name = named[1]
+            if named[0] is None and name in catalog.types and all(map(_LOWER_NAME.fullmatch, (catalog.schema, name))):
+                # written as plain names, as the gate's type rule asks (PostgreSQL reads them back the same); a
+                # type whose name needs quotes stays unqualified, and PostgreSQL says it does not know it
+                return exp.DataType(this=exp.DataType.Type.USERDEFINED, kind=f"{catalog.schema}.{name}")
         return node
 
     return tree.transform(qualify, copy=True)
