@@ -122,9 +122,7 @@ def _from_catalogue(t: PgTable, schema: str, described: dict[str, TableInfo], no
         if base is not None and base.type == c.duck_type and not c.refused:
             info = replace(base, name=c.name)
         columns.append(info)
-    why = t.refused or (
-        "reading it runs its query" if t.kind == "v" else "reading it reaches another server"
-    )  # fmt: skip
+    why = t.refused or ("reading it runs its query" if t.kind == "v" else "reading it reaches another server")
     notes.append(f"{t.what} {t.name}: described from the catalogue without reading it ({why})")
     rows = t.estimate if t.kind != "v" else None
     return TableInfo(t.name, tuple(columns), rows)
