@@ -247,22 +247,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(argv)
         except SystemExit as e:  # --help (0) and usage errors (2): argparse has printed them
             return e.code if isinstance(e.code, int) else (EXIT_OK if e.code is None else EXIT_REFUSED)
-    try:
-        return _run(parser, args)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-        import os
+    from contextlib import nullcontext
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
-    except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        print(
-            f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+    from tui.terminal import escaped_output
+
+    # a command's text output (and every message on stderr) shows control characters of the data escaped;
+    # --json keeps its document's bytes, and the app draws its own screen
+    headless = getattr(args, "handler", None) is not None
+    with escaped_output(stdout=not getattr(args, "json", False)) if headless else nullcontext():
+        try:
+            return _run(parser, args)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_OK
+        except Exception as e:
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            print(
+                f"cs224v-tui: internal error: {type(e).__name__}{': ' + first if first else ''} ({REPORT_HINT})",
+                file=sys.stderr,
+            )
+            return EXIT_INTERNAL
 
 
 # app options checked before the app starts (a file or URL to look at); without them, the app builds the

@@ -31,6 +31,8 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static, TextAr
 from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
+from tui.terminal import MULTILINE, terminal_safe
+
 if TYPE_CHECKING:
     from engines.export import Exported
 
@@ -92,8 +94,16 @@ def table_data(table: DataTable) -> tuple[list[str], list[list[Any]]]:
     if callable(exporter):
         return exporter()
     columns = [_plain(c.label) for c in table.ordered_columns]
-    rows = [[_plain(v) for v in table.get_row_at(r)] for r in range(table.row_count)]
+    rows = [[_cell_text(table, r, c, v) for c, v in enumerate(table.get_row_at(r))] for r in range(table.row_count)]
     return columns, rows
+
+
+def _cell_text(table: DataTable, row: int, column: int, shown: Any) -> str:
+    """The text of a cell as the table was given it: a table of ``tui.widgets.SafeCells`` shows control
+    characters escaped, but exports and copies keep them as they are."""
+    raw = getattr(table, "raw_cell", None)
+    given = raw(row, column) if callable(raw) else None
+    return _plain(shown) if given is None else given
 
 
 def is_shown(widget: Widget) -> bool:
@@ -149,7 +159,7 @@ def cursor_cell(table: DataTable) -> tuple[str, str] | None:
     full = getattr(table, "full_cell", None)
     value = full(row, column) if callable(full) else None
     if value is None:
-        value = _plain(table.get_cell_at(table.cursor_coordinate))
+        value = _cell_text(table, row, column, table.get_cell_at(table.cursor_coordinate))
     name = _plain(table.ordered_columns[column].label) if column < len(table.ordered_columns) else "?"
     return f"{table_title(table)} · row {row + 1} · {name}", value
 
@@ -163,7 +173,7 @@ def cursor_row(table: DataTable) -> list[tuple[str, str]] | None:
     fields = full(row) if callable(full) else None
     if fields is None:
         names = [_plain(c.label) for c in table.ordered_columns]
-        fields = list(zip(names, (_plain(v) for v in table.get_row_at(row))))
+        fields = list(zip(names, (_cell_text(table, row, c, v) for c, v in enumerate(table.get_row_at(row)))))
     return fields
 
 
@@ -357,8 +367,8 @@ class CellView(ModalScreen[None]):
             dialog.border_title = self.title_text
             lines = self.value.count("\n") + 1
             dialog.border_subtitle = f"{len(self.value):,} characters" + (f" · {lines:,} lines" if lines > 1 else "")
-            with VerticalScroll(id="cell-scroll"):
-                yield Static(self.value or "(empty)", id="cell-value", markup=False)
+            with VerticalScroll(id="cell-scroll"):  # shown escaped (tui.terminal); copied as it is
+                yield Static(terminal_safe(self.value, keep=MULTILINE) or "(empty)", id="cell-value", markup=False)
             yield Static("Esc closes · ↑/↓ PgUp/PgDn scroll · Ctrl+C copies", id="cell-hint", markup=False)
 
     def on_mount(self) -> None:

@@ -16,6 +16,7 @@ from tui.widgets import (
     TOKEN_WIDTHS,
     CallRecords,
     RowCursor,
+    SafeCells,
     count_rows,
     is_cancellation,
     sql_content,
@@ -35,7 +36,7 @@ INFO_CHARS = 14
 # --- the table's rows, and the passage of the highlighted cell ------------------------------------
 
 
-class RowsTable(DataTable):
+class RowsTable(SafeCells, DataTable):
     """The rows of a HybridQA table; linked cells underlined, ``_Info`` cells muted and cut short.
 
     Highlighting a cell posts the usual ``CellHighlighted``; :meth:`passage` says what the
@@ -162,7 +163,7 @@ class CallLine:
     said: bool | None = None  # answer(): did the passage say something (None: not read yet)
 
 
-class PassagesTable(CallRecords, RowCursor, DataTable):
+class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
     """The LLM calls of one question: parses, every answer() on a passage, the short answer.
 
     A row appears on ``CallStarted`` and is completed on ``CallFinished``; the pipeline's

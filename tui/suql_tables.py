@@ -18,6 +18,7 @@ from tui.widgets import (
     CallsTable,
     FreshWidths,
     ResultsTable,
+    SafeCells,
     evidence_text,
     is_cancellation,
     truncate,
@@ -156,7 +157,7 @@ class SuqlCallsTable(CallsTable):
         return self.get_component_rich_style(name) if name else ""
 
 
-class CompareTable(FreshWidths, DataTable):
+class CompareTable(SafeCells, FreshWidths, DataTable):
     """Compare modes: per mode, the calls, the rows and the wall time of the current query.
 
     The last column says how far each mode got: waiting, running, its wall time, or why

@@ -16,11 +16,13 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.highlight import highlight
 from textual.message import Message
 from textual.widgets import DataTable, Static, TextArea
 
 from engines.events import CallFailed, CallFinished, CallStarted
+from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
 
 CELL_CHARS = 40
 """Longest text a results cell shows; longer values end in an ellipsis."""
@@ -33,8 +35,9 @@ DISPLAY_ROWS = 1_000
 
 def truncate(text: str, width: int = CELL_CHARS) -> str:
     """``text`` on one line, at most ``width`` characters (the last one ``…`` when cut).  The cut falls
-    after a whole word when one ends in the last third of the room, so a label is not cut mid-word."""
-    flat = " ".join(str(text).split())
+    after a whole word when one ends in the last third of the room, so a label is not cut mid-word.
+    Control characters, C1 and bidi controls show escaped (:func:`tui.terminal.terminal_safe`)."""
+    flat = terminal_safe(" ".join(str(text).split()))
     if len(flat) <= width:
         return flat
     room = max(0, width - 1)
@@ -60,6 +63,89 @@ def display_value(value: Any) -> str:
     if isinstance(plain, float):
         return f"{plain:g}"
     return str(plain)
+
+
+def safe_text(text: Text) -> Text:
+    """``text`` with its control characters, C1 and bidi controls shown escaped (line feeds and tabs kept),
+    each escape in the style of the character it stands for; ``text`` itself when it holds none."""
+    plain = text.plain
+    if UNSAFE.search(plain) is None:
+        return text
+    out = text.blank_copy()
+    last = 0
+    for m in UNSAFE.finditer(plain):
+        if m.group() in MULTILINE:
+            continue
+        if m.start() > last:
+            out.append_text(text[last : m.start()])
+        piece = text[m.start() : m.end()]
+        escaped = Text(escape_char(m.group()), style=piece.style)
+        for span in piece.spans:
+            escaped.stylize(span.style)
+        out.append_text(escaped)
+        last = m.end()
+    if last < len(plain):
+        out.append_text(text[last:])
+    return out
+
+
+def safe_cell(cell: Any) -> Any:
+    """A table cell (or column label) as it may reach the terminal: text with control characters, C1 and bidi
+    controls shown escaped; other renderables as they are."""
+    if isinstance(cell, str):
+        return terminal_safe(cell, keep=MULTILINE)
+    if isinstance(cell, Text):
+        return safe_text(cell)
+    if isinstance(cell, Content) and UNSAFE.search(cell.plain) is not None:
+        return safe_text(Text(cell.plain))  # (no table fills cells with Content; its styles are not kept)
+    return cell
+
+
+class SafeCells:
+    """A :class:`DataTable` mixin (before ``DataTable`` in the bases): every cell, row label and column label added
+    or updated is shown through :func:`safe_cell`, so data never sends the terminal an escape sequence.  The text as
+    given is kept (:meth:`raw_cell`) for export and copy, which keep the data as it is."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._raw_cells: dict[tuple[Any, Any], str] = {}
+
+    def _remember(self, row_key: Any, column_key: Any, given: Any, shown: Any) -> None:
+        if shown is not given:
+            self._raw_cells[(row_key, column_key)] = getattr(given, "plain", None) or str(given)
+        else:
+            self._raw_cells.pop((row_key, column_key), None)
+
+    def add_column(self, label: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().add_column(safe_cell(label), *args, **kwargs)  # type: ignore[misc]
+
+    def add_row(self, *cells: Any, **kwargs: Any) -> Any:
+        shown = [safe_cell(c) for c in cells]
+        if kwargs.get("label") is not None:
+            kwargs["label"] = safe_cell(kwargs["label"])
+        key = super().add_row(*shown, **kwargs)  # type: ignore[misc]
+        table = cast(DataTable, self)
+        for column, given, safe in zip(table.ordered_columns, cells, shown):
+            self._remember(key, column.key, given, safe)
+        return key
+
+    def update_cell(self, row_key: Any, column_key: Any, value: Any, **kwargs: Any) -> None:
+        shown = safe_cell(value)
+        super().update_cell(row_key, column_key, shown, **kwargs)  # type: ignore[misc]
+        self._remember(row_key, column_key, value, shown)
+
+    def clear(self, columns: bool = False) -> Any:
+        self._raw_cells = {}
+        return super().clear(columns)  # type: ignore[misc]
+
+    def raw_cell(self, row: int, column: int) -> str | None:
+        """The text of the cell at (row, column) as it was given, when showing it escaped something (else None)."""
+        table = cast(DataTable, self)
+        try:
+            key = table.coordinate_to_cell_key(Coordinate(row, column))
+        except Exception:  # no such cell
+            return None
+        return self._raw_cells.get((key.row_key, key.column_key))
 
 
 def count_rows(n: int, noun: str = "row") -> str:
@@ -280,7 +366,7 @@ class RowCursor:
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
 
-class ResultsTable(FreshWidths, DataTable):
+class ResultsTable(SafeCells, FreshWidths, DataTable):
     """Columns and rows of a query; the row count (and truncation) in the border subtitle.
 
     Long values are cut to :data:`CELL_CHARS` characters for display; the highlighted
@@ -334,7 +420,7 @@ class ResultsTable(FreshWidths, DataTable):
         row, column = event.coordinate
         if 0 <= row < len(self._full) and 0 <= column < len(self._full[row]):
             value = self._full[row][column]
-            self.tooltip = value if len(value) > CELL_CHARS else None
+            self.tooltip = terminal_safe(value, keep=MULTILINE) if len(value) > CELL_CHARS else None
 
     def _column_names(self) -> list[str]:
         return [getattr(c.label, "plain", str(c.label)) for c in self.ordered_columns]
@@ -478,7 +564,7 @@ def _record_text(value: Any) -> str:
     return str(value)
 
 
-class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
+class CallsTable(CallRecords, RowCursor, SafeCells, FreshWidths, DataTable):
     """The LLM calls of a turn, streaming in.
 
     A row appears on :class:`~engines.events.CallStarted` showing ``…`` and is
@@ -570,7 +656,7 @@ class CallsTable(CallRecords, RowCursor, FreshWidths, DataTable):
         key = event.row_key.value
         if key in self._full:
             prompt, verdict = self._full[key]
-            self.tooltip = f"input: {prompt}\noutput: {verdict or '…'}"
+            self.tooltip = terminal_safe(f"input: {prompt}\noutput: {verdict or '…'}", keep=MULTILINE)
 
 
 def _milliseconds(seconds: float) -> str:

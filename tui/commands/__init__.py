@@ -172,6 +172,7 @@ _KEY_COLUMNS = ("name", "cuisines", "price", "rating", "num_reviews", "location"
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = 20) -> None:
     """A plain-text table that fits the terminal; wide restaurant rows show their key columns."""
     from engines.sql.sandbox import to_jsonable
+    from tui.terminal import terminal_safe
 
     hidden = 0
     if len(columns) > 7 and all(c in columns for c in _KEY_COLUMNS):  # SELECT *: the columns that matter
@@ -185,6 +186,8 @@ def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: in
     def cell(v: Any) -> str:
         v = to_jsonable(v)
         text = ", ".join(map(str, v)) if isinstance(v, list) else ("" if v is None else str(v))
+        # one line (line breaks and tabs as spaces, as the app's tables show them), control characters escaped
+        text = terminal_safe(" ".join(text.split()) if not text.isprintable() else text)
         return text if len(text) <= per else text[: per - 1] + "…"
 
     print("  " + " | ".join(cell(c) for c in columns))

@@ -121,11 +121,15 @@ class _Progress:
         self._last = now
         width = max(20, terminal_width() - 1)
         line = f"{self.prefix}{self.name}: {done}/{total} {message}"
-        print("\r" + line[:width].ljust(width), end="", file=sys.stderr, flush=True)
+        sys.stderr.write("\r")  # alone: stderr shows control characters inside text escaped (tui.terminal)
+        print(line[:width].ljust(width), end="", file=sys.stderr, flush=True)
 
     def clear(self) -> None:
         if self.live:
-            print("\r" + " " * max(20, terminal_width() - 1) + "\r", end="", file=sys.stderr, flush=True)
+            sys.stderr.write("\r")
+            print(" " * max(20, terminal_width() - 1), end="", file=sys.stderr)
+            sys.stderr.write("\r")
+            sys.stderr.flush()
 
 
 def _print_experiment(experiment, table, took: float) -> None:

@@ -15,14 +15,14 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.kg.results import LIST_CHARS, MUTED
-from tui.widgets import count_rows, truncate
+from tui.widgets import SafeCells, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, PropertyExample, SearchHit
     from tui.kg.tab import KgArea
 
 
-class ClaimsTable(DataTable):
+class ClaimsTable(SafeCells, DataTable):
     """An entity page's claims (or a property's examples); each row may link to an entity."""
 
     def __init__(self, **kwargs: Any) -> None:

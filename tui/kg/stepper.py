@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable
 from tui.kg.sparql import sparql_content
 from tui.kg.stepper_model import OBSERVATION_LINES, StepperModel
+from tui.terminal import MULTILINE, terminal_safe
 from tui.widgets import count_rows, truncate
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ class StepperView(Horizontal):
             meta.append(Content.styled(f" · finished: {trajectory.finish or '?'}", MUTED))
             if model.scored.source != "run":
                 meta.append(Content.styled(f" · {model.scored.source}", MUTED))
-        head.update(Content.assemble(Content.styled(model.text, "bold"), "\n", *meta))
+        head.update(Content.assemble(Content.styled(_safe(model.text), "bold"), "\n", *meta))
 
     def _show_budget(self, model: StepperModel) -> None:
         budget = self.query_one("#kg-budget", Static)
@@ -295,7 +296,7 @@ class StepperView(Horizontal):
             banner.display = True
         else:
             banner.display = False
-        self.query_one("#kg-step-thought", Static).update(Content(step.thought or "—"))
+        self.query_one("#kg-step-thought", Static).update(Content(_safe(step.thought) or "—"))
         self.query_one("#kg-step-action", Static).update(
             Content.assemble(
                 Content.styled(step.action, "bold $text-accent"),
@@ -304,9 +305,9 @@ class StepperView(Horizontal):
         )
         argument = self.query_one("#kg-step-argument", Static)
         if step.action == "execute_sparql":
-            argument.update(sparql_content(step.argument))
+            argument.update(sparql_content(_safe(step.argument)))
         else:
-            argument.update(Content(step.argument) if step.argument else Content.styled("(none)", MUTED))
+            argument.update(Content(_safe(step.argument)) if step.argument else Content.styled("(none)", MUTED))
         self.query_one("#kg-step-feedback", Static).update(observation_label(step))
         shown: Text | Content
         if shown_observation.answer is not None:
@@ -317,12 +318,12 @@ class StepperView(Horizontal):
                     f"{MUTED} italic",
                 ),
                 "\n",
-                sparql_content(shown_observation.query),
+                sparql_content(_safe(shown_observation.query)),
             )
         elif not shown_observation.text:
             shown = Text("(no observation)", style="italic")
         else:
-            shown = Text(shown_observation.text)
+            shown = Text(_safe(shown_observation.text))
             if shown_observation.hidden_lines:
                 shown.append(f"\n… {shown_observation.hidden_lines} more lines — v shows all of it", style="italic")
         if shown_observation.logged is not None:
@@ -395,6 +396,11 @@ def status_line(model: StepperModel) -> tuple[str, str]:
     return " · ".join(parts) + " — ←/→ step through it", state
 
 
+def _safe(text: str) -> str:
+    """Text of a trajectory file as it may reach the terminal: control characters, C1 and bidi controls escaped."""
+    return terminal_safe(text, keep=MULTILINE)
+
+
 def logged_text(record: Mapping[str, Any], *, full: bool) -> Text:
     """A SPINACH log's record of a step's query: the rows it returned on Wikidata (cut to the observation's
     first lines unless ``full``), its status, and the query with its IDs' labels (SPINACH's preverbalized form)."""
@@ -407,20 +413,22 @@ def logged_text(record: Mapping[str, Any], *, full: bool) -> Text:
     out = Text.assemble(
         ("Logged result", "bold"),
         (
-            f" — {what}" + (f", status {status}" if status else "") + " (SPINACH ran it on Wikidata; not re-run here)",
+            f" — {what}"
+            + (f", status {_safe(str(status))}" if status else "")
+            + " (SPINACH ran it on Wikidata; not re-run here)",
             "italic",
         ),
     )
     lines = rows_lines(columns, rows or (), indent="  ")
     shown = lines if full else lines[:OBSERVATION_LINES]
     for line in shown:
-        out.append("\n" + line)
+        out.append("\n" + _safe(line))
     if len(lines) > len(shown):
         out.append(f"\n  … {len(lines) - len(shown)} more rows — v shows all of them", style="italic")
     pre = record.get("preverbalized")
     if isinstance(pre, str) and pre.strip() and pre.strip() != str(record.get("sparql", "")).strip():
         out.append("\nWith labels: ", style="bold")
-        out.append(pre)
+        out.append(_safe(pre))
     return out
 
 
