@@ -183,6 +183,16 @@ class Settings(BaseSettings):
     suql_ranker: Literal["static", "sentence"] = "static"
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
+    # files read whole (issue 25): trajectory files and SPINACH run logs (spinach --replay, the stepper's load
+    # box), score's PRED/GOLD, sparql --check-dialect and suql --file
+    input_file_max_mb: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        description="largest file read whole, in MiB (default 64; SPINACH's own run logs are far smaller): a "
+        "larger file, or a pipe or device that gives more (/dev/zero), is refused at the cap with a message naming "
+        "it and CS224V_INPUT_FILE_MAX_MB; nothing past the cap is read",
+    )
 
     def data_roots(self) -> list[tuple[str, Path]]:
         """The folders a data set is looked for in, in order (worlds.data.search_roots): ``data_dir`` alone

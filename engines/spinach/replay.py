@@ -40,18 +40,30 @@ def _plural(n: int, word: str) -> str:
 
 def ended(trajectory: Trajectory) -> str:
     """How the run ended, as far as the file says: stop | budget | cancelled | error, or for a SPINACH log
-    (which does not say) stopped with a final query, or not."""
+    (which does not say) stopped with a final query, or none logged."""
     if trajectory.finish != "imported":
         return trajectory.finish or "?"
-    if trajectory.final is not None:
+    if trajectory.final_sparql:
         return "stopped with a final query"
-    return "no final query"
+    return "no final query logged"
+
+
+def answer_text(trajectory: Trajectory) -> str:
+    """What the file holds as the answer: ``1 row``, ``no rows`` (the final query returned none), or ``none
+    logged`` (no final query, or a SPINACH log that holds the final query but not its result)."""
+    if trajectory.answer:
+        return _plural(len(trajectory.answer), "row")
+    if not trajectory.final_sparql or (trajectory.finish == "imported" and not trajectory.answer_logged):
+        return "none logged"
+    return "no rows"
 
 
 def summary(trajectory: Trajectory) -> str:
     """One line: the steps, how it ended, the answer's rows."""
-    rows = _plural(len(trajectory.answer), "row") if trajectory.answer else "no rows"
-    parts = [_plural(len(trajectory.steps), "step"), ended(trajectory), rows]
+    rows = answer_text(trajectory)
+    parts = [_plural(len(trajectory.steps), "step"), ended(trajectory)]
+    if trajectory.final_sparql:
+        parts.append(rows)
     if trajectory.rollbacks:
         parts.insert(1, f"{trajectory.rollbacks} rolled back")
     return " · ".join(parts)
@@ -167,29 +179,34 @@ def replay_lines(trajectory: Trajectory, index: int, of: int) -> Iterator[str]:
         yield "final SPARQL:"
         yield from ("  " + line for line in trajectory.final_sparql.splitlines())
     else:
-        yield "final SPARQL: none"
+        yield "final SPARQL: none logged" + (
+            " (SPINACH's log holds no final_sparql for this question; the queries above are the ones it ran)"
+            if trajectory.finish == "imported" and any(s.action == "execute_sparql" for s in trajectory.steps)
+            else ""
+        )
     if trajectory.final is not None:
         yield from _record_lines(trajectory.final, "  ", rows_too=False)
+    origin = " (as logged: not re-run)" if trajectory.answer_logged else ""
+    yield f"answer: {answer_text(trajectory)}{origin}"
     if trajectory.answer:
-        origin = " (as logged: not re-run)" if trajectory.answer_logged else ""
-        yield f"answer: {_plural(len(trajectory.answer), 'row')}{origin}"
         yield from rows_lines(trajectory.columns, trajectory.answer)
-    else:
-        yield "answer: no rows"
 
 
 def replay_json(trajectories: Sequence[Trajectory], index: int | None, source: str) -> dict[str, Any]:
-    """``{"file", "count", "trajectories": [{"index", ...the trajectory's JSON}]}``: all, or only ``index``."""
+    """``{"file", "count", "trajectories": [{"index", ...the trajectory's JSON, "final_logged"}]}``: all, or only
+    ``index``.  ``final_logged`` is false when the file holds no final query (``final_sparql`` is then null and
+    ``answer`` empty: nothing was logged, which is not an answer with no rows)."""
     chosen = [(index, pick(trajectories, index))] if index is not None else list(enumerate(trajectories, 1))
     return {
         "file": source,
         "count": len(trajectories),
-        "trajectories": [{"index": n, **t.to_json()} for n, t in chosen],
+        "trajectories": [{"index": n, **t.to_json(), "final_logged": bool(t.final_sparql)} for n, t in chosen],
     }
 
 
 __all__ = [
     "ReplayError",
+    "answer_text",
     "cell_text",
     "ended",
     "matching",

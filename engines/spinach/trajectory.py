@@ -21,6 +21,8 @@ action this module does not model (``observation_markdown``, ...) stays in :attr
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -163,27 +165,72 @@ class Trajectory:
 
 
 def save(trajectory: Trajectory, path: str | Path) -> Path:
+    """Write ``trajectory`` as JSON to ``path``: to a temporary file beside it, moved over ``path`` only when
+    complete (a failed write leaves the old file as it was, and a symlink at ``path`` is replaced, never
+    written through)."""
     path = Path(path)
-    path.write_text(json.dumps(trajectory.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(trajectory.to_json(), indent=2, ensure_ascii=False) + "\n"
+    fd, temp = tempfile.mkstemp(prefix=".cs224v-trajectory-", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes it private; the file gets the usual permissions
+        os.replace(temp, path)
+    finally:
+        Path(temp).unlink(missing_ok=True)
     return path
 
 
-def load(path: str | Path) -> list[Trajectory]:
-    """Our trajectory files (one object or a list) or a SPINACH log (a list of states)."""
+MAX_BYTES = 64 << 20
+"""The default cap of :func:`load` (the setting ``input_file_max_mb``)."""
+
+
+def load(path: str | Path, *, max_bytes: int = MAX_BYTES) -> list[Trajectory]:
+    """Our trajectory files (one object or a list) or a SPINACH log (a list of states).
+
+    At most ``max_bytes`` are read (a bigger file, or a stream such as ``/dev/zero``, is refused at the cap),
+    and arrays and objects may nest at most :data:`engines.reading.MAX_JSON_DEPTH` levels: every way the file
+    cannot be read is a :class:`TrajectoryError` naming it."""
+    from engines.reading import MAX_JSON_DEPTH, TooLarge, read_capped, too_deep
+
+    where = os.fsencode(path).decode("utf-8", "backslashreplace")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = read_capped(path, max_bytes)
+    except TooLarge as e:
+        raise TrajectoryError(f"{where} is too large to read: {e.describe()} (CS224V_INPUT_FILE_MAX_MB).") from None
+    except IsADirectoryError:
+        raise TrajectoryError(f"Cannot read {where}: it is a folder, not a file.") from None
     except OSError as e:
-        raise TrajectoryError(f"Cannot read {path}: {e.strerror or e}.") from None
+        raise TrajectoryError(f"Cannot read {where}: {e.strerror or e}.") from None
+    except ValueError as e:  # a NUL in the name
+        raise TrajectoryError(f"Cannot read {where!r}: {e}.") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise TrajectoryError(f"{path} is not a text file (not UTF-8 JSON).") from None
+        raise TrajectoryError(f"{where} is not a text file (not UTF-8 JSON).") from None
     except json.JSONDecodeError as e:
-        raise TrajectoryError(f"{path} is not JSON: {e.msg} at line {e.lineno}.") from None
+        raise TrajectoryError(f"{where} is not JSON: {e.msg} at line {e.lineno}.") from None
+    except RecursionError:  # far deeper than MAX_JSON_DEPTH
+        data = None
+        deep = True
+    except MemoryError:
+        raise TrajectoryError(f"{where} is too large to hold in memory once read.") from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise TrajectoryError(f"{where}: a number is too long to read ({str(e).split(';')[0]}).") from None
+    else:
+        deep = too_deep(data)
+    if deep:
+        raise TrajectoryError(
+            f"{where} nests arrays or objects more than {MAX_JSON_DEPTH} levels deep: it is not a trajectory file."
+        )
     items = data if isinstance(data, list) else [data]
     if items and all(isinstance(x, Mapping) and "actions" in x and "steps" not in x for x in items):
         return import_spinach_log(items)
     if items and all(isinstance(x, Mapping) and "predicted_sparql" in x and "actions" not in x for x in items):
         raise TrajectoryError(
-            f"{path} is SPINACH's evaluation output (predicted_sparql, f1), which holds no steps: "
+            f"{where} is SPINACH's evaluation output (predicted_sparql, f1), which holds no steps: "
             'open its run log instead (the .log file next to it, a JSON list of states with "actions").'
         )
     return [Trajectory.from_json(x) for x in items]
@@ -303,9 +350,8 @@ def import_spinach_log(states: Sequence[Mapping[str, Any]]) -> list[Trajectory]:
                     extra={k: v for k, v in a.items() if k not in _ACTION_KEYS},
                 )
             )
+        # the final query is the one SPINACH logged, or none: a query the agent merely ran last is not its answer
         final_query = final.get("sparql") if final is not None else None
-        if final_query is None:
-            final_query = next((s.argument for s in reversed(steps) if s.action == "execute_sparql"), None)
         columns: tuple[str, ...] = ()
         answer: tuple[Mapping[str, Any], ...] | None = None
         if final is not None and "execution_result" in final:

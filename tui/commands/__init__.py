@@ -67,11 +67,21 @@ def _no_nul(path: Path) -> None:
         raise BadInput(f"the file name {shown(path)!r} holds a NUL byte")
 
 
-def read_text(path: Path) -> str:
-    """The UTF-8 text of ``path``, or :class:`BadInput` saying plainly why it cannot be read."""
+DEFAULT_MAX_MB = 64
+"""The cap of :func:`read_text` when the caller gives none (the setting ``input_file_max_mb``'s default)."""
+
+
+def read_text(path: Path, *, max_mb: int = DEFAULT_MAX_MB) -> str:
+    """The UTF-8 text of ``path``, at most ``max_mb`` MiB of it (the setting ``input_file_max_mb``), or
+    :class:`BadInput` saying plainly why it cannot be read.  A stream (``/dev/zero``, a pipe) is read to the
+    cap and no further."""
+    from engines.reading import TooLarge, read_capped
+
     _no_nul(path)
     try:
-        data = path.read_bytes()
+        data = read_capped(path, max_mb << 20)
+    except TooLarge as e:
+        raise BadInput(f"cannot read {shown(path)}: {e.describe()} (CS224V_INPUT_FILE_MAX_MB)") from None
     except IsADirectoryError:
         raise BadInput(f"cannot read {shown(path)}: it is a folder, not a file") from None
     except OSError as e:
@@ -82,19 +92,28 @@ def read_text(path: Path) -> str:
         raise BadInput(f"{shown(path)} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
 
 
-def read_json(path: Path) -> Any:
-    """The JSON document of ``path``; every way it can fail is a :class:`BadInput` with a clear message."""
-    text = read_text(path)
+def read_json(path: Path, *, max_mb: int = DEFAULT_MAX_MB) -> Any:
+    """The JSON document of ``path`` (see :func:`read_text`), nested at most ``engines.reading.MAX_JSON_DEPTH``
+    levels; every way it can fail is a :class:`BadInput` with a clear message."""
+    from engines.reading import MAX_JSON_DEPTH, too_deep
+
+    text = read_text(path, max_mb=max_mb)
     if not text.strip():
         raise BadInput(f"{shown(path)} is empty (expected JSON)")
+    deep = f"{shown(path)} nests arrays or objects too deeply to read (more than {MAX_JSON_DEPTH} levels)"
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise BadInput(f"{shown(path)} is not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
     except RecursionError:
-        raise BadInput(f"{shown(path)} nests arrays or objects too deeply to read") from None
+        raise BadInput(deep) from None
+    except MemoryError:
+        raise BadInput(f"{shown(path)} is too large to hold in memory once read") from None
     except ValueError as e:  # an integer of more digits than Python converts
         raise BadInput(f"{shown(path)}: a number is too long to read ({str(e).split(';')[0]})") from None
+    if too_deep(doc):  # json reads ~990 levels; walking them later (repr, dumps) would recurse past the limit
+        raise BadInput(deep)
+    return doc
 
 
 # --- where output goes -----------------------------------------------------------------------------

@@ -149,7 +149,9 @@ def _endpoint(settings, args: argparse.Namespace):
 
 def _sparql(settings, args: argparse.Namespace) -> int:
     if args.check_dialect is not None:
-        return _check_dialect(args.check_dialect, as_json=args.json, timeout_s=settings.query_timeout_s)
+        return _check_dialect(
+            args.check_dialect, as_json=args.json, timeout_s=settings.query_timeout_s, max_mb=settings.input_file_max_mb
+        )
     if not args.query:
         print("cs224v-tui sparql: give a QUERY or --check-dialect FILE", file=sys.stderr)
         return EXIT_REFUSED
@@ -179,12 +181,12 @@ def _sparql(settings, args: argparse.Namespace) -> int:
     return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
 
 
-def _check_dialect(path: Path, *, as_json: bool, timeout_s: float) -> int:
+def _check_dialect(path: Path, *, as_json: bool, timeout_s: float, max_mb: int) -> int:
     """Each query parsed and planned in a SPARQL worker (bounded by ``timeout_s`` each, as a query)."""
     from engines.kg.dialect import SparqlRefused, SparqlSyntaxError
     from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
 
-    data = read_json(path)
+    data = read_json(path, max_mb=max_mb)
     items = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise BadInput(f'{shown(path)}: expected a JSON list of {{"id", "sparql"}} objects (or {{"data": [...]}})')
@@ -239,11 +241,11 @@ def _id_of(item: dict, n: int) -> str:
 _CELL_KEYS = ("type", "value", "xml:lang", "datatype")
 
 
-def _read_rows(path: Path) -> Any:
+def _read_rows(path: Path, max_mb: int) -> Any:
     """A list of SPARQL JSON bindings (or a boolean) from ``path``; :class:`BadInput` names what is wrong."""
     from engines.kg.endpoint import results_from_json
 
-    doc = read_json(path)
+    doc = read_json(path, max_mb=max_mb)
     where = shown(path)
     if isinstance(doc, dict) and "boolean" in doc:
         if not isinstance(doc["boolean"], bool):
@@ -295,7 +297,8 @@ def _json_kind(v: Any) -> str:
 def _score(settings, args: argparse.Namespace) -> int:
     from engines.eval.metrics import TooManyRows, check_size, em_of, row_f1, set_f1
 
-    pred, gold = _read_rows(args.predicted), _read_rows(args.gold)
+    cap = settings.input_file_max_mb
+    pred, gold = _read_rows(args.predicted, cap), _read_rows(args.gold, cap)
     try:
         check_size(pred, gold)
     except TooManyRows as e:
@@ -324,7 +327,7 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     from engines.spinach.agent import AgentOptions
 
     if args.replay is not None or args.index is not None:
-        return _replay(args)
+        return _replay(settings, args)
     options = AgentOptions(rollback=not args.no_rollback)
     if args.eval and (args.rdf or args.endpoint):
         raise BadInput("--eval scores the built-in world's question sets: it does not go with --rdf or --endpoint")
@@ -388,16 +391,19 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     return EXIT_ERROR if trajectory.finish == "error" else EXIT_OK
 
 
-def _replay(args: argparse.Namespace) -> int:
+def _replay(settings, args: argparse.Namespace) -> int:
     """``spinach --replay LOG [--index N] [--json]``: the file's trajectories as they were, complete."""
     if args.replay is None:
         raise BadInput("--index is for --replay: give the trajectory file with --replay LOG")
     if args.question is not None or args.eval or args.save is not None:
         raise BadInput("--replay shows a file: it takes no QUESTION, --eval or --save")
     from engines.spinach.replay import pick, replay_json, replay_lines
-    from engines.spinach.trajectory import load
+    from engines.spinach.trajectory import TrajectoryError, load
 
-    trajectories = load(args.replay)  # a TrajectoryError (an EngineError) says what is wrong with the file
+    try:  # read at most input_file_max_mb, nested at most MAX_JSON_DEPTH: a file that is not a log is bad input
+        trajectories = load(args.replay, max_bytes=settings.input_file_max_mb << 20)
+    except TrajectoryError as e:
+        raise BadInput(str(e)) from None
     if args.json:
         print(json.dumps(replay_json(trajectories, args.index, shown(args.replay)), indent=2, ensure_ascii=False))
         return EXIT_OK

@@ -113,7 +113,9 @@ def _suql(settings, args: argparse.Namespace) -> int:
     if getattr(args, "out", None) is not None and (args.compare or args.file or args.workload):
         raise BadInput("--out writes the rows of one QUERY: not with --compare, --file or --workload")
     if args.file is not None:
-        read_text(args.file)  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
+        read_text(
+            args.file, max_mb=settings.input_file_max_mb
+        )  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
     if db is not None:
         session = open_suql(settings, source=open_data(settings, db))
     else:

@@ -348,8 +348,12 @@ class StepperView(Horizontal):
         head = self.query_one("#kg-answer-head", Static)
         rows = self.query_one("#kg-answer-rows", KgResultsTable)
         parts: list[Content] = [Content.styled("Answer ", "bold $text-accent")]
+        # a SPINACH log without a final query logged none: not an answer with no rows, nor the last query run
+        none_logged = trajectory.finish == "imported" and not trajectory.final_sparql
         if trajectory.answer:
             parts.append(Content.styled(count_rows(len(trajectory.answer)), "bold"))
+        elif none_logged:
+            parts.append(Content.styled("none logged", "bold $text-warning"))
         else:
             parts.append(Content.styled("no rows", "bold $text-warning"))
         if scored.f1 is not None and scored.em is not None:
@@ -363,7 +367,9 @@ class StepperView(Horizontal):
             ]
         else:
             parts.append(Content.styled("   no gold answer: the question is not in the question sets", MUTED))
-        if answer.answer_step is not None:
+        if none_logged:
+            parts.append(Content.styled("   · SPINACH's log holds no final query for this question", MUTED))
+        elif answer.answer_step is not None:
             parts.append(Content.styled(f"   · the query of step {answer.answer_step.index}", MUTED))
         if trajectory.answer_logged:
             parts.append(Content.styled("   · as SPINACH's log holds them (run on Wikidata, not re-run here)", MUTED))
@@ -371,6 +377,8 @@ class StepperView(Horizontal):
         if trajectory.answer:
             columns = trajectory.columns or tuple(dict.fromkeys(k for b in trajectory.answer for k in b))
             rows.show_bindings(columns, trajectory.answer)
+        elif none_logged:
+            rows.show_nothing("none logged: SPINACH's log holds no final query, so no answer, for this question")
         elif trajectory.answer_logged:
             rows.show_nothing("SPINACH's log holds no rows for the final query: the answer is empty")
         else:

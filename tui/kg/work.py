@@ -87,7 +87,7 @@ class KgRunner:
         """Every trajectory of a JSON file (ours or SPINACH's logs), its name, and the first one scored."""
         from engines.spinach.trajectory import TrajectoryError, load
 
-        trajectories = load(Path(path).expanduser())
+        trajectories = load(Path(path).expanduser(), max_bytes=settings.input_file_max_mb << 20)
         if not trajectories:
             raise TrajectoryError(f"{path} holds no trajectory.")
         name = Path(path).name

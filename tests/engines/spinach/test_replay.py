@@ -111,7 +111,7 @@ def test_finding_and_picking(trajectories):
     assert matching(trajectories, "") == [0, 1, 2]
     assert pick(trajectories, 3) is trajectories[2]
     assert summary(trajectories[0]) == "4 steps · stopped with a final query · 1 row"
-    assert summary(trajectories[1]) == "15 steps · no final query · no rows"
+    assert summary(trajectories[1]) == "15 steps · no final query logged"
     with pytest.raises(ReplayError, match="no trajectory 4: the file holds 3"):
         pick(trajectories, 4)
 
@@ -167,7 +167,7 @@ def test_a_malformed_log_gives_a_clear_error(tmp_path, capsys, content, fragment
     path.write_text(content)
     with pytest.raises(TrajectoryError, match=fragment):
         load(path)
-    assert main(["spinach", "--replay", str(path)]) == 1
+    assert main(["spinach", "--replay", str(path)]) == 2  # a file that is not a trajectory log: bad input
     err = capsys.readouterr().err
     assert fragment.split('"')[0] in err and "Traceback" not in err
 
@@ -201,6 +201,6 @@ def test_cli_replay_usage_errors(capsys):
 def test_a_hostile_trajectory_file_is_refused_with_a_reason(tmp_path, capsys, doc, fragment):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps({"question": "q", "steps": [], **doc}))
-    assert main(["spinach", "--replay", str(path)]) == 1
+    assert main(["spinach", "--replay", str(path)]) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err
