@@ -2,7 +2,8 @@
 
 :func:`export_rows` is the one entry point (the app's export prompt uses it, and the command line can):
 the format follows the file's extension (:data:`FORMATS`), the file is written next to its final place
-and moved there only when complete (a failed write never leaves half a file, nor clobbers the old one),
+and moved there only when complete (a failed write never leaves half a file, nor clobbers the old one, and a
+symlink in its place is replaced, never written through),
 and an existing file is replaced only when asked (``overwrite=True``).  Every failure is an
 :class:`ExportError` with a message for a person.
 
@@ -114,9 +115,17 @@ def export_rows(
     (the old file, if any, is then untouched)."""
     target = Path(os.fspath(path)).expanduser()
     fmt = format_for(target)
-    if target.is_dir():
-        raise ExportError(f"{target} is a folder: give a file name, such as {target / ('rows' + _suffix(fmt))}.")
-    if target.exists() and not overwrite:
+    if "\x00" in str(target):
+        raise ExportError("Cannot write a file whose name holds a NUL character.")
+    try:
+        if target.is_dir():
+            raise ExportError(f"{target} is a folder: give a file name, such as {target / ('rows' + _suffix(fmt))}.")
+        exists = target.exists()
+    except OSError as e:  # a name too long for the file system, a folder that cannot be searched
+        raise ExportError(f"Cannot write {_short(target)}: {e.strerror or e}.") from None
+    if exists and not target.is_file():
+        raise ExportError(f"Cannot write {target}: it is not a regular file (a FIFO, a device…).")
+    if exists and not overwrite:
         raise ExportExists(target)
     names = column_names(columns)
     if not names:
@@ -127,9 +136,10 @@ def export_rows(
             raise ExportError(f"Row {n} has {len(row)} values for {len(names)} columns: nothing was written.")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        # a short temporary name: any name the folder can hold can be written (not one longer by a prefix)
+        fd, temp_name = tempfile.mkstemp(prefix=".cs224v-export-", suffix=".part", dir=target.parent)
     except OSError as e:
-        raise ExportError(f"Cannot write {target}: {e.strerror or e}.") from e
+        raise ExportError(f"Cannot write {_short(target)}: {e.strerror or e}.") from e
     temp = Path(temp_name)
     try:
         os.close(fd)
@@ -139,10 +149,16 @@ def export_rows(
         os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes it private; the file gets the usual permissions
         os.replace(temp, target)
     except OSError as e:
-        raise ExportError(f"Cannot write {target}: {e.strerror or e}.") from e
+        raise ExportError(f"Cannot write {_short(target)}: {e.strerror or e}.") from e
     finally:
         temp.unlink(missing_ok=True)
     return Exported(target, fmt, len(table), len(names))
+
+
+def _short(path: Path, width: int = 100) -> str:
+    """A path for a message, its middle cut when it is long (a 300-character name is not repeated whole)."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return text if len(text) <= width else text[: width // 2 - 1] + "…" + text[-(width // 2) :]
 
 
 def _umask() -> int:

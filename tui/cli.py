@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadInput
+from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadInput, check_outputs
 
 REPORT_HINT = "this is a bug in cs224v-tui; please report it with the command line that caused it"
 
@@ -291,6 +291,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             run_app(_settings(args) if checked_first else lambda: _settings(args))
             return EXIT_OK
         settings = _settings(args)
+        check_outputs(args)  # --out / --save: a name that can be written, and no file the command reads
         if getattr(args, "batch", False):  # --batch: the run in rounds through the Message Batches API
             from tui.commands import run_batched
 

@@ -4,6 +4,7 @@ user's files and for checking where output goes live here."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import tempfile
@@ -129,10 +130,49 @@ def _probe_folder(folder: Path) -> None:
         raise BadInput(f"cannot write into the folder {shown(folder)}: {e.strerror or e}") from None
 
 
-def output_file(path: Path) -> Path:
-    """Check, before any long work, that ``path`` can be written: its folder exists and is writable,
-    and ``path`` is not a folder.  An existing file is overwritten later, not now."""
+def _name_problem(path: Path, e: OSError) -> str:
+    """What an ``OSError`` from looking at an output path means, in words (a name too long names its limit)."""
+    if e.errno == errno.ENAMETOOLONG:
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        try:
+            limit = os.pathconf(_existing_folder(path), "PC_NAME_MAX")
+        except (OSError, ValueError):
+            limit = 255
+        return (
+            f"the file name is too long ({longest:,} bytes in one part of the path; this file system takes at most "
+            f"{limit:,}): give a shorter name"
+        )
+    return str(e.strerror or e)
+
+
+def _existing_folder(path: Path) -> Path:
+    for folder in path.absolute().parents:
+        try:
+            if folder.is_dir():
+                return folder
+        except OSError:
+            continue
+    return Path("/")
+
+
+def _abbreviated(path: Path, width: int = 100) -> str:
+    text = shown(path)
+    return text if len(text) <= width else text[: width // 2 - 1] + "…" + text[-(width // 2) :]
+
+
+def output_file(path: Path, option: str = "") -> Path:
+    """Check, before any long work, that ``path`` can be written: a name the file system takes, its folder
+    exists and is writable, and ``path`` is not a folder nor anything but a regular file.  An existing file is
+    replaced later, not now.  ``option`` (``--out``) names where the path came from in the messages."""
     _no_nul(path)
+    try:
+        return _output_file(path)
+    except OSError as e:  # a name too long, a folder that cannot be searched: no traceback
+        where = f"{option} " if option else ""
+        raise BadInput(f"cannot save to {where}{_abbreviated(path)}: {_name_problem(path, e)}") from None
+
+
+def _output_file(path: Path) -> Path:
     if path.is_dir():
         raise BadInput(f"cannot save to {shown(path)}: it is a folder; give a file name")
     folder = path.parent
@@ -141,6 +181,8 @@ def output_file(path: Path) -> Path:
     if not folder.is_dir():
         raise BadInput(f"cannot save to {shown(path)}: {shown(folder)} is a file, not a folder")
     if path.exists():
+        if not path.is_file():  # a FIFO or a device: opening it would block, or write somewhere else
+            raise BadInput(f"cannot save to {shown(path)}: it is not a regular file")
         try:
             with path.open("ab"):  # opening to append changes nothing
                 pass
@@ -151,6 +193,71 @@ def output_file(path: Path) -> Path:
     return path
 
 
+OUTPUT_OPTIONS = {"out": "--out", "save": "--save"}
+"""The arguments a command writes to; every other path argument (and ``--db``) is something it reads."""
+_DB_OPTIONS = {"db": "--db", "app_db": "--db"}
+
+
+def source_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(option, path) of every file the command reads: each path argument (``--rdf``, ``--file``, ``--replay``,
+    ``--check-dialect``, score's files) and ``--db``'s file, or every file directly in its folder."""
+    found: list[tuple[str, Path]] = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_OPTIONS:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, Path):
+                found.append(("--" + dest.removeprefix("app_").replace("_", "-"), item))
+    for dest, option in _DB_OPTIONS.items():
+        spec = getattr(args, dest, None)
+        if not isinstance(spec, str) or "://" in spec or "\x00" in spec or not spec.strip():
+            continue
+        db = Path(spec.strip()).expanduser()
+        try:
+            if db.is_dir():
+                found += [(option, Path(entry.path)) for entry in os.scandir(db)]
+            else:
+                found.append((option, db))
+        except OSError:
+            continue  # the command itself says why the source cannot be read
+    return found
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)  # follows symlinks: a link to a source is the source
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Before any work: ``--out`` and ``--save`` must be names that can be written (:func:`output_file`) and
+    none of the files the command reads (compared by device and inode, so a symlink or a hard link to a source
+    counts as the source): writing the output would replace the person's data."""
+    outputs = [
+        (option, getattr(args, dest))
+        for dest, option in OUTPUT_OPTIONS.items()
+        if isinstance(getattr(args, dest, None), Path) and (dest != "out" or getattr(args, "out_is_rows_file", False))
+    ]
+    if not outputs:
+        return
+    sources = source_files(args)
+    for option, path in outputs:
+        target = path.expanduser()  # as engines.export writes it
+        output_file(target, option)
+        identity = _identity(target)
+        if identity is None:
+            continue
+        for source_option, source in sources:
+            if _identity(source) == identity:
+                also = "" if shown(source) == shown(path) else f" (the same file as {shown(source)})"
+                raise BadInput(
+                    f"{option} {shown(path)} is a file this command reads ({source_option}){also}: writing there "
+                    "would replace your data; give another file name"
+                )
+
+
 def output_folder(path: Path, names: Sequence[str] = ()) -> Path:
     """Check, before any long work, that files ``names`` can be written into the folder ``path``.
 
@@ -158,6 +265,13 @@ def output_folder(path: Path, names: Sequence[str] = ()) -> Path:
     error naming it (a typo should not grow a tree of folders), and so is a file where the folder
     should be or a folder where one of the files should be."""
     _no_nul(path)
+    try:
+        return _output_folder(path, names)
+    except OSError as e:  # a name too long, a folder that cannot be searched: no traceback
+        raise BadInput(f"cannot write into {_abbreviated(path)}: {_name_problem(path, e)}") from None
+
+
+def _output_folder(path: Path, names: Sequence[str]) -> Path:
     if path.exists() and not path.is_dir():
         raise BadInput(f"cannot write into {shown(path)}: it is a file, not a folder")
     if not path.exists():
@@ -310,8 +424,9 @@ def add_out_option(parser: argparse.ArgumentParser) -> None:
         type=_out_path,
         metavar="FILE",
         help="also write the rows to FILE, every row with full values: .csv, .json, .jsonl or .parquet by its "
-        "extension (an existing file is replaced)",
+        "extension (an existing file is replaced; never a file the command reads)",
     )
+    parser.set_defaults(out_is_rows_file=True)  # checked before any work (check_outputs), with --save
 
 
 def write_out(path: Path | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
