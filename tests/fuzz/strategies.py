@@ -796,6 +796,67 @@ def json_file_bytes() -> st.SearchStrategy[bytes]:
     )
 
 
+# --- replay logs and output names (issue 25) -----------------------------------------------------------
+
+ACTION_NAMES = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop", "fly")
+TERMINAL_ATTACKS = ("\x1b]0;PWNED\x07", "\x1b[2J", "\x9b31m", "\u202eexe.txt", "\x7f", "\r", "\udcff")
+
+
+def _state() -> st.SearchStrategy[Any]:
+    """A SPINACH state (``question`` + ``actions``), often slightly wrong: odd types, unknown actions, no
+    final query, hostile text (escape sequences, bidi overrides, lone surrogates)."""
+    text = st.one_of(nasty_text(4), st.sampled_from(TERMINAL_ATTACKS), st.text(ANY_CHAR, max_size=12))
+    action = st.fixed_dictionaries(
+        {"thought": text, "action_name": st.sampled_from(ACTION_NAMES), "action_argument": text, "observation": text},
+        optional={"observation_markdown": ANY_JSON},
+    )
+    record = st.one_of(
+        st.none(), text, st.fixed_dictionaries({"sparql": text}, optional={"execution_result": ANY_JSON}), ANY_JSON
+    )
+    return st.fixed_dictionaries(
+        {"question": st.one_of(text, text, ANY_JSON), "actions": st.one_of(st.lists(action, max_size=4), ANY_JSON)},
+        optional={"final_sparql": record, "generated_sparqls": st.lists(record, max_size=3), "engine": text},
+    )
+
+
+def replay_log_bytes() -> st.SearchStrategy[bytes]:
+    """The bytes of a ``spinach --replay`` file: a SPINACH log or one of our trajectories (often odd), deeply
+    nested, non-UTF-8, or not JSON at all."""
+    log = st.builds(  # a lone surrogate raw (not UTF-8) or as the JSON escape \\udcff (which reads as one)
+        lambda d, ascii_only: json.dumps(d, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"),
+        st.lists(_state(), max_size=3),
+        st.booleans(),
+    )
+    ours = st.builds(
+        lambda q, steps, extra: json.dumps({"question": q, "steps": steps, **extra}).encode(),
+        nasty_text(3),
+        st.lists(ANY_JSON, max_size=2),
+        st.dictionaries(st.sampled_from(("meta", "final", "answer", "generated_sparqls", "final_sparql")), ANY_JSON),
+    )
+    return st.one_of(
+        log,
+        log,
+        log,
+        ours,
+        st.integers(10, 200_000).map(lambda n: b"[" * n + b"]" * n),
+        st.integers(10, 2_000).map(lambda n: b'[{"question": "q", "actions": [], "x": ' + b"[" * n + b"]" * n + b"}]"),
+        st.binary(max_size=64),
+        log.map(lambda b: b"\xff\xfe" + b),
+        st.just(b""),
+        st.just(b"-" + b"9" * 5000),
+    )
+
+
+def out_name() -> st.SearchStrategy[str]:
+    """A file name for ``--out``: ordinary, long (past the 255 bytes a name may have), odd characters."""
+    stem = st.one_of(
+        st.sampled_from(("rows", "r", "a b", "é", "😀", "-", ".", "..", "x" * 251, "x" * 300, "é" * 130)),
+        nasty_text(3).map(lambda t: t.replace("/", "_").replace("\x00", "_")),
+        st.integers(1, 400).map(lambda n: "n" * n),
+    )
+    return st.builds(lambda s, ext: s + ext, stem, st.sampled_from((".csv", ".json", ".jsonl", ".parquet")))
+
+
 # --- agent utterances ------------------------------------------------------------------------------
 
 UTTERANCE_TEMPLATES = (

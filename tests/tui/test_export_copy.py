@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input, OptionList, Select
+from textual.widgets import DataTable, Input, OptionList, Select, Static
 
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.app import CS224VApp
@@ -322,3 +322,42 @@ async def test_kg_trajectory_and_lab_table(tmp_path: Path) -> None:
         view = await _view(pilot)
         assert view.value == table.full_cell(*table.cursor_coordinate)
         await _close(pilot)
+
+
+RAW = "a\x1b]0;PWNED\x07 \x1b[2J \x9b31m \u202eexe.txt \x7f"
+"""A literal that would retitle the terminal, clear it, start a C1 CSI, reverse the text and delete."""
+ESCAPED = "a\\x1b]0;PWNED\\x07 \\x1b[2J \\x9b31m \\u202eexe.txt \\x7f"
+
+
+@drive
+async def test_a_cell_cannot_retitle_or_clear_the_terminal_and_export_keeps_its_bytes(tmp_path: Path) -> None:
+    """Issue 25: control characters, C1 and bidi controls of a value show escaped in the table and the cell view;
+    the export file and the clipboard keep the value as it is."""
+    from tui.kg.sparql import SparqlEditor
+
+    ttl = tmp_path / "hostile.ttl"
+    turtle = "".join(f"\\u{ord(c):04X}" if not c.isprintable() or c == "\u202e" else c for c in RAW)
+    ttl.write_text(f'<http://example.org/a> <http://example.org/name> "{turtle}" .\n', encoding="utf-8")
+    app = make_app(kg_rdf=(ttl,))
+    app.export_dir = tmp_path / "exports"
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "kg")
+        app.query_one("#kg-editor", SparqlEditor).text = "SELECT ?name WHERE { ?s <http://example.org/name> ?name }"
+        await pilot.press("ctrl+j")
+        await settle(pilot)
+        results = await _focus(pilot, "#kg-results")
+        assert results.row_count == 1
+        drawn = "".join(seg.text for y in range(results.size.height) for seg in results.render_line(y))
+        assert "a\\x1b]0;PWNED" in drawn and not any(ch in drawn for ch in "\x1b\x07\x9b\u202e\x7f"), repr(drawn)
+
+        results.move_cursor(row=0, column=0, animate=False)
+        view = await _view(pilot)
+        shown = str(view.query_one("#cell-value", Static).render())
+        assert shown == ESCAPED and view.value == RAW  # shown escaped, held (and copied) as it is
+        await _close(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == RAW
+
+        await _export(pilot, tmp_path / "rows.jsonl")
+        assert json.loads((tmp_path / "rows.jsonl").read_text(encoding="utf-8")) == {"name": RAW}
