@@ -259,3 +259,27 @@ def test_messages_naming_a_hostile_file_name_are_escaped(capsys, tmp_path):
     name = tmp_path / ("log" + RAW + ".json")
     code, _, err = run(capsys, "spinach", "--replay", str(name))
     assert code == 2 and "log" + ESCAPED + ".json" in err and not any(ch in err for ch in DANGEROUS)
+
+
+@pytest.mark.parametrize("kind", ["name-too-long", "deep-json"])
+def test_hybridqa_tables_of_a_bad_folder_are_a_clear_message(capsys, tmp_path, kind):
+    folder = tmp_path / ("t" * 300)
+    if kind == "deep-json":
+        folder = tmp_path / "tables"
+        folder.mkdir()
+        (folder / "t.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    code, _, err = run(capsys, "hybridqa", "--tables", str(folder))
+    assert code == 2 and "cannot read the HybridQA tables of" in err
+
+
+def test_export_rows_names_a_name_too_long_and_never_replaces_a_fifo(tmp_path):
+    """The app's export prompt writes through export_rows: a name too long raised OSError (the app crashed)."""
+    from engines.export import ExportError, export_rows
+
+    with pytest.raises(ExportError, match="File name too long"):
+        export_rows(tmp_path / ("r" * 300 + ".csv"), ["a"], [[1]], overwrite=True)
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ExportError, match="not a regular file"):
+        export_rows(fifo, ["a"], [[1]], overwrite=True)
+    assert fifo.is_fifo() and [p.name for p in tmp_path.iterdir()] == ["pipe.csv"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least
+from tui.commands import EXIT_ERROR, EXIT_OK, EXIT_REFUSED, int_at_least, shown
 from tui.commands import add_batch_option as _batch
 from tui.commands.usage_json import metered, with_usage
 
@@ -93,6 +93,12 @@ def _hybridqa(settings, args: argparse.Namespace) -> int:
         return 130
     except HybridDataError as e:  # the user's folder of tables is not usable: bad input
         return _fail(args, str(e))
+    except (OSError, RecursionError) as e:  # the folder given (a name too long, a file nested too deeply)
+        given = args.tables if args.tables is not None else args.real
+        if not given:
+            raise
+        why = "a file in it nests arrays or objects too deeply" if isinstance(e, RecursionError) else e.strerror or e
+        return _fail(args, f"cannot read the HybridQA tables of {shown(Path(given))}: {why}")
     except EngineError as e:
         return _fail(args, str(e), EXIT_ERROR)
 
