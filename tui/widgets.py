@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+from rich.markup import escape as escape_markup
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -92,8 +93,8 @@ def safe_text(text: Text) -> Text:
 def safe_cell(cell: Any) -> Any:
     """A table cell (or column label) as it may reach the terminal: text with control characters, C1 and bidi
     controls shown escaped; other renderables as they are."""
-    if isinstance(cell, str):
-        return terminal_safe(cell, keep=MULTILINE)
+    if isinstance(cell, str):  # DataTable reads a str cell or label as markup: a value's "[b]" or "[link=…]" is text
+        return escape_markup(terminal_safe(cell, keep=MULTILINE))
     if isinstance(cell, Text):
         return safe_text(cell)
     if isinstance(cell, Content) and UNSAFE.search(cell.plain) is not None:
