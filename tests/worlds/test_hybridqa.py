@@ -171,3 +171,37 @@ def test_the_shared_hybridqa_tables():
             f'SELECT "Development region_Info" FROM {romania.name} WHERE "Development region" = \'Nord-Vest\''
         ).rows[0]
         assert "Nord-Vest" in info or "development region" in info.lower()
+
+
+def test_real_tables_are_read_within_bounds_and_only_from_their_folder(tmp_path, monkeypatch):
+    """Issue 25: a folder of tables (``hybridqa --tables DIR``) is a person's input: a manifest cannot name a file
+    outside the folder (or /dev/zero), a FIFO does not hang, a file past the cap is refused from its size, and JSON
+    nested too deeply is a message, not a RecursionError."""
+    import json
+    import os
+
+    from worlds.hybridqa import real
+
+    def manifest(*names):
+        (tmp_path / "manifest.json").write_text(json.dumps({"tables": [{"file": n} for n in names]}), encoding="utf-8")
+
+    outside = tmp_path.parent / "outside.json"
+    outside.write_text(json.dumps(TABLE), encoding="utf-8")
+    for name in ("../outside.json", "/dev/zero", str(outside)):
+        manifest(name)
+        with pytest.raises(W.HybridDataError, match="must be a file name in"):
+            W.load_real(tmp_path)
+    manifest("fifo.json")
+    os.mkfifo(tmp_path / "fifo.json")
+    with pytest.raises(W.HybridDataError, match="fifo.json: not a regular file"):
+        W.load_real(tmp_path)
+    (tmp_path / "manifest.json").unlink()
+    (tmp_path / "fifo.json").unlink()
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    with pytest.raises(W.HybridDataError, match="deep.json: JSON nested too deeply"):
+        W.load_real(tmp_path)
+    (tmp_path / "deep.json").unlink()
+    (tmp_path / "big.json").write_text(json.dumps(TABLE) + " " * 2048, encoding="utf-8")
+    monkeypatch.setattr(real, "MAX_TABLE_FILE_BYTES", 2048)
+    with pytest.raises(W.HybridDataError, match=r"big.json is [\d,]+ bytes: larger than the 2,048 bytes"):
+        W.load_real(tmp_path)

@@ -4,6 +4,7 @@ into :class:`~worlds.hybridqa.model.HybridTable` with their questions and gold a
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,45 @@ def real_table(data: Mapping[str, Any], *, name: str, file: str = "") -> HybridT
     )
 
 
+MAX_TABLE_FILE_BYTES = 64 << 20
+"""The most bytes of one HybridQA table file or manifest (the real ones are 10-30 KB): a bigger file, a FIFO or a
+device is refused before it is read."""
+
+
+def _read_bounded(path: Path, what: str) -> Any:
+    """``path``'s JSON: a regular file of at most :data:`MAX_TABLE_FILE_BYTES`, nested no deeper than Python's
+    parser can take (a RecursionError is a bad file, not a crash)."""
+    try:
+        mode = path.stat()
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise HybridDataError(f"{path.name}: cannot be read ({e.strerror or e}).") from e
+    if not stat.S_ISREG(mode.st_mode):
+        raise HybridDataError(f"{path.name}: not a regular file; {what} must be a JSON file.")
+    if mode.st_size > MAX_TABLE_FILE_BYTES:
+        raise HybridDataError(
+            f"{path.name} is {mode.st_size:,} bytes: larger than the {MAX_TABLE_FILE_BYTES:,} bytes {what} may have."
+        )
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_TABLE_FILE_BYTES + 1)
+        if len(raw) > MAX_TABLE_FILE_BYTES:
+            raise HybridDataError(f"{path.name} grew past {MAX_TABLE_FILE_BYTES:,} bytes while it was read.")
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError as e:
+        raise HybridDataError(f"{path.name}: JSON nested too deeply to be {what}.") from e
+    except UnicodeDecodeError as e:
+        raise HybridDataError(f"{path.name}: not UTF-8 text ({e.reason} at byte {e.start}).") from e
+
+
+def _listed_file(folder: Path, name: str) -> Path:
+    """A file the manifest lists: a plain name in ``folder`` (no path: a manifest never reaches outside it)."""
+    if not name or name != Path(name).name or name in (".", ".."):
+        raise HybridDataError(f"manifest.json lists {name!r}: a table must be a file name in {folder.name}/.")
+    return folder / name
+
+
 def load_real(directory: Path | str | None = None) -> HybridWorld:
     """Every HybridQA table of ``directory`` (default: ``hybridqa/`` of ``../shared/data`` beside the checkout).
 
@@ -123,8 +163,10 @@ def load_real(directory: Path | str | None = None) -> HybridWorld:
     files: list[Path]
     if manifest.is_file():
         try:
-            listed = json.loads(manifest.read_text(encoding="utf-8")).get("tables", [])
-            files = [folder / str(t["file"]) for t in listed]
+            listed = _read_bounded(manifest, "a manifest").get("tables", [])
+            files = [_listed_file(folder, str(t["file"])) for t in listed]
+        except HybridDataError:
+            raise
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise HybridDataError(f"{manifest}: not a readable manifest ({e}).") from e
     else:
@@ -135,7 +177,9 @@ def load_real(directory: Path | str | None = None) -> HybridWorld:
     tables = []
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = _read_bounded(path, "a HybridQA table")
+        except HybridDataError:
+            raise
         except FileNotFoundError as e:
             raise HybridDataError(f"{path.name} is listed in the manifest but missing.") from e
         except (OSError, ValueError) as e:
