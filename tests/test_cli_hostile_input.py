@@ -283,3 +283,18 @@ def test_export_rows_names_a_name_too_long_and_never_replaces_a_fifo(tmp_path):
     with pytest.raises(ExportError, match="not a regular file"):
         export_rows(fifo, ["a"], [[1]], overwrite=True)
     assert fifo.is_fifo() and [p.name for p in tmp_path.iterdir()] == ["pipe.csv"]
+
+
+def test_suql_file_is_read_once_so_a_pipe_works():
+    """`suql --file` reads the person's file once, within its cap: a pipe (`--file /dev/stdin`) gave its queries to
+    the capped check and then read as empty ("holds no queries")."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "suql", "--file", "/dev/stdin", "--json"],
+        input="SELECT name FROM restaurants LIMIT 1\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (only,) = json.loads(done.stdout)
+    assert only["status"] == "ok" and len(only["rows"]) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,13 +98,15 @@ def paper_queries(path: Path | None = None) -> list[Example]:
         ]
 
 
-def read_query_file(path: Path) -> list[str]:
-    """One query per line, or the "Predicted SUQL" column of a CSV."""
+def read_query_file(path: Path, text: str | None = None) -> list[str]:
+    """One query per line, or the "Predicted SUQL" column of a CSV.  ``text``: the file's text, already read (within
+    its bound: the command line reads a person's file once, capped); else ``path`` is read."""
+    if text is None:
+        text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            if reader.fieldnames and "Predicted SUQL" in reader.fieldnames:
-                return [r["Predicted SUQL"].strip() for r in reader if r["Predicted SUQL"].strip()]
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        if reader.fieldnames and "Predicted SUQL" in reader.fieldnames:
+            return [r["Predicted SUQL"].strip() for r in reader if r["Predicted SUQL"].strip()]
         raise ValueError(f"{path} has no 'Predicted SUQL' column")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = text.splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("--")]

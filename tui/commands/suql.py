@@ -112,10 +112,8 @@ def _suql(settings, args: argparse.Namespace) -> int:
         raise BadInput("--workload is the restaurant world's seeded workload: it does not run on --db")
     if getattr(args, "out", None) is not None and (args.compare or args.file or args.workload):
         raise BadInput("--out writes the rows of one QUERY: not with --compare, --file or --workload")
-    if args.file is not None:
-        read_text(
-            args.file, max_mb=settings.input_file_max_mb
-        )  # a missing, unreadable or non-UTF-8 file says so plainly, before the world is built
+    if args.file is not None:  # read once, capped: a missing, unreadable or non-UTF-8 file says so before any work
+        args.file_text = read_text(args.file, max_mb=settings.input_file_max_mb)
     if db is not None:
         session = open_suql(settings, source=open_data(settings, db))
     else:
@@ -289,7 +287,7 @@ def _file(session, args) -> int:
     from engines.suql.examples import read_query_file
 
     try:
-        queries = read_query_file(args.file)
+        queries = read_query_file(args.file, getattr(args, "file_text", None))
     except OSError as e:
         raise BadInput(f"cannot read {shown(args.file)}: {e.strerror or e}") from None
     except csv.Error as e:
