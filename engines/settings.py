@@ -167,6 +167,32 @@ class Settings(BaseSettings):
     kg_rdf: tuple[Path, ...] = Field(
         (), description='RDF files for the KG tab (CS224V_KG_RDF, a JSON list: ["my.ttl"])'
     )
+    # a user's RDF files (--rdf, kg_rdf): the bounds of reading, checking and loading them (engines/kg/rdf_files.py)
+    rdf_max_mb: int = Field(
+        2048,
+        ge=1,
+        description="most MB of RDF files read for one graph, all files together (default 2048); a larger file is "
+        "refused from its size before it is read (CS224V_RDF_MAX_MB)",
+    )
+    rdf_max_statements: int = Field(
+        10_000_000,
+        ge=1,
+        description="most statements (triples) in the RDF files together (default 10,000,000); one more and the "
+        "file is refused (CS224V_RDF_MAX_STATEMENTS)",
+    )
+    rdf_max_literal_bytes: int = Field(
+        10 << 20,
+        ge=256,
+        le=16 << 20,
+        description="longest literal in an RDF file, in bytes of UTF-8 (default 10 MB, at most 16 MB: pyoxigraph's "
+        "own limit); a longer one is refused, naming the file and line (CS224V_RDF_MAX_LITERAL_BYTES)",
+    )
+    rdf_load_timeout_s: float = Field(
+        300.0,
+        gt=0,
+        description="seconds checking the RDF files may take, and again loading them into the SPARQL worker "
+        "(default 300); the worker is killed at the deadline and the files refused (CS224V_RDF_LOAD_TIMEOUT_S)",
+    )
     # the tables the Restaurants (agent) and SUQL tabs open instead of the built-in worlds
     db: str | None = Field(
         None, description="your own data for the agent and SUQL tabs: a file, folder, DuckDB file or URL (CS224V_DB)"

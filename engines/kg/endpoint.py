@@ -20,6 +20,8 @@ Usage::
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import threading
 import time
 import weakref
@@ -123,7 +125,7 @@ class Endpoint:
 
     def __init__(
         self,
-        graph: Graph,
+        graph: Graph | None,
         *,
         store: str = DEFAULT_STORE,
         timeout_s: float = 5.0,
@@ -136,6 +138,8 @@ class Endpoint:
         dialect: _dialect.Dialect | None = None,
         rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
         source: str = "",
+        graph_factory: Callable[[], Graph] | None = None,
+        load_timeout_s: float | None = None,
     ) -> None:
         """``cache_size``: results kept per query text (the graph is read-only; most of a query's
         cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
@@ -147,8 +151,13 @@ class Endpoint:
         the worker loads (by default the graph's own, read back); ``rdf`` instead gives RDF
         documents the worker bulk-loads.  ``dialect``: Wikidata's unless given (a user's graph
         that does not use Wikidata's vocabulary gets standard SPARQL with its own prefixes).
-        ``source`` says what the graph is, for people."""
-        self.graph = graph
+        ``source`` says what the graph is, for people.  ``graph`` None: ``graph_factory`` builds it
+        in this process on first use (pages and search; queries never need it).
+        ``load_timeout_s``: the deadline of loading the graph into the worker (default 300 s)."""
+        self._graph = graph
+        self._graph_factory = graph_factory
+        self._graph_lock = threading.Lock()
+        self.load_timeout_s = load_timeout_s
         self.dialect = dialect or _dialect.WIKIDATA
         self._rdf = rdf
         self.source = source
@@ -192,25 +201,58 @@ class Endpoint:
         return cls.from_triples(rdf_triples(world), store=store, source=lambda: rdf_triples(world), **kwargs)
 
     @classmethod
-    def from_rdf(cls, paths: Iterable[Any], *, store: str = "oxigraph", **kwargs: Any) -> Endpoint:
+    def from_rdf(cls, paths: Iterable[Any], *, store: str = "oxigraph", limits: Any = None, **kwargs: Any) -> Endpoint:
         """An endpoint over a user's RDF files (Turtle, N-Triples, N-Quads, TriG, RDF/XML), bulk-loaded.
 
-        Raises :class:`~engines.kg.rdf_files.RdfFileError` for a file that cannot be used."""
-        from engines.kg.rdf_files import read_rdf
+        The files are read and checked (:func:`~engines.kg.rdf_files.read_rdf`, under ``limits``:
+        default from the settings), then loaded into the endpoint's worker process at once, under the
+        same deadline (``limits.timeout_s``) and the worker's memory cap.  This process parses them only
+        when pages or search first need the graph, and only bytes that passed both.
+
+        Raises :class:`~engines.kg.rdf_files.RdfFileError` for a file that cannot be used (one that
+        does not load by the deadline or within the worker's memory, too)."""
+        from engines.kg.rdf_files import RdfFileError, RdfLimits, read_rdf
         from engines.kg.store import graph_from_rdf
 
-        found = read_rdf(paths)
+        if limits is None:
+            limits = RdfLimits.from_settings()
+            if kwargs.get("memory_limit_mb"):
+                limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
+        found = read_rdf(paths, limits)
         documents = list(found.documents)
         endpoint = cls(
-            graph_from_rdf(documents, store),
+            None,
             store=store,
             dialect=found.dialect(),
             rdf=lambda: documents,
             source=found.describe(),
+            graph_factory=lambda: graph_from_rdf(documents, store),
+            load_timeout_s=limits.timeout_s,
             **kwargs,
         )
         endpoint.rdf_source = found
+        try:
+            endpoint.worker.start()
+        except WorkerUnavailable as e:
+            endpoint.close()
+            names = ", ".join(os.fsencode(p).decode("utf-8", "backslashreplace") for p in found.paths)
+            hint = " (settings: rdf_load_timeout_s)" if "did not load the graph within" in str(e) else ""
+            raise RdfFileError(f"{names}: {e}{hint}") from None
         return endpoint
+
+    @property
+    def graph(self) -> Graph:
+        """The graph in this process (pages, search): built on first use when the endpoint was made
+        from a factory (a user's RDF files)."""
+        graph = self._graph
+        if graph is None:
+            with self._graph_lock:
+                graph = self._graph
+                if graph is None:
+                    if self._graph_factory is None:
+                        raise ValueError("this endpoint has no graph")
+                    graph = self._graph = self._graph_factory()
+        return graph
 
     @property
     def wikidata(self) -> bool:
@@ -331,11 +373,14 @@ class Endpoint:
                     from engines.settings import Settings
 
                     limit = Settings().sparql_memory_limit_mb
-                graph = self.graph
-                source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
                 rdf = self._rdf
-                if rdf is None and self.store == "oxigraph":  # Oxigraph writes its graph out and bulk-loads it again
-                    rdf = lambda: [(_oxigraph_dump(graph), "application/n-quads")]  # noqa: E731
+                if rdf is not None:  # the worker loads the documents: the graph here is not built for it
+                    source = self._triples or tuple
+                else:
+                    graph = self.graph
+                    source = self._triples or (lambda: ((s, p, o) for s, p, o in graph))
+                    if self.store == "oxigraph":  # Oxigraph writes its graph out and bulk-loads it again
+                        rdf = lambda: [(_oxigraph_dump(graph), "application/n-quads")]  # noqa: E731
                 self._worker = QueryWorker(
                     source,
                     self.store,
@@ -343,6 +388,7 @@ class Endpoint:
                     isolate_network=self.isolate_network,
                     language=self.dialect,
                     rdf=rdf,
+                    **({"load_timeout_s": self.load_timeout_s} if self.load_timeout_s else {}),
                 )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker

@@ -1,7 +1,8 @@
 """Which graph to query: the built-in world, a user's RDF files, or a remote SPARQL endpoint.
 
     open_graph(settings)                                   # settings.kg_endpoint / kg_rdf, else None
-    open_graph(settings, rdf=["my.ttl"])                   # Endpoint over the files (Oxigraph, bulk-loaded)
+    open_graph(settings, rdf=["my.ttl"])                   # Endpoint over the files (Oxigraph, bulk-loaded;
+                                                           # bounded by the settings' rdf_* and sparql_memory_limit_mb)
     open_graph(settings, endpoint="https://query.wikidata.org/sparql")   # RemoteEndpoint
 
 ``None`` means "the built-in world" (the caller builds it, with its questions).  Errors are
@@ -37,10 +38,12 @@ def open_graph(
         return RemoteEndpoint(endpoint, timeout_s=timeout_s or REMOTE_TIMEOUT_S, row_cap=settings.row_cap)
     if rdf:
         from engines.kg.endpoint import Endpoint
+        from engines.kg.rdf_files import RdfLimits
 
         return Endpoint.from_rdf(
             rdf,
             store=store or "oxigraph",
+            limits=RdfLimits.from_settings(settings),
             timeout_s=settings.query_timeout_s,
             row_cap=settings.row_cap,
             memory_limit_mb=settings.sparql_memory_limit_mb,

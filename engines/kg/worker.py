@@ -60,7 +60,7 @@ from typing import Any
 
 from engines.errors import EngineError
 
-__all__ = ["PrepareFailed", "QueryWorker", "evaluate", "parse_worker", "prepare_only", "prepared_from"]
+__all__ = ["PrepareFailed", "QueryWorker", "evaluate", "parse_worker", "prepare_only", "prepared_from", "rdf_checker"]
 
 _GRACE_S = 0.75  # beyond the query's timeout before the worker is killed
 _START_TIMEOUT_S = 300.0  # loading a large graph takes a while
@@ -107,14 +107,24 @@ class _Channel:
     def fileno(self) -> int:
         return self._sock.fileno()
 
-    def send(self, obj: Any) -> None:
+    def send(self, obj: Any, timeout_s: float | None = None) -> None:
+        """Send one message; with ``timeout_s``, TimeoutError if the other side has not taken it by then
+        (it reads slower than it should: a worker stuck parsing)."""
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         header = self._HEADER.pack(len(data))
-        if len(data) <= self._CHUNK:
-            self._sock.sendall(header + data)
-        else:  # a graph: no copy of its megabytes to prepend eight bytes
-            self._sock.sendall(header)
-            self._sock.sendall(data)
+        if timeout_s is not None:
+            if timeout_s <= 0:
+                raise TimeoutError("no time left to send")
+            self._sock.settimeout(timeout_s)  # sendall's whole duration (Python 3.5+)
+        try:
+            if len(data) <= self._CHUNK:
+                self._sock.sendall(header + data)
+            else:  # a graph: no copy of its megabytes to prepend eight bytes
+                self._sock.sendall(header)
+                self._sock.sendall(data)
+        finally:
+            if timeout_s is not None:
+                self._sock.setblocking(True)
 
     def poll(self, timeout_s: float) -> bool:
         """Whether a message (or the end of the stream) can be read within ``timeout_s``."""
@@ -673,15 +683,21 @@ _WARM_UP_STANDARD = 'SELECT ?x WHERE { ?x ?p ?o . FILTER(REGEX(STR(?o), "a")) } 
 def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: bool) -> None:
     """The worker's loop: load the graph, then answer ``(query, timeout_s, row_cap)`` until EOF.
 
-    The first message is ``{"triples": [encoded …] | "rdf": [(bytes, media type) …], "dialect": …}``:
-    a user's RDF files come as their bytes (the worker opens no file) and are bulk-loaded."""
+    The first message is ``{"triples": [encoded …] | "rdf": [(bytes, media type) …], "dialect": …,
+    "load_timeout_s": …, "warm": …}``: a user's RDF files come as their bytes (the worker opens no
+    file; :func:`engines.kg.rdf_files.read_rdf` checked them) and are bulk-loaded, the CPU time of
+    the load bounded by its deadline (the endpoint kills the worker at the deadline itself);
+    ``warm`` False: no warm-up (a worker that only checks RDF files, :func:`rdf_checker`).  Besides
+    queries, the loop answers ``{"scan_rdf": …}`` (:meth:`QueryWorker.scan_rdf`)."""
     try:
         info = _confine(memory_limit_mb, isolate_network)
         first = conn.recv()
         from engines.kg.dialect import Dialect
         from engines.kg.store import graph_from_rdf, make_graph
 
+        _bound_cpu(2 * float(first.get("load_timeout_s") or _START_TIMEOUT_S) + 10)
         language = Dialect.from_json(first["dialect"]) if first.get("dialect") else None
+        warm_up = first.get("warm", True)
         if first.get("rdf") is not None:
             graph = graph_from_rdf(first["rdf"], store)
         elif store == "oxigraph":  # straight into Oxigraph's terms, bulk-loaded
@@ -710,18 +726,8 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
     except Exception as e:
         conn.send({"kind": "fatal", "message": f"the SPARQL worker could not load the graph: {e}"})
         return
-    # Warm up before saying ready: the first parse builds rdflib's grammar and the first evaluation loads
-    # the store's query code (about 0.15 s each), which must not count against the first query's deadline.
-    standard = language is not None and not language.wikidata
-    warm = _WARM_UP_STANDARD if standard else _WARM_UP
-    if store == "oxigraph":  # its queries mostly take the fast path: build rdflib's grammar for the others
-        from engines.kg import dialect
-
-        try:
-            dialect.prepare(warm, language or dialect.WIKIDATA)
-        except Exception:
-            pass
-    evaluate(graph, store, warm, 30.0, 1, language)
+    if warm_up:
+        _warm_up(store, language)
     conn.send({"kind": "ready", **info})
     while True:
         try:
@@ -734,6 +740,10 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
             try:
                 conn.send(_PONG)
             except (EOFError, OSError):
+                return
+            continue
+        if isinstance(message, dict) and "scan_rdf" in message:  # a user's RDF files, streamed: checked, not kept
+            if not _answer_scan(conn, message):
                 return
             continue
         if isinstance(message, dict):  # {"prepare": query, "timeout_s": …}: parse and plan only
@@ -765,6 +775,44 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
 
 
 _PING, _PONG = {"ping": True}, {"kind": "pong"}
+
+
+def _warm_up(store: str, language: Any) -> None:
+    """Warm up before saying ready: the first parse builds rdflib's grammar and the first evaluation loads
+    the store's query code (about 0.15 s each), which must not count against the first query's deadline.
+    On an empty graph of the same store: over the user's graph the warm-up query's cost is the data's
+    (the label service's joins took the memory store its whole 30 s over one subject with 20,000 labels)."""
+    from engines.kg.store import make_graph
+
+    standard = language is not None and not language.wikidata
+    warm = _WARM_UP_STANDARD if standard else _WARM_UP
+    if store == "oxigraph":  # its queries mostly take the fast path: build rdflib's grammar for the others
+        from engines.kg import dialect
+
+        try:
+            dialect.prepare(warm, language or dialect.WIKIDATA)
+        except Exception:
+            pass
+    evaluate(make_graph((), store), store, warm, 30.0, 1, language)
+
+
+def _answer_scan(conn: Any, message: dict[str, Any]) -> bool:
+    """Check a user's RDF documents as they arrive (:func:`engines.kg.rdf_files.scan_stream`) and send
+    the answer; False when the endpoint is gone."""
+    from engines.kg.rdf_files import scan_stream
+
+    _bound_cpu(2 * float(message.get("timeout_s") or _START_TIMEOUT_S) + 10)
+    try:
+        answer = scan_stream(message["scan_rdf"], conn.recv)
+    except (EOFError, OSError):
+        return False
+    except MemoryError:
+        answer = {"kind": "memory"}
+    try:
+        conn.send(answer)
+    except (EOFError, OSError):
+        return False
+    return True
 
 
 def _child_main(argv: list[str]) -> None:
@@ -827,10 +875,15 @@ class QueryWorker:
         grace_s: float = _GRACE_S,
         language: Any = None,
         rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
+        load_timeout_s: float = _START_TIMEOUT_S,
+        warm: bool = True,
     ) -> None:
         """``language``: the Dialect; ``rdf``: gives RDF documents (bytes, media type) to
-        bulk-load instead of ``triples``."""
+        bulk-load instead of ``triples``; ``load_timeout_s``: the deadline of loading the graph (the
+        worker is killed at it); ``warm`` False: no warm-up query (a worker that only checks files)."""
         self._triples = triples
+        self.load_timeout_s = load_timeout_s
+        self.warm = warm
         self.language = language
         self._rdf = rdf
         self.store = store
@@ -870,6 +923,42 @@ class QueryWorker:
             except (OSError, EOFError):
                 return self._crashed()
             if not self._conn.poll(timeout_s + self.grace_s):
+                self._kill()
+                return {"kind": "timeout", "killed": True}
+            try:
+                return self._conn.recv()
+            except (OSError, EOFError):
+                return self._crashed()
+            except _BadReply as e:
+                self._kill()
+                return {"kind": "crash", "message": f"sent a reply that is not plain data ({e})"}
+
+    def scan_rdf(self, documents: list[tuple[str, str, bytes]], limits: Any) -> dict[str, Any]:
+        """Check a user's RDF documents ``(path, media type, bytes)`` in the worker
+        (:func:`engines.kg.rdf_files.scan_stream`): their bytes are streamed in pieces, parsed as they
+        arrive, never kept.  Under ``limits.timeout_s`` in all, sending included (a worker stuck on a
+        piece stops taking the next): ``{"kind": "timeout"}`` then, the worker killed; otherwise the
+        scan's answer (``scanned`` / ``refused`` / ``memory``) or ``{"kind": "crash", …}``."""
+        from engines.kg.rdf_files import CHUNK_BYTES
+
+        timeout_s = float(limits.timeout_s)
+        with self._lock:
+            self._ensure_started()
+            deadline = time.monotonic() + timeout_s
+            header = {"documents": [(path, kind) for path, kind, _content in documents], "limits": limits.to_json()}
+            try:
+                self._conn.send({"scan_rdf": header, "timeout_s": timeout_s}, timeout_s)
+                for _path, _kind, content in documents:
+                    view = memoryview(content)
+                    for at in range(0, len(view), CHUNK_BYTES):
+                        self._conn.send(bytes(view[at : at + CHUNK_BYTES]), deadline - time.monotonic())
+                    self._conn.send(b"", deadline - time.monotonic())
+            except TimeoutError:
+                self._kill()
+                return {"kind": "timeout", "killed": True}
+            except (OSError, EOFError):
+                return self._crashed()
+            if not self._conn.poll(max(0.0, deadline - time.monotonic()) + self.grace_s):
                 self._kill()
                 return {"kind": "timeout", "killed": True}
             try:
@@ -925,16 +1014,26 @@ class QueryWorker:
         self._process, self._conn = process, _Channel(ours, plain=True, max_bytes=cap)
         self.started += 1
         try:
-            first: dict[str, Any] = {"dialect": self.language.to_json() if self.language is not None else None}
+            first: dict[str, Any] = {
+                "dialect": self.language.to_json() if self.language is not None else None,
+                "load_timeout_s": self.load_timeout_s,
+                "warm": self.warm,
+            }
             if self._rdf is not None:
                 first["rdf"] = self._rdf()
             else:
                 first["triples"] = [(_encode(s), _encode(p), _encode(o)) for s, p, o in self._triples()]
-            self._conn.send(first)
+            deadline = time.monotonic() + self.load_timeout_s
+            self._conn.send(first, timeout_s=self.load_timeout_s)
             del first
-            if not self._conn.poll(_START_TIMEOUT_S):
-                raise WorkerUnavailable("the SPARQL worker did not load the graph in time")
+            if not self._conn.poll(deadline - time.monotonic()):
+                raise TimeoutError
             reply = self._conn.recv()
+        except TimeoutError:
+            reply = {
+                "kind": "fatal",
+                "message": f"the SPARQL worker did not load the graph within {self.load_timeout_s:g} s (it was stopped)",
+            }
         except (OSError, EOFError, _BadReply):
             reply = {
                 "kind": "fatal",
@@ -1040,6 +1139,20 @@ def parse_worker(language: Any = None) -> QueryWorker:
             if not _PARSERS:
                 atexit.register(_close_parsers)
             worker = _PARSERS[key] = QueryWorker(lambda: (), "memory", language=language)
+        return worker
+
+
+def rdf_checker(memory_limit_mb: int | None = None) -> QueryWorker:
+    """A worker holding an empty graph and no warm-up, for :meth:`QueryWorker.scan_rdf` (the check of a
+    user's RDF files, :func:`engines.kg.rdf_files.read_rdf`): one per memory cap and process, started
+    on first use and stopped at exit, like :func:`parse_worker`'s."""
+    key = f"rdf-check:{memory_limit_mb}"
+    with _PARSERS_LOCK:
+        worker = _PARSERS.get(key)
+        if worker is None:
+            if not _PARSERS:
+                atexit.register(_close_parsers)
+            worker = _PARSERS[key] = QueryWorker(lambda: (), "memory", memory_limit_mb=memory_limit_mb, warm=False)
         return worker
 
 
