@@ -26,8 +26,11 @@ What is sent, and to whom:
   server asks for (``Retry-After`` in seconds or as a date; otherwise 1 s, 2 s, 4 s …), at most
   ``retries`` times and never waiting longer than ``max_wait_s`` in all — beyond that the answer
   says when to try again;
-* the answer is bounded: at most ``max_response_bytes`` are read (then the query is an error
-  that asks for a LIMIT), at most ``row_cap`` rows are kept (``truncated``).
+* the answer is bounded: at most ``max_response_bytes`` are read, counted after decompression (then
+  the query is an error that asks for a LIMIT; only ``gzip`` or no ``Content-Encoding`` is accepted,
+  inflated here piece by piece, never more than the cap at once), at most ``row_cap`` rows are kept
+  (``truncated``); an answer that is not a SPARQL result (JSON nested thousands deep, a term over
+  pyoxigraph's 16 MB) is an error result naming the endpoint, never an exception.
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ import email.utils
 import json
 import threading
 import time
+import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,6 +97,10 @@ def _is_internal(var: str) -> bool:
 
 class _TooLarge(Exception):
     pass
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1 << 20):g} MB" if n >= 1 << 20 else f"{n:,} bytes"
 
 
 class _Deadline(Exception):
@@ -236,8 +244,8 @@ class RemoteEndpoint:
             return QueryResult(
                 query,
                 Feedback.SYNTAX_ERROR,
-                message=f"Query error: the endpoint's answer is larger than {self.max_response_bytes >> 20} MB; "
-                "add a LIMIT or select fewer variables.",
+                message=f"Query error: the answer of the endpoint {self.url} is larger than "
+                f"{_mb(self.max_response_bytes)}; add a LIMIT or select fewer variables.",
                 elapsed_s=self.clock() - start,
                 **meta,
             )
@@ -249,14 +257,23 @@ class RemoteEndpoint:
             if graph_form:
                 return self._triples_result(query, body, elapsed, meta)
             return self._json_result(query, body, elapsed, meta)
-        except (ValueError, KeyError, TypeError, SyntaxError) as e:
-            return QueryResult(
-                query,
-                Feedback.SYNTAX_ERROR,
-                message=f"Query error: the endpoint's answer is not a SPARQL result ({str(e)[:200]}).",
-                elapsed_s=elapsed,
-                **meta,
+        except (ValueError, KeyError, TypeError, SyntaxError, AttributeError) as e:
+            detail = str(e)[:200]
+        except RecursionError:  # json's decoder at Python's recursion limit: `[[[[…` thousands deep
+            detail = "JSON nested more deeply than a SPARQL result is"
+        except MemoryError as e:  # pyoxigraph's lexer refuses a term over 16 MB; or no memory left for it
+            detail = (
+                "a term longer than 16 MB"
+                if str(e).startswith("Reached the buffer maximal size")
+                else "too large to read in memory"
             )
+        return QueryResult(
+            query,
+            Feedback.SYNTAX_ERROR,
+            message=f"Query error: the answer of the endpoint {self.url} is not a SPARQL result ({detail}).",
+            elapsed_s=elapsed,
+            **meta,
+        )
 
     def _json_result(self, query: str, body: bytes, elapsed: float, meta: dict) -> QueryResult:
         doc = json.loads(body)
@@ -357,7 +374,7 @@ class RemoteEndpoint:
                 chunks: list[bytes] = []
                 size = 0
                 limit = self.max_response_bytes if response.status_code == 200 else 64 << 10
-                for chunk in response.iter_bytes():
+                for chunk in self._decoded(response, limit):
                     size += len(chunk)
                     if size > limit:
                         if response.status_code == 200:
@@ -373,6 +390,40 @@ class RemoteEndpoint:
             raise _Failed(
                 f"Query error: the endpoint {self.url} cannot be reached ({type(e).__name__}: {e})."
             ) from None
+
+    def _decoded(self, response: httpx.Response, limit: int) -> Iterator[bytes]:
+        """The body as sent, decoded here rather than by httpx: httpx inflates each piece of a body
+        whole and undoes any chain of encodings (``Content-Encoding: gzip, gzip`` turns 500 bytes into
+        hundreds of megabytes before the first byte is counted).  Only ``gzip`` (the one asked for in
+        ``Accept-Encoding``) or none; never more than ``limit`` + 1 bytes inflated at a time."""
+        if response.is_stream_consumed:  # built whole in memory by a transport (tests' mock ones), not read here
+            yield response.content
+            return
+        coding = ",".join(c.strip().lower() for c in response.headers.get("content-encoding", "").split(","))
+        coding = ",".join(c for c in coding.split(",") if c not in ("", "identity"))
+        if not coding:
+            yield from response.iter_raw()
+            return
+        if coding not in ("gzip", "x-gzip"):
+            raise _Failed(
+                f"Query error: the endpoint {self.url} answered with Content-Encoding {coding[:60]!r}; "
+                "only gzip (or none) is accepted."
+            )
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            for raw in response.iter_raw():
+                data = inflate.decompress(raw, limit + 1)
+                while True:
+                    if data:
+                        yield data
+                    if not inflate.unconsumed_tail:
+                        break
+                    data = inflate.decompress(inflate.unconsumed_tail, limit + 1)
+            rest = inflate.flush()
+            if rest:
+                yield rest
+        except zlib.error as e:
+            raise _Failed(f"Query error: the answer of the endpoint {self.url} is not valid gzip ({e}).") from None
 
     # --- browsing ---------------------------------------------------------------------------
 
