@@ -10,7 +10,9 @@ endpoint reads exactly as it does over the same graph loaded locally.
 
 The queries are built from RDF terms (rdflib's ``n3()``: IRIs checked, strings escaped), never by
 pasting text; they go through :meth:`RemoteEndpoint.send` after the same preparation and check as
-a user's query.
+a user's query.  What the endpoint answers is not trusted: a row holding a term that could not go
+into a query as a term (an IRI that is not one or over 4 KB, a blank node label that is not a plain
+name, a malformed language tag) is dropped, as a row that does not bind what was asked is.
 
 Search on Wikidata's own endpoint: matching labels by SPARQL is far too slow over all of
 Wikidata, so there the search asks the endpoint's built-in ``SERVICE wikibase:mwapi``
@@ -26,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
+from rdflib.term import _is_valid_uri
 
 from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit, UnknownEntity, _num, _words
 from engines.kg.prefixes import PREFIXES, entity_id
@@ -45,16 +48,33 @@ _BATCH = 100
 _STATEMENTS_CAP = 5000
 
 
+_MAX_IRI = 4096  # an IRI from the endpoint longer than this is not used (it would go into our next queries)
+_BNODE_LABEL = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,199}$")
+_LANGUAGE_TAG = re.compile(r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8}){0,8}$")
+
+
+def _iri(value: str) -> URIRef | None:
+    if len(value) > _MAX_IRI or not _is_valid_uri(value):
+        return None
+    return URIRef(value)
+
+
 def _term(cell: dict[str, str]) -> Any:
+    """An endpoint's SPARQL JSON term as an rdflib term, or None when it cannot be used safely: an IRI
+    that is not one (``http://e/> } …``: rdflib would refuse to write it into our next query) or over
+    4 KB, a blank node label that is not a plain name, a malformed language tag or datatype."""
     kind, value = cell["type"], cell["value"]
     if kind == "uri":
-        return URIRef(value)
+        return _iri(value)
     if kind == "bnode":
-        return BNode(value)
+        return BNode(value) if _BNODE_LABEL.match(value) else None
     if "xml:lang" in cell:
-        return Literal(value, lang=cell["xml:lang"])
+        return Literal(value, lang=cell["xml:lang"]) if _LANGUAGE_TAG.match(cell["xml:lang"]) else None
     dt = cell.get("datatype")
-    return Literal(value, datatype=URIRef(dt) if dt else None, normalize=False)
+    if not dt:
+        return Literal(value)
+    datatype = _iri(dt)
+    return Literal(value, datatype=datatype, normalize=False) if datatype is not None else None
 
 
 def _values(var: str, terms: Iterable[Any]) -> str:
@@ -82,7 +102,12 @@ class RemoteBrowser:
         if result.feedback in (Feedback.SYNTAX_ERROR, Feedback.TIMEOUT):
             raise UnknownEntity(f"The endpoint could not answer: {result.message}")
         needed = [str(v) for v in prepared.algebra.algebra.get("PV", ()) if not _OPTIONAL.match(str(v))]
-        return [{k: _term(v) for k, v in b.items()} for b in result.bindings if all(n in b for n in needed)]
+        rows = []
+        for b in result.bindings:
+            row = {k: _term(v) for k, v in b.items()}
+            if all(t is not None for t in row.values()) and all(n in row for n in needed):
+                rows.append(row)
+        return rows
 
     def _browser(self, graph: Graph) -> Any:
         if self.wikidata:
@@ -223,7 +248,8 @@ class RemoteBrowser:
             )
             # our own fixed query (the text only as an escaped literal): sent as written, not through the user's check
             result = self.endpoint.send(Prepared(query, query, "SELECT"))
-            out += [URIRef(b["e"]["value"]) for b in result.bindings if b.get("e", {}).get("type") == "uri"]
+            found = (_iri(b["e"]["value"]) for b in result.bindings if b.get("e", {}).get("type") == "uri")
+            out += [iri for iri in found if iri is not None]
         return out
 
     def _describe(self, graph: Graph, entities: Sequence[URIRef]) -> None:
