@@ -185,7 +185,17 @@ def _read(path: str, budget: int, limits: RdfLimits, first: bool) -> bytes:
     ``limits.max_bytes``).  A regular file only: opened without blocking (a FIFO with no writer
     would hang ``open``), refused from its size before it is read, and never read past the budget."""
     where = _shown(path)
-    cap = f"the {_size(limits.max_bytes)} the RDF files may have" + ("" if first else " together")
+
+    def too_large(size: str) -> RdfFileError:
+        cap = _size(limits.max_bytes)
+        if first:
+            return RdfFileError(
+                f"{where} is {size}: more than the {cap} the RDF files may have (settings: rdf_max_mb)", path
+            )
+        return RdfFileError(
+            f"{where} ({size}) takes the RDF files past the {cap} they may have together (settings: rdf_max_mb)", path
+        )
+
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -206,7 +216,7 @@ def _read(path: str, budget: int, limits: RdfLimits, first: bool) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise RdfFileError(f"{where} is not a regular file (a device, pipe or socket): not read", path)
         if info.st_size > budget:
-            raise RdfFileError(f"{where} is {_size(info.st_size)}: more than {cap} (settings: rdf_max_mb)", path)
+            raise too_large(f"{info.st_size:,} bytes")
     except BaseException:
         os.close(fd)
         raise
@@ -225,7 +235,7 @@ def _read(path: str, budget: int, limits: RdfLimits, first: bool) -> bytes:
         except MemoryError:
             raise RdfFileError(f"{where}: not enough memory to read it", path) from None
     if got > budget:
-        raise RdfFileError(f"{where} grew past {cap} while it was read (settings: rdf_max_mb)", path)
+        raise too_large(f"more than {got - 1:,} bytes, as it grew while it was read")
     return b"".join(chunks)
 
 
@@ -470,7 +480,7 @@ class RdfScan:
                         line = feed.line_at(feed.offset - 2 * self._step - 1)
                         size = len(value.encode("utf-8", "surrogatepass"))
                         return refuse(
-                            f"{where}: {at(line)}a literal of {_size(size)}, more than the {_size(max_literal)} "
+                            f"{where}: {at(line)}a literal of {size:,} bytes, more than the {_size(max_literal)} "
                             "a literal may have (settings: rdf_max_literal_bytes)",
                             line,
                         )
