@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -19,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from engines.kg.rdf_files import RdfFileError, RdfLimits, read_rdf
+from tests.measured import one_line_error, run_measured
 from tui.cli import main
-
-ROOT = Path(__file__).resolve().parents[3]
 
 LAUGHS = """<?xml version="1.0"?>
 <!DOCTYPE rdf:RDF [
@@ -45,53 +41,11 @@ RDF_OPEN = (
 )
 COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 
-# Runs the CLI in a child of its own (so its peak RSS, and its SPARQL workers', is the only one measured),
-# with a soft address-space cap as a safety net for the machine if a bound ever breaks.
-_MEASURE = textwrap.dedent(
-    """
-    import json, resource, subprocess, sys, time
-    argv, soft = json.loads(sys.argv[1]), int(sys.argv[2])
-    def cap():
-        resource.setrlimit(resource.RLIMIT_AS, (soft, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    began = time.monotonic()
-    try:
-        p = subprocess.run([sys.executable, "-m", "tui.cli", *argv], capture_output=True, text=True,
-                           preexec_fn=cap, timeout=120)
-        code, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired:
-        code, out, err = "timeout", "", ""
-    print(json.dumps({"code": code, "stdout": out, "stderr": err, "elapsed": time.monotonic() - began,
-                      "rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}))
-    """
-)
-
-
-def run_measured(*argv: str, soft_address_space: int = 3 << 30, **env: str) -> dict:
-    """``cs224v-tui ARGV`` in a child process: exit code, output, seconds and the peak RSS of the
-    largest process of its tree (the CLI or a SPARQL worker)."""
-    environment = {**os.environ, **env}
-    environment["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    done = subprocess.run(
-        [sys.executable, "-c", _MEASURE, json.dumps(list(argv)), str(soft_address_space)],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=ROOT,
-        timeout=180,
-    )
-    return json.loads(done.stdout)
-
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
-
-
-def one_line_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def test_the_billion_laughs_file_is_refused_at_once_in_a_small_process(tmp_path):
