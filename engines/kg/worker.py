@@ -689,8 +689,12 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
     the load bounded by its deadline (the endpoint kills the worker at the deadline itself);
     ``warm`` False: no warm-up (a worker that only checks RDF files, :func:`rdf_checker`).  Besides
     queries, the loop answers ``{"scan_rdf": …}`` (:meth:`QueryWorker.scan_rdf`)."""
+    failure = ""
+    first: Any = None
+    reserve: bytearray | None = None
     try:
         info = _confine(memory_limit_mb, isolate_network)
+        reserve = bytearray(8 << 20)  # given back when memory runs out, so that the answer saying so can be made
         first = conn.recv()
         from engines.kg.dialect import Dialect
         from engines.kg.store import graph_from_rdf, make_graph
@@ -715,16 +719,17 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
             del decode
         del first
     except MemoryError:
-        conn.send(
-            {
-                "kind": "fatal",
-                "message": f"the graph does not fit in the SPARQL worker's {memory_limit_mb} MB "
-                "(settings: sparql_memory_limit_mb)",
-            }
+        reserve = None
+        failure = (
+            f"the graph does not fit in the {memory_limit_mb} MB the SPARQL worker may use "
+            "(settings: sparql_memory_limit_mb)"
         )
-        return
     except Exception as e:
-        conn.send({"kind": "fatal", "message": f"the SPARQL worker could not load the graph: {e}"})
+        failure = f"the SPARQL worker could not load the graph: {e}"
+    del reserve
+    if failure:  # out of the except block: its traceback, and the half-built graph its frames hold, are gone
+        first = None  # noqa: F841 - the first message's megabytes go too, before the answer is built
+        conn.send({"kind": "fatal", "message": failure})
         return
     if warm_up:
         _warm_up(store, language)
@@ -1035,12 +1040,15 @@ class QueryWorker:
                 "message": f"the SPARQL worker did not load the graph within {self.load_timeout_s:g} s (it was stopped)",
             }
         except (OSError, EOFError, _BadReply):
-            reply = {
-                "kind": "fatal",
-                "message": "the SPARQL worker stopped while loading the graph (it "
-                + (self._exit_text() or "stopped")
-                + ")",
-            }
+            how = self._exit_text() or "stopped"
+            memory = any(word in how for word in ("MemoryError", "memory allocation", "memory limit"))
+            hint = (
+                f"; the graph may not fit in the {self.memory_limit_mb} MB the SPARQL worker may use "
+                "(settings: sparql_memory_limit_mb)"
+                if memory and self.memory_limit_mb
+                else ""
+            )
+            reply = {"kind": "fatal", "message": f"the SPARQL worker stopped while loading the graph (it {how}){hint}"}
         except WorkerUnavailable as e:
             reply = {"kind": "fatal", "message": str(e)}
         if reply.get("kind") != "ready":

@@ -220,3 +220,18 @@ def test_a_file_that_was_slow_to_warm_up_loads_at_once(capsys, tmp_path):
     code, out, _ = run(capsys, "sparql", COUNT, "--rdf", str(labels), "--store", "memory", "--json")
     assert code == 0 and json.loads(out)["rows"] == [{"n": "40000"}]
     assert time.monotonic() - began < 25  # was over 30 s, the warm-up's deadline
+
+
+def test_a_graph_over_the_workers_memory_is_a_clear_error(capsys, tmp_path, monkeypatch):
+    """Checked in pieces the file passes; loaded whole into the memory store it outgrows the worker's cap: one
+    line naming the file and the setting (the worker's own MemoryError used to end in a traceback of nested
+    MemoryErrors, "the SPARQL worker stopped answering")."""
+    monkeypatch.setenv("CS224V_SPARQL_MEMORY_LIMIT_MB", "200")
+    big = tmp_path / "big.nt"
+    big.write_text(
+        "".join(f'<http://e/s{i}> <http://e/p{i % 7}> "value {i}"@en .\n' for i in range(200_000)), encoding="utf-8"
+    )
+    code, _, err = run(capsys, "sparql", COUNT, "--rdf", str(big), "--store", "memory")
+    assert code == 2
+    line = one_line_error(err)
+    assert "big.nt: " in line and "200 MB the SPARQL worker may use (settings: sparql_memory_limit_mb)" in line
