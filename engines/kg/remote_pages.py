@@ -290,6 +290,9 @@ class RemoteBrowser:
         if (prop, RDF.type, URIRef(WIKIBASE + "Property")) not in graph:
             raise UnknownEntity(f"There is no property {pid} in the graph.")
         statements = self._select(f"SELECT ?s ?st WHERE {{ ?s {URIRef(P + pid).n3()} ?st . }} LIMIT {_STATEMENTS_CAP}")
+        # a statement node is an IRI (or a blank node): a literal there (up to the reply's 32 MB) never goes
+        # into the next query, whose parse it would slow for seconds
+        statements = [r for r in statements if not isinstance(r["st"], Literal)]
         statements.sort(key=lambda r: (_num(entity_id(str(r["s"]))), str(r["st"])))
         if not statements:
             return ()
@@ -300,6 +303,8 @@ class RemoteBrowser:
             graph.add((r["s"], URIRef(P + pid), r["st"]))
             linked.add(r["s"])
         for r in self._select(f"SELECT ?st ?q ?v WHERE {{ {_values('st', [r['st'] for r in chosen])} ?st ?q ?v . }}"):
+            if "q" not in r or "v" not in r:  # ?q ?v may be missing from a page's rows, not from these
+                continue
             graph.add((r["st"], r["q"], r["v"]))
             linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
         self._add_labels(graph, {e for e in (self._entity_of(t) for t in linked) if e is not None})

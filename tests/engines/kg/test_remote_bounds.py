@@ -30,8 +30,10 @@ class HostileEndpoint(LoopbackServer):
     def __init__(self) -> None:
         super().__init__()
         self.reply = Reply({})
+        self.largest_request = 0
 
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        self.largest_request = max(self.largest_request, len(raw))
         return self.reply
 
 
@@ -128,3 +130,35 @@ def test_terms_that_cannot_go_into_a_query_are_dropped_from_pages(server):
         with pytest.raises(UnknownEntity, match="There is no entity Q1"):
             endpoint.page("Q1")
         assert endpoint.search("anything") == ()
+
+
+def test_a_literal_as_a_statement_node_is_not_sent_back(server):
+    """Property examples ask for the statements' qualifiers with the statement nodes the endpoint named: a 4 MB
+    literal there went into that query (seconds of rdflib's parse here, 4 MB sent)."""
+    wd, wikibase = "http://www.wikidata.org/entity/", "http://wikiba.se/ontology#"
+    row = {
+        "p": {"type": "uri", "value": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"},
+        "o": {"type": "uri", "value": wikibase + "Property"},
+        "s": {"type": "uri", "value": wd + "Q1"},
+        "st": {"type": "literal", "value": "x" * (4 << 20)},
+        "q": {"type": "uri", "value": "http://www.wikidata.org/prop/qualifier/P2"},
+        "v": {"type": "literal", "value": "v"},
+    }
+    server.reply = results_json(json.dumps({"head": {"vars": list(row)}, "results": {"bindings": [row]}}).encode())
+    with RemoteEndpoint(server.url + "/sparql") as endpoint:
+        assert endpoint.property_examples("P31") == ()
+    assert 0 < server.largest_request < 64 << 10
+
+
+def test_qualifier_rows_without_their_qualifier_are_dropped(server):
+    """The qualifiers of property examples: a row binding no ?q or ?v was a KeyError (exit 70)."""
+    wd, wikibase = "http://www.wikidata.org/entity/", "http://wikiba.se/ontology#"
+    row = {
+        "p": {"type": "uri", "value": "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"},
+        "o": {"type": "uri", "value": wikibase + "Property"},
+        "s": {"type": "uri", "value": wd + "Q1"},
+        "st": {"type": "uri", "value": "http://www.wikidata.org/entity/statement/Q1-1"},
+    }
+    server.reply = results_json(json.dumps({"head": {"vars": list(row)}, "results": {"bindings": [row]}}).encode())
+    with RemoteEndpoint(server.url + "/sparql") as endpoint:
+        assert endpoint.property_examples("P31") == ()
