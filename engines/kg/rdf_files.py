@@ -70,6 +70,7 @@ WIKIDATA_NAMESPACES = ("http://www.wikidata.org/entity/", "http://www.wikidata.o
 
 CHUNK_BYTES = 1 << 20  # the bytes of a file go to the checking worker in pieces of this size
 PARSER_TOKEN_BYTES = 16 << 20  # pyoxigraph's Turtle/N-Triples lexer refuses a longer token (a MemoryError)
+MAX_PREFIXES = 1000  # the files' prefixes the queries get (the first declared; every query's dialect holds them)
 
 
 class RdfFileError(EngineError):
@@ -293,7 +294,13 @@ def _check(paths: list[str], documents: list[tuple[bytes, str]], limits: RdfLimi
             "(settings: sparql_memory_limit_mb)"
         )
     detail = answer.get("message") or "it stopped"
-    raise RdfFileError(f"{names}: the process checking the RDF stopped ({detail})")
+    memory = any(word in detail for word in ("MemoryError", "memory allocation", "memory limit"))
+    hint = (
+        f"; perhaps over the {limits.memory_limit_mb} MB it may use (settings: sparql_memory_limit_mb)"
+        if memory
+        else ""
+    )
+    raise RdfFileError(f"{names}: the process checking the RDF stopped ({detail}){hint}")
 
 
 # --- the check itself: runs in a SPARQL worker process ----------------------------------------------
@@ -512,7 +519,9 @@ class RdfScan:
         self.statements += n
         self.wikidata = wikidata
         for name, iri in (getattr(parser, "prefixes", None) or {}).items():
-            if name not in self.prefixes:  # the first file to declare a prefix wins
+            if len(self.prefixes) >= MAX_PREFIXES:  # the rest are left out of the dialect (they still parsed)
+                break
+            if name not in self.prefixes and len(name) <= 200 and len(iri) <= 4096:  # the first file's wins
                 self.prefixes[name] = iri
         return None
 
