@@ -70,7 +70,7 @@ WIKIDATA_NAMESPACES = ("http://www.wikidata.org/entity/", "http://www.wikidata.o
 
 CHUNK_BYTES = 1 << 20  # the bytes of a file go to the checking worker in pieces of this size
 PARSER_TOKEN_BYTES = 16 << 20  # pyoxigraph's Turtle/N-Triples lexer refuses a longer token (a MemoryError)
-MAX_PREFIXES = 1000  # the files' prefixes the queries get (the first declared; every query's dialect holds them)
+MAX_PREFIXES = 1000  # the files' prefixes the queries get (by name; every query's dialect holds them)
 
 
 class RdfFileError(EngineError):
@@ -518,7 +518,7 @@ class RdfScan:
             return refuse(f"{where}: {str(e).strip() or type(e).__name__}")
         self.statements += n
         self.wikidata = wikidata
-        for name, iri in (getattr(parser, "prefixes", None) or {}).items():
+        for name, iri in sorted((getattr(parser, "prefixes", None) or {}).items()):  # pyoxigraph's are unordered
             if len(self.prefixes) >= MAX_PREFIXES:  # the rest are left out of the dialect (they still parsed)
                 break
             if name not in self.prefixes and len(name) <= 200 and len(iri) <= 4096:  # the first file's wins
