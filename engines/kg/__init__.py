@@ -14,6 +14,9 @@ The public surface:
   (:mod:`engines.kg.remote_pages` for its pages and search); :func:`engines.kg.sources.open_graph`
   picks the graph from ``--rdf`` / ``--endpoint`` or the settings.
 * :func:`open_kg` — the endpoint over the lecture's world, from the settings.
+
+Both local stores answer a query alike, as Wikidata would (:mod:`engines.kg.agreement`): a variable bound
+again, a zero-length path from a constant, ``SELECT *``'s columns and a function a store lacks.
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ and decides what may run on that plan (:func:`check`), never on the text:
 * the geospatial and MediaWiki-API services (``wikibase:around``, ``wikibase:box``,
   ``wikibase:mwapi``, ``gas:service``) are part of the real endpoint: a query using them parses
   and plans, but cannot run offline and says so;
+* on tree-sitter's syntax tree of the result (:mod:`engines.kg.agreement`, before rdflib parses it): a
+  variable bound again runs as Wikidata runs it (two shapes) or is refused, ``SELECT *``'s columns get the
+  order of first appearance, and the functions called are listed — so that both stores answer alike;
 * on the plan: any other ``SERVICE`` left in it (a remote endpoint, a variable, a spelling of the
   label service the rewrite did not take), ``FROM`` / ``FROM NAMED``, and every update (``LOAD``,
   ``INSERT`` … — the text parses as an update, not a query) are refused.
@@ -134,6 +137,7 @@ class Prepared:
     notes: tuple[str, ...] = ()  # what was rewritten, for people
     unsupported: str | None = None  # why the query cannot run offline although it plans
     algebra: Any = None  # rdflib's planned query (rdflib.plugins.sparql.sparql.Query)
+    star: tuple[str, ...] | None = None  # SELECT *: its variables in order of first appearance (the columns' order)
 
 
 # --- masking: strings, IRIs and comments --------------------------------------------------
@@ -828,6 +832,13 @@ def prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared:
         if not isinstance(query, str) or not query.strip():
             raise SparqlSyntaxError("Syntax error: the query is empty.")
         text, _form, notes = expand_escapes(query), "?", ()
+    star = None
+    if not dialect.native_labels:  # (Wikidata's own endpoint answers as Wikidata: its text is left alone)
+        from engines.kg.agreement import agree
+
+        agreed = agree(text, dialect)
+        if agreed is not None:
+            text, notes, star = agreed.text, notes + agreed.notes, agreed.star
     algebra = plan(text, dialect)
     if dialect.wikidata:
         dated, changed = _full_date_times(text, algebra.prologue)
@@ -839,7 +850,7 @@ def prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared:
     except RecursionError:  # pragma: no cover - the walk is iterative
         raise SparqlSyntaxError("Syntax error: the query is nested too deeply to plan.") from None
     form = _FORMS.get(getattr(algebra.algebra, "name", ""), _form)
-    return Prepared(query, text, form, notes, unsupported, algebra)
+    return Prepared(query, text, form, notes, unsupported, algebra, star)
 
 
 # --- the fast path for Oxigraph: a syntax tree instead of rdflib's plan -------------------------------
@@ -851,6 +862,13 @@ _TREE_FORMS = {
     "describe_query": "DESCRIBE",
 }
 _TREE: dict[str, Any] = {}
+_SHAPES = """
+(bind) @bind
+(property . (path_element (path_mod) .)) @zprop
+(function_call) @call
+(select_clause "*") @star
+(select_clause "AS") @as
+"""
 
 
 def _tree_tools() -> tuple[Any, Any] | None:
@@ -867,6 +885,8 @@ def _tree_tools() -> tuple[Any, Any] | None:
                 language = tree_sitter.Language(tree_sitter_sparql.language())
             _TREE["parser"] = tree_sitter.Parser(language)
             _TREE["forbidden"] = tree_sitter.Query(language, "[(service_graph_pattern) (dataset_clause)] @x")
+            _TREE["shapes"] = tree_sitter.Query(language, _SHAPES)  # what engines.kg.agreement looks at
+            _TREE["vars"] = tree_sitter.Query(language, "(var) @v")
             _TREE["cursor"] = tree_sitter.QueryCursor
         except Exception:  # not installed, or an incompatible version: every query takes rdflib's path
             _TREE["parser"] = None
@@ -887,7 +907,10 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
     pattern and no ``FROM`` clause anywhere.  Anything else — a text mentioning "service" at all
     (even in a string), a Wikidata query with a date-time literal (its midnight-UTC reading needs
     the plan), an offline service, a tree-sitter that is not installed — takes the full path.
-    A text Oxigraph then fails to parse takes the full path too, for rdflib's message."""
+    A text Oxigraph then fails to parse takes the full path too, for rdflib's message.  The tree then
+    goes through :func:`engines.kg.agreement.agree` as in :func:`prepare` (with Oxigraph's rewrite of
+    zero-length paths); a variable bound again that is refused, or a function call other than the casts
+    both stores implement, takes the full path, which names it."""
     tools = _tree_tools()
     if tools is None or dialect.native_labels:
         return None
@@ -905,9 +928,10 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
     if unsupported or "service" in lowered or (dialect.wikidata and "datetime" in lowered):
         return None
     try:
-        root = parser.parse(text.encode("utf-8")).root_node
+        tree = parser.parse(text.encode("utf-8"))
     except Exception:
         return None
+    root = tree.root_node
     if root.has_error:
         return None
     parts = [c for c in root.children if c.type != "comment"]
@@ -917,4 +941,12 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
         return None
     if _TREE["cursor"](forbidden).captures(root):
         return None
-    return Prepared(query, text, _TREE_FORMS[parts[0].type], notes, None, None)
+    from engines.kg.agreement import COMMON_FUNCTIONS, agree
+
+    try:
+        agreed = agree(text, dialect, tree, oxigraph=True)
+    except (SparqlSyntaxError, RecursionError):
+        return None  # the full path refuses it, with the same message
+    if agreed is None or any(iri not in COMMON_FUNCTIONS for iri in agreed.functions):
+        return None  # a function one store lacks: the plan names it (engines.kg.worker)
+    return Prepared(query, agreed.text, _TREE_FORMS[parts[0].type], notes + agreed.notes, None, None, agreed.star)

@@ -483,6 +483,9 @@ def evaluate(
 ) -> dict[str, Any]:
     """Prepare and run one query on ``graph``; a plain-data answer (what the worker sends back).
 
+    Both stores answer alike (:mod:`engines.kg.agreement`): a function the store does not implement is
+    an error naming it (rdflib would leave its value unbound), Oxigraph gets the zero-length paths from a
+    constant rewritten, and ``SELECT *``'s columns come in order of first appearance.
     ``language``: the :class:`~engines.kg.dialect.Dialect` (default Wikidata's).
     ``{"kind": "refused" | "syntax" | "timeout" | "error" | "ok", …}``.  Runs in the worker."""
     path = _QueryPath.load()
@@ -499,13 +502,21 @@ def evaluate(
         return prepared
     if prepared.unsupported:
         return {"kind": "refused", "message": prepared.unsupported}
-    meta = {"notes": prepared.notes, "standard": prepared.text}
+    text = prepared.text
+    if store == "oxigraph":  # (the fast path's text has this rewrite already)
+        from engines.kg.agreement import for_oxigraph
+
+        text = for_oxigraph(text)
+    meta = {"notes": prepared.notes, "standard": text}
+    missing = _missing_function(prepared, store, language)
+    if missing:  # the same report on both stores (rdflib would leave the value unbound, Oxigraph fail)
+        return {"kind": "error", "message": missing, **meta}
     timeout_s -= time.monotonic() - began  # the deadline counts from the query's arrival
     try:
         if timeout_s <= 0:
             raise QueryTimeout()
         if store == "oxigraph":
-            value = _run_oxigraph(graph, prepared.text, timeout_s, row_cap, path.namespaces_of(language))
+            value = _run_oxigraph(graph, text, timeout_s, row_cap, path.namespaces_of(language))
         else:
             value = _run_rdflib(graph, prepared, timeout_s, row_cap)
     except QueryTimeout:
@@ -523,7 +534,29 @@ def evaluate(
     except Exception as e:  # the stores' evaluation errors (type errors, unknown functions …)
         return {"kind": "error", "message": f"Query error: {str(e).strip() or type(e).__name__}", **meta}
     columns, bindings, truncated, boolean = value
+    columns = _star_order(columns, prepared.star)
     return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
+
+
+def _star_order(columns: tuple[str, ...], star: tuple[str, ...] | None) -> tuple[str, ...]:
+    """A ``SELECT *``'s columns in order of first appearance in the query (``star``), whatever order the
+    store gave (rdflib's follows the hash seed, Oxigraph's is alphabetical); others as given."""
+    if not star:
+        return columns
+    rank = {name: i for i, name in enumerate(star)}
+    return tuple(sorted(columns, key=lambda c: (rank.get(c, len(rank)), c)))
+
+
+def _missing_function(prepared: Any, store: str, language: Any) -> str | None:
+    """The error for a function the plan calls that ``store`` does not implement, or None."""
+    from engines.kg.agreement import unsupported_function
+    from engines.kg.dialect import _nodes
+
+    algebra = getattr(prepared.algebra, "algebra", None)
+    if algebra is None:
+        return None
+    iris = dict.fromkeys(str(node.iri) for node in _nodes(algebra) if node.name == "Function" and node.get("iri"))
+    return unsupported_function(tuple(iris), store, language) if iris else None
 
 
 def _evaluate_fast(
@@ -551,6 +584,7 @@ def _evaluate_fast(
         return {"kind": "timeout", **meta}
     except (SyntaxError, ValueError, OSError, RuntimeError, MemoryError, RecursionError):
         return None  # rdflib's parse explains it (a syntax error, an unknown prefix …), or the full path runs it
+    columns = _star_order(columns, prepared.star)
     return {"kind": "ok", "columns": columns, "bindings": bindings, "truncated": truncated, "boolean": boolean, **meta}
 
 
