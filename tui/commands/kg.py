@@ -127,12 +127,16 @@ def _add_sources(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _endpoint(settings, args: argparse.Namespace):
-    """The endpoint the arguments name: the built-in world, the --rdf files or the --endpoint URL."""
+def _check_sources(args: argparse.Namespace) -> None:
     if getattr(args, "timeout", None) is not None and (args.timeout <= 0 or getattr(args, "endpoint", None) is None):
         raise BadInput("--timeout is for --endpoint and must be positive (local queries use settings.query_timeout_s)")
     if getattr(args, "endpoint", None) and args.store is not None:
         raise BadInput("--store chooses a local triple store: it does not go with --endpoint")
+
+
+def _endpoint(settings, args: argparse.Namespace):
+    """The endpoint the arguments name: the built-in world, the --rdf files or the --endpoint URL."""
+    _check_sources(args)
     from engines.kg.rdf_files import RdfFileError
     from engines.kg.remote import RemoteError
     from engines.kg.sources import open_graph
@@ -157,9 +161,11 @@ def _sparql(settings, args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     from engines.kg import SparqlRefused
 
-    endpoint = _endpoint(settings, args)
+    _check_sources(args)
     try:
-        result = endpoint.execute(args.query)
+        result = None if args.rdf or args.endpoint else _parse_first(args.query, settings.query_timeout_s)
+        if result is None:
+            result = _endpoint(settings, args).execute(args.query)
     except SparqlRefused as e:
         if args.json:
             print(json.dumps({"error": str(e)}, ensure_ascii=False))
@@ -179,6 +185,29 @@ def _sparql(settings, args: argparse.Namespace) -> int:
         if result.columns and result.bindings:
             print_table(result.columns, result.rows())
     return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
+
+
+def _parse_first(query: str, timeout_s: float):
+    """The built-in world's query parsed and planned in a worker holding no graph, before any store is
+    built (the memory store takes seconds to build): the QueryResult of a query that cannot run, or None.
+    Raises SparqlRefused.  (A user's RDF files set the dialect, so their queries are parsed by their store.)"""
+    from engines.kg import Feedback, QueryResult, SparqlRefused, SparqlSyntaxError
+    from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
+
+    worker = parse_worker()
+    try:
+        prepared = prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
+    except WorkerUnavailable:
+        return None  # the endpoint says why
+    except SparqlSyntaxError as e:
+        return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e))
+    except PrepareFailed as e:
+        return QueryResult(query, Feedback.TIMEOUT if e.timed_out else Feedback.SYNTAX_ERROR, message=str(e))
+    finally:
+        worker.close()
+    if prepared.unsupported:
+        raise SparqlRefused(prepared.unsupported)
+    return None
 
 
 def _check_dialect(path: Path, *, as_json: bool, timeout_s: float, max_mb: int) -> int:
