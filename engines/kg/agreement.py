@@ -51,6 +51,7 @@ the text then runs as it is.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,7 @@ _WIKIDATA_FUNCTIONS = frozenset(
     [_GEOF + n for n in ("distance", "latitude", "longitude", "globe")] + ["http://wikiba.se/ontology#decodeUri"]
 )
 
-_MAX_PASSES = 32  # rebinding rewrites in one query (each is one BIND); more is refused
+_MAX_REBINDS = 8  # BINDs to a variable in scope rewritten in one query (each one parse more); more is refused
 _CONSTANT_TERMS = frozenset(
     ("prefixed_name", "iri_reference", "rdf_literal", "integer", "decimal", "double", "boolean_literal")
 )
@@ -198,10 +199,16 @@ class _Tree:
                 self._index.setdefault(_name(v, self.src), []).append(v.start_byte)
         return self._vars
 
+    def positions(self, name: str) -> list[int]:
+        """Where ``?name`` is written (byte offsets, in order)."""
+        self.variables()
+        return self._index.get(name, [])
+
     def mentions(self, name: str, start: int, end: int) -> bool:
         """Whether ``?name`` is written anywhere between the two byte offsets."""
-        self.variables()
-        return any(start <= at < end for at in self._index.get(name, ()))
+        at = self.positions(name)
+        i = bisect.bisect_left(at, start)
+        return i < len(at) and at[i] < end
 
     def edited(self, edits: list[tuple[int, int, str]]) -> _Tree | None:
         """The tree of the text with ``edits`` applied, or None if the grammar does not take it."""
@@ -231,11 +238,13 @@ def _vars(node: Any) -> Iterator[Any]:
 
 
 def _edit(src: bytes, edits: list[tuple[int, int, str]]) -> bytes:
-    """``src`` with each (start, end, replacement) applied (the spans do not overlap)."""
-    out = src
-    for start, end, new in sorted(edits, reverse=True):
-        out = out[:start] + new.encode("utf-8") + out[end:]
-    return out
+    """``src`` with each (start, end, replacement) applied (the spans do not overlap), in one pass."""
+    pieces, at = [], 0
+    for start, end, new in sorted(edits):
+        pieces += [src[at:start], new.encode("utf-8")]
+        at = end
+    pieces.append(src[at:])
+    return b"".join(pieces)
 
 
 def _star(t: _Tree) -> tuple[str, ...] | None:
@@ -447,51 +456,72 @@ def _aggregates(query: Any, clause: Any) -> bool:
 def _rebinding_binds(t: _Tree, dialect: Dialect, notes: list[str]) -> _Tree | None:
     """Shape 2, one BIND at a time (each rewrite is parsed again): Blazegraph's conditional bind
     (Wikidata), or refused (standard)."""
-    for _ in range(_MAX_PASSES):
-        found = _first_rebinding_bind(t)
-        if found is None:
-            return t
-        bind, before, name = found
-        if not dialect.wikidata:
-            raise SparqlSyntaxError(
-                f"Syntax error: BIND(… AS ?{name}) assigns ?{name}, which is already in scope in its group "
-                "(SPARQL 1.1, section 18.2.1)."
-            )
-        note = "BIND to a variable already bound keeps a solution only where the values are the same, as Wikidata does"
-        if note not in notes:
-            notes.append(note)
-        edited = t.edited(_conditional_bind(t.src, bind, before, name))
+    found = _rebinding_binds_in(t)
+    if not found:
+        return t
+    bind, _before, name = found[0]
+    if not dialect.wikidata:
+        raise SparqlSyntaxError(
+            f"Syntax error: BIND(… AS ?{name}) assigns ?{name}, which is already in scope in its group "
+            "(SPARQL 1.1, section 18.2.1)."
+        )
+    if len(found) > _MAX_REBINDS:
+        raise SparqlSyntaxError(
+            f"Syntax error: {len(found)} BINDs assign a variable already in scope; at most {_MAX_REBINDS} are run "
+            "as Wikidata runs them."
+        )
+    notes.append(
+        "BIND to a variable already bound keeps a solution only where the values are the same, as Wikidata does"
+    )
+    for _ in range(len(found)):
+        edited = t.edited(_conditional_bind(t, *found[0]))
         if edited is None:
             return None
         t = edited
-    raise SparqlSyntaxError(f"Syntax error: more than {_MAX_PASSES} BINDs assign variables already in scope.")
+        found = _rebinding_binds_in(t)
+        if not found:
+            return t
+    return t if not found else None  # (each rewrite takes one away: not reached)
 
 
-def _first_rebinding_bind(t: _Tree) -> tuple[Any, list[Any], str] | None:
-    """The first BIND assigning a variable the elements before it in its group put in scope:
-    (the BIND, those elements but the group's FILTERs, the variable)."""
+def _rebinding_binds_in(t: _Tree) -> list[tuple[Any, list[Any], str]]:
+    """Every BIND assigning a variable the elements before it in its group put in scope, as (the BIND,
+    those elements but the group's FILTERs, the variable).  A group is walked once, and only if one of
+    its BINDs names a variable written before it there."""
+    suspects: dict[int, Any] = {}
     for bind in t.nodes("bind"):
         group, target = bind.parent, _bind_target(bind)
-        if group is None or group.type != "group_graph_pattern" or target is None:
-            continue
-        name = _name(target, t.src)
-        if not t.mentions(name, group.start_byte, bind.start_byte):
-            continue  # (most BINDs: the variable is not even written before)
-        before = [
-            c for c in group.named_children if c.end_byte <= bind.start_byte and c.type not in ("filter", "comment")
-        ]
-        if any(name in _scope(c, t.src) for c in before):
-            return bind, before, name
-    return None
+        if group is not None and group.type == "group_graph_pattern" and target is not None:
+            if t.mentions(_name(target, t.src), group.start_byte, bind.start_byte):
+                suspects.setdefault(group.start_byte, group)
+    found: list[tuple[Any, list[Any], str]] = []
+    for group in suspects.values():
+        seen: set[str] = set()
+        before: list[Any] = []
+        for child in group.named_children:
+            if child.type == "bind":
+                target = _bind_target(child)
+                if target is not None and _name(target, t.src) in seen:
+                    found.append((child, list(before), _name(target, t.src)))
+            if child.type not in ("filter", "comment"):
+                seen |= _scope(child, t.src)
+                before.append(child)
+    return found
 
 
-def _conditional_bind(src: bytes, bind: Any, before: list[Any], name: str) -> list[tuple[int, int, str]]:
+def _conditional_bind(t: _Tree, bind: Any, before: list[Any], name: str) -> list[tuple[int, int, str]]:
     """Blazegraph's conditional bind in standard SPARQL (see the module's docstring)."""
+    src = t.src
     earlier = _fresh(src, "__rb")
     new = earlier + "v"
-    edits = [
-        (v.start_byte, v.end_byte, "?" + earlier) for element in before for v in _vars(element) if _name(v, src) == name
-    ]
+    starts = [element.start_byte for element in before]  # in document order, not overlapping
+
+    def inside(at: int) -> bool:
+        i = bisect.bisect_right(starts, at) - 1
+        return i >= 0 and at < before[i].end_byte
+
+    width = len(name.encode("utf-8")) + 1  # ?name or $name
+    edits = [(at, at + width, "?" + earlier) for at in t.positions(name) if inside(at)]
     children = bind.children
     open_at = next(i for i, c in enumerate(children) if c.type == "(")
     as_at = next(i for i, c in enumerate(children) if c.type == "AS")
