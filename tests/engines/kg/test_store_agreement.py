@@ -280,3 +280,18 @@ def test_a_function_a_store_lacks_is_named(graphs):
                 unknown[s]["message"]
                 == "Query error: the function <http://example.org/f> is not supported by this endpoint."
             )
+
+
+def test_past_eight_binds_to_a_variable_in_scope_the_query_is_refused_on_both_stores(graphs):
+    """Each such BIND is rewritten and parsed again: a text with thousands of them is refused after one walk."""
+    for n in (9, 3000):
+        query = "SELECT * WHERE { ?s wdt:p ?o . " + " ".join(f"BIND({i} AS ?o)" for i in range(n)) + " }"
+        got = _both(graphs, query)
+        for store in STORES:
+            assert got[store] == {
+                "kind": "syntax",
+                "message": f"Syntax error: {n} BINDs assign a variable already in scope; at most 8 are run as Wikidata runs them.",
+            }
+    eight = "SELECT * WHERE { ?s wdt:p ?o . " + " ".join("BIND(1 AS ?o)" for _ in range(8)) + " }"
+    for store, answer in _both(graphs, eight).items():
+        assert _rows(answer) == [(("o", "1"), ("s", WD + "a"))], store
