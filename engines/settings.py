@@ -160,6 +160,26 @@ class Settings(BaseSettings):
         ge=1,
         description="most rows a SUQL query may load from one PostgreSQL table (CS224V_POSTGRES_CANDIDATE_ROWS)",
     )
+    # loading your own table files (--db FILE|FOLDER|DuckDB file): bounds apart from the query row cap above
+    load_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="seconds opening --db files may take in all (loading, then describing); past it the loader "
+        "process is stopped and the error names the file (CS224V_LOAD_TIMEOUT_S, default 120)",
+    )
+    load_max_rows: int = Field(
+        10_000_000,
+        ge=1,
+        description="most rows the files of one --db source may hold together; one more and loading stops with an "
+        "error naming the file (CS224V_LOAD_MAX_ROWS, default 10,000,000)",
+    )
+    load_max_bytes: int = Field(
+        2 * 1024**3,
+        ge=1,
+        description="most bytes the files of one --db source may hold together once decompressed (.gz and .zst "
+        "counted as they expand, Parquet by its pages' uncompressed size); one more and loading stops with an "
+        "error naming the file (CS224V_LOAD_MAX_BYTES, default 2 GiB)",
+    )
     # SPARQL: the memory a query's worker process may use
     sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
     # the graph the Knowledge-graph tab opens instead of the built-in world: an endpoint URL or RDF files

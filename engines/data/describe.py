@@ -24,6 +24,7 @@ statements with every name quoted by sqlglot, each column's role in a comment);
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -275,21 +276,44 @@ def describe(
     *,
     source: str,
     kind: str = "",
+    deadline: float | None = None,
+    deadline_note: str = "its deadline",
 ) -> SchemaDescription:
     """Describe ``tables`` — (schema or None, table, [(column, DuckDB type)]) — from their data, read
-    through ``gate``."""
+    through ``gate``.
+
+    ``deadline`` (a :func:`time.monotonic` time): no statistic starts after it; the columns left get the
+    roles their types give, the tables left no row count, and one note says so (``deadline_note`` names
+    the deadline).  Each statistic is bounded by the gate's own query time-out."""
     infos: list[TableInfo] = []
     notes: list[str] = []
+
+    def late() -> bool:
+        if deadline is None or time.monotonic() < deadline:
+            return False
+        if not any(n.startswith(_STOPPED) for n in notes):
+            notes.append(f"{_STOPPED} at {deadline_note}: the columns left have the roles their types give")
+        return True
+
     for schema, name, columns in tables:
         schema = None if schema in (None, "", "main") else schema
         ref = exp.table_(
             exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True) if schema else None
         )
         label = f"{schema}.{name}" if schema else name
-        rows = _one(gate, exp.select(exp.Count(this=exp.Star())).from_(ref.copy()), notes, f"counting {label}")
-        described = [_column(gate, ref, label, c, t, rows, notes) for c, t in columns]
+        rows = (
+            None
+            if late()
+            else _one(gate, exp.select(exp.Count(this=exp.Star())).from_(ref.copy()), notes, f"counting {label}")
+        )
+        described = [
+            ColumnInfo(c, t, role_of(t)) if late() else _column(gate, ref, label, c, t, rows, notes) for c, t in columns
+        ]
         infos.append(TableInfo(name, tuple(described), int(rows) if rows is not None else None, schema))
     return SchemaDescription(source, tuple(infos), kind, tuple(notes))
+
+
+_STOPPED = "describing stopped"
 
 
 def _one(gate: Gate, tree: exp.Expression, notes: list[str], what: str) -> Any:

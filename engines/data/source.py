@@ -15,15 +15,36 @@ Nothing any query does can write to the user's files:
 * a DuckDB database file is attached ``READ_ONLY`` (:meth:`Sandbox.open_database`): the queries read
   it in place, and DuckDB itself refuses any write.
 
+Loading is bounded, whatever the files hold (:mod:`engines.data.load_worker` does the reading):
+
+* it runs in a child process killed at the deadline ``load_timeout_s`` (describing the tables shares
+  that deadline); rows are capped by ``load_max_rows`` and bytes, counted as ``.gz``/``.zst`` files expand,
+  by ``load_max_bytes``, both over all the files of the source together;
+* a path is a path, never a glob: each file is opened here, checked on its descriptor (a regular file,
+  not empty; in a folder, still inside the folder), and DuckDB reads that descriptor (``/proc/self/fd/N``),
+  so ``x*.csv`` is that one file and a sibling is never read;
+* no symbolic link leads out of a ``--db`` folder: a link whose target is outside it, or anything that is
+  not a regular file (a FIFO, a device), is refused with a message naming it, and nothing is loaded.
+  The check is made on the opened descriptor (where ``/proc`` tells its path) so a link swapped in
+  between the check and the read changes nothing.
+
 Bad input — a missing or unreadable path, an empty file, a format DuckDB cannot read, two files that
-would make the same table — is a :class:`DataSourceError` that says what to do, never a traceback.
+would make the same table, a bound reached — is a :class:`DataSourceError` that says what to do, never
+a traceback.  The user's files are only ever opened for reading.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
+import importlib.util
+import json
 import os
 import re
+import stat
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +52,7 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
+import engines
 from engines.data.describe import SchemaDescription, describe
 from engines.errors import EngineError
 from engines.settings import Settings
@@ -55,6 +77,9 @@ FORMATS: dict[str, str] = {
     ".json": "json",
 }
 COMPRESSIONS = (".gz", ".zst")
+_COMPRESSION_NAMES = {".gz": "gzip", ".zst": "zstd"}
+MAX_FOLDER_FILES = 500
+"""The most data files a ``--db`` folder may hold (each is a table, and each is held open while loading)."""
 DUCKDB_ENDINGS = (".duckdb", ".ddb", ".db")
 KINDS = {
     "csv": "CSV file",
@@ -138,6 +163,7 @@ def _is_duckdb_file(path: str) -> bool:
 def open_source(spec: str, settings: Settings | None = None) -> DataSource:
     """Open ``spec`` (a path or a ``postgresql://`` URL) read-only and describe it."""
     settings = settings or Settings()
+    deadline = time.monotonic() + settings.load_timeout_s
     spec = (spec or "").strip()
     if not spec:
         raise DataSourceError(f"No data source given: name {SUPPORTED}.")
@@ -149,117 +175,359 @@ def open_source(spec: str, settings: Settings | None = None) -> DataSource:
         return postgres.open_postgres(spec, settings)
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", spec):
         raise DataSourceError(f"{spec.split('://')[0]}:// sources are not supported: name {SUPPORTED}.")
-    path = os.path.realpath(os.path.expanduser(spec))
-    if not os.path.exists(path):
-        raise DataSourceError(f"No such file or folder: {spec}")
-    if os.path.isdir(path):
-        return _open_files(spec, _folder_files(spec, path), settings, kind="directory")
+    path = os.path.realpath(os.path.expanduser(spec))  # a link named on the command line is followed
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise DataSourceError(f"No such file or folder: {spec}") from None
+    if stat.S_ISDIR(st.st_mode):
+        return _open_files(spec, _folder_files(spec, path), settings, kind="directory", deadline=deadline)
+    if not stat.S_ISREG(st.st_mode):
+        raise DataSourceError(f"{spec} is {_what(st.st_mode)}, not a regular file: name a data file or a folder.")
     if not os.access(path, os.R_OK):
         raise DataSourceError(f"The file {spec} cannot be read (permission denied).")
-    if os.path.getsize(path) == 0:
+    if st.st_size == 0:
         raise DataSourceError(f"The file {spec} is empty: there is no table in it.")
     fmt = file_format(path)
     if fmt is not None:
-        return _open_files(spec, [(table_name(path), fmt, path)], settings, kind=fmt)
+        shown = os.path.basename(spec.rstrip("/\\")) or spec
+        opened = _open_file(path, table_name(path), fmt, shown=shown, place=spec)
+        return _open_files(spec, [opened], settings, kind=fmt, deadline=deadline)
     if _is_duckdb_file(path):
-        return _open_duckdb(spec, path, settings)
+        return _open_duckdb(spec, path, settings, deadline)
     raise DataSourceError(
         f"Cannot tell the format of {spec}: its name should end in "
         f"{', '.join(FORMATS)} (optionally {' or '.join(COMPRESSIONS)}), or {', '.join(DUCKDB_ENDINGS)}."
     )
 
 
-def _folder_files(spec: str, folder: str) -> list[tuple[str, str, str]]:
-    """(table, format, path) of every data file directly in ``folder`` (hidden files and sub-folders left out)."""
+# --- opening the files: the checks are made on the opened descriptor ---------------------------------
+
+
+@dataclass
+class _File:
+    table: str
+    fmt: str
+    path: str  # resolved
+    name: str  # as messages name it: the file's name
+    fd: int  # open for reading; DuckDB reads it as /proc/self/fd/N
+    compression: str | None  # gzip | zstd | None
+
+
+def _what(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a special file"
+
+
+def _inside(path: str, folder: str) -> bool:
+    """``path`` (resolved) lies within ``folder`` (resolved), below it."""
+    try:
+        return path != folder and os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives
+        return False
+
+
+def _opened_path(fd: int) -> str | None:
+    """The path the kernel holds for an open descriptor (Linux's /proc), or None where it cannot tell."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def _compression(path: str) -> str | None:
+    low = path.lower()
+    return next((name for ending, name in _COMPRESSION_NAMES.items() if low.endswith(ending)), None)
+
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in does not block the open
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _open_file(path: str, table: str, fmt: str, *, shown: str, place: str, folder: str | None = None) -> _File:
+    """Open the data file at ``path`` (resolved) for reading and check the descriptor: a regular file, not
+    empty, and, for a file of ``folder``, inside that folder.  ``shown`` names it, ``place`` in messages."""
+    compression = _compression(path)
+    if fmt == "parquet" and compression:
+        raise DataSourceError(
+            f"{place}: a Parquet file compresses its own data; it cannot be read inside {compression} compression."
+        )
+    if compression == "zstd" and importlib.util.find_spec("zstandard") is None:
+        raise DataSourceError(
+            f"{place}: reading a .zst file needs the zstandard package (pip install zstandard), "
+            "so that its size can be bounded as it expands."
+        )
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  #: the resolved path became a link between the check and the open
+            raise DataSourceError(f"{place} changed while it was being opened (it is now a link): try again.") from e
+        raise DataSourceError(f"{place} cannot be read: {e.strerror or e}.") from e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise DataSourceError(f"{place} is {_what(st.st_mode)}, not a regular file: it is not read.")
+        if folder is not None:
+            opened = _opened_path(fd)
+            if opened is not None:
+                inside = _inside(opened, folder)
+            else:  # no /proc: the descriptor must be the file the resolved path names now
+                now = os.stat(path, follow_symlinks=False)
+                inside = _inside(path, folder) and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+            if not inside:
+                raise DataSourceError(_outside(place))
+        if st.st_size == 0:
+            raise DataSourceError(
+                f"The file {place} is empty: "
+                + ("there is no table in it." if folder is None else "remove it or give it a header and rows.")
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return _File(table, fmt, path, shown, fd, compression)
+
+
+def _outside(place: str) -> str:
+    return (
+        f"{place} is a link to a file outside the folder: links out of a --db folder are not followed, "
+        "so nothing was loaded. Copy the file into the folder, or remove the link."
+    )
+
+
+def _folder_files(spec: str, folder: str) -> list[_File]:
+    """Every data file directly in ``folder`` (resolved), opened: hidden files and sub-folders left out."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         raise DataSourceError(f"The folder {spec} cannot be read: {e.strerror or e}.") from e
-    found: list[tuple[str, str, str]] = []
+    found: list[_File] = []
     tables: dict[str, str] = {}
-    for entry in entries:
-        if entry.name.startswith(".") or not entry.is_file():
-            continue
-        fmt = file_format(entry.name)
-        if fmt is None:
-            continue
-        path = os.path.realpath(entry.path)
-        if os.path.getsize(path) == 0:
-            raise DataSourceError(f"The file {entry.name} in {spec} is empty: remove it or give it a header and rows.")
-        name = table_name(entry.name)
-        if name.casefold() in tables:
+    try:
+        for entry in entries:
+            fmt = file_format(entry.name)
+            if entry.name.startswith(".") or fmt is None:
+                continue
+            place = f"{entry.name} in {spec}"
+            try:
+                if entry.is_dir():  # a folder (or a link to one) named like a file: left out, as sub-folders are
+                    continue
+                st = os.stat(entry.path)
+            except OSError as e:  # a dangling link, a file gone meanwhile
+                raise DataSourceError(f"{place} cannot be read: {e.strerror or e}.") from e
+            target = os.path.realpath(entry.path)
+            if not _inside(target, folder):
+                raise DataSourceError(_outside(place))
+            if not stat.S_ISREG(st.st_mode):
+                raise DataSourceError(f"{place} is {_what(st.st_mode)}, not a regular file: it is not read.")
+            name = table_name(entry.name)
+            if name.casefold() in tables:
+                raise DataSourceError(
+                    f"The files {tables[name.casefold()]} and {entry.name} in {spec} would both be the table "
+                    f"{name!r}: rename one of them."
+                )
+            if len(found) == MAX_FOLDER_FILES:
+                raise DataSourceError(
+                    f"The folder {spec} holds more than {MAX_FOLDER_FILES} data files: "
+                    "give a folder with fewer (each file is a table)."
+                )
+            tables[name.casefold()] = entry.name
+            found.append(_open_file(target, name, fmt, shown=entry.name, place=place, folder=folder))
+        if not found:
             raise DataSourceError(
-                f"The files {tables[name.casefold()]} and {entry.name} in {spec} would both be the table {name!r}: "
-                "rename one of them."
+                f"The folder {spec} holds no CSV, TSV, Parquet or JSON-lines file (names ending in {', '.join(FORMATS)})."
             )
-        tables[name.casefold()] = entry.name
-        found.append((name, fmt, path))
-    if not found:
-        raise DataSourceError(
-            f"The folder {spec} holds no CSV, TSV, Parquet or JSON-lines file (names ending in {', '.join(FORMATS)})."
-        )
+    except BaseException:
+        _close(found)
+        raise
     return found
 
 
+def _close(files: list[_File]) -> None:
+    for f in files:
+        try:
+            os.close(f.fd)
+        except OSError:
+            pass
+
+
+# --- loading: in a child process, bounded ------------------------------------------------------------
+
+
 def _reader(fmt: str) -> exp.Expression:
-    """``read_csv(?)`` and friends: the path is the query's one parameter."""
+    """``read_csv(?)`` and friends: the path is the query's first parameter (a descriptor's path, which
+    has no ending: compression is said, none, since compressed files arrive through a pipe decompressed)."""
     path = exp.Placeholder()
+
+    def option(name: str, value: str) -> exp.Expression:
+        return exp.PropertyEQ(this=exp.var(name), expression=exp.Literal.string(value))
+
     if fmt == "csv":
-        return exp.func("read_csv", path)
+        return exp.func("read_csv", path, option("compression", "none"))
     if fmt == "tsv":
-        return exp.func("read_csv", path, exp.PropertyEQ(this=exp.var("delim"), expression=exp.Literal.string("\t")))
+        return exp.func("read_csv", path, option("delim", "\t"), option("compression", "none"))
     if fmt == "parquet":
         return exp.func("read_parquet", path)
     fmt_name = "newline_delimited" if fmt == "jsonl" else "auto"
-    return exp.func("read_json", path, exp.PropertyEQ(this=exp.var("format"), expression=exp.Literal.string(fmt_name)))
+    return exp.func("read_json", path, option("format", fmt_name), option("compression", "none"))
 
 
-def _open_files(spec: str, files: list[tuple[str, str, str]], settings: Settings, *, kind: str) -> DataSource:
-    def load(con: duckdb.DuckDBPyConnection) -> None:
-        for name, fmt, path in files:
-            create = exp.Create(
-                this=exp.to_table(exp.to_identifier(name, quoted=True)),
-                kind="TABLE",
-                expression=exp.select("*").from_(_reader(fmt)),
-            )
-            try:
-                con.execute(create.sql(dialect="duckdb"), [path]).fetchall()
-            except duckdb.Error as e:
-                raise DataSourceError(
-                    f"{os.path.basename(path)} could not be read as a {KINDS[fmt]}: {_first_line(str(e))}"
-                ) from e
+def _load_sql(f: _File) -> str:
+    """``CREATE TABLE "t" AS SELECT * FROM read_csv(?) LIMIT ?``: the path, then the rows allowed plus one."""
+    create = exp.Create(
+        this=exp.to_table(exp.to_identifier(f.table, quoted=True)),
+        kind="TABLE",
+        expression=exp.select("*").from_(_reader(f.fmt)).limit(exp.Placeholder()),
+    )
+    return create.sql(dialect="duckdb")
 
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _worker_env() -> dict[str, str]:
+    """The environment of the loader process: this one, with the folder that holds ``engines`` first on its
+    path (the child runs with ``-P``: the current folder is not searched)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(engines.__file__ or "")))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _load(
+    spec: str, files: list[_File], settings: Settings, database: str, config: dict[str, Any], deadline: float
+) -> None:
+    """Fill ``database`` from ``files`` in a loader process (:mod:`engines.data.load_worker`), killed at
+    ``deadline``; a bound reached or a file DuckDB cannot read is a :class:`DataSourceError`."""
+    request = {
+        "database": database,
+        "config": config,
+        "max_rows": settings.load_max_rows,
+        "max_bytes": settings.load_max_bytes,
+        "files": [
+            {"fd": f.fd, "name": f.name, "format": f.fmt, "compression": f.compression, "sql": _load_sql(f)}
+            for f in files
+        ],
+    }
     try:
-        sandbox = Sandbox.create(
-            load,
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", "engines.data.load_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=[f.fd for f in files],
+            env=_worker_env(),
+        )
+    except OSError as e:
+        raise DataSourceError(f"{spec} could not be loaded: the loader process did not start ({e}).") from e
+    timed_out = False
+    try:
+        out, err = proc.communicate(json.dumps(request).encode(), timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.kill()
+        out, err = proc.communicate()
+    except BaseException:  # interrupted (Ctrl-C): the loader goes too
+        proc.kill()
+        proc.wait()
+        raise
+    messages = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            messages.append(json.loads(line))
+        except ValueError:
+            continue
+    current = next((m["loading"] for m in reversed(messages) if "loading" in m), None)
+    name = files[current].name if current is not None else os.path.basename(spec.rstrip("/\\")) or spec
+    if timed_out:
+        raise DataSourceError(
+            f"Loading {name} took longer than {settings.load_timeout_s:g} s, so it was stopped "
+            "(the deadline load_timeout_s; CS224V_LOAD_TIMEOUT_S raises it)."
+        )
+    final = messages[-1] if messages and ("ok" in messages[-1] or "stop" in messages[-1]) else None
+    if final is None:
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1][:300] if lines else f"exit status {proc.returncode}"
+        raise DataSourceError(f"{spec} could not be loaded: the loader process failed at {name} ({why}).")
+    if "ok" in final:
+        return
+    f = files[int(final["file"])]
+    together = " (all its files together)" if len(files) > 1 else ""
+    kind = final["stop"]
+    if kind == "rows":
+        raise DataSourceError(
+            f"{f.name} goes past the load cap of {settings.load_max_rows:,} rows{together}, so loading stopped "
+            "(load_max_rows; CS224V_LOAD_MAX_ROWS raises it)."
+        )
+    if kind == "bytes":
+        raise DataSourceError(
+            f"{f.name} goes past the load cap of {_size(settings.load_max_bytes)}{together} once decompressed, "
+            "so loading stopped (load_max_bytes; CS224V_LOAD_MAX_BYTES raises it)."
+        )
+    if kind == "empty":
+        raise DataSourceError(f"The file {f.name} is empty once decompressed: there is no table in it.")
+    if kind == "decompress":
+        raise DataSourceError(f"{f.name} could not be decompressed ({f.compression}): {final.get('detail', '')}")
+    raise DataSourceError(f"{f.name} could not be read as a {KINDS[f.fmt]}: {final.get('detail', '')}")
+
+
+def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: str, deadline: float) -> DataSource:
+    try:
+        sandbox = Sandbox.create_external(
+            lambda database, config: _load(spec, files, settings, database, config, deadline),
             row_cap=settings.row_cap,
             timeout_s=settings.query_timeout_s,
             limits=Limits.from_settings(settings),
-            read_paths=[path for _, _, path in files],
         )
     except DataSourceError:
         raise
     except (SqlError, duckdb.Error) as e:
         raise DataSourceError(f"{spec} could not be loaded: {_first_line(str(e))}") from e
-    return _described(spec, kind, sandbox, tuple(p for _, _, p in files))
+    finally:
+        _close(files)
+    return _described(spec, kind, sandbox, tuple(f.path for f in files), settings, deadline)
 
 
-def _open_duckdb(spec: str, path: str, settings: Settings) -> DataSource:
+def _open_duckdb(spec: str, path: str, settings: Settings, deadline: float) -> DataSource:
     try:
         sandbox = Sandbox.open_database(
             path, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
         )
     except (SqlError, duckdb.Error) as e:
         raise DataSourceError(f"{spec} could not be opened as a DuckDB database: {_first_line(str(e))}") from e
-    return _described(spec, "duckdb", sandbox, (path,))
+    return _described(spec, "duckdb", sandbox, (path,), settings, deadline)
 
 
-def _described(spec: str, kind: str, sandbox: Sandbox, files: tuple[str, ...]) -> DataSource:
+def _described(
+    spec: str, kind: str, sandbox: Sandbox, files: tuple[str, ...], settings: Settings, deadline: float
+) -> DataSource:
     try:
         tables = sandbox.tables()
         if not tables:
             raise DataSourceError(f"{spec} holds no table.")
-        schema = describe(sandbox, tables, source=os.path.basename(spec.rstrip("/\\")) or spec, kind=KINDS[kind])
+        schema = describe(
+            sandbox,
+            tables,
+            source=os.path.basename(spec.rstrip("/\\")) or spec,
+            kind=KINDS[kind],
+            deadline=deadline,
+            deadline_note=f"the deadline load_timeout_s ({settings.load_timeout_s:g} s)",
+        )
     except BaseException:
         sandbox.close()
         raise

@@ -21,7 +21,9 @@ from engines.sql.sandbox.opening import (
     Loader,
     _remove_workdir,
     attach_read_only,
+    database_path,
     fill_database,
+    loader_config,
     new_workdir,
 )
 from engines.sql.sandbox.policy import validate
@@ -126,6 +128,32 @@ class Sandbox:
         workdir = new_workdir()
         try:
             path = fill_database(loader, workdir, limits, read_paths)
+            return cls._attach(path, row_cap=row_cap, timeout_s=timeout_s, limits=limits, workdir=workdir)
+        except BaseException:
+            _remove_workdir(workdir)
+            raise
+
+    @classmethod
+    def create_external(
+        cls,
+        fill: Callable[[str, dict[str, Any]], None],
+        *,
+        row_cap: int = DEFAULT_ROW_CAP,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        limits: Limits | None = None,
+    ) -> Sandbox:
+        """:meth:`create` for a loader that runs elsewhere (another process, which can be killed at a deadline).
+
+        ``fill(path, config)`` must fill a fresh DuckDB database file at ``path`` (in a private temporary
+        folder) through a connection opened with ``config``, and close it before returning; it must turn
+        external access off and lock the configuration once it has set the ``allowed_paths`` it reads.
+        The database is then attached read-only (:meth:`open_database`).  Errors ``fill`` raises propagate
+        unchanged, and the folder is removed."""
+        limits = limits or Limits()
+        workdir = new_workdir()
+        try:
+            path = database_path(workdir)
+            fill(path, loader_config(workdir, limits))
             return cls._attach(path, row_cap=row_cap, timeout_s=timeout_s, limits=limits, workdir=workdir)
         except BaseException:
             _remove_workdir(workdir)

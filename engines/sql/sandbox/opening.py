@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import duckdb
 from sqlglot import exp
@@ -48,6 +49,23 @@ def new_workdir() -> str:
     return tempfile.mkdtemp(prefix="cs224v-sandbox-")
 
 
+def database_path(workdir: str) -> str:
+    """Where the database a loader fills lives in ``workdir``."""
+    return os.path.join(workdir, "world.duckdb")
+
+
+def loader_config(workdir: str, limits: Limits) -> dict[str, Any]:
+    """The DuckDB configuration of a loader's connection: hardened, bounded by ``limits`` (spilling into
+    ``workdir``), external access on only so that the loader can set ``allowed_paths``: it must then turn
+    access off and lock the configuration before it reads anything."""
+    return {
+        **_HARDENED_CONFIG,
+        **limits.config(os.path.join(workdir, "spill")),
+        **_no_fsync(),
+        "enable_external_access": True,
+    }
+
+
 def fill_database(loader: Loader, workdir: str, limits: Limits, read_paths: Sequence[str | os.PathLike[str]]) -> str:
     """Let ``loader`` fill a fresh database file in ``workdir``; returns its path.
 
@@ -55,7 +73,7 @@ def fill_database(loader: Loader, workdir: str, limits: Limits, read_paths: Sequ
     unchanged.  ``read_paths``: files the loader may read (DuckDB's ``allowed_paths``); every other path
     stays closed to it.
     """
-    path = os.path.join(workdir, "world.duckdb")
+    path = database_path(workdir)
     allowed = [os.fspath(p) for p in read_paths]
     config = {**_HARDENED_CONFIG, **limits.config(os.path.join(workdir, "spill")), **_no_fsync()}
     if allowed:  # DuckDB takes allowed_paths only once the database runs, and only while access is on

@@ -1,0 +1,314 @@
+"""The loader process: fills the private database of a ``--db FILE|FOLDER`` source from the user's files.
+
+:mod:`engines.data.source` opens the files itself (the checks are made on the opened descriptors), starts
+this module as a child process (``python -m engines.data.load_worker``) with those descriptors, and kills
+it at the load deadline: DuckDB's CSV sniffer and binder cannot be interrupted (a CSV header of 150,000
+columns kept it 17 s in the sniffer, past any interrupt), a process can always be stopped.
+
+The parent sends one JSON request on stdin::
+
+    {"database": path of the database file to fill, "config": DuckDB configuration,
+     "max_rows": rows allowed in all, "max_bytes": bytes allowed in all,
+     "files": [{"fd": descriptor, "name": shown in messages, "format": "csv"|"tsv"|"parquet"|"jsonl"|"json",
+                "compression": null|"gzip"|"zstd", "sql": "CREATE TABLE ... FROM read_csv(?) LIMIT ?"}]}
+
+and reads JSON lines back on stdout: ``{"loading": i}`` before file ``i``, then one last line,
+``{"ok": true}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty", "file": i, "detail": text}``.
+
+DuckDB reads each file only as ``/proc/self/fd/N`` (``/dev/fd/N`` where there is no ``/proc``): the very
+file the parent checked, and a path DuckDB cannot glob.  A compressed file reaches it decompressed through
+a named pipe in the private folder.  Its connection may read exactly those paths (``allowed_paths``, which
+DuckDB compares once resolved: a file renamed or replaced after the check is refused), nothing else, and
+its configuration is locked before the first read.
+
+The bounds, whatever the compression:
+
+* rows: every read is ``... LIMIT <rows left + 1>``, so DuckDB stops one row past the cap;
+* bytes: a plain file counts its size, a Parquet file the larger of its size and its pages' uncompressed
+  size (from its metadata, read before any row); a ``.gz`` or ``.zst`` file is decompressed here, in
+  bounded chunks, into a pipe DuckDB reads, and counted as it expands: one byte past the cap, the pipe is
+  closed and DuckDB interrupted, so a gzip bomb stops at the cap, never expanded further.
+
+Only the standard library and DuckDB are imported (``zstandard`` for ``.zst``), so the process starts fast.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import fcntl
+import gzip
+import json
+import os
+import select
+import sys
+import termios
+import threading
+from typing import IO, Any
+
+import duckdb
+
+CHUNK = 1 << 20  # bytes decompressed at a time
+FD_DIR = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+
+
+def fd_path(fd: int) -> str:
+    """The path through which DuckDB opens descriptor ``fd`` of this process."""
+    return f"{FD_DIR}/{fd}"
+
+
+class Stop(Exception):
+    """Loading stops: ``kind`` is rows, bytes, read, decompress or empty; ``detail`` says more."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class _Closed(Exception):
+    """DuckDB stopped reading the pipe."""
+
+
+class Pump(threading.Thread):
+    """Decompresses ``source`` into the pipe ``write_fd``, counting the bytes as they expand.
+
+    :meth:`first` reads the first chunk before DuckDB starts (an empty or corrupt stream stops there);
+    the thread writes it and the rest.  One byte past ``budget`` it stops, sets ``over`` and interrupts
+    ``con``; a corrupt stream sets ``error`` and interrupts too (DuckDB would otherwise take the end of
+    the pipe for the end of the data).  Its end of the pipe is closed only once DuckDB has read every byte
+    written (or :meth:`stop` is called): DuckDB opens the pipe by its path, and an open finding no writer
+    would wait for one for good."""
+
+    def __init__(
+        self, source: int, compression: str, budget: int, write_fd: int, con: duckdb.DuckDBPyConnection
+    ) -> None:
+        super().__init__(daemon=True)
+        self._budget = budget
+        self._write_fd = write_fd
+        self._con = con
+        self._stopped = threading.Event()
+        self._pending = b""
+        self.count = 0
+        self.over = False
+        self.error: str | None = None
+        os.lseek(source, 0, os.SEEK_SET)
+        self._raw = os.fdopen(source, "rb", closefd=False)
+        if compression == "gzip":
+            self._reader: IO[bytes] = gzip.GzipFile(fileobj=self._raw, mode="rb")
+        else:
+            import zstandard  # the parent checked it is there
+
+            self._reader = zstandard.ZstdDecompressor().stream_reader(self._raw, read_across_frames=True)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _read(self) -> bytes:
+        chunk = self._reader.read(min(CHUNK, self._budget - self.count + 1))
+        self.count += len(chunk)
+        if self.count > self._budget:
+            self.over = True
+        return chunk
+
+    def first(self) -> None:
+        """Read the first chunk: raises :class:`Stop` (bytes, decompress, empty) when there is nothing to load."""
+        try:
+            self._pending = self._read()
+        except Exception as e:  # a corrupt stream: gzip.BadGzipFile, zlib.error, zstandard.ZstdError, EOFError ...
+            raise Stop("decompress", _one_line(str(e)) or type(e).__name__) from e
+        if self.over:
+            raise Stop("bytes")
+        if not self._pending:
+            raise Stop("empty")
+
+    def run(self) -> None:
+        try:
+            chunk = self._pending
+            while chunk and not self._stopped.is_set():
+                self._write(chunk)
+                chunk = self._read()
+                if self.over:
+                    self._interrupt()
+                    return
+            self._drain()
+        except _Closed:
+            pass
+        except Exception as e:  # a corrupt stream
+            self.error = _one_line(str(e)) or type(e).__name__
+            self._interrupt()
+        finally:
+            os.close(self._write_fd)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._raw.close()
+
+    def _write(self, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while view:
+            if self._stopped.is_set():
+                raise _Closed
+            try:
+                view = view[os.write(self._write_fd, view) :]
+            except BlockingIOError:
+                select.select([], [self._write_fd], [], 0.1)
+            except BrokenPipeError:
+                raise _Closed from None
+
+    def _drain(self) -> None:
+        """Wait until DuckDB has read all that is in the pipe (or loading stopped)."""
+        unread = array.array("i", [0])
+        while not self._stopped.is_set():
+            fcntl.ioctl(self._write_fd, termios.FIONREAD, unread)
+            if unread[0] == 0:
+                return
+            self._stopped.wait(0.01)
+
+    def _interrupt(self) -> None:
+        with contextlib.suppress(duckdb.Error):
+            self._con.interrupt()
+
+
+def _one_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:500]
+
+
+def _detail(error: BaseException, paths: dict[str, str]) -> str:
+    """DuckDB's message, its first line, with the descriptor paths written as the files' names."""
+    text = _one_line(str(error))
+    for path, name in sorted(paths.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(path, name)
+    return text
+
+
+def _count(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> int:
+    row = con.execute(sql, params).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+class Loader:
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.files: list[dict[str, Any]] = request["files"]
+        self.rows_left: int = int(request["max_rows"])
+        self.bytes_left: int = int(request["max_bytes"])
+        self.con = duckdb.connect(request["database"], config=request["config"])
+        # DuckDB checks allowed_paths on the resolved path, so a compressed file's decompressed bytes come
+        # through a named pipe of the private folder (a path that stays the same), one per file
+        folder = os.path.dirname(os.path.abspath(request["database"]))
+        self.names: dict[str, str] = {}
+        self.streams: dict[int, str] = {}
+        for i, f in enumerate(self.files):
+            if f["compression"]:
+                self.streams[i] = os.path.join(folder, f"stream-{i}")
+                os.mkfifo(self.streams[i], 0o600)
+                self.names[self.streams[i]] = f["name"]
+            else:
+                self.names[fd_path(int(f["fd"]))] = f["name"]
+        self.con.execute("SET allowed_paths = ?", [sorted(self.names)]).fetchall()
+        self.con.execute("SET enable_external_access = false").fetchall()
+        self.con.execute("SET lock_configuration = true").fetchall()
+
+    def load(self, i: int) -> None:
+        f = self.files[i]
+        if f["compression"]:
+            rows = self._through_pipe(f, self.streams[i])
+        else:
+            fd = int(f["fd"])
+            size = os.fstat(fd).st_size
+            if f["format"] == "parquet":
+                size = max(size, self._parquet_precheck(fd))
+            if size > self.bytes_left:
+                raise Stop("bytes")
+            rows = self._run(f["sql"], fd_path(fd))
+            self.bytes_left -= size
+        if rows > self.rows_left:
+            raise Stop("rows")
+        self.rows_left -= rows
+
+    def _run(self, sql: str, path: str) -> int:
+        try:
+            return _count(self.con, sql, [path, self.rows_left + 1])
+        except duckdb.Error as e:
+            raise Stop("read", _detail(e, self.names)) from e
+
+    def _parquet_precheck(self, fd: int) -> int:
+        """The pages' uncompressed size a Parquet file declares; its declared rows past the cap stop here."""
+        path = fd_path(fd)
+        try:
+            declared = _count(self.con, "SELECT num_rows FROM parquet_file_metadata(?)", [path])
+            expanded = _count(
+                self.con, "SELECT coalesce(sum(total_uncompressed_size), 0) FROM parquet_metadata(?)", [path]
+            )
+        except duckdb.Error as e:
+            raise Stop("read", _detail(e, self.names)) from e
+        if declared > self.rows_left:
+            raise Stop("rows")
+        return expanded
+
+    def _through_pipe(self, f: dict[str, Any], stream: str) -> int:
+        # this process keeps a reading end open throughout, so that neither open of the pipe waits and the
+        # pump's writes never fail for want of a reader before DuckDB opens it
+        keeper = os.open(stream, os.O_RDONLY | os.O_NONBLOCK)
+        writer = os.open(stream, os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            pump = Pump(int(f["fd"]), f["compression"], self.bytes_left, writer, self.con)
+        except BaseException:
+            os.close(writer)
+            os.close(keeper)
+            raise
+        failure: Stop | None = None
+        rows = 0
+        try:
+            pump.first()
+            pump.start()
+            rows = self._run(f["sql"], stream)
+        except Stop as e:
+            failure = e
+        finally:
+            pump.stop()
+            if pump.ident is not None:  # started: it closes the writing end itself
+                pump.join()
+            else:
+                os.close(writer)
+            os.close(keeper)
+            pump.close()
+            os.unlink(stream)
+        if pump.over:
+            raise Stop("bytes")
+        if pump.error is not None:
+            raise Stop("decompress", pump.error)
+        if failure is not None:
+            raise failure
+        self.bytes_left -= pump.count
+        return rows
+
+    def finish(self) -> None:
+        self.con.execute("CHECKPOINT").fetchall()
+        self.con.close()
+
+
+def _emit(out: IO[str], message: dict[str, Any]) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+
+
+def main() -> int:
+    out = sys.stdout
+    request = json.loads(sys.stdin.buffer.read())
+    loader = Loader(request)
+    for i in range(len(loader.files)):
+        _emit(out, {"loading": i})
+        try:
+            loader.load(i)
+        except Stop as e:
+            _emit(out, {"stop": e.kind, "file": i, "detail": e.detail})
+            return 0
+    loader.finish()
+    _emit(out, {"ok": True})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
