@@ -5,15 +5,17 @@ this module as a child process (``python -m engines.data.load_worker``) with tho
 it at the load deadline: DuckDB's CSV sniffer and binder cannot be interrupted (a CSV header of 150,000
 columns kept it 17 s in the sniffer, past any interrupt), a process can always be stopped.
 
-The parent sends one JSON request on stdin::
+The parent sends one JSON request on a socket (:func:`send`; the descriptors go with it)::
 
     {"database": path of the database file to fill, "config": DuckDB configuration,
      "max_rows": rows allowed in all, "max_bytes": bytes allowed in all,
      "files": [{"fd": descriptor, "name": shown in messages, "format": "csv"|"tsv"|"parquet"|"jsonl"|"json",
                 "compression": null|"gzip"|"zstd", "sql": "CREATE TABLE ... FROM read_csv(?) LIMIT ?"}]}
 
-and reads JSON lines back on stdout: ``{"loading": i}`` before file ``i``, then one last line,
-``{"ok": true}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty", "file": i, "detail": text}``.
+and reads JSON lines back on the socket: ``{"loading": i}`` before file ``i``, then one last line,
+``{"ok": true}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty", "file": i, "detail": text}``
+(``{"fail": text}`` for anything else; the process then ends).  The process serves one request after
+another, so a program that opens many sources starts it once.
 
 DuckDB reads each file only as ``/proc/self/fd/N`` (``/dev/fd/N`` where there is no ``/proc``): the very
 file the parent checked, and a path DuckDB cannot glob.  A compressed file reaches it decompressed through
@@ -41,6 +43,8 @@ import gzip
 import json
 import os
 import select
+import socket
+import struct
 import sys
 import termios
 import threading
@@ -286,29 +290,93 @@ class Loader:
 
     def finish(self) -> None:
         self.con.execute("CHECKPOINT").fetchall()
-        self.con.close()
 
 
-def _emit(out: IO[str], message: dict[str, Any]) -> None:
-    out.write(json.dumps(message) + "\n")
-    out.flush()
+def _emit(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def main() -> int:
-    out = sys.stdout
-    request = json.loads(sys.stdin.buffer.read())
+def run(request: dict[str, Any], sock: socket.socket) -> None:
+    """Load what ``request`` asks, saying on ``sock`` which file is loading and, last, how it ended."""
     loader = Loader(request)
-    for i in range(len(loader.files)):
-        _emit(out, {"loading": i})
-        try:
-            loader.load(i)
-        except Stop as e:
-            _emit(out, {"stop": e.kind, "file": i, "detail": e.detail})
-            return 0
-    loader.finish()
-    _emit(out, {"ok": True})
+    try:
+        for i in range(len(loader.files)):
+            _emit(sock, {"loading": i})
+            try:
+                loader.load(i)
+            except Stop as e:
+                _emit(sock, {"stop": e.kind, "file": i, "detail": e.detail})
+                return
+        loader.finish()
+    finally:
+        loader.con.close()
+    _emit(sock, {"ok": True})
+
+
+FD_BATCH = 200
+"""Descriptors sent per message (Linux takes at most 253 in one)."""
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes | None:
+    """``size`` bytes from ``sock``, or None when it closes first."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def receive(sock: socket.socket) -> dict[str, Any] | None:
+    """The request, its files' descriptors in place of the parent's numbers; None when the parent sends none
+    (a spare loader the parent no longer needs)."""
+    header = _exactly(sock, 8)
+    if header is None:
+        return None
+    size, count = struct.unpack("!II", header)
+    body = _exactly(sock, size)
+    if body is None:
+        return None
+    request = json.loads(body)
+    fds: list[int] = []
+    while len(fds) < count:
+        _, got, _, _ = socket.recv_fds(sock, 1, FD_BATCH)
+        if not got:
+            return None
+        fds.extend(got)
+    for f, fd in zip(request["files"], fds):
+        f["fd"] = fd
+    return request
+
+
+def send(sock: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """What :func:`receive` reads: the request as JSON, then the descriptors, in batches."""
+    body = json.dumps(request).encode()
+    sock.sendall(struct.pack("!II", len(body), len(fds)) + body)
+    for i in range(0, len(fds), FD_BATCH):
+        socket.send_fds(sock, [b"\0"], fds[i : i + FD_BATCH])
+
+
+def main(argv: list[str]) -> int:
+    """``python -m engines.data.load_worker FD``: requests arrive on the socket ``FD``, one after another,
+    and the replies go back on it; the process ends when the parent closes the socket (or kills it at a
+    deadline).  It starts before it is needed, so DuckDB is imported by the time a request comes."""
+    with socket.socket(fileno=int(argv[0])) as sock:
+        while (request := receive(sock)) is not None:
+            try:
+                run(request, sock)
+            except Exception as e:  # a bug, or DuckDB refusing its configuration: said, then this process ends
+                _emit(sock, {"fail": f"{type(e).__name__}: {_one_line(str(e))}"})
+                return 1
+            finally:
+                for f in request["files"]:
+                    os.close(f["fd"])
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main(sys.argv[1:])
+    # every database is closed and every reply sent: the interpreter's own teardown (a tenth of a second
+    # with DuckDB loaded) would only delay whoever waits for this process to end
+    os._exit(code)

@@ -17,9 +17,11 @@ Nothing any query does can write to the user's files:
 
 Loading is bounded, whatever the files hold (:mod:`engines.data.load_worker` does the reading):
 
-* it runs in a child process killed at the deadline ``load_timeout_s`` (describing the tables shares
-  that deadline); rows are capped by ``load_max_rows`` and bytes, counted as ``.gz``/``.zst`` files expand,
-  by ``load_max_bytes``, both over all the files of the source together;
+* it runs in a loader process, killed at the deadline ``load_timeout_s`` (DuckDB's sniffer and binder
+  cannot be interrupted; describing the tables shares the deadline, in this process).  The loader serves
+  one load after another, so a program that opens many sources starts it once;
+* rows are capped by ``load_max_rows`` and bytes, counted as ``.gz``/``.zst`` files expand, by
+  ``load_max_bytes``, both over all the files of the source together;
 * a path is a path, never a glob: each file is opened here, checked on its descriptor (a regular file,
   not empty; in a folder, still inside the folder), and DuckDB reads that descriptor (``/proc/self/fd/N``),
   so ``x*.csv`` is that one file and a sibling is never read;
@@ -35,15 +37,18 @@ a traceback.  The user's files are only ever opened for reading.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import importlib
 import importlib.util
 import json
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +59,7 @@ from sqlglot import exp
 
 import engines
 from engines.data.describe import SchemaDescription, describe
+from engines.data.load_worker import send
 from engines.errors import EngineError
 from engines.settings import Settings
 from engines.sql.sandbox import Limits, Sandbox, SqlError
@@ -409,6 +415,108 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
+class _Worker:
+    """A loader process (``python -m engines.data.load_worker``): requests and replies go over a socket."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "engines.data.load_worker", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,  # read once it has ended, for what went wrong
+                pass_fds=[theirs.fileno()],
+                env=_worker_env(),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.owner = os.getpid()
+
+    def exchange(self, request: dict[str, Any], fds: list[int], deadline: float) -> list[dict[str, Any]]:
+        """Send ``request`` with ``fds``; its replies up to the last (``ok``, ``stop`` or ``fail``), or those
+        before the loader ended.  Raises :class:`TimeoutError` at ``deadline``."""
+        self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+        send(self.sock, request, fds)
+        messages: list[dict[str, Any]] = []
+        pending = b""
+        while True:
+            self.sock.settimeout(max(0.001, deadline - time.monotonic()))
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                return messages
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            messages += [json.loads(line) for line in lines if line.strip()]
+            if messages and messages[-1].keys() & {"ok", "stop", "fail"}:
+                return messages
+
+    def discard(self) -> str:
+        """Stop the process; the last line it wrote on its standard error (or how it ended)."""
+        self.sock.close()  # an idle loader ends on its own when its socket closes
+        try:
+            err = self.proc.communicate(timeout=1)[1]
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            err = self.proc.communicate()[1]
+        lines = (err or b"").decode("utf-8", "replace").strip().splitlines()
+        return lines[-1][:300] if lines else f"exit status {self.proc.returncode}"
+
+
+# A loader process serves one load after another: a program that opens many sources (the app, the tests)
+# starts Python and DuckDB once.  It is kept while idle for IDLE_S, and never across a deadline or a failure.
+IDLE_S = 60.0
+_idle_lock = threading.Lock()
+_idle: _Worker | None = None
+_idle_timer: threading.Timer | None = None
+
+
+def _take_worker() -> _Worker:
+    global _idle, _idle_timer
+    with _idle_lock:
+        worker, _idle = _idle, None
+        timer, _idle_timer = _idle_timer, None
+    if timer is not None:
+        timer.cancel()
+    if worker is not None and worker.owner == os.getpid():  # (a forked copy leaves its parent's loader alone)
+        if worker.proc.poll() is None:
+            return worker
+        worker.discard()
+    return _Worker()
+
+
+def _keep_worker(worker: _Worker) -> None:
+    global _idle, _idle_timer
+    timer = threading.Timer(IDLE_S, _discard_idle)
+    timer.daemon = True
+    with _idle_lock:
+        if _idle is None:
+            _idle, _idle_timer, worker = worker, timer, None
+    if worker is not None:  # another load kept its loader meanwhile
+        worker.discard()
+    else:
+        timer.start()
+
+
+def _discard_idle() -> None:
+    """Stop the idle loader, if there is one."""
+    global _idle, _idle_timer
+    with _idle_lock:
+        worker, _idle = _idle, None
+        timer, _idle_timer = _idle_timer, None
+    if timer is not None:
+        timer.cancel()
+    if worker is not None and worker.owner == os.getpid():
+        worker.discard()
+
+
+atexit.register(_discard_idle)
+
+
 def _load(
     spec: str, files: list[_File], settings: Settings, database: str, config: dict[str, Any], deadline: float
 ) -> None:
@@ -425,45 +533,36 @@ def _load(
         ],
     }
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "engines.data.load_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=[f.fd for f in files],
-            env=_worker_env(),
-        )
+        worker = _take_worker()
     except OSError as e:
         raise DataSourceError(f"{spec} could not be loaded: the loader process did not start ({e}).") from e
     timed_out = False
     try:
-        out, err = proc.communicate(json.dumps(request).encode(), timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        proc.kill()
-        out, err = proc.communicate()
+        messages = worker.exchange(request, [f.fd for f in files], deadline)
+    except TimeoutError:
+        timed_out, messages = True, []
+    except OSError:  # the loader ended before it took the request
+        messages = []
     except BaseException:  # interrupted (Ctrl-C): the loader goes too
-        proc.kill()
-        proc.wait()
+        worker.proc.kill()
+        worker.discard()
         raise
-    messages = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        try:
-            messages.append(json.loads(line))
-        except ValueError:
-            continue
     current = next((m["loading"] for m in reversed(messages) if "loading" in m), None)
     name = files[current].name if current is not None else os.path.basename(spec.rstrip("/\\")) or spec
+    final = messages[-1] if messages and messages[-1].keys() & {"ok", "stop", "fail"} else None
     if timed_out:
+        worker.proc.kill()
+        worker.discard()
         raise DataSourceError(
             f"Loading {name} took longer than {settings.load_timeout_s:g} s, so it was stopped "
             "(the deadline load_timeout_s; CS224V_LOAD_TIMEOUT_S raises it)."
         )
-    final = messages[-1] if messages and ("ok" in messages[-1] or "stop" in messages[-1]) else None
-    if final is None:
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        why = lines[-1][:300] if lines else f"exit status {proc.returncode}"
-        raise DataSourceError(f"{spec} could not be loaded: the loader process failed at {name} ({why}).")
+    if final is None or "fail" in final:
+        why = worker.discard()
+        raise DataSourceError(
+            f"{spec} could not be loaded: the loader process failed at {name} ({final['fail'] if final else why})."
+        )
+    _keep_worker(worker)
     if "ok" in final:
         return
     f = files[int(final["file"])]

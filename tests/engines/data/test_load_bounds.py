@@ -207,6 +207,8 @@ def test_a_slow_load_ends_at_the_deadline(tmp_path):
     started = time.monotonic()
     refused(bomb, "bomb.csv.gz", "longer than 1 s", "load_timeout_s", load_timeout_s=1.0)
     assert time.monotonic() - started < 10
+    with open_source(str(write_csv(tmp_path / "h.csv", hotel_rows(3))), settings()) as source:  # a new loader
+        assert source.sandbox.run("SELECT count(*) FROM h").rows == ((3,),)
 
 
 def test_describing_stops_at_its_deadline(hotels_csv):
