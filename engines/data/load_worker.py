@@ -296,8 +296,27 @@ def _emit(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.sendall(json.dumps(message).encode() + b"\n")
 
 
+def probe(request: dict[str, Any], sock: socket.socket) -> None:
+    """Attach a user's DuckDB file (``request["probe"]``: the ``ATTACH ... AS "probe" (READ_ONLY)`` to run)
+    and read its catalogue, as the parent is about to: here a slow or crashing file costs only this process."""
+    con = duckdb.connect(":memory:", config=request["config"])
+    try:
+        _emit(sock, {"loading": 0})
+        con.execute(request["probe"]).fetchall()
+        con.execute("SELECT count(*) FROM duckdb_columns() WHERE database_name = 'probe'").fetchall()
+    except duckdb.Error as e:
+        _emit(sock, {"stop": "read", "file": 0, "detail": _one_line(str(e))})
+        return
+    finally:
+        con.close()
+    _emit(sock, {"ok": True})
+
+
 def run(request: dict[str, Any], sock: socket.socket) -> None:
     """Load what ``request`` asks, saying on ``sock`` which file is loading and, last, how it ended."""
+    if "probe" in request:
+        probe(request, sock)
+        return
     loader = Loader(request)
     try:
         for i in range(len(loader.files)):
@@ -345,7 +364,7 @@ def receive(sock: socket.socket) -> dict[str, Any] | None:
         if not got:
             return None
         fds.extend(got)
-    for f, fd in zip(request["files"], fds):
+    for f, fd in zip(request.get("files", ()), fds):
         f["fd"] = fd
     return request
 
@@ -370,7 +389,7 @@ def main(argv: list[str]) -> int:
                 _emit(sock, {"fail": f"{type(e).__name__}: {_one_line(str(e))}"})
                 return 1
             finally:
-                for f in request["files"]:
+                for f in request.get("files", ()):
                     os.close(f["fd"])
     return 0
 

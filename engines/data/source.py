@@ -48,6 +48,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -62,7 +63,7 @@ from engines.data.describe import SchemaDescription, describe
 from engines.data.load_worker import send
 from engines.errors import EngineError
 from engines.settings import Settings
-from engines.sql.sandbox import Limits, Sandbox, SqlError
+from engines.sql.sandbox import Limits, Sandbox, SqlError, attach_config, attach_statement
 
 __all__ = ["FORMATS", "DataSource", "DataSourceError", "open_source", "table_name"]
 
@@ -517,6 +518,45 @@ def _discard_idle() -> None:
 atexit.register(_discard_idle)
 
 
+def _exchange(
+    spec: str, request: dict[str, Any], fds: list[int], settings: Settings, deadline: float, names: list[str]
+) -> dict[str, Any]:
+    """Run ``request`` in a loader process, killed at ``deadline``; its last reply (``ok`` or ``stop``).
+    The deadline or a loader that fails is a :class:`DataSourceError` naming the file it was at (``names``)."""
+    try:
+        worker = _take_worker()
+    except OSError as e:
+        raise DataSourceError(f"{spec} could not be loaded: the loader process did not start ({e}).") from e
+    timed_out = False
+    try:
+        messages = worker.exchange(request, fds, deadline)
+    except TimeoutError:
+        timed_out, messages = True, []
+    except OSError:  # the loader ended before it took the request
+        messages = []
+    except BaseException:  # interrupted (Ctrl-C): the loader goes too
+        worker.proc.kill()
+        worker.discard()
+        raise
+    current = next((m["loading"] for m in reversed(messages) if "loading" in m), None)
+    name = names[current] if current is not None else os.path.basename(spec.rstrip("/\\")) or spec
+    final = messages[-1] if messages and messages[-1].keys() & {"ok", "stop", "fail"} else None
+    if timed_out:
+        worker.proc.kill()
+        worker.discard()
+        raise DataSourceError(
+            f"Loading {name} took longer than {settings.load_timeout_s:g} s, so it was stopped "
+            "(the deadline load_timeout_s; CS224V_LOAD_TIMEOUT_S raises it)."
+        )
+    if final is None or "fail" in final:
+        why = worker.discard()
+        raise DataSourceError(
+            f"{spec} could not be loaded: the loader process failed at {name} ({final['fail'] if final else why})."
+        )
+    _keep_worker(worker)
+    return final
+
+
 def _load(
     spec: str, files: list[_File], settings: Settings, database: str, config: dict[str, Any], deadline: float
 ) -> None:
@@ -532,37 +572,7 @@ def _load(
             for f in files
         ],
     }
-    try:
-        worker = _take_worker()
-    except OSError as e:
-        raise DataSourceError(f"{spec} could not be loaded: the loader process did not start ({e}).") from e
-    timed_out = False
-    try:
-        messages = worker.exchange(request, [f.fd for f in files], deadline)
-    except TimeoutError:
-        timed_out, messages = True, []
-    except OSError:  # the loader ended before it took the request
-        messages = []
-    except BaseException:  # interrupted (Ctrl-C): the loader goes too
-        worker.proc.kill()
-        worker.discard()
-        raise
-    current = next((m["loading"] for m in reversed(messages) if "loading" in m), None)
-    name = files[current].name if current is not None else os.path.basename(spec.rstrip("/\\")) or spec
-    final = messages[-1] if messages and messages[-1].keys() & {"ok", "stop", "fail"} else None
-    if timed_out:
-        worker.proc.kill()
-        worker.discard()
-        raise DataSourceError(
-            f"Loading {name} took longer than {settings.load_timeout_s:g} s, so it was stopped "
-            "(the deadline load_timeout_s; CS224V_LOAD_TIMEOUT_S raises it)."
-        )
-    if final is None or "fail" in final:
-        why = worker.discard()
-        raise DataSourceError(
-            f"{spec} could not be loaded: the loader process failed at {name} ({final['fail'] if final else why})."
-        )
-    _keep_worker(worker)
+    final = _exchange(spec, request, [f.fd for f in files], settings, deadline, [f.name for f in files])
     if "ok" in final:
         return
     f = files[int(final["file"])]
@@ -602,7 +612,23 @@ def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: str,
     return _described(spec, kind, sandbox, tuple(f.path for f in files), settings, deadline)
 
 
+def _probe_duckdb(spec: str, path: str, settings: Settings, deadline: float) -> None:
+    """Attach the DuckDB file once in the loader process, under the deadline, before this process does:
+    a file that takes too long to open (a huge write-ahead log to replay) or crashes DuckDB costs that
+    process only."""
+    with tempfile.TemporaryDirectory(prefix="cs224v-probe-") as workdir:
+        request = {
+            "probe": attach_statement(path, "probe").sql(dialect="duckdb"),
+            "config": attach_config(workdir, Limits.from_settings(settings)),
+        }
+        shown = os.path.basename(spec.rstrip("/\\")) or spec
+        final = _exchange(spec, request, [], settings, deadline, [shown])
+    if "stop" in final:
+        raise DataSourceError(f"{spec} could not be opened as a DuckDB database: {final.get('detail', '')}")
+
+
 def _open_duckdb(spec: str, path: str, settings: Settings, deadline: float) -> DataSource:
+    _probe_duckdb(spec, path, settings, deadline)
     try:
         sandbox = Sandbox.open_database(
             path, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)

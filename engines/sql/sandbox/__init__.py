@@ -68,7 +68,7 @@ from engines.sql.sandbox.connection import (
 from engines.sql.sandbox.core import DEFAULT_ROW_CAP, DEFAULT_TIMEOUT_S, Sandbox
 from engines.sql.sandbox.errors import SqlError, SqlFailed, SqlRefused, SqlTimedOut
 from engines.sql.sandbox.gate import DIALECTS, MAX_SQL_CHARS, check, parse, transpile
-from engines.sql.sandbox.opening import WORLD_DATABASE, Loader
+from engines.sql.sandbox.opening import WORLD_DATABASE, Loader, attach_config, attach_statement
 from engines.sql.sandbox.policy import validate
 from engines.sql.sandbox.results import QueryResult, to_jsonable
 from engines.sql.sandbox.scratch import SCRATCH_CATALOG, SCRATCH_SCHEMA
@@ -95,6 +95,8 @@ __all__ = [
     "SqlFailed",
     "SqlRefused",
     "SqlTimedOut",
+    "attach_config",
+    "attach_statement",
     "bound",
     "check",
     "columns_insert",

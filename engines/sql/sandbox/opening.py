@@ -91,20 +91,29 @@ def fill_database(loader: Loader, workdir: str, limits: Limits, read_paths: Sequ
     return path
 
 
+def attach_statement(path: str, name: str = WORLD_DATABASE) -> exp.Attach:
+    """``ATTACH 'path' AS "name" (READ_ONLY)``, the path a quoted literal."""
+    return exp.Attach(
+        this=exp.alias_(exp.Literal.string(path), name, quoted=True),
+        expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))],
+    )
+
+
+def attach_config(workdir: str, limits: Limits) -> dict[str, Any]:
+    """The configuration of a connection that attaches a database file: external access on until it is
+    attached (:func:`attach_read_only` then turns it off and locks the configuration)."""
+    return {**_HARDENED_CONFIG, "enable_external_access": True, **limits.config(os.path.join(workdir, "spill"))}
+
+
 def attach_read_only(path: str, limits: Limits, workdir: str) -> duckdb.DuckDBPyConnection:
     """A new in-memory connection with the database file ``path`` attached ``READ_ONLY`` as ``world``,
     external access off and the configuration locked.  Raises :class:`SqlFailed` if DuckDB cannot open it."""
     # External access is on only until the world is attached: nothing else runs meanwhile.
-    config = {**_HARDENED_CONFIG, "enable_external_access": True, **limits.config(os.path.join(workdir, "spill"))}
-    con = _open(":memory:", config)
+    con = _open(":memory:", attach_config(workdir, limits))
     try:
         cursor = con.cursor()
         try:
-            attach = exp.Attach(
-                this=exp.alias_(exp.Literal.string(path), WORLD_DATABASE, quoted=True),
-                expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))],
-            )
-            _run_internal(cursor, attach, duckdb.StatementType.ATTACH)
+            _run_internal(cursor, attach_statement(path), duckdb.StatementType.ATTACH)
         except duckdb.Error as e:
             raise SqlFailed(f"The database {path!r} could not be opened read-only: {_strip_ansi(str(e))}") from e
         finally:

@@ -320,3 +320,11 @@ def test_cli_bounds_are_one_line_errors(capsys, monkeypatch, tmp_path, env, make
     assert code == 2
     error = json.loads(out)["error"]
     assert words in error and "\n" not in error and "Traceback" not in out + err
+
+
+def test_opening_a_duckdb_file_has_the_deadline_too(hotels_duckdb):
+    """The file is first attached by the loader process, under the deadline (a huge write-ahead log to
+    replay, or a file that crashes DuckDB, costs that process only); here the deadline is already gone."""
+    refused(hotels_duckdb, "hotels.duckdb", "load_timeout_s", load_timeout_s=0.001)
+    with open_source(str(hotels_duckdb), settings()) as source:
+        assert source.sandbox.run("SELECT count(*) FROM hotels").rows == ((24,),)
