@@ -1,11 +1,12 @@
 """The loader process: fills the private database of a ``--db FILE|FOLDER`` source from the user's files.
 
-:mod:`engines.data.source` opens the files itself (the checks are made on the opened descriptors), starts
-this module as a child process (``python -m engines.data.load_worker``) with those descriptors, and kills
-it at the load deadline: DuckDB's CSV sniffer and binder cannot be interrupted (a CSV header of 150,000
-columns kept it 17 s in the sniffer, past any interrupt), a process can always be stopped.
+:mod:`engines.data.source` opens the files itself (the checks are made on the opened descriptors), hands
+the descriptors to this process (``python -m engines.data.load_worker``) and kills it at the load deadline:
+DuckDB's CSV sniffer and binder do not look for an interrupt (a header of 150,000 columns held an
+interrupted query 13 s in the sniffer), a process can always be stopped.  A ``--db`` DuckDB file is
+attached here first (:func:`probe`), under the same deadline, before the parent attaches it.
 
-The parent sends one JSON request on a socket (:func:`send`; the descriptors go with it)::
+The parent sends each request as JSON on a socket (:func:`send`; the descriptors go with it)::
 
     {"database": path of the database file to fill, "config": DuckDB configuration,
      "max_rows": rows allowed in all, "max_bytes": bytes allowed in all,

@@ -279,7 +279,7 @@ def _open_file(path: str, table: str, fmt: str, *, shown: str, place: str, folde
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as e:
-        if e.errno == errno.ELOOP:  #: the resolved path became a link between the check and the open
+        if e.errno == errno.ELOOP:  # the resolved path became a link between the check and the open
             raise DataSourceError(f"{place} changed while it was being opened (it is now a link): try again.") from e
         raise DataSourceError(f"{place} cannot be read: {e.strerror or e}.") from e
     try:
