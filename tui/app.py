@@ -42,7 +42,9 @@ from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.content import Content
 from textual.css.stylesheet import Stylesheet
+from textual.notifications import SeverityLevel
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.widgets._footer import FooterKey
@@ -50,6 +52,7 @@ from textual.worker import Worker, WorkerState
 
 from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error
 from tui.palette import AreaCommands
+from tui.terminal import MULTILINE, terminal_safe
 
 if TYPE_CHECKING:
     from textual.widgets import DataTable
@@ -460,6 +463,32 @@ class CS224VApp(App[None]):
     def settings(self, settings: Settings) -> None:
         self._settings = settings
         self._settings_ready.set()
+
+    # --- text from data: notifications and the header -------------------------------------------
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """A notification shows its text as it is: a message quotes values, file names and servers' errors, so it is
+        never read as markup (``markup`` is ignored), and its control characters, C1 and bidi controls show escaped
+        (:func:`tui.terminal.terminal_safe`).  Every toast of the app (a widget's ``notify`` too) comes here."""
+        super().notify(
+            terminal_safe(str(message), keep=MULTILINE),
+            title=terminal_safe(str(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header: the backend's label names a model and a server URL from the settings, shown escaped."""
+        return super().format_title(terminal_safe(title), terminal_safe(sub_title))
 
     # --- layout -------------------------------------------------------------------------------
 

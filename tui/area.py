@@ -250,10 +250,12 @@ class WorkArea(Widget):
             self.call_after_refresh(self._show_results)
 
     def _show_status(self, text: str, state: str) -> None:
+        from tui.widgets import as_text
+
         status = self.query_one(f"#{self.STATUS_ID}", Static)
         if self.USAGE_IN_STATUS and self.run_usage.calls and state != "idle":
             text = f"{text} · {self.run_usage.line()}"
-        status.update(text)
+        status.update(as_text(text))  # it quotes file names, errors, questions: shown as text
         for name in self.STATUS_STATES:
             status.set_class(name == state, f"-{name}")
 

@@ -31,7 +31,7 @@ from textual.widgets import DataTable, Input, OptionList, Select, Static, TextAr
 from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
-from tui.terminal import MULTILINE, terminal_safe
+from tui.widgets import TextBox, TextView, as_text
 
 if TYPE_CHECKING:
     from engines.export import Exported
@@ -71,9 +71,20 @@ def _plain(label: Any) -> str:
     return getattr(label, "plain", None) or str(label)
 
 
+def _title_text(markup: str) -> str:
+    """The text of a border title: Textual gives a title back as markup (a data title is set as text, so its
+    brackets come back escaped)."""
+    from textual.content import Content
+
+    try:
+        return Content.from_markup(markup).plain
+    except Exception:  # not markup Textual wrote: the text as it is
+        return markup
+
+
 def table_title(table: DataTable) -> str:
     """What a person calls the table: its border title, else the tab it sits in, else its id."""
-    title = _plain(table.border_title or "")
+    title = _title_text(table.border_title or "")
     if not title:
         from textual.widgets import TabbedContent, TabPane
 
@@ -241,7 +252,7 @@ def _pane_title(widget: Widget) -> str:
     for node in widget.ancestors_with_self:
         title = getattr(node, "border_title", None)
         if title:
-            return _plain(title).split(" · ")[0]
+            return _title_text(title).split(" · ")[0]
     return widget.id or type(widget).__name__
 
 
@@ -267,15 +278,15 @@ class ExportScreen(ModalScreen["Exported | None"]):
             dialog.border_title = f"Export — {self.tab}"
             if len(self.sources) > 1:
                 yield Select(
-                    [(s.label, i) for i, s in enumerate(self.sources)],
+                    [(as_text(s.label, one_line=True), i) for i, s in enumerate(self.sources)],  # a title names data
                     value=0,
                     allow_blank=False,
                     compact=True,
                     id="export-source",
                 )
             else:
-                yield Static(self.source.label, id="export-source-label", markup=False)
-            path = Input(
+                yield TextView(self.source.label, id="export-source-label")
+            path = TextBox(
                 default_path(self.tab, self.source, self.now, folder=self.folder),
                 id="export-path",
                 select_on_focus=False,
@@ -284,7 +295,7 @@ class ExportScreen(ModalScreen["Exported | None"]):
             yield path
             hint = f"Enter writes · Esc cancels · formats: {FORMATS_HINT} (no extension: {DEFAULT_EXT})"
             yield Static(hint, id="export-hint", markup=False)
-            yield Static("", id="export-message", markup=False)
+            yield TextView("", id="export-message")  # an error quotes the path typed
 
     def on_mount(self) -> None:
         path = self.query_one("#export-path", Input)
@@ -364,11 +375,11 @@ class CellView(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="cell-dialog") as dialog:
-            dialog.border_title = self.title_text
+            dialog.border_title = as_text(self.title_text, one_line=True)  # names a table, a row and a column
             lines = self.value.count("\n") + 1
             dialog.border_subtitle = f"{len(self.value):,} characters" + (f" · {lines:,} lines" if lines > 1 else "")
-            with VerticalScroll(id="cell-scroll"):  # shown escaped (tui.terminal); copied as it is
-                yield Static(terminal_safe(self.value, keep=MULTILINE) or "(empty)", id="cell-value", markup=False)
+            with VerticalScroll(id="cell-scroll"):  # shown as text, escaped (tui.terminal); copied as it is
+                yield TextView(self.value or "(empty)", id="cell-value")
             yield Static("Esc closes · ↑/↓ PgUp/PgDn scroll · Ctrl+C copies", id="cell-hint", markup=False)
 
     def on_mount(self) -> None:
@@ -395,8 +406,11 @@ class CopyMenu(ModalScreen[CopyItem | None]):
 
         with Vertical(id="copy-dialog") as dialog:
             dialog.border_title = "Copy to the clipboard"
-            yield OptionList(
-                *(Option(f"{item.title}\n  {truncate(item.text, 70)}", id=str(i)) for i, item in enumerate(self.items)),
+            yield OptionList(  # a cell's text and a title are data: shown as text, never read as markup
+                *(
+                    Option(as_text(f"{item.title}\n  {truncate(item.text, 70)}"), id=str(i))
+                    for i, item in enumerate(self.items)
+                ),
                 id="copy-options",
             )
             yield Static("Enter copies · Esc closes", id="copy-hint", markup=False)

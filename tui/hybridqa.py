@@ -46,7 +46,7 @@ from tui.hybridqa_tables import PassagesTable, RowsTable
 from tui.hybridqa_work import SOURCES, Answered, HybridRunner, Opened
 from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
 from tui.suql_view import plan_content
-from tui.widgets import ErrorBox, counter, pane
+from tui.widgets import ErrorBox, TextView, as_text, counter, pane
 
 if TYPE_CHECKING:
     from engines.hybridqa.session import HybridSession
@@ -148,26 +148,26 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
                 questions = OptionList(id="hqa-questions")
                 questions.border_title = "Questions · Enter runs · ^L all · ^R ran"
                 yield questions
-                yield pane("SUQL", Static(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
+                yield pane("SUQL", TextView(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
                 yield ErrorBox(id="hqa-error")
-                yield pane("Read-back", Static("—", id="hqa-readback", markup=False), id="hqa-readback-pane")
+                yield pane("Read-back", TextView("—", id="hqa-readback"), id="hqa-readback-pane")
             with Vertical(id="hqa-right"):
                 yield Static(id="hqa-counters")
-                card = Static(id="hqa-card")
+                card = TextView(id="hqa-card")
                 card.border_title = "Question"
                 yield card
-                notice = Static(id="hqa-notice", markup=False)
+                notice = TextView(id="hqa-notice")
                 notice.border_title = "Real tables need the claude backend"
                 notice.display = False
                 yield notice
-                yield pane("Plan", Static(PLAN_HINT, id="hqa-plan"), id="hqa-plan-pane")
+                yield pane("Plan", TextView(PLAN_HINT, id="hqa-plan"), id="hqa-plan-pane")
                 with TabbedContent(id="hqa-bottom", initial="hqa-rows-pane"):
                     with TabPane("Rows & passages", id="hqa-rows-pane"):
                         yield RowsTable(id="hqa-rows")
-                        yield pane("Passage", Static("—", id="hqa-passage"), id="hqa-passage-pane")
+                        yield pane("Passage", TextView("—", id="hqa-passage"), id="hqa-passage-pane")
                     with TabPane("LLM calls · passages read", id="hqa-calls-pane"):
                         yield PassagesTable(id="hqa-calls")
-                        yield Static(id="hqa-call-detail")
+                        yield TextView(id="hqa-call-detail")
         yield Static(id="hqa-status", markup=False)
 
     def on_mount(self) -> None:
@@ -576,15 +576,15 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
             state=state,
         )
         card = self.query_one("#hqa-card", Static)
-        card.border_title = title
+        card.border_title = as_text(title, one_line=True)
         card.update(lines)
 
     def _render_suql(self) -> None:
         final = self._running_question is None and self._result is not None
         title, subtitle, lines = suql_attempts(self._attempts, final=final)
         pane = self.query_one("#hqa-suql-pane")
-        pane.border_title = title
-        pane.border_subtitle = subtitle
+        pane.border_title = as_text(title, one_line=True)
+        pane.border_subtitle = as_text(subtitle, one_line=True)
         self.query_one("#hqa-suql", Static).update(lines)
 
     def _show_plan(self, plan: Any, attempt: int | None = None) -> None:
@@ -595,7 +595,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
     def _show_passage(self) -> None:
         rows = self.query_one("#hqa-rows", RowsTable)
         title, body = rows.passage()
-        self.query_one("#hqa-passage-pane").border_title = title
+        self.query_one("#hqa-passage-pane").border_title = as_text(title, one_line=True)  # names a column and a row
         self.query_one("#hqa-passage", Static).update(body)
         self.query_one("#hqa-passage-pane", VerticalScroll).scroll_home(animate=False)
 

@@ -11,7 +11,7 @@ from textual.widgets.option_list import Option
 
 from tui.hybridqa_keys import RUN_HINT, SUQL_HINT
 from tui.suql_view import layout_sql
-from tui.widgets import count_rows, sql_content, truncate
+from tui.widgets import as_text, count_rows, sql_content, truncate
 
 if TYPE_CHECKING:
     from tui.hybridqa_work import Answered
@@ -168,5 +168,6 @@ def question_option(question: HybridQuestion) -> Option:
     """A question's entry in the list: its HybridQA type as a badge, then the question."""
     badge = f"{question.qtype:<4}" if question.qtype else "·   "
     return Option(
-        Content.assemble(Content.styled(badge, "bold $text-accent"), question.question), id=question.question_id
+        as_text(Content.assemble(Content.styled(badge, "bold $text-accent"), question.question)),
+        id=question.question_id,
     )

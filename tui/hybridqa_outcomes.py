@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.content import Content
 from textual.widgets import OptionList, Select, Static, TabbedContent
 
 from tui.area import describe_error
 from tui.hybridqa_card import question_option
 from tui.hybridqa_tables import PassagesTable, RowsTable
 from tui.hybridqa_work import SOURCES, Answered, Opened
-from tui.widgets import count_rows, truncate
+from tui.widgets import as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from worlds.hybridqa import HybridTable
@@ -82,7 +81,7 @@ class HybridOutcomes:
         tables = session.world.tables
         select = self.query_one("#hqa-table", Select)
         with self.prevent(Select.Changed):
-            select.set_options([(Content(t.table_id), t.name) for t in tables])
+            select.set_options([(as_text(t.table_id, one_line=True), t.name) for t in tables])
         name = self._tables.get(self.source) or (tables[0].name if tables else None)
         if name is None:
             self._show_error("No tables", f"The {self.source} source holds no table.")
@@ -110,7 +109,9 @@ class HybridOutcomes:
         options = self.query_one("#hqa-questions", OptionList)
         with self.prevent(OptionList.OptionHighlighted):
             options.set_options([question_option(q) for q in table.questions])
-        options.border_subtitle = f"{len(table.questions)} questions · {truncate(table.table_id, 32)}"
+        options.border_subtitle = as_text(
+            f"{len(table.questions)} questions · {truncate(table.table_id, 32)}", one_line=True
+        )
         self._clear_run()
         self.query_one("#hqa-bottom", TabbedContent).active = "hqa-rows-pane"
         chosen = self._questions.get(table.name) or (table.questions[0].question_id if table.questions else None)

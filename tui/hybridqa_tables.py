@@ -17,6 +17,7 @@ from tui.widgets import (
     CallRecords,
     RowCursor,
     SafeCells,
+    as_text,
     count_rows,
     is_cancellation,
     sql_content,
@@ -74,10 +75,11 @@ class RowsTable(SafeCells, DataTable):
                     cells.append(Text(truncate(value, CELL_CHARS), style=linked if has_passage else ""))
             self.add_row(*cells, key=str(i))
         linked_from = [base_column(c) for c in table.info_columns]
-        self.border_title = f"Rows · {truncate(table.title, 60)}"
-        self.border_subtitle = (
+        self.border_title = as_text(f"Rows · {truncate(table.title, 60)}", one_line=True)
+        self.border_subtitle = as_text(
             f"{count_rows(len(table.rows))} · passages linked from "
-            f"{', '.join(linked_from) if linked_from else 'no column'}"
+            f"{', '.join(linked_from) if linked_from else 'no column'}",
+            one_line=True,
         )
 
     def first_linked_cell(self) -> tuple[int, int]:

@@ -29,7 +29,7 @@ from textual.widgets import ProgressBar, RadioButton, RadioSet, Static, Tree
 from textual_plotext import PlotextPlot
 
 from tui.area import PaletteCommand, WorkArea, describe_error
-from tui.widgets import ResultsTable
+from tui.widgets import ResultsTable, TextView
 
 if TYPE_CHECKING:
     from engines.lab import Chart, Experiment, Table
@@ -215,17 +215,17 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                     for size in SIZES:
                         yield RadioButton(size, value=size == self.run_size, id=f"lab-size-{size}")
             with Vertical(id="lab-right"):
-                caption = Static(id="lab-caption", markup=False)
+                caption = TextView(id="lab-caption")
                 caption.border_title = "Experiment"
                 yield caption
                 with Horizontal(id="lab-progress-row"):
                     yield ProgressBar(id="lab-progress", show_eta=False)
-                    yield Static(id="lab-progress-text", markup=False)
+                    yield TextView(id="lab-progress-text")
                 table = ResultsTable(id="lab-table")
                 table.border_title = "Table"
                 yield table
                 with Horizontal(id="lab-bottom"):
-                    notes = VerticalScroll(Static(id="lab-notes-text", markup=False), id="lab-notes")
+                    notes = VerticalScroll(TextView(id="lab-notes-text"), id="lab-notes")
                     notes.border_title = "Notes"
                     yield notes
                     chart = PlotextPlot(id="lab-chart")

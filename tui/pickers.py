@@ -19,6 +19,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.widgets import TextBox, as_text
+
 LINE_CHARS = 160
 """Characters of an item's text shown on its line (a multi-line query is shown on one line)."""
 
@@ -117,8 +119,8 @@ class SearchPicker(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-dialog") as dialog:
-            dialog.border_title = f"{self.title_text} · {len(self.items)}"
-            search = Input(placeholder=self.placeholder, id="picker-search")
+            dialog.border_title = as_text(f"{self.title_text} · {len(self.items)}", one_line=True)
+            search = TextBox(placeholder=self.placeholder, id="picker-search")
             # the app's choice (steady cursors for the snapshot tests): a blinking cursor is drawn or not by when
             # the picture is taken, half a second apart
             search.cursor_blink = bool(getattr(self.app, "cursor_blink", True))
@@ -148,7 +150,7 @@ class SearchPicker(ModalScreen[Any]):
         parts = [Content(one_line(item.text))]
         if item.label:
             parts.append(Content.styled(f"  {item.label}", "$foreground-muted"))
-        return Option(Content.assemble(*parts), id=f"pick-{n}")
+        return Option(as_text(Content.assemble(*parts), one_line=True), id=f"pick-{n}")  # history: a file's lines
 
     @property
     def highlighted_item(self) -> PickItem | None:

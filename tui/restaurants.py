@@ -41,7 +41,17 @@ from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
 from tui.area import EngineReported, PaletteCommand, describe_error
 from tui.history import HistoryArea
 from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject, first_table_sql
-from tui.widgets import CallsTable, ResultsTable, SqlEditor, SqlView, count_rows, location_in
+from tui.widgets import (
+    CallsTable,
+    ResultsTable,
+    SqlEditor,
+    SqlView,
+    TextBox,
+    TextView,
+    as_text,
+    count_rows,
+    location_in,
+)
 
 if TYPE_CHECKING:
     from engines.compose import RestaurantSession
@@ -234,23 +244,23 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 editor.cursor_blink = self.cursor_blink
                 editor.border_title = EDITOR_TITLE
                 yield editor
-                error = Static(id="error", markup=False)
+                error = TextView(id="error")
                 error.border_title = "Error"
                 error.display = False
                 yield error
             with Vertical(id="rest-right"):
-                yield _pane("Input classifier", Static("—", id="route"), id="route-pane")
+                yield _pane("Input classifier", TextView("—", id="route"), id="route-pane")
                 with Horizontal(id="sql-row"):
                     yield _pane("SQL (parser)", SqlView("—", id="sql-parsed"), id="parsed-pane")
                     yield _pane("SQL (after classify)", SqlView("—", id="sql-rewritten"), id="rewritten-pane")
-                yield _pane("Read-back", Static("—", id="readback", markup=False), id="readback-pane")
+                yield _pane("Read-back", TextView("—", id="readback"), id="readback-pane")
                 results = ResultsTable(id="results")
                 results.border_title = "Results"
                 yield results
                 calls = CallsTable(id="calls")
                 calls.border_title = "LLM calls"
                 yield calls
-        question = Input(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
+        question = TextBox(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
         question.cursor_blink = self.cursor_blink
         question.border_title = "Question · Enter asks · ↑ history · ^R search · ^L examples"
         yield question
@@ -790,7 +800,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         header = Content.from_markup("[b]$title[/b]", title=title)
         if subtitle:
             header += Content.styled(f" · {subtitle}", "$foreground-muted")
-        entry = Static(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
+        entry = TextView(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
         dialogue.mount(entry)
         dialogue.call_after_refresh(dialogue.scroll_end, animate=False)
 
@@ -817,7 +827,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 
     def _show_error(self, title: str, message: str) -> None:
         error = self.query_one("#error", Static)
-        error.border_title = title
+        error.border_title = as_text(title, one_line=True)
         error.update(message)
         error.display = True
 

@@ -27,6 +27,8 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 from textual.worker import Worker, WorkerState
 
+from tui.widgets import as_text, safe_text
+
 MAX_VALUES_SHOWN = 8  # an enumeration's values listed under its column (the rest counted)
 EAGER_TABLES = 12
 """A world of at most this many tables is described whole when the pane shows it; a larger one table by table,
@@ -121,7 +123,9 @@ class SchemaPane(Tree[Any]):
         if subject is None:
             self._set_root("opening…", "the world is being opened")
             return
-        self.border_title = f"Schema · {'your data' if subject.ready is not None else subject.source}"
+        self.border_title = as_text(
+            f"Schema · {'your data' if subject.ready is not None else subject.source}", one_line=True
+        )
         if subject.ready is not None:
             self.show(subject.ready)
             return
@@ -177,8 +181,9 @@ class SchemaPane(Tree[Any]):
                 node.add_leaf(text)
 
     def process_label(self, label: Any) -> Text:
-        """Labels are plain text (never markup): a column may be called ``[bold]``."""
-        text = label if isinstance(label, Text) else Text(str(label))
+        """Labels are plain text (never markup): a column may be called ``[bold]``; a name's or a value's control
+        characters, C1 and bidi controls show escaped, line feeds and tabs too (a label is one line)."""
+        text = safe_text(label if isinstance(label, Text) else Text(str(label)), keep="")
         return text.split()[0] if text.plain else text
 
     # --- describing (thread workers of the pane) --------------------------------------------------

@@ -55,6 +55,8 @@ from tui.widgets import (
     ResultsTable,
     SqlEditor,
     SqlView,
+    TextView,
+    as_text,
     count_rows,
     counter,
     is_cancellation,
@@ -123,7 +125,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         with Horizontal(id="suql-columns"):
             with Vertical(id="suql-left"):
                 with Horizontal(id="suql-controls"):
-                    yield Static("opening the world…", id="suql-opening", markup=False)
+                    yield TextView("opening the world…", id="suql-opening")
                 schema = SchemaPane(id="suql-schema")
                 schema.display = self._db is not None  # only over your own data (--db)
                 yield schema
@@ -133,15 +135,15 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
                 editor = SuqlEditor(layout_sql(LECTURE[1].sql), id="suql-editor", soft_wrap=True, tab_behavior="focus")
                 editor.cursor_blink = self.cursor_blink
                 editor.border_title = EDITOR_TITLE
-                editor.border_subtitle = LECTURE[1].source
+                editor.border_subtitle = as_text(LECTURE[1].source, one_line=True)
                 self._loaded = LECTURE[1]
                 yield editor
                 yield ErrorBox(id="suql-error")
                 yield pane("DNF (the WHERE as OR of ANDs)", SqlView("—", id="suql-dnf"), id="suql-dnf-pane")
-                yield pane("Read-back", Static("—", id="suql-readback", markup=False), id="suql-readback-pane")
+                yield pane("Read-back", TextView("—", id="suql-readback"), id="suql-readback-pane")
             with Vertical(id="suql-right"):
                 yield Static(id="suql-counters")
-                yield pane("Plan", Static(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
+                yield pane("Plan", TextView(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
                 with Horizontal(id="suql-tables"):
                     results = SuqlResultsTable(id="suql-results")
                     results.border_title = "Results"
@@ -152,7 +154,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
                 with TabbedContent(id="suql-bottom", initial="suql-calls-pane"):
                     with TabPane("LLM calls", id="suql-calls-pane"):
                         yield SuqlCallsTable(id="suql-calls")
-                        yield Static(id="suql-call-detail")
+                        yield TextView(id="suql-call-detail")
                     with TabPane("Compare modes", id="suql-compare-pane"):
                         yield CompareTable(id="suql-compare")
         yield Static(id="suql-status", markup=False)
@@ -269,7 +271,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         """Put an example's query in the editor (laid out on several lines), without running it."""
         editor = self.query_one("#suql-editor", SuqlEditor)
         editor.text = layout_sql(example.sql)
-        editor.border_subtitle = example.source
+        editor.border_subtitle = as_text(example.source, one_line=True)
         self._loaded = example
         if not self.is_busy:
             self._set_status(f"loaded {example.source} — Ctrl+J runs it in mode {self.mode}", "idle")
@@ -350,7 +352,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         if event.text_area.id != "suql-editor" or self._loaded is None:
             return
         if event.text_area.text != layout_sql(self._loaded.sql):
-            event.text_area.border_subtitle = f"edited from {self._loaded.source}"
+            event.text_area.border_subtitle = as_text(f"edited from {self._loaded.source}", one_line=True)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "suql-calls":
@@ -586,7 +588,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
             return
         controls.query("#suql-opening").remove()
         world = Select(
-            [(name, name) for name, _ in self._worlds],
+            [(as_text(name, one_line=True), name) for name, _ in self._worlds],  # a world may be your file's path
             value=self.world,
             allow_blank=False,
             compact=True,
@@ -640,15 +642,19 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
             options += [
                 None,
                 Option(
-                    Content.styled(
-                        f"SUQL paper · {missing_message(path, self.settings.data_roots())}", "$text-warning"
+                    as_text(
+                        Content.styled(
+                            f"SUQL paper · {missing_message(path, self.settings.data_roots())}", "$text-warning"
+                        )
                     ),
                     disabled=True,
                 ),
             ]
         examples = self.query_one("#suql-examples", OptionList)
         examples.set_options(options)
-        examples.border_subtitle = f"{len(self._lecture) + len(self._paper)} queries · world {self.world}"
+        examples.border_subtitle = as_text(
+            f"{len(self._lecture) + len(self._paper)} queries · world {self.world}", one_line=True
+        )
 
     def _example_by_id(self, option_id: str) -> Example | None:
         kind, _, index = option_id.partition("-")
@@ -669,7 +675,8 @@ def _example_option(option_id: str, example: Example) -> Option:
     source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
     room = max(8, EXAMPLE_CHARS - len(source) - 1)
     return Option(
-        Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted")), id=option_id
+        as_text(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted"))),
+        id=option_id,
     )
 
 

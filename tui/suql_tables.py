@@ -19,6 +19,7 @@ from tui.widgets import (
     FreshWidths,
     ResultsTable,
     SafeCells,
+    as_text,
     evidence_text,
     is_cancellation,
     truncate,
@@ -245,7 +246,8 @@ class CompareTable(SafeCells, FreshWidths, DataTable):
         )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.tooltip = self._titles.get(str(event.row_key.value))
+        title = self._titles.get(str(event.row_key.value))
+        self.tooltip = None if title is None else as_text(title)  # an error quotes the server or the query
 
 
 __all__ = ["CompareTable", "EVIDENCE_CHARS", "SuqlCallsTable", "SuqlResultsTable"]

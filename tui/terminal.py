@@ -8,8 +8,11 @@ writes it (``\\x1b``, ``\\x9b``, ``\\u202e``; a lone surrogate as ``\\udcff``), 
 :func:`tui.commands.shown` writes bytes of a file name that are not UTF-8.  Everything else passes unchanged.
 
 Where it applies: the command line's text output (:func:`escaped_output` around a command: everything it prints
-to the terminal) and the app's tables and cell views (``tui.widgets``).  Never to ``--json`` output, ``--out``
-files, exports or the clipboard: those keep the data as it is.
+to the terminal) and every text of the app that holds data (``tui.widgets``: the tables' cells, ``TextView`` panes,
+``as_text`` for border titles, list entries and tooltips; the app's notifications, header and command palette),
+where markup is never read from data either.  A box that edits text (an editor, an input) draws each such
+character as one visible picture instead (``␛``), so its cursor stays on its character.  Never to ``--json``
+output, ``--out`` files, exports or the clipboard: those keep the data as it is.
 
 This module imports nothing heavy (the command line uses it without loading the app).
 """

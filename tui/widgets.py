@@ -12,15 +12,16 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
+from rich.highlighter import Highlighter
 from rich.markup import escape as escape_markup
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.content import Content
+from textual.content import Content, Span
 from textual.coordinate import Coordinate
 from textual.highlight import highlight
 from textual.message import Message
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Input, Static, TextArea
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
@@ -66,16 +67,17 @@ def display_value(value: Any) -> str:
     return str(plain)
 
 
-def safe_text(text: Text) -> Text:
-    """``text`` with its control characters, C1 and bidi controls shown escaped (line feeds and tabs kept),
-    each escape in the style of the character it stands for; ``text`` itself when it holds none."""
+def safe_text(text: Text, keep: str = MULTILINE) -> Text:
+    """``text`` with its control characters, C1 and bidi controls shown escaped (those in ``keep`` kept: line
+    feeds and tabs by default), each escape in the style of the character it stands for; ``text`` itself when it
+    holds none."""
     plain = text.plain
     if UNSAFE.search(plain) is None:
         return text
     out = text.blank_copy()
     last = 0
     for m in UNSAFE.finditer(plain):
-        if m.group() in MULTILINE:
+        if m.group() in keep:
             continue
         if m.start() > last:
             out.append_text(text[last : m.start()])
@@ -88,6 +90,102 @@ def safe_text(text: Text) -> Text:
     if last < len(plain):
         out.append_text(text[last:])
     return out
+
+
+def safe_content(content: Content, keep: str = MULTILINE) -> Content:
+    """:func:`safe_text` for a :class:`~textual.content.Content`: its control characters, C1 and bidi controls
+    shown escaped (those in ``keep`` kept), each escape in the styles of the character it stands for (the app's
+    own styling stays); ``content`` itself when it holds none."""
+    plain = content.plain
+    if UNSAFE.search(plain) is None:
+        return content
+    pieces: list[Content] = []
+    last = 0
+    for m in UNSAFE.finditer(plain):
+        if m.group() in keep:
+            continue
+        if m.start() > last:
+            pieces.append(content[last : m.start()])
+        escaped = escape_char(m.group())
+        styles = content[m.start() : m.end()].spans
+        pieces.append(Content(escaped, spans=[Span(0, len(escaped), span.style) for span in styles]))
+        last = m.end()
+    if last < len(plain):
+        pieces.append(content[last:])
+    return Content("").join(pieces)
+
+
+def as_text(value: Any, *, one_line: bool = False) -> Content:
+    """Text that comes from data (a value, a file or table name, a model's reply, a server's message) as the app
+    shows it anywhere outside a table: never read as markup (a value's ``[b]`` or ``[link=…]`` stays text), its
+    control characters, C1 and bidi controls escaped (:func:`tui.terminal.terminal_safe`).  ``one_line`` (a border
+    title, a list entry) escapes line feeds and tabs too; otherwise they are kept.  A ``Content`` or ``Text`` the
+    app styled keeps its styles."""
+    keep = "" if one_line else MULTILINE
+    if isinstance(value, Content):
+        return safe_content(value, keep)
+    if isinstance(value, Text):
+        return safe_content(Content.from_rich_text(value), keep)
+    return Content(terminal_safe(str(value), keep=keep))
+
+
+class TextView(Static):
+    """A :class:`Static` for text that holds data (a read-back, a passage, an error, a plan, a status line):
+    a ``str`` is never read as markup, and what is drawn passes through :func:`as_text` (control characters, C1 and
+    bidi controls escaped; line feeds and tabs kept), whatever ``update`` was given.  :attr:`content` keeps what
+    was given, which copying reads: the clipboard gets the text as it is."""
+
+    def __init__(self, content: Any = "", **kwargs: Any) -> None:
+        kwargs["markup"] = False
+        super().__init__(content, **kwargs)
+        self._drawn: tuple[object, Any] | None = None  # (what was given, what is drawn of it)
+
+    def render(self) -> Any:
+        given = self.content
+        if self._drawn is None or self._drawn[0] is not given:
+            if isinstance(given, (str, Content, Text)):
+                # a str is escaped before it becomes Content, which would drop its BEL, backspace and CR unseen
+                drawn: Any = as_text(given)
+            else:
+                visual = self.visual
+                drawn = safe_content(visual) if isinstance(visual, Content) else visual
+            self._drawn = (given, drawn)
+        return self._drawn[1]
+
+
+def _picture(ch: str) -> str:
+    n = ord(ch)
+    if n < 0x20:
+        return chr(0x2400 + n)  # the control pictures: ␛ for ESC, ␇ for BEL
+    return "\u2421" if n == 0x7F else "\ufffd"  # ␡ for DEL; � for C1, bidi controls and lone surrogates
+
+
+def pictured(text: str, keep: str = MULTILINE) -> str:
+    """``text`` for a box that edits it: each control character, C1 and bidi control (except those in ``keep``)
+    replaced by one visible character, a control picture (``␛`` for ESC) or ``�``.  The length stays, so the
+    cursor and the selection stay on their characters; the text itself (what runs, what is kept) is not changed."""
+    if UNSAFE.search(text) is None:
+        return text
+    return UNSAFE.sub(lambda m: m.group() if m.group() in keep else _picture(m.group()), text)
+
+
+class ControlPictures(Highlighter):
+    """An :class:`~textual.widgets.Input`'s highlighter that draws its value through :func:`pictured`: a value
+    from a history file or a trajectory's path sends the terminal no escape sequence."""
+
+    def highlight(self, text: Text) -> None:
+        plain = text.plain
+        if UNSAFE.search(plain) is not None:
+            text.plain = pictured(plain, keep="")  # the same length: the spans stay where they are
+
+
+class TextBox(Input):
+    """An :class:`~textual.widgets.Input` that draws control characters, C1 and bidi controls as visible pictures
+    (:class:`ControlPictures`); its value is what was typed or put in it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("highlighter", ControlPictures())
+        super().__init__(*args, **kwargs)
 
 
 def safe_cell(cell: Any) -> Any:
@@ -210,16 +308,17 @@ def pane(title: str, body: Static, *, id: str) -> VerticalScroll:
     return scroll
 
 
-class ErrorBox(Static):
-    """A tab's error pane: hidden until :meth:`show` puts a title and a message in it."""
+class ErrorBox(TextView):
+    """A tab's error pane: hidden until :meth:`show` puts a title and a message in it (both shown as text: a
+    message quotes a server, a file name or a value)."""
 
     def __init__(self, *, id: str) -> None:
-        super().__init__(id=id, markup=False)
+        super().__init__(id=id)
         self.border_title = "Error"
         self.display = False
 
     def show(self, title: str, message: str) -> None:
-        self.border_title = title
+        self.border_title = as_text(title, one_line=True)
         self.update(message)
         self.display = True
 
@@ -230,8 +329,9 @@ class ErrorBox(Static):
 # --- SQL view and editor -----------------------------------------------------------------
 
 
-class SqlView(Static):
-    """Read-only, highlighted SQL with optional note lines under it (:attr:`sql`: the SQL shown, for copying)."""
+class SqlView(TextView):
+    """Read-only, highlighted SQL with optional note lines under it (:attr:`sql`: the SQL shown, for copying).
+    The SQL is the user's, a model's or a file's: it is shown as text (:class:`TextView`)."""
 
     sql: str = ""
 
@@ -320,6 +420,16 @@ class SqlEditor(TextArea):
 
     def line_highlights(self, line: str) -> list[tuple[int, int, str]]:
         return sql_highlights(line)
+
+    def get_line(self, line_index: int) -> Text:
+        """A line as drawn: its control characters, C1 and bidi controls as visible pictures (:func:`pictured`;
+        tabs kept), so a query from a history file, a log or an example sends the terminal no escape sequence.
+        The editor's text is not changed."""
+        line = super().get_line(line_index)
+        plain = line.plain
+        if UNSAFE.search(plain) is not None:
+            line.plain = pictured(plain)
+        return line
 
     def _build_highlight_map(self) -> None:
         super()._build_highlight_map()  # clears the map and the line cache
@@ -421,7 +531,7 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         row, column = event.coordinate
         if 0 <= row < len(self._full) and 0 <= column < len(self._full[row]):
             value = self._full[row][column]
-            self.tooltip = terminal_safe(value, keep=MULTILINE) if len(value) > CELL_CHARS else None
+            self.tooltip = as_text(value) if len(value) > CELL_CHARS else None
 
     def _column_names(self) -> list[str]:
         return [getattr(c.label, "plain", str(c.label)) for c in self.ordered_columns]
@@ -657,7 +767,7 @@ class CallsTable(CallRecords, RowCursor, SafeCells, FreshWidths, DataTable):
         key = event.row_key.value
         if key in self._full:
             prompt, verdict = self._full[key]
-            self.tooltip = terminal_safe(f"input: {prompt}\noutput: {verdict or '…'}", keep=MULTILINE)
+            self.tooltip = as_text(f"input: {prompt}\noutput: {verdict or '…'}")
 
 
 def _milliseconds(seconds: float) -> str:

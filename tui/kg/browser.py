@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.kg.results import LIST_CHARS, MUTED
-from tui.widgets import SafeCells, count_rows, truncate
+from tui.widgets import SafeCells, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, PropertyExample, SearchHit
@@ -42,7 +42,7 @@ class ClaimsTable(SafeCells, DataTable):
             self.add_column(f"{page.id} {truncate(page.label, 30)} →")
             for ex in examples:
                 self._add(ex.subject.render(), ex.value.render(), ex.qualifiers, ex.subject.id, page.id)
-            self.border_title = f"Statements that use {page.id} ({page.label})"
+            self.border_title = as_text(f"Statements that use {page.id} ({page.label})", one_line=True)
             self.border_subtitle = (
                 f"{count_rows(len(examples), 'example')} · Enter opens the subject"
                 if examples
@@ -54,7 +54,7 @@ class ClaimsTable(SafeCells, DataTable):
         for claim in page.claims:
             link = claim.value.id or next((v.id for _, _, v in claim.qualifiers if v.id), None)
             self._add(f"{claim.pid} {claim.property_label}", claim.value.render(), claim.qualifiers, link, claim.pid)
-        self.border_title = f"Claims of {page.id}"
+        self.border_title = as_text(f"Claims of {page.id}", one_line=True)
         self.border_subtitle = (
             f"{count_rows(len(page.claims), 'claim')} · Enter follows the value · "
             "o opens the property · Backspace goes back"
@@ -118,18 +118,13 @@ class BrowserView(Horizontal):
         options = []
         for hit in hits:
             kind = hit.datatype or "item"
-            options.append(
-                Option(
-                    Content.assemble(
-                        Content.styled(hit.label, "bold"),
-                        Content.styled(f" ({hit.id})", "$text-primary"),
-                        Content.styled(f" {kind}", f"{MUTED} italic"),
-                        "\n",
-                        Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED),
-                    ),
-                    id=hit.id,
-                )
+            head = Content.assemble(
+                Content.styled(hit.label, "bold"),
+                Content.styled(f" ({hit.id})", "$text-primary"),
+                Content.styled(f" {kind}", f"{MUTED} italic"),
             )
+            description = Content.styled(f"  {truncate(hit.description, LIST_CHARS - 2) or '—'}", MUTED)
+            options.append(Option(Content("\n").join([as_text(head, one_line=True), as_text(description)]), id=hit.id))
         listing.set_options(options)
         if text.strip():
             items = sum(h.kind == "item" for h in hits)
@@ -160,7 +155,7 @@ class BrowserView(Horizontal):
             trail = " ← ".join(list(history)[-4:][::-1])
             lines.append(Content.styled(f"Backspace: back to {trail}", MUTED))
         self.query_one("#kg-page-head", Static).update(Content("\n").join(lines))
-        self.query_one("#kg-page-pane").border_title = f"Page · {page.label} ({page.id})"
+        self.query_one("#kg-page-pane").border_title = as_text(f"Page · {page.label} ({page.id})", one_line=True)
         claims = self.query_one(ClaimsTable)
         claims.show_claims(page, examples)
         claims.move_cursor(row=0)

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from engines.kg.examples import SparqlExample
 from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable, show_error
 from tui.kg.sparql import SparqlEditor
-from tui.widgets import count_rows, truncate
+from tui.widgets import TextView, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.kg.endpoint import QueryResult
@@ -38,7 +38,7 @@ ERROR_AT = re.compile(r"\bline (\d+), column (\d+)")
 """Where a syntax error is, in its message (the editor's cursor goes there)."""
 
 
-class FeedbackBar(Static):
+class FeedbackBar(TextView):
     """Which of the four feedbacks came back: the one that did lit, the others dim; a hint under them."""
 
     feedback: str | None = None
@@ -123,7 +123,8 @@ class ConsoleView(Horizontal):
 def example_option(i: int, example: SparqlExample) -> Option:
     room = max(8, LIST_CHARS - len(example.source) - 1)
     return Option(
-        Content.assemble(truncate(example.title, room), " ", Content.styled(example.source, MUTED)), id=f"example-{i}"
+        as_text(Content.assemble(truncate(example.title, room), " ", Content.styled(example.source, MUTED))),
+        id=f"example-{i}",
     )
 
 

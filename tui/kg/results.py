@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from tui.widgets import DISPLAY_ROWS, ResultsTable, count_rows, truncate
+from tui.widgets import DISPLAY_ROWS, ResultsTable, TextView, as_text, count_rows, truncate
 
 LIST_CHARS = 39
 """Characters of a line in the lists on the left (they are 46 wide, with a border and a scrollbar)."""
@@ -110,15 +110,15 @@ class KgResultsTable(ResultsTable):
 
 
 def error_box(box_id: str) -> Static:
-    box = Static(id=box_id, classes="kg-error", markup=False)
+    box = TextView(id=box_id, classes="kg-error")
     box.border_title = "Error"
     box.display = False
     return box
 
 
 def show_error(box: Static, title: str, message: str) -> None:
-    """Show ``message`` in an error box made by :func:`error_box`."""
-    box.border_title = title
+    """Show ``message`` in an error box made by :func:`error_box` (both as text: they quote servers and files)."""
+    box.border_title = as_text(title, one_line=True)
     box.update(message)
     box.display = True
 

@@ -21,7 +21,7 @@ from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable
 from tui.kg.sparql import sparql_content
 from tui.kg.stepper_model import OBSERVATION_LINES, StepperModel
 from tui.terminal import MULTILINE, terminal_safe
-from tui.widgets import count_rows, truncate
+from tui.widgets import TextBox, TextView, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.spinach.trajectory import Step, Trajectory
@@ -45,7 +45,7 @@ FINISHES: Mapping[str, str] = {
 """How a trajectory's ``finish`` reads on the status line."""
 
 
-class StepStrip(Static):
+class StepStrip(TextView):
     """Every step of the trajectory on one line; the current one lit, rolled-back ones struck through."""
 
     class StepChosen(Message):
@@ -278,7 +278,7 @@ class StepperView(Horizontal):
             f.display = True
         title.display = False
         observation.display = True
-        view.border_title = model.step_title()
+        view.border_title = as_text(model.step_title(), one_line=True)
         view.border_subtitle = "↑/↓ scroll · v " + ("shows the first lines" if model.full else "shows all")
         rollback = model.rollback_view()
         if rollback is not None:
@@ -461,8 +461,8 @@ class TrajectoryPicker(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="kg-picker-dialog") as dialog:
-            dialog.border_title = f"Trajectories of {self.source} · {len(self.trajectories)}"
-            search = Input(placeholder="words of the question or the query, or a number", id="kg-picker-search")
+            dialog.border_title = as_text(f"Trajectories of {self.source} · {len(self.trajectories)}", one_line=True)
+            search = TextBox(placeholder="words of the question or the query, or a number", id="kg-picker-search")
             search.border_title = "Search · Enter shows the highlighted one"
             yield search
             yield OptionList(id="kg-picker-list")
@@ -480,10 +480,12 @@ class TrajectoryPicker(ModalScreen[int | None]):
         options = self.query_one("#kg-picker-list", OptionList)
         options.set_options(
             Option(
-                Content.assemble(
-                    Content.styled(f"{n + 1:>4} ", MUTED),
-                    Content(truncate(self.trajectories[n].question, 200)),
-                    Content.styled(f"  {summary(self.trajectories[n])}", MUTED),
+                as_text(
+                    Content.assemble(
+                        Content.styled(f"{n + 1:>4} ", MUTED),
+                        Content(truncate(self.trajectories[n].question, 200)),
+                        Content.styled(f"  {summary(self.trajectories[n])}", MUTED),
+                    )
                 ),
                 id=f"trajectory-{n}",
             )
@@ -530,7 +532,9 @@ def question_option(question: KGQuestion) -> Option:
     """The question's number and its whole text, wrapped under itself."""
     number = question.id.split("_")[-1]
     lines = textwrap.wrap(question.question, LIST_CHARS - 3) or [""]
-    return Option(Content.assemble(Content.styled(f"{number:>2} ", MUTED), "\n   ".join(lines)), id=question.id)
+    return Option(
+        as_text(Content.assemble(Content.styled(f"{number:>2} ", MUTED), "\n   ".join(lines))), id=question.id
+    )
 
 
 def observation_label(step: Step) -> Content:

@@ -59,7 +59,7 @@ from tui.kg.stepper import (
 )
 from tui.kg.stepper_model import StepperModel
 from tui.kg.work import KgRunner
-from tui.widgets import SqlEditor
+from tui.widgets import SqlEditor, TextBox, TextView, as_text
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, SearchHit
@@ -122,7 +122,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
                         editor = SparqlEditor(listed[0].query, id="kg-editor", soft_wrap=False, tab_behavior="focus")
                         editor.cursor_blink = self.cursor_blink
                         editor.border_title = EDITOR_TITLE
-                        editor.border_subtitle = f"{listed[0].title} · {listed[0].source}"
+                        editor.border_subtitle = as_text(f"{listed[0].title} · {listed[0].source}", one_line=True)
                         yield editor
                         yield FeedbackBar(id="kg-feedback")
                         yield error_box("kg-console-error")
@@ -132,14 +132,14 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
             with TabPane("Entity browser", id="kg-browser"):
                 with BrowserView(id="kg-browser-columns"):
                     with Vertical(id="kg-browser-left"):
-                        search = Input(placeholder="a label, an alias, a QID or a PID", id="kg-search")
+                        search = TextBox(placeholder="a label, an alias, a QID or a PID", id="kg-search")
                         search.border_title = "Search · Enter opens the first hit"
                         yield search
                         hits = OptionList(id="kg-hits")
                         hits.border_title = "Hits · Enter opens a page"
                         yield hits
                     with Vertical(id="kg-browser-right"):
-                        head = VerticalScroll(Static(id="kg-page-head"), id="kg-page-pane", classes="pane")
+                        head = VerticalScroll(TextView(id="kg-page-head"), id="kg-page-pane", classes="pane")
                         head.border_title = "Page"
                         yield head
                         yield error_box("kg-browser-error")
@@ -150,27 +150,27 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
                         questions = OptionList(id="kg-questions")
                         questions.border_title = "Questions · Enter runs the agent"
                         yield questions
-                        load = Input(placeholder="path/to/trajectory.json", id="kg-load")
+                        load = TextBox(placeholder="path/to/trajectory.json", id="kg-load")
                         load.border_title = "Load a trajectory · Enter"
                         yield load
                     with Vertical(id="kg-stepper-right"):
-                        yield Static(id="kg-run-head")
+                        yield TextView(id="kg-run-head")
                         yield StepStrip(id="kg-strip")
-                        yield Static(id="kg-budget")
+                        yield TextView(id="kg-budget")
                         yield error_box("kg-stepper-error")
                         with StepView(id="kg-step"):
-                            yield Static(id="kg-step-title")
-                            yield Static(id="kg-step-banner")
+                            yield TextView(id="kg-step-title")
+                            yield TextView(id="kg-step-banner")
                             for name in ("thought", "action", "argument"):
                                 with Horizontal(classes="kg-field"):
                                     yield Static(name.capitalize(), classes="kg-label")
-                                    yield Static(id=f"kg-step-{name}")
+                                    yield TextView(id=f"kg-step-{name}")
                             with Horizontal(classes="kg-field"):
                                 yield Static("Observation", classes="kg-label")
-                                yield Static(id="kg-step-feedback")
-                            yield Static(id="kg-step-observation", markup=False)
+                                yield TextView(id="kg-step-feedback")
+                            yield TextView(id="kg-step-observation")
                         with Vertical(id="kg-answer"):
-                            yield Static(id="kg-answer-head")
+                            yield TextView(id="kg-answer-head")
                             answer = KgResultsTable(id="kg-answer-rows")
                             yield answer
         yield Static(id="kg-status", markup=False)
@@ -296,7 +296,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         editor = self.query_one("#kg-editor", SparqlEditor)
         self._editor_origin = (text, source)
         editor.text = text
-        editor.border_subtitle = source
+        editor.border_subtitle = as_text(source, one_line=True)
 
     def example(self, key: str) -> SparqlExample:
         """The first example whose title contains ``key``."""
@@ -608,9 +608,9 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
             return
         text, source = self._editor_origin
         if source and event.text_area.text != text:
-            event.text_area.border_subtitle = f"edited from {source}"
+            event.text_area.border_subtitle = as_text(f"edited from {source}", one_line=True)
         elif source:
-            event.text_area.border_subtitle = source
+            event.text_area.border_subtitle = as_text(source, one_line=True)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "kg-search":
