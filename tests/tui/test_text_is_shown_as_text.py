@@ -85,11 +85,12 @@ def _turtle(text: str) -> str:
 
 @drive
 async def test_a_label_in_your_graph_is_shown_as_text_in_the_browser(tmp_path: Path) -> None:
-    """--rdf: an entity's label in the search hits, the page's head and its border title, and the claims' title."""
+    """--rdf: an entity's label in the search hits, the page's head and its border title (read as markup, a label
+    with a tag that closes nothing raised MarkupError there and stopped the app)."""
     ttl = tmp_path / "hostile.ttl"
     ttl.write_text(
         "@prefix ex: <http://example.org/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-        f'ex:evil rdfs:label "Evil {_turtle(HOSTILE)}" ; ex:knows ex:bob .\n'
+        f'ex:evil rdfs:label "Evil {_turtle(HOSTILE)} [/]" ; ex:knows ex:bob .\n'  # [/]: a tag that closes nothing
         'ex:bob rdfs:label "Bob" .\n',
         encoding="utf-8",
     )
@@ -104,7 +105,7 @@ async def test_a_label_in_your_graph_is_shown_as_text_in_the_browser(tmp_path: P
         area.open_entity(area._hits[0].id)
         await settle(pilot)
         assert area._page is not None and area._page.label.startswith("Evil")
-        assert_shown_as_text(app, hits, app.query_one("#kg-page-head"))
+        assert_shown_as_text(app, hits, app.query_one("#kg-page-head"), shown=(*SHOWN, "[/]"))
         title = _lines(app.query_one("#kg-page-pane"))[0]  # the border title, cut at the pane's width
         assert 'Page · Evil [link="http://evil.example"]click[/link]' in title, title
 
