@@ -111,6 +111,7 @@ class QueryFailed(Event):
 @dataclass(frozen=True)
 class ReadBackWritten(Event):
     sentence: str
+    not_understood: tuple[str, ...] = ()  # phrases of the question the query does not use (engines.sql.coverage)
 
 
 @dataclass(frozen=True)

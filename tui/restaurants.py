@@ -631,7 +631,11 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 self.query_one("#sql-rewritten", SqlView).show_note("— the parser's query failed before classify()")
             self.query_one("#readback", Static).update("— (the query failed)")
         elif isinstance(event, ReadBackWritten):
-            self.query_one("#readback", Static).update(event.sentence)
+            sentence: str | Content = event.sentence
+            if event.not_understood:  # the query leaves part of the question out: marked beside the read-back
+                said = ", ".join(f"'{p}'" for p in event.not_understood)
+                sentence = Content(event.sentence) + Content.styled(f"  ⚠ not understood: {said}", "$text-warning")
+            self.query_one("#readback", Static).update(sentence)
 
     def _mapping_lines(self) -> list[Content]:
         """What ``classify()`` did: one line per value it mapped, the values kept as said on one line."""

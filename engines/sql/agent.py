@@ -38,12 +38,15 @@ from engines.events import (
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
 from engines.sql.classify import Classifier, EnumSpec
+from engines.sql.coverage import not_understood as phrases_not_understood
+from engines.sql.coverage import schema_names
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 
 REPLY_ROWS = 20  # rows the reply writer is shown
+OWN_DATA_MARKER = "-- The user's data:"  # how a described user data source's schema text begins
 MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
 LLM_FUNCTIONS = ("answer", "summary")
 
@@ -75,6 +78,7 @@ class TurnResult:
     calls: tuple[CallRecord, ...] = ()
     to_verify: tuple[dict[str, Any], ...] = ()  # SUQL: rows whose text condition is unknown
     emptied: Emptied | None = None  # no rows: the condition without which the query returns some
+    not_understood: tuple[str, ...] = ()  # phrases of the question the query does not use (engines.sql.coverage)
 
     def records(self) -> list[dict[str, Any]]:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]
@@ -104,6 +108,7 @@ class TurnResult:
             ],
             "to_verify": [{k: to_jsonable(v) for k, v in r.items()} for r in self.to_verify],
             "why_empty": self.emptied.sentence if self.emptied is not None else None,
+            "not_understood": list(self.not_understood),
         }
 
 
@@ -153,6 +158,7 @@ class TextToSQLAgent:
     classify_method: str = "llm_all"
     history: list[Turn] = field(default_factory=list)
     diagnose_empty: bool = True  # an empty result: find the condition that emptied it (explain_empty)
+    check_question: bool | None = None  # check the query against the question; None: on a user's own data
 
     def reset(self) -> None:
         self.history.clear()
@@ -208,16 +214,22 @@ class TextToSQLAgent:
 
         emit(QueryExecuted(result.columns, result.rows, result.truncated, result.elapsed_s))
         sentence = read_back(rewritten, types=self.sandbox.column_types(rewritten))
-        emit(ReadBackWritten(sentence))
-        emptied = self.explain_empty(rewritten, listen, cancel) if not result.rows and self.diagnose_empty else None
-        shown = Results(
-            sentence,
-            result.columns,
-            result.rows[:REPLY_ROWS],
-            len(result.rows),
-            why_empty=emptied.reply_hint if emptied is not None else None,
-        )
-        reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
+        missing = self.unused_phrases(utterance, parsed, rewritten)
+        emit(ReadBackWritten(sentence, missing))
+        emptied = None
+        if missing:  # never the rows as the answer: say what was left out, and what the query found without it
+            reply = flagged_reply(missing, rewritten, result)
+        else:
+            if not result.rows and self.diagnose_empty:
+                emptied = self.explain_empty(rewritten, listen, cancel)
+            shown = Results(
+                sentence,
+                result.columns,
+                result.rows[:REPLY_ROWS],
+                len(result.rows),
+                why_empty=emptied.reply_hint if emptied is not None else None,
+            )
+            reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
         turn = TurnResult(
             utterance,
             True,
@@ -231,8 +243,25 @@ class TextToSQLAgent:
             truncated=result.truncated,
             to_verify=result.to_verify,
             emptied=emptied,
+            not_understood=missing,
         )
         return self._finish(emit, calls, turn, sql=sql)
+
+    def unused_phrases(self, utterance: str, parsed: str, rewritten: exp.Expression) -> tuple[str, ...]:
+        """The phrases of the question the query does not use (:func:`engines.sql.coverage.not_understood`),
+        over the parser's tree and what ran (classify() may have changed a value's spelling); () when the
+        check is off (``check_question``; by default on over a user's own data)."""
+        on = self.check_question
+        if on is None:
+            on = self.schema.lstrip().startswith(OWN_DATA_MARKER)
+        if not on:
+            return ()
+        trees = [rewritten]
+        try:
+            trees.append(sqlglot.parse_one(parsed, read="postgres"))
+        except sqlglot.errors.SqlglotError:
+            pass
+        return phrases_not_understood(utterance, trees, data=schema_names(self.schema))
 
     def execute(self, sql: str, emit: Emit, cancel: threading.Event | None) -> Executed:
         """Run the rewritten statement (SQL here; the SUQL agent runs its compiler)."""
@@ -340,6 +369,36 @@ class TextToSQLAgent:
         self.history.append(Turn(turn.utterance, sql, turn.reply))
         emit(TurnFinished(turn))
         return turn
+
+
+def flagged_reply(missing: tuple[str, ...], tree: exp.Expression, result: Executed) -> str:
+    """The reply to a question part of which the query does not use: the phrases named, and what the query
+    found without them said as such, never as the answer ("I could not use '4 cylinders'. Without it there
+    are 406 cars.")."""
+    quoted = [f"'{p}'" for p in missing]
+    names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    it = "it" if len(missing) == 1 else "them"
+    noun = _noun(tree) if isinstance(tree, exp.Select) else "row"
+    rows, n = result.rows, len(result.rows)
+    counted = (
+        isinstance(tree, exp.Select)
+        and len(tree.expressions) == 1
+        and isinstance(tree.expressions[0].unalias(), exp.Count)
+        and not tree.args.get("group")
+    )
+    if counted and n == 1 and len(rows[0]) == 1:
+        total = rows[0][0]
+        found = f"there {'is' if total == 1 else 'are'} {total} {noun if total == 1 else _plural(noun)}"
+    elif n == 1 and len(rows[0]) == 1:
+        found = f"the query gives {to_jsonable(rows[0][0])}"
+    elif n == 0:
+        found = f"the query finds no {_plural(noun)}"
+    else:
+        found = f"the query finds {'at least ' if result.truncated else ''}{n} {noun if n == 1 else _plural(noun)}"
+    return (
+        f"I could not use {names}. Without {it} {found}; that is not the answer to your question. "
+        "Could you say it with the names of the columns?"
+    )
 
 
 def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ask.add_argument(
         "--json",
         action="store_true",
-        help='print {"sql", "readback", "reply", "rows", "calls"} (a list for several questions)',
+        help='print {"sql", "readback", "reply", "rows", "calls", "not_understood"} (a list for several questions)',
     )
     ask.add_argument(
         "--suql",
@@ -171,6 +171,9 @@ def _print_turn(turn) -> None:
         print(f"  after classify(): {turn.sql}")
     if turn.readback:
         print(f"  read-back: {turn.readback}")
+    if turn.not_understood:
+        said = ", ".join(f"'{p}'" for p in turn.not_understood)
+        print(f"  not understood: {said} (the rows below leave it out)")
     if turn.columns:
         print_table(turn.columns, turn.rows)
     print(f"\n{turn.reply}")

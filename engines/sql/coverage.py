@@ -1,0 +1,684 @@
+"""Did the query use everything the question says?  What it did not is named, never answered silently.
+
+A parser — the simulated one or a real model — can leave out part of a question: "how many cars have
+4 cylinders?" read as ``SELECT COUNT(*) FROM cars`` counts every car.  :func:`not_understood` checks the
+query against the question after parsing, deterministically, from the parsed tree (sqlglot) and the
+question's own words.  It knows nothing of the parser: every content word, number and date of the question
+must map onto something the SQL holds, or onto a short list of function words; what is left is returned
+as the phrases the question said and the query did not use (``('4 cylinders',)``).
+
+What a question's token maps onto:
+
+* a **word**: a string literal's words (``'Dream'``, the question inside ``answer(notes, '...')``), a column
+  the query reads (its name split into words, and the unit at its end: ``body_mass_g`` is "body", "mass",
+  "g", "grams", and the weight words "heavy", "weigh" ...), the table, or — the noun of "how many X",
+  "X per Y", "the N X" — the rows being counted or listed;
+* a **number**: a literal of the same value (times or divided by 1,000, for g and kg), compared with the
+  column named next to the number when one is ("4 cylinders" needs ``Cylinders = 4``), the LIMIT, or
+  a part of a date literal (a year);
+* a **date**, a **month name**: a date literal, or a number compared with a month (``month = 7``,
+  ``EXTRACT(MONTH FROM d) = 7``);
+* a **cue word**: the operator it asks for — "how many" a COUNT, "average" an AVG, "total" a SUM or a
+  COUNT, "per" / "each" a GROUP BY, a superlative ("most", "heaviest") an ORDER BY or MIN/MAX, "over" /
+  "more than" a greater-than (or BETWEEN), "under" a less-than, a comparative with "than" any comparison,
+  "no" / "not" / "without" a negation or IS NULL;
+* a **function word** (articles, pronouns, auxiliaries, prepositions, "show", "list", "rows" ...):
+  nothing.
+
+A word a column of the data names but the query does not read is not understood, as is any other word.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+__all__ = ["DataWords", "Vocabulary", "not_understood", "schema_names"]
+
+# --- words --------------------------------------------------------------------------------------------------
+
+FUNCTION_WORDS = frozenset(
+    """
+    a an the this that these those there here it its they them their theirs he she his her we our us you your i me my
+    mine what which who whom whose where when why how whether
+    is are was were be been being am do does did done have has had having will would shall should can could may might
+    must
+    of in on at to from into onto for with by about as than then so such and or nor but also both either neither
+    any some all every each other another same only just even still yet very really quite too
+    show shows list lists give gives find finds tell tells display return returns get gets got see want need know
+    look let please display
+    rows row records record entries entry data dataset table tables values value results result ones one things
+    thing items item lines line information info details kind kinds type types sort
+    there's what's how's it's that's i'd i'm
+    recorded listed given known reported available stored registered logged observed measured seen made built
+    produced manufactured collected sampled happened occurred took taken named called titled
+    ever overall respectively
+    """.split()
+)
+# "by", "for", "in" ... are function words; the cues below are not: each needs something in the query
+
+COUNT_CUES = frozenset({"many", "count", "counts", "number", "numbers", "frequency", "often"})
+FREQUENCY_CUES = frozenset({"common", "commonest", "frequent", "frequently", "popular", "usual", "commonly"})
+AVG_CUES = frozenset({"average", "averages", "avg", "mean", "means", "typical", "typically"})
+SUM_CUES = frozenset({"sum", "sums", "total", "totals", "combined", "altogether"})
+GROUP_CUES = frozenset({"per", "each", "breakdown", "grouped", "group", "groups"})
+ORDER_CUES = frozenset({"sorted", "sort", "ordered", "order", "ranked", "rank", "ranking", "top", "bottom"})
+DISTINCT_CUES = frozenset({"distinct", "different", "unique"})
+MORE_CUES = frozenset(
+    {"over", "above", "more", "greater", "higher", "larger", "bigger", "exceeding", "exceeds", "after", "since"}
+)
+LESS_CUES = frozenset({"under", "below", "less", "fewer", "lower", "smaller", "before", "until"})
+NEGATION_CUES = frozenset(
+    {"no", "not", "non", "none", "never", "without", "except", "excluding", "missing", "unknown", "null", "empty",
+     "blank", "n't", "neither", "nobody", "nothing", "lacking"}
+)  # fmt: skip
+CUES = (
+    COUNT_CUES | AVG_CUES | SUM_CUES | GROUP_CUES | ORDER_CUES | DISTINCT_CUES | MORE_CUES | LESS_CUES | NEGATION_CUES
+    | {"than", "between", "first", "last"}
+)  # fmt: skip
+SUPERLATIVE_NOT = frozenset(
+    """west rest test best guest interest forest request nest chest pest honest modest suggest manifest protest contest
+    harvest invest arrest digest quest vest zest midwest northwest southwest conquest latest""".split()
+)  # words ending in -est that are no superlative ("best" and "latest" are: see SUPERLATIVES)
+SUPERLATIVES = frozenset({"most", "least", "best", "worst", "latest", "max", "maximum", "min", "minimum", "fewest"})
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "hundred": 100, "thousand": 1000,
+}  # fmt: skip
+MONTHS = {
+    m: i + 1
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ]
+    )  # fmt: skip
+    for m in names
+}
+
+# A column's unit (the last word of its name) -> the words a question says for it
+UNITS: dict[str, tuple[str, ...]] = {
+    "mm": ("millimeter", "millimetre", "millimeters", "millimetres"),
+    "cm": ("centimeter", "centimetre", "centimeters", "centimetres"),
+    "km": ("kilometer", "kilometre", "kilometers", "kilometres"),
+    "m": ("meter", "metre", "meters", "metres"),
+    "g": ("gram", "grams", "kg", "kilogram", "kilograms", "kilo", "kilos"),
+    "kg": ("kilogram", "kilograms", "kilo", "kilos", "g", "gram", "grams"),
+    "lbs": ("pound", "pounds", "lb"),
+    "lb": ("pound", "pounds", "lbs"),
+    "mph": ("miles",),
+    "ft": ("feet", "foot"),
+    "in": ("inch", "inches"),
+    "usd": ("dollar", "dollars", "$"),
+    "pct": ("percent", "percentage", "%"),
+    "s": ("second", "seconds"),
+    "sec": ("second", "seconds"),
+    "min": ("minute", "minutes"),
+    "h": ("hour", "hours"),
+    "hrs": ("hour", "hours"),
+}
+SCALED_UNITS = {("g", "kg"), ("kg", "g"), ("mm", "m"), ("m", "mm"), ("m", "km"), ("km", "m")}  # a factor of 1,000
+# What a quantity is called, by its unit or its column's words -> the adjectives that ask about it
+DIMENSIONS: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (
+        frozenset({"g", "kg", "lbs", "lb", "weight", "mass"}),
+        frozenset(
+            "weight weights weigh weighs weighed weighing heavy heavier heaviest light lighter lightest mass".split()
+        ),
+    ),
+    (
+        frozenset({"mm", "cm", "m", "km", "length", "ft", "in"}),
+        frozenset("length long longer longest short shorter shortest".split()),
+    ),
+    (frozenset({"temp", "temperature"}), frozenset("warm warmer warmest hot hotter hottest cold colder coldest cool cooler coolest".split())),
+    (frozenset({"age"}), frozenset("old older oldest young younger youngest".split())),
+    (frozenset({"distance"}), frozenset("far farther farthest further furthest long longer longest short shorter shortest".split())),
+    (frozenset({"price", "cost", "usd"}), frozenset("cheap cheaper cheapest expensive costly pricey".split())),
+    (frozenset({"speed", "mph"}), frozenset("fast faster fastest slow slower slowest quick quicker quickest".split())),
+    (frozenset({"precipitation", "rain", "rainfall"}), frozenset("wet wetter wettest dry drier driest".split())),
+    (frozenset({"delay", "delays"}), frozenset("late later latest delayed".split())),
+)  # fmt: skip
+
+
+def fold(text: str) -> str:
+    """Lower case, accents off ("café" is "cafe")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+
+
+def stem(word: str) -> str:
+    w = word
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def same_word(said: str, named: str) -> bool:
+    """A question's word ``said`` names a word ``named`` of the data: the same stem, or one the start of the
+    other (an abbreviation in a column's name, "temp" for "temperature"; "rainy" for the value 'rain')."""
+    a, b = stem(said), stem(named)
+    if a == b:
+        return True
+    if len(b) >= 3 and a.startswith(b):  # the data abbreviates: "dep" for "departure", "max" for "maximum"
+        return True
+    return len(a) >= 4 and b.startswith(a)  # the question abbreviates: "avg"... or a stem of it
+
+
+def name_words(name: str) -> list[str]:
+    """A column's or table's name as words: snake_case, CamelCase, spaces and digits apart."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
+    return [w for w in re.split(r"[^a-z0-9]+", fold(spaced)) if w]
+
+
+# --- the question's tokens ------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"(?P<quoted>'[^']{1,200}'|\"[^\"]{1,200}\")"
+    r"|(?P<date>\b\d{4}[-/]\d{1,2}[-/]\d{1,2}\b)"
+    r"|(?P<number>(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?)(?P<unit>[a-z]{1,3}\b)?"
+    r"|(?P<word>[^\W\d_][\w'’]*|\d+[^\W\d_]\w*)",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Token:
+    kind: str  # word | number | date | quoted
+    text: str  # as said
+    start: int
+    end: int
+    value: object = None  # a number's value, a date's (y, m, d), a word folded
+    covered: bool = False
+    cue: bool = False  # a cue word (its operator absent: not understood)
+    data: bool = False  # covered by the data: a value, a column, a number or a date of the query
+
+
+def tokens(question: str) -> list[Token]:
+    out: list[Token] = []
+    for m in _TOKEN.finditer(question[:2000]):
+        if m.group("quoted"):
+            out.append(Token("quoted", m.group(0), m.start(), m.end(), fold(m.group(0)[1:-1])))
+        elif m.group("date"):
+            y, mo, d = (int(p) for p in re.split(r"[-/]", m.group("date")))
+            out.append(Token("date", m.group(0), m.start(), m.end(), (y, mo, d)))
+        elif m.group("number") is not None:
+            text = m.group("number")
+            out.append(Token("number", text, m.start("number"), m.end("number"), float(text.replace(",", ""))))
+            unit = m.group("unit")
+            if unit:
+                out.append(Token("word", unit, m.start("unit"), m.end("unit"), fold(unit)))
+        else:
+            word = fold(m.group("word")).replace("’", "'")
+            if word.endswith("n't"):  # "didn't" -> "did", "n't"
+                out.append(Token("word", m.group(0), m.start(), m.end() - 3, word[:-3]))
+                out.append(Token("word", "n't", m.end() - 3, m.end(), "n't"))
+                continue
+            if word.endswith("'s"):
+                word = word[:-2]
+            if word in NUMBER_WORDS:
+                out.append(Token("number", m.group(0), m.start(), m.end(), float(NUMBER_WORDS[word])))
+            else:
+                out.append(Token("word", m.group(0), m.start(), m.end(), word))
+    return out
+
+
+# --- what the SQL holds ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Vocabulary:
+    """What a query (its trees: the parser's and the rewritten one) gives a question's words to map onto."""
+
+    literal_words: set[str] = field(default_factory=set)
+    literal_strings: set[str] = field(default_factory=set)
+    numbers: list[tuple[float, set[str]]] = field(default_factory=list)  # (value, words of the columns it meets)
+    dates: set[tuple[int, int, int]] = field(default_factory=set)
+    column_words: set[str] = field(default_factory=set)
+    table_words: set[str] = field(default_factory=set)
+    dimension_words: set[str] = field(default_factory=set)
+    limits: set[float] = field(default_factory=set)
+    count: bool = False
+    avg: bool = False
+    sum: bool = False
+    minmax: bool = False
+    group: bool = False
+    order: bool = False
+    distinct: bool = False
+    more: bool = False
+    less: bool = False
+    compare: bool = False
+    negation: bool = False
+    month: bool = False  # the query speaks of months (a column, EXTRACT(MONTH ...), month())
+    set_columns: set[str] = field(default_factory=set)  # columns compared with a string (= or IN), folded
+
+    @classmethod
+    def of(cls, trees: Iterable[exp.Expression]) -> Vocabulary:
+        v = cls()
+        for tree in trees:
+            v._read(tree)
+        for words in list(v.column_words):
+            for dims, adjectives in DIMENSIONS:
+                if words in dims:
+                    v.dimension_words |= adjectives
+        return v
+
+    def _read(self, tree: exp.Expression) -> None:
+        for node in tree.walk():
+            if isinstance(node, exp.Literal):
+                self._literal(node)
+            elif isinstance(node, exp.Column):
+                words = name_words(node.name)
+                self.column_words |= {w for w in words if w not in FUNCTION_WORDS}
+                for w in words:
+                    self.column_words |= set(UNITS.get(w, ()))
+                if "month" in words:
+                    self.month = True
+            elif isinstance(node, exp.Table) and node.name:
+                self.table_words |= set(name_words(node.name))
+            elif isinstance(node, exp.Count):
+                self.count = True
+                if isinstance(node.this, exp.Distinct):
+                    self.distinct = True
+            elif isinstance(node, exp.Avg):
+                self.avg = True
+            elif isinstance(node, exp.Sum):
+                self.sum = True
+            elif isinstance(node, (exp.Min, exp.Max, exp.ArgMax, exp.ArgMin)):
+                self.minmax = True
+            elif isinstance(node, exp.Group):
+                self.group = True
+            elif isinstance(node, exp.Order):
+                self.order = True
+            elif isinstance(node, exp.Distinct):
+                self.distinct = True
+            elif isinstance(node, exp.Limit) and isinstance(node.expression, exp.Literal):
+                try:
+                    self.limits.add(float(node.expression.name))
+                except ValueError:
+                    pass
+            elif isinstance(node, (exp.GT, exp.GTE, exp.LT, exp.LTE)):
+                self._comparison(node)
+            elif isinstance(node, exp.Between):
+                self.more = self.less = self.compare = True
+            elif isinstance(node, (exp.Not, exp.NEQ)):
+                self.negation = True
+            elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+                self.negation = True  # IS NULL: "no recorded sex"
+            elif isinstance(node, exp.Extract) and "month" in fold(node.this.name if node.this else ""):
+                self.month = True
+            elif isinstance(node, exp.Anonymous) and "month" in fold(str(node.this)):
+                self.month = True
+            elif isinstance(node, exp.Func) and "month" in node.key:
+                self.month = True
+
+    def _comparison(self, node: exp.Expression) -> None:
+        self.compare = True
+        literal_left = isinstance(node.this, exp.Literal) and not isinstance(node.expression, exp.Literal)
+        greater = isinstance(node, (exp.GT, exp.GTE)) != literal_left
+        if greater:
+            self.more = True
+        else:
+            self.less = True
+
+    def _literal(self, node: exp.Literal) -> None:
+        if node.is_string:
+            text = fold(node.name)
+            parent = node.parent
+            if isinstance(parent, (exp.EQ, exp.In)):
+                self.set_columns |= {fold(c.name) for c in parent.find_all(exp.Column)}
+            self.literal_strings.add(text)
+            self.literal_words |= set(re.findall(r"[^\W_]+", text))
+            d = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?", text)
+            if d:
+                self.dates.add((int(d.group(1)), int(d.group(2)), int(d.group(3))))
+            return
+        try:
+            value = float(node.name)
+        except ValueError:
+            return
+        self.numbers.append((value, _compared_columns(node)))
+
+
+def _compared_columns(node: exp.Literal) -> set[str]:
+    """The words of the columns a number literal is compared with (its comparison's or IN list's other side)."""
+    parent = node.parent
+    while isinstance(parent, (exp.Paren, exp.Cast, exp.Neg, exp.Tuple)):
+        parent = parent.parent
+    if isinstance(parent, (exp.In, exp.Between)) or isinstance(parent, exp.Binary):
+        words: set[str] = set()
+        for column in parent.find_all(exp.Column):
+            words |= set(name_words(column.name))
+        for extract in parent.find_all(exp.Extract):
+            words |= set(name_words(extract.this.name if extract.this else ""))
+        return words
+    return set()
+
+
+@dataclass(frozen=True)
+class DataWords:
+    """The words of the data a schema text names: its columns' names, and the values of the enumerations it
+    shows (each word with the columns it is a value of)."""
+
+    columns: frozenset[str] = frozenset()
+    values: dict[str, frozenset[str]] = field(default_factory=dict)  # word -> columns (folded names)
+    names: tuple[tuple[str, ...], ...] = ()  # each column's name as words (function words and units left out)
+    dated: bool = False  # a column is a date or a time: its rows may be days
+
+
+def schema_names(schema: str) -> DataWords:
+    """The :class:`DataWords` of a schema text: ``CREATE TABLE`` statements, an enumeration's values in its
+    column's comment (``-- enum: ['Adelie', ...]``)."""
+    columns: set[str] = set()
+    values: dict[str, set[str]] = {}
+    names: list[tuple[str, ...]] = []
+    dated = False
+    try:
+        statements = sqlglot.parse(schema, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        statements = []
+    for st in statements:
+        if not (isinstance(st, exp.Create) and isinstance(st.this, exp.Schema)):
+            continue
+        for cd in st.this.expressions:
+            if not isinstance(cd, exp.ColumnDef):
+                continue
+            columns |= {w for w in name_words(cd.name) if w not in FUNCTION_WORDS}
+            kind = cd.args.get("kind")
+            if isinstance(kind, exp.DataType) and kind.this in exp.DataType.TEMPORAL_TYPES:
+                dated = True
+            names.append(tuple(w for w in name_words(cd.name) if w not in FUNCTION_WORDS and w not in UNITS))
+            for comment in cd.comments or []:
+                shown = re.search(r"enum:\s*(\[.*\])\s*$", comment.strip())
+                if shown:
+                    for value in re.findall(r"'((?:[^']|'')*)'", shown.group(1)):
+                        for w in re.findall(r"[^\W_]+", fold(value.replace("''", "'"))):
+                            values.setdefault(w, set()).add(fold(cd.name))
+    return DataWords(frozenset(columns), {w: frozenset(c) for w, c in values.items()}, tuple(names), dated)
+
+
+# --- the check ------------------------------------------------------------------------------------------------
+
+
+def not_understood(
+    question: str,
+    trees: Sequence[exp.Expression],
+    *,
+    data: DataWords | None = None,
+) -> tuple[str, ...]:
+    """The phrases of ``question`` that the query (``trees``: the parser's tree and what ran) does not use.
+
+    ``data``: the words of the data's column names and shown enumeration values (:func:`schema_names`): a
+    number said next to a column's name must be compared with that column, and a word of the data is not
+    taken for the noun that names the rows (unless it is a value of a column the query sets to another)."""
+    vocab = Vocabulary.of(trees)
+    data = data or DataWords()
+    toks = tokens(question)
+    for i, t in enumerate(toks):
+        t.covered = _covered(t, i, toks, vocab, set(data.columns))
+        t.data = t.covered and (t.kind != "word" or _of_data(str(t.value), vocab))
+    _rows_noun(toks, vocab, data)
+    return _phrases(question, toks)
+
+
+def _covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: set[str]) -> bool:
+    if t.kind == "quoted":
+        return t.value in v.literal_strings or any(t.value in s or s in t.value for s in v.literal_strings if s)
+    if t.kind == "date":
+        y, m, d = t.value  # type: ignore[misc]
+        if (y, m, d) in v.dates:
+            return True
+        said = {float(y), float(m), float(d)}
+        return said <= {n for n, _ in v.numbers}
+    if t.kind == "number":
+        return _number_covered(t, i, toks, v, schema_words)
+    w = str(t.value)
+    if w in MONTHS and not (w == "may" and _is_modal(i, toks)):
+        month = MONTHS[w]
+        if any(m == month for _, m, _ in v.dates):
+            return True
+        if v.month and any(n == month for n, _ in v.numbers):
+            return True
+        return any(_is_word(x, w) for x in v.literal_words)
+    if w in FUNCTION_WORDS:
+        return True
+    # the data's own words first: a value, a column the query reads, the table
+    if any(same_word(w, x) for x in v.literal_words):
+        return True
+    if any(same_word(w, x) for x in v.column_words | v.table_words):
+        return True
+    if w in v.dimension_words:
+        return True
+    t.cue = True
+    if w in COUNT_CUES:
+        return v.count
+    if w in AVG_CUES:
+        return v.avg
+    if w in SUM_CUES:
+        return v.sum or v.count
+    if w in GROUP_CUES:
+        return v.group
+    if w in ORDER_CUES:
+        return v.order or v.minmax
+    if w in ("first", "last"):
+        return v.order or v.minmax or bool(v.limits)
+    if w in FREQUENCY_CUES:
+        return v.count
+    if w in DISTINCT_CUES:
+        return v.distinct or v.group
+    if w in ("least", "most") and i > 0 and toks[i - 1].value == "at":  # "at least 3": a comparison
+        return v.more if w == "least" else v.less
+    if w in MORE_CUES:
+        return v.more
+    if w in LESS_CUES:
+        return v.less
+    if w == "than":
+        return v.compare
+    if w == "between":
+        return v.more and v.less
+    if w in NEGATION_CUES:
+        return v.negation
+    if _superlative(w):
+        return v.order or v.minmax
+    if len(w) > 3 and w.endswith("er") and i + 1 < len(toks) and toks[i + 1].value == "than":
+        return v.compare  # "heavier than", "older than"
+    t.cue = False
+    return False
+
+
+def _of_data(w: str, v: Vocabulary) -> bool:
+    return w not in FUNCTION_WORDS and any(same_word(w, x) for x in v.literal_words | v.column_words)
+
+
+def _superlative(w: str) -> bool:
+    return w in SUPERLATIVES or (len(w) > 4 and w.endswith("est") and w not in SUPERLATIVE_NOT)
+
+
+def _is_modal(i: int, toks: list[Token]) -> bool:
+    """ "may" as a verb ("may I see ..."), not the month."""
+    before = toks[i - 1].value if i > 0 else None
+    after = toks[i + 1] if i + 1 < len(toks) else None
+    return not (
+        before in ("in", "of", "during", "since", "until", "before", "after") or (after and after.kind == "number")
+    )
+
+
+def _is_word(x: str, w: str) -> bool:
+    return x == w or x == w[:3]
+
+
+def _number_covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: set[str]) -> bool:
+    n = float(t.value)  # type: ignore[arg-type]
+    if n in v.limits:
+        return True
+    if n.is_integer() and 1000 <= n <= 2999 and any(y == n for y, _, _ in v.dates):
+        return True  # a year, in a date literal
+    unit = _unit_after(i, toks)
+    factors = [1.0]
+    if unit is not None:
+        factors += [1000.0, 0.001]
+    near = _column_words_near(i, toks, schema_words)
+    for value, columns in v.numbers:
+        if not any(abs(value - n * f) <= 1e-9 * max(1.0, abs(value)) for f in factors):
+            continue
+        if near and columns and not any(any(same_word(w, c) for c in columns) for w in near):
+            continue  # "4 cylinders" compared with another column
+        return True
+    return False
+
+
+def _unit_after(i: int, toks: list[Token]) -> str | None:
+    if i + 1 < len(toks) and toks[i + 1].kind == "word":
+        w = str(toks[i + 1].value)
+        if w in UNITS or any(w in words for words in UNITS.values()):
+            return w
+    return None
+
+
+_BETWEEN_COLUMN_AND_NUMBER = frozenset(
+    {"than", "is", "are", "was", "were", "of", "at", "least", "most", "to", "equal", "equals", "exactly", "about",
+     "around", "a", "an", "the"}
+) | MORE_CUES | LESS_CUES  # fmt: skip
+
+
+def _column_words_near(i: int, toks: list[Token], schema_words: set[str]) -> list[str]:
+    """Words naming a column of the data right after the number ("4 cylinders", "220 mm"), else before it
+    across comparison words only ("flipper length over 220"; not "wind in 2013")."""
+    after = []
+    for t in toks[i + 1 : i + 3]:
+        if t.kind != "word" or not any(same_word(str(t.value), c) for c in schema_words):
+            break
+        after.append(str(t.value))
+    if after:
+        return after
+    before = []
+    for t in reversed(toks[max(0, i - 4) : i]):
+        w = str(t.value)
+        if t.kind != "word":
+            break
+        if w in _BETWEEN_COLUMN_AND_NUMBER and not before:
+            continue
+        if not any(same_word(w, c) for c in schema_words):
+            break
+        before.append(w)
+    return before
+
+
+TIME_ROWS = frozenset({"day", "date", "week", "month", "year", "hour"})
+_COUNTED_AFTER = {("how", "many"), ("number", "of"), ("count", "of"), ("count", "the"), ("count", "all")}
+
+
+def _rows_noun(toks: list[Token], v: Vocabulary, data: DataWords) -> None:
+    """The noun that names the rows counted or listed — the last word of "how many <words>", the word before
+    "per", after "the most" or "the N" (N the LIMIT), or after "of the" at the end of an aggregate — is
+    understood when the query counts or lists them and the noun is: a time unit over a table with a date
+    column ("days"); a value of a column the query sets to another value; or the one word of the question
+    left, the rest mapping onto the query, some of it onto the data.  (The table's own name is understood
+    anyway.)"""
+    words = [str(t.value) if t.kind == "word" else None for t in toks]
+
+    def noun_run(start: int) -> int | None:
+        """The last word of the run of content words from ``start`` (a number or a superlative before it
+        skipped: "the 4 youngest victims")."""
+        last = None
+        for j in range(start, len(toks)):
+            w = words[j]
+            if last is None and (toks[j].kind == "number" or (w is not None and _superlative(w))):
+                continue
+            if toks[j].kind != "word" or w is None or w in FUNCTION_WORDS or w in CUES or w in MONTHS:
+                break
+            if _superlative(w) or (j + 1 < len(toks) and words[j + 1] == "than"):
+                break  # "how many boats longer than ...": the noun is before the comparison
+            last = j
+        return last
+
+    candidates: list[int] = []
+    for j in range(1, len(toks)):
+        if (words[j - 1], words[j]) in _COUNTED_AFTER and v.count:
+            k = noun_run(j + 1)
+            if k is not None:
+                candidates.append(k)
+        if words[j] == "per" and v.count and toks[j - 1].kind == "word":  # "deaths per race"
+            candidates.append(j - 1)
+        if words[j - 1] in ("most", "fewest", "least") and v.count and v.order:  # "the most deaths"
+            k = noun_run(j)
+            if k is not None:
+                candidates.append(k)
+        if toks[j - 1].kind == "number" and float(toks[j - 1].value) in v.limits:  # type: ignore[arg-type]
+            k = noun_run(j)
+            if k is not None:
+                candidates.append(k)
+    if v.count or v.avg or v.sum or v.minmax:  # "the average age of the victims"
+        for j in range(len(toks) - 1, 0, -1):
+            if toks[j].kind == "word" and words[j] not in FUNCTION_WORDS:
+                if words[j - 1] == "the" and j >= 2 and words[j - 2] == "of":
+                    candidates.append(j)
+                break
+    left = [t for t in toks if not t.covered]
+    for k in candidates:
+        w = str(toks[k].value)
+        of = {c for d, cs in data.values.items() if same_word(w, d) for c in cs}
+        if of and not of - v.set_columns:  # "how many deaths were homicides": 'Death' is of the column set to
+            toks[k].covered = True  # another value, so the word names the rows, not a condition
+        elif not of and data.dated and stem(w) in TIME_ROWS:  # "how many days had snow" over a daily table
+            toks[k].covered = True
+        elif (
+            not of
+            and left == [toks[k]]
+            and any(t.data for t in toks)
+            and not any(any(same_word(w, c) for c in name) for name in data.names)
+        ):
+            # the one word the data does not hold, where the rows are named, in a question whose other words
+            # all map onto the query: "how many victims were Latino?" ("how many passengers flew from JFK?" has
+            # two such words, "how many sunroofs are there?" nothing else of the data: both stay flagged)
+            toks[k].covered = True
+
+
+def _phrases(question: str, toks: list[Token]) -> tuple[str, ...]:
+    """Runs of tokens not understood, as said: two such tokens with at most two function words between are
+    one phrase ("JFK to LAX"); "many" takes its "how"."""
+    out: list[str] = []
+    run: list[Token] = []
+    gap = 0
+    for t in toks:
+        if not t.covered:
+            if run and gap > 2:
+                out.append(_span(question, run))
+                run = []
+            run.append(t)
+            gap = 0
+        elif run:
+            if t.kind == "word" and t.value in FUNCTION_WORDS and not t.cue:
+                gap += 1
+            else:
+                gap = 3
+    if run:
+        out.append(_span(question, run))
+    return tuple(dict.fromkeys(out))
+
+
+def _span(question: str, run: list[Token]) -> str:
+    start = run[0].start
+    if run[0].value == "many":
+        m = re.search(r"how\s+$", question[:start], re.IGNORECASE)
+        if m:
+            start = m.start()
+    return " ".join(question[start : run[-1].end].split())
