@@ -662,17 +662,21 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
         elif aggregate is None and (fn in ("AVG", "SUM") or order is None):
             aggregate = (fn, m.column.name)
         said.append("aggregate")
-    if order is None and aggregate is None:
-        for w in words:
-            if w is None or not w.endswith("est"):
+    if order is None and aggregate is None:  # a superlative of a quantity: "the 2 heaviest", "the most expensive"
+        for k, w in enumerate(words):
+            flip = False
+            if w in ("most", "least") and k + 1 < len(words) and words[k + 1]:
+                flip, w = w == "least", words[k + 1]
+            elif w is None or not w.endswith("est"):
                 continue
             for c in numeric:
                 dim = _dimension(c)
                 if dim and (w in dim[0] or w in dim[1]):
+                    high = (w in dim[0]) != flip
                     if listing or limit is not None:
-                        order = (c.name, w in dim[0])
+                        order = (c.name, high)
                     else:
-                        aggregate = ("MAX" if w in dim[0] else "MIN", c.name)
+                        aggregate = ("MAX" if high else "MIN", c.name)
                     break
             if order or aggregate:
                 break
@@ -928,7 +932,7 @@ def route(utterance: str, history: Sequence[Turn], schema: str) -> tuple[bool, s
         return False, "the schema names no table"
     reading = read_utterance(utterance, tables, suql=suql_schema(schema))
     named = [t.name for t in tables if _find(t.words, low)] + [
-        c.name for c in reading.table.columns if _find(c.words, low)
+        m.column.name for m in _mentions(_tokens(utterance), reading.table.columns)
     ]
     definition = _DEFINITION.match(low)
     if definition and not named and not set(reading.said) - {"text"}:
