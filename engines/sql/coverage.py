@@ -40,6 +40,13 @@ from sqlglot import exp
 
 __all__ = ["DataWords", "Vocabulary", "not_understood", "schema_names"]
 
+MAX_QUESTION_CHARS = 2000
+"""The question's first 2,000 characters are checked (the rest is named as not understood, whole)."""
+MAX_LITERALS = 1000
+"""A query's first 1,000 literals are read: the check's cost is bounded whatever a model writes (a literal
+past the cap maps no word, so a word it alone would cover is named, never silently credited)."""
+MAX_LITERAL_CHARS = 500
+
 # --- words --------------------------------------------------------------------------------------------------
 
 FUNCTION_WORDS = frozenset(
@@ -214,7 +221,7 @@ class Token:
 
 def tokens(question: str) -> list[Token]:
     out: list[Token] = []
-    for m in _TOKEN.finditer(question[:2000]):
+    for m in _TOKEN.finditer(question[:MAX_QUESTION_CHARS]):
         if m.group("quoted"):
             out.append(Token("quoted", m.group(0), m.start(), m.end(), fold(m.group(0)[1:-1])))
         elif m.group("date"):
@@ -340,11 +347,15 @@ class Vocabulary:
             self.less = True
 
     def _literal(self, node: exp.Literal) -> None:
+        if len(self.literal_strings) + len(self.numbers) >= MAX_LITERALS:
+            return  # a query with more literals than any question says: the rest is not read (so not credited)
         if node.is_string:
-            text = fold(node.name)
+            text = fold(node.name[:MAX_LITERAL_CHARS])
             parent = node.parent
-            if isinstance(parent, (exp.EQ, exp.In)):
-                self.set_columns |= {fold(c.name) for c in parent.find_all(exp.Column)}
+            if isinstance(parent, exp.In) or (isinstance(parent, exp.EQ) and parent.expression is node):
+                self.set_columns |= {fold(c) for c in _column_names(parent.this)}
+            elif isinstance(parent, exp.EQ):
+                self.set_columns |= {fold(c) for c in _column_names(parent.expression)}
             self.literal_strings.add(text)
             self.literal_words |= set(re.findall(r"[^\W_]+", text))
             d = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?", text)
@@ -359,18 +370,38 @@ class Vocabulary:
 
 
 def _compared_columns(node: exp.Literal) -> set[str]:
-    """The words of the columns a number literal is compared with (its comparison's or IN list's other side)."""
+    """The words of the columns a number literal is compared with (the other side of its comparison, or the
+    left side of its IN list or BETWEEN)."""
     parent = node.parent
+    child: exp.Expression = node
     while isinstance(parent, (exp.Paren, exp.Cast, exp.Neg, exp.Tuple)):
-        parent = parent.parent
-    if isinstance(parent, (exp.In, exp.Between)) or isinstance(parent, exp.Binary):
-        words: set[str] = set()
-        for column in parent.find_all(exp.Column):
-            words |= set(name_words(column.name))
-        for extract in parent.find_all(exp.Extract):
-            words |= set(name_words(extract.this.name if extract.this else ""))
-        return words
-    return set()
+        child, parent = parent, parent.parent
+    if isinstance(parent, (exp.In, exp.Between)):
+        other = parent.this
+    elif isinstance(parent, exp.Binary) and not isinstance(parent, exp.Connector):
+        other = parent.expression if parent.this is child else parent.this
+    else:
+        return set()
+    words: set[str] = set()
+    for name in _column_names(other):
+        words |= set(name_words(name))
+    return words
+
+
+def _column_names(node: exp.Expression | None, limit: int = 32) -> list[str]:
+    """The names of the columns in ``node`` (and the part of an EXTRACT), reading at most ``limit`` nodes: the
+    check's cost stays bounded on any tree."""
+    out: list[str] = []
+    if node is None:
+        return out
+    for k, sub in enumerate(node.walk()):
+        if k >= limit:
+            break
+        if isinstance(sub, exp.Column):
+            out.append(sub.name)
+        elif isinstance(sub, exp.Extract) and sub.this is not None:
+            out.append(sub.this.name)
+    return out
 
 
 @dataclass(frozen=True)
@@ -436,7 +467,8 @@ def not_understood(
         t.covered = _covered(t, i, toks, vocab, set(data.columns))
         t.data = t.covered and (t.kind != "word" or _of_data(str(t.value), vocab))
     _rows_noun(toks, vocab, data)
-    return _phrases(question, toks)
+    rest = question[MAX_QUESTION_CHARS:].strip()
+    return _phrases(question, toks) + ((rest[:60] + ("…" if len(rest) > 60 else ""),) if rest else ())
 
 
 def _covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: set[str]) -> bool:

@@ -183,3 +183,18 @@ def test_the_rows_may_be_named_by_one_word_the_data_does_not_hold(boats):
     assert check("how many vessels are in Kiel?", kiel, boats) == ()
     assert check("how many sailors sailed from Kiel?", kiel, boats) == ("sailors sailed",)
     assert check("how many anchors are there?", "SELECT COUNT(*) FROM boats", boats) == ("anchors",)
+
+
+def test_the_check_is_bounded_whatever_the_model_writes(boats):
+    """A model's query with 20,000 literals and a question of 3,000 characters: the check reads the first 1,000
+    literals and 2,000 characters, ends quickly, and what it did not read is not credited."""
+    import time
+
+    values = ", ".join(f"'v{i}'" for i in range(20_000))
+    tree = sqlglot.parse_one(f"SELECT COUNT(*) FROM boats WHERE harbour IN ({values}, 'Kiel')", read="postgres")
+    question = "how many boats from Kiel? " + "and v1 " * 400
+    started = time.process_time()
+    phrases = not_understood(question, [tree], data=boats)
+    assert time.process_time() - started < 10
+    assert phrases[0] == "Kiel"  # past the literals read: named, not credited
+    assert phrases[-1].startswith("and v1") and phrases[-1].endswith("…")  # past the characters read: named too
