@@ -361,6 +361,8 @@ class Vocabulary:
             d = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?", text)
             if d:
                 self.dates.add((int(d.group(1)), int(d.group(2)), int(d.group(3))))
+            elif re.fullmatch(r"-?\d+(?:\.\d+)?", text):  # strftime(d, '%Y') = '1975'
+                self.numbers.append((float(text), _compared_columns(node)))
             return
         try:
             value = float(node.name)

@@ -198,3 +198,8 @@ def test_the_check_is_bounded_whatever_the_model_writes(boats):
     assert time.process_time() - started < 10
     assert phrases[0] == "Kiel"  # past the literals read: named, not credited
     assert phrases[-1].startswith("and v1") and phrases[-1].endswith("…")  # past the characters read: named too
+
+
+def test_a_year_written_as_text_is_the_number_said(boats):
+    sql = "SELECT COUNT(*) FROM boats WHERE strftime(CAST(launched AS DATE), '%Y') = '2005'"
+    assert check("how many boats were launched in 2005?", sql, boats) == ()
