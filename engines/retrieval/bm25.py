@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,19 +94,23 @@ def aggregate(per_condition: Sequence[dict[Hashable, float]]) -> dict[Hashable, 
 
 
 class IndexCache:
-    """Indexes built once per (table, text expression, data version); thread-safe."""
+    """Indexes built once per (table, text expression, data version); thread-safe.
+
+    A key can also be remembered as not indexed (``rows()`` returned None: a table too large to index
+    whole), so the question is not asked again."""
 
     def __init__(self) -> None:
-        self._indexes: dict[Hashable, ChunkIndex] = {}
+        self._indexes: dict[Hashable, ChunkIndex | None] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, rows: Any) -> ChunkIndex:
-        """``rows``: a callable returning (row key, text value) pairs, called only on a miss."""
+    def get(self, key: Hashable, rows: Callable[[], Iterable[tuple[Hashable, Any]] | None]) -> ChunkIndex | None:
+        """``rows``: a callable returning (row key, text value) pairs, or None when the rows are not to be
+        indexed (remembered: later calls return None without calling it); called only on a miss."""
         with self._lock:
-            hit = self._indexes.get(key)
-        if hit is not None:
-            return hit
-        index = ChunkIndex.build(rows())
+            if key in self._indexes:
+                return self._indexes[key]
+        found = rows()
+        index = None if found is None else ChunkIndex.build(found)
         with self._lock:
             self._indexes.setdefault(key, index)
             return self._indexes[key]

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from engines.errors import Cancelled
+from engines.errors import Cancelled, EngineError
 from engines.sql.sandbox import QueryResult
 from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import PlanBuilt, Row, RowDecided, RunContext, SelectContext
@@ -20,14 +20,82 @@ from engines.suql.language import LLMCall, SuqlError, as_call, calls_in, is_llm_
 from engines.suql.plan import Conjunct, ConjunctPlan, Plan
 
 
-def run_all(ctx: RunContext, q: exp.Expression) -> QueryResult:
-    """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut)."""
+def run_all(ctx: RunContext, q: exp.Expression, counted: Callable[[], tuple[str, str]] | None = None) -> QueryResult:
+    """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut), with a
+    message that says how many rows there are and what they are (``counted``: what the rows are, e.g.
+    "rows of 'big' pass the query's structured conditions (...)", and what to do)."""
     result = ctx.sandbox.run_tree(q)
     if result.truncated:
+        cap = ctx.sandbox.row_cap
+        what, advice = counted() if counted is not None else ("candidate rows", "Narrow the structured conditions.")
+        n = _count(ctx, q)
+        many = f"{n:,}" if n is not None else f"More than {cap:,}"
         raise SuqlError(
-            f"More than {ctx.sandbox.row_cap} candidate rows: narrow the structured conditions or raise the row cap."
+            f"{many} {what}: more than the {cap:,} candidate rows a SUQL query may read "
+            f"(row_cap; CS224V_ROW_CAP raises it). {advice}"
         )
     return result
+
+
+def _count(ctx: RunContext, q: exp.Expression) -> int | None:
+    """How many rows ``q`` returns, counted by DuckDB (None if it cannot tell in time)."""
+    inner = q.copy()
+    inner.set("order", None)
+    counting = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_candidates"))
+    try:
+        rows = ctx.sandbox.run_tree(counting).rows
+    except EngineError:
+        return None
+    return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def _sources_named(select: exp.Select) -> str:
+    """The tables a SELECT reads, as a message names them: 'big', the join of 'a' and 'b'."""
+    names = []
+    for src in [select.args.get("from_")] + list(select.args.get("joins") or []):
+        if src is None:
+            continue
+        node = src.this
+        if isinstance(node, exp.Table) and node.db == "scratch":
+            names.append("a subquery's rows")
+        elif isinstance(node, exp.Table):
+            names.append(repr(node.name))
+        else:
+            names.append("a subquery's rows")
+    if len(names) == 1:
+        return names[0]
+    return "the join of " + ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _counted(
+    ctx: RunContext, select: exp.Select, conjuncts: Sequence[Conjunct], *, text_where: bool
+) -> tuple[str, str]:
+    """What the candidate query of ``select`` counts, and what would lower the count, said for a message."""
+    tables = _sources_named(select)
+    where = select.args.get("where")
+    narrow = "Narrow the structured conditions."
+    if not text_where:
+        if where is None:
+            return f"rows of {tables} (the query has no WHERE)", "Add a structured condition or a LIMIT."
+        return f"rows of {tables} match the WHERE ({_short(pretty(where.this))})", narrow
+    if not ctx.mode.structured_first:
+        return (
+            f"rows of {tables} (mode {ctx.mode.name} asks answer() of every row: no structured condition runs first)",
+            "Use a mode that runs the structured conditions first (C, D, E or F).",
+        )
+    if not conjuncts or any(not c.structured for c in conjuncts):
+        return (
+            f"rows of {tables} (a branch of the WHERE has no structured condition, so every row is a candidate)",
+            "Give every branch of the WHERE a structured condition.",
+        )
+    structured = " OR ".join(
+        pretty(c.structured_sql()) if len(conjuncts) == 1 else f"({pretty(c.structured_sql())})" for c in conjuncts
+    )
+    return f"rows of {tables} pass the query's structured conditions ({_short(structured)})", narrow
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def candidates(
@@ -67,7 +135,7 @@ def candidates(
         q.set("order", ordered)
     else:
         q = q.order_by(exp.Ordered(this=key.copy()))
-    result = run_all(ctx, q)
+    result = run_all(ctx, q, lambda: _counted(ctx, select, conjuncts, text_where=text_where))
     rows = []
     cols = result.columns
     n_conj = len(conjuncts)

@@ -62,11 +62,14 @@ def retrieval_scores(
     rows: Sequence[Row],
     indexes: dict[str, ChunkIndex] | None = None,
 ) -> dict[str, dict[Any, float]]:
-    """Per answer() question (keyed by call sql): every row's BM25 score (max over chunks).
+    """Per answer() question (keyed by call sql): every candidate's BM25 score (max over chunks).
 
-    A single base table gets one index per text column, built once and reused by later
-    queries; joins index only this query's candidates.  ``indexes`` receives each call's index
-    (the adaptive ranker scores the answers' evidence with it).
+    ``rows`` are the candidates (the structured conditions already ran in DuckDB).  A single base
+    table of at most ``row_cap`` rows gets one index per text column over all its rows, built once
+    and reused by later queries (the built-in worlds); a larger table, and a join, index only this
+    query's candidates, from the text the candidate query already read: what ranking costs is what
+    the candidates cost, never the table.  ``indexes`` receives each call's index (the adaptive
+    ranker scores the answers' evidence with it).
     """
     out: dict[str, dict[Any, float]] = {}
     single = not select.args.get("joins")
@@ -74,23 +77,31 @@ def retrieval_scores(
         if call.sql() in out:
             continue
         text_sql = call.text.sql(dialect="duckdb")
-        if not single:
+        index = whole_table_index(ctx, select, key, text_sql) if single else None
+        if index is None:
             index = ChunkIndex.build((r.key, r.texts.get(text_sql)) for r in rows)
-            out[call.sql()] = index.scores(call.question or "summary")
-            if indexes is not None:
-                indexes[call.sql()] = index
-            continue
-        cache_key = (sources_sql(select), text_sql)
-
-        def fetch(text_sql: str = text_sql) -> list[tuple[Any, Any]]:
-            q = over_sources(exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(parse_duck(text_sql), "_t")), select)
-            return [(k, t) for k, t in run_all(ctx, q).rows]
-
-        index = ctx.indexes.get(cache_key, fetch)
         out[call.sql()] = index.scores(call.question or "summary")
         if indexes is not None:
             indexes[call.sql()] = index
     return out
+
+
+def whole_table_index(ctx: RunContext, select: exp.Select, key: exp.Expression, text_sql: str) -> ChunkIndex | None:
+    """The BM25 index of ``text_sql`` over every row of the single table ``select`` reads, built once per
+    engine; None (remembered too) when the table holds more than ``row_cap`` rows: then only the
+    candidates are indexed.  Counting stops at ``row_cap + 1`` rows."""
+    cap = ctx.sandbox.row_cap
+
+    def fetch() -> list[tuple[Any, Any]] | None:
+        probe = over_sources(exp.select(exp.Literal.number(1)), select).limit(cap + 1)
+        count = exp.select(exp.Count(this=exp.Star())).from_(probe.subquery("_rows"))
+        rows = ctx.sandbox.run_tree(count).rows
+        if not rows or rows[0][0] is None or int(rows[0][0]) > cap:
+            return None
+        q = over_sources(exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(parse_duck(text_sql), "_t")), select)
+        return [(k, t) for k, t in run_all(ctx, q).rows]
+
+    return ctx.indexes.get((sources_sql(select), text_sql), fetch)
 
 
 def visit_order(
