@@ -56,12 +56,8 @@ def _sources_named(select: exp.Select) -> str:
         if src is None:
             continue
         node = src.this
-        if isinstance(node, exp.Table) and node.db == "scratch":
-            names.append("a subquery's rows")
-        elif isinstance(node, exp.Table):
-            names.append(repr(node.name))
-        else:
-            names.append("a subquery's rows")
+        own = isinstance(node, exp.Table) and node.db != "scratch"  # a CTE or subquery with answer() is scratch
+        names.append(repr(node.name) if own else "a subquery's rows")
     if len(names) == 1:
         return names[0]
     return "the join of " + ", ".join(names[:-1]) + " and " + names[-1]
@@ -76,7 +72,7 @@ def _counted(
     narrow = "Narrow the structured conditions."
     if not text_where:
         if where is None:
-            return f"rows of {tables} (the query has no WHERE)", "Add a structured condition or a LIMIT."
+            return f"rows of {tables} (the query has no WHERE)", "Add a structured condition (a WHERE) to narrow them."
         return f"rows of {tables} match the WHERE ({_short(pretty(where.this))})", narrow
     if not ctx.mode.structured_first:
         return (
