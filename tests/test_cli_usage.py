@@ -1,6 +1,7 @@
 """Every ``--json`` output of a command that calls a model carries ``"usage"``: the tokens the API
 reported (claude, against the stub Messages API on 127.0.0.1 through ANTHROPIC_BASE_URL) or the
-sim's estimate on its rendered prompts, and the estimated cost from the settings' price table."""
+sim's estimate on its rendered prompts (which costs nothing: cost_usd null), and the estimated cost of a real
+backend's calls from the settings' price table."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def test_a_sim_run_reports_the_tokens_its_prompts_would_have_used(capsys) -> Non
     assert code == 0
     usage = data["usage"]
     assert KEYS <= set(usage) and usage["estimated"] is True
-    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0 and usage["cost_usd"] > 0
+    # estimates cost nothing: no dollar figure for the simulated backend
+    assert usage["input_tokens"] > 0 and usage["output_tokens"] > 0 and usage["cost_usd"] is None
     # a second run in the same process reports its own calls, not the sum of both
     _, again = run(capsys, "suql", QUERY, "--json", "--no-cache")
     assert again["usage"] == usage

@@ -23,8 +23,9 @@ in a table shows the highlighted cell in full, ``F1`` (or ``?`` outside text box
 the command palette, ``Ctrl+Q`` quits.
 
 Usage: the header's subtitle carries the session's tokens and estimated cost (every LLM call of every tab
-since the app started; ``≈`` when they are the simulated backend's estimates), summed from the
-:class:`tui.area.UsageRecorded` messages the tabs' calls post.
+since the app started), summed from the :class:`tui.area.UsageRecorded` messages the tabs' calls post.  The
+simulated backend's tokens are estimates (``≈1,290 tokens (estimated)``) and cost nothing: no dollar figure
+is shown for them.
 """
 
 from __future__ import annotations
@@ -746,7 +747,8 @@ class CS224VApp(App[None]):
     # --- tokens and cost ---------------------------------------------------------------------------
 
     def _show_subtitle(self) -> None:
-        """The header's subtitle: the backend, then the session's tokens and cost once a call was made."""
+        """The header's subtitle: the backend, then the session's tokens and cost once a call was made (no cost
+        for the simulated backend's calls: see :meth:`tui.area.RunUsage.short`)."""
         if self._settings is None:
             return  # still being built: the subtitle comes with them
         label = backend_label(self.settings)

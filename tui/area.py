@@ -45,7 +45,8 @@ R = TypeVar("R")
 @dataclass
 class RunUsage:
     """Tokens and estimated cost summed over LLM calls (a run's, or the session's): what the API reported,
-    or for the simulated backend its estimate on the rendered prompt (``estimated``)."""
+    or for the simulated backend its estimate on the rendered prompt (``estimated``).  The simulated backend
+    costs nothing: its calls are never priced, and a run of its calls alone shows no cost at all."""
 
     calls: int = 0
     input_tokens: int = 0
@@ -62,10 +63,17 @@ class RunUsage:
         self.output_tokens += event.output_tokens or 0
         self.cached_input_tokens += event.cached_input_tokens or 0
         self.estimated += int(bool(event.estimated))
+        if event.estimated:  # the sim's estimate: no bill, and not a call missing its price
+            return
         if event.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd
         elif event.input_tokens is not None or event.output_tokens is not None:
             self.unpriced += 1
+
+    @property
+    def billed(self) -> bool:
+        """Some call of a real backend had tokens (priced or not): a cost is shown; never for the sim's alone."""
+        return self.cost_usd is not None or self.unpriced > 0
 
     @property
     def approx(self) -> str:
@@ -73,25 +81,32 @@ class RunUsage:
         return "≈" if self.estimated else ""
 
     def tokens_text(self) -> str:
-        """``≈1,234 in · 56 out`` (and ``(300 cached)`` after the input when some was cached)."""
+        """``≈1,234 in · ≈56 out`` (and ``(300 cached)`` after the input when some was cached)."""
         a = self.approx
         cached = f" ({self.cached_input_tokens:,} cached)" if self.cached_input_tokens else ""
         return f"{a}{self.input_tokens:,} in{cached} · {a}{self.output_tokens:,} out"
 
     def cost_text(self) -> str:
-        """``≈$0.0031`` (estimated from the settings' price table; ``≈`` for the sim's estimated tokens),
-        ``$?`` when no call had a price."""
+        """``$0.0031`` (estimated from the settings' price table, for the calls of a real backend), ``$?``
+        when such a call had no price; empty when no call of a real backend had tokens (the sim costs nothing)."""
+        if not self.billed:
+            return ""
         if self.cost_usd is None:
             return "$?"
-        return f"{self.approx}${self.cost_usd:,.4f}"
+        return f"${self.cost_usd:,.4f}"
 
     def line(self) -> str:
-        """``tokens ≈1,234 in · 56 out · ≈$0.0031``."""
+        """``tokens 1,234 in · 56 out · $0.0031``; the sim's ``tokens (estimated) ≈1,234 in · ≈56 out``."""
+        if not self.billed:
+            return f"tokens{' (estimated)' if self.estimated else ''} {self.tokens_text()}"
         return f"tokens {self.tokens_text()} · {self.cost_text()}"
 
     def short(self) -> str:
-        """For the header: ``≈1,290 tokens · ≈$0.0031``."""
-        return f"{self.approx}{self.input_tokens + self.output_tokens:,} tokens · {self.cost_text()}"
+        """For the header: ``1,290 tokens · $0.0031``; the sim's ``≈1,290 tokens (estimated)``."""
+        tokens = f"{self.approx}{self.input_tokens + self.output_tokens:,} tokens"
+        if not self.billed:
+            return f"{tokens} (estimated)" if self.estimated else tokens
+        return f"{tokens} · {self.cost_text()}"
 
 
 @dataclass(frozen=True)
@@ -201,6 +216,8 @@ class WorkArea(Widget):
         usage = self.run_usage
         if not usage.calls:
             return []
+        if not usage.billed:  # the sim's estimated tokens: no cost
+            return [counter("tokens (estimated)" if usage.estimated else "tokens", usage.tokens_text())]
         return [counter("tokens", usage.tokens_text()), counter("cost", usage.cost_text())]
 
     def _now(self) -> float:

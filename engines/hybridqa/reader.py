@@ -109,7 +109,6 @@ class PassageReader(LLM):
             clock=base.clock,
             counter=base.counter,
             prices=base.prices,  # its calls are priced as the base LLM's are
-            sim_models=base.sim_models,
         )
         self.base = base
         self.directory = directory

@@ -33,10 +33,8 @@ def make_llm(settings: Settings, *, cancel: threading.Event | None = None, **sim
             "error_off_topic": settings.sim_error_off_topic,
         }
         params.update(sim_overrides)
-        # The sim's token estimates priced as if the settings' Claude models had answered: modes compare
-        # by cost as well as by calls (llm_from_settings prices them the same way).
-        sim_models = {"planner": settings.claude_model, "row": settings.claude_row_model}
-        return LLM(SimBackend(**params), cancel=cancel, prices=settings.llm_prices, sim_models=sim_models)
+        # The sim's tokens are estimates and cost nothing: modes compare by (estimated) tokens as well as by calls.
+        return LLM(SimBackend(**params), cancel=cancel, prices=settings.llm_prices)
     from engines.llm.client import llm_from_settings
 
     return llm_from_settings(settings).bind(cancel=cancel)

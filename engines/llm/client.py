@@ -54,8 +54,8 @@ class LLM:
     Usage: every call's tokens (the API's usage, or for the simulated backend an estimate on the
     rendered prompt, :func:`estimated_usage`) are priced with ``prices`` (model id -> price per
     million tokens, ``Settings.llm_prices``), shown on its ``CallFinished`` and summed in
-    :attr:`usage`.  The simulated backend's estimate is priced as if ``sim_models`` (role -> model
-    id, by default none: no cost) had answered, so modes compare by cost as well as by calls."""
+    :attr:`usage`.  The simulated backend's tokens are an estimate and are never priced: it costs
+    nothing, so its calls have no cost (``cost_usd`` None) and no model."""
 
     def __init__(
         self,
@@ -67,7 +67,6 @@ class LLM:
         clock: Callable[[], float] = time.perf_counter,
         counter: CallCounter | None = None,
         prices: Mapping[str, Any] | None = None,
-        sim_models: Mapping[str, str] | None = None,
     ) -> None:
         self.backend = backend
         self.cache = cache
@@ -76,7 +75,6 @@ class LLM:
         self.clock = clock
         self.counter = counter or CallCounter()
         self.prices: Mapping[str, Any] = prices or {}
-        self.sim_models: Mapping[str, str] = sim_models or {}
 
     @property
     def usage(self) -> UsageTotals:
@@ -97,7 +95,6 @@ class LLM:
             clock=self.clock,
             counter=self.counter,
             prices=self.prices,
-            sim_models=self.sim_models,
         )
 
     # --- the one place calls happen ---------------------------------------------------------
@@ -143,7 +140,8 @@ class LLM:
             self.cache.put(function, cache_key[0], cache_key[1], self.backend_id, task.encode(value))
         self.counter.add(function, cached=False)
         usage, model, estimated = self._usage(task, input, out)
-        cost = cost_usd(usage, model, self.prices, batch=getattr(out, "batch", False))
+        # an estimate (the simulated backend) is not a bill: no cost
+        cost = None if estimated else cost_usd(usage, model, self.prices, batch=getattr(out, "batch", False))
         self.counter.usage.add(usage, cost, estimated=estimated)
         self._finished(
             call_id,
@@ -198,7 +196,7 @@ class LLM:
         """The call's usage, the model that prices it, and whether the tokens are an estimate."""
         usage = getattr(out, "usage", NO_USAGE)
         if self.backend.name == "sim" and usage.input_tokens is None and usage.output_tokens is None:
-            return estimated_usage(task, input, out.value), self.sim_models.get(task.role), True
+            return estimated_usage(task, input, out.value), None, True
         return usage, getattr(out, "model", None), False
 
 
@@ -297,6 +295,4 @@ def llm_from_settings(
     from engines.llm.batch import wrap_cache  # --batch: the collect rounds of a batched run store no answers
 
     cache = wrap_cache(cache)
-    # the sim's estimated tokens are priced as the Claude models of the settings would charge
-    sim_models = {"planner": settings.claude_model, "row": settings.claude_row_model}
-    return LLM(backend, cache=cache, emit=emit, clock=clock, prices=settings.llm_prices, sim_models=sim_models)
+    return LLM(backend, cache=cache, emit=emit, clock=clock, prices=settings.llm_prices)

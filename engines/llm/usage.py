@@ -3,9 +3,15 @@
 Every call's :class:`~engines.llm.protocol.Usage` comes from the API's own usage (a real backend)
 or is estimated on the rendered prompt (the simulated backend, see :func:`estimate_tokens`).
 :class:`UsageTotals` sums them for one :class:`~engines.llm.client.LLM` (all its bindings) and
-prices them with the price table of the settings (``Settings.llm_prices``, dated by
-``Settings.llm_prices_as_of``).  :meth:`UsageTotals.as_json` is the ``"usage"`` object of every
-``--json`` output: ``{"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd"}``.
+prices a real backend's with the price table of the settings (``Settings.llm_prices``, dated by
+``Settings.llm_prices_as_of``).  The simulated backend costs nothing: its tokens are estimates, never
+priced, and no dollar figure is shown for them.
+
+:meth:`UsageTotals.as_json` is the ``"usage"`` object of every ``--json`` output:
+``{"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "estimated"}`` —
+``cost_usd`` the summed price of the calls that had one, ``null`` when none had (every call of the
+simulated backend, a model missing from the price table); ``estimated`` true when some of the tokens
+are the simulated backend's estimate.
 """
 
 from __future__ import annotations
@@ -62,9 +68,9 @@ def cost_usd(usage: Usage, model: str | None, prices: Mapping[str, Any], *, batc
 class UsageTotals:
     """Tokens and cost summed over the calls of a run (thread-safe).
 
-    ``cost_usd`` is ``None`` while no call had a price (the simulated backend has none: its tokens
-    are estimates of what the prompts would have used); ``unpriced`` counts the calls that had
-    tokens but no price, ``estimated`` the calls whose tokens are estimates."""
+    ``cost_usd`` is ``None`` while no call had a price (the simulated backend's never have one: its tokens
+    are estimates of what the prompts would have used, and it costs nothing); ``unpriced`` counts the calls
+    of a real backend that had tokens but no price, ``estimated`` the calls whose tokens are estimates."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -86,6 +92,8 @@ class UsageTotals:
             self.cached_input_tokens += usage.cached_input_tokens or 0
             self.cache_write_input_tokens += usage.cache_write_input_tokens or 0
             self.estimated += int(estimated)
+            if estimated:  # an estimate is never a bill
+                return
             if cost is not None:
                 self.cost_usd = (self.cost_usd or 0.0) + cost
             elif usage.input_tokens is not None or usage.output_tokens is not None:
@@ -93,7 +101,7 @@ class UsageTotals:
 
     def as_json(self) -> dict[str, Any]:
         """The ``"usage"`` object of a ``--json`` output (``estimated``: the tokens are the simulated
-        backend's estimate of what real prompts would have used, priced at the settings' Claude models)."""
+        backend's estimate of what real prompts would have used; it costs nothing, ``cost_usd`` null)."""
         with self._lock:
             return self._json()
 
@@ -116,12 +124,19 @@ class UsageTotals:
             return data
 
     def line(self) -> str:
-        """One line for a header or a stats line: ``1,234 in (200 cached) · 56 out · $0.0031``."""
-        data = self.as_json()
+        """One line for a header or a stats line: ``1,234 in (200 cached) · 56 out · $0.0031``; the simulated
+        backend's ``~1,234 in · ~56 out (estimated tokens)``, with no cost (it costs nothing)."""
+        with self._lock:
+            data = self._json()
+            billed = self.cost_usd is not None or self.unpriced > 0  # some call of a real backend had tokens
+            estimated = self.estimated
         cached = f" ({data['cached_input_tokens']:,} cached)" if data["cached_input_tokens"] else ""
+        approx = "~" if estimated else ""
+        tokens = f"{approx}{data['input_tokens']:,} in{cached} · {approx}{data['output_tokens']:,} out"
+        if not billed:
+            return f"{tokens} (estimated tokens)" if estimated else tokens
         cost = "cost unknown" if data["cost_usd"] is None else f"${data['cost_usd']:.4f}"
-        approx = "~" if self.estimated else ""
-        return f"{approx}{data['input_tokens']:,} in{cached} · {approx}{data['output_tokens']:,} out · {cost}"
+        return f"{tokens} · {cost}"
 
 
 #: Every call of every LLM in this process (each :class:`UsageTotals` also adds here).  The command

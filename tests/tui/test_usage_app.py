@@ -1,6 +1,6 @@
 """Usage in sight in the app (issue 13 part 3): the session's tokens and cost in the header, the run's on
 each tab's stats (or status) line, each call's input/output/cached tokens in the calls tables; the sim's
-figures are estimates and say so (≈)."""
+figures are estimates and say so (≈, "estimated"), and it costs nothing: no dollar figure (issue 26)."""
 
 from __future__ import annotations
 
@@ -46,11 +46,17 @@ def _text(app: Any, selector: str) -> str:
 
 def test_run_usage_lines() -> None:
     usage = RunUsage()
-    assert (usage.calls, usage.cost_text()) == (0, "$?")
+    assert (usage.calls, usage.cost_text()) == (0, "")
+    # the sim's tokens are estimates and cost nothing: no dollar figure (a price on an estimate is not counted)
     usage.add(CallFinished(1, "answer", "Yes", input_tokens=1204, output_tokens=38, cost_usd=0.0042, estimated=True))
-    usage.add(CallFinished(2, "answer", "No", input_tokens=800, output_tokens=2, cached_input_tokens=700))
-    assert usage.line() == "tokens ≈2,004 in (700 cached) · ≈40 out · ≈$0.0042"
-    assert usage.short() == "≈2,044 tokens · ≈$0.0042"
+    assert usage.line() == "tokens (estimated) ≈1,204 in · ≈38 out"
+    assert usage.short() == "≈1,242 tokens (estimated)" and usage.cost_text() == "" and usage.unpriced == 0
+    # a real backend's call after it: its cost is shown (the tokens still carry ≈: some are estimates)
+    usage.add(
+        CallFinished(2, "answer", "No", input_tokens=800, output_tokens=2, cached_input_tokens=700, cost_usd=0.001)
+    )
+    assert usage.line() == "tokens ≈2,004 in (700 cached) · ≈40 out · $0.0010"
+    assert usage.short() == "≈2,044 tokens · $0.0010"
     real = RunUsage()
     real.add(CallFinished(1, "answer", "Yes", input_tokens=10, output_tokens=5, cost_usd=0.5))
     assert real.line() == "tokens 10 in · 5 out · $0.5000"  # the API's own counts: no ≈
@@ -74,9 +80,11 @@ async def test_header_status_and_calls_table_show_tokens_and_cost() -> None:
         first = _records(app, "#calls")
         assert first and all(r["input_tokens"] and r["tokens_estimated"] for r in first)
         run = _usage(first)
-        assert run.cost_usd and run.cost_usd > 0
+        assert run.cost_usd is None and all(r["cost_usd"] is None for r in first)  # the sim costs nothing
         assert app.sub_title == f"sim · seed 224 · session {run.short()}"
+        assert app.sub_title.endswith(" tokens (estimated)") and "$" not in app.sub_title
         assert _text(app, "#status").endswith(f" · {run.line()}") and "≈" in run.line()
+        assert "tokens (estimated)" in _text(app, "#status") and "$" not in _text(app, "#status")
 
         # each call's tokens, in its row (≈: the sim's estimate; no prompt cache in the sim)
         calls = app.query_one("#calls", DataTable)
@@ -105,7 +113,8 @@ async def test_suql_and_hybridqa_stats_lines_carry_the_runs_usage() -> None:
         await settle(pilot)
         suql = _usage(_records(app, "#suql-calls"))
         counters = _text(app, "#suql-counters")
-        assert f"tokens {suql.tokens_text()}" in counters and f"cost {suql.cost_text()}" in counters
+        assert f"tokens (estimated) {suql.tokens_text()}" in counters
+        assert "cost" not in counters and "$" not in counters  # the sim costs nothing
         assert "tokens" not in _text(app, "#suql-status")  # said once, on the stats line
 
         hqa = await open_tab(pilot, "hybridqa")
@@ -113,7 +122,8 @@ async def test_suql_and_hybridqa_stats_lines_carry_the_runs_usage() -> None:
         hqa.run_question()
         await settle(pilot)
         run = _usage(_records(app, "#hqa-calls"))
-        assert run.calls and f"tokens {run.tokens_text()}" in _text(app, "#hqa-counters")
+        assert run.calls and f"tokens (estimated) {run.tokens_text()}" in _text(app, "#hqa-counters")
+        assert "$" not in _text(app, "#hqa-counters")
         passages = app.query_one("#hqa-calls", DataTable)
         tokens = [c.key.value for c in passages.ordered_columns].index("tokens")
         assert passages.get_row_at(0)[tokens].plain.startswith("≈")

@@ -53,12 +53,27 @@ def cost_follows_calls(points: list[tuple[int, int]]) -> bool:
     )
 
 
+def usage_columns(ctx: RunContext, per: str = "") -> tuple[str, ...]:
+    """A table's usage columns: the tokens and their cost; the simulated LLM's tokens alone, said to be estimates
+    (it costs nothing: no dollar figure for it)."""
+    if ctx.settings.backend == "sim":
+        return (f"tokens (estimated){per}",)
+    return (f"tokens{per}", f"cost (USD){per}")
+
+
+def usage_cells(ctx: RunContext, spent: dict[str, Any], n: int = 1) -> list[Any]:
+    """The cells of :func:`usage_columns` for the usage ``spent`` (:func:`usage_since`), per ``n`` queries."""
+    tokens = spent["tokens"] if n == 1 else round(spent["tokens"] / n)
+    if ctx.settings.backend == "sim":
+        return [tokens]
+    return [tokens, None if spent["cost_usd"] is None else round(spent["cost_usd"] / n, 4)]
+
+
 def usage_note(ctx: RunContext, llm) -> str:
     if ctx.settings.backend == "sim":
         return (
             "Tokens are the simulated LLM's estimate of what the rendered prompts and replies would use (4 characters a "
-            f"token); cost prices them as {ctx.settings.claude_row_model} for answer() and summary(), at the settings' "
-            f"price table of {ctx.settings.llm_prices_as_of}."
+            "token); it costs nothing, so no cost is shown (a real backend's runs show their cost too)."
         )
     if llm is None:
         return f"Tokens and cost as the {ctx.settings.backend} backend reported them."

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from engines.lab.core import Chart, RunContext, Series, Table
-from engines.lab.lecture7.common import cost_follows_calls, engine_of, truth_of, usage_note, usage_since
+from engines.lab.lecture7.common import (
+    cost_follows_calls,
+    engine_of,
+    truth_of,
+    usage_cells,
+    usage_columns,
+    usage_note,
+    usage_since,
+)
 
 FAMILY_QUERY = (
     "SELECT name, summary(reviews) FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
@@ -43,8 +51,7 @@ def six_modes(ctx: RunContext) -> Table:
                 r.stats.answer_calls,
                 r.stats.summary_calls,
                 r.stats.rows_examined,
-                spent[mode]["tokens"],
-                spent[mode]["cost_usd"],
+                *usage_cells(ctx, spent[mode]),
                 ", ".join(names),
                 correct if names else None,
             ]
@@ -109,8 +116,7 @@ def six_modes(ctx: RunContext) -> Table:
             "answer() calls",
             "summary() calls",
             "rows examined",
-            "tokens",
-            "cost (USD)",
+            *usage_columns(ctx),
             "result",
             "correct",
         ),

@@ -6,7 +6,7 @@ from collections import Counter
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
-from engines.lab.lecture7.common import engine_of, truth_of, usage_note, usage_since
+from engines.lab.lecture7.common import engine_of, truth_of, usage_cells, usage_columns, usage_note, usage_since
 
 
 def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base: int, progress_total: int):
@@ -60,8 +60,7 @@ def workload(ctx: RunContext) -> Table:
             s["recall"],
             rounded(share(s["answer_calls_mean"], a)),
             rounded(share(s["answer_calls_mean"], b)),
-            round(spent[m]["tokens"] / n),
-            None if spent[m]["cost_usd"] is None else round(spent[m]["cost_usd"] / n, 4),
+            *usage_cells(ctx, spent[m], n),
         ]
         for m, s in scores.items()
     ]
@@ -130,8 +129,7 @@ def workload(ctx: RunContext) -> Table:
             "recall",
             "calls / A's",
             "calls / B's",
-            "tokens / query",
-            "cost (USD) / query",
+            *usage_columns(ctx, " / query"),
         ),
         rows,
         chart,

@@ -18,9 +18,10 @@ def test_six_modes_e_makes_far_fewer_calls_than_a():
     assert calls["B′"] < calls["B"] < calls["C"] == calls["B-duckdb"]
     assert t.row("A")["summary() calls"] > 1 and t.row("E")["summary() calls"] == 1
     assert all(r[-1] is True for r in t.rows)  # every mode's answer is right
-    tokens = {r[0]: t.row(r[0])["tokens"] for r in t.rows}  # by cost as well as by calls (the sim's estimates)
+    # by tokens as well as by calls: the sim's are estimates, and it costs nothing (no cost column, no $)
+    tokens = {r[0]: t.row(r[0])["tokens (estimated)"] for r in t.rows}
     assert tokens["A"] > tokens["C"] > tokens["E"] > 0 and tokens["C"] == tokens["B-duckdb"]
-    assert t.row("A")["cost (USD)"] > t.row("E")["cost (USD)"] > 0
+    assert not any("cost" in c or "$" in c for c in t.columns)
 
 
 def test_workload_modes_precision_is_the_same_and_calls_fall():
@@ -34,7 +35,8 @@ def test_workload_modes_precision_is_the_same_and_calls_fall():
     assert len({m[x]["precision"] for x in "ABCDE"}) == 1
     assert m["F"]["answer() / query"] <= m["E"]["answer() / query"] and m["F"]["recall"] <= m["E"]["recall"]
     assert m["A"]["calls / A's"] == 1.0
-    assert m["E"]["tokens / query"] * 10 <= m["A"]["tokens / query"] and m["E"]["cost (USD) / query"] > 0
+    assert m["E"]["tokens (estimated) / query"] * 10 <= m["A"]["tokens (estimated) / query"]
+    assert not any("cost" in c for c in t.columns)  # the sim costs nothing
 
 
 def test_cap_sweep_more_cap_more_calls_and_recall():
