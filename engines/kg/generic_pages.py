@@ -6,7 +6,8 @@ user's own graph has none of these.  Here:
 * an entity is any IRI; its ID is the IRI written with the graph's prefixes (``ex:alice``), or
   ``<…>`` when no prefix fits; :meth:`GenericBrowser.page` accepts either form or the bare IRI;
 * the label index reads ``rdfs:label``, ``skos:prefLabel`` and ``schema:name`` (English or
-  untagged first), descriptions from ``rdfs:comment``, ``schema:description``,
+  untagged first, then in that order, then the alphabetically first: the same label whatever order
+  a store yields its statements in), descriptions from ``rdfs:comment``, ``schema:description``,
   ``skos:definition`` and ``dcterms:description``, aliases from ``skos:altLabel``;
 * a page lists every statement of the entity (``predicate: value``); a blank-node value is shown
   through its own statements, as qualifiers;
@@ -22,10 +23,11 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from rdflib import RDF, BNode, Graph, Literal, URIRef
+from rdflib.term import _is_valid_uri
 
 from engines.kg.pages import (
     EntityPage,
@@ -60,6 +62,8 @@ _PROPERTY_TYPES = {
     URIRef(_OWL + "AnnotationProperty"),
 }
 _LOCAL = re.compile(r"[A-Za-z_][\w.-]*[\w-]|[A-Za-z_]", re.ASCII)
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")  # an IRI has a scheme
+_MAX_IRI = 4096  # an ID longer than this is not looked up
 
 
 def _english_first(lit: Literal) -> int:
@@ -70,8 +74,11 @@ def _english_first(lit: Literal) -> int:
 class GenericBrowser:
     """Pages, search and property examples over one rdflib graph with prefixes of its own."""
 
-    def __init__(self, graph: Graph, prefixes: Mapping[str, str]) -> None:
+    def __init__(self, graph: Graph, prefixes: Mapping[str, str], *, properties: Iterable[str] = ()) -> None:
+        """``properties``: IRIs to count as properties besides those ``graph`` uses as predicates (a remote
+        graph's page is read from a few of its statements: the endpoint says which IRIs it uses so)."""
         self.graph = graph
+        self._extra_properties = frozenset(properties)
         # the longest namespace first, so the most specific prefix names an IRI
         self.prefixes = dict(sorted(prefixes.items(), key=lambda kv: -len(kv[1])))
         self._lock = threading.Lock()
@@ -89,8 +96,19 @@ class GenericBrowser:
         return f"<{iri}>"
 
     def expand(self, id_: str) -> str:
-        """The IRI an ID names (``ex:alice``, ``<http://…>`` or a bare IRI).  Raises UnknownEntity."""
+        """The IRI an ID names (``ex:alice``, ``<http://…>`` or a bare IRI).  Raises UnknownEntity, also for
+        an IRI that is not one (relative, over 4 KB, holding a space, a quote, a backslash or one of ``<>{}|^``):
+        it could be neither looked up nor written into a query."""
         text = id_.strip()
+        iri = self._expanded(text)
+        if len(iri) > _MAX_IRI or not _ABSOLUTE.match(iri) or not _is_valid_uri(iri):
+            raise UnknownEntity(
+                f"{text[:200]!r} is not an IRI: an IRI starts with a scheme (http:, urn:, …) and holds no spaces, "
+                "quotes or <>{}|^`\\ characters."
+            )
+        return iri
+
+    def _expanded(self, text: str) -> str:
         if text.startswith("<") and text.endswith(">"):
             return text[1:-1]
         if re.match(r"^[A-Za-z][\w+.-]*://", text) or text.startswith("urn:"):
@@ -99,8 +117,8 @@ class GenericBrowser:
             prefix, local = text.split(":", 1)
             if prefix in self.prefixes:
                 return self.prefixes[prefix] + local
-            raise UnknownEntity(f"{text!r}: the prefix {prefix!r} is not declared in the graph's files.")
-        raise UnknownEntity(f"{text!r} is not an entity ID here: write it as prefix:name or <IRI>.")
+            raise UnknownEntity(f"{text[:200]!r}: the prefix {prefix[:60]!r} is not declared in the graph's files.")
+        raise UnknownEntity(f"{text[:200]!r} is not an entity ID here: write it as prefix:name or <IRI>.")
 
     # --- triples -----------------------------------------------------------------------------
 
@@ -127,20 +145,20 @@ class GenericBrowser:
             return self._index
 
     def _build_index(self) -> dict[str, Any]:
-        def collect(predicates: tuple[str, ...]) -> dict[str, list[Literal]]:
-            out: dict[str, list[Literal]] = {}
-            for pred in predicates:
+        def collect(predicates: tuple[str, ...]) -> dict[str, list[tuple[int, int, str]]]:
+            """Each subject's values: (English or untagged first, the predicate's rank, the text) — so the one
+            chosen is the same whatever order a store yields its triples in."""
+            out: dict[str, list[tuple[int, int, str]]] = {}
+            for rank, pred in enumerate(predicates):
                 for s, _p, o in self._triples(None, URIRef(pred), None):
                     if isinstance(s, URIRef) and isinstance(o, Literal):
-                        out.setdefault(str(s), []).append(o)
+                        out.setdefault(str(s), []).append((_english_first(o), rank, str(o)))
             return out
 
-        labels = {s: str(min(v, key=_english_first)) for s, v in collect(LABEL_PREDICATES).items()}
-        descriptions = {s: str(min(v, key=_english_first)) for s, v in collect(DESCRIPTION_PREDICATES).items()}
-        aliases = {
-            s: sorted({str(x) for x in v if _english_first(x) == 0}) for s, v in collect(ALIAS_PREDICATES).items()
-        }
-        properties: set[str] = set()
+        labels = {s: min(v)[2] for s, v in collect(LABEL_PREDICATES).items()}
+        descriptions = {s: min(v)[2] for s, v in collect(DESCRIPTION_PREDICATES).items()}
+        aliases = {s: sorted({x[2] for x in v if x[0] == 0}) for s, v in collect(ALIAS_PREDICATES).items()}
+        properties: set[str] = set(self._extra_properties)
         for _s, p, _o in self._triples():
             properties.add(str(p))
         for t in _PROPERTY_TYPES:

@@ -169,7 +169,9 @@ class RemoteEndpoint:
 
     @property
     def wikidata(self) -> bool:
-        return self.dialect.wikidata
+        """The graph speaks Wikidata's vocabulary (QIDs, pages with qualifiers): Wikidata's own endpoint does;
+        any other is asked once (:meth:`engines.kg.remote_pages.RemoteBrowser.uses_wikidata`)."""
+        return self.browser.wikidata
 
     # --- queries ---------------------------------------------------------------------------
 

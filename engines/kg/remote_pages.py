@@ -14,11 +14,28 @@ a user's query.  What the endpoint answers is not trusted: a row holding a term 
 into a query as a term (an IRI that is not one or over 4 KB, a blank node label that is not a plain
 name, a malformed language tag) is dropped, as a row that does not bind what was asked is.
 
+Which vocabulary: an endpoint's address does not say whether its graph is Wikidata-shaped (an
+``oxigraph serve`` may hold a Wikidata extract, or a FOAF / SKOS / schema.org vocabulary).  So the
+first page, search or label asks it once (:meth:`RemoteBrowser.uses_wikidata`, one ``LIMIT 1``
+query of three index lookups): a graph that types properties ``wikibase:Property`` or states
+``wdt:P31`` / ``p:P31`` (instance of) is read with the Wikidata browser, any other with the generic
+one — labels by ``rdfs:label``, ``skos:prefLabel`` and ``schema:name``, IDs written with the
+endpoint's prefixes or as ``<IRI>``, as ``--rdf`` reads the same graph from a file.  Wikidata's own
+endpoint is not asked; a dialect without Wikidata's vocabulary means the generic browser.  When the
+endpoint cannot answer that question, the dialect decides.  A QID or PID (``Q42``, ``wd:P31``) is read
+with Wikidata's vocabulary whatever the graph (no other vocabulary writes an ID so).
+
 Search on Wikidata's own endpoint: matching labels by SPARQL is far too slow over all of
 Wikidata, so there the search asks the endpoint's built-in ``SERVICE wikibase:mwapi``
 (``EntitySearch``, the API behind ``wbsearchentities``) — still a query to the same address, and
 the only SERVICE this program ever sends (a fixed query of its own, not a user's).  Every other
-endpoint is searched by SPARQL over the label predicates.
+endpoint is searched by SPARQL over the label predicates, ranked on the endpoint before its LIMIT
+(:data:`SEARCH_CANDIDATES` entities): a label equal to the searched text first, then one starting
+with it, then one in which every word of the text starts a word, then one merely containing them,
+each tier in IRI order — the order the local browsers
+rank in (:func:`~engines.kg.pages.match_names`), so the best matches are the ones kept when more
+labels match than the LIMIT lets through; the candidates are then described and ranked exactly as
+a local graph is.  Every query is bounded: a LIMIT, the endpoint's timeout and its reply caps.
 """
 
 from __future__ import annotations
@@ -36,7 +53,7 @@ from engines.kg.prefixes import PREFIXES, entity_id
 if TYPE_CHECKING:
     from engines.kg.remote import RemoteEndpoint
 
-__all__ = ["RemoteBrowser"]
+__all__ = ["RemoteBrowser", "SEARCH_CANDIDATES"]
 
 WD, P, PS, PQ = PREFIXES["wd"], PREFIXES["p"], PREFIXES["ps"], PREFIXES["pq"]
 WIKIBASE = PREFIXES["wikibase"]
@@ -46,6 +63,9 @@ _ID = re.compile(r"^[QP]\d+$")
 _OPTIONAL = re.compile(r"^[qv]$")  # the qualifier columns of a page's query may be unbound
 _BATCH = 100
 _STATEMENTS_CAP = 5000
+#: The entities a search over the label predicates fetches at most (the best ranked ones, see the module's doc).
+SEARCH_CANDIDATES = 200
+_WORD_START = "(^|\\W)"  # a regex: the start of the text or of a word
 
 
 _MAX_IRI = 4096  # an IRI from the endpoint longer than this is not used (it would go into our next queries)
@@ -86,8 +106,34 @@ class RemoteBrowser:
 
     def __init__(self, endpoint: RemoteEndpoint) -> None:
         self.endpoint = endpoint
-        self.wikidata = endpoint.dialect.wikidata
+        # None: not known yet (asked on first use)
+        self._wikidata: bool | None = False if not endpoint.dialect.wikidata else True if endpoint.is_wikidata else None
         self._labels: dict[str, str | None] = {}
+
+    # --- which vocabulary --------------------------------------------------------------------
+
+    @property
+    def wikidata(self) -> bool:
+        """The graph uses Wikidata's vocabulary (see :meth:`uses_wikidata`)."""
+        return self.uses_wikidata()
+
+    def uses_wikidata(self) -> bool:
+        """Whether the endpoint's graph is Wikidata-shaped: Wikidata's own endpoint is; a dialect without
+        Wikidata's vocabulary is not; any other endpoint is asked once whether it types a property
+        ``wikibase:Property`` or states ``wdt:P31`` / ``p:P31`` (three index lookups, ``LIMIT 1``).  When it
+        cannot answer, the dialect decides (for the rest of the session: the app reads this on its own thread)."""
+        if self._wikidata is not None:
+            return self._wikidata
+        probe = (
+            f"SELECT ?x WHERE {{ {{ ?x {RDF.type.n3()} {URIRef(WIKIBASE + 'Property').n3()} }} "
+            f"UNION {{ ?x {URIRef(PREFIXES['wdt'] + 'P31').n3()} ?y }} UNION {{ ?x {URIRef(P + 'P31').n3()} ?y }} }} LIMIT 1"
+        )
+        try:
+            found = bool(self._select(probe))
+        except UnknownEntity:  # the endpoint could not answer: the dialect decides
+            found = self.endpoint.dialect.wikidata
+        self._wikidata = found
+        return found
 
     # --- running our own queries -------------------------------------------------------------
 
@@ -109,17 +155,26 @@ class RemoteBrowser:
                 rows.append(row)
         return rows
 
-    def _browser(self, graph: Graph) -> Any:
-        if self.wikidata:
+    def _reads_wikidata(self, id_: str) -> bool:
+        """Whether an ID is read with Wikidata's vocabulary: a QID or PID (``Q42``, ``wd:P31``: no other graph's ID
+        is written so) without asking the endpoint; any other ID as the graph's vocabulary (:meth:`uses_wikidata`)."""
+        text = id_.strip()
+        text = text.split(":", 1)[1] if text.startswith(("wd:", "wdt:", "p:", "ps:", "pq:")) else text
+        return bool(_ID.match(entity_id(text))) or self.wikidata
+
+    def _browser(self, graph: Graph, wd: bool, properties: Iterable[str] = ()) -> Any:
+        """The local browser over the statements fetched into ``graph`` (``wd``: Wikidata's); ``properties``: IRIs
+        the endpoint uses as predicates although ``graph`` does not (a generic graph's page of a property says so)."""
+        if wd:
             return Browser(graph)
         from engines.kg.generic_pages import GenericBrowser
 
-        return GenericBrowser(graph, self.endpoint.dialect.namespaces)
+        return GenericBrowser(graph, self.endpoint.dialect.namespaces, properties=properties)
 
-    def _add_labels(self, graph: Graph, iris: Iterable[URIRef]) -> None:
+    def _add_labels(self, graph: Graph, iris: Iterable[URIRef], wd: bool) -> None:
         """Labels (and, for the generic browser, the label predicates) of ``iris``, into ``graph``."""
         iris = sorted({i for i in iris if isinstance(i, URIRef)})
-        if self.wikidata:
+        if wd:
             predicates = [RDFS.label]
         else:
             from engines.kg.generic_pages import LABEL_PREDICATES
@@ -138,21 +193,22 @@ class RemoteBrowser:
     def label(self, id_: str) -> str | None:
         if id_ in self._labels:
             return self._labels[id_]
-        iri = self._iri(id_)
+        wd = self._reads_wikidata(id_)
+        iri = self._iri(id_, wd)
         found = None
         if iri is not None:
             graph = Graph()
-            self._add_labels(graph, [URIRef(iri)])
-            b = self._browser(graph)
-            found = b.label(id_ if self.wikidata else iri)
+            self._add_labels(graph, [URIRef(iri)], wd)
+            b = self._browser(graph, wd)
+            found = b.label(id_ if wd else iri)
         if len(self._labels) > 10_000:
             self._labels.clear()
         self._labels[id_] = found
         return found
 
-    def _iri(self, id_: str) -> str | None:
+    def _iri(self, id_: str, wd: bool) -> str | None:
         id_ = id_.strip()
-        if self.wikidata:
+        if wd:
             id_ = entity_id(id_[3:] if id_.startswith("wd:") else id_)
             return WD + id_ if _ID.match(id_) else None
         from engines.kg.generic_pages import GenericBrowser
@@ -165,9 +221,10 @@ class RemoteBrowser:
     # --- pages -------------------------------------------------------------------------------
 
     def page(self, id_: str) -> EntityPage:
-        iri = self._iri(id_)
+        wd = self._reads_wikidata(id_)
+        iri = self._iri(id_, wd)
         if iri is None:
-            return self._browser(Graph()).page(id_)  # the local browser's message for a malformed ID
+            return self._browser(Graph(), wd).page(id_)  # the local browser's message for a malformed ID
         subject = URIRef(iri)
         graph = Graph()
         rows = self._select(
@@ -182,16 +239,18 @@ class RemoteBrowser:
             if "q" in r and "v" in r:
                 graph.add((r["o"], r["q"], r["v"]))
                 linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
-        if self.wikidata:
+        properties: list[str] = []
+        if wd:
             linked = {self._entity_of(t) for t in linked} - {None}  # type: ignore[misc]
-        if not rows and not self.wikidata:
-            used = self._select(
-                f"SELECT ?x WHERE {{ {{ ?x {subject.n3()} ?y }} UNION {{ ?x ?y {subject.n3()} }} }} LIMIT 1"
-            )
-            if used:
+        else:
+            # used as a predicate anywhere (the page says "Property", as a local graph's does); named by a
+            # statement at all (an entity with no statements of its own still has a page)
+            if self._select(f"SELECT ?x WHERE {{ ?x {subject.n3()} ?y }} LIMIT 1"):
+                properties.append(str(subject))
+            elif not rows and self._select(f"SELECT ?x WHERE {{ ?x ?y {subject.n3()} }} LIMIT 1"):
                 graph.add((URIRef("urn:x-cs224v:somewhere"), RDFS.seeAlso, subject))
-        self._add_labels(graph, linked - {subject})
-        return self._browser(graph).page(id_)
+        self._add_labels(graph, linked - {subject}, wd)
+        return self._browser(graph, wd, properties).page(id_)
 
     @staticmethod
     def _entity_of(term: URIRef) -> URIRef | None:
@@ -210,27 +269,36 @@ class RemoteBrowser:
         words = _words(text)
         if not words:
             return ()
-        if self.wikidata and self.endpoint.is_wikidata:
+        wd = self.wikidata
+        if wd and self.endpoint.is_wikidata:
             candidates = self._entity_search(" ".join(words), items, properties)
         else:
-            candidates = self._label_candidates(words)
+            candidates = self._label_candidates(words, wd)
         if not candidates:
             return ()
         graph = Graph()
-        self._describe(graph, candidates)
-        return self._browser(graph).search(text, items=items, properties=properties)
+        self._describe(graph, candidates, wd)
+        return self._browser(graph, wd).search(text, items=items, properties=properties)
 
-    def _label_candidates(self, words: Sequence[str]) -> list[URIRef]:
-        """The entities with a label or alias containing every word (a superset of what matches)."""
-        if self.wikidata:
+    def _label_candidates(self, words: Sequence[str], wd: bool) -> list[URIRef]:
+        """The entities with a label or alias containing every word (a superset of what matches), the best
+        :data:`SEARCH_CANDIDATES` of them: ranked on the endpoint as the local browsers rank (a label equal to
+        the text, then one starting with it, then the rest; IRI order within a tier) before the LIMIT."""
+        if wd:
             predicates = [RDFS.label, ALT_LABEL]
         else:
             from engines.kg.generic_pages import ALIAS_PREDICATES, LABEL_PREDICATES
 
             predicates = [URIRef(p) for p in (*LABEL_PREDICATES, *ALIAS_PREDICATES)]
-        contains = " && ".join(f"CONTAINS(LCASE(STR(?l)), {Literal(w).n3()})" for w in words)
+        text = Literal(" ".join(words)).n3()
+        contains = " && ".join(f"CONTAINS(?n, {Literal(w).n3()})" for w in words)
+        # a word of the text at the start of a word of the label (the words are \w+: nothing in them is a regex's)
+        starts = " && ".join("REGEX(?n, " + Literal(_WORD_START + w).n3() + ")" for w in words)
         rows = self._select(
-            f"SELECT DISTINCT ?e WHERE {{ {_values('lp', predicates)} ?e ?lp ?l . FILTER({contains}) }} LIMIT 500"
+            f"SELECT ?e (MIN(?t) AS ?tier) WHERE {{ {_values('lp', predicates)} ?e ?lp ?l . "
+            f"FILTER(isIRI(?e) && isLiteral(?l)) BIND(LCASE(STR(?l)) AS ?n) FILTER({contains}) "
+            f"BIND(IF(?n = {text}, 0, IF(STRSTARTS(?n, {text}), 1, IF({starts}, 2, 3))) AS ?t) }} "
+            f"GROUP BY ?e ORDER BY ?tier STR(?e) LIMIT {int(SEARCH_CANDIDATES)}"
         )
         return [r["e"] for r in rows if isinstance(r.get("e"), URIRef)]
 
@@ -252,9 +320,9 @@ class RemoteBrowser:
             out += [iri for iri in found if iri is not None]
         return out
 
-    def _describe(self, graph: Graph, entities: Sequence[URIRef]) -> None:
+    def _describe(self, graph: Graph, entities: Sequence[URIRef], wd: bool) -> None:
         """Labels, descriptions, aliases and property types of ``entities``, into ``graph``."""
-        if self.wikidata:
+        if wd:
             predicates = [RDFS.label, SCHEMA_DESCRIPTION, ALT_LABEL, RDF.type, URIRef(WIKIBASE + "propertyType")]
         else:
             from engines.kg.generic_pages import ALIAS_PREDICATES, DESCRIPTION_PREDICATES, LABEL_PREDICATES
@@ -268,7 +336,7 @@ class RemoteBrowser:
                 f"SELECT ?e ?p ?o WHERE {{ {_values('e', chunk)} {_values('p', predicates)} ?e ?p ?o . }}"
             ):
                 graph.add((r["e"], r["p"], r["o"]))
-            if not self.wikidata:  # which of them are used as predicates (properties, for the generic browser)
+            if not wd:  # which of them are used as predicates (properties, for the generic browser)
                 for r in self._select(
                     f"SELECT DISTINCT ?e WHERE {{ {_values('e', chunk)} FILTER EXISTS {{ ?x ?e ?y }} }}"
                 ):
@@ -277,7 +345,7 @@ class RemoteBrowser:
     # --- property examples -------------------------------------------------------------------
 
     def property_examples(self, pid: str, n: int = 5) -> tuple[PropertyExample, ...]:
-        if not self.wikidata:
+        if not self._reads_wikidata(pid):
             return self._generic_examples(pid, n)
         pid = pid.strip()
         pid = pid.split(":", 1)[1] if ":" in pid else pid
@@ -307,13 +375,13 @@ class RemoteBrowser:
                 continue
             graph.add((r["st"], r["q"], r["v"]))
             linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
-        self._add_labels(graph, {e for e in (self._entity_of(t) for t in linked) if e is not None})
+        self._add_labels(graph, {e for e in (self._entity_of(t) for t in linked) if e is not None}, True)
         return Browser(graph).property_examples(pid, len(chosen))
 
     def _generic_examples(self, pid: str, n: int) -> tuple[PropertyExample, ...]:
-        iri = self._iri(pid)
+        iri = self._iri(pid, False)
         if iri is None:
-            return self._browser(Graph()).property_examples(pid, n)
+            return self._browser(Graph(), False).property_examples(pid, n)
         prop = URIRef(iri)
         rows = self._select(f"SELECT ?s ?o WHERE {{ ?s {prop.n3()} ?o . }} LIMIT {_STATEMENTS_CAP}")
         graph = Graph()
@@ -322,6 +390,6 @@ class RemoteBrowser:
         for r in chosen:
             graph.add((r["s"], prop, r["o"]))
         if not rows:
-            return self._browser(graph).property_examples(pid, n)  # "no property …"
-        self._add_labels(graph, {prop, *(t for r in chosen for t in (r["s"], r["o"]) if isinstance(t, URIRef))})
-        return self._browser(graph).property_examples(pid, len(chosen))
+            return self._browser(graph, False).property_examples(pid, n)  # "no property …"
+        self._add_labels(graph, {prop, *(t for r in chosen for t in (r["s"], r["o"]) if isinstance(t, URIRef))}, False)
+        return self._browser(graph, False).property_examples(pid, len(chosen))
