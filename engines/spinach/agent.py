@@ -16,7 +16,9 @@ answer").  A premature stop is judged on that query.
 
 Either is rolled back: the step is kept in the trajectory (marked) but taken out of the state,
 and the policy is asked again with a new ``sample`` number, so a real model (or the seeded
-simulation) draws a different action.  The loop ends on a ``stop()`` that stands, after 15
+simulation) draws a different action.  A stop the policy marks ``no_answer`` (the graph holds nothing it
+can use for the question: the simulated policy on a graph whose vocabulary is not Wikidata's) is not
+premature: it stands, and the run ends ``declined``, with no answer.  The loop ends on a ``stop()`` that stands, after 15
 actions in the state, or after 30 actions in all (rolled-back ones included).  The answer is the
 query of the stop that stands; a run that ends without one (the budget) answers with the query
 its last stop named, if it returned rows, and only when the policy never stopped, with the last
@@ -45,6 +47,8 @@ from engines.spinach.trajectory import ACTIONS, Step, Trajectory
 BUDGET = 15
 TOTAL_BUDGET = 30
 REPEAT_WINDOW = 4
+#: The observation of a stop with no answer (``PolicyAction.no_answer``); the thought before it says why.
+NO_ANSWER = "(stopped without an answer: the policy found nothing in this graph it can use for the question)"
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,14 @@ class SpinachAgent:
                 break
             index = len(steps) + 1
             name, arg = action.action_name.strip(), (action.action_argument or "").strip()
+            declined = name == "stop" and action.no_answer
+            if declined:  # the policy says the graph holds nothing it can use: no answer, and no retry
+                step = Step(index, action.thought, name, arg, NO_ANSWER, in_state=len(state) + 1, total=index)
+                steps.append(step)
+                state.append(step)
+                emit(StepTaken(step))
+                finish, meant = "declined", None
+                break
             if name == "stop":
                 meant = self.answer_query(arg, state)
             reason = self._rollback_reason(name, arg, state) if opts.rollback else None
@@ -159,7 +171,7 @@ class SpinachAgent:
             if name == "stop":
                 finish = "stop"
                 break
-        final = self._final(state, results, meant, stopped=finish == "stop")
+        final = None if finish == "declined" else self._final(state, results, meant, stopped=finish == "stop")
         trajectory = Trajectory(
             question,
             tuple(steps),

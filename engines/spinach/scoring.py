@@ -113,6 +113,8 @@ def answer_step(trajectory: Trajectory) -> Step | None:
     The query the standing stop (or, after the budget, the last stop) named, when it returned rows;
     with no stop at all, the last query in the state that returned rows.  None: the answer is empty.
     """
+    if trajectory.finish == "declined":  # the policy stopped with no answer
+        return None
     state: list[Step] = []
     meant: str | None = None
     for step in trajectory.steps:

@@ -92,6 +92,9 @@ def open_spinach(
     theirs = open_graph(settings) if built is None else None
     world, truth = built or kg.build(kg.DEFAULT_SEED)
     if theirs is not None:
+        # whether the graph speaks Wikidata's vocabulary: a remote endpoint is asked here, in the caller's worker,
+        # not later on the app's own thread (which reads it to show the graph's IRIs)
+        _ = theirs.wikidata
         return SpinachSession(settings, world, theirs, llm, SpinachAgent(theirs, llm, options), kg.QuestionSets((), ()))
     kwargs = {"store": store} if store else {}  # the endpoint's default store (Oxigraph) unless given
     endpoint = Endpoint.from_world(world, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap, **kwargs)

@@ -19,7 +19,11 @@ not the world, not its hidden truth, not the gold queries.  Like an expert it
    remembered with confidence below 0.8) with a probe query or an entity page — the silent
    errors of §1.4 are only found this way;
 5. stops, naming the whole query it means as the answer (``stop(query)``: a probe run after it to
-   check an assumption is not the answer).
+   check an assumption is not the answer);
+6. on a graph it cannot use, says so at once and stops without an answer (``no_answer``, a stop the agent lets
+   stand): when its searches find only entities that are not Wikidata's (a graph with a vocabulary of its own:
+   it knows Wikidata's properties by PID and nothing else), when a search for a thing the question names finds
+   nothing, or when the question names nothing to look up and it cannot read what is asked.
 
 What it learns comes from the observations themselves: a page that shows ``P279 (subclass of)``
 and no ``P31`` tells it instruments are classes; examples of ``P2048`` whose subjects are people
@@ -83,6 +87,11 @@ def decide(
     params = params or DEFAULT
     mind = read_state(question, history, seed, params, sample)
     n = len(history)
+
+    # nothing here it can use: said at once, as a stop with no answer (before any slip: it is not a guess)
+    why = _nothing_to_use(mind)
+    if why:
+        return PolicyAction(why, "stop", "", no_answer=True)
 
     # slips: repeating the previous action (likelier right after a repeat)
     if history:
@@ -183,6 +192,41 @@ def decide(
             return PolicyAction(probe[2] if started else f"Verify my assumption: {probe[2]}", probe[0], probe[1])
     # the answer is the whole query, not the probe that may have run after it
     return PolicyAction("My query answers the question.", "stop", query)
+
+
+def _nothing_to_use(mind: Mind) -> str | None:
+    """Why the graph holds nothing the policy can use for the question, read from the question and the
+    observations alone (a real policy sees the same); None while it may still find something.
+
+    * its searches found entities, none of them a Wikidata entity (``ex:ada``, ``<http://…>``): the graph has a
+      vocabulary of its own, and the policy knows only Wikidata's — its properties by PID, its QIDs;
+    * a search for a thing the question names found nothing at all;
+    * the question names nothing it could look up, and it cannot read what the question asks.
+    """
+    goal = mind.goal
+    seen_wikidata = any(mind.searches.values())
+    foreign = [hit for hits in mind.foreign.values() for hit in hits]
+    if foreign and not seen_wikidata:
+        ident, label = foreign[0]
+        return (
+            f"The search found {label!r} as {ident}, which is not a Wikidata ID: this graph has a vocabulary of its "
+            "own, and I only know Wikidata's (its properties by PID, its entities by QID). It holds nothing I can "
+            "use to write a query for this question, so I stop without an answer."
+        )
+    if not mind.search_off:
+        for m in goal.mentions:
+            key = m.text.casefold()
+            if key in mind.searches and not mind.searches[key] and not mind.foreign.get(key):
+                return (
+                    f"The search for {m.text!r} found nothing: this graph holds no entity of that name, so it has "
+                    "nothing I can use to answer this question. I stop without an answer."
+                )
+    if not goal.understood and not goal.mentions:
+        return (
+            "I cannot read what this question asks, and it names nothing I could look up in the graph, so there "
+            "is nothing I can use to answer it. I stop without an answer."
+        )
+    return None
 
 
 def _explore(mind: Mind) -> PolicyAction:

@@ -30,6 +30,10 @@ class PolicyAction:
     thought: str
     action_name: str
     action_argument: str = ""
+    # a ``stop`` with no answer: the policy says the graph holds nothing it can use for the question (the
+    # thought says why).  The agent lets it stand — it is not a premature stop to roll back and retry — and the
+    # run ends ``declined``.  The simulated policy sets it; a real model's reply is read without it.
+    no_answer: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@
   rows with the number omitted between them (IDs instead of full IRIs);
 * ``stop()`` — no observation; the agent takes the last executed query as the answer.
 
+Search, pages and examples work on any graph: a graph with a vocabulary of its own (a user's RDF files, any
+SPARQL 1.1 endpoint) shows its entities by their IRIs written with prefixes (``ex:ada``) or as ``<IRI>``, and an
+endpoint that cannot answer (its timeout, an error) is said as the observation.
+
 Observations are capped in size (what limits the state of §3.3).  Tools can be switched off for
 the ablation of §3.7 (``disabled``); a disabled or unknown action observes so.
 """
@@ -130,7 +134,10 @@ class Tools:
         return _kept(self.endpoint, "search", text, lambda: self._search(text))
 
     def _search(self, text: str) -> str:
-        hits = self.endpoint.search(text)
+        try:
+            hits = self.endpoint.search(text)
+        except UnknownEntity as e:  # a remote endpoint that could not answer (its timeout, an error): said
+            return str(e)
         return "\n".join(h.render() for h in hits) or NO_RESULTS
 
     def get_wikidata_entry(self, qid: str) -> str:

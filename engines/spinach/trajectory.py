@@ -76,7 +76,7 @@ class Trajectory:
     final_sparql: str | None = None
     answer: tuple[Mapping[str, Any], ...] = ()  # SPARQL JSON bindings of the final query
     columns: tuple[str, ...] = ()
-    finish: str = ""  # stop | budget | cancelled | error | imported
+    finish: str = ""  # stop | declined (a stop with no answer) | budget | cancelled | error | imported
     policy: str = ""
     error: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)

@@ -408,6 +408,8 @@ def _spinach(settings, args: argparse.Namespace) -> int:
         )
         if trajectory.error:
             print(f"error: {trajectory.error}")
+        if trajectory.finish == "declined":  # a stop with no answer: its thought says why
+            print(f"no answer: {trajectory.steps[-1].thought}")
         if trajectory.final_sparql:
             print("final SPARQL:\n  " + trajectory.final_sparql.replace("\n", "\n  "))
             rows = [[b.get(c, {}).get("value") for c in trajectory.columns] for b in trajectory.answer]

@@ -37,6 +37,7 @@ ACTION_NOTES: Mapping[str, str] = {
 }
 FINISHES: Mapping[str, str] = {
     "stop": "stopped",
+    "declined": "stopped without an answer",
     "budget": "out of budget",
     "cancelled": "stopped by Esc",
     "error": "failed",
@@ -350,8 +351,11 @@ class StepperView(Horizontal):
         parts: list[Content] = [Content.styled("Answer ", "bold $text-accent")]
         # a SPINACH log without a final query logged none: not an answer with no rows, nor the last query run
         none_logged = trajectory.finish == "imported" and not trajectory.final_sparql
+        declined = trajectory.finish == "declined"  # the policy said the graph holds nothing it can use
         if trajectory.answer:
             parts.append(Content.styled(count_rows(len(trajectory.answer)), "bold"))
+        elif declined:
+            parts.append(Content.styled("none: the policy stopped without an answer", "bold $text-warning"))
         elif none_logged:
             parts.append(Content.styled("none logged", "bold $text-warning"))
         else:
@@ -377,6 +381,10 @@ class StepperView(Horizontal):
         if trajectory.answer:
             columns = trajectory.columns or tuple(dict.fromkeys(k for b in trajectory.answer for k in b))
             rows.show_bindings(columns, trajectory.answer)
+        elif declined:
+            rows.show_nothing(
+                "no answer: the policy found nothing in this graph it can use (its last thought says why)"
+            )
         elif none_logged:
             rows.show_nothing("none logged: SPINACH's log holds no final query, so no answer, for this question")
         elif trajectory.answer_logged:

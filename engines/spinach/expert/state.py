@@ -15,6 +15,8 @@ from engines.spinach.tasks import PolicyStep
 # --- reading the state -----------------------------------------------------------------------
 
 _HIT = re.compile(r"^(?P<label>.+?) \((?P<id>[QP]\d+)\): ?(?P<desc>[^\t]*)(?:\tData Type: (?P<dt>\S+))?$")
+# a hit whose ID is not a QID or PID: an entity of a graph with a vocabulary of its own (``ex:ada``, ``<http://…>``)
+_OTHER_HIT = re.compile(r"^(?P<label>.+?) \((?P<id>[^\s()]+)\): ?(?P<desc>[^\t]*)(?:\tData Type: (?P<dt>\S+))?$")
 _CLAIM = re.compile(r"^(P\d+) \(([^)]*)\): ")
 _MOUNTAINISH = re.compile(r"\b(mount|peak|ridge|spire|dome|crag|horn|tor|needle|fell|pike|summit|ben|hill)\b", re.I)
 _SUITED = {  # which tool reveals which quirk best (§3.7)
@@ -40,6 +42,8 @@ class Mind:
     seed: int
     history: Sequence[PolicyStep]
     searches: dict[str, list[tuple[str, str, str, str | None]]] = field(default_factory=dict)
+    # what each search found that is not a Wikidata entity: (ID, label) — a graph whose vocabulary is not Wikidata's
+    foreign: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     facts: set[str] = field(default_factory=set)
     done: set[tuple[str, str]] = field(default_factory=set)
     results: dict[str, tuple[str, str]] = field(default_factory=dict)  # query -> (feedback, observation)
@@ -82,12 +86,15 @@ def read_state(question: str, history: Sequence[PolicyStep], seed: int, params: 
             if "is not available" in obs:
                 mind.search_off = True
                 continue
-            hits = []
+            hits, foreign = [], []
             for line in obs.splitlines():
                 h = _HIT.match(line.strip())
                 if h:
                     hits.append((h.group("id"), h.group("label"), h.group("desc"), h.group("dt")))
+                elif o := _OTHER_HIT.match(line.strip()):
+                    foreign.append((o.group("id"), o.group("label")))
             mind.searches[arg.casefold()] = hits
+            mind.foreign[arg.casefold()] = foreign
         elif name == "get_wikidata_entry":
             for line in obs.splitlines():
                 claim = _CLAIM.match(line)
