@@ -24,7 +24,7 @@ the command palette, ``Ctrl+Q`` quits.
 
 Usage: the header's subtitle carries the session's tokens and estimated cost (every LLM call of every tab
 since the app started), summed from the :class:`tui.area.UsageRecorded` messages the tabs' calls post.  The
-simulated backend's tokens are estimates (``≈1,290 tokens (estimated)``) and cost nothing: no dollar figure
+simulated backend's tokens are estimates (``≈1,290 tokens (est.)``) and cost nothing: no dollar figure
 is shown for them.
 """
 

@@ -102,10 +102,11 @@ class RunUsage:
         return f"tokens {self.tokens_text()} · {self.cost_text()}"
 
     def short(self) -> str:
-        """For the header: ``1,290 tokens · $0.0031``; the sim's ``≈1,290 tokens (estimated)``."""
+        """For the header: ``1,290 tokens · $0.0031``; the sim's ``≈1,290 tokens (est.)`` (short: the header of an
+        80-column terminal has room for it)."""
         tokens = f"{self.approx}{self.input_tokens + self.output_tokens:,} tokens"
         if not self.billed:
-            return f"{tokens} (estimated)" if self.estimated else tokens
+            return f"{tokens} (est.)" if self.estimated else tokens
         return f"{tokens} · {self.cost_text()}"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -32,8 +32,9 @@ class PolicyAction:
     action_argument: str = ""
     # a ``stop`` with no answer: the policy says the graph holds nothing it can use for the question (the
     # thought says why).  The agent lets it stand — it is not a premature stop to roll back and retry — and the
-    # run ends ``declined``.  The simulated policy sets it; a real model's reply is read without it.
-    no_answer: bool = False
+    # run ends ``declined``.  The simulated policy sets it; a real model's reply is read without it.  (Not in the
+    # repr: the sim's estimate of a reply's tokens is counted on it, and a real model's reply has no such field.)
+    no_answer: bool = field(default=False, repr=False)
 
 
 @dataclass(frozen=True)

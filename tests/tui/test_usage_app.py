@@ -50,7 +50,7 @@ def test_run_usage_lines() -> None:
     # the sim's tokens are estimates and cost nothing: no dollar figure (a price on an estimate is not counted)
     usage.add(CallFinished(1, "answer", "Yes", input_tokens=1204, output_tokens=38, cost_usd=0.0042, estimated=True))
     assert usage.line() == "tokens (estimated) ≈1,204 in · ≈38 out"
-    assert usage.short() == "≈1,242 tokens (estimated)" and usage.cost_text() == "" and usage.unpriced == 0
+    assert usage.short() == "≈1,242 tokens (est.)" and usage.cost_text() == "" and usage.unpriced == 0
     # a real backend's call after it: its cost is shown (the tokens still carry ≈: some are estimates)
     usage.add(
         CallFinished(2, "answer", "No", input_tokens=800, output_tokens=2, cached_input_tokens=700, cost_usd=0.001)
@@ -82,7 +82,7 @@ async def test_header_status_and_calls_table_show_tokens_and_cost() -> None:
         run = _usage(first)
         assert run.cost_usd is None and all(r["cost_usd"] is None for r in first)  # the sim costs nothing
         assert app.sub_title == f"sim · seed 224 · session {run.short()}"
-        assert app.sub_title.endswith(" tokens (estimated)") and "$" not in app.sub_title
+        assert app.sub_title.endswith(" tokens (est.)") and "$" not in app.sub_title
         assert _text(app, "#status").endswith(f" · {run.line()}") and "≈" in run.line()
         assert "tokens (estimated)" in _text(app, "#status") and "$" not in _text(app, "#status")
 
