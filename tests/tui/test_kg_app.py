@@ -366,3 +366,33 @@ async def test_load_a_trajectory_file_ours_and_a_spinach_log(tmp_path: Path) -> 
         assert app.query_one("#kg-stepper-error", Static).display
         assert "Cannot read" in _text(app, "#kg-stepper-error")
         assert len(area.steps) == 8  # the trajectory on screen stays
+
+
+@drive
+async def test_a_run_stopped_without_an_answer_says_so(tmp_path: Path) -> None:
+    """Issue 26: the sim policy on a graph it cannot use stops once, with no answer (finish "declined"); saved with
+    --save and loaded, the stepper says it stopped without an answer and why, not "no rows" of a failed query."""
+    from tui.cli import main
+
+    ttl = tmp_path / "people.ttl"
+    ttl.write_text(
+        "@prefix ex: <http://example.org/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        'ex:ada rdfs:label "Ada Lovelace" ; ex:knows ex:bob .\n',
+        encoding="utf-8",
+    )
+    saved = tmp_path / "declined.json"
+    assert main(["spinach", "Who did Ada Lovelace know?", "--save", str(saved), "--rdf", str(ttl)]) == 0
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        box = app.query_one("#kg-load", Input)
+        box.focus()
+        box.value = str(saved)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(area.steps) == 2
+        await pilot.press("end")
+        await settle(pilot)
+        status = _text(app, f"#{area.STATUS_ID}")
+        assert "stopped without an answer after 2 steps" in status and "rolled back" not in status
+        assert "none: the policy stopped without an answer" in _text(app, "#kg-answer-head")
