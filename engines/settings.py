@@ -180,6 +180,19 @@ class Settings(BaseSettings):
         "counted as they expand, Parquet by its pages' uncompressed size); one more and loading stops with an "
         "error naming the file (CS224V_LOAD_MAX_BYTES, default 2 GiB)",
     )
+    # how --db CSV and TSV files are read (issue 26): which fields are NULL, and types given to columns
+    db_nulls: tuple[str, ...] | None = Field(
+        None,
+        description="the fields of a --db CSV or TSV file read as NULL besides empty ones (--null TOKEN, repeatable; "
+        'CS224V_DB_NULLS, a JSON list: ["NA", "-"]); given, it replaces the default NA, N/A, NaN, null, NULL; at '
+        "most 100 tokens of at most 100 characters, else opening the file is refused with a message",
+    )
+    db_types: tuple[str, ...] = Field(
+        (),
+        description="types given to columns of --db CSV and TSV files, COLUMN=TYPE or TABLE.COLUMN=TYPE with a DuckDB "
+        'type (--type, repeatable; CS224V_DB_TYPES, a JSON list: ["zip=VARCHAR"]); at most 500 of at most 1,000 '
+        "characters; a value the type cannot hold stops loading with a message naming the column, value and line",
+    )
     # SPARQL: the memory a query's worker process may use
     sparql_memory_limit_mb: int = Field(2048, ge=64, description="address-space cap of the SPARQL worker process")
     # the graph the Knowledge-graph tab opens instead of the built-in world: an endpoint URL or RDF files

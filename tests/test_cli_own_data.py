@@ -85,7 +85,9 @@ def test_sql_human_output_reads_back(capsys, tmp_path):
 def test_hostile_names_through_the_cli(capsys, tmp_path):
     path = write_csv(tmp_path / f"{HOSTILE}.csv", [{HOSTILE: 7}])
     quoted = '"' + HOSTILE.replace('"', '""') + '"'
-    code, out, err = run(capsys, "sql", f"SELECT {quoted} FROM {quoted}", "--db", str(path), "--json")
+    # the table follows the naming rule (a character that is not a letter, digit or _ becomes _); the column
+    # keeps its name
+    code, out, err = run(capsys, "sql", f"SELECT {quoted} FROM ___DROP_TABLE_x____", "--db", str(path), "--json")
     assert code == 0, err
     assert json.loads(out)["rows"] == [{HOSTILE: 7}]
 

@@ -5,12 +5,17 @@ A role says what the agents do with a column:
 ``enum``       a text column with few distinct, short, repeating values: ``classify()`` maps what a user
                says onto them (lecture 6 §3.2), and the parser is shown them when there are few
 ``list_enum``  a list column whose elements are such values (``'x' = ANY(col)``)
-``free_text``  a text column of long values (reviews, notes, descriptions): what SUQL's ``answer()`` and
-               ``summary()`` read
+``free_text``  a text column of prose (reviews, notes, descriptions): long values, several words each, most of
+               them words, few addresses, links or identifiers among them (:func:`prose`); what SUQL's
+               ``answer()`` and ``summary()`` read
 ``list_text``  a list of such texts
-``text``       other text (names, identifiers, addresses): compared as written
+``text``       other text (names, identifiers, e-mail addresses, URLs, "Name <email>"): compared as written
 ``list``       any other list
 ``number``, ``date``, ``bool``, ``other``  by type
+
+Each column also says how many of its values are NULL (``nulls``) and where its type came from (``type_from``:
+``inferred`` from the values of a CSV, TSV or JSON file, ``given`` with ``--type``, ``declared`` by the source
+itself); a table read from a file names it and, for CSV and TSV, the fields read as NULL (``null_tokens``).
 
 The statistics come from plain ``SELECT`` queries built with sqlglot and run through the source's
 gate (:meth:`engines.sql.sandbox.Sandbox.run_tree`), so the description reads the data exactly as a
@@ -24,8 +29,9 @@ statements with every name quoted by sqlglot, each column's role in a comment);
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -44,6 +50,7 @@ __all__ = [
     "describe",
     "describe_world",
     "outline",
+    "prose",
     "role_of",
 ]
 
@@ -56,7 +63,19 @@ ENUM_MAX_LENGTH = 60
 FREE_TEXT_AVG_LENGTH = 40
 """A text column whose values average at least this many characters is free text for answer() ..."""
 FREE_TEXT_MAX_LENGTH = 200
-"""... and so is one with any value at least this long."""
+"""... and so is one with any value at least this long, when its values are prose (:func:`prose`)."""
+PROSE_SAMPLE = 200
+"""Values read (the first non-NULL ones) to tell prose from other long text, ..."""
+PROSE_CHARS = 1000
+"""... the first this many characters of each."""
+PROSE_MIN_WORDS = 4.0
+"""Prose has at least this many words per value on average, ..."""
+PROSE_MIN_WORD_SHARE = 0.6
+"""... at least this share of its tokens are words (letters, with punctuation around them), ..."""
+PROSE_MAX_ADDRESS_SHARE = 0.1
+"""... and at most this share are e-mail addresses, links, paths or identifiers (letters mixed with digits)."""
+NULL_COUNT_COLUMNS = 200
+"""Columns whose NULLs one query counts (a wider table takes several)."""
 
 DATE_TYPES = ("DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ", "INTERVAL")
 TEXT_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR")
@@ -106,6 +125,8 @@ class ColumnInfo:
     non_null: int | None = None  # non-null values (list columns: elements)
     avg_length: float | None = None  # text: average length of the values (list columns: of the elements)
     max_length: int | None = None
+    nulls: int | None = None  # values that are NULL (None: not counted)
+    type_from: str = ""  # inferred (from a file's values) | given (--type) | declared (by the source) | "" unknown
 
     @property
     def is_list(self) -> bool:
@@ -123,6 +144,8 @@ class TableInfo:
     rows: int | None = None
     schema: str | None = None  # a DuckDB schema other than main, else None
     described: bool = True  # False in an :func:`outline`: the roles are the types' alone, no statistics read
+    file: str | None = None  # the file it was read from (a --db file or a file of a --db folder)
+    null_tokens: tuple[str, ...] | None = None  # a CSV or TSV file's fields read as NULL ("" the empty field)
 
     def ref(self) -> exp.Table:
         """The table's reference, every part quoted."""
@@ -199,6 +222,9 @@ class SchemaDescription:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        """Every table: its name, rows, file and the fields read as NULL (a CSV or TSV file), whether it was
+        described from its data; every column: its type, where the type came from, its role, how many values
+        are NULL and an enumeration's values."""
         return {
             "source": self.source,
             "kind": self.kind,
@@ -206,11 +232,16 @@ class SchemaDescription:
                 {
                     "name": t.qualified,
                     "rows": t.rows,
+                    **({"file": t.file} if t.file is not None else {}),
+                    **({"null_tokens": list(t.null_tokens)} if t.null_tokens is not None else {}),
+                    "described": t.described,
                     "columns": [
                         {
                             "name": c.name,
                             "type": c.type,
+                            **({"type_from": c.type_from} if c.type_from else {}),
                             "role": c.role,
+                            **({"nulls": c.nulls} if c.nulls is not None else {}),
                             **({"values": list(c.values)} if c.values else {}),
                         }
                         for c in t.columns
@@ -218,6 +249,7 @@ class SchemaDescription:
                 }
                 for t in self.tables
             ],
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -278,13 +310,15 @@ def describe(
     kind: str = "",
     deadline: float | None = None,
     deadline_note: str = "its deadline",
+    count_nulls: bool = True,
 ) -> SchemaDescription:
     """Describe ``tables`` — (schema or None, table, [(column, DuckDB type)]) — from their data, read
     through ``gate``.
 
     ``deadline`` (a :func:`time.monotonic` time): no statistic starts after it; the columns left get the
     roles their types give, the tables left no row count, and one note says so (``deadline_note`` names
-    the deadline).  Each statistic is bounded by the gate's own query time-out."""
+    the deadline).  Each statistic is bounded by the gate's own query time-out.  With ``count_nulls`` each
+    column's NULLs are counted too (with the rows, :data:`NULL_COUNT_COLUMNS` columns a query)."""
     infos: list[TableInfo] = []
     notes: list[str] = []
 
@@ -301,16 +335,43 @@ def describe(
             exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True) if schema else None
         )
         label = f"{schema}.{name}" if schema else name
-        rows = (
-            None
-            if late()
-            else _one(gate, exp.select(exp.Count(this=exp.Star())).from_(ref.copy()), notes, f"counting {label}")
-        )
+        names = [c for c, _ in columns]
+        rows, nulls = (None, {}) if late() else _counts(gate, ref, label, names if count_nulls else [], notes, late)
         described = [
-            ColumnInfo(c, t, role_of(t)) if late() else _column(gate, ref, label, c, t, rows, notes) for c, t in columns
+            replace(
+                ColumnInfo(c, t, role_of(t)) if late() else _column(gate, ref, label, c, t, rows, notes),
+                nulls=nulls.get(c),
+            )
+            for c, t in columns
         ]
         infos.append(TableInfo(name, tuple(described), int(rows) if rows is not None else None, schema))
     return SchemaDescription(source, tuple(infos), kind, tuple(notes))
+
+
+def _counts(
+    gate: Gate, ref: exp.Table, label: str, columns: Sequence[str], notes: list[str], late: Any
+) -> tuple[int | None, dict[str, int]]:
+    """The table's rows, and each of ``columns``' NULLs: ``count(*)`` and ``count(column)`` in one query per
+    :data:`NULL_COUNT_COLUMNS` columns (the first with the rows)."""
+    rows: int | None = None
+    nulls: dict[str, int] = {}
+    chunks = [columns[i : i + NULL_COUNT_COLUMNS] for i in range(0, len(columns), NULL_COUNT_COLUMNS)] or [[]]
+    for n, chunk in enumerate(chunks):
+        if n and (rows is None or late()):
+            break
+        counts = [exp.Count(this=exp.column(exp.to_identifier(c, quoted=True))) for c in chunk]
+        query = exp.select(*([exp.Count(this=exp.Star())] if n == 0 else []), *counts).from_(ref.copy())
+        try:
+            result = gate.run_tree(query)
+        except EngineError as e:
+            notes.append(f"counting {label}" + (f" (NULLs of {len(chunk)} columns)" if n else "") + f": {e}")
+            continue
+        values = list(result.rows[0]) if result.rows else []
+        if n == 0 and values:
+            rows = int(values.pop(0))
+        if rows is not None:
+            nulls.update((c, rows - int(v)) for c, v in zip(chunk, values) if v is not None)
+    return rows, nulls
 
 
 _STOPPED = "describing stopped"
@@ -360,7 +421,8 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
         avg = float(avg) if avg is not None else None
         longest = int(longest) if longest is not None else None
         base = dict(distinct=distinct, non_null=non_null, avg_length=avg, max_length=longest)
-        if avg is not None and (avg >= FREE_TEXT_AVG_LENGTH or (longest or 0) >= FREE_TEXT_MAX_LENGTH):
+        long = avg is not None and (avg >= FREE_TEXT_AVG_LENGTH or (longest or 0) >= FREE_TEXT_MAX_LENGTH)
+        if long and prose(_sample(gate, source.copy(), value, notes, f"{label}.{name}")):
             return ColumnInfo(name, typ, "list_text" if listed else "free_text", **base)
         if (
             0 < distinct <= ENUM_MAX_VALUES
@@ -373,6 +435,61 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
                 return ColumnInfo(name, typ, "list_enum" if listed else "enum", tuple(str(v) for v in values), **base)
         return ColumnInfo(name, typ, "list" if listed else "text", **base)
     return ColumnInfo(name, typ, role)
+
+
+def _sample(gate: Gate, source: exp.Expression, value: exp.Expression, notes: list[str], what: str) -> list[str]:
+    """The first :data:`PROSE_SAMPLE` non-NULL values, each cut to its first :data:`PROSE_CHARS` characters."""
+    query = (
+        exp.select(exp.Substring(this=value.copy(), start=exp.Literal.number(1), length=exp.Literal.number(PROSE_CHARS)))
+        .from_(source)
+        .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+        .limit(PROSE_SAMPLE)
+    )
+    try:
+        return [str(row[0]) for row in gate.run_tree(query).rows if row[0] is not None]
+    except EngineError as e:
+        notes.append(f"{what}: {e}")
+        return []
+
+
+# The shape of one token (a run of characters between spaces): regexes over a token, never over a column's text.
+_WORD = re.compile(r"[\W_]*[^\W\d_]+(?:['’.-][^\W\d_]+)*[\W_]*")  # letters, punctuation around them
+_EMAIL = re.compile(r"\W*[^@\s]+@[^@\s]+\.[^@\s]+")  # jane@example.com, <jane@example.com>,
+_LINK = re.compile(r"(?i)\W*(?:[a-z][a-z0-9+.-]*://|www\.)\S+")  # https://…, www.…
+_PATH = re.compile(r"\S*[/\\]\S*[/\\]\S*")  # src/main.py/…, C:\\x\\y
+_MIXED = re.compile(r"(?=\S*\d)(?=\S*[^\W\d_])\S{6,}")  # letters mixed with digits: ids, hashes, codes
+_UNSPACED = 20
+"""A token of at least this many letters (and little else) is a script written without spaces (Chinese, Thai ...):
+counted as one word per three of its letters."""
+
+
+def prose(values: Iterable[str]) -> bool:
+    """Whether ``values`` read as prose: at least :data:`PROSE_MIN_WORDS` words a value on average, at least
+    :data:`PROSE_MIN_WORD_SHARE` of the tokens words, at most :data:`PROSE_MAX_ADDRESS_SHARE` of them e-mail
+    addresses, links, paths or identifiers.  Names with addresses (``Jane Doe <jane@example.com>``), URLs, ids
+    and codes are not; reviews, notes and descriptions are."""
+    n = tokens = words = addresses = 0
+    for value in values:
+        n += 1
+        for token in value.split():
+            if _EMAIL.fullmatch(token) or _LINK.fullmatch(token) or _PATH.fullmatch(token) or _MIXED.fullmatch(token):
+                tokens += 1
+                addresses += 1
+            elif (letters := sum(ch.isalpha() for ch in token)) >= _UNSPACED and letters >= 0.8 * len(token):
+                tokens += letters // 3
+                words += letters // 3
+            elif _WORD.fullmatch(token):
+                tokens += 1
+                words += 1
+            else:
+                tokens += 1
+    if n == 0 or tokens == 0:
+        return False
+    return (
+        words / n >= PROSE_MIN_WORDS
+        and words / tokens >= PROSE_MIN_WORD_SHARE
+        and addresses / tokens <= PROSE_MAX_ADDRESS_SHARE
+    )
 
 
 def _distinct(

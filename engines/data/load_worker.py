@@ -10,13 +10,24 @@ The parent sends each request as JSON on a socket (:func:`send`; the descriptors
 
     {"database": path of the database file to fill, "config": DuckDB configuration,
      "max_rows": rows allowed in all, "max_bytes": bytes allowed in all,
+     "nulls": the fields a CSV or TSV file means as NULL,
      "files": [{"fd": descriptor, "name": shown in messages, "format": "csv"|"tsv"|"parquet"|"jsonl"|"json",
-                "compression": null|"gzip"|"zstd", "sql": "CREATE TABLE ... FROM read_csv(?) LIMIT ?"}]}
+                "compression": null|"gzip"|"zstd", "sql": "CREATE TABLE ... FROM read_csv(?, nullstr := ?) LIMIT ?",
+                and for a CSV or TSV file: "probe": the same read counting every column (store_rejects on),
+                and when the user gave types: "types": [[column, DuckDB type, spec]],
+                "header": "SELECT * FROM read_csv(...) LIMIT 0", "typed": the load with "types := ?" too}]}
 
 and reads JSON lines back on the socket: ``{"loading": i}`` before file ``i``, then one last line,
-``{"ok": true}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty", "file": i, "detail": text}``
-(``{"fail": text}`` for anything else; the process then ends).  The process serves one request after
-another, so a program that opens many sources starts it once.
+``{"ok": true, "typed": [[file, spec], ...]}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty"|"cast"|
+"column", "file": i, "detail": text, ...}`` (``{"fail": text}`` for anything else; the process then ends).  The
+process serves one request after another, so a program that opens many sources starts it once.
+
+A CSV or TSV file is read as a data tool reads it: the request's ``nulls`` are NULL (DuckDB's ``nullstr``), so a
+numeric or date column with ``NA`` in it keeps its type.  A type the user gave for a column (``"types"``, only the
+columns the file's header has: read first with ``"header"``) is DuckDB's ``types`` option, passed as a parameter.
+A value that cannot be read as its column's type (given, or inferred from the first rows) stops loading: the file
+is read once more with DuckDB's ``store_rejects``, so the reply names the column, the first such value, its line
+and how many lines hold one (``"stop": "cast"``).  Nothing is written to the user's file.
 
 DuckDB reads each file only as ``/proc/self/fd/N`` (``/dev/fd/N`` where there is no ``/proc``): the very
 file the parent checked, and a path DuckDB cannot glob.  A compressed file reaches it decompressed through
@@ -63,16 +74,29 @@ def fd_path(fd: int) -> str:
 
 
 class Stop(Exception):
-    """Loading stops: ``kind`` is rows, bytes, read, decompress or empty; ``detail`` says more."""
+    """Loading stops: ``kind`` is rows, bytes, read, decompress, empty, cast or column; ``detail`` says more,
+    ``extra`` goes into the reply as it is (a cast: the column, value, line, type and how many lines)."""
 
-    def __init__(self, kind: str, detail: str = "") -> None:
+    def __init__(self, kind: str, detail: str = "", **extra: Any) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+        self.extra = extra
+
+
+REJECTS_LIMIT = 1000
+"""Lines that cannot be read a file's probe records at most (DuckDB's ``rejects_limit``): the count says "at least"."""
+SHOWN_CHARS = 200
+"""A column's name or a value quoted in a reply: at most this many characters."""
+_CONVERT = 'Could not convert string "'
 
 
 class _Closed(Exception):
     """DuckDB stopped reading the pipe."""
+
+
+class _Unconvertible(Exception):
+    """DuckDB met a value that its column's type cannot hold."""
 
 
 class Pump(threading.Thread):
@@ -198,6 +222,7 @@ class Loader:
         self.files: list[dict[str, Any]] = request["files"]
         self.rows_left: int = int(request["max_rows"])
         self.bytes_left: int = int(request["max_bytes"])
+        self.nulls: list[str] = list(request.get("nulls") or [""])
         self.con = duckdb.connect(request["database"], config=request["config"])
         # DuckDB checks allowed_paths on the resolved path, so a compressed file's decompressed bytes come
         # through a named pipe of the private folder (a path that stays the same), one per file
@@ -206,8 +231,7 @@ class Loader:
         self.streams: dict[int, str] = {}
         for i, f in enumerate(self.files):
             if f["compression"]:
-                self.streams[i] = os.path.join(folder, f"stream-{i}")
-                os.mkfifo(self.streams[i], 0o600)
+                self.streams[i] = os.path.join(folder, f"stream-{i}")  # made (and removed) at each read
                 self.names[self.streams[i]] = f["name"]
             else:
                 self.names[fd_path(int(f["fd"]))] = f["name"]
@@ -215,28 +239,93 @@ class Loader:
         self.con.execute("SET enable_external_access = false").fetchall()
         self.con.execute("SET lock_configuration = true").fetchall()
 
-    def load(self, i: int) -> None:
+    def load(self, i: int) -> list[int]:
+        """Load file ``i``; the specs of the types given that applied to it."""
         f = self.files[i]
-        if f["compression"]:
-            rows = self._through_pipe(f, self.streams[i])
-        else:
+        options: list[Any] = [self.nulls] if "probe" in f else []
+        sql, applied = f["sql"], []
+        if f.get("types"):  # the columns given a type that this file's header has
+            names, _ = self._read(i, lambda path: self._header(f["header"], path, options))
+            chosen = {column: typ for column, typ, _ in f["types"] if column in names}
+            if chosen:
+                sql, options = f["typed"], [*options, chosen]
+                applied = [spec for column, _, spec in f["types"] if column in chosen]
+        size = None
+        if not f["compression"]:
             fd = int(f["fd"])
             size = os.fstat(fd).st_size
             if f["format"] == "parquet":
                 size = max(size, self._parquet_precheck(fd))
             if size > self.bytes_left:
                 raise Stop("bytes")
-            rows = self._run(f["sql"], fd_path(fd))
-            self.bytes_left -= size
+        try:
+            rows, expanded = self._read(i, lambda path: self._run(sql, path, options))
+        except _Unconvertible as e:  # a value its column's type cannot hold: which, read again with rejects kept
+            raise self._rejected(i, f, options, str(e)) from None
+        self.bytes_left -= size if size is not None else expanded
         if rows > self.rows_left:
             raise Stop("rows")
         self.rows_left -= rows
+        return applied
 
-    def _run(self, sql: str, path: str) -> int:
+    def _read(self, i: int, action: Any) -> tuple[Any, int]:
+        """``action(path)`` over file ``i``, and the bytes a compressed one expanded to (decompressed through
+        its pipe, counted against the byte bound as it expands; 0 for a plain file)."""
+        f = self.files[i]
+        if f["compression"]:
+            return self._through_pipe(f, self.streams[i], action)
+        return action(fd_path(int(f["fd"]))), 0
+
+    def _run(self, sql: str, path: str, options: list[Any]) -> int:
         try:
-            return _count(self.con, sql, [path, self.rows_left + 1])
+            return _count(self.con, sql, [path, *options, self.rows_left + 1])
+        except duckdb.ConversionException as e:
+            raise _Unconvertible(_detail(e, self.names)) from e
         except duckdb.Error as e:
             raise Stop("read", _detail(e, self.names)) from e
+
+    def _header(self, sql: str, path: str, options: list[Any]) -> set[str]:
+        try:
+            return {d[0] for d in self.con.execute(sql, [path, *options]).description or ()}
+        except duckdb.Error as e:
+            raise Stop("read", _detail(e, self.names)) from e
+
+    def _rejected(self, i: int, f: dict[str, Any], options: list[Any], detail: str) -> Stop:
+        """Read file ``i`` once more with DuckDB's rejects kept (every column read, at most REJECTS_LIMIT
+        rejected lines recorded): the first value that cannot be read as its column's type, the column, the
+        line and how many lines of that column were refused (``detail``, DuckDB's message, when it finds none)."""
+        probe = f.get("probe_typed" if len(options) > 1 else "probe")
+        if probe is None:  # not a CSV or TSV file
+            return Stop("read", detail)
+        try:
+            limit = self.rows_left + 1
+            self._read(i, lambda path: self.con.execute(probe, [path, *options, REJECTS_LIMIT, limit]).fetchall())
+            found = self.con.execute(
+                "WITH last AS (SELECT max(scan_id) AS scan FROM reject_scans), "
+                "casts AS (SELECT e.column_name, e.line, e.error_message FROM reject_errors e, last "
+                "WHERE e.scan_id = last.scan AND e.error_type = 'CAST') "
+                "SELECT column_name, line, error_message, count(*) OVER (PARTITION BY column_name) FROM casts "
+                "ORDER BY line LIMIT 1"
+            ).fetchone()
+        except (duckdb.Error, Stop):
+            found = None
+        if found is None:
+            return Stop("read", detail)
+        column, line, message, count = found
+        start = message.find(_CONVERT)
+        end = message.rfind('" to \'')
+        value = message[start + len(_CONVERT) : end] if 0 <= start < end else None
+        typ = message[end + 5 :].strip().strip("'") if value is not None else ""
+        return Stop(
+            "cast",
+            _one_line(message),
+            column=str(column)[:SHOWN_CHARS],
+            value=value[:SHOWN_CHARS] if value is not None else None,
+            line=int(line),
+            type=typ[:SHOWN_CHARS],
+            count=int(count),
+            at_least=int(count) >= REJECTS_LIMIT,
+        )
 
     def _parquet_precheck(self, fd: int) -> int:
         """The pages' uncompressed size a Parquet file declares; its declared rows past the cap stop here."""
@@ -252,7 +341,11 @@ class Loader:
             raise Stop("rows")
         return expanded
 
-    def _through_pipe(self, f: dict[str, Any], stream: str) -> int:
+    def _through_pipe(self, f: dict[str, Any], stream: str, action: Any) -> tuple[Any, int]:
+        """``action(stream)`` while the file is decompressed into the pipe ``stream``; its result and the bytes
+        decompressed.  Each call decompresses the file from its start (a header read, then the load)."""
+        if not os.path.exists(stream):
+            os.mkfifo(stream, 0o600)
         # this process keeps a reading end open throughout, so that neither open of the pipe waits and the
         # pump's writes never fail for want of a reader before DuckDB opens it
         keeper = os.open(stream, os.O_RDONLY | os.O_NONBLOCK)
@@ -263,13 +356,13 @@ class Loader:
             os.close(writer)
             os.close(keeper)
             raise
-        failure: Stop | None = None
-        rows = 0
+        failure: Exception | None = None
+        result: Any = None
         try:
             pump.first()
             pump.start()
-            rows = self._run(f["sql"], stream)
-        except Stop as e:
+            result = action(stream)
+        except (Stop, _Unconvertible) as e:
             failure = e
         finally:
             pump.stop()
@@ -286,8 +379,7 @@ class Loader:
             raise Stop("decompress", pump.error)
         if failure is not None:
             raise failure
-        self.bytes_left -= pump.count
-        return rows
+        return result, pump.count
 
     def finish(self) -> None:
         self.con.execute("CHECKPOINT").fetchall()
@@ -319,18 +411,19 @@ def run(request: dict[str, Any], sock: socket.socket) -> None:
         probe(request, sock)
         return
     loader = Loader(request)
+    typed: list[list[int]] = []
     try:
         for i in range(len(loader.files)):
             _emit(sock, {"loading": i})
             try:
-                loader.load(i)
+                typed += [[i, spec] for spec in loader.load(i)]
             except Stop as e:
-                _emit(sock, {"stop": e.kind, "file": i, "detail": e.detail})
+                _emit(sock, {**e.extra, "stop": e.kind, "file": i, "detail": e.detail})
                 return
         loader.finish()
     finally:
         loader.con.close()
-    _emit(sock, {"ok": True})
+    _emit(sock, {"ok": True, "typed": typed})
 
 
 FD_BATCH = 200

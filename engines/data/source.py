@@ -52,20 +52,30 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import duckdb
 from sqlglot import exp
 
 import engines
-from engines.data.describe import SchemaDescription, describe
+from engines.data.describe import SchemaDescription, TableInfo, describe
 from engines.data.load_worker import send
 from engines.errors import EngineError
 from engines.settings import Settings
 from engines.sql.sandbox import Limits, Sandbox, SqlError, attach_config, attach_statement
 
-__all__ = ["FORMATS", "DataSource", "DataSourceError", "open_source", "table_name"]
+__all__ = [
+    "DEFAULT_NULLS",
+    "FORMATS",
+    "DataSource",
+    "DataSourceError",
+    "TypeSpec",
+    "open_source",
+    "parse_type",
+    "table_name",
+    "table_names",
+]
 
 
 class DataSourceError(EngineError):
@@ -100,8 +110,23 @@ KINDS = {
 }
 SUPPORTED = "a CSV, TSV, Parquet or JSON-lines file, a folder of them, a DuckDB database file or a postgresql:// URL"
 
-# Characters the gate refuses in a table name (it would look like a path): replaced by "_".
-_PATH_CHARS = re.compile(r"[/\\:.*?~]")
+# One naming rule for the tables files become: a character that is not an identifier character (a letter, a
+# digit or "_") becomes "_", a name that does not start with a letter or "_" gets the prefix "t_", and a name
+# another file of the folder already has gets the suffix "_2" ("_3" ...).
+_NOT_IDENTIFIER = re.compile(r"\W")
+LEADING = "t_"
+
+DEFAULT_NULLS = ("NA", "N/A", "NaN", "null", "NULL")
+"""The fields of a CSV or TSV file read as NULL besides empty ones (as R and pandas write missing values), so a
+numeric or date column keeps its type; ``--null`` (the ``db_nulls`` setting) replaces them."""
+MAX_NULL_TOKENS = 100
+"""At most this many ``--null`` tokens, ..."""
+MAX_TOKEN_CHARS = 100
+"""... each at most this many characters."""
+MAX_TYPE_SPECS = 500
+"""At most this many ``--type COLUMN=TYPE``, ..."""
+MAX_SPEC_CHARS = 1000
+"""... each at most this many characters."""
 
 
 @dataclass
@@ -130,9 +155,8 @@ class DataSource:
         self.close()
 
 
-def table_name(path: str) -> str:
-    """The table a file becomes: its name without the format's ending (and a compression's), with the
-    characters the gate would read as a path (``. / \\ : * ? ~``) replaced by ``_``."""
+def _stem(path: str) -> str:
+    """The file's name without the format's ending (and a compression's)."""
     base = os.path.basename(path)
     low = base.lower()
     for comp in COMPRESSIONS:
@@ -143,7 +167,40 @@ def table_name(path: str) -> str:
         if low.endswith(ending):
             base = base[: -len(ending)]
             break
-    return _PATH_CHARS.sub("_", base) or "data"
+    return base
+
+
+def table_name(path: str) -> str:
+    """The table a file becomes: its name without the format's ending (and a compression's), every character
+    that is not an identifier character (a letter, a digit or ``_``) replaced by ``_``, and ``t_`` before a name
+    that would not start with a letter or ``_`` (``seattle-weather.csv`` is ``seattle_weather``,
+    ``sales.2024.csv`` ``sales_2024``, ``2024.csv`` ``t_2024``).  In a folder, :func:`table_names` also makes
+    the names different."""
+    name = _NOT_IDENTIFIER.sub("_", _stem(path)) or "data"
+    return name if name[0].isalpha() or name[0] == "_" else LEADING + name
+
+
+def table_names(paths: list[str]) -> list[str]:
+    """The tables the files of a folder become (:func:`table_name`), each different from the others (names are
+    compared as DuckDB does, regardless of case): a file whose name needs no change keeps it first, and a name
+    taken gets the suffix ``_2`` (``_3`` ...), in the files' order (``a-b.csv`` beside ``a_b.csv`` is ``a_b_2``)."""
+    names = [table_name(p) for p in paths]
+    taken: set[str] = set()
+    out: list[str | None] = [None] * len(paths)
+    for i, (path, name) in enumerate(zip(paths, names)):  # names as written first
+        if name == _stem(path) and name.casefold() not in taken:
+            out[i] = name
+            taken.add(name.casefold())
+    for i, name in enumerate(names):
+        if out[i] is not None:
+            continue
+        candidate, n = name, 1
+        while candidate.casefold() in taken:
+            n += 1
+            candidate = f"{name}_{n}"
+        out[i] = candidate
+        taken.add(candidate.casefold())
+    return [name for name in out if name is not None]
 
 
 def file_format(path: str) -> str | None:
@@ -175,6 +232,8 @@ def open_source(spec: str, settings: Settings | None = None) -> DataSource:
     if not spec:
         raise DataSourceError(f"No data source given: name {SUPPORTED}.")
     if re.match(r"(?i)^postgres(ql)?://", spec):
+        if settings.db_nulls is not None or settings.db_types:
+            raise DataSourceError(_not_text_files("a PostgreSQL database"))
         try:
             postgres = importlib.import_module("engines.data.postgres")
         except ImportError as e:
@@ -201,6 +260,8 @@ def open_source(spec: str, settings: Settings | None = None) -> DataSource:
         opened = _open_file(path, table_name(path), fmt, shown=shown, place=spec)
         return _open_files(spec, [opened], settings, kind=fmt, deadline=deadline)
     if _is_duckdb_file(path):
+        if settings.db_nulls is not None or settings.db_types:
+            raise DataSourceError(_not_text_files(spec))
         return _open_duckdb(spec, path, settings, deadline)
     raise DataSourceError(
         f"Cannot tell the format of {spec}: its name should end in "
@@ -319,42 +380,37 @@ def _folder_files(spec: str, folder: str) -> list[_File]:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         raise DataSourceError(f"The folder {spec} cannot be read: {e.strerror or e}.") from e
-    found: list[_File] = []
-    tables: dict[str, str] = {}
-    try:
-        for entry in entries:
-            fmt = file_format(entry.name)
-            if entry.name.startswith(".") or fmt is None:
+    chosen: list[tuple[str, str, str, str]] = []  # (file name, format, where messages say it is, resolved path)
+    for entry in entries:
+        fmt = file_format(entry.name)
+        if entry.name.startswith(".") or fmt is None:
+            continue
+        place = f"{entry.name} in {spec}"
+        try:
+            if entry.is_dir():  # a folder (or a link to one) named like a file: left out, as sub-folders are
                 continue
-            place = f"{entry.name} in {spec}"
-            try:
-                if entry.is_dir():  # a folder (or a link to one) named like a file: left out, as sub-folders are
-                    continue
-                st = os.stat(entry.path)
-            except OSError as e:  # a dangling link, a file gone meanwhile
-                raise DataSourceError(f"{place} cannot be read: {e.strerror or e}.") from e
-            target = os.path.realpath(entry.path)
-            if not _inside(target, folder):
-                raise DataSourceError(_outside(place))
-            if not stat.S_ISREG(st.st_mode):
-                raise DataSourceError(f"{place} is {_what(st.st_mode)}, not a regular file: it is not read.")
-            name = table_name(entry.name)
-            if name.casefold() in tables:
-                raise DataSourceError(
-                    f"The files {tables[name.casefold()]} and {entry.name} in {spec} would both be the table "
-                    f"{name!r}: rename one of them."
-                )
-            if len(found) == MAX_FOLDER_FILES:
-                raise DataSourceError(
-                    f"The folder {spec} holds more than {MAX_FOLDER_FILES} data files: "
-                    "give a folder with fewer (each file is a table)."
-                )
-            tables[name.casefold()] = entry.name
-            found.append(_open_file(target, name, fmt, shown=entry.name, place=place, folder=folder))
-        if not found:
+            st = os.stat(entry.path)
+        except OSError as e:  # a dangling link, a file gone meanwhile
+            raise DataSourceError(f"{place} cannot be read: {e.strerror or e}.") from e
+        target = os.path.realpath(entry.path)
+        if not _inside(target, folder):
+            raise DataSourceError(_outside(place))
+        if not stat.S_ISREG(st.st_mode):
+            raise DataSourceError(f"{place} is {_what(st.st_mode)}, not a regular file: it is not read.")
+        if len(chosen) == MAX_FOLDER_FILES:
             raise DataSourceError(
-                f"The folder {spec} holds no CSV, TSV, Parquet or JSON-lines file (names ending in {', '.join(FORMATS)})."
+                f"The folder {spec} holds more than {MAX_FOLDER_FILES} data files: "
+                "give a folder with fewer (each file is a table)."
             )
+        chosen.append((entry.name, fmt, place, target))
+    if not chosen:
+        raise DataSourceError(
+            f"The folder {spec} holds no CSV, TSV, Parquet or JSON-lines file (names ending in {', '.join(FORMATS)})."
+        )
+    found: list[_File] = []
+    try:
+        for (name, fmt, place, target), table in zip(chosen, table_names([c[0] for c in chosen])):
+            found.append(_open_file(target, table, fmt, shown=name, place=place, folder=folder))
     except BaseException:
         _close(found)
         raise
@@ -372,32 +428,160 @@ def _close(files: list[_File]) -> None:
 # --- loading: in a child process, bounded ------------------------------------------------------------
 
 
-def _reader(fmt: str) -> exp.Expression:
-    """``read_csv(?)`` and friends: the path is the query's first parameter (a descriptor's path, which
-    has no ending: compression is said, none, since compressed files arrive through a pipe decompressed)."""
+def _reader(fmt: str, *, typed: bool = False, rejects: bool = False) -> exp.Expression:
+    """``read_csv(?, ...)`` and friends: the path is the query's first parameter (a descriptor's path, which
+    has no ending: compression is said, none, since compressed files arrive through a pipe decompressed).
+    A CSV or TSV file's NULL fields are the next parameter (``nullstr``), then with ``typed`` the types given
+    to its columns (``types``, a struct of column names and type names), then with ``rejects`` the most
+    rejected lines to record (``store_rejects``)."""
     path = exp.Placeholder()
 
-    def option(name: str, value: str) -> exp.Expression:
-        return exp.PropertyEQ(this=exp.var(name), expression=exp.Literal.string(value))
+    def option(name: str, value: str | exp.Expression) -> exp.Expression:
+        return exp.PropertyEQ(
+            this=exp.var(name), expression=exp.Literal.string(value) if isinstance(value, str) else value
+        )
 
-    if fmt == "csv":
-        return exp.func("read_csv", path, option("compression", "none"))
-    if fmt == "tsv":
-        return exp.func("read_csv", path, option("delim", "\t"), option("compression", "none"))
+    if fmt in ("csv", "tsv"):
+        options = [option("delim", "\t")] if fmt == "tsv" else []
+        options += [option("compression", "none"), option("nullstr", exp.Placeholder())]
+        if typed:
+            options.append(option("types", exp.Placeholder()))
+        if rejects:
+            options += [option("store_rejects", exp.true()), option("rejects_limit", exp.Placeholder())]
+        return exp.func("read_csv", path, *options)
     if fmt == "parquet":
         return exp.func("read_parquet", path)
     fmt_name = "newline_delimited" if fmt == "jsonl" else "auto"
     return exp.func("read_json", path, option("format", fmt_name), option("compression", "none"))
 
 
-def _load_sql(f: _File) -> str:
-    """``CREATE TABLE "t" AS SELECT * FROM read_csv(?) LIMIT ?``: the path, then the rows allowed plus one."""
+def _load_sql(f: _File, *, typed: bool = False) -> str:
+    """``CREATE TABLE "t" AS SELECT * FROM read_csv(?, ...) LIMIT ?``: the path, the reader's parameters, then
+    the rows allowed plus one."""
     create = exp.Create(
         this=exp.to_table(exp.to_identifier(f.table, quoted=True)),
         kind="TABLE",
-        expression=exp.select("*").from_(_reader(f.fmt)).limit(exp.Placeholder()),
+        expression=exp.select("*").from_(_reader(f.fmt, typed=typed)).limit(exp.Placeholder()),
     )
     return create.sql(dialect="duckdb")
+
+
+def _probe_sql(f: _File, *, typed: bool = False) -> str:
+    """Every column of the file read (``count(COLUMNS(*))``), DuckDB's rejects kept: which value of which column
+    stopped a load.  The parameters: the load's, the most rejects recorded, then the rows allowed plus one."""
+    rows = exp.select("*").from_(_reader(f.fmt, typed=typed, rejects=True)).limit(exp.Placeholder())
+    every = exp.Count(this=exp.Columns(this=exp.Star()))
+    return exp.select(every).from_(rows.subquery("r")).sql(dialect="duckdb")
+
+
+def _header_sql(f: _File) -> str:
+    """The file's columns without a row (``LIMIT 0``): which of the columns given a type it has."""
+    return exp.select("*").from_(_reader(f.fmt)).limit(0).sql(dialect="duckdb")
+
+
+# --- reading CSV and TSV files as a data tool reads them: NULL fields, types the user gives ----------------
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """A ``--type COLUMN=TYPE`` (``TABLE.COLUMN=TYPE`` for one table of a folder)."""
+
+    written: str  # as the user gave it
+    table: str | None  # the table it is for; None: every CSV or TSV table with the column
+    column: str
+    type: str  # DuckDB's text for the type: sqlglot's rendering of the tree it parsed
+
+    @property
+    def target(self) -> str:
+        return f"{self.table}.{self.column}" if self.table else self.column
+
+
+def null_tokens(settings: Settings) -> tuple[str, ...]:
+    """The fields of a CSV or TSV file read as NULL: ``db_nulls`` (``--null``) or :data:`DEFAULT_NULLS`, and
+    always the empty field."""
+    given = DEFAULT_NULLS if settings.db_nulls is None else tuple(settings.db_nulls)
+    if len(given) > MAX_NULL_TOKENS:
+        raise DataSourceError(f"--null was given {len(given):,} times: at most {MAX_NULL_TOKENS} tokens are read.")
+    for token in given:
+        if len(token) > MAX_TOKEN_CHARS:
+            raise DataSourceError(
+                f"--null {token[:20]!r}…: a NULL token is at most {MAX_TOKEN_CHARS} characters long."
+            )
+    return tuple(dict.fromkeys([*given, ""]))
+
+
+def parse_type(text: str) -> str:
+    """A DuckDB type as the user wrote it (``DATE``, ``DECIMAL(10,2)``, ``VARCHAR[]``), parsed strictly by
+    sqlglot (the whole text, one type that DuckDB names, not a name of the user's) and written back from the
+    tree: the text passed on is sqlglot's, never the user's.  Raises :class:`ValueError` when it is not one."""
+    import sqlglot
+    from sqlglot.errors import ErrorLevel, SqlglotError
+
+    dialect = sqlglot.Dialect.get_or_raise("duckdb")
+    try:
+        tokens = dialect.tokenize(text)
+        parsed = dialect.parser(error_level=ErrorLevel.RAISE).parse_into(exp.DataType, tokens, text)
+    except (SqlglotError, RecursionError) as e:
+        raise ValueError(f"{text!r} is not a DuckDB type") from e
+    if len(parsed) != 1 or not isinstance(parsed[0], exp.DataType):
+        raise ValueError(f"{text!r} is not one DuckDB type")
+    kinds = {node.this for node in parsed[0].find_all(exp.DataType)}
+    if kinds & {exp.DataType.Type.USERDEFINED, exp.DataType.Type.UNKNOWN}:
+        raise ValueError(f"{text!r} is not a DuckDB type")
+    return parsed[0].sql(dialect="duckdb")
+
+
+def type_specs(settings: Settings, tables: list[str]) -> list[TypeSpec]:
+    """The ``db_types`` (``--type COLUMN=TYPE``) read against the source's CSV and TSV ``tables``: a ``TABLE.``
+    before the column names one of them, else the spec is for every one with the column."""
+    written = tuple(settings.db_types)
+    if len(written) > MAX_TYPE_SPECS:
+        raise DataSourceError(f"--type was given {len(written):,} times: at most {MAX_TYPE_SPECS} are read.")
+    by_name = {t.casefold(): t for t in tables}
+    specs: list[TypeSpec] = []
+    for text in written:
+        shown = text if len(text) <= 80 else text[:80] + "…"
+        if len(text) > MAX_SPEC_CHARS:
+            raise DataSourceError(f"--type {shown!r}: at most {MAX_SPEC_CHARS} characters.")
+        target, sep, typ = text.rpartition("=")  # a type has no "=", a column name may
+        if not sep or not target or not typ.strip():
+            raise DataSourceError(f"--type {shown!r}: write COLUMN=TYPE, e.g. --type zip=VARCHAR or --type day=DATE.")
+        try:
+            duck = parse_type(typ.strip())
+        except ValueError as e:
+            raise DataSourceError(
+                f"--type {shown!r}: {e} (e.g. VARCHAR, BIGINT, DOUBLE, DECIMAL(10,2), DATE, TIMESTAMP, BOOLEAN)."
+            ) from None
+        head, dot, rest = target.partition(".")
+        table = by_name.get(head.casefold()) if dot and rest else None
+        specs.append(TypeSpec(text, table, rest if table else target, duck))
+    return specs
+
+
+@dataclass
+class _Reading:
+    """How a source's CSV and TSV files are read, and what the load said of it."""
+
+    nulls: tuple[str, ...]
+    specs: list[TypeSpec]
+    typed: set[tuple[str, str]] = field(default_factory=set)  # (table, column) given a type by a spec
+
+    def for_file(self, f: _File) -> list[tuple[int, TypeSpec]]:
+        return [(k, spec) for k, spec in enumerate(self.specs) if spec.table in (None, f.table)]
+
+
+def _reading(spec: str, files: list[_File], settings: Settings) -> _Reading:
+    tables = [f.table for f in files if f.fmt in ("csv", "tsv")]
+    if not tables and (settings.db_nulls is not None or settings.db_types):
+        raise DataSourceError(_not_text_files(spec))
+    return _Reading(null_tokens(settings), type_specs(settings, tables))
+
+
+def _not_text_files(spec: str) -> str:
+    return (
+        f"--null and --type (CS224V_DB_NULLS, CS224V_DB_TYPES) say how CSV and TSV files are read, and {spec} holds "
+        "none: a Parquet or JSON file, a DuckDB or PostgreSQL database keeps its own types and NULLs."
+    )
 
 
 def _size(n: int) -> str:
@@ -557,23 +741,61 @@ def _exchange(
     return final
 
 
+def _file_request(f: _File, reading: _Reading) -> dict[str, Any]:
+    request: dict[str, Any] = {
+        "fd": f.fd,
+        "name": f.name,
+        "format": f.fmt,
+        "compression": f.compression,
+        "sql": _load_sql(f),
+    }
+    if f.fmt in ("csv", "tsv"):
+        request["probe"] = _probe_sql(f)
+        types = reading.for_file(f)
+        if types:
+            request["types"] = [[spec.column, spec.type, k] for k, spec in types]
+            request["header"] = _header_sql(f)
+            request["typed"] = _load_sql(f, typed=True)
+            request["probe_typed"] = _probe_sql(f, typed=True)
+    return request
+
+
 def _load(
-    spec: str, files: list[_File], settings: Settings, database: str, config: dict[str, Any], deadline: float
+    spec: str,
+    files: list[_File],
+    settings: Settings,
+    reading: _Reading,
+    database: str,
+    config: dict[str, Any],
+    deadline: float,
 ) -> None:
     """Fill ``database`` from ``files`` in a loader process (:mod:`engines.data.load_worker`), killed at
-    ``deadline``; a bound reached or a file DuckDB cannot read is a :class:`DataSourceError`."""
+    ``deadline``; a bound reached, a file DuckDB cannot read, a value that cannot be read as its column's type
+    or a ``--type`` for a column no file has is a :class:`DataSourceError`.  ``reading.typed`` gets the columns
+    given a type."""
     request = {
         "database": database,
         "config": config,
         "max_rows": settings.load_max_rows,
         "max_bytes": settings.load_max_bytes,
-        "files": [
-            {"fd": f.fd, "name": f.name, "format": f.fmt, "compression": f.compression, "sql": _load_sql(f)}
-            for f in files
-        ],
+        "nulls": list(reading.nulls),
+        "files": [_file_request(f, reading) for f in files],
     }
     final = _exchange(spec, request, [f.fd for f in files], settings, deadline, [f.name for f in files])
     if "ok" in final:
+        used = {int(k) for _, k in final.get("typed", ())}
+        for i, k in final.get("typed", ()):
+            reading.typed.add((files[int(i)].table, reading.specs[int(k)].column))
+        unused = next((s for k, s in enumerate(reading.specs) if k not in used), None)
+        if unused is not None:
+            column = _quoted(unused.column)
+            if unused.table is not None:
+                where = next(f.name for f in files if f.table == unused.table) + f" has no column {column}"
+            elif len(files) == 1:
+                where = f"{files[0].name} has no column {column}"
+            else:
+                where = f"no CSV or TSV file in {spec} has a column {column}"
+            raise DataSourceError(f"--type {unused.written}: {where} (names are compared exactly, case included).")
         return
     f = files[int(final["file"])]
     together = " (all its files together)" if len(files) > 1 else ""
@@ -592,13 +814,42 @@ def _load(
         raise DataSourceError(f"The file {f.name} is empty once decompressed: there is no table in it.")
     if kind == "decompress":
         raise DataSourceError(f"{f.name} could not be decompressed ({f.compression}): {final.get('detail', '')}")
+    if kind == "cast":
+        raise DataSourceError(_cast_message(f, final, reading))
     raise DataSourceError(f"{f.name} could not be read as a {KINDS[f.fmt]}: {final.get('detail', '')}")
+
+
+def _quoted(text: Any) -> str:
+    """A name or value of the user's file in a message: in double quotes, escaped as JSON (one line)."""
+    return json.dumps(str(text), ensure_ascii=False)
+
+
+def _cast_message(f: _File, final: dict[str, Any], reading: _Reading) -> str:
+    """A value that cannot be read as its column's type: the file, column, type, value, line and how many."""
+    column, typ = str(final.get("column", "")), str(final.get("type", "")) or "its type"
+    given = any(spec.column == column for _, spec in reading.for_file(f))
+    how = "given with --type" if given else "inferred from its first lines"
+    value = final.get("value")
+    holds = f"holds {_quoted(value)}" if value is not None else "holds such a value"
+    count = int(final.get("count", 1))
+    more = count - 1
+    others = ""
+    if more > 0:
+        lines = f"{'at least ' if final.get('at_least') else ''}{more:,} more line{'s' if more != 1 else ''}"
+        others = f" ({lines} too)"
+    return (
+        f"{f.name}: the column {_quoted(column)} cannot be read as {typ} ({how}): line {int(final.get('line', 0)):,} "
+        f"{holds}{others}. Nothing was loaded and the file is unchanged. Read such fields as NULL with --null "
+        f"(CS224V_DB_NULLS; it replaces the default tokens {', '.join(DEFAULT_NULLS)}), or keep the column as text "
+        f"with --type {column}=VARCHAR (CS224V_DB_TYPES)."
+    )
 
 
 def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: str, deadline: float) -> DataSource:
     try:
+        reading = _reading(spec, files, settings)
         sandbox = Sandbox.create_external(
-            lambda database, config: _load(spec, files, settings, database, config, deadline),
+            lambda database, config: _load(spec, files, settings, reading, database, config, deadline),
             row_cap=settings.row_cap,
             timeout_s=settings.query_timeout_s,
             limits=Limits.from_settings(settings),
@@ -609,7 +860,8 @@ def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: str,
         raise DataSourceError(f"{spec} could not be loaded: {_first_line(str(e))}") from e
     finally:
         _close(files)
-    return _described(spec, kind, sandbox, tuple(f.path for f in files), settings, deadline)
+    origins = {f.table: _Origin(f.name, f.fmt, reading) for f in files}
+    return _described(spec, kind, sandbox, tuple(f.path for f in files), settings, deadline, origins)
 
 
 def _probe_duckdb(spec: str, path: str, settings: Settings, deadline: float) -> None:
@@ -638,8 +890,38 @@ def _open_duckdb(spec: str, path: str, settings: Settings, deadline: float) -> D
     return _described(spec, "duckdb", sandbox, (path,), settings, deadline)
 
 
+@dataclass(frozen=True)
+class _Origin:
+    """The file a table was read from, and how."""
+
+    name: str  # the file's name
+    fmt: str
+    reading: _Reading
+
+
+def _with_origin(table: TableInfo, origin: _Origin | None) -> TableInfo:
+    """``table``'s description with where its types came from: a CSV, TSV or JSON file's are inferred from the
+    values (a CSV or TSV column's given with ``--type``), every other source's are its own (declared); a CSV or
+    TSV table says which fields were read as NULL."""
+    if origin is None:
+        return replace(table, columns=tuple(replace(c, type_from="declared") for c in table.columns))
+    text = origin.fmt in ("csv", "tsv")
+    inferred = "inferred" if origin.fmt != "parquet" else "declared"
+    columns = tuple(
+        replace(c, type_from="given" if (table.name, c.name) in origin.reading.typed else inferred)
+        for c in table.columns
+    )
+    return replace(table, columns=columns, file=origin.name, null_tokens=origin.reading.nulls if text else None)
+
+
 def _described(
-    spec: str, kind: str, sandbox: Sandbox, files: tuple[str, ...], settings: Settings, deadline: float
+    spec: str,
+    kind: str,
+    sandbox: Sandbox,
+    files: tuple[str, ...],
+    settings: Settings,
+    deadline: float,
+    origins: dict[str, _Origin] | None = None,
 ) -> DataSource:
     try:
         tables = sandbox.tables()
@@ -652,6 +934,11 @@ def _described(
             kind=KINDS[kind],
             deadline=deadline,
             deadline_note=f"the deadline load_timeout_s ({settings.load_timeout_s:g} s)",
+        )
+        found = origins or {}
+        schema = replace(
+            schema,
+            tables=tuple(_with_origin(t, found.get(t.name) if t.schema is None else None) for t in schema.tables),
         )
     except BaseException:
         sandbox.close()

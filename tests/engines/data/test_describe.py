@@ -144,7 +144,14 @@ def test_to_json_lists_tables_columns_types_and_roles(hotels_csv):
         data = source.schema.to_json()
         assert data["tables"][0]["name"] == "hotels"
         city = next(c for c in data["tables"][0]["columns"] if c["name"] == "city")
-        assert city == {"name": "city", "type": "VARCHAR", "role": "enum", "values": ["Berlin", "Paris", "Rome"]}
+        assert city == {
+            "name": "city",
+            "type": "VARCHAR",
+            "type_from": "inferred",
+            "role": "enum",
+            "nulls": 0,
+            "values": ["Berlin", "Paris", "Rome"],
+        }
 
 
 def test_two_tables_sharing_an_enum_column_give_classify_the_union(tmp_path):

@@ -90,9 +90,11 @@ def test_hostile_file_and_column_names_work(tmp_path):
     path = write_csv(tmp_path / f"{HOSTILE}.csv", [{HOSTILE: 1, "b": "x"}, {HOSTILE: 2, "b": "y"}])
     with open_source(str(path)) as source:
         (table,) = source.schema.tables
-        assert table.name == HOSTILE and [c.name for c in table.columns] == [HOSTILE, "b"]
+        # the table follows the naming rule (each character that is not a letter, digit or _ becomes _); a
+        # column keeps its name, whatever it holds
+        assert table.name == "___DROP_TABLE_x____" and [c.name for c in table.columns] == [HOSTILE, "b"]
         quoted = '"' + HOSTILE.replace('"', '""') + '"'
-        r = source.sandbox.run(f"SELECT {quoted} FROM {quoted} WHERE b = 'y'")
+        r = source.sandbox.run(f"SELECT {quoted} FROM ___DROP_TABLE_x____ WHERE b = 'y'")
         assert r.rows == ((2,),)
 
 
@@ -222,10 +224,12 @@ def test_a_folder_without_data_files(tmp_path):
     bad(str(tmp_path), "holds no CSV")
 
 
-def test_two_files_that_would_be_the_same_table(tmp_path):
+def test_two_files_that_would_be_the_same_table_get_a_suffix(tmp_path):
     write_csv(tmp_path / "a.csv", [{"x": 1}])
-    write_jsonl(tmp_path / "a.jsonl", [{"x": 1}])
-    bad(str(tmp_path), "a.csv", "a.jsonl", "rename")
+    write_jsonl(tmp_path / "a.jsonl", [{"x": 2}])
+    with open_source(str(tmp_path)) as source:
+        assert {t.name: t.file for t in source.schema.tables} == {"a": "a.csv", "a_2": "a.jsonl"}
+        assert source.sandbox.run("SELECT a.x, a_2.x FROM a, a_2").rows == ((1, 2),)
 
 
 def test_a_file_that_is_not_what_its_name_says(tmp_path):
