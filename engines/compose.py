@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.data.source import DataSource, open_source
+from engines.data.source import DataSource, agent_schema, open_source
 from engines.errors import ConfigurationError, EngineError
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
@@ -107,6 +107,7 @@ def open_source_agent(
                 enum_fields=description.enum_fields,
                 classify_method=settings.classify_method,
                 engine=engine,
+                schema_for=agent_schema(data, suql=True),  # PostgreSQL: the tables a question mentions, described
             )
         else:
             agent = TextToSQLAgent(
@@ -115,6 +116,7 @@ def open_source_agent(
                 schema=description.render(),
                 enum_fields=description.enum_fields,
                 classify_method=settings.classify_method,
+                schema_for=agent_schema(data),
             )
     except BaseException:
         data.close()
@@ -282,6 +284,7 @@ class SuqlSession:
                 classify_method=self.settings.classify_method,
                 engine=self.engine,
                 mode=mode,
+                schema_for=agent_schema(self.source, suql=True),
             )
         return SuqlAgent.over(
             self.engine,

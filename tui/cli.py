@@ -20,7 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tui.commands import EXIT_ERROR, EXIT_INTERNAL, EXIT_OK, EXIT_REFUSED, BadInput, check_outputs
+from tui.commands import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_REFUSED,
+    BadInput,
+    add_read_options,
+    check_outputs,
+)
 
 REPORT_HINT = "this is a bug in cs224v-tui; please report it with the command line that caused it"
 
@@ -32,6 +40,7 @@ COMMAND_MODULES = (
     "tui.commands.hybridqa",
     "tui.commands.lab",
     "tui.commands.data",
+    "tui.commands.describe",
 )
 
 
@@ -111,6 +120,7 @@ def _parser(commands: bool = True) -> argparse.ArgumentParser:
         help="open your own tables: a CSV, TSV, Parquet or JSON-lines file, a folder of them, a DuckDB file or a "
         "postgresql:// URL, read-only; the ask, sql and suql commands take --db too",
     )
+    add_read_options(tables)  # --null TOKEN, --type COLUMN=TYPE
     if not commands:
         return p
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -178,7 +188,17 @@ def _settings(args: argparse.Namespace):
         overrides["kg_endpoint"] = given.get("app_endpoint")
     if "app_db" in given:  # the app's agent and SUQL tabs open these tables
         overrides["db"] = given["app_db"]
-    return Settings(**overrides)  # validated; the environment fills what the command line leaves
+    reading = [option for dest, option in (("db_nulls", "--null"), ("db_types", "--type")) if dest in given]
+    for dest in ("db_nulls", "db_types"):  # how --db CSV and TSV files are read
+        if dest in given:
+            overrides[dest] = tuple(given[dest])
+    settings = Settings(**overrides)  # validated; the environment fills what the command line leaves
+    command = given.get("handler") is not None
+    if reading and not (given.get("db") if command else settings.db):
+        raise BadInput(
+            f"{' and '.join(reading)} {'say' if len(reading) > 1 else 'says'} how a --db CSV or TSV file is read: give --db SOURCE too"
+        )
+    return settings
 
 
 def _screenshots(settings, args: argparse.Namespace) -> int:
@@ -275,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # app options checked before the app starts (a file or URL to look at); without them, the app builds the
 # settings itself after its first frame, so pydantic-settings is not on the start path
-_APP_OPTIONS_CHECKED_FIRST = ("app_rdf", "app_endpoint", "base_url", "model")
+_APP_OPTIONS_CHECKED_FIRST = ("app_rdf", "app_endpoint", "base_url", "model", "db_nulls", "db_types")
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

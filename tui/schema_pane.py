@@ -11,7 +11,11 @@ even while typing; it is never typed).  Over a user's own data (``--db``) it sho
 built-in world it is hidden until asked for, and nothing is described before it shows: the description runs
 in a thread worker of the pane the first time the pane shows a world (kept for the next time).  A world of
 many tables (the 50 HybridQA tables in the SUQL tab) lists its tables and their types at once and describes a
-table when its node is expanded.
+table when its node is expanded; so does a source described lazily (PostgreSQL: its catalogue at once, a table's
+statistics when its node is expanded, kept by the source for the session).
+
+A table read from a file says so, and for a CSV or TSV file which fields were read as NULL; each column says
+how many of its values are NULL, and a type given with ``--type`` is marked.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class SchemaSubject:
     enum_fields: Mapping[str, Any] | None = None
     tables: tuple[str, ...] | None = None
     ready: Any = None  # an engines.data.describe.SchemaDescription
+    data: Any = None  # an engines.data.source.DataSource described lazily (its tables when expanded)
 
     @classmethod
     def described(cls, description: Any) -> SchemaSubject:
@@ -67,6 +72,9 @@ class SchemaSubject:
         """A tab's session: its data source's description when it has one (``--db``), else the world ``world``'s
         tables read through the session's sandbox, with the enumerations its agent classifies."""
         source = getattr(session, "source", None)
+        if source is not None and getattr(source, "lazy", False):
+            known = source.schema
+            return cls(("lazy", known.source, id(source)), known.source, known.kind, data=source)
         if source is not None:
             return cls.described(source.schema)
         return cls(("world", world), world, gate=session.sandbox, enum_fields=enum_fields)
@@ -74,6 +82,20 @@ class SchemaSubject:
 
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _how_read(table: Any) -> str:
+    """How a table read from a file was read: the file, where its types came from, the fields read as NULL."""
+    file = getattr(table, "file", None)
+    if file is None:
+        return ""
+    inferred = any(getattr(c, "type_from", "") == "inferred" for c in table.columns)
+    parts = [f"read from {file}" + ("; types inferred from its values" if inferred else "")]
+    tokens = getattr(table, "null_tokens", None)
+    if tokens is not None:
+        said = [t for t in tokens if t]
+        parts.append("NULL: " + ", ".join([*said, "empty fields"]))
+    return " · ".join(parts)
 
 
 class SchemaPane(Tree[Any]):
@@ -123,11 +145,14 @@ class SchemaPane(Tree[Any]):
         if subject is None:
             self._set_root("opening…", "the world is being opened")
             return
-        self.border_title = as_text(
-            f"Schema · {'your data' if subject.ready is not None else subject.source}", one_line=True
-        )
+        own = subject.ready is not None or subject.data is not None
+        self.border_title = as_text(f"Schema · {'your data' if own else subject.source}", one_line=True)
         if subject.ready is not None:
             self.show(subject.ready)
+            return
+        if subject.data is not None:  # what the source knows so far; a table is described when expanded
+            self._made[subject.key] = subject.data.schema
+            self.show(self._made[subject.key])
             return
         made = self._made.get(subject.key)
         if made is not None:
@@ -161,16 +186,24 @@ class SchemaPane(Tree[Any]):
         node.remove_children()
         label = Text(table.qualified)
         if table.rows is not None:
-            label.append(f" — {_plural(table.rows, 'row')}")
+            estimate = "about " if not table.described else ""
+            label.append(f" — {estimate}{_plural(table.rows, 'row')}")
         if not table.described:
             label.append(" — types only; expand it to describe its columns", style="dim")
         node.set_label(label)
+        read = _how_read(table)
+        if read:
+            node.add_leaf(Text(read, style="dim"))
         for column in table.columns:
             text = Text(column.name, style="bold")
             # an ENUM type's values are listed under it: ENUM('cheap', 'moderate', …) would push the role off
             shown = "ENUM" if column.values and column.type.upper().startswith("ENUM(") else column.type
             text.append(f"  {shown}", style="dim")
+            if getattr(column, "type_from", "") == "given":
+                text.append(" (--type)", style="dim")
             text.append(f"  {column.role_words}" if table.described else "")
+            if getattr(column, "nulls", None):
+                text.append(f"  {column.nulls:,} NULL", style="dim")
             if column.values:
                 child = node.add(text, expand=False)
                 for value in column.values[:MAX_VALUES_SHOWN]:
@@ -207,7 +240,14 @@ class SchemaPane(Tree[Any]):
         )
 
     def _table_work(self, subject: SchemaSubject, table: str) -> tuple[str, SchemaSubject, Any]:
+        from dataclasses import replace
+
         from engines.data.describe import describe_world
+
+        if subject.data is not None:  # the source describes it (once for the session) and keeps it
+            whole = subject.data.described([table])
+            found = whole.table(table)
+            return "table", subject, replace(whole, tables=(found,) if found is not None else (), notes=())
 
         one = describe_world(
             subject.gate, source=subject.source, kind=subject.kind, enum_fields=subject.enum_fields, tables=(table,)

@@ -440,7 +440,9 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
 def _sample(gate: Gate, source: exp.Expression, value: exp.Expression, notes: list[str], what: str) -> list[str]:
     """The first :data:`PROSE_SAMPLE` non-NULL values, each cut to its first :data:`PROSE_CHARS` characters."""
     query = (
-        exp.select(exp.Substring(this=value.copy(), start=exp.Literal.number(1), length=exp.Literal.number(PROSE_CHARS)))
+        exp.select(
+            exp.Substring(this=value.copy(), start=exp.Literal.number(1), length=exp.Literal.number(PROSE_CHARS))
+        )
         .from_(source)
         .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
         .limit(PROSE_SAMPLE)
@@ -550,7 +552,7 @@ def describe_world(
     what the agent's classifier was given; ``{}`` when it has none), a column is an enumeration exactly when the
     agent maps words onto it, with the agent's values; any other keeps its statistics and is text (a list).  A
     DuckDB ENUM type stays visible in the column's type."""
-    described = describe(gate, _tables_of(gate, tables), source=source, kind=kind)
+    described = describe(gate, _tables_of(gate, tables), source=source, kind=kind, count_nulls=False)
     if enum_fields is None:
         return described
     return SchemaDescription(

@@ -313,7 +313,7 @@ class Loader:
             return Stop("read", detail)
         column, line, message, count = found
         start = message.find(_CONVERT)
-        end = message.rfind('" to \'')
+        end = message.rfind("\" to '")
         value = message[start + len(_CONVERT) : end] if 0 <= start < end else None
         typ = message[end + 5 :].strip().strip("'") if value is not None else ""
         return Stop(

@@ -51,7 +51,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,6 +71,7 @@ __all__ = [
     "DataSource",
     "DataSourceError",
     "TypeSpec",
+    "agent_schema",
     "open_source",
     "parse_type",
     "table_name",
@@ -143,6 +144,18 @@ class DataSource:
     returns the SUQL engine over it; None: ``engines.suql.execute.SuqlEngine`` over ``sandbox``."""
     _on_close: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
+    lazy = False
+    """Whether tables are described only when needed (PostgreSQL): ``schema`` is then what is known so far."""
+
+    def described(self, tables: Iterable[str] | None = None) -> SchemaDescription:
+        """The description with ``tables`` (all when None) described from their data.  A source of files or a
+        DuckDB file is described whole on opening: ``schema``."""
+        return self.schema
+
+    def described_for(self, question: str) -> SchemaDescription:
+        """The description the parser is shown for ``question``: with the tables it mentions described."""
+        return self.schema
+
     def close(self) -> None:
         self.sandbox.close()
         for fn in self._on_close:
@@ -168,6 +181,20 @@ def _stem(path: str) -> str:
             base = base[: -len(ending)]
             break
     return base
+
+
+def agent_schema(data: DataSource, *, suql: bool = False) -> Callable[[str], tuple[str, Any]] | None:
+    """For a source described lazily (PostgreSQL), what an agent's ``schema_for`` is: for a question, the
+    schema text (with SUQL's functions when ``suql``) and the enumerations, the tables it mentions described
+    first; None for a source described on opening."""
+    if not data.lazy:
+        return None
+
+    def schema_for(question: str) -> tuple[str, Any]:
+        description = data.described_for(question)
+        return description.render(suql=suql), description.enum_fields
+
+    return schema_for
 
 
 def table_name(path: str) -> str:
@@ -504,9 +531,7 @@ def null_tokens(settings: Settings) -> tuple[str, ...]:
         raise DataSourceError(f"--null was given {len(given):,} times: at most {MAX_NULL_TOKENS} tokens are read.")
     for token in given:
         if len(token) > MAX_TOKEN_CHARS:
-            raise DataSourceError(
-                f"--null {token[:20]!r}…: a NULL token is at most {MAX_TOKEN_CHARS} characters long."
-            )
+            raise DataSourceError(f"--null {token[:20]!r}…: a NULL token is at most {MAX_TOKEN_CHARS} characters long.")
     return tuple(dict.fromkeys([*given, ""]))
 
 

@@ -12,7 +12,7 @@ that ran) is what the parser sees on the next turn, so follow-ups refine queries
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,6 +159,9 @@ class TextToSQLAgent:
     history: list[Turn] = field(default_factory=list)
     diagnose_empty: bool = True  # an empty result: find the condition that emptied it (explain_empty)
     check_question: bool | None = None  # check the query against the question; None: on a user's own data
+    schema_for: Callable[[str], tuple[str, Mapping[str, EnumSpec]]] | None = None
+    """A source described lazily (PostgreSQL): the schema text and enumerations for a question, the tables it
+    mentions described first (engines.data.source.agent_schema); None: ``schema`` and ``enum_fields`` as given."""
 
     def reset(self) -> None:
         self.history.clear()
@@ -181,6 +184,8 @@ class TextToSQLAgent:
             emit(event)
 
         llm = self.llm.bind(listen, cancel)
+        if self.schema_for is not None:  # the tables this question mentions, described before it is read
+            self.schema, self.enum_fields = self.schema_for(utterance)
         emit(TurnStarted(utterance, len(self.history) + 1))
         routed = llm.run(ROUTE, Dialogue(utterance, tuple(self.history), self.schema))
         emit(InputClassified(routed.needs_database, routed.reason))

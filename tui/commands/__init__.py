@@ -29,6 +29,26 @@ def shown(path: Path | str) -> str:
 
 # --- arguments -------------------------------------------------------------------------------------
 
+NULL_HELP = (
+    "a field of a --db CSV or TSV file that means a missing value (repeatable; CS224V_DB_NULLS): given, the tokens "
+    "replace the default NA, N/A, NaN, null and NULL; empty fields are always NULL (--null '' : only those)"
+)
+TYPE_HELP = (
+    "the type of a column of a --db CSV or TSV file, a DuckDB type (repeatable; CS224V_DB_TYPES), e.g. "
+    "zip=VARCHAR, day=DATE, price=DECIMAL(10,2); TABLE.COLUMN=TYPE for one file of a folder"
+)
+
+
+def add_read_options(parser: Any) -> None:
+    """``--null TOKEN`` and ``--type COLUMN=TYPE``: how a ``--db`` CSV or TSV file is read (the settings
+    ``db_nulls`` and ``db_types``); given only when used, so the environment's settings stand otherwise."""
+    parser.add_argument(
+        "--null", dest="db_nulls", action="append", metavar="TOKEN", default=argparse.SUPPRESS, help=NULL_HELP
+    )
+    parser.add_argument(
+        "--type", dest="db_types", action="append", metavar="COLUMN=TYPE", default=argparse.SUPPRESS, help=TYPE_HELP
+    )
+
 
 def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse ``type``: an integer in [low, high]; anything else is a usage error (exit 2)."""

@@ -13,6 +13,7 @@ from tui.commands import (
     EXIT_REFUSED,
     BadInput,
     add_out_option,
+    add_read_options,
     nonempty_text,
     print_table,
     write_out,
@@ -85,6 +86,7 @@ DB_HELP = (
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="SOURCE", default=None, help=DB_HELP)
+    add_read_options(parser)
 
 
 def open_data(settings, db: str):

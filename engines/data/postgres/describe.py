@@ -1,4 +1,10 @@
-"""The description of a PostgreSQL database: H1's schema description, read through a bounded sample.
+"""The description of a PostgreSQL database: H1's schema description, read lazily through a bounded sample.
+
+Opening the database reads the catalogue alone (:func:`outline`): every relation's columns and their types (an
+enum type's labels as its values), and PostgreSQL's estimate of its rows (``pg_class.reltuples``).  No table's
+rows are read.  A table is described from its data the first time something needs it
+(:func:`describe_tables`: the parser's schema for a question that mentions it, the schema pane when it is
+expanded, ``describe``), and the source keeps what it learned for the session.
 
 Statistics of a table's column (its role) come from at most :data:`DESCRIBE_SAMPLE` rows of its table; the
 row counts are exact (or PostgreSQL's own estimate when counting takes too long), and an enumeration's values
@@ -14,6 +20,8 @@ would run a function PostgreSQL does not define, and a column whose type has a c
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -22,7 +30,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from engines.data.describe import ENUM_MAX_VALUES, ColumnInfo, SchemaDescription, TableInfo, describe, role_of
-from engines.data.postgres.catalog import PgColumn, PgTable
+from engines.data.postgres.catalog import PgCatalog, PgColumn, PgTable
 from engines.data.postgres.connection import psycopg
 from engines.errors import EngineError
 from engines.sql.sandbox import QueryResult
@@ -128,25 +136,107 @@ def _from_catalogue(t: PgTable, schema: str, described: dict[str, TableInfo], no
     return TableInfo(t.name, tuple(columns), rows)
 
 
-def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
-    """H1's description of the relations whose stored rows may be read, its statistics from a bounded sample,
-    the row counts exact (or PostgreSQL's estimate when counting takes too long) and an enumeration's values
-    from the whole table; every other relation from the catalogue alone."""
-    catalog = gate.catalog
-    read = [t for t in catalog.tables.values() if t.sampled]
-    sampled = describe(
-        _SampledGate(gate),
-        [(None, t.name, [(c.name, c.duck_type) for c in t.columns if not c.refused]) for t in read],
-        source=name,
-        kind="PostgreSQL database",
-    )
-    notes = list(sampled.notes)
-    described = {t.name: _completed(gate, t, catalog.tables[t.name], notes) for t in sampled.tables}
-    tables = [
-        described[t.name] if t.name in described else _from_catalogue(t, catalog.schema, described, notes)
+KIND = "PostgreSQL database"
+
+
+def outline(catalog: PgCatalog, name: str) -> SchemaDescription:
+    """Every relation from the catalogue alone, reading no row: its columns, their types and the roles the types
+    give (an enum type's labels as its values), PostgreSQL's estimate of its rows (none for a view); each table
+    ``described`` False until :func:`describe_tables` reads it."""
+    tables = tuple(
+        TableInfo(
+            t.name,
+            tuple(replace(_catalogue_column(c), type_from="declared") for c in t.columns),
+            t.estimate if t.kind != "v" else None,
+            described=False,
+        )
         for t in catalog.tables.values()
+    )
+    return SchemaDescription(name, tables, KIND)
+
+
+def describe_tables(
+    gate: PostgresGate, names: Iterable[str], done: dict[str, TableInfo], notes: list[str]
+) -> dict[str, TableInfo]:
+    """The relations ``names`` described (those not in ``done`` yet, which is then updated): a table's or a
+    materialized view's statistics from a bounded sample, its row count exact (or PostgreSQL's estimate when
+    counting takes too long) and an enumeration's values from the whole table; a view, a foreign table or a
+    relation whose reading is refused from the catalogue, with the roles of the table columns it passes through
+    unchanged (those tables are described first).  ``notes`` gets what describing could not do."""
+    catalog = gate.catalog
+    wanted = [catalog.tables[n] for n in dict.fromkeys(names) if n in catalog.tables and n not in done]
+    bases = [
+        table
+        for t in wanted
+        if not t.sampled
+        for table, _ in _passed_through(t, catalog.schema).values()
+        if table in catalog.tables and catalog.tables[table].sampled and table not in done
     ]
-    return SchemaDescription(sampled.source, tuple(tables), sampled.kind, tuple(notes))
+    read = [t for t in dict.fromkeys([*bases, *(t.name for t in wanted if t.sampled)])]
+    if read:
+        sampled = describe(
+            _SampledGate(gate),
+            [(None, n, [(c.name, c.duck_type) for c in catalog.tables[n].columns if not c.refused]) for n in read],
+            source="",
+            kind=KIND,
+            count_nulls=False,  # a sample's NULLs are not the table's
+        )
+        notes += sampled.notes
+        for t in sampled.tables:
+            done[t.name] = _declared(_completed(gate, t, catalog.tables[t.name], notes))
+    for t in wanted:
+        if not t.sampled:
+            done[t.name] = _declared(_from_catalogue(t, catalog.schema, done, notes))
+    return done
+
+
+def _declared(table: TableInfo) -> TableInfo:
+    """Every column's type is the database's own."""
+    return replace(table, columns=tuple(replace(c, type_from="declared") for c in table.columns))
+
+
+def _describe(gate: PostgresGate, name: str) -> SchemaDescription:
+    """Every relation described (:func:`describe_tables` over them all)."""
+    notes: list[str] = []
+    done = describe_tables(gate, gate.catalog.tables, {}, notes)
+    return SchemaDescription(name, tuple(done[t] for t in gate.catalog.tables), KIND, tuple(notes))
+
+
+MENTIONED_TABLES = 5
+"""A question has at most this many tables described for it (those it names first, then those whose columns it
+names most)."""
+QUESTION_CHARS = 2000
+"""Of a question, the first this many characters are read to find the tables it mentions."""
+
+
+def _words(text: str) -> list[str]:
+    """A name or a question as lower-case words: ``depDelay``, ``dep_delay`` and "dep delay" are dep, delay."""
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text[:QUESTION_CHARS])
+    return re.findall(r"[^\W_]+", spaced.lower())
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def mentioned(question: str, description: SchemaDescription) -> list[str]:
+    """The relations of ``description`` that ``question`` mentions, at most :data:`MENTIONED_TABLES`: every one
+    of a database of one relation; else those whose name's words all occur in it (a plural for a singular too),
+    then those with the most columns whose names' words all occur in it."""
+    if len(description.tables) == 1:
+        return [description.tables[0].name]
+    said = {_singular(w) for w in _words(question)}
+
+    def named(name: str) -> bool:
+        words = [_singular(w) for w in _words(name)]
+        return bool(words) and all(w in said for w in words)
+
+    scored = []
+    for i, t in enumerate(description.tables):
+        columns = sum(1 for c in t.columns if named(c.name))
+        if named(t.name) or columns:
+            scored.append((not named(t.name), -columns, i, t.name))
+    return [name for *_, name in sorted(scored)[:MENTIONED_TABLES]]
 
 
 def _completed(gate: PostgresGate, t: TableInfo, table: PgTable, notes: list[str]) -> TableInfo:

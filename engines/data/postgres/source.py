@@ -1,13 +1,23 @@
-"""A PostgreSQL database as a data source: connect read-only, read the catalog, describe it."""
+"""A PostgreSQL database as a data source: connect read-only, read the catalog; tables are described lazily.
+
+Opening reads the catalogue alone (:func:`~engines.data.postgres.describe.outline`): ``schema`` starts as the
+relations, their columns and types and PostgreSQL's row estimates, no row read.  :meth:`PostgresSource.described`
+describes the tables something needs from their data the first time (the parser's schema for a question that
+mentions them, :meth:`PostgresSource.described_for`; the schema pane when one is expanded), and keeps them for
+the session: ``schema`` then holds them, described.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engines.data.describe import SchemaDescription, TableInfo
 from engines.data.postgres.catalog import _catalog
 from engines.data.postgres.connection import _IMPORT_ERROR, _Connection, _message, psycopg, redact
-from engines.data.postgres.describe import _describe
+from engines.data.postgres.describe import describe_tables, mentioned, outline
 from engines.data.postgres.gate import PostgresGate
 from engines.data.postgres.suql import PostgresSuqlEngine
 from engines.data.source import DataSource, DataSourceError
@@ -17,6 +27,31 @@ from engines.settings import Settings
 @dataclass
 class PostgresSource(DataSource):
     settings: Settings = field(default_factory=Settings)
+    _described: dict[str, TableInfo] = field(default_factory=dict, repr=False)  # the tables described so far
+    _describing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    lazy = True
+
+    def described(self, tables: Iterable[str] | None = None) -> SchemaDescription:
+        """The description with ``tables`` (every relation when None) described from their data: each the first
+        time it is needed, then kept for the session (``schema`` holds it from then on)."""
+        gate = self.sandbox
+        with self._describing:
+            names = list(gate.catalog.tables if tables is None else tables)
+            if any(n in gate.catalog.tables and n not in self._described for n in names):
+                notes = list(self.schema.notes)
+                describe_tables(gate, names, self._described, notes)
+                self.schema = replace(
+                    self.schema,
+                    tables=tuple(self._described.get(t.name, t) for t in self.schema.tables),
+                    notes=tuple(dict.fromkeys(notes)),
+                )
+            return self.schema
+
+    def described_for(self, question: str) -> SchemaDescription:
+        """The description with the tables ``question`` mentions described (at most a few; every table of a
+        database of one)."""
+        return self.described(mentioned(question, self.schema))
 
     def __post_init__(self) -> None:
         if self.make_engine is None:  # engines.compose builds the SUQL engine through this
@@ -34,7 +69,8 @@ class PostgresSource(DataSource):
 
 
 def open_postgres(url: str, settings: Settings | None = None) -> PostgresSource:
-    """Connect (read-only, search_path pg_catalog), read the catalog of the URL's current schema and describe it."""
+    """Connect (read-only, search_path pg_catalog) and read the catalog of the URL's current schema: its outline,
+    no table's rows read (they are described when needed, :meth:`PostgresSource.described`)."""
     settings = settings or Settings()
     if psycopg is None:
         raise DataSourceError(f"PostgreSQL sources need psycopg: pip install 'psycopg[binary]' ({_IMPORT_ERROR}).")
@@ -51,7 +87,7 @@ def open_postgres(url: str, settings: Settings | None = None) -> PostgresSource:
                 "?options=-csearch_path%3Dmyschema, or GRANT SELECT)."
             )
         gate = PostgresGate(conn, catalog, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s)
-        schema = _describe(gate, name)
+        schema = outline(catalog, name)
     except BaseException:
         conn.close()
         raise

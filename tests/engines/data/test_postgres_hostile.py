@@ -139,18 +139,20 @@ def test_opening_and_describing_writes_nothing_and_runs_no_view(hostile, pg_serv
     src = open_postgres(hostile, Settings())
     try:
         assert written(pg_server) == []  # no view, policy, index or cast of the database's ran
-        slow = src.schema.table("slow")
+        described = src.described()  # every table described (tables are described when needed)
+        assert written(pg_server) == []
+        slow = described.table("slow")
         assert slow.rows is None and [c.name for c in slow.columns] == ["id", "name", "w", "s"]
-        assert any("slow" in n and "without reading it" in n and "public.witness(text)" in n for n in src.schema.notes)
-        assert src.schema.table("people").rows == PEOPLE  # a table's stored rows are still read
-        feelings = src.schema.table("feelings")  # its enum column described from the type, its rows counted
+        assert any("slow" in n and "without reading it" in n and "public.witness(text)" in n for n in described.notes)
+        assert described.table("people").rows == PEOPLE  # a table's stored rows are still read
+        feelings = described.table("feelings")  # its enum column described from the type, its rows counted
         assert feelings.rows == 3 and feelings.column("m").values == ("sad", "ok", "happy")
     finally:
         src.close()
 
 
 def test_a_view_is_described_from_the_catalogue_and_still_answers_queries(source, pg_server):  # noqa: F811
-    view = source.schema.table("people_view")
+    view = source.described(["people_view"]).table("people_view")  # the table it passes through described first
     assert view.rows is None  # not counted: counting runs the view
     assert view.column("bio").role == "free_text"  # passed through from people.bio, described from its sample
     category = view.column("category")
