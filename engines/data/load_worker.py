@@ -15,12 +15,15 @@ The parent sends each request as JSON on a socket (:func:`send`; the descriptors
                 "compression": null|"gzip"|"zstd", "sql": "CREATE TABLE ... FROM read_csv(?, nullstr := ?) LIMIT ?",
                 and for a CSV or TSV file: "probe": the same read counting every column (store_rejects on),
                 and when the user gave types: "types": [[column, DuckDB type, spec]],
-                "header": "SELECT * FROM read_csv(...) LIMIT 0", "typed": the load with "types := ?" too}]}
+                "header": "SELECT * FROM read_csv(...) LIMIT 0", "typed" and "probe_typed": the load and the
+                probe with "types := ?" too}]}
 
 and reads JSON lines back on the socket: ``{"loading": i}`` before file ``i``, then one last line,
-``{"ok": true, "typed": [[file, spec], ...]}`` or ``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty"|"cast"|
-"column", "file": i, "detail": text, ...}`` (``{"fail": text}`` for anything else; the process then ends).  The
-process serves one request after another, so a program that opens many sources starts it once.
+``{"ok": true, "typed": [[file, spec], ...]}`` (the specs of ``types`` that applied to each file) or
+``{"stop": "rows"|"bytes"|"read"|"decompress"|"empty"|"cast", "file": i, "detail": text, ...}`` (a cast: also
+``column``, ``value``, ``line``, ``type``, ``count``, ``at_least``); ``{"fail": text}`` for anything else (the
+process then ends).  The process serves one request after another, so a program that opens many sources starts
+it once.
 
 A CSV or TSV file is read as a data tool reads it: the request's ``nulls`` are NULL (DuckDB's ``nullstr``), so a
 numeric or date column with ``NA`` in it keeps its type.  A type the user gave for a column (``"types"``, only the
@@ -74,7 +77,7 @@ def fd_path(fd: int) -> str:
 
 
 class Stop(Exception):
-    """Loading stops: ``kind`` is rows, bytes, read, decompress, empty, cast or column; ``detail`` says more,
+    """Loading stops: ``kind`` is rows, bytes, read, decompress, empty or cast; ``detail`` says more,
     ``extra`` goes into the reply as it is (a cast: the column, value, line, type and how many lines)."""
 
     def __init__(self, kind: str, detail: str = "", **extra: Any) -> None:
@@ -242,14 +245,6 @@ class Loader:
     def load(self, i: int) -> list[int]:
         """Load file ``i``; the specs of the types given that applied to it."""
         f = self.files[i]
-        options: list[Any] = [self.nulls] if "probe" in f else []
-        sql, applied = f["sql"], []
-        if f.get("types"):  # the columns given a type that this file's header has
-            names, _ = self._read(i, lambda path: self._header(f["header"], path, options))
-            chosen = {column: typ for column, typ, _ in f["types"] if column in names}
-            if chosen:
-                sql, options = f["typed"], [*options, chosen]
-                applied = [spec for column, _, spec in f["types"] if column in chosen]
         size = None
         if not f["compression"]:
             fd = int(f["fd"])
@@ -258,6 +253,14 @@ class Loader:
                 size = max(size, self._parquet_precheck(fd))
             if size > self.bytes_left:
                 raise Stop("bytes")
+        options: list[Any] = [self.nulls] if "probe" in f else []
+        sql, applied = f["sql"], []
+        if f.get("types"):  # the columns given a type that this file's header has
+            names, _ = self._read(i, lambda path: self._header(f["header"], path, options))
+            chosen = {column: typ for column, typ, _ in f["types"] if column in names}
+            if chosen:
+                sql, options = f["typed"], [*options, chosen]
+                applied = [spec for column, _, spec in f["types"] if column in chosen]
         try:
             rows, expanded = self._read(i, lambda path: self._run(sql, path, options))
         except _Unconvertible as e:  # a value its column's type cannot hold: which, read again with rejects kept

@@ -30,9 +30,23 @@ Loading is bounded, whatever the files hold (:mod:`engines.data.load_worker` doe
   The check is made on the opened descriptor (where ``/proc`` tells its path) so a link swapped in
   between the check and the read changes nothing.
 
-Bad input — a missing or unreadable path, an empty file, a format DuckDB cannot read, two files that
-would make the same table, a bound reached — is a :class:`DataSourceError` that says what to do, never
-a traceback.  The user's files are only ever opened for reading.
+Files are read as a data tool reads them:
+
+* a CSV or TSV file's ``NA``, ``N/A``, ``NaN``, ``null``, ``NULL`` and empty fields are NULL (DuckDB's
+  ``nullstr``), so a numeric or date column with missing values keeps its type; ``db_nulls`` (``--null TOKEN``)
+  replaces the tokens (an empty field is always NULL), ``db_types`` (``--type COLUMN=TYPE``) gives a column its
+  type, parsed by sqlglot and passed to DuckDB as a parameter.  A value that cannot be read as its column's
+  type (given, or inferred from the first lines) stops loading with a message naming the file, the column, the
+  value, its line and how many more lines hold one;
+* one naming rule for the tables files become (:func:`table_name`, :func:`table_names`): a character that is
+  not a letter, a digit or ``_`` becomes ``_``, ``t_`` goes before a name that does not start with a letter or
+  ``_``, and in a folder a name already taken gets ``_2`` (``_3`` ...).  A DuckDB file's tables keep their names;
+* the description (:mod:`engines.data.describe`) says which file a table came from, which fields were read as
+  NULL, where each column's type came from and how many of its values are NULL.
+
+Bad input — a missing or unreadable path, an empty file, a format DuckDB cannot read, a value its column's type
+cannot hold, a bound reached — is a :class:`DataSourceError` that says what to do, never a traceback.  The
+user's files are only ever opened for reading.
 """
 
 from __future__ import annotations
@@ -820,7 +834,9 @@ def _load(
                 where = f"{files[0].name} has no column {column}"
             else:
                 where = f"no CSV or TSV file in {spec} has a column {column}"
-            raise DataSourceError(f"--type {unused.written}: {where} (names are compared exactly, case included).")
+            raise DataSourceError(
+                f"--type {_argument(unused.written)}: {where} (names are compared exactly, case included)."
+            )
         return
     f = files[int(final["file"])]
     together = " (all its files together)" if len(files) > 1 else ""
@@ -849,10 +865,18 @@ def _quoted(text: Any) -> str:
     return json.dumps(str(text), ensure_ascii=False)
 
 
+def _argument(text: str) -> str:
+    """A command-line argument in a message: as it is when it is a plain word, else quoted (one line)."""
+    return text if re.fullmatch(r"[\w.=(),-]+", text) else _quoted(text)
+
+
 def _cast_message(f: _File, final: dict[str, Any], reading: _Reading) -> str:
     """A value that cannot be read as its column's type: the file, column, type, value, line and how many."""
     column, typ = str(final.get("column", "")), str(final.get("type", "")) or "its type"
-    given = any(spec.column == column for _, spec in reading.for_file(f))
+    spec = next((spec for _, spec in reading.for_file(f) if spec.column == column), None)
+    given = spec is not None
+    if spec is not None:  # the type as given (DuckDB's message names its internal type: INT32 for INTEGER)
+        typ = spec.type
     how = "given with --type" if given else "inferred from its first lines"
     value = final.get("value")
     holds = f"holds {_quoted(value)}" if value is not None else "holds such a value"
@@ -866,7 +890,7 @@ def _cast_message(f: _File, final: dict[str, Any], reading: _Reading) -> str:
         f"{f.name}: the column {_quoted(column)} cannot be read as {typ} ({how}): line {int(final.get('line', 0)):,} "
         f"{holds}{others}. Nothing was loaded and the file is unchanged. Read such fields as NULL with --null "
         f"(CS224V_DB_NULLS; it replaces the default tokens {', '.join(DEFAULT_NULLS)}), or keep the column as text "
-        f"with --type {column}=VARCHAR (CS224V_DB_TYPES)."
+        f"with --type {_argument(column + '=VARCHAR')} (CS224V_DB_TYPES)."
     )
 
 
