@@ -70,10 +70,14 @@ PROSE_CHARS = 1000
 """... the first this many characters of each."""
 PROSE_MIN_WORDS = 4.0
 """Prose has at least this many words per value on average, ..."""
-PROSE_MIN_WORD_SHARE = 0.6
+PROSE_MIN_WORD_SHARE = 0.5
 """... at least this share of its tokens are words (letters, with punctuation around them), ..."""
-PROSE_MAX_ADDRESS_SHARE = 0.1
-"""... and at most this share are e-mail addresses, links, paths or identifiers (letters mixed with digits)."""
+PROSE_MAX_ADDRESS_SHARE = 0.25
+"""... at most this share are e-mail addresses, links, paths or identifiers (letters mixed with digits), ..."""
+PROSE_SENTENCES = 0.5
+"""... and either at least this share of its values end as a sentence does (a word and . ! or ?), ..."""
+PROSE_LONG_WORDS = 8.0
+"""... or its values hold at least this many words on average, at most a tenth of its tokens addresses."""
 NULL_COUNT_COLUMNS = 200
 """Columns whose NULLs one query counts (a wider table takes several)."""
 
@@ -460,37 +464,47 @@ _EMAIL = re.compile(r"\W*[^@\s]+@[^@\s]+\.[^@\s]+")  # jane@example.com, <jane@e
 _LINK = re.compile(r"(?i)\W*(?:[a-z][a-z0-9+.-]*://|www\.)\S+")  # https://…, www.…
 _PATH = re.compile(r"\S*[/\\]\S*[/\\]\S*")  # src/main.py/…, C:\\x\\y
 _MIXED = re.compile(r"(?=\S*\d)(?=\S*[^\W\d_])\S{6,}")  # letters mixed with digits: ids, hashes, codes
+_SENTENCE_END = re.compile(r".*[^\W\d_][.!?。！？]['\"’”)\]]*")  # the last word of a sentence: "fresh." "soft!)"
 _UNSPACED = 20
 """A token of at least this many letters (and little else) is a script written without spaces (Chinese, Thai ...):
 counted as one word per three of its letters."""
 
 
 def prose(values: Iterable[str]) -> bool:
-    """Whether ``values`` read as prose: at least :data:`PROSE_MIN_WORDS` words a value on average, at least
-    :data:`PROSE_MIN_WORD_SHARE` of the tokens words, at most :data:`PROSE_MAX_ADDRESS_SHARE` of them e-mail
-    addresses, links, paths or identifiers.  Names with addresses (``Jane Doe <jane@example.com>``), URLs, ids
-    and codes are not; reviews, notes and descriptions are."""
-    n = tokens = words = addresses = 0
+    """Whether ``values`` read as prose, measured over their tokens (runs of characters between spaces): at least
+    :data:`PROSE_MIN_WORDS` words a value on average, at least :data:`PROSE_MIN_WORD_SHARE` of the tokens words,
+    at most :data:`PROSE_MAX_ADDRESS_SHARE` of them e-mail addresses, links, paths or identifiers; and most values
+    ending as a sentence does (:data:`PROSE_SENTENCES`), or long ones (:data:`PROSE_LONG_WORDS` words) with hardly
+    an address.  Names with addresses (``Jane Doe <jane@example.com>``), URLs, ids and codes are not prose;
+    reviews, notes and descriptions are."""
+    n = tokens = words = addresses = sentences = 0
     for value in values:
         n += 1
+        last = ""
         for token in value.split():
             if _EMAIL.fullmatch(token) or _LINK.fullmatch(token) or _PATH.fullmatch(token) or _MIXED.fullmatch(token):
                 tokens += 1
                 addresses += 1
+                last = ""
             elif (letters := sum(ch.isalpha() for ch in token)) >= _UNSPACED and letters >= 0.8 * len(token):
                 tokens += letters // 3
                 words += letters // 3
+                last = token
             elif _WORD.fullmatch(token):
                 tokens += 1
                 words += 1
+                last = token
             else:
                 tokens += 1
+                last = ""
+        sentences += bool(_SENTENCE_END.fullmatch(last))
     if n == 0 or tokens == 0:
         return False
     return (
         words / n >= PROSE_MIN_WORDS
         and words / tokens >= PROSE_MIN_WORD_SHARE
         and addresses / tokens <= PROSE_MAX_ADDRESS_SHARE
+        and (sentences / n >= PROSE_SENTENCES or (words / n >= PROSE_LONG_WORDS and addresses / tokens <= 0.1))
     )
 
 
