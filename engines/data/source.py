@@ -532,10 +532,6 @@ class TypeSpec:
     column: str
     type: str  # DuckDB's text for the type: sqlglot's rendering of the tree it parsed
 
-    @property
-    def target(self) -> str:
-        return f"{self.table}.{self.column}" if self.table else self.column
-
 
 def null_tokens(settings: Settings) -> tuple[str, ...]:
     """The fields of a CSV or TSV file read as NULL: ``db_nulls`` (``--null``) or :data:`DEFAULT_NULLS`, and
