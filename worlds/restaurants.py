@@ -35,6 +35,9 @@ LOCATIONS: tuple[str, ...] = (
 )
 
 PRICES: tuple[str, ...] = ("cheap", "moderate", "expensive", "luxury")
+RATING_SCALE = "stars, 1 to 5 (Yelp's scale: 4 good, 5 great)"
+"""What a rating is, as the schema the parser is shown says it: Yelp's stars (every rating is drawn in half stars from
+2.5 to 5; Yelp's legend calls 4 stars "good" and 5 "great")."""
 
 # The 50-value cuisine enum (Yelp-style category names, exact spellings matter).
 CUISINES: tuple[str, ...] = (
@@ -617,15 +620,16 @@ class RestaurantWorld:
         }
 
     def schema(self) -> str:
-        """The table's signature as the parser is shown it (lecture 6 §3.1)."""
+        """The table's signature as the parser is shown it (lecture 6 §3.1), with what a reader of the table
+        is told about it: what a row is, what the cuisines are, what a rating means (Yelp's scale)."""
         prices = ", ".join(f"'{p}'" for p in PRICES)
         return (
             f"CREATE TABLE {self.table} (\n"
             "    _id INTEGER PRIMARY KEY,\n"
             "    name TEXT,\n"
-            "    cuisines TEXT[],\n"
+            "    cuisines TEXT[],  -- kinds of food\n"
             f"    price ENUM ({prices}),\n"
-            "    rating NUMERIC(2,1),\n"
+            f"    rating NUMERIC(2,1),  -- {RATING_SCALE}\n"
             "    num_reviews INTEGER,\n"
             "    address TEXT,\n"
             "    phone_number TEXT,\n"
@@ -633,7 +637,7 @@ class RestaurantWorld:
             "    location TEXT,\n"
             "    reviews TEXT[],\n"
             "    popular_dishes TEXT[]\n"
-            ");"
+            ");  -- a row: a restaurant, a place to eat"
         )
 
     def load(self, con: duckdb.DuckDBPyConnection) -> None:

@@ -38,15 +38,14 @@ from engines.events import (
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
 from engines.sql.classify import Classifier, EnumSpec
+from engines.sql.coverage import DataWords, carried_over_dropped, schema_names
 from engines.sql.coverage import not_understood as phrases_not_understood
-from engines.sql.coverage import schema_names
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
 
 REPLY_ROWS = 20  # rows the reply writer is shown
-OWN_DATA_MARKER = "-- The user's data:"  # how a described user data source's schema text begins
 MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
 LLM_FUNCTIONS = ("answer", "summary")
 
@@ -157,8 +156,9 @@ class TextToSQLAgent:
     enum_fields: Mapping[str, EnumSpec]
     classify_method: str = "llm_all"
     history: list[Turn] = field(default_factory=list)
+    _schema_words: tuple[str, DataWords] | None = field(default=None, init=False, repr=False, compare=False)
     diagnose_empty: bool = True  # an empty result: find the condition that emptied it (explain_empty)
-    check_question: bool | None = None  # check the query against the question; None: on a user's own data
+    check_question: bool = True  # check the query against the question (engines.sql.coverage), on every world
     schema_for: Callable[[str], tuple[str, Mapping[str, EnumSpec]]] | None = None
     """A source described lazily (PostgreSQL): the schema text and enumerations for a question, the tables it
     mentions described first (engines.data.source.agent_schema); None: ``schema`` and ``enum_fields`` as given."""
@@ -222,11 +222,11 @@ class TextToSQLAgent:
         missing = self.unused_phrases(utterance, parsed, rewritten)
         emit(ReadBackWritten(sentence, missing))
         emptied = None
+        if not result.rows and self.diagnose_empty:
+            emptied = self.explain_empty(rewritten, listen, cancel)
         if missing:  # never the rows as the answer: say what was left out, and what the query found without it
-            reply = flagged_reply(missing, rewritten, result)
+            reply = flagged_reply(missing, rewritten, result, emptied)
         else:
-            if not result.rows and self.diagnose_empty:
-                emptied = self.explain_empty(rewritten, listen, cancel)
             shown = Results(
                 sentence,
                 result.columns,
@@ -254,19 +254,33 @@ class TextToSQLAgent:
 
     def unused_phrases(self, utterance: str, parsed: str, rewritten: exp.Expression) -> tuple[str, ...]:
         """The phrases of the question the query does not use (:func:`engines.sql.coverage.not_understood`),
-        over the parser's tree and what ran (classify() may have changed a value's spelling); () when the
-        check is off (``check_question``; by default on over a user's own data)."""
-        on = self.check_question
-        if on is None:
-            on = self.schema.lstrip().startswith(OWN_DATA_MARKER)
-        if not on:
+        over the parser's tree and what ran (classify() may have changed a value's spelling), on every world
+        and backend; then, in a dialogue, the conditions of the previous query a follow-up leaves out
+        (:func:`engines.sql.coverage.carried_over_dropped`), in the read-back's words ("in Menlo Park (from
+        before)").  () when the check is off (``check_question``)."""
+        if not self.check_question:
             return ()
         trees = [rewritten]
         try:
             trees.append(sqlglot.parse_one(parsed, read="postgres"))
         except sqlglot.errors.SqlglotError:
             pass
-        return phrases_not_understood(utterance, trees, data=schema_names(self.schema))
+        missing = phrases_not_understood(utterance, trees, data=self._data_words())
+        previous = next((t.sql for t in reversed(self.history) if t.sql), None)
+        if previous is None:
+            return missing
+        try:
+            before = sqlglot.parse_one(previous, read="postgres")
+        except sqlglot.errors.SqlglotError:
+            return missing
+        dropped = carried_over_dropped(utterance, before, rewritten)
+        return missing + tuple(dict.fromkeys(f"{_phrase(p)} (from before)" for p in dropped))
+
+    def _data_words(self) -> DataWords:
+        """What the schema text names (read once per schema)."""
+        if self._schema_words is None or self._schema_words[0] != self.schema:
+            self._schema_words = (self.schema, schema_names(self.schema))
+        return self._schema_words[1]
 
     def execute(self, sql: str, emit: Emit, cancel: threading.Event | None) -> Executed:
         """Run the rewritten statement (SQL here; the SUQL agent runs its compiler)."""
@@ -376,10 +390,12 @@ class TextToSQLAgent:
         return turn
 
 
-def flagged_reply(missing: tuple[str, ...], tree: exp.Expression, result: Executed) -> str:
+def flagged_reply(
+    missing: tuple[str, ...], tree: exp.Expression, result: Executed, emptied: Emptied | None = None
+) -> str:
     """The reply to a question part of which the query does not use: the phrases named, and what the query
     found without them said as such, never as the answer ("I could not use '4 cylinders'. Without it there
-    are 406 cars.")."""
+    are 406 cars."); when it found nothing, which of its own conditions emptied it (``emptied``)."""
     quoted = [f"'{p}'" for p in missing]
     names = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
     it = "it" if len(missing) == 1 else "them"
@@ -400,8 +416,9 @@ def flagged_reply(missing: tuple[str, ...], tree: exp.Expression, result: Execut
         found = f"the query finds no {_plural(noun)}"
     else:
         found = f"the query finds {'at least ' if result.truncated else ''}{n} {noun if n == 1 else _plural(noun)}"
+    why = f" {emptied.sentence}" if emptied is not None else ""
     return (
-        f"I could not use {names}. Without {it} {found}; that is not the answer to your question. "
+        f"I could not use {names}. Without {it} {found}; that is not the answer to your question.{why} "
         "Could you say it with the names of the columns?"
     )
 

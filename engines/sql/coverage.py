@@ -9,10 +9,14 @@ as the phrases the question said and the query did not use (``('4 cylinders',)``
 
 What a question's token maps onto:
 
-* a **word**: a string literal's words (``'Dream'``, the question inside ``answer(notes, '...')``), a column
-  the query reads (its name split into words, and the unit at its end: ``body_mass_g`` is "body", "mass",
-  "g", "grams", and the weight words "heavy", "weigh" ...), the table, or — the noun of "how many X",
-  "X per Y", "the N X" — the rows being counted or listed;
+* a **word**: a string literal's words (``'Dream'``, the question inside ``answer(notes, '...')``; each said
+  once in the query covers one mention), a column the query reads (its name split into words, and the unit
+  at its end: ``body_mass_g`` is "body", "mass", "g", "grams", and the weight words "heavy", "weigh" ...; the
+  same verb with another ending: "top-rated" for ``rating``), what the schema's comment on that column says
+  it holds (``rating NUMERIC(2,1), -- stars``), the table and what the comment that ends it says a row is
+  (``); -- a row: a restaurant, a place to eat``), an enumeration's value said negated ("inexpensive" where
+  the query sets the price to another value), or — the noun of "how many X", "X per Y", "the N X" — the rows
+  being counted or listed;
 * a **number**: a literal of the same value (times or divided by 1,000, for g and kg), compared with the
   column named next to the number when one is ("4 cylinders" needs ``Cylinders = 4``), the LIMIT, or
   a part of a date literal (a year);
@@ -22,23 +26,29 @@ What a question's token maps onto:
   COUNT, "per" / "each" a GROUP BY, a superlative ("most", "heaviest") an ORDER BY or MIN/MAX, "over" /
   "more than" a greater-than (or BETWEEN), "under" a less-than, a comparative with "than" any comparison,
   "no" / "not" / "without" a negation or IS NULL;
-* a **function word** (articles, pronouns, auxiliaries, prepositions, "show", "list", "rows" ...):
-  nothing.
+* a **function word** (articles, pronouns, auxiliaries, prepositions, "show", "list", "rows", "instead",
+  "thanks" ...): nothing; "near" and "around" only before a place the query uses ("near me" is no column's).
 
-A word a column of the data names but the query does not read is not understood, as is any other word.
+A word a column of the data names but the query does not read is not understood, as is any other word.  The
+check reads the schema only for what it tells any reader (names, enumeration values, comments), never the
+parser's tables or an evaluator's phrasings.
+
+In a dialogue, :func:`carried_over_dropped` checks what a follow-up carries over: the previous query's
+conditions it leaves out with nothing in their place ("What about italian ones?" must stay in Menlo Park).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 
-__all__ = ["DataWords", "Vocabulary", "not_understood", "schema_names"]
+__all__ = ["DataWords", "Vocabulary", "carried_over_dropped", "not_understood", "schema_names"]
 
 MAX_QUESTION_CHARS = 2000
 """The question's first 2,000 characters are checked (the rest is named as not understood, whole)."""
@@ -65,9 +75,19 @@ FUNCTION_WORDS = frozenset(
     recorded listed given known reported available stored registered logged observed measured seen made built
     produced manufactured collected sampled happened occurred took taken named called titled
     ever overall respectively
+    instead thanks thank say says said enough
     """.split()
 )
 # "by", "for", "in" ... are function words; the cues below are not: each needs something in the query
+PLACE_PREPOSITIONS = frozenset({"near", "around", "nearby"})
+"""Prepositions of place: understood only before a place the query uses ("around Palo Alto"); "near me" names
+where the user is, which no column holds."""
+SCHEMA_WORDS = frozenset(
+    "enum classify value values map maps onto user say says list free text texts answer summary number date yes "
+    "other type types column columns row rows table".split()
+)
+"""Words a schema's comments say about the schema itself (a column's type or role: "free text · answer()",
+"enum: ... classify() maps ..."): no description of what a column holds."""
 
 COUNT_CUES = frozenset({"many", "count", "counts", "number", "numbers", "frequency", "often"})
 FREQUENCY_CUES = frozenset({"common", "commonest", "frequent", "frequently", "popular", "usual", "commonly"})
@@ -179,15 +199,35 @@ def stem(word: str) -> str:
     return w
 
 
+def root(word: str) -> tuple[str, bool]:
+    """A word without its verb ending: "rated", "rating" and "rate" are "rat"; "priced" and "price" "pric".
+    The flag says whether "-ing" or "-ed" came off."""
+    w = stem(word)
+    cut = False
+    for suffix in ("ing", "ed"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix) and not w.endswith("eed"):
+            w, cut = w[: -len(suffix)], True
+            break
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if cut and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":  # "shipped" -> "ship"
+        w = w[:-1]
+    return w, cut
+
+
 def same_word(said: str, named: str) -> bool:
-    """A question's word ``said`` names a word ``named`` of the data: the same stem, or one the start of the
-    other (an abbreviation in a column's name, "temp" for "temperature"; "rainy" for the value 'rain')."""
+    """A question's word ``said`` names a word ``named`` of the data: the same stem, one the start of the
+    other (an abbreviation in a column's name, "temp" for "temperature"; "rainy" for the value 'rain'), or
+    the same verb with another ending ("top-rated" for a column ``rating``)."""
     a, b = stem(said), stem(named)
     if a == b:
         return True
     if len(b) >= 3 and a.startswith(b):  # the data abbreviates: "dep" for "departure", "max" for "maximum"
         return True
-    return len(a) >= 4 and b.startswith(a)  # the question abbreviates: "avg"... or a stem of it
+    if len(a) >= 4 and b.startswith(a):  # the question abbreviates: "avg"... or a stem of it
+        return True
+    (ra, cut_a), (rb, cut_b) = root(said), root(named)
+    return (cut_a or cut_b) and len(ra) >= 3 and ra == rb
 
 
 def name_words(name: str) -> list[str]:
@@ -276,12 +316,26 @@ class Vocabulary:
     negation: bool = False
     month: bool = False  # the query speaks of months (a column, EXTRACT(MONTH ...), month())
     set_columns: set[str] = field(default_factory=set)  # columns compared with a string (= or IN), folded
+    count_column: bool = False  # the query reads a column that holds a count (num_reviews, review_count)
+    claimed: set[str] = field(default_factory=set)  # literal words the question says as they are
+    literal_counts: Counter[str] = field(default_factory=Counter)  # how often the query's literals say a word
+    _tree_counts: Counter[str] = field(default_factory=Counter, repr=False)
+    literal_order: list[str] = field(default_factory=list, repr=False)  # the literal words, sorted
+    literal_stems: dict[str, list[str]] = field(default_factory=dict, repr=False)  # stem -> literal words
+    described: Mapping[str, frozenset[str]] = field(default_factory=dict)  # a column's comment words (schema)
+    table_described: Mapping[str, frozenset[str]] = field(default_factory=dict)  # a table's comment words
 
     @classmethod
-    def of(cls, trees: Iterable[exp.Expression]) -> Vocabulary:
+    def of(cls, trees: Iterable[exp.Expression], data: DataWords | None = None) -> Vocabulary:
+        """What ``trees`` hold; with ``data``, a column or a table the query reads brings what the schema's
+        comments say it holds ("stars" for ``rating``)."""
         v = cls()
+        if data is not None:
+            v.described, v.table_described = data.described, data.tables
         for tree in trees:
+            v._tree_counts = Counter()
             v._read(tree)
+            v.literal_counts |= v._tree_counts  # the most times any one tree says the word
         for words in list(v.column_words):
             for dims, adjectives in DIMENSIONS:
                 if words in dims:
@@ -297,10 +351,14 @@ class Vocabulary:
                 self.column_words |= {w for w in words if w not in FUNCTION_WORDS}
                 for w in words:
                     self.column_words |= set(UNITS.get(w, ()))
+                self.column_words |= self.described.get(fold(node.name), frozenset())
+                if {"num", "count", "counts"} & set(words):
+                    self.count_column = True
                 if "month" in words:
                     self.month = True
             elif isinstance(node, exp.Table) and node.name:
                 self.table_words |= set(name_words(node.name))
+                self.table_words |= self.table_described.get(fold(node.name), frozenset())
             elif isinstance(node, exp.Count):
                 self.count = True
                 if isinstance(node.this, exp.Distinct):
@@ -357,23 +415,25 @@ class Vocabulary:
             elif isinstance(parent, exp.EQ):
                 self.set_columns |= {fold(c) for c in _column_names(parent.expression)}
             self.literal_strings.add(text)
-            self.literal_words |= set(re.findall(r"[^\W_]+", text))
+            found = re.findall(r"[^\W_]+", text)
+            self.literal_words |= set(found)
+            self._tree_counts.update(found)
             d = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?", text)
             if d:
                 self.dates.add((int(d.group(1)), int(d.group(2)), int(d.group(3))))
             elif re.fullmatch(r"-?\d+(?:\.\d+)?", text):  # strftime(d, '%Y') = '1975'
-                self.numbers.append((float(text), _compared_columns(node)))
+                self.numbers.append((float(text), _compared_columns(node, self.described)))
             return
         try:
             value = float(node.name)
         except ValueError:
             return
-        self.numbers.append((value, _compared_columns(node)))
+        self.numbers.append((value, _compared_columns(node, self.described)))
 
 
-def _compared_columns(node: exp.Literal) -> set[str]:
+def _compared_columns(node: exp.Literal, described: Mapping[str, frozenset[str]]) -> set[str]:
     """The words of the columns a number literal is compared with (the other side of its comparison, or the
-    left side of its IN list or BETWEEN)."""
+    left side of its IN list or BETWEEN): their names', and their comments' in the schema."""
     parent = node.parent
     child: exp.Expression = node
     while isinstance(parent, (exp.Paren, exp.Cast, exp.Neg, exp.Tuple)):
@@ -386,7 +446,7 @@ def _compared_columns(node: exp.Literal) -> set[str]:
         return set()
     words: set[str] = set()
     for name in _column_names(other):
-        words |= set(name_words(name))
+        words |= set(name_words(name)) | described.get(fold(name), frozenset())
     return words
 
 
@@ -408,44 +468,117 @@ def _column_names(node: exp.Expression | None, limit: int = 32) -> list[str]:
 
 @dataclass(frozen=True)
 class DataWords:
-    """The words of the data a schema text names: its columns' names, and the values of the enumerations it
-    shows (each word with the columns it is a value of)."""
+    """The words of the data a schema text names: its columns' names, the values of the enumerations it
+    shows (each word with the columns it is a value of), and what its comments say a column or a table holds
+    (a unit, what a row is: ``rating NUMERIC(2,1), -- stars``)."""
 
     columns: frozenset[str] = frozenset()
     values: dict[str, frozenset[str]] = field(default_factory=dict)  # word -> columns (folded names)
     names: tuple[tuple[str, ...], ...] = ()  # each column's name as words (function words and units left out)
     dated: bool = False  # a column is a date or a time: its rows may be days
+    described: dict[str, frozenset[str]] = field(default_factory=dict)  # column (folded) -> its comment's words
+    tables: dict[str, frozenset[str]] = field(default_factory=dict)  # table (folded) -> its comment's words
+
+
+MAX_SCHEMA_CHARS = 200_000
+"""A schema text's statements that end within its first 200,000 characters are read for names and descriptions
+(the check's cost stays bounded whatever the schema; a column past it names nothing, so its words are named)."""
+
+
+def description_words(comment: str) -> frozenset[str]:
+    """The content words of a schema comment: what a column or a table holds ("stars", "a place to eat"), its
+    function words, cue words ("not", "higher") and the schema's words about itself ("free text · answer()")
+    left out, so that a comment never stands in for an operator the query must have."""
+    out = set()
+    for w in re.findall(r"[^\W\d_]+", fold(comment[:MAX_LITERAL_CHARS])):
+        if len(w) < 3 or w in FUNCTION_WORDS or w in CUES or w in MONTHS or w in NUMBER_WORDS or _superlative(w):
+            continue
+        if w in SCHEMA_WORDS or stem(w) in SCHEMA_WORDS:
+            continue
+        out.add(w)
+    return frozenset(out)
+
+
+def _trailing_comments(schema: str) -> list[str | None]:
+    """For each ``;`` that carries comments, in order: the comment written on its own line after it (a
+    statement's description, ``CREATE TABLE busy (...);  -- the student's own slots``), else None (comments on
+    the lines below describe something else: the functions SUQL adds, a row count)."""
+    out: list[str | None] = []
+    try:
+        toks = sqlglot.Dialect.get_or_raise("duckdb").tokenize(schema)
+    except sqlglot.errors.SqlglotError:
+        return out
+    for tok in toks:
+        if tok.token_type == sqlglot.TokenType.SEMICOLON and tok.comments:
+            rest = schema[tok.end + 1 :].split("\n", 1)[0].lstrip()
+            out.append(tok.comments[0] if rest.startswith(("--", "/*")) else None)
+    return out
 
 
 def schema_names(schema: str) -> DataWords:
     """The :class:`DataWords` of a schema text: ``CREATE TABLE`` statements, an enumeration's values in its
-    column's comment (``-- enum: ['Adelie', ...]``)."""
+    type (``ENUM ('cheap', ...)``) or its column's comment (``-- enum: ['Adelie', ...]``), a column's comment,
+    and the comment on the line that ends a table (``); -- one row per restaurant``)."""
+    if len(schema) > MAX_SCHEMA_CHARS:  # the statements that end within the bound
+        schema = schema[: schema.rfind(";", 0, MAX_SCHEMA_CHARS) + 1]
     columns: set[str] = set()
     values: dict[str, set[str]] = {}
     names: list[tuple[str, ...]] = []
+    described: dict[str, set[str]] = {}
+    tables: dict[str, set[str]] = {}
     dated = False
     try:
         statements = sqlglot.parse(schema, read="duckdb")
     except sqlglot.errors.SqlglotError:
         statements = []
+    trailing = iter(_trailing_comments(schema)) if statements else iter(())
+    last_table: str | None = None
     for st in statements:
-        if not (isinstance(st, exp.Create) and isinstance(st.this, exp.Schema)):
+        if isinstance(st, exp.Semicolon):  # the comments after the last statement's ";"
+            comment = next(trailing, None)
+            if comment and last_table is not None:
+                tables.setdefault(last_table, set()).update(description_words(comment))
+            continue
+        last_table = None
+        if not isinstance(st, exp.Create):
+            continue
+        target = st.this.this if isinstance(st.this, exp.Schema) else st.this
+        if isinstance(target, exp.Table) and target.name:
+            last_table = fold(target.name)
+        if not isinstance(st.this, exp.Schema):
             continue
         for cd in st.this.expressions:
             if not isinstance(cd, exp.ColumnDef):
                 continue
+            column = fold(cd.name)
             columns |= {w for w in name_words(cd.name) if w not in FUNCTION_WORDS}
             kind = cd.args.get("kind")
             if isinstance(kind, exp.DataType) and kind.this in exp.DataType.TEMPORAL_TYPES:
                 dated = True
             names.append(tuple(w for w in name_words(cd.name) if w not in FUNCTION_WORDS and w not in UNITS))
+            if isinstance(kind, exp.DataType) and kind.this == exp.DataType.Type.ENUM:
+                for value in kind.expressions:
+                    if isinstance(value, exp.Literal) and value.is_string:
+                        for w in re.findall(r"[^\W_]+", fold(value.name[:MAX_LITERAL_CHARS])):
+                            values.setdefault(w, set()).add(column)
             for comment in cd.comments or []:
                 shown = re.search(r"enum:\s*(\[.*\])\s*$", comment.strip())
                 if shown:
                     for value in re.findall(r"'((?:[^']|'')*)'", shown.group(1)):
                         for w in re.findall(r"[^\W_]+", fold(value.replace("''", "'"))):
-                            values.setdefault(w, set()).add(fold(cd.name))
-    return DataWords(frozenset(columns), {w: frozenset(c) for w, c in values.items()}, tuple(names), dated)
+                            values.setdefault(w, set()).add(column)
+                elif not re.match(r"\s*(?:list\s+)?enum\b", comment):
+                    words = description_words(comment)
+                    described.setdefault(column, set()).update(words)
+                    columns |= words
+    return DataWords(
+        frozenset(columns),
+        {w: frozenset(c) for w, c in values.items()},
+        tuple(names),
+        dated,
+        {c: frozenset(w) for c, w in described.items() if w},
+        {t: frozenset(w) for t, w in tables.items() if w},
+    )
 
 
 # --- the check ------------------------------------------------------------------------------------------------
@@ -462,18 +595,81 @@ def not_understood(
     ``data``: the words of the data's column names and shown enumeration values (:func:`schema_names`): a
     number said next to a column's name must be compared with that column, and a word of the data is not
     taken for the noun that names the rows (unless it is a value of a column the query sets to another)."""
-    vocab = Vocabulary.of(trees)
     data = data or DataWords()
+    vocab = Vocabulary.of(trees, data)
     toks = tokens(question)
+    said = {stem(str(t.value)) for t in toks if t.kind == "word"}
+    vocab.literal_order = sorted(vocab.literal_words)
+    for x in vocab.literal_order:
+        vocab.literal_stems.setdefault(stem(x), []).append(x)
+    vocab.claimed = {x for x in vocab.literal_words if stem(x) in said}
     for i, t in enumerate(toks):
-        t.covered = _covered(t, i, toks, vocab, set(data.columns))
+        t.covered = _covered(t, i, toks, vocab, set(data.columns), data.values)
         t.data = t.covered and (t.kind != "word" or _of_data(str(t.value), vocab))
+    for i, t in enumerate(toks):  # "around Palo Alto": the place is the query's; "near me" is no column's
+        if t.kind == "word" and t.value in PLACE_PREPOSITIONS:
+            after = next((u for u in toks[i + 1 :] if not (u.kind == "word" and u.value in ("the", "a", "an"))), None)
+            t.covered = after is not None and after.data
     _rows_noun(toks, vocab, data)
+    _paraphrased(toks, trees, data)
     rest = question[MAX_QUESTION_CHARS:].strip()
     return _phrases(question, toks) + ((rest[:60] + ("…" if len(rest) > 60 else ""),) if rest else ())
 
 
-def _covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: set[str]) -> bool:
+TEXT_FUNCTIONS = ("answer",)
+MAX_TEXT_CONDITIONS = 32
+
+
+def _paraphrased(toks: list[Token], trees: Sequence[exp.Expression], data: DataWords) -> None:
+    """A text condition (SUQL's ``answer(reviews, 'is it family-friendly?')``) that shares no word with the
+    question says some part of it in the parser's own words ("good for kids"): each such condition stands for
+    one word the question has left, when every word left is such a word — no cue (a count, a comparison),
+    nothing the schema names (a column, a value), so that a dropped value or operator is never taken for it.
+    With more words left than such conditions, every one stays named."""
+    questions: set[str] = set()
+    for tree in trees:
+        for k, node in enumerate(tree.find_all(exp.Anonymous)):
+            if k >= MAX_TEXT_CONDITIONS:
+                break
+            args = node.expressions
+            if str(node.this).lower() in TEXT_FUNCTIONS and len(args) == 2 and isinstance(args[1], exp.Literal):
+                questions.add(fold(args[1].name[:MAX_LITERAL_CHARS]))
+    if not questions:
+        return
+    said = [str(t.value) for t in toks if t.kind == "word" and t.value not in FUNCTION_WORDS]
+    unanchored = [
+        q
+        for q in questions
+        if not any(same_word(w, x) for x in re.findall(r"[^\W\d_]+", q) if x not in FUNCTION_WORDS for w in said)
+    ]
+    left = [t for t in toks if not t.covered]
+    if not left or len(left) > len(unanchored):
+        return
+    schema_words = set(data.columns) | set(data.values)
+    if all(t.kind == "word" and not t.cue and not any(same_word(str(t.value), c) for c in schema_words) for t in left):
+        for t in left:
+            t.covered = True
+
+
+def _negated_value(w: str, v: Vocabulary, values: Mapping[str, frozenset[str]]) -> bool:
+    """ "inexpensive", "unknown" ...: a value of an enumeration (the schema's) said with a negating prefix,
+    where the query sets that column to another value (never to the value itself)."""
+    for prefix in ("non", "in", "un", "im"):
+        rest = w[len(prefix) :].lstrip("-")
+        if w.startswith(prefix) and len(rest) >= 4 and rest in values:
+            return bool(values[rest] & v.set_columns) and rest not in v.literal_words
+    return False
+
+
+def _covered(
+    t: Token,
+    i: int,
+    toks: list[Token],
+    v: Vocabulary,
+    schema_words: set[str],
+    values: Mapping[str, frozenset[str]] | None = None,
+) -> bool:
+    values = values or {}
     if t.kind == "quoted":
         return t.value in v.literal_strings or any(t.value in s or s in t.value for s in v.literal_strings if s)
     if t.kind == "date":
@@ -494,8 +690,18 @@ def _covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: s
         return any(_is_word(x, w) for x in v.literal_words)
     if w in FUNCTION_WORDS:
         return True
-    # the data's own words first: a value, a column the query reads, the table
-    if any(same_word(w, x) for x in v.literal_words):
+    if w in PLACE_PREPOSITIONS:
+        return False  # decided by what follows (not_understood)
+    # the data's own words first: a value, a column the query reads, the table.  A value's word the question
+    # says as it is ("Menlo Park") is not also another word it begins ("parking")
+    # and a word the query's values say once covers one mention ("restaurants in Mountain View with a view")
+    said_as = [x for x in v.literal_stems.get(stem(w), ()) if v.literal_counts[x] > 0]
+    if not said_as:
+        said_as = [x for x in v.literal_order if v.literal_counts[x] > 0 and x not in v.claimed and same_word(w, x)][:1]
+    if said_as:
+        v.literal_counts[said_as[0]] -= 1
+        return True
+    if _negated_value(w, v, values):  # "inexpensive": the query sets the price to another of its values
         return True
     if any(same_word(w, x) for x in v.column_words | v.table_words):
         return True
@@ -514,8 +720,8 @@ def _covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: s
         return v.order or v.minmax
     if w in ("first", "last"):
         return v.order or v.minmax or bool(v.limits)
-    if w in FREQUENCY_CUES:
-        return v.count
+    if w in FREQUENCY_CUES:  # "the most popular": a count, or a column that holds one (num_reviews)
+        return v.count or v.count_column
     if w in DISTINCT_CUES:
         return v.distinct or v.group
     if w in ("least", "most") and i > 0 and toks[i - 1].value == "at":  # "at least 3": a comparison
@@ -684,6 +890,99 @@ def _rows_noun(toks: list[Token], v: Vocabulary, data: DataWords) -> None:
             # all map onto the query: "how many victims were Latino?" ("how many passengers flew from JFK?" has
             # two such words, "how many sunroofs are there?" nothing else of the data: both stay flagged)
             toks[k].covered = True
+
+
+# --- a follow-up: what the dialogue carries over -------------------------------------------------------------
+
+MAX_CARRIED = 32
+"""A previous query's first 32 conditions are checked as carried over."""
+REFERS_BACK = frozenset({"instead", "those", "these", "them", "ones", "same"})
+"""Words that point back at the dialogue ("a café there instead", "the italian ones"): the turn is a follow-up."""
+
+
+def carried_over_dropped(
+    question: str, previous: exp.Expression | None, current: exp.Expression
+) -> tuple[exp.Expression, ...]:
+    """The conditions of the previous turn's query (``previous``) that a follow-up's query (``current``) leaves
+    out without putting anything in their place: "What about italian ones?" after "restaurants in Menlo Park"
+    must still be in Menlo Park.
+
+    The turn is a follow-up when its query keeps a condition of the previous one that the question itself does
+    not say (the parser carried it over), or when the question points back ("what about", "there", "those",
+    "instead").  A condition is in place when the query has it, or has any condition on its columns (the
+    follow-up changed it: "How about in Palo Alto?").  A new question that says everything again carries
+    nothing over, and nothing is dropped."""
+    if not (isinstance(previous, exp.Select) and isinstance(current, exp.Select)):
+        return ()
+    before, now = _where_parts(previous), _where_parts(current)
+    if not before:
+        return ()
+    toks = tokens(question)
+    now_sql = {p.sql(dialect="postgres") for p in now}
+    now_columns = {fold(c) for p in now for c in _column_names(p, limit=64)}
+    kept_unsaid = False
+    dropped: list[exp.Expression] = []
+    for part in before[:MAX_CARRIED]:
+        if part.sql(dialect="postgres") in now_sql:
+            kept_unsaid = kept_unsaid or not _said(part, toks)
+        elif not {fold(c) for c in _column_names(part, limit=64)} & now_columns:
+            dropped.append(part)
+    if dropped and (kept_unsaid or _refers_back(toks, question)):
+        return tuple(dropped)
+    return ()
+
+
+def _where_parts(tree: exp.Select) -> list[exp.Expression]:
+    where = tree.args.get("where")
+    if where is None:
+        return []
+    out: list[exp.Expression] = []
+    stack = [where.this]
+    while stack and len(out) <= MAX_CARRIED:
+        node = stack.pop()
+        node = node.unnest() if isinstance(node, exp.Paren) else node
+        if isinstance(node, exp.And):
+            stack += [node.expression, node.this]
+        else:
+            out.append(node)
+    return out
+
+
+def _said(part: exp.Expression, toks: list[Token]) -> bool:
+    """The question itself says a value of the condition (a word of a string, a number)."""
+    words = [str(t.value) for t in toks if t.kind == "word" and t.value not in FUNCTION_WORDS]
+    numbers = {float(t.value) for t in toks if t.kind == "number"}  # type: ignore[arg-type]
+    for k, lit in enumerate(part.find_all(exp.Literal)):
+        if k >= MAX_CARRIED:
+            break
+        if lit.is_string:
+            if any(same_word(w, x) for x in re.findall(r"[^\W_]+", fold(lit.name[:MAX_LITERAL_CHARS])) for w in words):
+                return True
+        else:
+            try:
+                if float(lit.name) in numbers:
+                    return True
+            except ValueError:
+                pass
+    return False
+
+
+def _refers_back(toks: list[Token], question: str) -> bool:
+    words = [str(t.value) if t.kind == "word" else None for t in toks]
+    if words[:2] in (["what", "about"], ["how", "about"]) or words[:1] == ["and"]:
+        return True
+    for i, w in enumerate(words):
+        if w in REFERS_BACK:
+            return True
+        if w == "there":  # "a café there", not "there is / are ..."
+            existential = toks[i].text.lower().endswith(("'s", "’s")) or (
+                i + 1 < len(words) and words[i + 1] in ("is", "are", "was", "were", "be")
+            )
+            if not existential:
+                return True
+        if w == "which" and i + 1 < len(words) and words[i + 1] == "one":
+            return True
+    return False
 
 
 def _phrases(question: str, toks: list[Token]) -> tuple[str, ...]:
