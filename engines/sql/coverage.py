@@ -56,6 +56,8 @@ MAX_LITERALS = 1000
 """A query's first 1,000 literals are read: the check's cost is bounded whatever a model writes (a literal
 past the cap maps no word, so a word it alone would cover is named, never silently credited)."""
 MAX_LITERAL_CHARS = 500
+MAX_LITERAL_WORDS = 20_000
+"""The words of a query's literals read (past them, a literal's words are not read, so never credited)."""
 
 # --- words --------------------------------------------------------------------------------------------------
 
@@ -230,6 +232,37 @@ def same_word(said: str, named: str) -> bool:
     return (cut_a or cut_b) and len(ra) >= 3 and ra == rb
 
 
+class WordIndex:
+    """Words of the data (a query's values), found by :func:`same_word` without reading them all: by stem, by
+    each stem's beginnings (four letters or more), by root.  What the question says as the data says it
+    comes first."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.by_stem: dict[str, list[str]] = {}
+        self.by_start: dict[str, list[str]] = {}
+        self.by_root: dict[str, list[tuple[str, bool]]] = {}
+        for x in sorted(set(words)):
+            sx = stem(x)
+            self.by_stem.setdefault(sx, []).append(x)
+            for k in range(4, len(sx) + 1):
+                self.by_start.setdefault(sx[:k], []).append(x)
+            rx, cut = root(x)
+            if len(rx) >= 3:
+                self.by_root.setdefault(rx, []).append((x, cut))
+
+    def matches(self, word: str) -> list[str]:
+        """Every indexed ``x`` with ``same_word(word, x)``, the same stem first."""
+        sw = stem(word)
+        found = set(self.by_stem.get(sw, ()))
+        for k in range(3, len(sw)):  # the data abbreviates ("dep" for "departure")
+            found.update(self.by_stem.get(sw[:k], ()))
+        if len(sw) >= 4:  # the question abbreviates
+            found.update(self.by_start.get(sw, ()))
+        rw, cut = root(word)
+        found.update(x for x, cut_x in self.by_root.get(rw, ()) if cut or cut_x)
+        return sorted(found, key=lambda x: (stem(x) != sw, x))
+
+
 def name_words(name: str) -> list[str]:
     """A column's or table's name as words: snake_case, CamelCase, spaces and digits apart."""
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)
@@ -320,8 +353,7 @@ class Vocabulary:
     claimed: set[str] = field(default_factory=set)  # literal words the question says as they are
     literal_counts: Counter[str] = field(default_factory=Counter)  # how often the query's literals say a word
     _tree_counts: Counter[str] = field(default_factory=Counter, repr=False)
-    literal_order: list[str] = field(default_factory=list, repr=False)  # the literal words, sorted
-    literal_stems: dict[str, list[str]] = field(default_factory=dict, repr=False)  # stem -> literal words
+    literal_index: WordIndex = field(default_factory=lambda: WordIndex(()), repr=False)  # the literal words
     described: Mapping[str, frozenset[str]] = field(default_factory=dict)  # a column's comment words (schema)
     table_described: Mapping[str, frozenset[str]] = field(default_factory=dict)  # a table's comment words
 
@@ -416,8 +448,9 @@ class Vocabulary:
                 self.set_columns |= {fold(c) for c in _column_names(parent.expression)}
             self.literal_strings.add(text)
             found = re.findall(r"[^\W_]+", text)
-            self.literal_words |= set(found)
-            self._tree_counts.update(found)
+            if len(self.literal_words) < MAX_LITERAL_WORDS:
+                self.literal_words |= set(found)
+                self._tree_counts.update(found)
             d = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?", text)
             if d:
                 self.dates.add((int(d.group(1)), int(d.group(2)), int(d.group(3))))
@@ -599,9 +632,7 @@ def not_understood(
     vocab = Vocabulary.of(trees, data)
     toks = tokens(question)
     said = {stem(str(t.value)) for t in toks if t.kind == "word"}
-    vocab.literal_order = sorted(vocab.literal_words)
-    for x in vocab.literal_order:
-        vocab.literal_stems.setdefault(stem(x), []).append(x)
+    vocab.literal_index = WordIndex(vocab.literal_words)
     vocab.claimed = {x for x in vocab.literal_words if stem(x) in said}
     for i, t in enumerate(toks):
         t.covered = _covered(t, i, toks, vocab, set(data.columns), data.values)
@@ -695,9 +726,9 @@ def _covered(
     # the data's own words first: a value, a column the query reads, the table.  A value's word the question
     # says as it is ("Menlo Park") is not also another word it begins ("parking")
     # and a word the query's values say once covers one mention ("restaurants in Mountain View with a view")
-    said_as = [x for x in v.literal_stems.get(stem(w), ()) if v.literal_counts[x] > 0]
-    if not said_as:
-        said_as = [x for x in v.literal_order if v.literal_counts[x] > 0 and x not in v.claimed and same_word(w, x)][:1]
+    said_as = [
+        x for x in v.literal_index.matches(w) if v.literal_counts[x] > 0 and (stem(x) == stem(w) or x not in v.claimed)
+    ]
     if said_as:
         v.literal_counts[said_as[0]] -= 1
         return True
@@ -745,7 +776,9 @@ def _covered(
 
 
 def _of_data(w: str, v: Vocabulary) -> bool:
-    return w not in FUNCTION_WORDS and any(same_word(w, x) for x in v.literal_words | v.column_words)
+    return w not in FUNCTION_WORDS and (
+        bool(v.literal_index.matches(w)) or any(same_word(w, x) for x in v.column_words)
+    )
 
 
 def _superlative(w: str) -> bool:

@@ -84,3 +84,15 @@ def test_the_chosen_ranker_reaches_the_course_agent_s_engine():
         assert s.agent.engine.ranker == "sentence"
     finally:
         s.close()
+
+
+def test_the_course_dialogue_has_no_mark_and_a_dropped_condition_is_named(session):
+    """The check runs on the course assistant too: the notes' dialogue ("fit my schedule" is what the schema
+    says the busy slots are for) has no mark; a day the parser does not read is named, not answered."""
+    from engines.sql.dialogue import COURSE_DIALOGUE
+
+    assert [session.agent.ask(u).not_understood for u in COURSE_DIALOGUE] == [()] * len(COURSE_DIALOGUE)
+    turn = session.agent.ask("Which courses fit my schedule and meet on Fridays?")
+    assert "NOT EXISTS" in turn.sql and "Fri" not in turn.sql
+    assert turn.not_understood == ("Fridays",)
+    assert turn.reply.startswith("I could not use 'Fridays'.")

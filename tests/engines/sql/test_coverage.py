@@ -8,7 +8,7 @@ import pytest
 import sqlglot
 
 from engines.data.source import open_source
-from engines.sql.coverage import DataWords, not_understood, schema_names
+from engines.sql.coverage import DataWords, carried_over_dropped, not_understood, schema_names
 from tests.engines.data.conftest import write_csv
 
 
@@ -203,3 +203,112 @@ def test_the_check_is_bounded_whatever_the_model_writes(boats):
 def test_a_year_written_as_text_is_the_number_said(boats):
     sql = "SELECT COUNT(*) FROM boats WHERE strftime(CAST(launched AS DATE), '%Y') = '2005'"
     assert check("how many boats were launched in 2005?", sql, boats) == ()
+
+
+def test_a_model_s_many_literal_words_are_looked_up_not_scanned(boats):
+    """1,000 literals of 60 words each and a question of 300 words the query does not hold: every word of the
+    question is looked up among the literals' words (by stem, beginning and root), not compared with each of
+    them (which took 15 s of CPU); the words are still named."""
+    import random
+    import time
+
+    rng = random.Random(1)
+
+    def word() -> str:
+        return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 9)))
+
+    values = ", ".join("'" + " ".join(word() for _ in range(60)) + "'" for _ in range(1000))
+    tree = sqlglot.parse_one(f"SELECT COUNT(*) FROM boats WHERE name IN ({values})", read="postgres")
+    question = "how many boats are from Kiel and " + " ".join(word() for _ in range(300))
+    started = time.process_time()
+    phrases = not_understood(question, [tree], data=boats)
+    assert time.process_time() - started < 5
+    assert phrases[0].startswith("Kiel")  # no literal says it: named
+
+
+# --- what a schema tells any reader: the built-in worlds' schemas ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def restaurants() -> DataWords:
+    from engines.suql.agent import suql_schema
+    from worlds import restaurants as W
+
+    return schema_names(suql_schema(W.build().world.schema()))  # SUQL's lines after the table describe no column
+
+
+def test_a_schema_s_comments_and_enum_types_are_read(restaurants):
+    assert restaurants.described["rating"] >= {"stars", "good", "great"}
+    assert restaurants.described["cuisines"] == {"food"}
+    assert restaurants.tables == {"restaurants": frozenset({"restaurant", "place", "eat"})}
+    assert restaurants.values["luxury"] == {"price"} and restaurants.values["cheap"] == {"price"}
+    assert "answer" not in restaurants.described.get("reviews", frozenset())
+    courses = schema_names(__import__("worlds.courses", fromlist=["build"]).build().schema())
+    assert {"schedule", "fits"} <= courses.tables["busy"] and courses.values["autumn"] == {"term"}
+
+
+def test_stars_places_and_top_rated_are_what_the_schema_says(restaurants):
+    four = "SELECT * FROM restaurants WHERE location = 'Sunnyvale' AND rating >= 4"
+    assert check("Show me places in Sunnyvale with at least 4 stars", four, restaurants) == ()
+    by_reviews = "SELECT * FROM restaurants WHERE location = 'Sunnyvale' AND num_reviews >= 4"
+    assert check("Show me places in Sunnyvale with at least 4 stars", by_reviews, restaurants) == ("4 stars",)
+    top = "SELECT * FROM restaurants WHERE location = 'Palo Alto' ORDER BY rating DESC LIMIT 1"
+    assert check("Which one is the top-rated?", top, restaurants) == ()
+    assert check("Which one is the top-rated?", "SELECT * FROM restaurants LIMIT 1", restaurants) == ("top-rated",)
+    assert check("Show me good thai food", "SELECT * FROM restaurants WHERE 'thai' = ANY(cuisines)", restaurants) == (
+        "good",
+    )
+
+
+def test_a_value_said_once_covers_one_mention(restaurants):
+    """ "Mountain View" does not stand for "a view", nor "Menlo Park" for "parking"."""
+    mv = "SELECT * FROM restaurants WHERE location = 'Mountain View'"
+    assert check("restaurants in Mountain View with a view", mv, restaurants) == ("view",)
+    view = mv + " AND answer(reviews, 'does it have a view?') = 'Yes'"
+    assert check("restaurants in Mountain View with a view", view, restaurants) == ()
+    menlo = "SELECT * FROM restaurants WHERE location = 'Menlo Park'"
+    assert check("a place with parking in Menlo Park", menlo, restaurants) == ("parking",)
+
+
+def test_a_negated_value_and_a_place_said_near_the_user(restaurants):
+    cheap = "SELECT * FROM restaurants WHERE price = 'cheap' AND location = 'Palo Alto'"
+    assert check("inexpensive places in Palo Alto", cheap, restaurants) == ()
+    pricey = "SELECT * FROM restaurants WHERE price = 'expensive' AND location = 'Palo Alto'"
+    assert check("inexpensive places in Palo Alto", pricey, restaurants) == ("inexpensive",)
+    thai = "SELECT * FROM restaurants WHERE 'thai' = ANY(cuisines)"
+    assert check("thai food near me", thai, restaurants) == ("near",)
+    assert check("thai food around Palo Alto", thai + " AND location = 'Palo Alto'", restaurants) == ()
+
+
+def test_a_text_condition_in_the_parser_s_words_stands_for_one_word_left(restaurants):
+    """ "good for kids" asked as 'is it family-friendly?': one word left, no value nor cue: the condition's. Two
+    words left, or a word of the schema, stay named."""
+    kids = (
+        "SELECT * FROM restaurants WHERE location = 'Sunnyvale' AND answer(reviews, 'is it family-friendly?') = 'Yes'"
+    )
+    assert check("places in Sunnyvale for kids", kids, restaurants) == ()
+    assert check("places in Sunnyvale for kids with a sauna", kids, restaurants) == ("kids with a sauna",)
+    assert check("cheap places in Sunnyvale", kids, restaurants) == ("cheap",)
+
+
+def test_what_a_follow_up_carries_over():
+    def dropped(question: str, before: str, now: str) -> list[str]:
+        parse = lambda sql: sqlglot.parse_one(sql, read="postgres")  # noqa: E731
+        return [p.sql() for p in carried_over_dropped(question, parse(before), parse(now))]
+
+    menlo = "SELECT * FROM r WHERE location = 'Menlo Park'"
+    assert dropped("What about italian ones?", menlo, "SELECT * FROM r WHERE 'italian' = ANY(cuisines)") == [
+        "location = 'Menlo Park'"
+    ]
+    both = "SELECT * FROM r WHERE 'italian' = ANY(cuisines) AND location = 'Menlo Park'"
+    assert dropped("What about italian ones?", menlo, both) == []
+    assert dropped("How about in Palo Alto?", both, both.replace("Menlo Park", "Palo Alto")) == []  # changed
+    # the parser kept a condition the turn does not say (a follow-up), and lost another
+    cheap = "SELECT * FROM r WHERE 'italian' = ANY(cuisines) AND price = 'cheap'"
+    assert dropped(
+        "with at least 4 stars", cheap, "SELECT * FROM r WHERE 'italian' = ANY(cuisines) AND rating >= 4"
+    ) == ["price = 'cheap'"]
+    # a new question that says everything again carries nothing over
+    again = "SELECT * FROM r WHERE 'italian' = ANY(cuisines) AND location = 'Palo Alto'"
+    assert dropped("Show me italian places in Palo Alto", cheap, again) == []
+    assert dropped("Show me thai places in Palo Alto", both, "SELECT * FROM r WHERE location = 'Palo Alto'") == []
