@@ -40,6 +40,11 @@ class SpinachSession:
         try:
             return self.questions.by_id(question_id)
         except KeyError:
+            if not (self.questions.simple or self.questions.forum):  # a user's graph: the sets are the world's
+                raise EngineError(
+                    f"No question {question_id!r}: {graph_name(self.endpoint)} has no question sets "
+                    "(they belong to the built-in world)."
+                ) from None
             raise EngineError(
                 f"No question {question_id!r}: ids look like simple_01 … simple_40 and c1_1 … c8_7."
             ) from None
@@ -100,3 +105,19 @@ def open_spinach(
     endpoint = Endpoint.from_world(world, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap, **kwargs)
     agent = SpinachAgent(endpoint, llm, options)
     return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world, truth))
+
+
+def graph_name(endpoint: Any) -> str:
+    """The graph an endpoint queries, for people: a user's RDF files by name, a remote endpoint by URL, else the
+    built-in world."""
+    import os
+
+    found = getattr(endpoint, "rdf_source", None)
+    if found is not None:
+        names = [os.fsencode(p).decode("utf-8", "backslashreplace") for p in found.paths]
+        shown = ", ".join(os.path.basename(n) for n in names[:3])
+        return shown + (f" and {len(names) - 3} more files" if len(names) > 3 else "")
+    url = getattr(endpoint, "url", None)
+    if isinstance(url, str):
+        return f"the endpoint {url}"
+    return "this graph"

@@ -396,3 +396,34 @@ async def test_a_run_stopped_without_an_answer_says_so(tmp_path: Path) -> None:
         status = _text(app, f"#{area.STATUS_ID}")
         assert "stopped without an answer after 2 steps" in status and "rolled back" not in status
         assert "none: the policy stopped without an answer" in _text(app, "#kg-answer-head")
+
+
+@drive
+async def test_a_question_id_not_in_the_sets_is_an_error_in_the_tab(tmp_path: Path) -> None:
+    """``session.question`` raises EngineError for an id not in the question sets: the tab shows it in the stepper's
+    error pane and on its status line and starts no run; it neither crashes nor says nothing.  On a user's graph
+    (no question sets) the error says so."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        assert area._session is not None
+        assert area.run_question("c9_99") is False
+        await settle(pilot)
+        assert not area.is_running and not area.steps and area.view == "stepper"
+        assert app.query_one("#kg-stepper-error").display
+        error = _text(app, "#kg-stepper-error")
+        assert "No question 'c9_99'" in error and "simple_01" in error
+        assert "No question 'c9_99'" in _text(app, f"#{area.STATUS_ID}")
+        assert area.run_question("simple_01")  # a good id afterwards runs, and the error pane goes
+        await settle(pilot)
+        assert not app.query_one("#kg-stepper-error").display and area.steps
+
+    ttl = tmp_path / "people.ttl"
+    ttl.write_text("@prefix ex: <http://example.org/> .\nex:ada ex:knows ex:bob .\n", encoding="utf-8")
+    app = make_app(kg_rdf=(ttl,))
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "stepper")
+        assert area.run_question(ROLLBACK_QUESTION) is False
+        await settle(pilot)
+        error = _text(app, "#kg-stepper-error")
+        assert "people.ttl has no question sets" in error and not area.is_running

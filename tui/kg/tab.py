@@ -27,10 +27,11 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import OptionDoesNotExist
 
+from engines.errors import EngineError
 from engines.events import CallStarted
 from engines.kg.examples import SparqlExample, examples_for
 from engines.spinach.scoring import Scored
-from tui.area import EngineReported
+from tui.area import EngineReported, describe_error
 from tui.history import HistoryArea
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
 from tui.kg.console import (
@@ -405,12 +406,12 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         if session is not None:
             try:
                 question = session.question(question_id)
-            except KeyError:
-                self.notify(
-                    f"There is no question {question_id!r} in the question sets.",
-                    title="Knowledge graph",
-                    severity="warning",
-                )
+            except EngineError as error:  # an id not in the question sets, or a graph that has none
+                message = describe_error(error)
+                self._show_error("kg-stepper-error", "Could not run the agent", message)
+                self._show_stepper()
+                self.show_view("stepper")
+                self._set_status(f"error — {message}", "error")
                 return False
         self._hide_error("kg-stepper-error")
         self._stepper.begin(question.question if question else question_id, question, policy=self.settings.backend)
@@ -600,7 +601,10 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
             and not self.is_running
         ):
             event.stop()
-            q = self._session.question(event.option.id)
+            try:
+                q = self._session.question(event.option.id)
+            except EngineError:  # not a question of the sets: running it says why
+                return
             self._set_status(f"{q.id} · {category_of(q)} · {q.question} — Enter runs it", "idle")
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
