@@ -211,14 +211,24 @@ class Endpoint:
 
         Raises :class:`~engines.kg.rdf_files.RdfFileError` for a file that cannot be used (one that
         does not load by the deadline or within the worker's memory, too)."""
-        from engines.kg.rdf_files import RdfFileError, RdfLimits, read_rdf
-        from engines.kg.store import graph_from_rdf
+        from engines.kg.rdf_files import RdfLimits, read_rdf
 
         if limits is None:
             limits = RdfLimits.from_settings()
             if kwargs.get("memory_limit_mb"):
                 limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
-        found = read_rdf(paths, limits)
+        return cls.from_rdf_source(read_rdf(paths, limits), store=store, **kwargs)
+
+    @classmethod
+    def from_rdf_source(cls, found: Any, *, store: str = "oxigraph", **kwargs: Any) -> Endpoint:
+        """An endpoint over RDF files already read and checked (:func:`~engines.kg.rdf_files.read_rdf`'s
+        :class:`~engines.kg.rdf_files.RdfSource`): loaded into the worker now, under the deadline of the limits they
+        were checked with.  So a caller can decide on what the check found (the dialect, to parse a query with)
+        before it pays for the load.  Raises :class:`~engines.kg.rdf_files.RdfFileError` as :meth:`from_rdf`."""
+        from engines.kg.rdf_files import RdfFileError
+        from engines.kg.store import graph_from_rdf
+
+        limits = found.limits
         documents = list(found.documents)
         endpoint = cls(
             None,

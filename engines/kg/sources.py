@@ -4,6 +4,9 @@
     open_graph(settings, rdf=["my.ttl"])                   # Endpoint over the files (Oxigraph, bulk-loaded;
                                                            # bounded by the settings' rdf_* and sparql_memory_limit_mb)
     open_graph(settings, endpoint="https://query.wikidata.org/sparql")   # RemoteEndpoint
+    found = read_files(settings, ["my.ttl"])               # the files read and checked, nothing loaded yet
+    open_graph(settings, checked=found)                    # then loaded (after a query was parsed with
+                                                           # found.dialect(): a bad query costs no load)
 
 ``None`` means "the built-in world" (the caller builds it, with its questions).  Errors are
 EngineErrors: :class:`~engines.kg.rdf_files.RdfFileError` for a file, :class:`~engines.kg.remote.RemoteError`
@@ -16,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["open_graph", "REMOTE_TIMEOUT_S"]
+__all__ = ["open_graph", "read_files", "REMOTE_TIMEOUT_S"]
 
 REMOTE_TIMEOUT_S = 60.0  # Wikidata's own limit on a query
 
@@ -28,8 +31,14 @@ def open_graph(
     endpoint: str | None = None,
     store: str | None = None,
     timeout_s: float | None = None,
+    checked: Any = None,
 ) -> Any:
-    """The endpoint over the graph the arguments (else the settings) name, or None for the built-in world."""
+    """The endpoint over the graph the arguments (else the settings) name, or None for the built-in world.
+    ``checked``: a user's RDF files already read and checked (:func:`read_files`), to load."""
+    if checked is not None:
+        from engines.kg.endpoint import Endpoint
+
+        return Endpoint.from_rdf_source(checked, store=store or "oxigraph", **_local(settings))
     endpoint = endpoint or getattr(settings, "kg_endpoint", None)
     rdf = list(rdf or ()) or (list(getattr(settings, "kg_rdf", ()) or ()) if not endpoint else [])
     if endpoint:
@@ -41,11 +50,24 @@ def open_graph(
         from engines.kg.rdf_files import RdfLimits
 
         return Endpoint.from_rdf(
-            rdf,
-            store=store or "oxigraph",
-            limits=RdfLimits.from_settings(settings),
-            timeout_s=settings.query_timeout_s,
-            row_cap=settings.row_cap,
-            memory_limit_mb=settings.sparql_memory_limit_mb,
+            rdf, store=store or "oxigraph", limits=RdfLimits.from_settings(settings), **_local(settings)
         )
     return None
+
+
+def read_files(settings: Any, rdf: Sequence[str | Path]) -> Any:
+    """A user's RDF files read and checked under the settings' bounds (:func:`~engines.kg.rdf_files.read_rdf`): the
+    :class:`~engines.kg.rdf_files.RdfSource` (its prefixes, its dialect), not yet loaded into any store.
+    Raises :class:`~engines.kg.rdf_files.RdfFileError`."""
+    from engines.kg.rdf_files import RdfLimits, read_rdf
+
+    return read_rdf(list(rdf), RdfLimits.from_settings(settings))
+
+
+def _local(settings: Any) -> dict[str, Any]:
+    """The bounds of a local endpoint's queries, from the settings."""
+    return {
+        "timeout_s": settings.query_timeout_s,
+        "row_cap": settings.row_cap,
+        "memory_limit_mb": settings.sparql_memory_limit_mb,
+    }

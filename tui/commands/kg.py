@@ -163,9 +163,7 @@ def _sparql(settings, args: argparse.Namespace) -> int:
 
     _check_sources(args)
     try:
-        result = None if args.rdf or args.endpoint else _parse_first(args.query, settings.query_timeout_s)
-        if result is None:
-            result = _endpoint(settings, args).execute(args.query)
+        result = _run_parsed_first(settings, args)
     except SparqlRefused as e:
         if args.json:
             print(json.dumps({"error": str(e)}, ensure_ascii=False))
@@ -187,14 +185,39 @@ def _sparql(settings, args: argparse.Namespace) -> int:
     return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
 
 
-def _parse_first(query: str, timeout_s: float):
-    """The built-in world's query parsed and planned in a worker holding no graph, before any store is
-    built (the memory store takes seconds to build): the QueryResult of a query that cannot run, or None.
-    Raises SparqlRefused.  (A user's RDF files set the dialect, so their queries are parsed by their store.)"""
+def _run_parsed_first(settings, args: argparse.Namespace):
+    """``sparql QUERY``'s result.  The query is parsed and planned before any store is built or loaded: on the
+    built-in world with its dialect (the memory store takes seconds to build); on ``--rdf`` files with the dialect
+    their check found (read and checked first: that gives their prefixes and whether Wikidata's vocabulary is on),
+    so a malformed or refused query costs no load; an ``--endpoint`` parses every query before it sends it.
+    Raises SparqlRefused."""
+    if args.endpoint:
+        return _endpoint(settings, args).execute(args.query)
+    if args.rdf:
+        from engines.kg.rdf_files import RdfFileError
+        from engines.kg.sources import open_graph, read_files
+
+        try:
+            found = read_files(settings, args.rdf)
+            result = _parse_first(args.query, settings.query_timeout_s, found.dialect())
+            if result is not None:
+                return result
+            endpoint = open_graph(settings, checked=found, store=args.store)
+        except RdfFileError as e:
+            raise BadInput(str(e)) from None
+        return endpoint.execute(args.query)
+    result = _parse_first(args.query, settings.query_timeout_s)
+    return result if result is not None else _endpoint(settings, args).execute(args.query)
+
+
+def _parse_first(query: str, timeout_s: float, dialect=None):
+    """``query`` parsed and planned in a worker holding no graph (with ``dialect``: the built-in world's, Wikidata's,
+    unless given), before any store is built or loaded: the QueryResult of a query that cannot run, or None.
+    Raises SparqlRefused."""
     from engines.kg import Feedback, QueryResult, SparqlRefused, SparqlSyntaxError
     from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
 
-    worker = parse_worker()
+    worker = parse_worker(dialect)
     try:
         prepared = prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
     except WorkerUnavailable:
