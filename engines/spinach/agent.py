@@ -17,7 +17,8 @@ answer").  A premature stop is judged on that query.
 Either is rolled back: the step is kept in the trajectory (marked) but taken out of the state,
 and the policy is asked again with a new ``sample`` number, so a real model (or the seeded
 simulation) draws a different action.  A stop the policy marks ``no_answer`` (the graph holds nothing it
-can use for the question: the simulated policy on a graph whose vocabulary is not Wikidata's) is not
+can use for the question: the simulated policy on a graph whose vocabulary is not Wikidata's, a real model's
+``no_answer(reason)``, which its prompt offers on any graph that is not Wikidata) is not
 premature: it stands, and the run ends ``declined``, with no answer.  The loop ends on a ``stop()`` that stands, after 15
 actions in the state, or after 30 actions in all (rolled-back ones included).  The answer is the
 query of the stop that stands; a run that ends without one (the budget) answers with the query
@@ -40,7 +41,8 @@ from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint, QueryResult
 from engines.llm.client import LLM
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
-from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
+from engines.spinach.graph import GraphInfo, describe_graph
+from engines.spinach.tasks import PRUNE_ENTRY, PolicyInput, PruneInput, kept_page, policy_task
 from engines.spinach.tools import Tools
 from engines.spinach.trajectory import ACTIONS, Step, Trajectory
 
@@ -65,6 +67,15 @@ class SpinachAgent:
         self.llm = llm
         self.options = options or AgentOptions()
         self.tools = Tools(endpoint, disabled=self.options.disabled)
+        self._graph: tuple[GraphInfo | None] | None = None  # (what the policy is told the graph is,), once known
+
+    @property
+    def graph(self) -> GraphInfo | None:
+        """What the policy is told the graph is: None for Wikidata (SPINACH's own prompt), else
+        :func:`~engines.spinach.graph.describe_graph` (a remote endpoint may be asked once)."""
+        if self._graph is None:
+            self._graph = (describe_graph(self.endpoint),)
+        return self._graph[0]
 
     @staticmethod
     def _pruned(llm: LLM, question: str, page: str) -> str:
@@ -85,6 +96,8 @@ class SpinachAgent:
         llm = self.llm.bind(emit=emit, cancel=cancel)
         # SPINACH prunes every entity page to the question (a separate LLM call) before the policy sees it
         prune = lambda page: self._pruned(llm, question, page)  # noqa: E731
+        graph = self.graph
+        policy = policy_task(graph)
         emit(AgentStarted(question, self.llm.backend.name, opts.budget, opts.total_budget))
         steps: list[Step] = []
         state: list[Step] = []
@@ -100,7 +113,9 @@ class SpinachAgent:
                 finish = "budget"
                 break
             try:
-                action = llm.run(POLICY, PolicyInput(question, tuple(s.as_policy_step() for s in state), rollbacks))
+                action = llm.run(
+                    policy, PolicyInput(question, tuple(s.as_policy_step() for s in state), rollbacks, graph)
+                )
             except Cancelled:
                 finish = "cancelled"
                 break
