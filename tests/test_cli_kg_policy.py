@@ -111,3 +111,23 @@ def test_on_a_users_rdf_file_the_policy_is_told_the_graph_and_may_decline(capsys
     assert [s["action"] for s in run["steps"]] == ["search_wikidata", "stop"] and run["meta"]["rollbacks"] == 0
     assert run["steps"][-1]["thought"] == f"Only foaf:knows and a comment. {reason}"
     assert len(stub.requests) == 2
+
+
+def test_on_a_users_rdf_file_the_page_pruning_prompt_names_the_graph_not_wikidata(capsys, stub, tmp_path):
+    """SPINACH prunes each entity page with a second call; on a graph that is not Wikidata its prompt names the graph
+    instead of calling the page a Wikidata entry."""
+    ttl = tmp_path / "people.ttl"
+    ttl.write_text(ADA, encoding="utf-8")
+    script(
+        stub,
+        [
+            {"thought": "Read her page.", "action_name": "get_entity", "action_argument": "ex:ada"},
+            {"keep": [0, 1, 2]},
+            {"thought": "Nothing about birth.", "action_name": "no_answer", "action_argument": "no birthplace"},
+        ],
+    )
+    code, run = spinach(capsys, stub, "Where was Ada Lovelace born?", "--rdf", str(ttl))
+    assert code == 0 and run["finish"] == "declined", run
+    prune = prompt(stub.requests[1])
+    assert prune.startswith("A question is being answered with SPARQL over your own RDF graph, read from people.ttl")
+    assert "Wikidata entry" not in prune and "over Wikidata" not in prune

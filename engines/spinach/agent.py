@@ -78,10 +78,12 @@ class SpinachAgent:
         return self._graph[0]
 
     @staticmethod
-    def _pruned(llm: LLM, question: str, page: str) -> str:
-        """The page cut to the question; the whole page when the pruning call fails."""
+    def _pruned(llm: LLM, question: str, page: str, graph: GraphInfo | None = None) -> str:
+        """The page cut to the question; the whole page when the pruning call fails.  ``graph``: the graph when it is
+        not Wikidata, which the pruning prompt then names instead of claiming Wikidata."""
         try:
-            return kept_page(page, llm.run(PRUNE_ENTRY, PruneInput(question, page))) or page
+            what = graph.what if graph is not None else None
+            return kept_page(page, llm.run(PRUNE_ENTRY, PruneInput(question, page, what))) or page
         except Cancelled:
             raise
         except EngineError:
@@ -95,8 +97,8 @@ class SpinachAgent:
         opts = self.options
         llm = self.llm.bind(emit=emit, cancel=cancel)
         # SPINACH prunes every entity page to the question (a separate LLM call) before the policy sees it
-        prune = lambda page: self._pruned(llm, question, page)  # noqa: E731
         graph = self.graph
+        prune = lambda page: self._pruned(llm, question, page, graph)  # noqa: E731
         policy = policy_task(graph)
         emit(AgentStarted(question, self.llm.backend.name, opts.budget, opts.total_budget))
         steps: list[Step] = []

@@ -65,6 +65,7 @@ class PolicyInput:
 class PruneInput:
     question: str
     entry: str  # the entity page, one fact a line
+    graph: str | None = None  # what the graph is when it is not Wikidata (GraphInfo.what); None: SPINACH's prompt
 
 
 POLICY_ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
@@ -243,7 +244,7 @@ PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
     output=tuple,
     template="prune_entry",
     max_tokens=MAX_TOKENS["prune_entry"],
-    context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines()))},
+    context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines())), "graph": i.graph},
     read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
     reply_model=PruneReply,
     simulate=lambda b, i: _sim_prune(b, i),
