@@ -66,8 +66,8 @@ def test_console_script_help():
 def test_ask_suql_agent(capsys):
     code, out, _ = run(capsys, "ask", "--suql", "Find me a spicy Chinese restaurant in Palo Alto!", "--json")
     data = json.loads(out)
-    assert code == 0 and "answer(reviews, 'is the food spicy?') = 'Yes'" in data["sql"]
-    assert "where the reviews say the food is spicy" in data["readback"]
+    assert code == 0 and "answer(reviews, 'is it spicy?') = 'Yes'" in data["sql"]  # the user's word, asked
+    assert "where the reviews say it is spicy" in data["readback"]
     assert all(r["location"] == "Palo Alto" for r in data["rows"])
 
 

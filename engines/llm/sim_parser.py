@@ -17,6 +17,7 @@ drops one condition.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -250,10 +251,12 @@ def read_utterance(text: str, schema: str) -> tuple[Frame, set[str]]:
         said.add("name")
     if suql_schema(schema):
         f.suql = True
+        # where and which place were read already: what is left around them is the rest of the request, so each
+        # becomes a break between phrases ("a place in Bernal Heights romantic enough for a date")
         without_places = low
-        for key in PLACES:
-            without_places = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", " ", without_places)
-        f.texts = _text_conditions(without_places)
+        for key in [*PLACES, *(x.lower() for x in f.locations), *([name.lower()] if name else [])]:
+            without_places = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", " , ", without_places)
+        f.texts = _text_conditions(without_places, f.cuisines)
         if f.texts:
             said.add("text")
         if re.search(r"\bopen (late|after)\b|\blate[- ]night\b", low):
@@ -267,7 +270,9 @@ def suql_schema(schema: str) -> bool:
     return "answer(" in schema
 
 
-# Words for what only the reviews can tell -> the question a SUQL parser writes.
+# What only the reviews can tell: the words that name such a wish (the model's general knowledge of what a table of
+# places does not hold).  The restaurants' SUQL parser takes only the patterns: it asks the reviews in the user's own
+# words (_wish_questions).  The second item is the question the own-data parser (sim_tables) still writes.
 TEXT_FEATURES: tuple[tuple[str, str], ...] = (
     (r"family[- ]friendly|\bkids?\b|children|toddlers?|little ones", "is it family-friendly?"),
     (r"romantic|\bdate\b|date night|anniversary", "is it good for a date?"),
@@ -287,12 +292,140 @@ _SERVED = re.compile(
     r"(?P<dish>[a-z][a-z' -]*?)(?=\s+(?:in|near|around|at)\b|\s*[?.!,]|$)"
 )
 
+# --- a wish in the user's words -> the yes/no question asked of the reviews ----------------------------------------
+#
+# English grammar, not a table of phrasings: the phrase that carries a wish runs from the word that introduces it (a
+# verb: "that is good for large groups", "with a great view", "say it serves really spicy food"; or nothing: "a place
+# in Bernal Heights romantic enough for a date") to where the next part of the request begins (a place, "and", another
+# clause); an adjective before the noun it qualifies ("a quiet place", "spicy food") is that adjective.  The question
+# keeps every word of the phrase: the verb decides its form ("is it ...?", "does it have ...?", "can you ...?").
 
-def _text_conditions(low: str) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for pattern, question in TEXT_FEATURES:
-        if re.search(pattern, low) and ("reviews", question) not in out:
-            out.append(("reviews", question))
+_WORD = re.compile(r"[a-z0-9][a-z0-9'&-]*|[,.;:!?()]")
+# the verb that introduces a wish -> the verb its question asks with ("is it", "does it have")
+_WISH_VERBS = {
+    **dict.fromkeys(("is", "are", "was", "were", "be", "being", "that's", "it's", "they're", "which's"), "is"),
+    **dict.fromkeys(("with", "has", "have", "having", "had"), "have"),
+    **dict.fromkeys(("serve", "serves", "serving"), "serve"),
+    **dict.fromkeys(("offer", "offers", "offering"), "offer"),
+}
+_SUBJECTS = frozenset({"i", "we", "you"})
+_MODALS = frozenset({"can", "could"})
+_RELATIVE = frozenset({"that", "which", "who", "where"})
+# where the words of a request end one part and begin another: a conjunction, a preposition of place (the place itself
+# is a break already), a verb of the request
+_BREAKS = frozenset(
+    {"and", "or", "but", "in", "near", "around", "at", "please"}
+    | {"find", "show", "me", "want", "need", "recommend", "looking", "suggest", "list", "get", "give", "search", "know"}
+)
+_PLACE_NOUN = re.compile(
+    r"(?:restaurants?|places?|spots?|eater(?:y|ies)|joints?|diners?|bistros?|somewhere|anywhere|ones?|options?)$"
+)
+_FOOD_NOUN = re.compile(r"(?:food|dishes|dish|meals?|cooking|cuisine)$")
+_DETERMINERS = frozenset({"a", "an", "the", "some", "any", "all"})
+_ADVERB = re.compile(r"(?:[a-z]+ly|very|super|extra|quite|so|too)$")
+
+
+MAX_WISH_WORDS = 12
+"""A wish's phrase is read at most 12 words either side of the words that name it (a qualifier is a few words; the
+bound keeps reading linear in the utterance)."""
+MAX_WISHES = 16
+"""At most 16 wishes become answer() questions; the not-understood check names any further one."""
+
+
+def _wish_questions(low: str, foods: Sequence[str] = ()) -> list[str]:
+    """The yes/no questions a parser asks the reviews for the wishes of ``low`` (lower-cased, places and names blanked
+    to commas), each in the user's words, in the order of TEXT_FEATURES; several matches inside one phrase ("romantic
+    enough for a date") ask one question."""
+    tokens = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(low)]
+    words = [t[0] for t in tokens]
+    starts, ends = [t[1] for t in tokens], [t[2] for t in tokens]
+    food_words = {w for f in foods for w in f.split()} | {k for k in FOOD_WORDS if " " not in k}
+    questions: dict[str, None] = {}
+    taken: set[int] = set()
+    for pattern, _ in TEXT_FEATURES:
+        for m in re.finditer(pattern, low):
+            first, last = bisect_right(ends, m.start()), bisect_left(starts, m.end()) - 1
+            if first > last or first in taken:
+                continue
+            span, question = _wish_phrase(words, first, last, food_words)
+            taken.update(span)
+            questions[question] = None
+            if len(questions) == MAX_WISHES:
+                return list(questions)
+    return list(questions)
+
+
+def _wish_phrase(words: list[str], first: int, last: int, food_words: set[str]) -> tuple[range, str]:
+    """The phrase around words[first:last + 1] (a wish) and the question that asks it."""
+    # left: the nearest word that introduces the phrase, or a break
+    verb: str | None = None
+    start: int | None = None
+    k = first - 1
+    while k >= max(0, first - MAX_WISH_WORDS):
+        w = words[k]
+        if w in _WISH_VERBS:
+            verb = _WISH_VERBS[w]
+            break
+        if w in _MODALS and k > 0 and words[k - 1] in _SUBJECTS:
+            verb = f"{w} {words[k - 1]}"
+            break
+        if w in _RELATIVE:
+            verb = "relative"
+            break
+        if w in ("and", "or") and start is None:
+            start = k + 1  # "with pasta and a view": the phrase begins after "and", its verb is the first part's
+        elif not w[0].isalnum() or w in _BREAKS or _PLACE_NOUN.match(w):
+            break
+        k -= 1
+    if start is None:
+        start = k + 1
+    elif verb is not None and start + 1 < len(words) and words[start + 1] in ("for", "enough", "to"):
+        verb = None  # "with a patio and good for kids": an adjective's phrase, not the first part's object
+    # right: up to the next part of the request
+    end = last + 1
+    noun: str | None = None
+    while end < min(len(words), last + 1 + MAX_WISH_WORDS):
+        w = words[end]
+        if not w[0].isalnum() or w in _BREAKS or w in _RELATIVE or (w == "with" and end > last):
+            break
+        if verb is None and (_PLACE_NOUN.match(w) or _FOOD_NOUN.match(w)):
+            noun = w  # "a quiet place", "spicy food": the wish qualifies the noun
+            break
+        end += 1
+    if noun is not None:
+        lo = first
+        while lo > start and _ADVERB.match(words[lo - 1]):  # "really spicy"
+            lo -= 1
+        hi = last + 1
+        while hi < end and words[hi] not in food_words and not words[hi][0].isdigit():  # "date night", not "vegan"
+            hi += 1
+        phrase = " ".join(words[lo:hi])
+        span = range(lo, hi)
+        if _FOOD_NOUN.match(noun):
+            return span, f"is the {noun} {phrase}?"
+        return span, f"is it {phrase}?"
+    while start < first and words[start] in _DETERMINERS and verb is None:
+        start += 1
+    phrase = " ".join(words[start:end])
+    span = range(start, end)
+    if verb == "is" or verb is None:
+        if phrase.startswith("to ") and verb is None:  # "somewhere to eat outside"
+            return span, f"can you {phrase[3:]}?"
+        return span, f"is it {phrase}?"
+    if verb == "relative":  # "that welcomes kids": the verb is the phrase's first word
+        head, _, rest = phrase.partition(" ")
+        base = (
+            head[:-2] if head.endswith(("shes", "ches", "sses", "xes")) else head[:-1] if head.endswith("s") else head
+        )
+        return span, f"does it {base}{' ' + rest if rest else ''}?"
+    if verb.startswith(("can ", "could ")):
+        return span, f"{verb} {phrase}?"
+    return span, f"does it {verb} {phrase}?"
+
+
+def _text_conditions(low: str, foods: Sequence[str] = ()) -> list[tuple[str, str]]:
+    out = [("reviews", q) for q in _wish_questions(low, foods)]
+    asked = " ".join(q for _, q in out)
     m = re.search(
         r"\b(serves?|serving|get|has|have|with|for)\s+(?:good\s+|great\s+|some\s+)?(" + "|".join(DISH_WORDS) + r")\b",
         low,
@@ -301,6 +434,8 @@ def _text_conditions(low: str) -> list[tuple[str, str]]:
     served = _SERVED.search(low)
     if dish is None and served and served.group("dish").strip() not in _NOT_FOOD:
         dish = served.group("dish").strip()
+    if dish and f" {dish}?" in f" {asked}":
+        dish = None  # "serve really spicy food" is a wish the reviews are asked about, not a dish
     if dish:
         out.append(("popular_dishes", f"does this restaurant serve {dish}?"))
     return out

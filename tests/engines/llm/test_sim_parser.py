@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlglot
+from sqlglot import exp
 
 from engines.llm.protocol import Turn
+from engines.llm.sim import _question_topic, understands
 from engines.llm.sim_parser import frame_from_sql, parse, route, to_sql
+from engines.suql.agent import suql_schema
 from worlds import restaurants as W
 
 SCHEMA = W.build().world.schema()
@@ -168,7 +173,7 @@ def test_lecture_7_demo_5_says_no_results():
     s = open_suql(Settings(cache_enabled=False))
     try:
         turn = s.agent().ask("Show me 5-star restaurants in Sunnyvale that are good for kids.")
-        assert "rating >= 5.0" in turn.sql and "family-friendly" in turn.sql
+        assert "rating >= 5.0" in turn.sql and "answer(reviews, 'is it good for kids?') = 'Yes'" in turn.sql
         assert turn.rows == () and "found no results" in turn.reply
         assert turn.reply.startswith("I searched for restaurants in Sunnyvale rated at least 5.0")
     finally:
@@ -188,3 +193,66 @@ def test_a_food_the_lexicon_lacks_is_read_off_the_grammar():
         "SELECT * FROM restaurants WHERE location = 'Palo Alto'"
     )
     assert p("How about in Palo Alto?") == "SELECT * FROM restaurants WHERE location = 'Palo Alto'"
+
+
+# --- SUQL: a wish only the reviews can tell is asked in the user's words ------------------------------------------
+
+SUQL_SCHEMA = suql_schema(SCHEMA)
+
+
+def asked(utterance: str) -> list[tuple[str, str]]:
+    """The answer() conditions the SUQL parser writes for one utterance: (column, question)."""
+    tree = sqlglot.parse_one(parse(utterance, [], SUQL_SCHEMA, seed=224, drop_rate=0.0), read="postgres")
+    return [
+        (f.expressions[0].name, f.expressions[1].name)
+        for f in tree.find_all(exp.Anonymous)
+        if str(f.this).lower() == "answer"
+    ]
+
+
+@pytest.mark.parametrize(
+    "utterance, questions",
+    [
+        # a phrase with no verb before it, after the place: an adjective's phrase
+        ("Can you find a place in Mountain View romantic enough for a date?", ["is it romantic enough for a date?"]),
+        ("How many restaurants in Sunnyvale are good for large groups?", ["is it good for large groups?"]),
+        ("Do the reviews of Honey Oven say it is good for large groups?", ["is it good for large groups?"]),
+        ("Can you find a place in Palo Alto with easy parking?", ["does it have easy parking?"]),
+        # the verb decides the form; "really spicy food" is the wish, not a dish looked up in popular_dishes
+        ("How many restaurants in Sunnyvale serve really spicy food?", ["does it serve really spicy food?"]),
+        # an adjective before the noun it qualifies is that adjective; a place noun is "it", a food noun is named
+        ("Find me a spicy vegan place in Sunnyvale with a view", ["does it have a view?", "is it spicy?"]),
+        ("a quiet place with parking in Menlo Park", ["does it have parking?", "is it quiet?"]),
+        ("really spicy food in Palo Alto", ["is the food really spicy?"]),
+        # "and" ends a phrase: the verb of the first part carries on unless an adjective's phrase follows
+        ("places with a patio and good for kids", ["is it good for kids?", "does it have a patio?"]),
+        ("somewhere I can take the little ones", ["can i take the little ones?"]),
+    ],
+)
+def test_a_wish_is_asked_in_the_users_own_words(utterance, questions):
+    assert sorted(asked(utterance)) == sorted(("reviews", q) for q in questions)
+    # each is one the simulated reader takes up, not Unknown (quietness is outside its lexicon, as it always was)
+    assert all(understands(q) for q in questions if q != "is it quiet?")
+
+
+def test_every_word_of_the_lab_questions_wishes_is_asked_on_the_same_topic():
+    """The Lab's question sets (l6-hybrid's classes, l7-yelp's requests): every word of the wish is in the one
+    question the parser asks the reviews, and the reader reads that question on a topic of its lexicon."""
+    from engines.lab.hybrid import FEATURE_WORDS
+    from engines.lab.yelp import _FEATURES as YELP_FEATURES
+
+    cases = [(f"Can you find a thai place in Mountain View {wish}?", wish) for wish in YELP_FEATURES.values()]
+    for w in FEATURE_WORDS.values():
+        cases += [
+            (f"List all restaurants in Palo Alto {w['rel']}.", w["rel"]),
+            (f"What is the top-rated restaurant in Sunnyvale {w['top']}?", w["top"]),
+            (f"How many restaurants in Menlo Park {w['pred']}?", w["pred"]),
+            (f"Do the reviews of Honey Oven say it {w['one']}?", w["one"]),
+        ]
+    verbs = {"that", "is", "are", "has", "have", "serve", "serves", "with"}
+    for text, wish in cases:
+        (question,) = [q for column, q in asked(text) if column == "reviews"]
+        for word in re.findall(r"[a-z-]+", wish):
+            assert word in verbs or re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", question), (text, question)
+        topic, negative = _question_topic(question)
+        assert topic is not None and not negative, (text, question)

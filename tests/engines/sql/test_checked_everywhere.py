@@ -68,10 +68,26 @@ def test_ask_suql_on_the_built_in_world_names_what_it_could_not_use(capsys):
         capsys, "ask", "--suql", "Find me a spicy vegan place in Sunnyvale with a view and a sauna", "--json"
     )
     assert code == 0 and isinstance(out, dict)
-    assert "answer(reviews, 'does it have a great view?')" in out["sql"] and "spicy" in out["sql"]
+    assert "answer(reviews, 'does it have a view?')" in out["sql"] and "answer(reviews, 'is it spicy?')" in out["sql"]
     assert out["not_understood"] == ["sauna"]
     assert out["reply"].startswith("I could not use 'sauna'. Without it the query finds")
     code, out = run(capsys, "ask", "--suql", "Find me a spicy vegan place in Sunnyvale with a view", "--json")
+    assert out["not_understood"] == []
+
+
+@pytest.mark.parametrize(
+    "question, asked",
+    [
+        ("How many restaurants in Sunnyvale are good for large groups?", "is it good for large groups?"),
+        ("Can you find a place in Mountain View romantic enough for a date?", "is it romantic enough for a date?"),
+    ],
+)
+def test_ask_suql_asks_the_reviews_in_the_users_words_and_no_word_is_flagged(capsys, question, asked):
+    """The Lab's phrasings that the SUQL parser used to shorten ('is it good for groups?', 'is it good for a date?'):
+    the question it asks keeps "large" and "romantic", so the check has nothing to name — the query uses them."""
+    code, out = run(capsys, "ask", "--suql", question, "--json")
+    assert code == 0 and isinstance(out, dict)
+    assert f"answer(reviews, '{asked}') = 'Yes'" in out["sql"]
     assert out["not_understood"] == []
 
 
@@ -299,11 +315,62 @@ def measure(sizes: dict[str, int]) -> dict[str, Counts]:
     finally:
         sql.close()
         suql.close()
+    _measure_yelp(sizes["yelp"], record)
     return out
 
 
-SMALL = {"exec": 40, "eval": 60, "hybrid": 4}  # the Lab's small sizes (l6-hybrid: 4 a class)
-FULL = {"exec": 200, "eval": 200, "hybrid": 20}
+def _measure_yelp(n: int, record) -> None:
+    """l7-yelp-*: the SUQL agent on the Yelp experiment's own world (realistic reviews) and its requests drawn from
+    rows (engines.lab.lecture7.YELP_PARAMS).  Right: the query keeps every condition the request states with its
+    value — the place, the cuisine (a value classify() gave it), the price, the rating, a text condition for a
+    feature or a dish.  "Open late" written as a text comparison of the hours (lecture 7 §4.2's mistake) and
+    "near me" (no column holds where the user is) are not right."""
+    from engines.lab import yelp
+    from engines.lab.judge import meaning
+    from engines.lab.lecture7 import YELP_PARAMS
+    from worlds.restaurants import DEFAULT_SEED, build
+
+    world, truth = build(DEFAULT_SEED, reviews=YELP_PARAMS["reviews"])
+    intents = yelp.generate_from_rows(
+        random.Random(YELP_PARAMS["question_seed"]),
+        world.rows,
+        truth,
+        n,
+        YELP_PARAMS["hybrid_share"],
+        YELP_PARAMS["near_me_share"],
+    )
+    s = open_restaurants(Settings(cache_enabled=False), world=world, suql=True)
+    try:
+        s.agent.diagnose_empty = False
+        for it in intents:
+            s.agent.reset()
+            turn = s.agent.ask(it.text)
+            m = meaning(turn.sql)
+            right = (
+                m.understood
+                and not it.near_me
+                and not it.late
+                and m.locations == {it.location}
+                and (it.cuisines is None or bool((m.cuisine_values or frozenset()) & it.cuisines))
+                and (it.price is None or m.prices == {it.price})
+                and (it.rating is None or m.rating_min == it.rating)
+                and (not it.hybrid or bool(m.texts))
+            )
+            dropped = _dropped(
+                m,
+                location=None if it.near_me else it.location,
+                cuisines=it.cuisines,
+                price=it.price,
+                rating=it.rating,
+                feature=it.hybrid,
+            )
+            record("l7-yelp (SUQL)", turn, right, dropped)
+    finally:
+        s.close()
+
+
+SMALL = {"exec": 40, "eval": 60, "hybrid": 4, "yelp": 40}  # the Lab's small sizes (l6-hybrid: 4 a class)
+FULL = {"exec": 200, "eval": 200, "hybrid": 20, "yelp": 100}
 
 
 def test_false_alarms_stay_under_a_tenth_of_the_right_answers_and_no_dropped_condition_passes():
@@ -313,6 +380,11 @@ def test_false_alarms_stay_under_a_tenth_of_the_right_answers_and_no_dropped_con
     assert right >= 150
     assert false_alarms < 0.1 * right, {k: dict(c.cells) for k, c in counts.items()}
     assert counts["dialogue"].false_alarms == counts["dialogue (SUQL)"].false_alarms == 0
+    # and on every set: the SUQL parser asks the reviews in the user's words ("is it good for large groups?",
+    # "is it romantic enough for a date?"), so no right answer is flagged for a word its own question dropped
+    for name, c in counts.items():
+        assert c.false_alarms < 0.1 * c.right, (name, dict(c.cells))
+    assert counts["l6-hybrid (SUQL)"].right >= 15 and counts["l7-yelp (SUQL)"].right >= 30
     # every answer that left a condition out is flagged (there are some: the parser's seeded drops, wishes the
     # Text-to-SQL agent has no column for)
     assert sum(c.cells["wrong", "flagged"] for c in counts.values()) >= 20

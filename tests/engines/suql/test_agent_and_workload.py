@@ -26,9 +26,9 @@ def session():
 def test_text_wishes_become_answer_conditions_and_are_read_back(session):
     agent = session.agent()
     turn = agent.ask("Can you find a place in Mountain View romantic enough for a date?")
-    assert "answer(reviews, 'is it good for a date?') = 'Yes'" in turn.sql
+    assert "answer(reviews, 'is it romantic enough for a date?') = 'Yes'" in turn.sql  # in the user's words
     assert turn.readback.startswith(
-        "I searched for restaurants in Mountain View where the reviews say it is good for a date"
+        "I searched for restaurants in Mountain View where the reviews say it is romantic enough for a date"
     )
     assert turn.rows and all(r["location"] == "Mountain View" for r in turn.records())
 
