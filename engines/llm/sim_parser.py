@@ -310,11 +310,11 @@ _WISH_VERBS = {
 }
 _SUBJECTS = frozenset({"i", "we", "you"})
 _MODALS = frozenset({"can", "could"})
-_RELATIVE = frozenset({"that", "which", "who", "where"})
+_RELATIVE = frozenset({"that", "which", "where"})
 # where the words of a request end one part and begin another: a conjunction, a preposition of place (the place itself
 # is a break already), a verb of the request
 _BREAKS = frozenset(
-    {"and", "or", "but", "in", "near", "around", "at", "please"}
+    {"and", "or", "but", "in", "near", "around", "at", "please", "who"}
     | {"find", "show", "me", "want", "need", "recommend", "looking", "suggest", "list", "get", "give", "search", "know"}
 )
 _PLACE_NOUN = re.compile(
@@ -370,7 +370,7 @@ def _wish_phrase(words: list[str], first: int, last: int, food_words: set[str]) 
             verb = f"{w} {words[k - 1]}"
             break
         if w in _RELATIVE:
-            verb = "relative"
+            verb = w
             break
         if w in ("and", "or") and start is None:
             start = k + 1  # "with pasta and a view": the phrase begins after "and", its verb is the first part's
@@ -412,7 +412,9 @@ def _wish_phrase(words: list[str], first: int, last: int, food_words: set[str]) 
         if phrase.startswith("to ") and verb is None:  # "somewhere to eat outside"
             return span, f"can you {phrase[3:]}?"
         return span, f"is it {phrase}?"
-    if verb == "relative":  # "that welcomes kids": the verb is the phrase's first word
+    if verb == "where":  # "somewhere where kids can play": a clause of its own
+        return span, f"is it a place where {phrase}?"
+    if verb in ("that", "which"):  # "that welcomes kids": the verb is the phrase's first word
         head, _, rest = phrase.partition(" ")
         base = (
             head[:-2] if head.endswith(("shes", "ches", "sses", "xes")) else head[:-1] if head.endswith("s") else head

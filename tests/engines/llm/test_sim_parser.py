@@ -227,6 +227,9 @@ def asked(utterance: str) -> list[tuple[str, str]]:
         # "and" ends a phrase: the verb of the first part carries on unless an adjective's phrase follows
         ("places with a patio and good for kids", ["is it good for kids?", "does it have a patio?"]),
         ("somewhere I can take the little ones", ["can i take the little ones?"]),
+        # a relative clause: "that" + its verb; "where" + a clause of its own
+        ("places that welcome kids", ["does it welcome kids?"]),
+        ("somewhere where kids can play in Palo Alto", ["is it a place where kids can play?"]),
     ],
 )
 def test_a_wish_is_asked_in_the_users_own_words(utterance, questions):
