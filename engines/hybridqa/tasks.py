@@ -13,11 +13,13 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from engines.llm import sim_hybrid
-from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS
+from engines.llm.prompting import MAX_ROWS_SHOWN
 from engines.llm.protocol import Results
 from engines.llm.replies import UNKNOWN_WORDS, validated
 from engines.llm.task import Task
 from engines.sql.tasks import SqlReply, read_sql_reply
+
+PACKAGE = "engines.hybridqa"  # its prompts/ folder holds these tasks' templates
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ HYBRID_PARSE: Task[ParseInput, str] = Task(
     input=ParseInput,
     output=str,
     template="hybrid_parse",
-    max_tokens=MAX_TOKENS["hybrid_parse"],
+    package=PACKAGE,
+    max_tokens=1024,
     context=lambda i: {"question": i.question, "schema": i.schema, "failed": list(i.failed)},
     read=lambda text, _i: read_sql_reply("parse", text),
     reply_model=SqlReply,
@@ -73,8 +76,9 @@ SHORT_ANSWER: Task[ShortAnswerInput, str] = Task(
     input=ShortAnswerInput,
     output=str,
     template="short_answer",
+    package=PACKAGE,
     role="row",
-    max_tokens=MAX_TOKENS["short_answer"],
+    max_tokens=256,
     context=lambda i: {"question": i.question, "results": i.results, "rows": i.results.rows[:MAX_ROWS_SHOWN]},
     read=lambda text, _i: read_short_answer(text),
     reply_model=ShortAnswerReply,

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import BaseModel, field_validator
 
 from engines.llm.replies import validated
 from engines.llm.task import Task
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+PACKAGE = "engines.lab"  # its prompts/ folder holds search_query.j2
 
 #: Longest query the writer returns, in words (the paper's "short search query").
 MAX_WORDS = 12
@@ -89,7 +88,7 @@ SEARCH_QUERY: Task[SearchQueryInput, str] = Task(
     input=SearchQueryInput,
     output=str,
     template="search_query",
-    prompts_dir=PROMPTS_DIR,
+    package=PACKAGE,
     max_tokens=128,
     context=lambda i: {"utterance": i.utterance},
     read=read_search_query,

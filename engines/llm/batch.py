@@ -165,11 +165,11 @@ class BatchingBackend:
         if hasattr(inner, "request") and hasattr(inner, "content"):
             from engines.llm.prompting import render_parts
 
-            prefix, rest = render_parts(task.template, directory=task.prompts_dir, **task.context(input))
+            prefix, rest = render_parts(task.template, package=task.package, **task.context(input))
             return inner.request(task, inner.content(task, prefix, rest))
         from engines.llm.prompting import render_prompt, system_prompt
 
-        prompt = render_prompt(task.template, directory=task.prompts_dir, **task.context(input))
+        prompt = render_prompt(task.template, package=task.package, **task.context(input))
         return {
             "model": inner.model_for(task),
             "max_tokens": task.max_tokens,

@@ -1,8 +1,8 @@
 """The ``claude`` backend: any task answered by Claude through the ``anthropic`` SDK.
 
-:meth:`ClaudeBackend.run` renders the task's jinja2 template (:mod:`engines.llm.prompting`; the
-built-in tasks' templates are in ``engines/llm/prompts/``, with the shared ``_system.j2`` and
-``_dialogue.j2``) with the task's context, sends it with ``client.messages.create`` to the model of
+:meth:`ClaudeBackend.run` renders the task's jinja2 template (:mod:`engines.llm.prompting`; each
+agent package keeps its tasks' templates in its ``prompts/`` folder, engines/llm/prompts the shared
+``_system.j2``) with the task's context, sends it with ``client.messages.create`` to the model of
 the task's role -- ``settings.claude_model`` for the planner role (parser, agents, SPINACH's
 policy), ``settings.claude_row_model`` for per-row tasks (answer(), summary(), short answers) --
 and turns the reply's text into the task's value with the task's ``read`` (in the agent package:
@@ -80,8 +80,6 @@ from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt laye
     MAX_CELL_CHARS,
     MAX_HISTORY_TURNS,
     MAX_ROWS_SHOWN,
-    MAX_TOKENS,
-    PROMPTS_DIR,
     render_parts,
     render_prompt,
     system_prompt,
@@ -96,8 +94,6 @@ from engines.settings import Settings
 
 __all__ = [
     "PROMPT_VERSION",
-    "PROMPTS_DIR",
-    "MAX_TOKENS",
     "RETRYABLE_STATUS",
     "NO_KEY_MESSAGE",
     "ClaudeBackend",
@@ -413,7 +409,7 @@ class ClaudeBackend:
 
     def run(self, task: Task, input: Any) -> Output:
         """The task's prompt sent to the model of its role; the reply read by the task."""
-        prefix, rest = render_parts(task.template, directory=task.prompts_dir, **task.context(input))
+        prefix, rest = render_parts(task.template, package=task.package, **task.context(input))
         return self._call(task, self.content(task, prefix, rest), lambda reply: task.read(reply, input))
 
     def content(self, task: Task, prefix: str, rest: str) -> str | list[dict[str, Any]]:

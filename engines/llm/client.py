@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
@@ -215,9 +214,9 @@ def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
             _SYSTEM_TOKENS.append(estimate_tokens(system_prompt()))
         context = task.context(input)
         if all(type(v) is str for v in context.values()):  # a row call (text, question): asked again and again
-            prompt_tokens = _text_prompt_tokens(task.template, task.prompts_dir, tuple(context.items()))
+            prompt_tokens = _text_prompt_tokens(task.template, task.package, tuple(context.items()))
         else:
-            prompt_tokens = _prompt_tokens(task.template, task.prompts_dir, context)
+            prompt_tokens = _prompt_tokens(task.template, task.package, context)
     except Exception as error:
         log.debug("no token estimate for %s(): %s", task.name, error)
         return NO_USAGE
@@ -228,17 +227,17 @@ def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
     return Usage(_SYSTEM_TOKENS[0] + prompt_tokens, estimate_tokens(reply), 0, 0)
 
 
-def _prompt_tokens(template: str, directory: Path | None, context: Mapping[str, Any]) -> int:
+def _prompt_tokens(template: str, package: str | None, context: Mapping[str, Any]) -> int:
     from engines.llm.prompting import render_prompt
 
-    return estimate_tokens(render_prompt(template, directory=directory, **context))
+    return estimate_tokens(render_prompt(template, package=package, **context))
 
 
 @lru_cache(maxsize=16384)
-def _text_prompt_tokens(template: str, directory: Path | None, context: tuple[tuple[str, str], ...]) -> int:
+def _text_prompt_tokens(template: str, package: str | None, context: tuple[tuple[str, str], ...]) -> int:
     """The tokens of a prompt whose variables are all strings: the same strings render the same prompt, so a
     per-row call asked again (the same text and question, in another mode or query) is not rendered again."""
-    return _prompt_tokens(template, directory, dict(context))
+    return _prompt_tokens(template, package, dict(context))
 
 
 def _one_line(text: str, width: int = 240) -> str:

@@ -345,7 +345,7 @@ class OpenAICompatBackend:
     # -- any task --------------------------------------------------------------------------------
 
     def run(self, task: Task, input: Any) -> Output:
-        prompt = _plain_prompt(render_prompt(task.template, directory=task.prompts_dir, **task.context(input)))
+        prompt = _plain_prompt(render_prompt(task.template, package=task.package, **task.context(input)))
         messages: list[dict[str, str]] = [
             {"role": "system", "content": self._system},
             {"role": "user", "content": prompt},

@@ -1,8 +1,11 @@
 """Prompts of the real backends: the jinja2 templates and what they are shown.
 
-Templates live in ``engines/llm/prompts/`` (a task may keep its own in its package, see
-:attr:`engines.llm.task.Task.prompts_dir`).  This module imports no SDK: an agent package's tasks
-use :func:`recent`, :data:`MAX_ROWS_SHOWN` and :data:`MAX_TOKENS` without loading ``anthropic``.
+Each agent package keeps its tasks' templates in its own ``prompts/`` folder (engines/sql/prompts,
+engines/suql/prompts, ...), named by :attr:`engines.llm.task.Task.package`; engines/llm/prompts keeps only
+what every call shares (``_system.j2``).  Templates are read through the package's loader
+(:class:`jinja2.PackageLoader`, which finds the package as Python imports it), so an installed wheel reads
+the copies it ships (pyproject's package-data lists each folder).  This module imports no SDK: an agent
+package's tasks use :func:`recent` and :data:`MAX_ROWS_SHOWN` without loading ``anthropic``.
 """
 
 from __future__ import annotations
@@ -10,32 +13,15 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import jinja2
 
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-
-#: ``max_tokens`` of the request of each built-in task (a task's ``max_tokens`` reads it).
-MAX_TOKENS: Mapping[str, int] = {
-    "route": 256,
-    "parse": 1024,
-    "classify": 1024,
-    "answer": 1024,
-    "summary": 600,
-    "respond": 1024,
-    "policy": 1500,
-    "hybrid_parse": 1024,
-    "short_answer": 256,
-    "prune_entry": 512,
-}
-
-#: The built-in tasks, whose templates are in engines/llm/prompts.
-FUNCTIONS: tuple[str, ...] = tuple(MAX_TOKENS)
+#: This package: its ``prompts/`` folder holds the shared templates (the system prompt).
+PACKAGE = "engines.llm"
 
 #: How many earlier turns of the dialogue the prompts show (the most recent ones).
 MAX_HISTORY_TURNS = 20
@@ -79,13 +65,13 @@ def _row_json(columns: Sequence[str], row: Sequence[Any]) -> str:
     return _to_json({str(c): _cell(v) for c, v in zip(columns, row)})
 
 
-def _environment(directory: Path | None = None) -> jinja2.Environment:
+def _environment(package: str | None = None) -> jinja2.Environment:
     import jinja2  # only a real backend renders prompts: the sim and a cold start never load it
 
-    # a task's own folder first; the shared partials (_system.j2, _dialogue.j2) from PROMPTS_DIR
-    dirs = [directory, PROMPTS_DIR] if directory is not None and directory != PROMPTS_DIR else [PROMPTS_DIR]
+    # a task's own package first; the shared partials (_system.j2) from this package's folder
+    packages = [package, PACKAGE] if package is not None and package != PACKAGE else [PACKAGE]
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(dirs),
+        loader=jinja2.ChoiceLoader([jinja2.PackageLoader(p, "prompts") for p in packages]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         trim_blocks=True,
@@ -99,35 +85,37 @@ def _environment(directory: Path | None = None) -> jinja2.Environment:
     return env
 
 
-_ENVS: dict[Path | None, jinja2.Environment] = {}
+_ENVS: dict[str | None, jinja2.Environment] = {}
 _ENVS_LOCK = threading.Lock()
 
 
-def _environment_for(directory: Path | None) -> jinja2.Environment:
+def environment(package: str | None = None) -> jinja2.Environment:
+    """The template environment of ``package``'s tasks (made once per package): its ``prompts/`` folder, then
+    engines.llm's.  A package without a ``prompts/`` folder raises ValueError (jinja2's PackageLoader)."""
     with _ENVS_LOCK:
-        if directory not in _ENVS:
-            _ENVS[directory] = _environment(directory)
-        return _ENVS[directory]
+        if package not in _ENVS:
+            _ENVS[package] = _environment(package)
+        return _ENVS[package]
 
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
-def render_prompt(function: str, *, directory: Path | None = None, **context: Any) -> str:
-    """Render the prompt template ``function`` (``route.j2`` ...) with ``context``; ``directory`` is a
-    task's own prompts folder (the shared partials of engines/llm/prompts stay available).
+def render_prompt(function: str, *, package: str | None = None, **context: Any) -> str:
+    """Render the prompt template ``function`` (``route.j2`` ...) of ``package`` (a task's :attr:`package`,
+    ``"engines.sql"``) with ``context`` (the shared partials of engines/llm/prompts stay available).
 
     Undefined variables raise :class:`jinja2.UndefinedError` (the environment is strict), so a
     template and its caller cannot silently drift apart.  Runs of blank lines are collapsed.
     """
-    return "\n\n".join(part for part in render_parts(function, directory=directory, **context) if part)
+    return "\n\n".join(part for part in render_parts(function, package=package, **context) if part)
 
 
-def render_parts(function: str, *, directory: Path | None = None, **context: Any) -> tuple[str, str]:
+def render_parts(function: str, *, package: str | None = None, **context: Any) -> tuple[str, str]:
     """The prompt as (shared prefix, the rest), split at the template's ``{{ cache_break }}``;
     a template without one is all rest (``("", prompt)``).  Each part as :func:`render_prompt`
     cleans it (blank-line runs collapsed, stripped)."""
-    text = _environment_for(directory).get_template(f"{function}.j2").render(**context)
+    text = environment(package).get_template(f"{function}.j2").render(**context)
     prefix, _, rest = text.rpartition(CACHE_BREAK)
     if CACHE_BREAK in prefix:
         raise ValueError(f"the template {function}.j2 has more than one cache_break")

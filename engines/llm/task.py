@@ -8,8 +8,9 @@ cancellation, usage and the fallback for an unusable reply kept in that one plac
 
 * the simulated backend calls the task's ``simulate`` with itself (its seed and rates) and the
   input -- the simulator is registered with the task, in the agent package;
-* a real backend renders ``template`` (a jinja2 file in ``prompts_dir``, or in
-  ``engines/llm/prompts``) with ``context(input)``, sends it to the model of the task's ``role``,
+* a real backend renders ``template`` (a jinja2 file in the ``prompts/`` folder of the task's
+  ``package``, read through the package's loader, so an installed wheel's copy is the one read) with
+  ``context(input)``, sends it to the model of the task's ``role``,
   and turns the reply's text into the value with ``read(text, input)``.  A task whose reply is a
   JSON object names its pydantic ``reply_model``: a real backend sends that model's JSON schema as
   the structured-output format of the request (the Messages API's ``output_config.format``, an
@@ -19,14 +20,14 @@ cancellation, usage and the fallback for an unusable reply kept in that one plac
   end its shared prefix (instructions, schema, rules, examples) with ``{{ cache_break }}``: a real
   backend marks that prefix for prompt caching when it is long enough to count.
 
-Adding an LLM task is therefore one ``Task`` (and its template) in the agent's package.
+Adding an LLM task is therefore one ``Task`` (and its template, in the package's ``prompts/`` folder, listed in
+pyproject's package-data) in the agent's package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 I = TypeVar("I")  # the input: a frozen dataclass of what the model is shown
@@ -62,7 +63,9 @@ class Task(Generic[I, O]):
     role: Role = "planner"  # which model answers it: the planner's, or the per-row one
     max_tokens: int = 1024
     sim_latency: float = 1.0  # the simulated backend waits latency_s times this
-    prompts_dir: Path | None = None  # where ``template`` lives, if not in engines/llm/prompts
+    # the package whose ``prompts/`` folder holds ``template`` ("engines.sql"); the shared partials (``_system.j2``)
+    # are engines.llm's.  None: engines.llm's own folder
+    package: str | None = None
     # the answer cache: input -> (text, question) key parts; encode/decode the value as JSON
     cache_key: Callable[[Any], tuple[str, str]] | None = None
     encode: Callable[[Any], dict] | None = None

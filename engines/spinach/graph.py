@@ -1,6 +1,6 @@
 """What graph the SPINACH agent queries, as its policy's prompt says it.
 
-SPINACH's prompt (the paper's, ``engines/llm/prompts/policy.j2``) tells the policy the graph is Wikidata and that
+SPINACH's prompt (the paper's, ``engines/spinach/prompts/policy.j2``) tells the policy the graph is Wikidata and that
 the question is guaranteed to have an answer there.  That holds for the built-in world (the lecture's Wikidata-like
 graph) and for Wikidata's own endpoint: for them :func:`describe_graph` is None and the prompt is SPINACH's,
 verbatim.  Any other graph (a user's RDF files, ``--rdf``; another SPARQL endpoint, ``--endpoint``) is a

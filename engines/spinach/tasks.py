@@ -16,10 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from engines.llm.prompting import MAX_TOKENS
 from engines.llm.replies import malformed, validated
 from engines.llm.task import Task
 from engines.spinach.graph import GraphInfo
+
+PACKAGE = "engines.spinach"  # its prompts/ folder holds these tasks' templates
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,8 @@ POLICY: Task[PolicyInput, PolicyAction] = Task(
     input=PolicyInput,
     output=PolicyAction,
     template="policy",
-    max_tokens=MAX_TOKENS["policy"],
+    package=PACKAGE,
+    max_tokens=1500,
     context=_policy_context,
     read=lambda text, _i: read_policy_action(text),
     simulate=_sim_policy,
@@ -222,7 +224,8 @@ POLICY_ON_GRAPH: Task[PolicyInput, PolicyAction] = Task(
     input=PolicyInput,
     output=PolicyAction,
     template="policy",
-    max_tokens=MAX_TOKENS["policy"],
+    package=PACKAGE,
+    max_tokens=1500,
     context=_policy_context,
     read=lambda text, _i: read_policy_action(text, graph=True),
     simulate=_sim_policy,
@@ -243,7 +246,8 @@ PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
     input=PruneInput,
     output=tuple,
     template="prune_entry",
-    max_tokens=MAX_TOKENS["prune_entry"],
+    package=PACKAGE,
+    max_tokens=512,
     context=lambda i: {"question": i.question, "lines": list(enumerate(i.entry.splitlines())), "graph": i.graph},
     read=lambda text, i: read_kept_lines(text, len(i.entry.splitlines())),
     reply_model=PruneReply,

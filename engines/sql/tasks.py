@@ -14,12 +14,14 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from engines.llm import sim, sim_courses, sim_parser, sim_tables
-from engines.llm.prompting import MAX_ROWS_SHOWN, MAX_TOKENS, recent
+from engines.llm.prompting import MAX_ROWS_SHOWN, recent
 from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
 from engines.llm.task import Task
 
 log = logging.getLogger(__name__)
+
+PACKAGE = "engines.sql"  # its prompts/ folder holds these tasks' templates
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,8 @@ ROUTE: Task[Dialogue, Routed] = Task(
     input=Dialogue,
     output=Routed,
     template="route",
-    max_tokens=MAX_TOKENS["route"],
+    package=PACKAGE,
+    max_tokens=256,
     context=_dialogue_context,
     read=read_routed,
     simulate=_sim_route,
@@ -203,7 +206,8 @@ PARSE: Task[Dialogue, str] = Task(
     input=Dialogue,
     output=str,
     template="parse",
-    max_tokens=MAX_TOKENS["parse"],
+    package=PACKAGE,
+    max_tokens=1024,
     context=_dialogue_context,
     read=lambda text, _i: read_sql_reply("parse", text),
     simulate=_sim_parse,
@@ -216,7 +220,8 @@ CLASSIFY: Task[ClassifyInput, tuple] = Task(
     input=ClassifyInput,
     output=tuple,
     template="classify",
-    max_tokens=MAX_TOKENS["classify"],
+    package=PACKAGE,
+    max_tokens=1024,
     context=lambda i: {"value": i.value, "field": i.field, "candidates": list(i.candidates)},
     read=lambda text, i: read_values(text, i.candidates),
     reply_model=ClassifyReply,
@@ -231,7 +236,8 @@ RESPOND: Task[RespondInput, str] = Task(
     input=RespondInput,
     output=str,
     template="respond",
-    max_tokens=MAX_TOKENS["respond"],
+    package=PACKAGE,
+    max_tokens=1024,
     context=_respond_context,
     read=lambda text, _i: read_text("respond", text),
     simulate=_sim_respond,

@@ -15,12 +15,13 @@ from typing import Any
 from pydantic import BaseModel, field_validator
 
 from engines.llm import sim
-from engines.llm.prompting import MAX_TOKENS
 from engines.llm.protocol import Answer
 from engines.llm.replies import UNKNOWN_WORDS, normalise_for_match, read_text, validated
 from engines.llm.task import Task
 
 log = logging.getLogger(__name__)
+
+PACKAGE = "engines.suql"  # its prompts/ folder holds these tasks' templates
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ ANSWER: Task[AnswerInput, Answer] = Task(
     input=AnswerInput,
     output=Answer,
     template="answer",
+    package=PACKAGE,
     role="row",
-    max_tokens=MAX_TOKENS["answer"],
+    max_tokens=1024,
     context=lambda i: {"text": i.text, "question": i.question},
     read=lambda reply, i: read_answer(reply, i.text),
     reply_model=AnswerReply,
@@ -113,8 +115,9 @@ SUMMARY: Task[SummaryInput, str] = Task(
     input=SummaryInput,
     output=str,
     template="summary",
+    package=PACKAGE,
     role="row",
-    max_tokens=MAX_TOKENS["summary"],
+    max_tokens=600,
     context=lambda i: {"text": i.text},
     read=lambda reply, _i: read_text("summary", reply),
     simulate=lambda b, i: sim.simulate_summary(i.text),

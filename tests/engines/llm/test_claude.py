@@ -18,8 +18,8 @@ from engines.errors import ConfigurationError, LLMError
 from engines.hybridqa.tasks import HYBRID_PARSE, SHORT_ANSWER, ParseInput, ShortAnswerInput
 from engines.llm import claude
 from engines.llm.claude import ClaudeBackend, extract_json_object, make_claude_backend, render_prompt
-from engines.llm.prompting import FUNCTIONS
 from engines.llm.protocol import Answer, Backend, Output, Results, Routed, Turn, Usage, backend_id
+from engines.llm.task import Task
 from engines.settings import Settings
 from engines.spinach.tasks import POLICY, PRUNE_ENTRY, PolicyInput, PruneInput, kept_page
 from engines.sql.tasks import CLASSIFY, PARSE, RESPOND, ROUTE, ClassifyInput, Dialogue, RespondInput
@@ -125,63 +125,69 @@ RESULTS = Results(
 
 
 @pytest.mark.parametrize(
-    ("function", "context", "expected"),
+    ("task", "context", "expected"),
     [
         (
-            "route",
+            ROUTE,
             {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
             ["cheaper ones?", SCHEMA, "thai food in palo alto", "needs_database"],
         ),
         (
-            "parse",
+            PARSE,
             {"utterance": "cheaper ones?", "history": HISTORY, "schema": SCHEMA},
             ["cheaper ones?", SCHEMA, HISTORY[0].sql, "PostgreSQL", "= ANY(cuisines)", '"sql"'],
         ),
         (
-            "classify",
+            CLASSIFY,
             {"value": "asian", "field": "cuisines", "candidates": ["thai", "chinese", "mexican"]},
             ['"asian"', "cuisines", '"thai"', '"chinese"', '"mexican"', '"values"'],
         ),
         (
-            "answer",
+            ANSWER,
             {"text": "The patio is heated. Dogs are welcome.", "question": "Is there a patio?"},
             ["The patio is heated. Dogs are welcome.", "Is there a patio?", '"Yes"', "null", "evidence"],
         ),
-        ("summary", {"text": "The patio is heated. Dogs are welcome."}, ["The patio is heated. Dogs are welcome."]),
+        (SUMMARY, {"text": "The patio is heated. Dogs are welcome."}, ["The patio is heated. Dogs are welcome."]),
         (
-            "respond",
+            RESPOND,
             {"utterance": "any thai?", "history": HISTORY, "results": RESULTS, "rows": RESULTS.rows, "schema": SCHEMA},
             ["any thai?", RESULTS.readback, "Siam Garden", "Bangkok Bites", "ONLY", SCHEMA],
         ),
     ],
 )
-def test_each_template_renders_its_inputs(function: str, context: dict, expected: list[str]) -> None:
-    prompt = render_prompt(function, **context)
+def test_each_template_renders_its_inputs(task: Task, context: dict, expected: list[str]) -> None:
+    prompt = render_prompt(task.template, package=task.package, **context)
     for fragment in expected:
         assert fragment in prompt, fragment
     assert "\n\n\n" not in prompt
 
 
-def test_there_is_one_template_per_function() -> None:
-    assert sorted(p.stem for p in claude.PROMPTS_DIR.glob("[!_]*.j2")) == sorted(FUNCTIONS)
+# every task of the agent packages whose prompt a real backend renders
+TASKS = (ROUTE, PARSE, CLASSIFY, RESPOND, ANSWER, SUMMARY, HYBRID_PARSE, SHORT_ANSWER, POLICY, PRUNE_ENTRY)
 
 
-@pytest.mark.parametrize("function", FUNCTIONS)
-def test_templates_are_strict_about_missing_inputs(function: str) -> None:
+@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.name)
+def test_templates_are_strict_about_missing_inputs(task: Task) -> None:
     with pytest.raises(jinja2.UndefinedError):
-        render_prompt(function)
+        render_prompt(task.template, package=task.package)
 
 
 def test_json_in_prompts_is_not_html_escaped() -> None:
-    prompt = render_prompt("classify", value="fish & chips", field="cuisines", candidates=["<b>'x'</b>"])
+    prompt = render_prompt(
+        "classify", package=CLASSIFY.package, value="fish & chips", field="cuisines", candidates=["<b>'x'</b>"]
+    )
     assert '"fish & chips"' in prompt and "\"<b>'x'</b>\"" in prompt
 
 
 def test_respond_prompt_without_results_and_with_zero_rows() -> None:
-    direct = render_prompt("respond", utterance="hello!", history=(), results=None, rows=(), schema="")
+    direct = render_prompt(
+        "respond", package=RESPOND.package, utterance="hello!", history=(), results=None, rows=(), schema=""
+    )
     assert "does not need the database" in direct and "<conversation>" not in direct
     empty = Results("I searched for Thai restaurants in Fresno.", ("name",), (), 0)
-    nothing = render_prompt("respond", utterance="thai in fresno", history=(), results=empty, rows=(), schema="")
+    nothing = render_prompt(
+        "respond", package=RESPOND.package, utterance="thai in fresno", history=(), results=empty, rows=(), schema=""
+    )
     assert "nothing matched" in nothing and "relaxing" in nothing and empty.readback in nothing
 
 
@@ -264,10 +270,15 @@ def test_route_sends_the_rendered_prompt_and_parses_the_reply() -> None:
     assert out == Output(Routed(True, "It refines the search."), Usage(120, 7), MODEL)
     sent = api.requests[0]
     assert sent["model"] == MODEL
-    assert sent["max_tokens"] == claude.MAX_TOKENS["route"]
+    assert sent["max_tokens"] == ROUTE.max_tokens == 256
     assert sent["system"] == claude.system_prompt()
     assert sent["messages"] == [
-        {"role": "user", "content": render_prompt("route", utterance="cheaper ones?", history=HISTORY, schema=SCHEMA)}
+        {
+            "role": "user",
+            "content": render_prompt(
+                "route", package=ROUTE.package, utterance="cheaper ones?", history=HISTORY, schema=SCHEMA
+            ),
+        }
     ]
 
 

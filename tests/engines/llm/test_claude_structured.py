@@ -126,7 +126,7 @@ def test_a_long_shared_prefix_goes_first_with_cache_control(stub: StubAPI) -> No
     assert "how many rows?" in rest["text"]
     # the same prompt as a single string would be: the prefix, then the rest
     assert prefix["text"] + "\n\n" + rest["text"] == render_prompt(
-        "parse", utterance="how many rows?", history=[], schema=schema
+        "parse", package=PARSE.package, utterance="how many rows?", history=[], schema=schema
     )
 
 
@@ -233,7 +233,7 @@ def test_the_sim_reports_the_tokens_its_prompts_would_have_used() -> None:
     text, question = "The patio is heated. Dogs are welcome.", "Is there a patio?"
     answer = llm.run(ANSWER, AnswerInput(text, question))
     call = next(e for e in seen if isinstance(e, CallFinished))
-    prompt = render_prompt("answer", text=text, question=question)
+    prompt = render_prompt("answer", package=ANSWER.package, text=text, question=question)
     assert call.estimated and call.input_tokens == estimate_tokens(system_prompt()) + estimate_tokens(prompt)
     assert call.output_tokens == estimate_tokens(json.dumps(suql_tasks.ANSWER.encode(answer)))
     # an estimate costs nothing: no price, no model (issue 26)

@@ -4,6 +4,7 @@ at construction."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,13 +69,13 @@ def _read_loud(reply: str, _input: Shout) -> str:
     return loud
 
 
-def shout_task(prompts_dir: Path) -> Task:
+def shout_task(package: str) -> Task:
     return Task(
         name="shout",
         input=Shout,
         output=str,
         template="shout",
-        prompts_dir=prompts_dir,
+        package=package,
         role="row",
         context=lambda i: {"text": i.text},
         read=_read_loud,
@@ -90,9 +91,16 @@ def shout_task(prompts_dir: Path) -> Task:
 
 
 @pytest.fixture
-def shout(tmp_path: Path) -> Task:
-    (tmp_path / "shout.j2").write_text('{% include "_system.j2" %}\nSay this loudly: {{ text | json }}\n')
-    return shout_task(tmp_path)
+def shout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Task:
+    # a package of its own (importable from tmp_path), its template in its prompts/ folder
+    package = "shout_" + re.sub(r"\W", "_", tmp_path.name)
+    (tmp_path / package / "prompts").mkdir(parents=True)
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "prompts" / "shout.j2").write_text(
+        '{% include "_system.j2" %}\nSay this loudly: {{ text | json }}\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return shout_task(package)
 
 
 def test_a_new_task_runs_on_the_sim_with_events_counts_and_cache(shout: Task, tmp_path: Path):

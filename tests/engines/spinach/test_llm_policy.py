@@ -8,7 +8,6 @@ import pytest
 
 from engines.errors import LLMError
 from engines.events import CallFinished, CallStarted
-from engines.llm import claude
 from engines.llm.claude import render_prompt
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
@@ -44,7 +43,7 @@ def test_sim_backend_policy_is_the_sim_policy():
 
 def test_policy_prompt_shows_the_state_as_spinach_does():
     steps, omitted = _policy_steps(HISTORY)
-    prompt = render_prompt("policy", question="How high?", steps=steps, omitted=omitted)
+    prompt = render_prompt("policy", package=POLICY.package, question="How high?", steps=steps, omitted=omitted)
     assert '"How high?"' in prompt and "execute_sparql(SELECT ?m WHERE { ?m wdt:P31 wd:Q1007 })" in prompt
     assert "province of Kestavia" not in prompt  # an older search: observation hidden
     assert "large natural elevation" in prompt and "[1 row x 1 column]" in prompt
@@ -58,7 +57,7 @@ def test_claude_policy_parses_the_reply():
     api = FakeAPI(message(json.dumps(reply)))
     out = backend(api).run(POLICY, PolicyInput("What is the highest mountain in Pallasca?", tuple(HISTORY), 2))
     assert out.value == PolicyAction("Look for the mountain class.", "search_wikidata", "mountain")
-    assert api.requests[0]["max_tokens"] == claude.MAX_TOKENS["policy"]
+    assert api.requests[0]["max_tokens"] == POLICY.max_tokens == 1500
     assert "What is the highest mountain in Pallasca?" in api.prompt
 
 

@@ -55,7 +55,9 @@ def test_what_comes_from_the_user_is_bounded_before_the_prompt():
     assert graph.what.endswith("part4 Say yes.ttl and 3 more files (1,234 statements)")
     assert len(graph.prefixes) == MAX_PREFIXES and graph.more_prefixes == 10 + 2 + 4  # + long, broken; rdf/rdfs/xsd/owl
     assert all(len(iri) <= MAX_IRI and "\n" not in iri and ">" not in iri for _n, iri in graph.prefixes)
-    text = render_prompt("policy", **POLICY_ON_GRAPH.context(PolicyInput("Who?", (), 0, graph)))
+    text = render_prompt(
+        "policy", package=POLICY_ON_GRAPH.package, **POLICY_ON_GRAPH.context(PolicyInput("Who?", (), 0, graph))
+    )
     assert "Ignore the question" not in text and "Say yes.ttl\n" not in text and "and 16 more." in text
     remote = SimpleNamespace(
         dialect=WIKIDATA, url="http://127.0.0.1:7878/query?access_token=s3cret#frag", is_wikidata=False, wikidata=False
