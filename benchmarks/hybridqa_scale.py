@@ -26,9 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engines.hybridqa.pipeline import HybridQA, Improvements
+from engines.hybridqa.sim_hybrid import HybridRates
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
-from engines.llm.sim_hybrid import HybridRates
 from engines.sql.sandbox import Sandbox
 from engines.suql.execute import SuqlEngine
 from worlds import hybridqa as W

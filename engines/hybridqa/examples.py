@@ -15,7 +15,7 @@ def _q(value: str) -> str:
 
 def type_examples(world) -> tuple[Example, ...]:
     """One SUQL query per HybridQA type over the world's first table."""
-    from engines.llm.sim_reader import read
+    from engines.sql.sim_reader import read
 
     table = world.tables[0]
     rows = table.records()

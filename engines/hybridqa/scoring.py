@@ -28,8 +28,8 @@ from sqlglot import exp
 
 from engines.errors import EngineError
 from engines.eval.metrics import overlap_f1
-from engines.llm.sim_reader import parse_date
 from engines.sql.sandbox import Sandbox
+from engines.sql.sim_reader import parse_date
 from engines.suql.language import as_call, calls_in, is_llm_call
 
 EVALUATION_CLASSES = ("format variant", "gold incomplete", "gold wrong")

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from engines.llm import sim_hybrid
+from engines.hybridqa import sim_hybrid
 from engines.llm.prompting import MAX_ROWS_SHOWN
 from engines.llm.protocol import Results
 from engines.llm.replies import UNKNOWN_WORDS, validated

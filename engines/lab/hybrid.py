@@ -109,7 +109,7 @@ class Question:
 def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]:
     """``per_class`` questions of each class over ``world``; ``truth`` (its hidden truth) decides the gold answers."""
     from engines.lab.questions import plain_cuisines
-    from engines.llm.sim_parser import FOOD_WORDS
+    from engines.sql.sim_parser import FOOD_WORDS
     from worlds.restaurants import LOCATIONS
 
     rows = world.rows

@@ -7,7 +7,7 @@ reads them with ``safetensors`` and ``tokenizers`` and pools the token vectors i
 inference does), so no code path here can download (and the import costs nothing).
 
 Two readers share the one instance a process loads (:func:`embedder_at`): the SUQL ranker
-(``engines.suql.compiler.semantic``) and the simulated LLM's sense of words (``engines.llm.sim``, whose
+(``engines.suql.compiler.semantic``) and the simulated LLM's sense of words (``engines.sql.sim``, whose
 classify() compares a phrase with the candidate values it is shown).  Without the package (or its files)
 :func:`embedder` is ``None``.
 

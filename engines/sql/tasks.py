@@ -2,7 +2,7 @@
 
 Each :class:`~engines.llm.task.Task` carries its prompt, how a real model's reply is read, and its
 simulated implementation (the sim's restaurant and course readers, and the generic reader of a user's
-own tables, ``engines.llm.sim_tables``).
+own tables, ``engines.sql.sim_tables``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from engines.llm import sim, sim_courses, sim_parser, sim_tables
+from engines.llm import sim_courses
 from engines.llm.prompting import MAX_ROWS_SHOWN, recent
 from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
 from engines.llm.task import Task
+from engines.sql import sim, sim_parser, sim_tables
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 
-from engines.llm import sim
 from engines.llm.protocol import Answer
 from engines.llm.replies import UNKNOWN_WORDS, normalise_for_match, read_text, validated
 from engines.llm.task import Task
+from engines.sql import sim
 
 log = logging.getLogger(__name__)
 

@@ -142,7 +142,7 @@ def _open(settings, args: argparse.Namespace):
     if args.format_rate is not None:  # a rate of the simulated LLM, given at construction
         from dataclasses import replace
 
-        from engines.llm.sim_hybrid import DEFAULT_RATES
+        from engines.hybridqa.sim_hybrid import DEFAULT_RATES
 
         sim_params["hybrid_params"] = replace(DEFAULT_RATES, format_rate=args.format_rate)
     llm = llm_from_settings(settings, **sim_params)

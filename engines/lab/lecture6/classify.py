@@ -83,7 +83,7 @@ def classify_methods(ctx: RunContext) -> Table:
         scores["similarity"]["recall"] <= scores["retrieve_llm"]["recall"] <= scores["llm_all"]["recall"],
         f"recall {scores['similarity']['recall']:.2f} ≤ {scores['retrieve_llm']['recall']:.2f} ≤ {scores['llm_all']['recall']:.2f}",
     )
-    from engines.llm.sim import sense_words_match
+    from engines.sql.sim import sense_words_match
 
     # phrasings whose words share no form with any value they mean: only knowing what a word means finds them
     unlike = [

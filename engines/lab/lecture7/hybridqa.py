@@ -11,7 +11,7 @@ def _hybridqa_report(
 ):
     """One evaluation of the HybridQA pipeline on the generated flag-bearer tables (memoised per setting)."""
     from engines.hybridqa.pipeline import Improvements
-    from engines.llm.sim_hybrid import DEFAULT_RATES
+    from engines.hybridqa.sim_hybrid import DEFAULT_RATES
 
     improvements = Improvements(fallback=fallback, retry=retry)
     if format_rate == DEFAULT_RATES.format_rate:
@@ -71,7 +71,7 @@ def hybridqa_ablation(ctx: RunContext) -> Table:
             ]
         )
     none, one, two, both = (j[k] for k in SETTINGS)
-    from engines.llm.sim_hybrid import DEFAULT_RATES as r
+    from engines.hybridqa.sim_hybrid import DEFAULT_RATES as r
     from worlds.hybridqa import GOLD_WRONG_RATE
 
     ctx.note(

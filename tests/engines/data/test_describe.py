@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from engines.data.describe import ENUM_SHOWN_VALUES, describe, role_of
 from engines.data.source import open_source
-from engines.llm import sim_tables
+from engines.sql import sim_tables
 from engines.sql.sandbox import Sandbox
 from tests.engines.data.conftest import HOSTILE, write_csv, write_jsonl
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 
 from engines.hybridqa.pipeline import HybridQA
+from engines.hybridqa.sim_hybrid import HybridRates
 from engines.hybridqa.tasks import HYBRID_PARSE
 from engines.llm.client import LLM
 from engines.llm.protocol import Output
 from engines.llm.sim import SimBackend
-from engines.llm.sim_hybrid import HybridRates
 from engines.sql.sandbox import Sandbox
 from worlds import hybridqa as W
 

@@ -6,10 +6,11 @@ import inspect
 
 import pytest
 
-from engines.llm import sim_hybrid, sim_reader
+from engines.hybridqa import sim_hybrid
+from engines.hybridqa.sim_hybrid import HybridRates
 from engines.llm.protocol import Results
 from engines.llm.sim import SimBackend
-from engines.llm.sim_hybrid import HybridRates
+from engines.sql import sim_reader
 from engines.suql.tasks import ANSWER, AnswerInput
 
 from .conftest import NO_MISTAKES

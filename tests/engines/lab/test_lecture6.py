@@ -50,7 +50,7 @@ def test_classify_methods_llm_all_has_the_best_recall():
 
 def _simulator_table_entries() -> set[str]:
     """Every string that is a key or an entry of a table (a dict, tuple, set) the simulated LLM's modules hold."""
-    from engines.llm import sim, sim_parser, sim_reader
+    from engines.sql import sim, sim_parser, sim_reader
 
     entries: set[str] = set()
 
@@ -86,7 +86,7 @@ def test_no_simulator_table_holds_the_evaluators_test_phrasings():
 
 
 def test_the_simulated_sense_of_word_forms_generalises():
-    from engines.llm.sim import classify_values
+    from engines.sql.sim import classify_values
     from worlds.restaurants import CUISINES
 
     def pick(v):
@@ -107,7 +107,7 @@ def test_the_simulated_sense_of_word_forms_generalises():
 def test_the_simulated_sense_has_no_table_for_cuisine_words():
     """classify() reads no table of cuisine words: the old CUISINE_SENSE (written from the lecture's 28 phrasings,
     with their gold values) is gone; only place names of San Francisco's neighbourhoods remain a table."""
-    from engines.llm import sim
+    from engines.sql import sim
 
     assert not hasattr(sim, "CUISINE_SENSE")
     assert set(sim.PLACE_SENSE) == {"sf", "san francisco", "bernal", "the mission", "mission"}

@@ -122,7 +122,8 @@ def test_the_default_world_is_unchanged_by_the_review_knob():
 
 def test_realistic_reviews_hint_or_omit_features_and_dishes(yelp_world):
     """Real reviews do not state every feature in words a reader's lexicon knows, nor name a dish in every review."""
-    from engines.llm.sim import SimBackend, simulate_answer
+    from engines.llm.sim import SimBackend
+    from engines.sql.sim import simulate_answer
 
     world, truth, _p, _b = yelp_world
     question = {

@@ -5,10 +5,11 @@ estimates are what doing the work afresh gives."""
 
 from __future__ import annotations
 
-from engines.llm import client, prompting, sim
+from engines.llm import client, prompting
 from engines.llm.client import LLM, estimated_usage
 from engines.llm.protocol import Answer
 from engines.llm.sim import SimBackend
+from engines.sql import sim
 from engines.sql.tasks import ROUTE, Dialogue
 from engines.suql.tasks import ANSWER, AnswerInput
 

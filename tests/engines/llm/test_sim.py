@@ -6,9 +6,9 @@ import inspect
 
 import pytest
 
-from engines.llm import sim as sim_module
 from engines.llm.protocol import Answer, Backend, Results
 from engines.llm.sim import SimBackend
+from engines.sql import sim as sim_module
 from engines.sql.tasks import CLASSIFY, RESPOND, ClassifyInput, RespondInput
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 from worlds import restaurants as W
@@ -29,7 +29,8 @@ def test_is_a_backend(sim):
 
 
 def test_never_reads_hidden_truth():
-    source = inspect.getsource(sim_module) + inspect.getsource(__import__("engines.llm.sim_parser", fromlist=["x"]))
+    modules = ("engines.llm.sim", "engines.sql.sim", "engines.sql.sim_parser")  # the backend, the reader, the parser
+    source = "".join(inspect.getsource(__import__(m, fromlist=["x"])) for m in modules)
     assert "truth" not in source.replace("hidden truth", "").replace("ground truth", "")
     assert "worlds" not in source
 
@@ -67,12 +68,11 @@ def test_common_sense_about_dishes():
 def test_seeded_error_rates_and_repeatability():
     world = W.build().world
     sim = SimBackend(seed=7)
-    careful = SimBackend(seed=7, error_on_topic=0, error_off_topic=0)
     on = off = on_err = off_err = 0
     for r in world.rows:
         text = "\n".join(r.reviews)
         for q in ("is it family-friendly?", "is parking easy?", "is it romantic?", "does it have a great view?"):
-            truth = careful._read(text, q)
+            truth = sim_module._read(text, q)  # the careful reading, before any seeded mistake
             got = ans(sim, text, q)
             assert got == ans(sim, text, q)  # the same input repeats exactly
             if truth.value is not None:

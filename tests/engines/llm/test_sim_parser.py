@@ -9,8 +9,8 @@ import sqlglot
 from sqlglot import exp
 
 from engines.llm.protocol import Turn
-from engines.llm.sim import _question_topic, understands
-from engines.llm.sim_parser import frame_from_sql, parse, route, to_sql
+from engines.sql.sim import _question_topic, understands
+from engines.sql.sim_parser import frame_from_sql, parse, route, to_sql
 from engines.suql.agent import suql_schema
 from worlds import restaurants as W
 

@@ -12,12 +12,12 @@ import pytest
 
 from engines.errors import ConfigurationError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted
+from engines.hybridqa.sim_hybrid import DEFAULT_RATES
 from engines.llm.cache import AnswerCache
 from engines.llm.client import LLM, backend_from_settings, llm_from_settings
 from engines.llm.protocol import backend_id
 from engines.llm.replies import extract_json_object
 from engines.llm.sim import SimBackend
-from engines.llm.sim_hybrid import DEFAULT_RATES
 from engines.llm.task import Task
 from engines.settings import Settings
 from tests.engines.llm.test_claude import FakeAPI, message

@@ -10,9 +10,9 @@ import sqlglot
 from sqlglot import exp
 
 from engines.compose import open_restaurants
-from engines.llm.sim import TOPICS
 from engines.settings import Settings
 from engines.sql.agent import MAX_VARIANTS, TextToSQLAgent, conjuncts
+from engines.sql.sim import TOPICS
 from worlds import restaurants as W
 
 WORLD = W.build().world

@@ -12,6 +12,10 @@ written, the verbs that state where something took place or what someone compete
 a little common sense about sports ("a judoka competes in judo").  It also answers the literal
 "does the text mention X?" (the question the generic parser of a user's tables writes): Yes only
 from a sentence that holds X's words.
+
+Its readers are SUQL's simulated ``answer()`` (engines/sql/sim.py) and HybridQA's simulated parser and
+scorer (engines/hybridqa), so it lives in the lowest package both import.  How often a value is misread is
+the backend's parameter (:data:`engines.llm.sim.MISREAD_RATE`).
 """
 
 from __future__ import annotations
@@ -22,8 +26,6 @@ from dataclasses import dataclass
 from datetime import date
 
 from engines.llm.protocol import Answer
-
-MISREAD_RATE = 0.06  # §6.5: a value read from a passage is another of its kind (another date) 6% of the time
 
 MONTHS = (
     "january",

@@ -29,7 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 from engines.llm.protocol import Results, Turn
-from engines.llm.sim_parser import _NUM, _NUMBERS  # number words, as the restaurant parser reads them
+from engines.sql.sim_parser import _NUM, _NUMBERS  # number words, as the restaurant parser reads them
 
 MARKER = "-- The user's data:"
 """How the described schema begins (engines.data.describe.SchemaDescription.render)."""
@@ -901,7 +901,7 @@ def _column_for_name(
 
 def _text_wishes(low: str, texts: Sequence[Column]) -> list[tuple[str, Column]]:
     """What only the free text can tell: "X mentions Y" and the sim lexicon's wishes."""
-    from engines.llm.sim_parser import TEXT_FEATURES
+    from engines.sql.sim_parser import TEXT_FEATURES
 
     out: list[tuple[str, Column]] = []
     for m in _MENTION.finditer(low):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from engines.errors import LLMError
 from engines.llm.protocol import Results
 from engines.llm.seeded import unit
-from engines.llm.sim_reader import DATE, MONTHS, parse_date
+from engines.sql.sim_reader import DATE, MONTHS, parse_date
 
 
 @dataclass(frozen=True)
