@@ -5,8 +5,8 @@ schema, the candidate values — and never a world's hidden truth.  It answers a
 task by calling the task's simulated implementation, kept beside the agent whose
 task it is: engines/sql (the restaurant parser ``sim_parser``, the reader of a user's
 own tables ``sim_tables``, the reader of texts and the reply writer ``sim``, the
-reader of passages ``sim_reader``), engines/hybridqa (``sim_hybrid``), engines/spinach
-(``sim_policy``).  This module holds what they
+reader of passages ``sim_reader``), engines/hybridqa (``sim_hybrid``), engines/courses
+(``sim_courses``), engines/spinach (``sim_policy``).  This module holds what they
 share: the seed and the error rates, the simulated latency, and the model identity
 that enters every cache key.  It errs at seeded rates keyed on (seed, input): 3% when
 the text touches the question's topic, 0.3% when it does not, so every run repeats

@@ -43,7 +43,7 @@ from engines.sql.coverage import not_understood as phrases_not_understood
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
-from engines.sql.tasks import PARSE, RESPOND, ROUTE, Dialogue, RespondInput
+from engines.sql.tasks import SQL_TASKS, Dialogue, DialogueTasks, RespondInput
 
 REPLY_ROWS = 20  # rows the reply writer is shown
 MAX_VARIANTS = 6  # an empty result: at most this many queries, each without one of its conditions
@@ -162,6 +162,9 @@ class TextToSQLAgent:
     schema_for: Callable[[str], tuple[str, Mapping[str, EnumSpec]]] | None = None
     """A source described lazily (PostgreSQL): the schema text and enumerations for a question, the tables it
     mentions described first (engines.data.source.agent_schema); None: ``schema`` and ``enum_fields`` as given."""
+    tasks: DialogueTasks = SQL_TASKS
+    """The LLM tasks of a turn (route, parse, respond): the Text-to-SQL agent's, or those of an agent package that
+    simulates them with its own reader (the course assistant's, engines.courses.tasks.COURSE_TASKS)."""
 
     def reset(self) -> None:
         self.history.clear()
@@ -187,13 +190,13 @@ class TextToSQLAgent:
         if self.schema_for is not None:  # the tables this question mentions, described before it is read
             self.schema, self.enum_fields = self.schema_for(utterance)
         emit(TurnStarted(utterance, len(self.history) + 1))
-        routed = llm.run(ROUTE, Dialogue(utterance, tuple(self.history), self.schema))
+        routed = llm.run(self.tasks.route, Dialogue(utterance, tuple(self.history), self.schema))
         emit(InputClassified(routed.needs_database, routed.reason))
         if not routed.needs_database:
-            reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), None, self.schema))
+            reply = llm.run(self.tasks.respond, RespondInput(utterance, tuple(self.history), None, self.schema))
             return self._finish(emit, calls, TurnResult(utterance, False, routed.reason, reply), sql=None)
 
-        parsed = llm.run(PARSE, Dialogue(utterance, tuple(self.history), self.schema))
+        parsed = llm.run(self.tasks.parse, Dialogue(utterance, tuple(self.history), self.schema))
         emit(QueryParsed(parsed))
         sql = parsed  # what failed, if something does: the parse, or the rewritten statement
         try:
@@ -234,7 +237,7 @@ class TextToSQLAgent:
                 len(result.rows),
                 why_empty=emptied.reply_hint if emptied is not None else None,
             )
-            reply = llm.run(RESPOND, RespondInput(utterance, tuple(self.history), shown, self.schema))
+            reply = llm.run(self.tasks.respond, RespondInput(utterance, tuple(self.history), shown, self.schema))
         turn = TurnResult(
             utterance,
             True,

@@ -1,19 +1,22 @@
 """The Text-to-SQL agent's LLM tasks (lecture 6): route, parse, classify, respond.
 
-Each :class:`~engines.llm.task.Task` carries its prompt, how a real model's reply is read, and its
-simulated implementation (the sim's restaurant and course readers, and the generic reader of a user's
-own tables, ``engines.sql.sim_tables``).
+Each :class:`~engines.llm.task.Task` carries its prompt (engines/sql/prompts), how a real model's reply is
+read, and its simulated implementation: the sim's restaurant parser and reply writer (``sim_parser``,
+``sim``) and the generic reader of a user's own tables (``sim_tables``), all in this package.  A turn's
+three tasks travel together as :class:`DialogueTasks`; an agent over a world this package's simulator does
+not read gives the agent its own (the course assistant's, engines.courses.tasks): the same tasks, prompts and
+readers, simulated by its own reader.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from engines.llm import sim_courses
 from engines.llm.prompting import MAX_ROWS_SHOWN, recent
 from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
@@ -138,22 +141,19 @@ def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
 
 
 # --- the simulated implementations ------------------------------------------------------------
-# The course world (engines/courses.py) shares these tasks: its schema picks the course reader.
+# A user's own tables (a described schema) are read by the generic reader, the restaurants by the restaurant
+# parser; the course assistant runs these tasks with its own simulator (engines.courses.tasks).
 
 
 def _sim_route(b: Any, i: Dialogue) -> Routed:
     if sim_tables.is_described(i.schema):  # a user's own tables: the generic reader
         return Routed(*sim_tables.route(i.utterance, i.history, i.schema))
-    if sim_courses.is_course_schema(i.schema):
-        return Routed(*sim_courses.route(i.utterance, i.history, i.schema))
     return Routed(*sim_parser.route(i.utterance, i.history, i.schema))
 
 
 def _sim_parse(b: Any, i: Dialogue) -> str:
     if sim_tables.is_described(i.schema):
         return sim_tables.parse(i.utterance, i.history, i.schema)
-    if sim_courses.is_course_schema(i.schema):
-        return sim_courses.parse(i.utterance, i.history, i.schema)
     return sim_parser.parse(i.utterance, i.history, i.schema, seed=b.seed, drop_rate=b.parse_drop_rate)
 
 
@@ -163,11 +163,7 @@ def _sim_respond(b: Any, i: RespondInput) -> str:
             return sim_tables.direct_reply(i.utterance, i.schema)
         return sim_tables.results_reply(i.utterance, i.results)
     if i.results is None:
-        if sim_courses.is_course_schema(i.schema) or sim_courses.course_dialogue(i.history):
-            return sim_courses.direct(i.utterance)
         return sim.direct_reply(i.utterance)
-    if sim_courses.is_course_result(i.results):
-        return sim_courses.reply(i.utterance, i.results)
     return sim.results_reply(i.utterance, i.results, suql=sim_parser.suql_schema(i.schema))
 
 
@@ -245,3 +241,32 @@ RESPOND: Task[RespondInput, str] = Task(
     sim_latency=0.5,
     describe=lambda i: i.utterance,
 )
+
+
+@dataclass(frozen=True)
+class DialogueTasks:
+    """The LLM tasks of one turn of a dialogue agent (engines.sql.agent.TextToSQLAgent): route the message, parse
+    it into a query, write the reply.  An agent package whose world the simulators here do not read gives its agent
+    its own with :meth:`simulated_by`: the same names, prompts and readers of a real model's reply (so a real
+    backend, the events and the cache see no difference), and its own simulated implementations."""
+
+    route: Task[Dialogue, Routed]
+    parse: Task[Dialogue, str]
+    respond: Task[RespondInput, str]
+
+    def simulated_by(
+        self,
+        route: Callable[[Any, Dialogue], Routed],
+        parse: Callable[[Any, Dialogue], str],
+        respond: Callable[[Any, RespondInput], str],
+    ) -> DialogueTasks:
+        """These tasks with other simulated implementations ((the simulated backend, input) -> value)."""
+        return DialogueTasks(
+            replace(self.route, simulate=route),
+            replace(self.parse, simulate=parse),
+            replace(self.respond, simulate=respond),
+        )
+
+
+#: The Text-to-SQL (and SUQL) agent's turn over the restaurants or a user's own tables.
+SQL_TASKS = DialogueTasks(ROUTE, PARSE, RESPOND)

@@ -1,6 +1,7 @@
 """The simulated parser and reply writer for the course world (notes 002-003).
 
-Like ``sim_parser`` it is shown only the utterance, the dialogue history and the
+The course assistant's tasks (engines/courses/tasks.py) are simulated with it.  Like
+``engines.sql.sim_parser`` it is shown only the utterance, the dialogue history and the
 schema text — never the world's hidden truth (``CourseWorld.practical`` is
 evaluator data).  It writes the notes' queries:
 
@@ -45,15 +46,6 @@ CONFLICT = (
     "NOT EXISTS (SELECT 1 FROM meetings AS m JOIN busy AS b ON m.day = b.day "
     "WHERE m.offering_id = o.id AND m.start_min < b.end_min AND b.start_min < m.end_min)"
 )
-
-
-def is_course_schema(schema: str) -> bool:
-    return "CREATE TABLE courses" in schema
-
-
-def course_dialogue(history: Sequence[Turn]) -> bool:
-    """The dialogue so far queried the course tables (how a direct reply knows its topic)."""
-    return any(t.sql and re.search(r"\b(offerings|course_reviews|courses|prerequisites)\b", t.sql) for t in history)
 
 
 def route(utterance: str, history: Sequence[Turn], schema: str) -> tuple[bool, str]:

@@ -256,6 +256,7 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
     """
     import time
 
+    from engines.courses.tasks import COURSE_TASKS
     from engines.llm.client import llm_from_settings
     from engines.settings import Settings
     from engines.suql.agent import SuqlAgent
@@ -280,4 +281,5 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
         enum_fields={},
         classify_method=settings.classify_method,
     )
+    agent.tasks = COURSE_TASKS  # the course world's simulated route, parse and respond (engines/courses/tasks.py)
     return CourseSession(settings, world, sandbox, llm, agent)
