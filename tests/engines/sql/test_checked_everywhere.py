@@ -184,7 +184,7 @@ def test_a_follow_up_that_drops_what_it_carries_over_is_named(model, capsys):
 
 # --- false alarms over the restaurant world's own question sets -----------------------------------------------------
 
-# This suite's questions about the restaurants (tests/engines/sql, tests/engines/llm/test_sim_parser.py, the CLI and
+# This suite's questions about the restaurants (tests/engines/sql, its test_sim_parser.py among them, the CLI and
 # app tests), each with whether the simulated agent's query keeps every condition of it (judged by hand from the
 # query; None: the Text-to-SQL agent has no column for its wish, the SUQL agent reads the reviews for it)
 SUITE: tuple[tuple[str, bool | None], ...] = (
