@@ -286,13 +286,18 @@ class SuqlSession:
                 mode=mode,
                 schema_for=agent_schema(self.source, suql=True),
             )
-        return SuqlAgent.over(
+        agent = SuqlAgent.over(
             self.engine,
             self.world.schema(),
             enum_fields=getattr(self.world, "enum_fields", {}),
             classify_method=self.settings.classify_method,
             mode=mode,
         )
+        if self.world_name == "courses":  # the course world's simulated route, parse and respond
+            from engines.courses.tasks import COURSE_TASKS
+
+            agent.tasks = COURSE_TASKS
+        return agent
 
     def calls_to_confirm(self, query: str, mode: str) -> int | None:
         """With a paid backend, the expected (upper-bound) number of LLM calls of ``query`` in ``mode`` when

@@ -148,6 +148,24 @@ def test_the_course_assistant_runs_the_course_tasks():
         session.close()
 
 
+def test_the_suql_session_s_agent_over_the_course_world_runs_the_course_tasks():
+    """``open_suql(world="courses").agent()`` (the Python API's SUQL dialogue over the course world) is answered by the
+    course simulator, as it was when the sim picked its reader from the schema; over the restaurants, by the SQL
+    tasks' restaurant parser."""
+    from engines.compose import open_suql
+
+    settings = Settings(backend="sim", sim_latency_s=0.0, cache_enabled=False)
+    courses, restaurants = open_suql(settings, world="courses"), open_suql(settings, world="restaurants")
+    try:
+        agent = courses.agent()
+        assert agent.tasks is COURSE_TASKS and restaurants.agent().tasks is SQL_TASKS
+        turn = agent.ask("Which autumn courses fit my schedule and are practical?")
+        assert "NOT EXISTS" in (turn.sql or "") and {row[0] for row in turn.rows} == {"C1", "C3"}
+    finally:
+        courses.close()
+        restaurants.close()
+
+
 def test_the_restaurant_and_own_data_agents_run_the_sql_tasks(tmp_path: Path):
     from engines.compose import open_restaurants, open_source_agent
     from tests.engines.data.conftest import hotel_rows, write_csv
