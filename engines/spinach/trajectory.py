@@ -290,6 +290,14 @@ def _record(value: Any, where: str) -> Mapping[str, Any] | None:
     raise TrajectoryError(f'{where} is not a query record (an object with a "sparql" string).')
 
 
+def _query_record(value: Any, where: str) -> Mapping[str, Any]:
+    """An entry of ``generated_sparqls``: a query record, which (unlike ``final_sparql``) cannot be null."""
+    record = _record(value, where)
+    if record is None:
+        raise TrajectoryError(f'{where} is not a query record (an object with a "sparql" string).')
+    return record
+
+
 def _folded(query: str) -> str:
     return " ".join(query.split())
 
@@ -312,7 +320,9 @@ def import_spinach_log(states: Sequence[Mapping[str, Any]]) -> list[Trajectory]:
         generated_raw = [] if generated_raw is None else generated_raw
         if not isinstance(generated_raw, list):
             raise TrajectoryError(f'{where}: "generated_sparqls" is not a list.')
-        generated = [_record(g, f"Query {i} of generated_sparqls in state {n}") for i, g in enumerate(generated_raw, 1)]
+        generated = [
+            _query_record(g, f"Query {i} of generated_sparqls in state {n}") for i, g in enumerate(generated_raw, 1)
+        ]
         final = _record(state.get("final_sparql"), f"The final_sparql of state {n}")
         unused = list(range(len(generated)))
         steps: list[Step] = []

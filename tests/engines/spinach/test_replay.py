@@ -155,6 +155,11 @@ def test_cli_replay_text_prints_every_trajectory(capsys, states):
         ('[{"question": "q", "actions": [{"action_name": "fly"}]}]', "Action 1 of state 1 has an unknown action_name"),
         ('[{"question": "q", "actions": [], "generated_sparqls": {}}]', '"generated_sparqls" is not a list'),
         ('[{"question": "q", "actions": [], "final_sparql": 3}]', "final_sparql of state 1 is not a query record"),
+        (  # a null among the generated queries (mypy found it: it was an AttributeError)
+            '[{"question": "q", "actions": [{"action_name": "execute_sparql", "action_argument": "ASK {}"}], '
+            '"generated_sparqls": [null]}]',
+            "Query 1 of generated_sparqls in state 1 is not a query record",
+        ),
         (
             '[{"question": "q", "actions": [{"action_name": "stop", "observation": 5}]}]',
             '"observation" is not a string',
