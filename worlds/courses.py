@@ -146,7 +146,7 @@ def build(
             (6, "C6", "autumn", 2026),
         )
     )
-    meetings = (
+    meetings: tuple[tuple[int, str, int, int], ...] = (
         (1, "Mon", hm(10), hm(12)),
         (1, "Wed", hm(16), hm(18)),  # C1: the lab starts when the busy slot ends
         (2, "Mon", hm(13), hm(14)),

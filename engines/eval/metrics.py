@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # numpy and scipy are imported by the functions that compute,
 
 Binding = Mapping[str, Mapping[str, Any]]
 Rows = Sequence[Binding] | bool | None
+Cell = tuple[tuple[str, Any], ...]
+"""One value of a binding, hashable: its sorted (key, value) pairs."""
 
 __all__ = [
     "row_f1",
@@ -51,7 +53,7 @@ def is_label_column(name: str) -> bool:
     return name.endswith("Label") or name.endswith("Description")
 
 
-def _cell(value: Mapping[str, Any]) -> tuple:
+def _cell(value: Mapping[str, Any]) -> Cell:
     return tuple(sorted(value.items()))
 
 
@@ -86,12 +88,12 @@ def _recall_matrix(predicted: Sequence[Binding], gold: Sequence[Binding]) -> np.
     import numpy as np
     from scipy.sparse import csr_matrix
 
-    tokens: dict[tuple, int] = {}
+    tokens: dict[tuple[Cell, int], int] = {}
     g_rows: list[int] = []
     g_cols: list[int] = []
     g_len = np.zeros(len(gold))
     for j, row in enumerate(gold):
-        seen: Counter = Counter()
+        seen: Counter[Cell] = Counter()
         for k, v in row.items():
             if is_label_column(k):
                 continue

@@ -7,24 +7,25 @@ the slides write them; they make the generated world browsable in the SUQL tab.
 from __future__ import annotations
 
 from engines.suql.examples import Example
+from worlds.hybridqa.model import HybridWorld
 
 
 def _q(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def type_examples(world) -> tuple[Example, ...]:
+def type_examples(world: HybridWorld) -> tuple[Example, ...]:
     """One SUQL query per HybridQA type over the world's first table."""
     from engines.sql.sim_reader import read
 
     table = world.tables[0]
     rows = table.records()
-    first, second = rows[-1], rows[-2]
+    first, second = rows[-1]["Name"] or "", rows[-2]["Name"] or ""  # the generated world names every Games
     city = None
     for row in rows:
-        answer, _ = read(row["Event year_Info"] or "", "where were the games held?")
-        if answer.value:
-            city = answer.value.split(",")[0].strip()
+        read_out = read(row["Event year_Info"] or "", "where were the games held?")  # None: a question it cannot read
+        if read_out is not None and read_out[0].value:
+            city = read_out[0].value.split(",")[0].strip()
             break
     held = f"answer(\"Event year_Info\", {_q(f'were the games held in {city}?')}) = 'Yes'" if city else "TRUE"
     born = "answer(\"Flag Bearer_Info\", 'when was this person born?')"
@@ -32,8 +33,8 @@ def type_examples(world) -> tuple[Example, ...]:
     source = "lecture 7 §2.3"
     return (
         Example(
-            f"I (T→P): when was the flag bearer of the {first['Name']} Olympics born?",
-            f'SELECT "Name", "Flag Bearer", {born} AS born FROM {t} WHERE "Name" = {_q(first["Name"])}',
+            f"I (T→P): when was the flag bearer of the {first} Olympics born?",
+            f'SELECT "Name", "Flag Bearer", {born} AS born FROM {t} WHERE "Name" = {_q(first)}',
             source,
         ),
         Example(
@@ -53,8 +54,8 @@ def type_examples(world) -> tuple[Example, ...]:
             source,
         ),
         Example(
-            f"V (compare): who is older, the flag bearer of {first['Name']} or of {second['Name']}?",
-            f'SELECT "Flag Bearer", {born} AS born FROM {t} WHERE "Name" IN ({_q(first["Name"])}, {_q(second["Name"])}) '
+            f"V (compare): who is older, the flag bearer of {first} or of {second}?",
+            f'SELECT "Flag Bearer", {born} AS born FROM {t} WHERE "Name" IN ({_q(first)}, {_q(second)}) '
             f"ORDER BY {born}::date ASC LIMIT 1",
             source,
         ),

@@ -193,6 +193,7 @@ class HybridQA:
         while True:
             number = len(attempts) + 1
             failed = tuple(a.suql for a in attempts if a.suql)
+            parse_error: str | None
             try:
                 suql = llm.run(HYBRID_PARSE, ParseInput(question, shown, failed))
             except ReplyError as e:  # one unusable parse reply is a failed attempt, not the end of the evaluation

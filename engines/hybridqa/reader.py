@@ -131,14 +131,14 @@ class PassageReader(LLM):
             _fallbacks=self._fallbacks,
         )
 
-    def run(self, task: Task, input: Any, *, row_key: str | None = None) -> Any:
+    def run(self, task: Task[Any, Any], input: Any, *, row_key: str | None = None) -> Any:
         """Every task as the base LLM runs it, but ``answer`` reads with the fallback (below)."""
         if task is not ANSWER:
             return super().run(task, input, row_key=row_key)
         return self._read(input.text, input.question, row_key)
 
     def _read(self, text: str, question: str, row_key: str | None) -> Answer:
-        first = super().run(ANSWER, AnswerInput(text, question), row_key=row_key)
+        first: Answer = super().run(ANSWER, AnswerInput(text, question), row_key=row_key)
         row, column = self.directory.locate(row_key, text)
         self.emit(PassageRead(row_key, column, question, first.value, "the query's answer()"))
         if first.value is not None or not self.fallback or row is None:
@@ -148,7 +148,7 @@ class PassageReader(LLM):
             self.emit(FallbackTried(row_key, question, column, other))
             with self._lock:  # the compiler may read rows on a pool of threads
                 self._fallbacks[0] += 1
-            got = super().run(ANSWER, AnswerInput(other_text, question), row_key=row_key)
+            got: Answer = super().run(ANSWER, AnswerInput(other_text, question), row_key=row_key)
             self.emit(PassageRead(row_key, other, question, got.value, f"fallback: {said} did not say"))
             if got.value is not None:
                 return got

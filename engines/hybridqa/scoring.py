@@ -128,7 +128,7 @@ def error_class(answer: Any, gold: str, truth: Any, sandbox: Sandbox | None, *, 
 # --- comparing a query with the expert's ------------------------------------------------------------
 
 
-def _tree(suql: str) -> exp.Expression | None:
+def _tree(suql: str) -> exp.Expr | None:
     try:
         return sqlglot.parse_one(suql, read="postgres")
     except sqlglot.errors.SqlglotError:
@@ -138,7 +138,7 @@ def _tree(suql: str) -> exp.Expression | None:
 def text_columns(suql: str) -> list[str]:
     """The passage columns the query's answer() calls read."""
     tree = _tree(suql)
-    if tree is None:
+    if not isinstance(tree, exp.Expression):  # None; parse_one is typed Expr, and every node it builds is an Expression
         return []
     out = []
     for node in calls_in(tree, own_scope=False):
@@ -151,7 +151,7 @@ def text_columns(suql: str) -> list[str]:
     return out
 
 
-def _structured_where(tree: exp.Expression) -> exp.Expression | None:
+def _structured_where(tree: exp.Expr) -> exp.Expr | None:
     where = tree.args.get("where")
     if where is None:
         return None
@@ -160,14 +160,14 @@ def _structured_where(tree: exp.Expression) -> exp.Expression | None:
     return exp.and_(*[p.copy() for p in kept]) if kept else None
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, exp.And):
         return _conjuncts(node.this) + _conjuncts(node.expression)
     return [node]
 
 
-def _rows_selected(tree: exp.Expression, sandbox: Sandbox) -> frozenset[Any] | None:
+def _rows_selected(tree: exp.Expr, sandbox: Sandbox) -> frozenset[Any] | None:
     from_ = tree.args.get("from_")
     if from_ is None:
         return None
@@ -181,7 +181,7 @@ def _rows_selected(tree: exp.Expression, sandbox: Sandbox) -> frozenset[Any] | N
         return None
 
 
-def _order_shape(tree: exp.Expression) -> tuple[tuple[bool, bool], ...]:
+def _order_shape(tree: exp.Expr) -> tuple[tuple[bool, bool], ...]:
     order = tree.args.get("order")
     if order is None:
         return ()

@@ -94,8 +94,12 @@ class Backend(Protocol):
     """Answers any task (:class:`engines.llm.task.Task`): ``run(task, input)`` -> Output."""
 
     name: str  # "sim" | "claude"
-    model: str  # everything about the model(s) that changes an output
     prompt_version: str
+
+    @property
+    def model(self) -> str:
+        """Everything about the model(s) that changes an output (read-only: the sim's is computed)."""
+        ...
 
     def run(self, task: Any, input: Any) -> Output: ...
 

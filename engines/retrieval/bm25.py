@@ -12,10 +12,13 @@ import re
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import bm25s
 import numpy as np
+
+K = TypeVar("K", bound=Hashable)
+"""A row's key (an id, a primary key, a course code)."""
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -43,16 +46,16 @@ def as_text(value: Any) -> str:
 
 
 @dataclass
-class ChunkIndex:
-    """BM25 over every chunk of every row; scores come back per row."""
+class ChunkIndex(Generic[K]):
+    """BM25 over every chunk of every row; scores come back per row (by the rows' keys, of type ``K``)."""
 
-    keys: list[Hashable]
+    keys: list[K]
     chunk_rows: np.ndarray  # chunk -> row position
     retriever: bm25s.BM25 | None
 
     @classmethod
-    def build(cls, rows: Iterable[tuple[Hashable, Any]]) -> ChunkIndex:
-        keys: list[Hashable] = []
+    def build(cls, rows: Iterable[tuple[K, Any]]) -> ChunkIndex[K]:
+        keys: list[K] = []
         owner: list[int] = []
         corpus: list[str] = []
         for key, value in rows:
@@ -68,7 +71,7 @@ class ChunkIndex:
         retriever.index(tokens, show_progress=False)
         return cls(keys, np.asarray(owner, dtype=np.int64), retriever)
 
-    def scores(self, question: str) -> dict[Hashable, float]:
+    def scores(self, question: str) -> dict[K, float]:
         """Each row's score for a question: the maximum over its chunks."""
         best = np.zeros(len(self.keys))
         if self.retriever is not None:
@@ -84,9 +87,9 @@ def _tokens(text: str) -> list[str]:
     return list(tokenized[0]) if tokenized else []
 
 
-def aggregate(per_condition: Sequence[dict[Hashable, float]]) -> dict[Hashable, float]:
+def aggregate(per_condition: Sequence[dict[K, float]]) -> dict[K, float]:
     """Sum over conditions of each row's (max-over-chunks) score."""
-    total: dict[Hashable, float] = {}
+    total: dict[K, float] = {}
     for scores in per_condition:
         for key, s in scores.items():
             total[key] = total.get(key, 0.0) + s
@@ -100,10 +103,12 @@ class IndexCache:
     whole), so the question is not asked again."""
 
     def __init__(self) -> None:
-        self._indexes: dict[Hashable, ChunkIndex | None] = {}
+        self._indexes: dict[Hashable, ChunkIndex[Hashable] | None] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, rows: Callable[[], Iterable[tuple[Hashable, Any]] | None]) -> ChunkIndex | None:
+    def get(
+        self, key: Hashable, rows: Callable[[], Iterable[tuple[Hashable, Any]] | None]
+    ) -> ChunkIndex[Hashable] | None:
         """``rows``: a callable returning (row key, text value) pairs, or None when the rows are not to be
         indexed (remembered: later calls return None without calling it); called only on a miss."""
         with self._lock:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.eval.metrics import bootstrap, em_of, row_f1, set_f1
+from engines.eval.metrics import Binding, bootstrap, em_of, row_f1, set_f1
 from engines.events import Emit, ignore
 from engines.kg.endpoint import Endpoint
 from engines.llm.client import LLM
@@ -152,7 +152,7 @@ def evaluate(
                 progress(q.id, done, total)
         report.spinach[name] = scored
         for b in baselines:
-            rows_of: Callable[[Any], list]
+            rows_of: Callable[[Any], Sequence[Binding]]
             if b == "direct":
                 rows_of = lambda q: direct_answer(q.question, seed=seed)  # noqa: E731
             elif b == "one_shot":

@@ -12,11 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.eval.metrics import is_label_column
 from engines.kg import dialect
 from engines.kg.prefixes import PREFIXES
+
+if TYPE_CHECKING:  # rdflib is imported by the functions that parse, not by importing the module
+    from rdflib.term import Variable
 
 _LABEL_SERVICE = re.compile(r"SERVICE\s+wikibase:label\s*\{[^{}]*\}\s*\.?", re.I)
 _PREFIX_LINES: str | None = None
@@ -84,7 +87,7 @@ def _shape(query: str) -> Shape:
 
     text, _form, _notes, _unsupported = dialect.rewrite(_LABEL_SERVICE.sub(" ", query))
     tree = parseQuery(_prefix_lines() + text)
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     props: set[str] = set()
     paths: set[str] = set()
     entities: set[str] = set()
@@ -203,12 +206,12 @@ def _shape(query: str) -> Shape:
     )
 
 
-def _variables(node: Any) -> list:
+def _variables(node: Any) -> list[Variable]:
     from pyparsing import ParseResults
     from rdflib.plugins.sparql.parserutils import CompValue
     from rdflib.term import Variable
 
-    out = []
+    out: list[Variable] = []
     if isinstance(node, Variable):
         out.append(node)
     elif isinstance(node, CompValue):

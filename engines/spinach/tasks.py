@@ -241,7 +241,7 @@ def policy_task(graph: GraphInfo | None) -> Task[PolicyInput, PolicyAction]:
     return POLICY if graph is None else POLICY_ON_GRAPH
 
 
-PRUNE_ENTRY: Task[PruneInput, tuple] = Task(
+PRUNE_ENTRY: Task[PruneInput, tuple[int, ...]] = Task(
     name="prune_entry",
     input=PruneInput,
     output=tuple,

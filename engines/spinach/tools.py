@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from engines.kg.dialect import SparqlRefused
@@ -49,7 +49,7 @@ def _clean_argument(argument: str) -> str:
     return arg
 
 
-def _cell(value: dict | None) -> str:
+def _cell(value: Mapping[str, str] | None) -> str:
     if value is None:
         return "-"
     text = entity_id(value["value"]) if value.get("type") == "uri" else value["value"]

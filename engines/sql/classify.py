@@ -27,9 +27,14 @@ METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
 
 
 class EnumSpec(Protocol):
-    column: str
-    values: tuple[str, ...]
-    is_list: bool
+    """A column of enumerated values (read-only: a world's frozen ``EnumField`` is one)."""
+
+    @property
+    def column(self) -> str: ...
+    @property
+    def values(self) -> tuple[str, ...]: ...
+    @property
+    def is_list(self) -> bool: ...
 
 
 class Chooser(Protocol):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from worlds.hybridqa.olympics import MONTHS, _Bearer
@@ -204,6 +204,7 @@ def _type_iv(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spe
     shared = [k for k, v in groups.items() if len(v) > 1]
     b = rng.choice(groups[rng.choice(shared)]) if shared and rng.random() < 0.6 else rng.choice(bearers)
     gender_word = b.gender.lower()
+    test: Callable[[_Bearer], bool]
     if rng.random() < 0.5:
         thing, test = b.sport.sport, lambda x: x.sport.sport == b.sport.sport
         question = f"Which {gender_word} flag bearer competed in {thing}?"
@@ -229,7 +230,9 @@ def _type_v(rng: random.Random, table: str, bearers: Sequence[_Bearer]) -> _Spec
     a, b = rng.sample(list(bearers), 2)
     older = rng.random() < 0.5
     use_year = rng.random() < 0.5
-    ref = (lambda x: f"the {x.year} Olympics") if use_year else (lambda x: f"the {x.roman} Olympics")
+    ref: Callable[[_Bearer], str] = (
+        (lambda x: f"the {x.year} Olympics") if use_year else (lambda x: f"the {x.roman} Olympics")
+    )
     column = '"Event year"' if use_year else '"Name"'
     values = (str(a.year), str(b.year)) if use_year else (a.roman, b.roman)
     word = "older" if older else "younger"

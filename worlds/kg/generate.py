@@ -86,14 +86,14 @@ def build(seed: int = DEFAULT_SEED) -> Built:
     for top, subs in INSTRUMENT_TREE.items():
         C[top] = b.new(top, "class of musical instruments", "class")
         b.claim(C[top], "P279", item(C["musical instrument"]))
-        for sub, names in subs.items():
+        for sub, inst_names in subs.items():
             parent = C[top]
             if sub is not None:
                 C[sub] = b.new(sub, f"{top} family", "class")
                 b.claim(C[sub], "P279", item(C[top]))
                 parent = C[sub]
-            for n in names:
-                q = b.new(n, f"{(sub or top)}", "instrument")
+            for iname in inst_names:
+                q = b.new(iname, f"{(sub or top)}", "instrument")
                 b.claim(q, "P279", item(parent))
                 instrument_class[q] = C[top]
                 instruments.append(q)
@@ -117,9 +117,9 @@ def build(seed: int = DEFAULT_SEED) -> Built:
             place_country[province[pname]] = country[cname]
     for cname in COUNTRIES:
         for pname in PROVINCES[cname]:
-            for city in CITIES[pname]:
-                q = b.new(city, f"city in {pname}, {cname}", "city")
-                cities_by_name.setdefault(city, []).append(q)
+            for city_name in CITIES[pname]:
+                q = b.new(city_name, f"city in {pname}, {cname}", "city")
+                cities_by_name.setdefault(city_name, []).append(q)
                 city_province[q] = province[pname]
                 city_country[q] = country[cname]
                 place_country[q] = country[cname]

@@ -306,12 +306,12 @@ def questions(world: KGWorld, truth: HiddenTruth, seed: int | None = None) -> Qu
     settings = sorted(
         {c for c in set_in.values() if c in unique}, key=lambda c: (-sum(1 for v in set_in.values() if v == c), c)
     )
-    for c in settings[:2]:
+    for place in settings[:2]:
         add_forum(
             "C6",
-            f"Which films are set in {lab(c)}?",
-            f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P840 wd:{c} .\n}}",
-            (c,),
+            f"Which films are set in {lab(place)}?",
+            f"SELECT DISTINCT ?film WHERE {{\n  ?film wdt:P840 wd:{place} .\n}}",
+            (place,),
         )
     shots = sorted(
         {c for c in shot_in.values() if c in unique and c not in settings[:2]},

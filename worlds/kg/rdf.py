@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from worlds.kg.model import Claim, KGWorld, Value
+
+if TYPE_CHECKING:  # rdflib is imported when triples are made, not with the world
+    from rdflib.term import Literal, Node, URIRef
 
 WD = "http://www.wikidata.org/entity/"
 WDT = "http://www.wikidata.org/prop/direct/"
@@ -22,7 +26,7 @@ RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
-def rdf_triples(world: KGWorld) -> Iterator[tuple]:
+def rdf_triples(world: KGWorld) -> Iterator[tuple[Node, Node, Node]]:
     """Every triple of the graph as rdflib terms, in Wikidata's RDF model.
 
     Items and properties get ``rdfs:label``, ``schema:description`` and ``skos:altLabel`` in
@@ -41,7 +45,7 @@ def rdf_triples(world: KGWorld) -> Iterator[tuple]:
     statement_class = URIRef(WIKIBASE + "Statement")
     kinds = {"item": "WikibaseItem", "quantity": "Quantity", "time": "Time", "string": "String"}
 
-    def value_term(v: Value):
+    def value_term(v: Value) -> URIRef | Literal:
         if v.kind == "item":
             return URIRef(WD + v.value)
         if v.kind == "quantity":

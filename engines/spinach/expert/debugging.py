@@ -148,7 +148,8 @@ def probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]:
         if ids:
             out.append(("get_wikidata_entry", ids[0], f"How is the instrument {ids[0]} linked to its class?"))
     elif k == "award":
-        aw = (pieces(mind, c, 0, bind) or [None])[0]
+        award_pieces = pieces(mind, c, 0, bind)
+        aw = award_pieces[0] if award_pieces else None
         if aw and loud:
             out.append(
                 (
@@ -204,8 +205,8 @@ def probe_list(mind: Mind, c: Clause, loud: bool) -> list[tuple[str, str, str]]:
             )
     elif k in ("affiliation", "affiliation_any"):
         out.append(("get_property_examples", "P1416", "What kind of organizations are affiliations?"))
-        mention = next((m for m in mind.goal.mentions if m.key == "org"), None)
-        hits = mind.searches.get(mention.text.casefold(), []) if mention else []
+        org = next((m for m in mind.goal.mentions if m.key == "org"), None)
+        hits = mind.searches.get(org.text.casefold(), []) if org else []
         school = next((h[0] for h in hits if "school of music" in h[2].casefold()), None)
         if school:
             out.append(("get_wikidata_entry", school, f"The search also showed {school}; how is it related?"))

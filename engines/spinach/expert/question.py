@@ -70,6 +70,8 @@ def read_question(question: str) -> Goal:
 
     # C1: musicians and instrument classes
     m = re.match(r"^(Which|How many) musicians play an? (.+? instrument)\?", q, re.I)
+    cl: tuple[Clause, ...]
+    ments: tuple[Mention, ...]
     if m:
         cl = (
             Clause("isa", ("?musician", "@musician", "occupation")),
@@ -131,7 +133,7 @@ def read_question(question: str) -> Goal:
     # C8: people born in a (named) place
     m = re.match(r"^(Which|How many) people were born in (.+?)\?", q, re.I)
     if m:
-        cl: tuple[Clause, ...] = (Clause("rel", ("?person", "birthplace", "@place")),)
+        cl = (Clause("rel", ("?person", "birthplace", "@place")),)
         ments = (M("place", m.group(2)),)
         if m.group(1).lower() == "how many":
             return Goal(ments, cl, count="?person")
