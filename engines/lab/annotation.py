@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
@@ -30,6 +30,14 @@ from sqlglot import exp
 from engines.errors import Cancelled, EngineError
 from engines.lab.judge import Meaning, meaning
 from engines.sql.tasks import PARSE, Dialogue
+
+if TYPE_CHECKING:
+    from engines.llm.client import LLM
+    from engines.sql.sandbox import Sandbox
+    from worlds.restaurants import Restaurant, RestaurantWorld
+
+Ids = tuple[int, ...]
+"""The restaurant ids a statement returns, in its order (or sorted, where the order does not count)."""
 
 CONVENTIONS = ("mixed", "A", "B")
 ERROR_KINDS = ("wrong location", "dropped condition", "wrong cuisine value", "limit off by one")
@@ -56,8 +64,8 @@ class Case:
     error: str | None  # the annotation mistake, if any (the same whoever annotates)
     gold: dict[str, str]  # convention -> gold SQL
     predicted: str | None
-    pred_rows: tuple | None
-    gold_rows: dict[str, tuple | None]
+    pred_rows: Ids | None
+    gold_rows: dict[str, Ids | None]
     exact: dict[str, bool] = field(default_factory=dict)
     execution: dict[str, bool] = field(default_factory=dict)
     gold_ok: dict[str, bool] = field(default_factory=dict)
@@ -68,7 +76,13 @@ class Case:
 
 
 def generate(
-    rows, rng: random.Random, n: int, *, good_share: float, top_share: float, colloquial_share: float
+    rows: Sequence[Restaurant],
+    rng: random.Random,
+    n: int,
+    *,
+    good_share: float,
+    top_share: float,
+    colloquial_share: float,
 ) -> list[Intent]:
     from engines.lab.questions import PRICE_WORDS, plain_cuisines
     from worlds.restaurants import CUISINE_PHRASINGS, LOCATIONS
@@ -205,7 +219,7 @@ def canonical(sql: str | None) -> str | None:
         return sql
 
 
-def executable(sql: str, sandbox) -> str:
+def executable(sql: str, sandbox: Sandbox) -> str:
     """The statement with ``_id`` appended to its ORDER BY (ties in the table's order) and ``_id`` projected."""
     tree = sandbox.check(sql)
     if not isinstance(tree, exp.Select):
@@ -225,9 +239,9 @@ class Simulation:
 
 
 def simulate(
-    world,
-    sandbox,
-    llm,
+    world: RestaurantWorld,
+    sandbox: Sandbox,
+    llm: LLM,
     *,
     n: int,
     seed: int,
@@ -249,9 +263,9 @@ def simulate(
         top_share=top_share,
         colloquial_share=colloquial_share,
     )
-    run_cache: dict[str, tuple | None] = {}
+    run_cache: dict[str, Ids | None] = {}
 
-    def rows_of(sql: str | None, ordered: bool) -> tuple | None:
+    def rows_of(sql: str | None, ordered: bool) -> Ids | None:
         if sql is None:
             return None
         if sql not in run_cache:

@@ -20,14 +20,22 @@ import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from engines.errors import Cancelled, EngineError
+
+if TYPE_CHECKING:  # what the resources are; each is imported when an experiment asks for it
+    from engines.llm.client import LLM
+    from engines.settings import Settings
+    from engines.sql.sandbox import Sandbox
+    from worlds.restaurants import RestaurantWorld
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: ``done`` of ``total`` steps of the running experiment."""
 
 Size = Literal["full", "small"]
+
+T = TypeVar("T")
 
 
 def _no_progress(_done: int, _total: int, _message: str) -> None:
@@ -147,7 +155,7 @@ class RunContext:
         size: Size,
         progress: Progress,
         cancel: threading.Event | None,
-        settings: Any,
+        settings: Settings,
         stack: ExitStack,
     ) -> None:
         self.experiment = experiment
@@ -158,7 +166,7 @@ class RunContext:
         self.settings = settings
         self._stack = stack
         self._notes: list[str] = []
-        self._resources: dict[str, Any] = {}
+        self._restaurants: tuple[RestaurantWorld, Sandbox] | None = None
 
     # -- parameters, progress, cancellation ------------------------------------------------------
 
@@ -193,15 +201,15 @@ class RunContext:
 
     # -- resources ----------------------------------------------------------------------------------
 
-    def llm(self, **sim_overrides: Any):
+    def llm(self, **sim_overrides: Any) -> LLM:
         """A fresh LLM (its own call counter) on the settings' backend, bound to the cancel flag."""
         from engines.lab.resources import make_llm
 
         return make_llm(self.settings, cancel=self.cancel, **sim_overrides)
 
-    def restaurants(self):
+    def restaurants(self) -> tuple[RestaurantWorld, Sandbox]:
         """The restaurant world (built once per process) and a sandbox over it (one per run)."""
-        if "restaurants" not in self._resources:
+        if self._restaurants is None:
             from engines.lab.resources import restaurant_world
             from engines.sql.sandbox import Limits, Sandbox
 
@@ -214,21 +222,21 @@ class RunContext:
                     limits=Limits.from_settings(self.settings),
                 )
             )
-            self._resources["restaurants"] = (world, sandbox)
-        return self._resources["restaurants"]
+            self._restaurants = (world, sandbox)
+        return self._restaurants
 
     def enter(self, resource: Any) -> Any:
         """Use a context manager (a session, a sandbox) for the rest of the run; it is closed when the run ends."""
         return self._stack.enter_context(resource)
 
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """A result shared by experiments that tabulate one simulation several ways (computed once per
         process for the same key, the backend included)."""
         from engines.lab.resources import memo
 
         return memo((self.settings_key(), key), compute)
 
-    def settings_key(self) -> tuple:
+    def settings_key(self) -> tuple[Hashable, ...]:
         s = self.settings
         return (
             s.backend,
@@ -239,7 +247,7 @@ class RunContext:
             self._model_key(),
         )
 
-    def _model_key(self) -> tuple:
+    def _model_key(self) -> tuple[Hashable, ...]:
         """What, beyond the backend's name, changes a real backend's answers: its models (and for an
         OpenAI-compatible server, which server: two servers may serve different weights under one name)."""
         s = self.settings
@@ -271,16 +279,18 @@ class Experiment:
     small: Mapping[str, Any] = field(default_factory=dict)
     facts: Mapping[str, Any] = field(default_factory=dict)  # constants the caption quotes (a callable: read when shown)
 
-    def caption_for(self, size: Size = "full", params: Mapping[str, Any] | None = None, settings: Any = None) -> str:
+    def caption_for(
+        self, size: Size = "full", params: Mapping[str, Any] | None = None, settings: Settings | None = None
+    ) -> str:
         """The caption with its fields filled from the parameters of ``size`` (and ``params``), the
         settings' simulation error rates and the module's ``facts``."""
         from engines.lab.resources import lab_settings
 
-        settings = lab_settings(settings)
+        known = lab_settings(settings)
         values: dict[str, Any] = {
-            "error_on_topic": settings.sim_error_on_topic,
-            "error_off_topic": settings.sim_error_off_topic,
-            "seed": settings.seed,
+            "error_on_topic": known.sim_error_on_topic,
+            "error_off_topic": known.sim_error_off_topic,
+            "seed": known.seed,
             **{k: v() if callable(v) else v for k, v in self.facts.items()},
         }
         for key, value in self.parameters(size, params).items():
@@ -316,18 +326,18 @@ class Experiment:
         *,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        settings: Any = None,
+        settings: Settings | None = None,
     ) -> Table:
         """Run the experiment.  Raises :class:`engines.errors.Cancelled` when ``cancel`` is set."""
         from engines.lab.resources import lab_settings
 
         merged = self.parameters(size, params)
-        settings = lab_settings(settings)
+        known = lab_settings(settings)
         with ExitStack() as stack:
-            ctx = RunContext(self, merged, size, progress or _no_progress, cancel, settings, stack)
+            ctx = RunContext(self, merged, size, progress or _no_progress, cancel, known, stack)
             ctx.check_cancel()
             table = self.fn(ctx)
-        return replace(table, caption=self.caption_for(size, params, settings))
+        return replace(table, caption=self.caption_for(size, params, known))
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "lecture": self.lecture, "title": self.title}

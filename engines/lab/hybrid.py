@@ -26,7 +26,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import bm25s
 import numpy as np
@@ -36,6 +36,16 @@ from engines.errors import EngineError
 from engines.lab.judge import one_minus_relative_error, set_f1
 from engines.sql.tasks import PARSE, Dialogue
 from engines.suql.tasks import ANSWER, AnswerInput
+
+if TYPE_CHECKING:
+    from engines.events import Event
+    from engines.llm.client import LLM
+    from engines.llm.protocol import Answer
+    from engines.retrieval.bm25 import ChunkIndex
+    from engines.sql.agent import TextToSQLAgent, TurnResult
+    from engines.sql.sandbox import Sandbox
+    from engines.suql.agent import SuqlAgent
+    from worlds.restaurants import HiddenTruth, Restaurant, RestaurantWorld
 
 CLASSES = ("db only", "review of one", "both: set", "both: top", "both: count")
 HYBRID_CLASSES = CLASSES[2:]
@@ -106,7 +116,7 @@ class Question:
     gold_yes: bool | None = None
 
 
-def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]:
+def generate(world: RestaurantWorld, truth: HiddenTruth, rng: random.Random, per_class: int) -> list[Question]:
     """``per_class`` questions of each class over ``world``; ``truth`` (its hidden truth) decides the gold answers."""
     from engines.lab.questions import plain_cuisines
     from engines.sql.sim_parser import FOOD_WORDS
@@ -116,7 +126,7 @@ def generate(world, truth, rng: random.Random, per_class: int) -> list[Question]
     plain = plain_cuisines()
     out: list[Question] = []
 
-    def has(r, f):
+    def has(r: Restaurant, f: str) -> bool:
         return truth.has(r._id, f)
 
     def draw(make: Callable[[], Question | None]) -> None:
@@ -230,7 +240,7 @@ def score(q: Question, r: Reply) -> float:
 # --- retrieval over linearised rows (UniK-QA) -----------------------------------------------------------
 
 
-def linearise(row) -> str:
+def linearise(row: Restaurant) -> str:
     """A row as one passage: every cell with its column name, then dishes and reviews."""
     return " | ".join(
         (
@@ -274,13 +284,13 @@ class PassageIndex:
 class Toolkit:
     """The engines every approach uses, over one world, sandbox and LLM."""
 
-    world: Any
-    sandbox: Any
-    llm: Any
+    world: RestaurantWorld
+    sandbox: Sandbox
+    llm: LLM
     classify_method: str
-    sql_agent: Any = field(init=False)
-    suql_agent: Any = field(init=False)
-    review_index: Any = field(init=False)
+    sql_agent: TextToSQLAgent = field(init=False)
+    suql_agent: SuqlAgent = field(init=False)
+    review_index: ChunkIndex[int] = field(init=False)
     passages: PassageIndex = field(init=False)
 
     def __post_init__(self) -> None:
@@ -314,12 +324,12 @@ class Toolkit:
         self.review_index = ChunkIndex.build((r._id, r.reviews) for r in w.rows)
         self.passages = PassageIndex([r._id for r in w.rows], [linearise(r) for r in w.rows])
         self.by_id = {r._id: r for r in w.rows}
-        self._sql_turns: dict[str, Any] = {}
+        self._sql_turns: dict[str, TurnResult] = {}
         self._text_questions: dict[str, list[str]] = {}
         self._structured: dict[str, set[int] | None] = {}
         self.by_name = {r.name.lower(): r._id for r in w.rows}
         self.suql_calls: list[tuple[str | None, str]] = []  # (row, question) of each answer() call of SUQL
-        self.last_suql = None
+        self.last_suql: TurnResult | None = None
 
     # -- pieces -------------------------------------------------------------------------------------
 
@@ -327,7 +337,8 @@ class Toolkit:
         """The reader: ``answer()`` on one restaurant's reviews."""
         from engines.retrieval.bm25 import as_text
 
-        return self.llm.run(ANSWER, AnswerInput(as_text(self.by_id[rid].reviews), question)).value == "Yes"
+        said: Answer = self.llm.run(ANSWER, AnswerInput(as_text(self.by_id[rid].reviews), question))
+        return said.value == "Yes"
 
     def text_questions(self, utterance: str) -> list[str]:
         """The answer() questions the LLM parser writes for the subjective part of a question."""
@@ -352,7 +363,7 @@ class Toolkit:
         ranked = sorted((rid for rid, s in scores.items() if s > 0), key=lambda rid: (-scores[rid], rid))
         return ranked[:k]
 
-    def ask_sql(self, utterance: str):
+    def ask_sql(self, utterance: str) -> TurnResult:
         """The Text-to-SQL agent's turn for a question (deterministic: computed once, shared by approaches)."""
         if utterance not in self._sql_turns:
             self.sql_agent.reset()
@@ -384,7 +395,7 @@ class Toolkit:
         except EngineError:
             return None
 
-    def rows_reply(self, turn, qtype: str) -> Reply:
+    def rows_reply(self, turn: TurnResult, qtype: str) -> Reply:
         """What a database result says, read for the question type."""
         cols = list(turn.columns)
         if not cols:
@@ -471,7 +482,7 @@ class Toolkit:
         self.last_suql = turn
         return self.rows_reply(turn, question_type(utterance))
 
-    def _watch_suql(self, event) -> None:
+    def _watch_suql(self, event: Event) -> None:
         from engines.events import CallStarted
 
         if isinstance(event, CallStarted) and event.function == "answer":
@@ -495,7 +506,7 @@ class Toolkit:
             return None
         conjuncts = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
 
-        def asks(node: exp.Expression) -> bool:
+        def asks(node: exp.Expr) -> bool:
             return any(f.name.lower() in ("answer", "summary") for f in node.find_all(exp.Anonymous))
 
         text = [c for c in conjuncts if asks(c)]

@@ -116,14 +116,14 @@ def meaning(sql: str | None) -> Meaning:
     )
 
 
-def _flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
+def _flatten(node: exp.Expr, kind: type) -> list[exp.Expr]:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, kind):
         return _flatten(node.this, kind) + _flatten(node.expression, kind)
     return [node]
 
 
-def _any_value(node: exp.Expression) -> str | None:
+def _any_value(node: exp.Expr) -> str | None:
     """``'x' = ANY(cuisines)`` -> 'x'."""
     if isinstance(node, exp.EQ):
         for lit, other in ((node.this, node.expression), (node.expression, node.this)):
@@ -134,7 +134,7 @@ def _any_value(node: exp.Expression) -> str | None:
     return None
 
 
-def _absorb(cond: exp.Expression, f: dict[str, Any]) -> None:
+def _absorb(cond: exp.Expr, f: dict[str, Any]) -> None:
     parts = _flatten(cond, exp.Or)
     values = [_any_value(p) for p in parts]
     if all(v is not None for v in values):
@@ -188,7 +188,7 @@ def closing_hour(opening_hours: str) -> float | None:
     m = re.search(r"-\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm)\s*$", opening_hours.strip().lower())
     if not m:
         return None
-    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "pm" else 0)
+    hour: float = int(m.group(1)) % 12 + (12 if m.group(3) == "pm" else 0)
     hour += int(m.group(2) or 0) / 60
     if m.group(3) == "am":
         hour += 24  # closing after midnight
@@ -240,5 +240,5 @@ def rounded(x: float | None, places: int = 3) -> float | None:
     return None if x is None else round(float(x), places)
 
 
-def share(part: int, whole: int) -> float:
+def share(part: float, whole: float) -> float:
     return part / whole if whole else 0.0

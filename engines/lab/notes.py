@@ -7,16 +7,22 @@ with the settings' LLM: the hard conditions in SQL, "is it practical?" through S
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import Chart, Experiment, RunContext, Series, Table
+
+if TYPE_CHECKING:
+    from engines.courses import CoursePlan
+    from engines.sql.sandbox import Sandbox
+    from engines.suql.execute import SuqlResult
+    from worlds.courses import CourseWorld
 
 CONDITIONS = ("term", "time", "prerequisites", "credits", "practical")
 VERDICT_WORDS = {True: "confirmed", None: "to verify", False: "excluded"}
 CELL = {True: "yes", False: "no", None: "unknown"}
 
 
-def _plan(ctx: RunContext, **knobs: Any):
+def _plan(ctx: RunContext, **knobs: Any) -> tuple[CourseWorld, Sandbox, CoursePlan]:
     from engines.courses import plan
     from engines.sql.sandbox import Limits, Sandbox
     from worlds.courses import build
@@ -92,7 +98,7 @@ def course_metamorphic(ctx: RunContext) -> Table:
     from engines.suql.execute import SuqlEngine
     from worlds.courses import hm
 
-    variants = (
+    variants: tuple[tuple[str, dict[str, Any]], ...] = (
         ("as the notes have it", {}),
         ("C2's Wednesday meeting moved to 16:00", {"c2_start": hm(16)}),
         ("credit cap 6 instead of 10", {"credit_cap": 6}),
@@ -287,9 +293,9 @@ KLEENE_OR = {
 }
 
 
-def _statuses(result, key: tuple[str, ...]) -> dict[tuple, bool | None]:
+def _statuses(result: SuqlResult, key: tuple[str, ...]) -> dict[tuple[Any, ...], bool | None]:
     """What a SUQL result says of each row: returned (True), to verify (Unknown) or absent (False)."""
-    out: dict[tuple, bool | None] = {tuple(r[: len(key)]): True for r in result.rows}
+    out: dict[tuple[Any, ...], bool | None] = {tuple(r[: len(key)]): True for r in result.rows}
     for row in result.to_verify:
         out[tuple(row[k] for k in key)] = None
     return out

@@ -6,7 +6,13 @@ from the intent by the evaluator.  They read the visible rows only (to keep ques
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import random
+    from collections.abc import Sequence
+
+    from worlds.restaurants import Restaurant
 
 PRICE_WORDS = {"cheap": "cheap", "moderate": "moderately priced", "expensive": "expensive", "luxury": "luxury"}
 
@@ -19,7 +25,7 @@ def plain_cuisines() -> tuple[str, ...]:
 
 
 def generate_structured_questions(
-    rows, rng, n: int, *, colloquial_share: float = 0.5, max_tries: int = 50
+    rows: Sequence[Restaurant], rng: random.Random, n: int, *, colloquial_share: float = 0.5, max_tries: int = 50
 ) -> list[dict[str, Any]]:
     """Questions with gold SQL written from their intent (location, cuisine values, price, rating).
 

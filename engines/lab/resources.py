@@ -5,10 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from engines.llm.client import LLM
 from engines.settings import Settings
+
+if TYPE_CHECKING:  # the world is built when an experiment asks for it
+    from worlds.restaurants import Built, HiddenTruth, RestaurantWorld
 
 
 def lab_settings(settings: Settings | None) -> Settings:
@@ -41,7 +44,7 @@ def make_llm(settings: Settings, *, cancel: threading.Event | None = None, **sim
 
 
 @lru_cache(maxsize=2)
-def _restaurants_built(seed: int):
+def _restaurants_built(seed: int) -> Built:
     from worlds import restaurants
 
     return restaurants.build(seed)
@@ -53,29 +56,34 @@ def _seed(seed: int | None) -> int:
     return restaurants.DEFAULT_SEED if seed is None else seed
 
 
-def restaurant_world(seed: int | None = None):
+def restaurant_world(seed: int | None = None) -> RestaurantWorld:
     """The visible restaurant world of lectures 6-7 (what engines are handed), built once per process."""
     return _restaurants_built(_seed(seed)).world
 
 
-def restaurant_truth(seed: int | None = None):
+def restaurant_truth(seed: int | None = None) -> HiddenTruth:
     """The hidden truth of :func:`restaurant_world` with the same seed (``world.seed``): for evaluators
     only, kept apart from the world so that an engine handed the world cannot reach it."""
     return _restaurants_built(_seed(seed)).truth
 
 
+T = TypeVar("T")
+
 _memo: dict[Hashable, Any] = {}
 _memo_lock = threading.Lock()
 
 
-def memo(key: Hashable, compute: Callable[[], Any]) -> Any:
-    """``compute()`` once per key and process (a cancelled or failed computation is not kept)."""
+def memo(key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` once per key and process (a cancelled or failed computation is not kept).
+
+    The values are of many types, one per key: a key names its computation, so a key's value is what
+    that ``compute`` returns (the cast says so; no two computations share a key)."""
     with _memo_lock:
         if key in _memo:
-            return _memo[key]
+            return cast(T, _memo[key])
     value = compute()
     with _memo_lock:
-        return _memo.setdefault(key, value)
+        return cast(T, _memo.setdefault(key, value))
 
 
 def clear_memo() -> None:

@@ -14,6 +14,7 @@ The retrieval runs over the whole database: the tools cannot know that only one 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
@@ -21,6 +22,11 @@ from engines.retrieval.bm25 import ChunkIndex, aggregate, as_text
 from engines.suql.language import as_call, calls_in, parse
 from engines.suql.plan import to_dnf
 from engines.suql.tasks import ANSWER, AnswerInput
+
+if TYPE_CHECKING:
+    from engines.llm.client import LLM
+    from engines.sql.sandbox import Sandbox
+    from worlds.restaurants import RestaurantWorld
 
 
 @dataclass(frozen=True)
@@ -32,7 +38,7 @@ class AgentRun:
 
 
 class ToolAgent:
-    def __init__(self, world, sandbox, llm) -> None:
+    def __init__(self, world: RestaurantWorld, sandbox: Sandbox, llm: LLM) -> None:
         self.sandbox = sandbox
         self.llm = llm
         self.by_id = {r._id: r for r in world.rows}
@@ -43,7 +49,7 @@ class ToolAgent:
         ranked = sorted((rid for rid, s in scores.items() if s > 0), key=lambda rid: (-scores[rid], rid))
         return ranked[:k]
 
-    def run_sql(self, structured: exp.Expression, ids: list[int]) -> list[int]:
+    def run_sql(self, structured: exp.Expr, ids: list[int]) -> list[int]:
         if not ids:
             return []
         q = (

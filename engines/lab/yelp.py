@@ -19,9 +19,17 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.judge import DISH_KINDS, meaning, open_late
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from engines.lab.hybrid import PassageIndex
+    from engines.llm.client import LLM
+    from engines.sql.sandbox import Sandbox
+    from worlds.restaurants import HiddenTruth, Restaurant, RestaurantWorld
 
 FN_CAUSES = (
     "a request no column holds ('near me')",
@@ -61,7 +69,7 @@ class YelpIntent:
     near_me: bool = False  # the request says "near me": the user is in ``location``, which no column holds
 
 
-def satisfies(truth, row, intent: YelpIntent) -> bool:
+def satisfies(truth: HiddenTruth, row: Restaurant, intent: YelpIntent) -> bool:
     """The person's check of one restaurant against everything the user asked for (``truth``: the
     world's :class:`~worlds.restaurants.HiddenTruth`, for the review-only features)."""
     if row.location != intent.location:
@@ -133,8 +141,8 @@ _NEAR_ME = "near me"
 
 def generate_from_rows(
     rng: random.Random,
-    rows,
-    truth,
+    rows: Sequence[Restaurant],
+    truth: HiddenTruth,
     n: int,
     hybrid_share: float,
     near_me_share: float = 0.04,
@@ -163,7 +171,7 @@ def generate_from_rows(
         late = False
         feature = dish = None
 
-        def pick_cuisine(row=row) -> tuple[frozenset[str], str] | None:
+        def pick_cuisine(row: Restaurant = row) -> tuple[frozenset[str], str] | None:
             phrasings = [(w, g) for w, g in CUISINE_PHRASINGS if set(g) & set(row.cuisines)]
             if phrasings and rng.random() < 0.3:
                 w, gold = rng.choice(phrasings)
@@ -260,10 +268,10 @@ def fn_cause(suql: str | None, intent: YelpIntent) -> str:
 
 
 def simulate(
-    world,
-    truth,
-    sandbox,
-    llm,
+    world: RestaurantWorld,
+    truth: HiddenTruth,
+    sandbox: Sandbox,
+    llm: LLM,
     *,
     n: int,
     seed: int,
@@ -315,14 +323,14 @@ def simulate(
     return YelpSimulation(cases, ms)
 
 
-def baseline_index(world):
+def baseline_index(world: RestaurantWorld) -> PassageIndex:
     """The linearisation baseline's index: every row as one passage (:func:`engines.lab.hybrid.linearise`), BM25."""
     from engines.lab.hybrid import PassageIndex, linearise
 
     return PassageIndex([r._id for r in world.rows], [linearise(r) for r in world.rows])
 
 
-def baseline_top(passages, llm, question: str, k: int) -> tuple[str, list[int]]:
+def baseline_top(passages: PassageIndex, llm: LLM, question: str, k: int) -> tuple[str, list[int]]:
     """The baseline's answer to one question: the search query an LLM writes from the question alone, and the
     ids of the top ``k`` passages BM25 ranks by it."""
     from engines.lab.search_query import SEARCH_QUERY, SearchQueryInput

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlglot import exp
@@ -24,7 +25,7 @@ def _clauses(q: exp.Select) -> int:
     return n
 
 
-def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, exp.And):
         return _conjuncts(node.this) + _conjuncts(node.expression)
@@ -37,11 +38,11 @@ def algebra(ctx: RunContext) -> Table:
     loc, cuisine, other, stars = ctx["location"], ctx["cuisine"], ctx["other_cuisine"], ctx["min_rating"]
     cap = cuisine.capitalize()
 
-    def cond(sql: str) -> exp.Expression:
+    def cond(sql: str) -> exp.Expr:
         return exp.condition(sql, dialect="postgres")
 
     # The chain: each phrase of the question adds one operation (the slides' sequence).
-    chain = [
+    chain: list[tuple[str, str, str, Callable[[exp.Select], exp.Select]]] = [
         ("restaurants", "relation", "Show me restaurants.", lambda q: q),
         (f"in {loc}", "selection σ", f"Show me restaurants in {loc}.", lambda q: q.where(cond(f"location = '{loc}'"))),
         (

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import mean, rounded
 
+if TYPE_CHECKING:
+    from engines.lab.hybrid import Toolkit
 
-def _suql_cost(kit, calls: list[tuple[str | None, str]]) -> dict[str, Any] | None:
+
+def _suql_cost(kit: Toolkit, calls: list[tuple[str | None, str]]) -> dict[str, Any] | None:
     """One SUQL question's answer() calls, against an independent count of the rows its SQL part leaves
     (the query rerun on the sandbox without its answer() conditions).  None when there is nothing to compare."""
     turn = kit.last_suql
@@ -43,7 +46,7 @@ def hybrid_approaches(ctx: RunContext) -> Table:
     ks = tuple(ctx["ks"])
     runs = [(a, k) for k in ks for a in hybrid.APPROACHES[:4]] + [(hybrid.APPROACHES[4], None)]
     total, done = len(runs) * len(questions), 0
-    table: dict[tuple, dict[str, Any]] = {}
+    table: dict[tuple[str, int | None], dict[str, Any]] = {}
     suql_cost: list[dict[str, Any] | None] = []  # per SUQL question: its calls against the SQL filter's rows
     for approach, k in runs:
         per_class: dict[str, list[float]] = {c: [] for c in hybrid.CLASSES}

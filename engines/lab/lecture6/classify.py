@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import mean, rounded
 
+if TYPE_CHECKING:
+    from engines.sql.classify import Classifier
 
-def _classify_scores(classifier, phrasings) -> dict[str, Any]:
+
+def _classify_scores(classifier: Classifier, phrasings: Sequence[tuple[str, frozenset[str]]]) -> dict[str, Any]:
     tp = fp = fn = 0
     chosen_total = 0
     misses = []
@@ -45,7 +49,7 @@ def classify_methods(ctx: RunContext) -> Table:
         shown: list[int] = []
 
         class Counting:
-            def run(self, task, input):
+            def run(self, task: Any, input: Any) -> Any:
                 shown.append(len(input.candidates))  # noqa: B023 -- used within this iteration only
                 return llm.run(task, input)  # noqa: B023 -- likewise
 

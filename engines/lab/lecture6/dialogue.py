@@ -9,7 +9,7 @@ DIALOGUE = SAMPLE_DIALOGUE
 
 
 def dialogue(ctx: RunContext) -> Table:
-    from engines.events import ValuesClassified
+    from engines.events import Event, ValuesClassified
     from engines.sql.agent import TextToSQLAgent
 
     world, sandbox = ctx.restaurants()
@@ -20,7 +20,7 @@ def dialogue(ctx: RunContext) -> Table:
     rows, results = [], []
     for i, utterance in enumerate(turns):
         ctx.progress(i, len(turns), utterance)
-        events: list = []
+        events: list[Event] = []
         turn = agent.ask(utterance, emit=events.append, cancel=ctx.cancel)
         decided = [e for e in events if isinstance(e, ValuesClassified) and tuple(e.chosen) != (e.value,)]
         classified = "; ".join(f"{e.value} → {', '.join(e.chosen) or '∅'} ({e.method})" for e in decided)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
+
+if TYPE_CHECKING:
+    from engines.lab.annotation import Case, Simulation
 
 EVAL_PARAMS = {
     "questions": 200,
@@ -15,13 +20,13 @@ EVAL_PARAMS = {
 }
 
 
-def _evaluation(ctx: RunContext):
+def _evaluation(ctx: RunContext) -> Simulation:
     from engines.lab import annotation
 
     keys = ("questions", "question_seed", "error_rate", "good_share", "top_share", "colloquial_share")
     method = ctx.settings.classify_method
 
-    def compute():
+    def compute() -> Simulation:
         world, sandbox = ctx.restaurants()
         return annotation.simulate(
             world,
@@ -120,7 +125,7 @@ def eval_breakdown(ctx: RunContext) -> Table:
 
     sim = _evaluation(ctx)
     disagreements = [c for c in sim.cases if not c.execution["mixed"]]
-    by_cause: dict[str, list] = {name: [] for name, _ in annotation.CAUSES}
+    by_cause: dict[str, list[Case]] = {name: [] for name, _ in annotation.CAUSES}
     for c in disagreements:
         by_cause[annotation.cause(c)].append(c)
     rows = []

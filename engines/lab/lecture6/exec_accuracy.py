@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engines.errors import Cancelled, EngineError
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
@@ -21,7 +23,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
     questions = generate_structured_questions(world.rows, random.Random(ctx["question_seed"]), ctx["questions"])
     ids_of = IdCache(sandbox)
     methods = ("zero-shot",) + tuple(METHODS)
-    right = {m: [] for m in methods}
+    right: dict[str, list[tuple[bool, bool]]] = {m: [] for m in methods}  # (colloquial, right) per question
     empty_wrong = {m: 0 for m in methods}
     calls = {m: 0 for m in methods}
     for i, q in enumerate(questions):
@@ -44,7 +46,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
             if not ok and not ids:
                 empty_wrong[m] += 1
     ctx.progress(len(questions), len(questions), "done")
-    rows = []
+    rows: list[list[Any]] = []
     acc = {}
     for m in methods:
         results = right[m]
@@ -83,7 +85,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
         acc["zero-shot"][1] > acc["zero-shot"][2] + 0.3,
         f"zero-shot {acc['zero-shot'][1]:.1%} on plain words, {acc['zero-shot'][2]:.1%} on colloquial ones",
     )
-    zs_wrong = rows[0][4]
+    zs_wrong: int = rows[0][4]
     ctx.claim(
         "zero-shot's errors mostly return no rows (a signal the agent can act on)",
         zs_wrong > 0 and empty_wrong["zero-shot"] / zs_wrong > 0.5,

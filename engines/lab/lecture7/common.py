@@ -3,12 +3,17 @@ Lab's world, token usage, SQL literals."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import RunContext
 
+if TYPE_CHECKING:
+    from engines.llm.client import LLM
+    from engines.suql.execute import SuqlEngine
+    from worlds.restaurants import HiddenTruth, RestaurantWorld
 
-def truth_of(world):
+
+def truth_of(world: RestaurantWorld) -> HiddenTruth:
     """The hidden truth of the Lab's restaurant world (``ctx.restaurants()``): the evaluators' side only."""
     from engines.lab.resources import restaurant_truth
 
@@ -24,7 +29,7 @@ def gold_wrong_rate() -> float:
     return GOLD_WRONG_RATE
 
 
-def engine_of(ctx: RunContext, cap: int | None = None):
+def engine_of(ctx: RunContext, cap: int | None = None) -> SuqlEngine:
     from engines.suql.execute import SuqlEngine
 
     _, sandbox = ctx.restaurants()
@@ -69,7 +74,7 @@ def usage_cells(ctx: RunContext, spent: dict[str, Any], n: int = 1) -> list[Any]
     return [tokens, None if spent["cost_usd"] is None else round(spent["cost_usd"] / n, 4)]
 
 
-def usage_note(ctx: RunContext, llm) -> str:
+def usage_note(ctx: RunContext, llm: LLM | None) -> str:
     if ctx.settings.backend == "sim":
         return (
             "Tokens are the simulated LLM's estimate of what the rendered prompts and replies would use (4 characters a "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.lecture7.common import engine_of, literal, truth_of
@@ -17,7 +18,7 @@ def exercise_1(ctx: RunContext) -> Table:
     """Exercise 1: the date-and-parking query with its two answer() conditions written in both orders, run as
     written (mode B), by the notes' compiler (structured first, answer() in the written order, lazy: mode D without
     answer() ordering) and by ours (D and E, answer() ordered by cost × selectivity)."""
-    from engines.events import CallStarted
+    from engines.events import CallStarted, Event
     from engines.suql.plan import MODES
 
     world, _ = ctx.restaurants()
@@ -43,7 +44,9 @@ def exercise_1(ctx: RunContext) -> Table:
         r for r in world.rows if r.location == location and all(truth.has(r._id, f) for f in feature.values())
     ]
     best = max((r.rating for r in satisfying), default=None)
-    rows, calls, second_asked = [], {}, {}
+    rows: list[list[Any]] = []  # a table's rows: cells of several types
+    calls: dict[tuple[str, str], int] = {}
+    second_asked: dict[tuple[str, str], int] = {}
     total = len(orders) * len(executions)
     for i, (first, second) in enumerate(orders):
         sql = EXERCISE_1.format(location=literal(location), first=cond[first], second=cond[second])
@@ -51,7 +54,7 @@ def exercise_1(ctx: RunContext) -> Table:
             ctx.progress(i * len(executions) + j, total, f"{first} first, mode {mode}")
             asked: Counter[str] = Counter()
 
-            def seen(event, asked=asked) -> None:
+            def seen(event: Event, asked: Counter[str] = asked) -> None:
                 if isinstance(event, CallStarted) and event.function == "answer":
                     asked[event.prompt] += 1
 

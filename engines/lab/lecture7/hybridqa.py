@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
+
+if TYPE_CHECKING:
+    from engines.hybridqa.evaluate import Report
 
 
 def _hybridqa_report(
     ctx: RunContext, fallback: bool, retry: bool, format_rate: float | None = None, step: tuple[int, int] = (0, 1)
-):
+) -> Report:
     """One evaluation of the HybridQA pipeline on the generated flag-bearer tables (memoised per setting)."""
     from engines.hybridqa.pipeline import Improvements
     from engines.hybridqa.sim_hybrid import DEFAULT_RATES
@@ -18,7 +23,7 @@ def _hybridqa_report(
         format_rate = None  # the default setting: the same run as the other HybridQA experiments
     key = ("hybridqa", ctx["tables"], ctx["world_seed"], improvements.label, format_rate)
 
-    def compute():
+    def compute() -> Report:
         from dataclasses import replace
 
         from engines.errors import ConfigurationError

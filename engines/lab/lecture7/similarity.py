@@ -19,12 +19,12 @@ def similarity_satisfaction(ctx: RunContext) -> Table:
     ctx.progress(0, 4, "BM25 over the reviews")
     scores = ChunkIndex.build((r._id, r.reviews) for r in world.rows).scores(question)
     ranked = sorted((rid for rid, s in scores.items() if s > 0), key=lambda rid: (-scores[rid], rid))
-    rows = []
+    rows: list[tuple[str, int, int, float | None, float | None, int]] = []
 
     def add(label: str, returned: set[int], calls: int) -> dict[str, Any]:
         tp = len(returned & truth)
         row = {"p": share(tp, len(returned)), "r": share(tp, len(truth)), "n": len(returned), "tp": tp, "calls": calls}
-        rows.append([label, len(returned), tp, rounded(row["p"]), rounded(row["r"]), calls])
+        rows.append((label, len(returned), tp, rounded(row["p"]), rounded(row["r"]), calls))
         return row
 
     for k in ctx["top_k"]:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
 from engines.lab.lecture7.common import engine_of, truth_of, usage_cells, usage_columns, usage_note, usage_since
 
+if TYPE_CHECKING:
+    from engines.suql.workload import ModeScore, WorkloadQuery
 
-def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base: int, progress_total: int):
+
+def _workload_scores(
+    ctx: RunContext, mode: str, cap: int | None, progress_base: int, progress_total: int
+) -> tuple[ModeScore, dict[str, Any]]:
     """ModeScore of one mode (and cap) on the seeded workload, and the usage of its LLM calls
     (:func:`usage_since`, over the whole workload); shared by the two workload experiments."""
     from engines.suql.workload import evaluate, generate
@@ -17,7 +24,7 @@ def _workload_scores(ctx: RunContext, mode: str, cap: int | None, progress_base:
     world, _ = ctx.restaurants()
     queries = generate(ctx["workload_seed"], ctx["queries"])
 
-    def compute():
+    def compute() -> tuple[ModeScore, dict[str, Any]]:
         engine = engine_of(ctx, cap)
 
         def progress(done: int, total: int) -> None:
@@ -180,15 +187,15 @@ def cap_sweep(ctx: RunContext) -> Table:
     return ctx.table(("cap", "answer() / query", "precision", "recall"), rows, chart)
 
 
-def _why_lazy_saves_little(ctx: RunContext, queries) -> str:
+def _why_lazy_saves_little(ctx: RunContext, queries: Sequence[WorkloadQuery]) -> str:
     """Lazy evaluation stops a query early only under a LIMIT the matches meet before the candidates run out: how
     many of this run's queries are such (the evaluator's count, from the hidden truth)."""
     from engines.suql.workload import truly_matching
 
     world, _ = ctx.restaurants()
     truth = truth_of(world)
-    limited = [q for q in queries if q.limit is not None]
-    met = sum(1 for q in limited if len(truly_matching(world, truth, q)) >= q.limit)
+    limited = [(q, q.limit) for q in queries if q.limit is not None]
+    met = sum(1 for q, limit in limited if len(truly_matching(world, truth, q)) >= limit)
     return (
         f"it stops a query early only when the query has a LIMIT and at least as many rows match as the LIMIT asks "
         f"for: {met} of the {len(limited)} LIMIT queries here (of {len(queries)}) do; on the others, and on every "

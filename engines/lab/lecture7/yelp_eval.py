@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.judge import rounded, share
 from engines.lab.lecture7.common import truth_of
 
+if TYPE_CHECKING:
+    from engines.lab.yelp import YelpSimulation
 
-def _yelp(ctx: RunContext):
+
+def _yelp(ctx: RunContext) -> YelpSimulation:
     from engines.lab import yelp
 
     method = ctx.settings.classify_method
 
-    def compute():
+    def compute() -> YelpSimulation:
         if ctx["reviews"] == "default":
             world, sandbox = ctx.restaurants()
             truth = truth_of(world)
@@ -188,7 +192,7 @@ def yelp_recall(ctx: RunContext) -> Table:
     sim = _yelp(ctx)
     counts = [c.satisfying for c in sim.cases]
     buckets = (("0", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-10", 4, 10), ("11-30", 11, 30), ("more than 30", 31, 10**9))
-    rows = [[label, sum(1 for n in counts if lo <= n <= hi)] for label, lo, hi in buckets]
+    rows = [(label, sum(1 for n in counts if lo <= n <= hi)) for label, lo, hi in buckets]
     answerable = [c for c in sim.cases if c.satisfying]
     nonzero = [c.satisfying for c in answerable]
     full3 = sum(1 for c in answerable if sum(c.suql_correct) >= min(3, c.satisfying))

@@ -22,6 +22,9 @@ endpoint, and ``query_shape`` each query's shape.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from engines.lab.core import Experiment
 from engines.lab.lecture8.ablation import ablation, policy_params
 from engines.lab.lecture8.actions import actions
@@ -45,8 +48,8 @@ def _rollback_extra() -> int:
     return FULL.total_budget - FULL.budget
 
 
-def _policy_default(name: str):
-    def read():
+def _policy_default(name: str) -> Callable[[], object]:
+    def read() -> object:
         from engines.spinach.sim_policy import DEFAULT
 
         return getattr(DEFAULT, name)
@@ -207,7 +210,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 __all__ = ["ERROR_CLASSES", "EXPERIMENTS", "FULL", "LECTURE_CLASSES", "SYSTEMS", "classify_error", "query_shape"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # the module's lazy names, each of its own type
     """The error taxonomy and the query-shape reader, by their old names here (they live in engines.spinach; imported on
     first use, so that listing the experiments does not load the agent)."""
     if name in ("ERROR_CLASSES", "LECTURE_CLASSES", "classify_error"):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from engines.lab.core import Chart, RunContext, Series, Table
 from engines.lab.lecture8.common import (
     FULL,
@@ -12,10 +15,14 @@ from engines.lab.lecture8.common import (
     runs_of,
 )
 
+if TYPE_CHECKING:
+    from engines.spinach.evaluate import Scored
+    from engines.spinach.trajectory import Trajectory
+
 # --- §4.3 actions per question -------------------------------------------------------------------------------------
 
 
-def _built_incrementally(trajectory) -> bool | None:
+def _built_incrementally(trajectory: Trajectory) -> bool | None:
     """Whether a query with fewer triple patterns than the answer ran before it (None: no answer, or an answer of one
     pattern, which has no smaller piece)."""
     from engines.spinach.scoring import answer_step
@@ -42,7 +49,7 @@ def _built_incrementally(trajectory) -> bool | None:
     return False
 
 
-def _answer_size(trajectory) -> int:
+def _answer_size(trajectory: Trajectory) -> int:
     """The triple patterns of the answer's query (0: no answer, or one that cannot be read)."""
     from engines.spinach.scoring import answer_step
     from engines.spinach.shape import query_shape
@@ -65,16 +72,17 @@ def actions(ctx: RunContext) -> Table:
     pooled = [s for r in runs for s in r.scores]
     simple = main_eval(ctx).spinach["simple"]
 
-    def hist(scores) -> list[int]:
+    def hist(scores: Sequence[Scored]) -> list[int]:
         return [sum(1 for s in scores if lo <= s.actions <= hi) for _label, lo, hi in ACTION_BINS]
 
     h1, hp, hs = hist(one), hist(pooled), hist(simple)
     lowest = min((s.actions for s in pooled), default=0)
     labels = [label if i or lowest >= 3 else f"≤{hi}" for i, (label, _lo, hi) in enumerate(ACTION_BINS)]
-    rows = []
+    # per bin: its label, then (questions, %) of one run, of the runs pooled and of the simple set
+    rows: list[tuple[str, int, float, int, float, int, float]] = []
     for i, label in enumerate(labels):
         rows.append(
-            [
+            (
                 label,
                 h1[i],
                 pct(h1[i] / max(1, len(one))),
@@ -82,7 +90,7 @@ def actions(ctx: RunContext) -> Table:
                 pct(hp[i] / max(1, len(pooled))),
                 hs[i],
                 pct(hs[i] / max(1, len(simple))),
-            ]
+            )
         )
     share1 = [r[2] for r in rows]
     rollbacks = mean_of([s.rollbacks for s in one])

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import ConfigurationError
 from engines.kg.endpoint import Endpoint
 from engines.lab.core import RunContext
+
+if TYPE_CHECKING:  # the agent, its evaluation and the world are imported by the experiments that run them
+    from engines.spinach.agent import AgentOptions
+    from engines.spinach.evaluate import Report, Scored
+    from engines.spinach.sim_policy import PolicyParams
+    from engines.spinach.trajectory import Trajectory
+    from worlds.kg import HiddenTruth, KGWorld, QuestionSets
+
+Row = tuple[Any, ...]
+"""A result row of plain values (QIDs for entities)."""
 
 SEED_NOTE = "The simulated policy's seed comes from the settings (CS224V_SEED); run k of a setting uses seed + k."
 STORE = "memory"  # Oxigraph orders (and LIMITs) unordered rows otherwise: the policy would see other rows, every result would move
@@ -29,10 +39,10 @@ def mean_of(xs: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class KG:
-    world: Any  # worlds.kg.KGWorld
+    world: KGWorld
     endpoint: Endpoint
-    sets: Any  # worlds.kg.QuestionSets (all questions)
-    truth: Any  # worlds.kg.HiddenTruth: for the Lab's checks only, never handed to an endpoint or a policy
+    sets: QuestionSets  # all questions
+    truth: HiddenTruth  # for the Lab's checks only, never handed to an endpoint or a policy
 
 
 def kg_of(ctx: RunContext) -> KG:
@@ -51,7 +61,7 @@ def kg_of(ctx: RunContext) -> KG:
     return ctx.memo(("kg-world", STORE, s.query_timeout_s, s.row_cap), build)
 
 
-def sets_of(ctx: RunContext):
+def sets_of(ctx: RunContext) -> QuestionSets:
     """The question sets of this size: ``simple`` first simple questions, ``per_category`` of each forum category."""
     from worlds import kg
 
@@ -66,23 +76,23 @@ def sets_of(ctx: RunContext):
     return kg.QuestionSets(tuple(chosen_simple), tuple(forum))
 
 
-def size_key(ctx: RunContext) -> tuple:
+def size_key(ctx: RunContext) -> tuple[int | None, int | None]:
     return (ctx["simple"], ctx["per_category"])
 
 
-def gold_rows_of(ctx: RunContext) -> dict[str, list]:
+def gold_rows_of(ctx: RunContext) -> dict[str, list[Mapping[str, Any]]]:
     from engines.spinach.evaluate import gold_rows
 
     sets = sets_of(ctx)
     return ctx.memo(("kg-gold", size_key(ctx)), lambda: gold_rows(kg_of(ctx).endpoint, sets.all()))
 
 
-def rows_of(bindings: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> list[tuple]:
+def rows_of(bindings: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> list[Row]:
     """Rows as tuples of plain values (QIDs for entities), label columns left out."""
     from engines.eval.metrics import is_label_column
     from engines.kg.prefixes import entity_id
 
-    out = []
+    out: list[Row] = []
     for b in bindings:
         cols = columns if columns is not None else [c for c in b if not is_label_column(c)]
         out.append(
@@ -97,10 +107,10 @@ def rows_of(bindings: Sequence[Mapping[str, Any]], columns: Sequence[str] | None
 # --- the evaluation: SPINACH and the baselines, and the agent under each setting ------------------------------
 
 
-def main_eval(ctx: RunContext, step: tuple[int, int] = (0, 1)):
+def main_eval(ctx: RunContext, step: tuple[int, int] = (0, 1)) -> Report:
     """SPINACH (default setting, run 0) and the four baselines on both sets: one ``engines.spinach.evaluate.evaluate``."""
 
-    def compute():
+    def compute() -> Report:
         from engines.spinach.evaluate import evaluate
 
         k = kg_of(ctx)
@@ -130,14 +140,14 @@ class Setting:
     params: tuple[tuple[str, Any], ...] = ()  # PolicyParams fields
     memory: tuple[tuple[str, float], ...] = ()  # P_MEMORY overrides
 
-    def options(self):
+    def options(self) -> AgentOptions:
         from engines.spinach.agent import AgentOptions
 
         return AgentOptions(
             budget=self.budget, total_budget=self.total_budget, rollback=self.rollback, disabled=self.disabled
         )
 
-    def policy(self):
+    def policy(self) -> PolicyParams | None:
         """The simulated policy's parameters, or None for its defaults."""
         from dataclasses import replace
 
@@ -149,7 +159,7 @@ class Setting:
         return p.with_memory(**dict(self.memory)) if self.memory else p
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return (self.budget, self.total_budget, self.rollback, self.disabled, self.params, self.memory)
 
 
@@ -160,8 +170,8 @@ FULL = Setting("SPINACH (all five actions, rollback, budget 15/30)", "agent")
 class ForumRun:
     """One run of the agent on the forum set under one setting."""
 
-    scores: tuple[Any, ...]  # engines.spinach.evaluate.Scored, in question order
-    trajectories: Mapping[str, Any]  # question id -> Trajectory
+    scores: tuple[Scored, ...]  # in question order
+    trajectories: Mapping[str, Trajectory]  # question id -> its trajectory
 
 
 def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int] = (0, 1)) -> ForumRun:
@@ -208,7 +218,9 @@ def forum_run(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
     return ctx.memo(("kg-forum-run", size_key(ctx), setting.key, run), compute)
 
 
-def _unchanged_from_full(ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]) -> dict[str, tuple]:
+def _unchanged_from_full(
+    ctx: RunContext, setting: Setting, run: int, step: tuple[int, int]
+) -> dict[str, tuple[Scored, Trajectory]]:
     """The questions on which ``setting`` provably takes the default agent's run ``run`` step for step, with that run's
     score and trajectory (its options as this setting's): the agent is deterministic given the policy's seed and the
     observations, so an option the default run never came near changes nothing.
@@ -221,7 +233,7 @@ def _unchanged_from_full(ctx: RunContext, setting: Setting, run: int, step: tupl
     from dataclasses import replace
 
     base = forum_run(ctx, FULL, run, step)
-    kept = {}
+    kept: dict[str, tuple[Scored, Trajectory]] = {}
     for score in base.scores:
         t = base.trajectories[score.id]
         state = t.state

@@ -166,10 +166,10 @@ def template_trap(ctx: RunContext) -> Table:
         # this parser's answers (the §2.5 baseline is another parser, trained on every simple property)
         f1s, ems = [], []
         for q in qs:
-            pred = template_answer(parser, q.question, q.entities, k.endpoint)
-            gold = list(k.endpoint.execute(q.gold_sparql).bindings)
-            f1s.append(row_f1(pred, gold))
-            ems.append(row_em(pred, gold))
+            answered = template_answer(parser, q.question, q.entities, k.endpoint)
+            expected = list(k.endpoint.execute(q.gold_sparql).bindings)
+            f1s.append(row_f1(answered, expected))
+            ems.append(row_em(answered, expected))
         scores[set_name] = pct(mean_of(f1s))
         rows.append(
             [

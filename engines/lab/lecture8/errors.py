@@ -24,8 +24,8 @@ def errors(ctx: RunContext) -> Table:
     gold = {q.id: q.gold_sparql for q in sets.forum}
     threshold = ctx["threshold"]
     cats = list(CATEGORIES)
-    table: dict[str, Counter] = {c: Counter() for c in ERROR_CLASSES}
-    silent: Counter = Counter()
+    table: dict[str, Counter[str]] = {c: Counter() for c in ERROR_CLASSES}  # class -> category -> failures
+    silent: Counter[str] = Counter()
     failed = 0
     ok_silent = ok = 0
     for r in runs:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import RunContext, Table
 from engines.lab.lecture8.common import (
+    Row,
     kg_of,
     rows_of,
 )
+
+if TYPE_CHECKING:
+    from worlds.kg import HiddenTruth, KGWorld
+    from worlds.kg.model import Claim
 
 # --- §1.4 the quirks: the naive query and the correct one -------------------------------------------------------
 
@@ -22,10 +27,25 @@ class QuirkCase:
     correct_clause: str
     naive: str
     correct: str
-    truth: frozenset[tuple] | None = None  # the rows the hidden truth says are right, where it can say
+    truth: frozenset[Row] | None = None  # the rows the hidden truth says are right, where it can say
 
 
-def _quirk_cases(world: Any, truth: Any) -> list[QuirkCase]:
+@dataclass(frozen=True)
+class Measured:
+    """A naive query against its correct one: their row counts, the naive rows right, missed and wrong, the
+    feedback each got, and whether the correct rows are what the hidden truth says (None: it cannot say)."""
+
+    naive: int
+    correct: int
+    right: int
+    missed: int
+    wrong: int
+    feedback: str
+    correct_feedback: str
+    truth: bool | None
+
+
+def _quirk_cases(world: KGWorld, truth: HiddenTruth) -> list[QuirkCase]:
     """The queries of §1.4 on our world (QIDs looked up by label; the hidden truth read only to check)."""
     C, T, E = world.classes, truth, world.entities
     q_of = {e.label: e.qid for e in E.values() if e.kind == "country"}
@@ -34,7 +54,7 @@ def _quirk_cases(world: Any, truth: Any) -> list[QuirkCase]:
     ashfords = [e for e in E.values() if e.kind == "city" and e.label == "Ashford"]
     ash = ashfords[-1] if ashfords else None
     ash_country = E[T.city_country[ash.qid]].label if ash else ""
-    claims_by: dict[str, list] = {}
+    claims_by: dict[str, list[Claim]] = {}
     for c in world.claims:
         claims_by.setdefault(c.subject, []).append(c)
     human, mountain, city, film, musician = C["human"], C["mountain"], C["city"], C["film"], C["musician"]
@@ -146,7 +166,8 @@ def _quirk_cases(world: Any, truth: Any) -> list[QuirkCase]:
 def quirks(ctx: RunContext) -> Table:
     k = kg_of(ctx)
     cases = _quirk_cases(k.world, k.truth)
-    rows, measured = [], []
+    rows: list[list[Any]] = []
+    measured: list[tuple[QuirkCase, Measured]] = []
     for i, c in enumerate(cases):
         ctx.progress(i, len(cases) + 1, c.quirk)
         naive, correct = k.endpoint.execute(c.naive), k.endpoint.execute(c.correct)
@@ -156,16 +177,16 @@ def quirks(ctx: RunContext) -> Table:
         signal = {"rows": "rows: silent" if n_rows != c_rows else "rows: right", "empty": "no rows: a signal"}.get(
             naive.feedback.value, naive.feedback.value
         )
-        m = {
-            "naive": len(naive),
-            "correct": len(correct),
-            "right": right,
-            "missed": len(c_rows - n_rows),
-            "wrong": len(n_rows - c_rows),
-            "feedback": naive.feedback.value,
-            "correct_feedback": correct.feedback.value,
-            "truth": truth,
-        }
+        m = Measured(
+            naive=len(naive),
+            correct=len(correct),
+            right=right,
+            missed=len(c_rows - n_rows),
+            wrong=len(n_rows - c_rows),
+            feedback=naive.feedback.value,
+            correct_feedback=correct.feedback.value,
+            truth=truth,
+        )
         measured.append((c, m))
         rows.append(
             [
@@ -176,8 +197,8 @@ def quirks(ctx: RunContext) -> Table:
                 len(naive),
                 len(correct),
                 right,
-                m["missed"],
-                m["wrong"],
+                m.missed,
+                m.wrong,
                 signal,
                 truth,
                 c.naive,
@@ -192,32 +213,32 @@ def quirks(ctx: RunContext) -> Table:
         f"SELECT ?prop (COUNT(DISTINCT ?p) AS ?n) WHERE {{ ?p wdt:P31 wd:{human} ; ?prop ?o . "
         'FILTER(STRSTARTS(STR(?prop), "http://www.wikidata.org/prop/direct/")) } GROUP BY ?prop'
     )
-    n_people = int(people.records()[0]["n"])
-    filled = {r["prop"]: int(r["n"]) for r in per_prop.records()}
+    n_people = int(people.records()[0]["n"] or 0)  # a COUNT is always bound
+    filled = {r["prop"]: int(r["n"] or 0) for r in per_prop.records()}
     cells = n_people * len(filled)
     empty = 1 - sum(filled.values()) / cells if cells else 0.0
     ctx.progress(len(cases) + 1, len(cases) + 1, "done")
 
-    legal = [m for _c, m in measured if m["feedback"] in ("rows", "empty")]
+    legal = [m for _c, m in measured if m.feedback in ("rows", "empty")]
     ctx.claim(
         "every naive query is legal SPARQL",
-        len(legal) == len(measured) and all(m["correct_feedback"] == "rows" for _c, m in measured),
+        len(legal) == len(measured) and all(m.correct_feedback == "rows" for _c, m in measured),
         f"{len(legal)} of {len(measured)} naive queries ran (rows or no rows); every correct one returned rows",
     )
-    with_rows = [(c, m) for c, m in measured if m["feedback"] == "rows"]
-    silent = [(c, m) for c, m in with_rows if m["missed"] or m["wrong"]]
+    with_rows = [(c, m) for c, m in measured if m.feedback == "rows"]
+    silent = [(c, m) for c, m in with_rows if m.missed or m.wrong]
     ctx.claim(
         "about half of the naive queries still return rows — wrong or incomplete, with no signal",
         0.3 <= len(silent) / len(measured) <= 0.7,
         f"{len(silent)} of {len(measured)} return rows that are not the answer: "
-        + "; ".join(f"{c.quirk}: {m['right']} of {m['correct']} right, {m['wrong']} wrong" for c, m in silent)
+        + "; ".join(f"{c.quirk}: {m.right} of {m.correct} right, {m.wrong} wrong" for c, m in silent)
         + f"; {len(measured) - len(with_rows)} return no rows (notes: half of them return results)",
     )
-    checked = [(c, m) for c, m in measured if m["truth"] is not None]
+    checked = [(c, m) for c, m in measured if m.truth is not None]
     ctx.claim(
         "the correct queries give what the hidden truth says",
-        all(m["truth"] for _c, m in checked),
-        f"{sum(1 for _c, m in checked if m['truth'])} of {len(checked)} checked against the hidden truth",
+        all(m.truth for _c, m in checked),
+        f"{sum(1 for _c, m in checked if m.truth)} of {len(checked)} checked against the hidden truth",
     )
     ctx.claim(
         "no fixed schema: as one table, a large share of the people’s cells are empty",
@@ -228,8 +249,8 @@ def quirks(ctx: RunContext) -> Table:
     if len(ex1) == 2:
         ctx.claim(
             "exercise 1: the narrative-location query misses films through the P131 chain, and filming location is another answer",
-            ex1[1]["naive"] < ex1[1]["correct"] and ex1[0]["naive"] != ex1[0]["correct"],
-            f"set in, P17 only: {ex1[1]['naive']} rows; through P131*: {ex1[1]['correct']}; filmed in: {ex1[0]['naive']} "
+            ex1[1].naive < ex1[1].correct and ex1[0].naive != ex1[0].correct,
+            f"set in, P17 only: {ex1[1].naive} rows; through P131*: {ex1[1].correct}; filmed in: {ex1[0].naive} "
             "(notes: 5, 7 and 11)",
         )
     ctx.note(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from engines.lab.core import RunContext, Table
 from engines.lab.lecture8.baselines import SYSTEMS, system_scores
@@ -16,6 +17,12 @@ from engines.lab.lecture8.common import (
     rows_of,
     sets_of,
 )
+
+if TYPE_CHECKING:
+    from engines.spinach.evaluate import Scored
+
+Pair = tuple[str, "Scored"]
+"""A system's label and its score on one question."""
 
 # --- §5.3 row-wise F1 against set F1 ----------------------------------------------------------------------------------
 
@@ -149,15 +156,15 @@ def row_vs_set(ctx: RunContext) -> Table:
     report = main_eval(ctx)
     sets = sets_of(ctx)
     question = {q.id: q for q in sets.all()}
-    pairs = []
+    pairs: list[Pair] = []
     for key, label, _given in SYSTEMS:
         for set_name in ("simple", "forum"):
-            for s in system_scores(report, key, set_name):
-                pairs.append((label, s))
-    lower = [(l, s) for l, s in pairs if s.set_f1 < s.f1 - 0.05]
-    higher = [(l, s) for l, s in pairs if s.set_f1 > s.f1 + 0.05]
+            for sc in system_scores(report, key, set_name):
+                pairs.append((label, sc))
+    lower = [(l, sc) for l, sc in pairs if sc.set_f1 < sc.f1 - 0.05]
+    higher = [(l, sc) for l, sc in pairs if sc.set_f1 > sc.f1 + 0.05]
 
-    def why(label: str, sc) -> str:
+    def why(label: str, sc: Scored) -> str:
         from engines.eval.metrics import is_label_column
 
         gold_cols = len(rows_of(gold_of[sc.id])[0]) if gold_of[sc.id] else 0
@@ -175,16 +182,21 @@ def row_vs_set(ctx: RunContext) -> Table:
             return "a column missing: set F1 still credits the values found, wherever they are"
         return "values in the wrong rows: set F1 does not see rows"
 
-    def pick(group, key) -> list:
-        out, seen = [], set()
-        for label, sc in sorted(group, key=key):
+    def pick(group: Sequence[Pair], order: Callable[[Pair], float]) -> list[Pair]:
+        out: list[Pair] = []
+        seen: set[str] = set()
+        for label, sc in sorted(group, key=order):
             if label not in seen:
                 seen.add(label)
                 out.append((label, sc))
         return out[: ctx["examples"]]
 
-    for group, key in ((lower, lambda t: t[1].set_f1 - t[1].f1), (higher, lambda t: t[1].f1 - t[1].set_f1)):
-        for label, sc in pick(group, key):
+    orders: tuple[tuple[list[Pair], Callable[[Pair], float]], ...] = (
+        (lower, lambda t: t[1].set_f1 - t[1].f1),
+        (higher, lambda t: t[1].f1 - t[1].set_f1),
+    )
+    for group, order in orders:
+        for label, sc in pick(group, order):
             q = question[sc.id]
             rows.append(
                 [
