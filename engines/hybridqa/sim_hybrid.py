@@ -235,7 +235,7 @@ class _Reader:
         born = _answer(self.person_info, "when was this person born?") if self.person_info else None
         # V: who is older / younger, A or B?
         m = re.match(r"^who is (?P<w>older|younger)\b", low)
-        if m and born:
+        if m and born and self.person_info:
             refs = list(_GAMES_REF.finditer(self.raw))
             q = Query(_ident(_cell(self.s, "person", self._person_phrase()) or self.s.cells[0]))
             if len(refs) >= 2:
@@ -251,7 +251,7 @@ class _Reader:
             return q
         # VI: the youngest / oldest ...
         m = re.match(r"^who (?:is|was) the (?P<w>youngest|oldest)\b", low)
-        if m and born:
+        if m and born and self.person_info:
             q = Query(_ident(_cell(self.s, "person", self._person_phrase()) or self.s.cells[0]))
             self.conditions(q)
             q.order = f"{born}::date {'DESC' if m.group('w') == 'youngest' else 'ASC'}"
@@ -259,7 +259,7 @@ class _Reader:
             q.text_calls.append(self.person_info)
             return q
         # a passage value: when born / which event / where held
-        if re.match(r"^when was .*\bborn\b", low) and born:
+        if re.match(r"^when was .*\bborn\b", low) and born and self.person_info:
             q = Query(born, text_calls=[self.person_info])
         elif re.match(r"^(which|what) event did\b", low) and self.person_info:
             q = Query(
