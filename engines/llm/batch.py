@@ -54,14 +54,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from engines.errors import ConfigurationError, LLMError, ReplyError
 from engines.llm.bounded import ReplyTooLarge, reply_limit, sync_hooks
-from engines.llm.protocol import NO_USAGE, Output
+from engines.llm.protocol import NO_USAGE, Backend, Output
 from engines.llm.replies import brief, excerpt, speaking
-from engines.llm.task import Task
+from engines.llm.task import I, O, Task
 from engines.llm.waiting import pause
+
+if TYPE_CHECKING:
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from engines.settings import Settings
 
 __all__ = ["MAX_PER_BATCH", "BatchRun", "BatchStore", "Deferred", "active", "request_key", "wrap"]
@@ -69,7 +72,6 @@ __all__ = ["MAX_PER_BATCH", "BatchRun", "BatchStore", "Deferred", "active", "req
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
 #: Requests per message batch (the API takes up to 100,000 or 256 MB; smaller batches finish sooner).
 MAX_PER_BATCH = 10_000
 FILENAME = "batches.sqlite3"
@@ -148,7 +150,7 @@ class BatchStore:
 class BatchingBackend:
     """A claude backend whose calls are answered from batch results, or queued for the next batch."""
 
-    def __init__(self, inner: Any, run: BatchRun) -> None:
+    def __init__(self, inner: Backend, run: BatchRun) -> None:
         self.inner = inner
         self._run = run
         # the same identity as the backend it wraps: a batched answer is cached as a direct one
@@ -159,25 +161,26 @@ class BatchingBackend:
     def __getattr__(self, name: str) -> Any:  # model_for, close, ...
         return getattr(self.inner, name)
 
-    def params(self, task: Task, input: Any) -> dict[str, Any]:
+    def params(self, task: Task[Any, Any], input: Any) -> dict[str, Any]:
         """The Messages API request the direct call would send."""
         inner = self.inner
         if hasattr(inner, "request") and hasattr(inner, "content"):
             from engines.llm.prompting import render_parts
 
             prefix, rest = render_parts(task.template, package=task.package, **task.context(input))
-            return inner.request(task, inner.content(task, prefix, rest))
+            params: dict[str, Any] = inner.request(task, inner.content(task, prefix, rest))
+            return params
         from engines.llm.prompting import render_prompt, system_prompt
 
         prompt = render_prompt(task.template, package=task.package, **task.context(input))
         return {
-            "model": inner.model_for(task),
+            "model": self.model_for(task),  # the inner backend's (see __getattr__)
             "max_tokens": task.max_tokens,
             "system": system_prompt(),
             "messages": [{"role": "user", "content": prompt}],
         }
 
-    def run(self, task: Task, input: Any) -> Output:
+    def run(self, task: Task[I, O], input: I) -> Output[O]:
         params = self.params(task, input)
         key = request_key(params)
         found = self._run.store.result(key)
@@ -191,7 +194,7 @@ class BatchingBackend:
         self._run.count_direct()
         return self.inner.run(task, input)
 
-    def _answer(self, task: Task, input: Any, found: dict[str, Any]) -> Output:
+    def _answer(self, task: Task[I, O], input: I, found: dict[str, Any]) -> Output[O]:
         if found.get("type") != "succeeded":
             error = found.get("error") or {}
             raise ReplyError(
@@ -206,13 +209,8 @@ class BatchingBackend:
             raise ReplyError(f"Claude's batched {task.name}() reply has no text (stop reason: {reply.stop_reason}).")
         with speaking("Claude"):
             value = task.read(reply.text, input)
-        fields = getattr(Output, "__dataclass_fields__", {})
-        extra: dict[str, Any] = {}
-        if "model" in fields:
-            extra["model"] = getattr(reply, "model", None) or self.inner.model_for(task)
-        if "batch" in fields:
-            extra["batch"] = True
-        return Output(value, reply.usage, **extra)
+        model: str = reply.model or self.model_for(task)  # the inner backend's model_for (see __getattr__)
+        return Output(value, reply.usage, model, batch=True)
 
 
 class BatchRun:
@@ -327,7 +325,11 @@ class BatchRun:
 
         try:
             batch = self.client.messages.batches.create(
-                requests=[{"custom_id": key, "params": params} for key, params in chunk]
+                # our request dicts, built by ClaudeBackend.request: the SDK names their shape as a TypedDict
+                requests=[
+                    {"custom_id": key, "params": cast("MessageCreateParamsNonStreaming", params)}
+                    for key, params in chunk
+                ]
             )
         except anthropic.APIStatusError as e:
             raise LLMError(f"The Message Batches API refused the batch ({e.status_code}): {_message(e)}") from e
@@ -504,7 +506,7 @@ def active() -> BatchRun | None:
     return _active
 
 
-def wrap(backend: Any) -> Any:
+def wrap(backend: Backend) -> Backend:
     """``backend`` wrapped for the active batch run (itself when there is none)."""
     run = _active
     return backend if run is None else BatchingBackend(backend, run)

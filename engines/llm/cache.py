@@ -282,7 +282,10 @@ class AnswerCache:
         key: _Key = (function, text_digest(text), question, backend)
 
         def read(conn: sqlite3.Connection) -> tuple[str, str] | None:
-            return conn.execute(f"SELECT payload, checksum FROM answers WHERE {_KEY_WHERE}", key).fetchone()
+            found: tuple[str, str] | None = conn.execute(
+                f"SELECT payload, checksum FROM answers WHERE {_KEY_WHERE}", key
+            ).fetchone()
+            return found
 
         row = self._run(read, write=False, default=None)
         if row is None:

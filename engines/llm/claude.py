@@ -87,7 +87,7 @@ from engines.llm.prompting import (  # noqa: F401 - re-exported: the prompt laye
 from engines.llm.protocol import Output, Usage
 from engines.llm.replies import EXCERPT_CHARS, brief, extract_json_object, speaking  # noqa: F401
 from engines.llm.replies import excerpt as _excerpt
-from engines.llm.task import Task
+from engines.llm.task import I, O, Task
 from engines.llm.usage import estimate_tokens
 from engines.llm.waiting import pause, run_async, slot
 from engines.settings import Settings
@@ -106,7 +106,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
 #: Bump whenever a template (or the parsing of replies) changes what the backend returns.
 PROMPT_VERSION = "p5"  # p2: the respond prompt shows the schema; p3: it shows why an empty result is empty; p4: structured output (JSON schema); p5: no prompt's example names the restaurant world (parse, classify, route)
 
@@ -181,10 +180,10 @@ def _api_detail(error: anthropic.APIStatusError) -> str:
     body = error.body
     if isinstance(body, dict):
         inner = body.get("error")
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
+        if isinstance(inner, dict) and isinstance(message := inner.get("message"), str):
+            return message
+        if isinstance(message := body.get("message"), str):
+            return message
     if isinstance(body, str):  # not a JSON error (an HTML page): its start only
         return _excerpt(body)
     return str(getattr(error, "message", "") or error)
@@ -245,7 +244,8 @@ def _json_kind(value: Any) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {dict: "object", list: "array", str: "string"}.get(type(value), type(value).__name__)
+    kinds: dict[type, str] = {dict: "object", list: "array", str: "string"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def min_cache_tokens(model: str) -> int:
@@ -394,7 +394,7 @@ class ClaudeBackend:
         """Both model ids (planner and per-row role): part of the backend id, hence of every cache key."""
         return f"{self.planner_model},row={self.row_model}"
 
-    def model_for(self, task: Task) -> str:
+    def model_for(self, task: Task[Any, Any]) -> str:
         """The model that answers ``task``: the row model for per-row tasks, else the planner's."""
         return self.row_model if task.role == "row" else self.planner_model
 
@@ -407,12 +407,12 @@ class ClaudeBackend:
 
     # -- any task --------------------------------------------------------------
 
-    def run(self, task: Task, input: Any) -> Output:
+    def run(self, task: Task[I, O], input: I) -> Output[O]:
         """The task's prompt sent to the model of its role; the reply read by the task."""
         prefix, rest = render_parts(task.template, package=task.package, **task.context(input))
         return self._call(task, self.content(task, prefix, rest), lambda reply: task.read(reply, input))
 
-    def content(self, task: Task, prefix: str, rest: str) -> str | list[dict[str, Any]]:
+    def content(self, task: Task[Any, Any], prefix: str, rest: str) -> str | list[dict[str, Any]]:
         """The user message: the shared prefix first, as its own block marked for prompt caching
         when system prompt and prefix are long enough for the task's model to cache; else one string."""
         if prefix and estimate_tokens(self._system) + estimate_tokens(prefix) >= min_cache_tokens(self.model_for(task)):
@@ -422,7 +422,7 @@ class ClaudeBackend:
             ]
         return "\n\n".join(part for part in (prefix, rest) if part)
 
-    def request(self, task: Task, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+    def request(self, task: Task[Any, Any], content: str | list[dict[str, Any]]) -> dict[str, Any]:
         """The Messages API parameters of one call (also the ``params`` of a batch request)."""
         params: dict[str, Any] = {
             "model": self.model_for(task),
@@ -437,7 +437,7 @@ class ClaudeBackend:
 
     # -- the API call --------------------------------------------------------
 
-    def _call(self, task: Task, prompt: str | list[dict[str, Any]], parse: Callable[[str], Any]) -> Output:
+    def _call(self, task: Task[Any, Any], prompt: str | list[dict[str, Any]], parse: Callable[[str], O]) -> Output[O]:
         """Send ``prompt``, parse the reply's text with ``parse``; the value with its token usage."""
         function = task.name
         reply = self._create(task, prompt)
@@ -463,7 +463,7 @@ class ClaudeBackend:
                 self._slots, self._slots_loop = asyncio.Semaphore(self.concurrency), loop
             return self._slots
 
-    async def _post(self, task: Task, prompt: str | list[dict[str, Any]]) -> Any:
+    async def _post(self, task: Task[Any, Any], prompt: str | list[dict[str, Any]]) -> Any:
         """One Messages API request (once one of the ``llm_concurrency`` slots is free), within the
         overall deadline; the ``httpx`` response of a 2xx, its body read through the cap (errors raise)."""
         async with slot(self._slots_on_loop()):
@@ -503,7 +503,7 @@ class ClaudeBackend:
             cause = error.__cause__ if isinstance(error.__cause__, LLMError) else error  # a reply past the cap
             return f"the model list could not be fetched: {cause}"
 
-    def _create(self, task: Task, prompt: str | list[dict[str, Any]]) -> Reply:
+    def _create(self, task: Task[Any, Any], prompt: str | list[dict[str, Any]]) -> Reply:
         """The request with retries on transient failures; errors become :class:`LLMError`.
 
         Cancelling the current operation aborts a request in flight or a backoff wait
@@ -551,12 +551,12 @@ class ClaudeBackend:
 
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed ``attempt`` (1-based): exponential, or the server's wish."""
-        delay = self._base_delay * 2 ** (attempt - 1)
+        delay = self._base_delay * 2.0 ** (attempt - 1)
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self._max_delay)
 
-    def _refusal(self, error: anthropic.APIStatusError, task: Task) -> LLMError:
+    def _refusal(self, error: anthropic.APIStatusError, task: Task[Any, Any]) -> LLMError:
         """The error for a response that is not retried.  A request too large (413: this call's
         text is too long) is a :class:`ReplyError`: other calls may well go through."""
         status = error.status_code

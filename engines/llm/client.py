@@ -8,18 +8,21 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import Cancelled, ConfigurationError, EngineError, LLMError, ReplyError
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, ignore
-from engines.llm.protocol import NO_USAGE, Backend, Usage, backend_id
-from engines.llm.task import Task
+from engines.llm.protocol import NO_USAGE, Backend, Output, Usage, backend_id
+from engines.llm.task import I, O, Task
 from engines.llm.usage import UsageTotals, cost_usd, estimate_tokens
 from engines.llm.waiting import cancellable
-from engines.settings import Settings
+from engines.settings import ModelPrice, Settings
+
+if TYPE_CHECKING:
+    from engines.llm.cache import AnswerCache
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +34,7 @@ class CallCounter:
     counts: dict[str, int] = field(default_factory=dict)
     cached: int = 0
     usage: UsageTotals = field(default_factory=UsageTotals)
-    _ids: Any = field(default_factory=lambda: itertools.count(1))
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_id(self) -> int:
@@ -60,12 +63,12 @@ class LLM:
         self,
         backend: Backend,
         *,
-        cache: Any | None = None,  # engines.llm.cache.AnswerCache
+        cache: AnswerCache | None = None,
         emit: Emit = ignore,
         cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.perf_counter,
         counter: CallCounter | None = None,
-        prices: Mapping[str, Any] | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
         self.backend = backend
         self.cache = cache
@@ -73,7 +76,7 @@ class LLM:
         self.cancel = cancel
         self.clock = clock
         self.counter = counter or CallCounter()
-        self.prices: Mapping[str, Any] = prices or {}
+        self.prices: Mapping[str, ModelPrice] = prices or {}
 
     @property
     def usage(self) -> UsageTotals:
@@ -98,7 +101,7 @@ class LLM:
 
     # --- the one place calls happen ---------------------------------------------------------
 
-    def run(self, task: Task, input: Any, *, row_key: str | None = None) -> Any:
+    def run(self, task: Task[I, O], input: I, *, row_key: str | None = None) -> O:
         """Run ``task`` on ``input``: the call events, the answer cache (for a cached task),
         cancellation, usage, and the task's fallback when the backend's reply cannot be used
         (:class:`ReplyError`: the call is reported failed, nothing is cached, the fallback value is
@@ -110,18 +113,21 @@ class LLM:
         except ReplyError:
             return task.fallback(input)
 
-    def _run(self, task: Task, input: Any, row_key: str | None) -> Any:
+    def _run(self, task: Task[I, O], input: I, row_key: str | None) -> O:
         function = task.name
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()
         call_id = self.counter.next_id()
         self.emit(CallStarted(call_id, function, _one_line(task.describe(input)), row_key, self.backend.name))
         start = self.clock()
-        cache_key = task.cache_key(input) if task.cached and self.cache is not None else None
-        if cache_key is not None:
-            hit = self.cache.get(function, cache_key[0], cache_key[1], self.backend_id)
+        cache, key_of, encode, decode = self.cache, task.cache_key, task.encode, task.decode
+        if cache is None or key_of is None or encode is None or decode is None:  # not a cached task (or no cache)
+            cache = None
+        cache_key = key_of(input) if cache is not None and key_of is not None else None
+        if cache is not None and cache_key is not None and decode is not None:
+            hit = cache.get(function, cache_key[0], cache_key[1], self.backend_id)
             if hit is not None:
-                value = task.decode(hit)
+                value = decode(hit)
                 self.counter.add(function, cached=True)
                 self._finished(call_id, task, input, value, start, row_key, cached=True)
                 return value
@@ -135,8 +141,8 @@ class LLM:
             self.emit(CallFailed(call_id, function, f"{type(e).__name__}: {e}", self.clock() - start))
             raise LLMError(f"the {self.backend.name} backend failed in {function}(): {type(e).__name__}: {e}") from e
         value = out.value
-        if cache_key is not None:
-            self.cache.put(function, cache_key[0], cache_key[1], self.backend_id, task.encode(value))
+        if cache is not None and cache_key is not None and encode is not None:
+            cache.put(function, cache_key[0], cache_key[1], self.backend_id, encode(value))
         self.counter.add(function, cached=False)
         usage, model, estimated = self._usage(task, input, out)
         # an estimate (the simulated backend) is not a bill: no cost
@@ -160,9 +166,9 @@ class LLM:
     def _finished(
         self,
         call_id: int,
-        task: Task,
-        input: Any,
-        value: Any,
+        task: Task[I, O],
+        input: I,
+        value: O,
         start: float,
         row_key: str | None,
         *,
@@ -191,7 +197,7 @@ class LLM:
             )
         )
 
-    def _usage(self, task: Task, input: Any, out: Any) -> tuple[Usage, str | None, bool]:
+    def _usage(self, task: Task[Any, Any], input: Any, out: Output[Any]) -> tuple[Usage, str | None, bool]:
         """The call's usage, the model that prices it, and whether the tokens are an estimate."""
         usage = getattr(out, "usage", NO_USAGE)
         if self.backend.name == "sim" and usage.input_tokens is None and usage.output_tokens is None:
@@ -202,7 +208,7 @@ class LLM:
 _SYSTEM_TOKENS: list[int] = []
 
 
-def estimated_usage(task: Task, input: Any, value: Any) -> Usage:
+def estimated_usage(task: Task[I, O], input: I, value: O) -> Usage:
     """The tokens a real model would have used for this call: the rendered system prompt and
     prompt, and the reply (its JSON encoding when the task has one), counted by
     :func:`~engines.llm.usage.estimate_tokens` (characters / 4).  The simulated backend's calls

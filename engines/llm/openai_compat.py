@@ -75,14 +75,13 @@ from engines.llm.bounded import ReplyTooLarge, async_hooks
 from engines.llm.prompting import render_prompt, system_prompt
 from engines.llm.protocol import Output, Usage
 from engines.llm.replies import brief, excerpt, extract_json_object, speaking, whose
-from engines.llm.task import Task
+from engines.llm.task import I, O, Task
 from engines.llm.waiting import io_loop, pause, run_async, slot
 from engines.settings import Settings
 
 __all__ = ["PROMPT_VERSION", "OpenAICompatBackend", "make_openai_backend", "reply_schema"]
 
 log = logging.getLogger(__name__)
-
 #: The templates are the claude backend's: their version is its version.
 try:  # the claude module imports the anthropic SDK, a dependency; keep one source of truth
     from engines.llm.claude import PROMPT_VERSION
@@ -93,7 +92,7 @@ Structured = Literal["json_schema", "json_object", "none"]
 _LEVELS: tuple[Structured, ...] = ("json_schema", "json_object", "none")
 
 
-def reply_model(task: Task) -> type[BaseModel] | None:
+def reply_model(task: Task[Any, Any]) -> type[BaseModel] | None:
     """The pydantic model of ``task``'s reply (the task's own ``reply_model``, defined with the task in
     the agent's package); ``None`` for a plain-text reply."""
     own = getattr(task, "reply_model", None)
@@ -114,14 +113,15 @@ def _strict(schema: Any) -> Any:
     return schema
 
 
-def reply_schema(task: Task) -> dict[str, Any] | None:
+def reply_schema(task: Task[Any, Any]) -> dict[str, Any] | None:
     """The strict JSON schema of ``task``'s reply (``None`` for a text reply or an unknown task)."""
     model = reply_model(task)
     if model is None:
         return None
     own = getattr(task, "reply_schema", None)  # the task's schema, computed once per model
     schema = own() if callable(own) and getattr(task, "reply_model", None) is model else model.model_json_schema()
-    return _strict(schema)
+    strict: dict[str, Any] = _strict(schema)  # a dict made strict is a dict
+    return strict
 
 
 # --- the HTTP side ---------------------------------------------------------------------------------
@@ -156,14 +156,14 @@ class _Status(Exception):
             return excerpt(self.response.text or "")
         if isinstance(body, dict):
             inner = body.get("error")
-            if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-                return inner["message"]
+            if isinstance(inner, dict) and isinstance(message := inner.get("message"), str):
+                return message
             if isinstance(inner, str):
                 return inner
-            if isinstance(body.get("message"), str):
-                return body["message"]
-            if isinstance(body.get("detail"), str):
-                return body["detail"]
+            if isinstance(message := body.get("message"), str):
+                return message
+            if isinstance(detail := body.get("detail"), str):
+                return detail
         return excerpt(self.response.text or "")
 
 
@@ -189,7 +189,7 @@ def _retryable(status: int) -> bool:
     return status in _RETRYABLE or status >= 500
 
 
-def _tokens(usage: dict, *path: str) -> int | None:
+def _tokens(usage: dict[str, Any], *path: str) -> int | None:
     value: Any = usage
     for key in path:
         if not isinstance(value, dict):
@@ -329,10 +329,10 @@ class OpenAICompatBackend:
         with self._level_lock:
             return self._level
 
-    def model_for(self, task: Task) -> str:
+    def model_for(self, task: Task[Any, Any]) -> str:
         return self.row_model if task.role == "row" else self.planner_model
 
-    def speaker(self, task: Task) -> str:
+    def speaker(self, task: Task[Any, Any]) -> str:
         """Who wrote a reply to ``task``, as the reply errors name it (:func:`engines.llm.replies.whose`)."""
         return f"The OpenAI-compatible model {self.model_for(task)}"
 
@@ -344,7 +344,7 @@ class OpenAICompatBackend:
 
     # -- any task --------------------------------------------------------------------------------
 
-    def run(self, task: Task, input: Any) -> Output:
+    def run(self, task: Task[I, O], input: I) -> Output[O]:
         prompt = _plain_prompt(render_prompt(task.template, package=task.package, **task.context(input)))
         messages: list[dict[str, str]] = [
             {"role": "system", "content": self._system},
@@ -353,10 +353,9 @@ class OpenAICompatBackend:
         model = reply_model(task)
         json_reply = model is not None
         text, usage = self._complete(task, messages, json_reply)
-        answered = {"model": self.model_for(task)} if "model" in getattr(Output, "__dataclass_fields__", {}) else {}
         try:
             with speaking(self.speaker(task)):
-                return Output(self._read(task, input, model, text), usage, **answered)
+                return Output(self._read(task, input, model, text), usage, self.model_for(task))
         except ReplyError as first:
             log.info("openai %s(): the reply does not validate (%s); asking once more", task.name, first)
             messages = [
@@ -368,11 +367,11 @@ class OpenAICompatBackend:
             usage = _add(usage, more)
             try:
                 with speaking(self.speaker(task)):
-                    return Output(self._read(task, input, model, text), usage, **answered)
+                    return Output(self._read(task, input, model, text), usage, self.model_for(task))
             except ReplyError as second:
                 raise ReplyError(f"{second} (after one repair retry; the first reply: {_plain(first)})") from second
 
-    def _read(self, task: Task, input: Any, model: type[BaseModel] | None, text: str) -> Any:
+    def _read(self, task: Task[I, O], input: I, model: type[BaseModel] | None, text: str) -> O:
         if not text.strip():
             raise ReplyError(f"{whose(task.name)} is empty.")
         if model is not None:
@@ -390,7 +389,9 @@ class OpenAICompatBackend:
 
     # -- the request -------------------------------------------------------------------------------
 
-    def _body(self, task: Task, messages: list[dict[str, str]], level: Structured, json_reply: bool) -> dict[str, Any]:
+    def _body(
+        self, task: Task[Any, Any], messages: list[dict[str, str]], level: Structured, json_reply: bool
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_for(task),
             "messages": messages,
@@ -430,7 +431,7 @@ class OpenAICompatBackend:
             raise _Status(response)
         return response
 
-    def _complete(self, task: Task, messages: list[dict[str, str]], json_reply: bool) -> tuple[str, Usage]:
+    def _complete(self, task: Task[Any, Any], messages: list[dict[str, str]], json_reply: bool) -> tuple[str, Usage]:
         """One completion (retries, the structured-output fallback); its text and usage."""
         function = task.name
         level = self.structured
@@ -492,12 +493,12 @@ class OpenAICompatBackend:
             attempt += 1
 
     def _delay(self, attempt: int, retry_after: float | None = None) -> float:
-        delay = self._base_delay * 2 ** (attempt - 1)
+        delay = self._base_delay * 2.0 ** (attempt - 1)
         if retry_after is not None:
             delay = max(delay, retry_after)
         return min(delay, self._max_delay)
 
-    def _refusal(self, error: _Status, task: Task) -> LLMError:
+    def _refusal(self, error: _Status, task: Task[Any, Any]) -> LLMError:
         status, detail = error.status, error.detail()
         where = f"The model server at {self.base_url}"
         if status in (401, 403):

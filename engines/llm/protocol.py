@@ -14,7 +14,13 @@ prune_entry).  The values here (Turn, Routed, Answer, Results) are shared by sev
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:
+    from engines.llm.task import Task
+
+I = TypeVar("I")
+O = TypeVar("O")
 
 
 @dataclass(frozen=True)
@@ -80,10 +86,10 @@ NO_USAGE = Usage()
 
 
 @dataclass(frozen=True)
-class Output:
+class Output(Generic[O]):
     """A backend's output with its token usage."""
 
-    value: Any
+    value: O
     usage: Usage = field(default=NO_USAGE)
     model: str | None = None  # the model that answered (its price prices the usage)
     batch: bool = False  # answered through a batch API (half price)
@@ -101,7 +107,7 @@ class Backend(Protocol):
         """Everything about the model(s) that changes an output (read-only: the sim's is computed)."""
         ...
 
-    def run(self, task: Any, input: Any) -> Output: ...
+    def run(self, task: Task[I, O], input: I) -> Output[O]: ...
 
 
 def backend_id(backend: Backend) -> str:

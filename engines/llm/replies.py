@@ -117,9 +117,12 @@ def malformed(function: str, problem: str, text: str) -> ReplyError:
     return ReplyError(f"{whose(function)} {problem}: {excerpt(text)}")
 
 
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
 def normalise_for_match(text: str) -> str:
     """Case, whitespace and quote-style insensitive form, to check evidence is verbatim."""
-    text = text.translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'}))
+    text = text.translate(_QUOTES)
     return " ".join(text.split()).casefold()
 
 

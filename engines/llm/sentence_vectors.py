@@ -72,8 +72,9 @@ class SentenceEmbedder(CachedVectors):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()  # nothing on stderr: the app draws the terminal
-        transformers_logging.set_verbosity_error()
+        # nothing on stderr: the app draws the terminal.  (transformers.utils.logging leaves these two unannotated)
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         self._model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
         dimension = (
             getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension

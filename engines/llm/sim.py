@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engines.llm.protocol import Output
-from engines.llm.task import Task
+from engines.llm.task import I, O, Task
 from engines.llm.waiting import pause
 
 PROMPT_VERSION = "sim-3"  # sim-2: passages are read for dates, places and events (sim_reader); sim-3: a yes/no question off the lexicon is Unknown
@@ -92,7 +92,7 @@ class SimBackend:
         params.update(changes)
         return SimBackend(**params)
 
-    def run(self, task: Task, input: Any) -> Output:
+    def run(self, task: Task[I, O], input: I) -> Output[O]:
         """The task's simulated answer, after the simulated latency of the task."""
         if self.latency_s > 0 and task.sim_latency > 0:
             self._sleep(self.latency_s * task.sim_latency)

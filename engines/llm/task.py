@@ -28,7 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 I = TypeVar("I")  # the input: a frozen dataclass of what the model is shown
 O = TypeVar("O")  # the value the task returns
@@ -51,15 +54,16 @@ class Task(Generic[I, O]):
     """One kind of LLM call.  See the module docstring."""
 
     name: str  # the function name shown in events and counted ("answer"); part of cache keys
-    input: type  # the input's type (a frozen dataclass)
-    output: type  # the value's type
+    input: type[I]  # the input's type (a frozen dataclass)
+    output: type  # the value's type (a class: the value may be a union, ``str | None``, of which it names one)
     template: str  # the prompt template, without ``.j2``
-    context: Callable[[Any], dict[str, Any]]  # input -> the template's variables
-    read: Callable[[str, Any], Any]  # (reply text, input) -> value; raises ReplyError when unusable
-    simulate: Callable[[Any, Any], Any]  # (the simulated backend, input) -> value
-    describe: Callable[[Any], str]  # input -> the one line a CallStarted shows
-    show: Callable[[Any, Any], str] = _as_text  # (input, value) -> the one line a CallFinished shows
-    evidence: Callable[[Any], tuple[str, ...]] = _no_evidence  # value -> the sentences it relied on
+    context: Callable[[I], dict[str, Any]]  # input -> the template's variables
+    read: Callable[[str, I], O]  # (reply text, input) -> value; raises ReplyError when unusable
+    # (the simulated backend, input) -> value; the backend is engines.llm.sim.SimBackend, which imports this module
+    simulate: Callable[[Any, I], O]
+    describe: Callable[[I], str]  # input -> the one line a CallStarted shows
+    show: Callable[[I, O], str] = _as_text  # (input, value) -> the one line a CallFinished shows
+    evidence: Callable[[O], tuple[str, ...]] = _no_evidence  # value -> the sentences it relied on
     role: Role = "planner"  # which model answers it: the planner's, or the per-row one
     max_tokens: int = 1024
     sim_latency: float = 1.0  # the simulated backend waits latency_s times this
@@ -67,15 +71,15 @@ class Task(Generic[I, O]):
     # are engines.llm's.  None: engines.llm's own folder
     package: str | None = None
     # the answer cache: input -> (text, question) key parts; encode/decode the value as JSON
-    cache_key: Callable[[Any], tuple[str, str]] | None = None
-    encode: Callable[[Any], dict] | None = None
-    decode: Callable[[dict], Any] | None = None
+    cache_key: Callable[[I], tuple[str, str]] | None = None
+    encode: Callable[[O], dict[str, Any]] | None = None
+    decode: Callable[[dict[str, Any]], O] | None = None
     # the value when the backend's reply cannot be used (a ReplyError): the call is reported failed and
     # nothing is cached; without it the ReplyError reaches the caller
-    fallback: Callable[[Any], Any] | None = None
+    fallback: Callable[[I], O] | None = None
     # the pydantic model of the reply's JSON object (None: the reply is plain text); its JSON schema is
     # the structured-output format a real backend asks for, and ``read`` validates with it
-    reply_model: type | None = None
+    reply_model: type[BaseModel] | None = None
 
     def reply_schema(self) -> dict[str, Any] | None:
         """The JSON schema of the reply (pydantic's), or ``None`` for a plain-text reply."""

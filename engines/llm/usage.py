@@ -19,9 +19,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.llm.protocol import Usage
+
+if TYPE_CHECKING:
+    from engines.settings import ModelPrice
 
 #: The simulated backend's token estimate: one token per this many characters of the rendered
 #: prompt (and of the reply).  About right for English prose with Anthropic's and OpenAI's
@@ -35,7 +38,7 @@ def estimate_tokens(text: str) -> int:
     return 0 if not text else max(1, -(-len(text) // CHARS_PER_TOKEN))
 
 
-def price_for(model: str | None, prices: Mapping[str, Any]) -> Any | None:
+def price_for(model: str | None, prices: Mapping[str, ModelPrice]) -> ModelPrice | None:
     """The price of ``model``: its own entry, else that of the longest listed prefix
     (``claude-haiku-4-5-20251001`` -> ``claude-haiku-4-5``); ``None`` when none is listed."""
     if not model:
@@ -46,7 +49,7 @@ def price_for(model: str | None, prices: Mapping[str, Any]) -> Any | None:
     return prices[best] if best is not None else None
 
 
-def cost_usd(usage: Usage, model: str | None, prices: Mapping[str, Any], *, batch: bool = False) -> float | None:
+def cost_usd(usage: Usage, model: str | None, prices: Mapping[str, ModelPrice], *, batch: bool = False) -> float | None:
     """The estimated cost of one call in US dollars; ``None`` when the model has no price or the
     usage has no token counts.  Cached input is priced at the cache-read price, input written to
     the cache at the cache-write price, the rest at the input price; a batch call costs half."""

@@ -83,7 +83,8 @@ class SpinachAgent:
         not Wikidata, which the pruning prompt then names instead of claiming Wikidata."""
         try:
             what = graph.what if graph is not None else None
-            return kept_page(page, llm.run(PRUNE_ENTRY, PruneInput(question, page, what))) or page
+            kept = llm.run(PRUNE_ENTRY, PruneInput(question, page, what))
+            return kept_page(page, kept) or page
         except Cancelled:
             raise
         except EngineError:

@@ -30,7 +30,7 @@ def execution_accuracy(ctx: RunContext) -> Table:
         ctx.progress(i, len(questions), q["question"])
         parsed = llm.run(PARSE, Dialogue(q["question"], (), world.schema()))
         for m in methods:
-            sql = parsed
+            sql: str | None = parsed
             if m != "zero-shot":
                 before = llm.counter.counts.get("classify", 0)
                 try:
