@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import SupportsInt, cast
 
 from engines.llm.protocol import Results, Turn
 
@@ -155,7 +156,7 @@ def reply(utterance: str, results: Results) -> str:
 
 
 def _clock(minutes: object) -> str:
-    m = int(minutes)  # type: ignore[call-overload]
+    m = int(cast(SupportsInt, minutes))  # a row's start_min/end_min: an integer column
     return f"{m // 60:02d}:{m % 60:02d}"
 
 

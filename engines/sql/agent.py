@@ -255,7 +255,7 @@ class TextToSQLAgent:
         )
         return self._finish(emit, calls, turn, sql=sql)
 
-    def unused_phrases(self, utterance: str, parsed: str, rewritten: exp.Expression) -> tuple[str, ...]:
+    def unused_phrases(self, utterance: str, parsed: str, rewritten: exp.Expr) -> tuple[str, ...]:
         """The phrases of the question the query does not use (:func:`engines.sql.coverage.not_understood`),
         over the parser's tree and what ran (classify() may have changed a value's spelling), on every world
         and backend; then, in a dialogue, the conditions of the previous query a follow-up leaves out
@@ -293,7 +293,7 @@ class TextToSQLAgent:
     # --- an empty result: which condition emptied it ------------------------------------------
 
     def explain_empty(
-        self, tree: exp.Expression, emit: Emit = ignore, cancel: threading.Event | None = None
+        self, tree: exp.Expr, emit: Emit = ignore, cancel: threading.Event | None = None
     ) -> Emptied | None:
         """Run ``tree`` (a query that returned no rows) again without each top-level WHERE condition, in
         order — conditions on the table's own columns first, those asking an LLM last (leaving one of them
@@ -373,7 +373,7 @@ class TextToSQLAgent:
         r = self.sandbox.run(counted.sql(dialect="postgres"))
         return int(r.rows[0][0]) if r.rows and r.rows[0][0] is not None else 0, False
 
-    def _matches_nothing(self, tree: exp.Select, part: exp.Expression) -> bool | None:
+    def _matches_nothing(self, tree: exp.Select, part: exp.Expr) -> bool | None:
         """Whether a condition on the table's own columns, by itself, matches no row (None: could not tell)."""
         alone = tree.copy()
         for key in ("group", "having", "qualify", "distinct", "order", "limit", "offset"):
@@ -393,9 +393,7 @@ class TextToSQLAgent:
         return turn
 
 
-def flagged_reply(
-    missing: tuple[str, ...], tree: exp.Expression, result: Executed, emptied: Emptied | None = None
-) -> str:
+def flagged_reply(missing: tuple[str, ...], tree: exp.Expr, result: Executed, emptied: Emptied | None = None) -> str:
     """The reply to a question part of which the query does not use: the phrases named, and what the query
     found without them said as such, never as the answer ("I could not use '4 cylinders'. Without it there
     are 406 cars."); when it found nothing, which of its own conditions emptied it (``emptied``)."""
@@ -437,14 +435,14 @@ def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:
     return result, sentence
 
 
-def is_select(tree: exp.Expression) -> bool:
+def is_select(tree: exp.Expr) -> bool:
     return isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect))
 
 
 # --- conditions of a query, and the query without one ----------------------------------------------
 
 
-def conjuncts(node: exp.Expression) -> list[exp.Expression]:
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
     """The top-level AND-ed conditions of a WHERE (parentheses around an AND see through)."""
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, exp.And):
@@ -452,7 +450,7 @@ def conjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def asks_llm(node: exp.Expression) -> bool:
+def asks_llm(node: exp.Expr) -> bool:
     """The condition calls SUQL's answer() or summary()."""
     return any(str(f.this).lower() in LLM_FUNCTIONS for f in node.find_all(exp.Anonymous))
 
@@ -474,7 +472,7 @@ def _count_of(query: exp.Select) -> exp.Select:
     return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(inner.subquery("_rows"))
 
 
-def _phrase(node: exp.Expression) -> str:
+def _phrase(node: exp.Expr) -> str:
     try:
         return condition_phrase(node)
     except (AttributeError, KeyError, TypeError, ValueError):

@@ -111,7 +111,7 @@ class Classifier:
 
     # --- the rewrite ---------------------------------------------------------------------
 
-    def rewrite(self, tree: exp.Expression, emit: Emit = ignore) -> exp.Expression:
+    def rewrite(self, tree: exp.Expr, emit: Emit = ignore) -> exp.Expr:
         """Replace enum literals in comparisons by the classified values (a new tree)."""
         memo: dict[tuple[str, str], tuple[str, ...]] = {}
 
@@ -123,7 +123,7 @@ class Classifier:
                 emit(ValuesClassified(field, value, decided_by, memo[key]))
             return memo[key]
 
-        def visit(node: exp.Expression) -> exp.Expression:
+        def visit(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.EQ):
                 hit = _literal_any(node, self.fields)
                 if hit is not None:
@@ -195,7 +195,7 @@ def _column_literal(node: exp.EQ, fields: Mapping[str, EnumSpec]) -> tuple[exp.C
     return None
 
 
-def _any_of(values: Sequence[str], column: exp.Column) -> exp.Expression:
+def _any_of(values: Sequence[str], column: exp.Column) -> exp.Expr:
     parts = [_eq_any(v, column) for v in values]
     if len(parts) == 1:
         return parts[0]

@@ -44,6 +44,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -286,10 +287,15 @@ class Token:
     text: str  # as said
     start: int
     end: int
-    value: object = None  # a number's value, a date's (y, m, d), a word folded
+    value: str | float | tuple[int, int, int] | None = None  # a number's value, a date's (y, m, d), a word folded
     covered: bool = False
     cue: bool = False  # a cue word (its operator absent: not understood)
     data: bool = False  # covered by the data: a value, a column, a number or a date of the query
+
+
+def _number(t: Token) -> float:
+    """A number token's value (tokens() makes it a float)."""
+    return float(cast(float, t.value))
 
 
 def tokens(question: str) -> list[Token]:
@@ -358,7 +364,7 @@ class Vocabulary:
     table_described: Mapping[str, frozenset[str]] = field(default_factory=dict)  # a table's comment words
 
     @classmethod
-    def of(cls, trees: Iterable[exp.Expression], data: DataWords | None = None) -> Vocabulary:
+    def of(cls, trees: Iterable[exp.Expr], data: DataWords | None = None) -> Vocabulary:
         """What ``trees`` hold; with ``data``, a column or a table the query reads brings what the schema's
         comments say it holds ("stars" for ``rating``)."""
         v = cls()
@@ -374,7 +380,7 @@ class Vocabulary:
                     v.dimension_words |= adjectives
         return v
 
-    def _read(self, tree: exp.Expression) -> None:
+    def _read(self, tree: exp.Expr) -> None:
         for node in tree.walk():
             if isinstance(node, exp.Literal):
                 self._literal(node)
@@ -427,7 +433,7 @@ class Vocabulary:
             elif isinstance(node, exp.Func) and "month" in node.key:
                 self.month = True
 
-    def _comparison(self, node: exp.Expression) -> None:
+    def _comparison(self, node: exp.Expr) -> None:
         self.compare = True
         literal_left = isinstance(node.this, exp.Literal) and not isinstance(node.expression, exp.Literal)
         greater = isinstance(node, (exp.GT, exp.GTE)) != literal_left
@@ -468,7 +474,7 @@ def _compared_columns(node: exp.Literal, described: Mapping[str, frozenset[str]]
     """The words of the columns a number literal is compared with (the other side of its comparison, or the
     left side of its IN list or BETWEEN): their names', and their comments' in the schema."""
     parent = node.parent
-    child: exp.Expression = node
+    child: exp.Expr = node
     while isinstance(parent, (exp.Paren, exp.Cast, exp.Neg, exp.Tuple)):
         child, parent = parent, parent.parent
     if isinstance(parent, (exp.In, exp.Between)):
@@ -483,7 +489,7 @@ def _compared_columns(node: exp.Literal, described: Mapping[str, frozenset[str]]
     return words
 
 
-def _column_names(node: exp.Expression | None, limit: int = 32) -> list[str]:
+def _column_names(node: exp.Expr | None, limit: int = 32) -> list[str]:
     """The names of the columns in ``node`` (and the part of an EXTRACT), reading at most ``limit`` nodes: the
     check's cost stays bounded on any tree."""
     out: list[str] = []
@@ -619,7 +625,7 @@ def schema_names(schema: str) -> DataWords:
 
 def not_understood(
     question: str,
-    trees: Sequence[exp.Expression],
+    trees: Sequence[exp.Expr],
     *,
     data: DataWords | None = None,
 ) -> tuple[str, ...]:
@@ -651,7 +657,7 @@ TEXT_FUNCTIONS = ("answer",)
 MAX_TEXT_CONDITIONS = 32
 
 
-def _paraphrased(toks: list[Token], trees: Sequence[exp.Expression], data: DataWords) -> None:
+def _paraphrased(toks: list[Token], trees: Sequence[exp.Expr], data: DataWords) -> None:
     """A text condition (SUQL's ``answer(reviews, 'is it family-friendly?')``) that shares no word with the
     question says some part of it in the parser's own words ("good for kids"): each such condition stands for
     one word the question has left, when every word left is such a word — no cue (a count, a comparison),
@@ -702,9 +708,10 @@ def _covered(
 ) -> bool:
     values = values or {}
     if t.kind == "quoted":
-        return t.value in v.literal_strings or any(t.value in s or s in t.value for s in v.literal_strings if s)
+        quoted = str(t.value)  # a quoted token's value: its text, folded
+        return quoted in v.literal_strings or any(quoted in s or s in quoted for s in v.literal_strings if s)
     if t.kind == "date":
-        y, m, d = t.value  # type: ignore[misc]
+        y, m, d = cast(tuple[int, int, int], t.value)  # a date token's value (tokens())
         if (y, m, d) in v.dates:
             return True
         said = {float(y), float(m), float(d)}
@@ -799,7 +806,7 @@ def _is_word(x: str, w: str) -> bool:
 
 
 def _number_covered(t: Token, i: int, toks: list[Token], v: Vocabulary, schema_words: set[str]) -> bool:
-    n = float(t.value)  # type: ignore[arg-type]
+    n = _number(t)
     if n in v.limits:
         return True
     if n.is_integer() and 1000 <= n <= 2999 and any(y == n for y, _, _ in v.dates):
@@ -842,7 +849,7 @@ def _column_words_near(i: int, toks: list[Token], schema_words: set[str]) -> lis
         after.append(str(t.value))
     if after:
         return after
-    before = []
+    before: list[str] = []
     for t in reversed(toks[max(0, i - 4) : i]):
         w = str(t.value)
         if t.kind != "word":
@@ -895,7 +902,7 @@ def _rows_noun(toks: list[Token], v: Vocabulary, data: DataWords) -> None:
             k = noun_run(j)
             if k is not None:
                 candidates.append(k)
-        if toks[j - 1].kind == "number" and float(toks[j - 1].value) in v.limits:  # type: ignore[arg-type]
+        if toks[j - 1].kind == "number" and _number(toks[j - 1]) in v.limits:
             k = noun_run(j)
             if k is not None:
                 candidates.append(k)
@@ -933,9 +940,7 @@ REFERS_BACK = frozenset({"instead", "those", "these", "them", "ones", "same"})
 """Words that point back at the dialogue ("a café there instead", "the italian ones"): the turn is a follow-up."""
 
 
-def carried_over_dropped(
-    question: str, previous: exp.Expression | None, current: exp.Expression
-) -> tuple[exp.Expression, ...]:
+def carried_over_dropped(question: str, previous: exp.Expr | None, current: exp.Expr) -> tuple[exp.Expr, ...]:
     """The conditions of the previous turn's query (``previous``) that a follow-up's query (``current``) leaves
     out without putting anything in their place: "What about italian ones?" after "restaurants in Menlo Park"
     must still be in Menlo Park.
@@ -954,7 +959,7 @@ def carried_over_dropped(
     now_sql = {p.sql(dialect="postgres") for p in now}
     now_columns = {fold(c) for p in now for c in _column_names(p, limit=64)}
     kept_unsaid = False
-    dropped: list[exp.Expression] = []
+    dropped: list[exp.Expr] = []
     for part in before[:MAX_CARRIED]:
         if part.sql(dialect="postgres") in now_sql:
             kept_unsaid = kept_unsaid or not _said(part, toks)
@@ -965,11 +970,11 @@ def carried_over_dropped(
     return ()
 
 
-def _where_parts(tree: exp.Select) -> list[exp.Expression]:
+def _where_parts(tree: exp.Select) -> list[exp.Expr]:
     where = tree.args.get("where")
     if where is None:
         return []
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     stack = [where.this]
     while stack and len(out) <= MAX_CARRIED:
         node = stack.pop()
@@ -981,10 +986,10 @@ def _where_parts(tree: exp.Select) -> list[exp.Expression]:
     return out
 
 
-def _said(part: exp.Expression, toks: list[Token]) -> bool:
+def _said(part: exp.Expr, toks: list[Token]) -> bool:
     """The question itself says a value of the condition (a word of a string, a number)."""
     words = [str(t.value) for t in toks if t.kind == "word" and t.value not in FUNCTION_WORDS]
-    numbers = {float(t.value) for t in toks if t.kind == "number"}  # type: ignore[arg-type]
+    numbers = {_number(t) for t in toks if t.kind == "number"}
     for k, lit in enumerate(part.find_all(exp.Literal)):
         if k >= MAX_CARRIED:
             break

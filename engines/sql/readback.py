@@ -8,8 +8,9 @@ is a small function of one node kind; unknown nodes fall back to their SQL text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -56,7 +57,7 @@ def column_words(name: str) -> str:
     return COLUMN_WORDS.get(name, name.replace("_", " ").strip())
 
 
-def readback(query: str | exp.Expression, *, dialect: str = "postgres", types: Mapping[str, str] | None = None) -> str:
+def readback(query: str | exp.Expr, *, dialect: str = "postgres", types: Mapping[str, str] | None = None) -> str:
     """The sentence for a SELECT statement (a string or a parsed tree).
 
     ``types`` maps column names to their database types: a numeric column then reads "lowest
@@ -95,7 +96,7 @@ def _numeric_column(column: str) -> bool:
     return _TYPES.get().get(column) is None or is_numeric(column)
 
 
-def _statement(tree: exp.Expression) -> str:
+def _statement(tree: exp.Expr) -> str:
     if isinstance(tree, exp.Union):
         return f"{_statement(tree.this)}; and also {_lower_first(_statement(tree.expression))}"
     if isinstance(tree, exp.Except):
@@ -104,9 +105,10 @@ def _statement(tree: exp.Expression) -> str:
         return f"{_statement(tree.this)}, keeping only those where also {_lower_first(_statement(tree.expression))}"
     if not isinstance(tree, exp.Select):
         return f"I ran {tree.sql(dialect='postgres')}"
-    if (tree.args.get("from") or tree.args.get("from_")) is None:
+    source = _from(tree)
+    if source is None:
         return "I computed " + (_projection(tree, []).removeprefix("showing ") or "a value")
-    table = _table(tree)
+    table = _table(tree, source)
     parts: list[str] = []
     counts = [e for e in tree.expressions if isinstance(e.unalias(), exp.Count)]
     aggregates = [
@@ -152,9 +154,15 @@ def _lower_first(s: str) -> str:
     return s[:1].lower() + s[1:]
 
 
-def _table(tree: exp.Select) -> str:
-    source = tree.args.get("from") or tree.args.get("from_")
-    t = source.this
+def _from(tree: exp.Select) -> exp.Expr | None:
+    """The FROM clause (sqlglot names its key ``from_`` since 30, ``from`` before)."""
+    source: exp.Expr | None = tree.args.get("from") or tree.args.get("from_")
+    return source
+
+
+def _table(tree: exp.Select, source: exp.Expr) -> str:
+    """What ``tree`` reads, in words: its FROM clause ``source`` (and its joins)."""
+    t: exp.Expr = source.this
     if isinstance(t, exp.Table):
         name = t.name
         joins = tree.args.get("joins") or []
@@ -172,13 +180,13 @@ def _table(tree: exp.Select) -> str:
 _SUBJECT = r"(?:this|the)\s+(?:restaurant|place|coffee shop|cafe|bar|course|laptop|person|team|event|game|text)|it|they|this|the food"
 
 
-def _llm_function(node: exp.Expression) -> str | None:
+def _llm_function(node: exp.Expr) -> str | None:
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in ("answer", "summary"):
         return str(node.this).lower()
     return None
 
 
-def _text_words(node: exp.Expression) -> str:
+def _text_words(node: exp.Expr) -> str:
     """'the reviews', 'the popular dishes', 'the Flag Bearer_Info passage'."""
     if isinstance(node, exp.Column):
         name = node.name
@@ -243,7 +251,7 @@ def _verb(text: str, plural: str, singular: str) -> str:
     return plural if head.endswith("s") and not head.endswith("ss") else singular
 
 
-def _llm_phrase(node: exp.Expression) -> str:
+def _llm_phrase(node: exp.Expr) -> str:
     fn = _llm_function(node)
     args = node.expressions
     if fn == "summary":
@@ -280,7 +288,7 @@ def _render_llm_comparison(node: exp.Binary) -> str | None:
     return None
 
 
-def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
+def _projection(tree: exp.Select, aggregates: list[exp.Expr]) -> str:
     exprs = tree.expressions
     if len(exprs) == 1 and isinstance(exprs[0], exp.Star):
         return ""
@@ -290,7 +298,7 @@ def _projection(tree: exp.Select, aggregates: list[exp.Expression]) -> str:
     return "showing " + _and(_projection_names(exprs))
 
 
-def _projection_names(exprs: list[exp.Expression]) -> list[str]:
+def _projection_names(exprs: list[exp.Expr]) -> list[str]:
     names = []
     for e in exprs:
         inner = e.unalias()
@@ -329,7 +337,7 @@ def _order(order: exp.Order, tree: exp.Select | None = None) -> str:
     return "sorted by " + ", then ".join(keys)
 
 
-def _order_target(target: exp.Expression, tree: exp.Select | None) -> tuple[str, exp.Expression]:
+def _order_target(target: exp.Expr, tree: exp.Select | None) -> tuple[str, exp.Expr]:
     """The words for a sort key and the expression it sorts by: ``ORDER BY 2`` is the second column
     shown, ``ORDER BY r`` (a SELECT alias) the expression named r."""
     projection = tree.expressions if isinstance(tree, exp.Select) else []
@@ -349,7 +357,7 @@ def _order_target(target: exp.Expression, tree: exp.Select | None) -> tuple[str,
 _TEXT_TYPES = ("VARCHAR", "TEXT", "CHAR", "STRING", "BPCHAR", "NAME")
 
 
-def _kind(node: exp.Expression) -> str | None:
+def _kind(node: exp.Expr) -> str | None:
     """'number', 'text' or None (not known): how the database compares the values of an expression."""
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, exp.Column):
@@ -401,10 +409,16 @@ def _kind(node: exp.Expression) -> str | None:
     return None
 
 
-_ARITHMETIC = {exp.Add: "plus", exp.Sub: "minus", exp.Mul: "times", exp.Div: "divided by", exp.Mod: "modulo"}
+_ARITHMETIC: dict[type[exp.Expr], str] = {
+    exp.Add: "plus",
+    exp.Sub: "minus",
+    exp.Mul: "times",
+    exp.Div: "divided by",
+    exp.Mod: "modulo",
+}
 
 
-def words_of(node: exp.Expression) -> str:
+def words_of(node: exp.Expr) -> str:
     """An expression in words, never in SQL for the common kinds: ``CAST(o.term AS VARCHAR)`` reads
     "term (as text)", ``rating * 2`` "rating times 2".  An expression of another kind keeps its SQL."""
     node = node.unnest() if isinstance(node, exp.Paren) else node
@@ -441,8 +455,8 @@ def words_of(node: exp.Expression) -> str:
     return node.sql(dialect="postgres")
 
 
-def _and(items) -> str:
-    items = [i for i in items if i]
+def _and(parts: Iterable[str]) -> str:
+    items = [i for i in parts if i]
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
@@ -457,12 +471,12 @@ def _or(items: list[str]) -> str:
 # --- conditions --------------------------------------------------------------------------------
 
 
-def condition(node: exp.Expression, *, top: bool = False) -> str:
+def condition(node: exp.Expr, *, top: bool = False) -> str:
     """The phrase for a WHERE condition."""
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if top and isinstance(node, exp.Or):
-        phrase = _render_or(node)
-        return phrase[1:-1] if phrase.startswith("(") else phrase  # nothing around it to bind to
+        either = _render_or(node)
+        return either[1:-1] if either.startswith("(") else either  # nothing around it to bind to
     for kind, render in _RENDERERS:
         if isinstance(node, kind):
             phrase = render(node)
@@ -495,10 +509,10 @@ def _join_conditions(phrases: list[str]) -> str:
 def _render_or(node: exp.Or) -> str:
     parts = _flatten(node, exp.Or)
     # 'a' = ANY(c) OR 'b' = ANY(c): one phrase "whose c include a or b"
-    anys = [_any_parts(p) for p in parts]
-    if all(a is not None for a in anys) and len({a[1] for a in anys}) == 1:  # type: ignore[index]
-        column = anys[0][1]  # type: ignore[index]
-        return f"whose {column_words(column)} include {_or([a[0] for a in anys])}"  # type: ignore[index]
+    anys = [a for p in parts if (a := _any_parts(p)) is not None]
+    if len(anys) == len(parts) and len({a[1] for a in anys}) == 1:
+        column = anys[0][1]
+        return f"whose {column_words(column)} include {_or([a[0] for a in anys])}"
     rendered = [
         f"({condition(p)})" if isinstance(p.unnest() if isinstance(p, exp.Paren) else p, exp.And) else condition(p)
         for p in parts
@@ -506,14 +520,14 @@ def _render_or(node: exp.Or) -> str:
     return "(" + _or(rendered) + ")"
 
 
-def _flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
+def _flatten(node: exp.Expr, kind: type) -> list[exp.Expr]:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, kind):
         return _flatten(node.this, kind) + _flatten(node.expression, kind)
     return [node]
 
 
-def _any_parts(node: exp.Expression) -> tuple[str, str] | None:
+def _any_parts(node: exp.Expr) -> tuple[str, str] | None:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, exp.EQ):
         for lit, other in ((node.this, node.expression), (node.expression, node.this)):
@@ -527,10 +541,11 @@ def _any_parts(node: exp.Expression) -> tuple[str, str] | None:
 def _render_exists(node: exp.Exists, *, negated: bool = False) -> str | None:
     """'where there is no row of meetings joined with busy with …': the subquery's own conditions."""
     query = node.this.unnest() if isinstance(node.this, exp.Subquery) else node.this
-    if not isinstance(query, exp.Select) or (query.args.get("from") or query.args.get("from_")) is None:
+    source = _from(query) if isinstance(query, exp.Select) else None
+    if not isinstance(query, exp.Select) or source is None:
         return None
     where = query.args.get("where")
-    head = f"where there is {'no' if negated else 'a'} row of {_table(query)}"
+    head = f"where there is {'no' if negated else 'a'} row of {_table(query, source)}"
     return head if where is None else f"{head} ({condition(where.this)})"
 
 
@@ -548,13 +563,13 @@ def _render_not(node: exp.Not) -> str:
     return f"not {condition(inner)}"
 
 
-def _operand(node: exp.Expression) -> str:
+def _operand(node: exp.Expr) -> str:
     if isinstance(node, exp.Literal):
         return node.name if not node.is_string else f"'{node.name}'"
     return words_of(node)
 
 
-def _is_text(node: exp.Expression) -> bool:
+def _is_text(node: exp.Expr) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
 
 
@@ -634,7 +649,7 @@ def _render_comparison(node: exp.Binary) -> str | None:
     return f"where {_operand(left)} {words[type(node)]} {_operand(right)}"
 
 
-def _uncast(node: exp.Expression) -> exp.Expression:
+def _uncast(node: exp.Expr) -> exp.Expr:
     """A column under a type cast (``o.term::VARCHAR``) compares as that column."""
     while isinstance(node, exp.Cast):
         node = node.this
@@ -650,7 +665,7 @@ def _qualified(column: exp.Column) -> str:
     return f"the {owner} {column_words(column.name)}"
 
 
-def _fmt_rating(node: exp.Expression) -> str:
+def _fmt_rating(node: exp.Expr) -> str:
     """'4.0' for 4; a value with more decimals as written (4.25 is not rounded to 4.2)."""
     try:
         value = float(node.name)
@@ -700,7 +715,9 @@ def _render_boolean(node: exp.Boolean) -> str:
     return "with no condition" if node.this else "matching nothing (the condition is always false)"
 
 
-_RENDERERS: list[tuple[type, Callable[[exp.Expression], str | None]]] = [
+# each renderer takes a node of its kind (``condition`` checks isinstance first): a pairing of a type with a
+# function of that type that mypy cannot express, so the functions are typed as taking Any
+_RENDERERS: list[tuple[type[exp.Expr] | tuple[type[exp.Expr], ...], Callable[[Any], str | None]]] = [
     (exp.And, _render_and),
     (exp.Or, _render_or),
     (exp.Not, _render_not),

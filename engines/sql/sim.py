@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import SupportsFloat, cast
 
 from engines.llm.protocol import Answer, Results
 from engines.llm.seeded import unit
@@ -533,7 +534,7 @@ def _describe(columns: Sequence[str], row: Sequence[object]) -> str:
     for key in keys:
         value = rec[key]
         if key == "rating" and value is not None:
-            parts.append(f"rated {float(value):.1f}")  # type: ignore[arg-type]
+            parts.append(f"rated {float(cast(SupportsFloat, value)):.1f}")  # a row's rating: a number (or Decimal)
         elif isinstance(value, (list, tuple)):
             parts.append(", ".join(map(str, value)))
         else:

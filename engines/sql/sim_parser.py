@@ -167,6 +167,18 @@ _CHITCHAT = re.compile(
 _DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are)\s+(an?\s+|the\s+)?(?P<thing>[\w\s&'-]+?)\s*\??\s*$")
 
 
+# what a frame filters on: locations, cuisines, prices, rating, name, text questions, "open late"
+Filters = tuple[
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[str, float] | None,
+    str | None,
+    tuple[tuple[str, str], ...],
+    bool,
+]
+
+
 @dataclass
 class Frame:
     """What a query asks for, slot by slot (the parser's reading of an utterance or of SQL)."""
@@ -184,7 +196,7 @@ class Frame:
     late: bool = False  # SUQL: "open late" (written as a text comparison: the §4.2 mistake)
     suql: bool = False
 
-    def filters(self) -> tuple:
+    def filters(self) -> Filters:
         return (
             tuple(self.locations),
             tuple(self.cuisines),
@@ -737,7 +749,13 @@ def _maybe_drop_condition(frame: Frame, *, seed: int, key: str, rate: float) -> 
     if len(conditions) < 2 or unit(seed, "parse-drop", key) >= rate:
         return frame
     victim = conditions[int(unit(seed, "parse-drop-which", key) * len(conditions))]
-    return replace(frame, **{victim: None if victim == "rating" else []})
+    if victim == "rating":
+        return replace(frame, rating=None)
+    if victim == "locations":
+        return replace(frame, locations=[])
+    if victim == "cuisines":
+        return replace(frame, cuisines=[])
+    return replace(frame, prices=[])
 
 
 def _q(value: str) -> str:
@@ -829,21 +847,21 @@ def frame_from_sql(sql: str | None) -> Frame:
     return f
 
 
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(e: exp.Expr) -> list[exp.Expr]:
     e = e.unnest() if isinstance(e, exp.Paren) else e
     if isinstance(e, exp.And):
         return _conjuncts(e.this) + _conjuncts(e.expression)
     return [e]
 
 
-def _disjuncts(e: exp.Expression) -> list[exp.Expression]:
+def _disjuncts(e: exp.Expr) -> list[exp.Expr]:
     e = e.unnest() if isinstance(e, exp.Paren) else e
     if isinstance(e, exp.Or):
         return _disjuncts(e.this) + _disjuncts(e.expression)
     return [e]
 
 
-def _absorb(f: Frame, cond: exp.Expression) -> None:
+def _absorb(f: Frame, cond: exp.Expr) -> None:
     parts = _disjuncts(cond)
     cuisines = [_any_literal(p) for p in parts]
     if all(c is not None for c in cuisines):
@@ -868,7 +886,7 @@ def _absorb(f: Frame, cond: exp.Expression) -> None:
             pass
 
 
-def _any_literal(e: exp.Expression) -> str | None:
+def _any_literal(e: exp.Expr) -> str | None:
     if isinstance(e, exp.EQ) and isinstance(e.this, exp.Literal) and isinstance(e.expression, exp.Any):
         inner = e.expression.this.unnest() if isinstance(e.expression.this, exp.Paren) else e.expression.this
         if isinstance(inner, exp.Column) and inner.name == "cuisines":

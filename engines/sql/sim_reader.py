@@ -140,10 +140,11 @@ def _birth(text: str) -> Found | None:
     sents = sentences(text)
     every = [d.group(0) for s in sents for d in DATE.finditer(s)]
     for s in sents:
-        if not _BIRTH_CUE.search(s):
+        cue = _BIRTH_CUE.search(s)
+        if cue is None:
             continue
         # the date right after "born" when there is one, else the sentence's first date
-        after = DATE.search(s, _BIRTH_CUE.search(s).end())
+        after = DATE.search(s, cue.end())
         first = after or DATE.search(s)
         if first:
             return Found(first.group(0), s, tuple(d for d in every if d != first.group(0)))

@@ -45,7 +45,7 @@ _LOOKUP = re.compile(r"\b(show|list|find|give me|how many|count|search|look up|r
 _DEFINITION = re.compile(r"^\s*(what|who)\s+(is|are)\s+(an?\s+|the\s+)?(?P<thing>[\w\s&'-]+?)\s*\??\s*$")
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b")
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
-_COMPARATORS: tuple[tuple[str, type[exp.Expression]], ...] = (
+_COMPARATORS: tuple[tuple[str, type[exp.Expr]], ...] = (
     (r"at least|no less than|minimum of|>=", exp.GTE),
     (r"at most|no more than|maximum of|up to|<=", exp.LTE),
     (r"over|above|more than|greater than|higher than|larger than|bigger than|after|>", exp.GT),
@@ -167,7 +167,7 @@ def _find(phrase: str, low: str) -> re.Match[str] | None:
 @dataclass
 class Reading:
     table: Table
-    conditions: list[tuple[str, exp.Expression]]  # (column name, condition)
+    conditions: list[tuple[str, exp.Expr]]  # (column name, condition)
     count: bool = False
     order: tuple[str, bool] | None = None  # (column, descending); column "" orders by the group's count
     limit: int | None = None
@@ -461,7 +461,7 @@ def _col(c: Column) -> exp.Column:
     return exp.column(exp.to_identifier(c.name, quoted=True))
 
 
-def _num(value: float) -> exp.Literal:
+def _num(value: float) -> exp.Literal | exp.Neg:  # a negative number is Neg(Literal)
     return exp.Literal.number(int(value) if float(value).is_integer() else round(value, 6))
 
 
@@ -473,10 +473,10 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
     words = [t.low if t.kind == "word" else None for t in toks]
     mentions = [m for m in _mentions(toks, table.columns) if not _names_table(toks, m, table)]
     at_mention = {k: m for m in mentions for k in range(m.start, m.end)}
-    conditions: list[tuple[str, exp.Expression]] = []
+    conditions: list[tuple[str, exp.Expr]] = []
     said: list[str] = []
 
-    def add(c: Column, cond: exp.Expression) -> None:
+    def add(c: Column, cond: exp.Expr) -> None:
         conditions.append((c.name, cond))
         said.append(c.name)
 
@@ -505,7 +505,7 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
                     toks[k].used = True
             values = [v for v, _ in hits]
             negated = any(words[k - 1] in ("not", "non", "except", "excluding") for _, k in hits if k > 0)
-            cond: exp.Expression = (
+            cond: exp.Expr = (
                 exp.EQ(this=_col(c), expression=exp.Literal.string(values[0]))
                 if len(values) == 1
                 else exp.In(this=_col(c), expressions=[exp.Literal.string(v) for v in values])
@@ -525,13 +525,13 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
         if c.role in ("enum", "text", "list_enum") and m.end < len(toks):
             j = m.end + (1 if words[m.end] in ("is", "of", "named", "called") and m.end + 1 < len(toks) else 0)
             if toks[j].kind == "quoted":
-                value = exp.Literal.string(toks[j].text)
+                quoted = exp.Literal.string(toks[j].text)
                 toks[j].used = True
                 add(
                     c,
-                    exp.EQ(this=value, expression=exp.Any(this=exp.Paren(this=_col(c))))
+                    exp.EQ(this=quoted, expression=exp.Any(this=exp.Paren(this=_col(c))))
                     if c.role == "list_enum"
-                    else exp.EQ(this=_col(c), expression=value),
+                    else exp.EQ(this=_col(c), expression=quoted),
                 )
 
     # values the schema does not list: a capitalised name or a code, for a text column named beside it or by
@@ -594,7 +594,7 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
             limit = int(t.value)  # "the top 5", "the 3 heaviest", "which 3 destinations"
             t.used = True
             continue
-        column, value = _number_column(toks, words, i, mentions, table)
+        column, measured = _number_column(toks, words, i, mentions, table)
         if column is None and t.value.is_integer() and 1800 <= t.value <= 2100:
             if year_column is not None:
                 column = year_column
@@ -606,7 +606,7 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
         if column is None:
             continue  # a number the reader cannot place: left out (and so named as not understood)
         t.used = True
-        low_value = value if value is not None else t.value
+        low_value = measured if measured is not None else t.value
         between = _between(toks, words, i)
         if between is not None:
             add(column, exp.Between(this=_col(column), low=_num(between[0]), high=_num(between[1])))
@@ -631,16 +631,18 @@ def read_utterance(utterance: str, tables: Sequence[Table], *, suql: bool) -> Re
     order: tuple[str, bool] | None = None
     if which is not None:
         k = which + 1 + (1 if which + 1 < len(toks) and toks[which + 1].kind == "number" else 0)
-        m = at_mention.get(k)
+        asked = at_mention.get(k)
         tail = [w for w in words[k:] if w]
         if (
-            m is not None
-            and m.column.role in ("enum", "text", "number", "date")
+            asked is not None
+            and asked.column.role in ("enum", "text", "number", "date")
             and ("most" in tail or "common" in tail or "fewest" in tail or "least" in tail)
         ):
-            rest_names_column = any(x.start > m.end and x.column.role == "number" and x.matched > 0 for x in mentions)
+            rest_names_column = any(
+                x.start > asked.end and x.column.role == "number" and x.matched > 0 for x in mentions
+            )
             if not rest_names_column:
-                group = m.column.name
+                group = asked.column.name
                 order = ("", not ("fewest" in tail or "least" in tail))
                 limit = limit or 1
 
@@ -749,11 +751,11 @@ def _month_context(toks: list[_Tok], words: list[str | None], i: int) -> bool:
     )
 
 
-def _extract(part: str, c: Column) -> exp.Expression:
+def _extract(part: str, c: Column) -> exp.Expr:
     return exp.Extract(this=exp.var(part), expression=_col(c))
 
 
-def _comparison(words: list[str | None], i: int) -> type[exp.Expression] | None:
+def _comparison(words: list[str | None], i: int) -> type[exp.Expr] | None:
     """The comparison said just before token ``i`` ("over 5000", "at least 3", "heavier than 4.5") or after
     it ("3 or more")."""
     lead = " ".join(w for w in words[max(0, i - 3) : i] if w)
@@ -847,7 +849,7 @@ def _convert(value: float, unit: str | None, c: Column) -> float | None:
 
 
 def _names_said(
-    utterance: str, toks: list[_Tok], words: list[str | None], at_mention: dict
+    utterance: str, toks: list[_Tok], words: list[str | None], at_mention: dict[int, _Mention]
 ) -> list[tuple[int, int, str]]:
     """Values the schema does not list: runs of capitalised words or codes not at the start of the question
     ("Westlake", "LAX", "Santa Monica"), and not a column, a month or a value already read."""
@@ -977,7 +979,7 @@ def parse(utterance: str, history: Sequence[Turn], schema: str) -> str:
     counted = reading.count or (
         base is not None and len(base.expressions) == 1 and isinstance(base.expressions[0].unalias(), exp.Count)
     )  # "what about south?" after "how many ...": still a count
-    measure: exp.Expression = exp.Count(this=exp.Star()) if counted else exp.Star()
+    measure: exp.Expr = exp.Count(this=exp.Star()) if counted else exp.Star()
     if reading.aggregate is not None:
         fn, name = reading.aggregate
         measure = {"AVG": exp.Avg, "SUM": exp.Sum, "MIN": exp.Min, "MAX": exp.Max}[fn](this=_quoted(name))
@@ -1001,7 +1003,7 @@ def parse(utterance: str, history: Sequence[Turn], schema: str) -> str:
                 query.set("limit", lim.copy())
     aggregated = counted or reading.aggregate is not None
     if order is not None and (reading.group is not None or not aggregated):
-        key: exp.Expression = exp.Count(this=exp.Star()) if not order[0] else _quoted(order[0])
+        key: exp.Expr = exp.Count(this=exp.Star()) if not order[0] else _quoted(order[0])
         if reading.group is not None and order[0] and reading.aggregate is not None:
             key = measure.copy()
         query = query.order_by(exp.Ordered(this=key, desc=order[1], nulls_first=False))
@@ -1019,7 +1021,7 @@ def _same_table(tree: exp.Select, table: Table) -> bool:
     return source is not None and isinstance(source.this, exp.Table) and source.this.name == table.name
 
 
-def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
+def _conjuncts(e: exp.Expr) -> list[exp.Expr]:
     e = e.unnest() if isinstance(e, exp.Paren) else e
     if isinstance(e, exp.And):
         return _conjuncts(e.this) + _conjuncts(e.expression)

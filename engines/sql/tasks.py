@@ -212,7 +212,7 @@ PARSE: Task[Dialogue, str] = Task(
     describe=lambda i: i.utterance,
 )
 
-CLASSIFY: Task[ClassifyInput, tuple] = Task(
+CLASSIFY: Task[ClassifyInput, tuple[str, ...]] = Task(
     name="classify",
     input=ClassifyInput,
     output=tuple,

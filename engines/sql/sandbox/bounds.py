@@ -30,11 +30,11 @@ _TOO_LONG_LIST = (
 _TOO_LONG_STRING = f"{{name}}() would build a string longer than {MAX_STRING_CHARS:,} characters, so it was stopped."
 
 
-def _double(node: exp.Expression) -> exp.Expression:
+def _double(node: exp.Expr) -> exp.Expr:
     return exp.cast(exp.paren(node.copy()), "DOUBLE")
 
 
-def _guarded(value: exp.Expression, size: exp.Expression, limit: int, message: str) -> exp.Expression:
+def _guarded(value: exp.Expr, size: exp.Expr, limit: int, message: str) -> exp.Expr:
     """``CASE WHEN size > limit THEN error(message) ELSE value END``."""
     return exp.Case(
         ifs=[
@@ -47,7 +47,7 @@ def _guarded(value: exp.Expression, size: exp.Expression, limit: int, message: s
     )
 
 
-def _format_refusal(node: exp.Expression, name: str) -> None:
+def _format_refusal(node: exp.Expr, name: str) -> None:
     fmt = node.this if isinstance(node, exp.Format) else (node.expressions[0] if node.expressions else None)
     if not (isinstance(fmt, exp.Literal) and fmt.is_string):
         raise SqlRefused(f"{name}() needs its format as a string literal here (a format can ask for any width).")
@@ -59,7 +59,7 @@ def _format_refusal(node: exp.Expression, name: str) -> None:
         )
 
 
-def _bound_node(node: exp.Expression) -> exp.Expression:
+def _bound_node(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.GenerateSeries):
         if isinstance(node.parent, exp.Table):  # the table function streams its rows: no bound needed
             return node
@@ -119,7 +119,7 @@ def bound(duckdb_sql: str) -> str:
     return bound_read(duckdb_sql)[0]
 
 
-def bound_read(duckdb_sql: str) -> tuple[str, exp.Expression | None]:
+def bound_read(duckdb_sql: str) -> tuple[str, exp.Expr | None]:
     """:func:`bound`, and sqlglot's reading of the SQL it returns when that is ``duckdb_sql`` unchanged
     (``None`` when sqlglot cannot read it, or when a guard changed it: the new text must be read again)."""
     try:

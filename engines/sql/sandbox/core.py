@@ -190,7 +190,7 @@ class Sandbox:
 
     # -- the gate --------------------------------------------------------------------------
 
-    def check(self, sql: str) -> exp.Expression:
+    def check(self, sql: str) -> exp.Expr:
         """Validate ``sql`` without running it; returns the parsed tree.
 
         Raises :class:`SqlRefused` or :class:`SqlFailed`.  Never touches DuckDB.
@@ -269,13 +269,13 @@ class Sandbox:
     # the policy still applies; only the compiler itself may create scratch tables or
     # register functions, never the SQL it is given.
 
-    def run_tree(self, expression: exp.Expression) -> QueryResult:
+    def run_tree(self, expression: exp.Expr) -> QueryResult:
         """Validate, transpile and execute an already parsed query."""
         validate(expression)
         duckdb_sql = runnable(expression)
         return self._execute(duckdb_sql)
 
-    def columns_of(self, expression: exp.Expression) -> list[tuple[str, str]]:
+    def columns_of(self, expression: exp.Expr) -> list[tuple[str, str]]:
         """Names and DuckDB types of a query's result columns, without running it.
 
         The query passes the same checks as :meth:`run_tree` (validated, one SELECT to DuckDB's
@@ -293,7 +293,7 @@ class Sandbox:
         finally:
             cursor.close()
 
-    def column_types(self, expression: exp.Expression) -> dict[str, str]:
+    def column_types(self, expression: exp.Expr) -> dict[str, str]:
         """Column name -> DuckDB type over every base table the query reads (the first table wins a
         name they share); tables it cannot describe (CTE names, scratch tables gone) are skipped."""
         types: dict[str, str] = {}

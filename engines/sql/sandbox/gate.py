@@ -19,7 +19,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError, TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType  # where sqlglot defines them (tokens re-exports them implicitly)
 
 from engines.errors import ConfigurationError
 from engines.sql.sandbox.bounds import bound_read
@@ -32,7 +32,7 @@ MAX_SQL_CHARS = 100_000
 """Longer texts are refused before any parsing."""
 
 
-def parse(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
+def parse(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expr:
     """Read one statement with the first dialect of ``dialects`` that parses it.
 
     Raises :class:`SqlRefused` for several statements or a statement that cannot be
@@ -113,9 +113,7 @@ def _token_position(token: Token) -> tuple[int, int]:
     return token.line, max(1, token.col - (token.end - token.start))
 
 
-def _parse_one(
-    sql: str, dialects: Sequence[str], tokens_by_dialect: dict[str, list[Token] | TokenError]
-) -> exp.Expression:
+def _parse_one(sql: str, dialects: Sequence[str], tokens_by_dialect: dict[str, list[Token] | TokenError]) -> exp.Expr:
     """What ``sqlglot.parse(sql, read=dialect)`` does, dialect by dialect, on the tokens the split already
     has for a dialect (its tokenizer's error, if it had one), tokenizing only for a dialect it has not tried."""
     errors: list[SqlFailed] = []
@@ -144,7 +142,7 @@ def _parse_one(
     raise max(errors, key=lambda e: (e.line or 0, e.column or 0))
 
 
-def transpile(expression: exp.Expression) -> str:
+def transpile(expression: exp.Expr) -> str:
     """DuckDB SQL for a parsed query, without comments.
 
     PostgreSQL semantics are kept: ``ORDER BY x DESC`` becomes ``DESC NULLS FIRST``.
@@ -157,7 +155,7 @@ def transpile(expression: exp.Expression) -> str:
         raise SqlFailed("The query is nested too deeply to be translated.") from None
 
 
-def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
+def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expr:
     """Parse and validate ``sql`` without running it; returns the parsed tree."""
     expression = parse(sql, dialects)
     try:
@@ -168,7 +166,7 @@ def check(sql: str, dialects: Sequence[str] = DIALECTS) -> exp.Expression:
     return expression
 
 
-def runnable(expression: exp.Expression) -> str:
+def runnable(expression: exp.Expr) -> str:
     """The DuckDB SQL that runs for a validated tree: transpiled (:func:`transpile`), size-guarded
     (:func:`engines.sql.sandbox.bounds.bound`) and validated again as sqlglot reads that text."""
     transpiled = transpile(expression)
@@ -194,7 +192,7 @@ of it and the pure policy), so the same text always gives the same SQL; a text t
 (an exception is never remembered)."""
 
 
-def _recheck(duckdb_sql: str, expression: exp.Expression | None = None) -> None:
+def _recheck(duckdb_sql: str, expression: exp.Expr | None = None) -> None:
     """Validate the transpiled SQL too, so the policy applies to what really runs.
 
     ``expression``: sqlglot's reading of ``duckdb_sql`` (DuckDB dialect) when the caller has it already.

@@ -33,7 +33,7 @@ _TWO_WORD_KEYWORDS = frozenset({"ALTER", "CREATE", "DROP", "EXPORT", "FORCE", "I
 _MODIFIERS = frozenset({"OR", "REPLACE", "TEMP", "TEMPORARY", "PERSISTENT", "UNIQUE", "IF", "NOT", "EXISTS"})
 
 # Expression types that are statements: refused anywhere in a query.
-_STATEMENT_NAMES: dict[type[exp.Expression], str] = {
+_STATEMENT_NAMES: dict[type[exp.Expr], str] = {
     cls: name
     for cls_name, name in {
         "Insert": "INSERT",
@@ -76,7 +76,7 @@ _STATEMENT_NAMES: dict[type[exp.Expression], str] = {
     if isinstance(cls := getattr(exp, cls_name, None), type)
 }
 # A (sub)query may contain VALUES lists and PIVOT clauses; only the rest is refused inside one.
-_NESTED_STATEMENT_TYPES: tuple[type[exp.Expression], ...] = tuple(
+_NESTED_STATEMENT_TYPES: tuple[type[exp.Expr], ...] = tuple(
     cls for cls in _STATEMENT_NAMES if cls.__name__ not in {"Values", "Pivot"}
 ) + tuple(cls for name in ("DDL", "DML") if isinstance(cls := getattr(exp, name, None), type))
 
@@ -181,7 +181,7 @@ def function_names(node: exp.Func) -> set[str]:
 def _position(*nodes: Any) -> tuple[int | None, int | None]:
     """The 1-based start of the first node that carries a source position."""
     for node in nodes:
-        if not isinstance(node, exp.Expression):
+        if not isinstance(node, exp.Expr):
             continue
         meta = node.meta
         if {"line", "col", "start", "end"} <= meta.keys():
@@ -190,7 +190,7 @@ def _position(*nodes: Any) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _describe_statement(node: exp.Expression) -> str:
+def _describe_statement(node: exp.Expr) -> str:
     """A statement's name as a person would say it: ``DROP TABLE``, ``LOAD``, ``INSERT``."""
     if isinstance(node, exp.Command):
         words = [str(node.this).upper()]
@@ -207,7 +207,7 @@ def _describe_statement(node: exp.Expression) -> str:
     return name
 
 
-def validate(expression: exp.Expression) -> None:
+def validate(expression: exp.Expr) -> None:
     """Refuse a parsed query unless it is one read-only ``SELECT``.
 
     Pure: looks at the tree only.  Raises :class:`SqlRefused` naming what was refused.
@@ -217,7 +217,7 @@ def validate(expression: exp.Expression) -> None:
         _validate_node(node)
 
 
-def _validate_top_level(expression: exp.Expression) -> None:
+def _validate_top_level(expression: exp.Expr) -> None:
     query = expression
     while isinstance(query, exp.Subquery):  # "(SELECT ...)"
         query = query.this
@@ -229,7 +229,7 @@ def _validate_top_level(expression: exp.Expression) -> None:
     raise SqlRefused(f"{_ONLY_SELECT}; {what} statements are refused.")
 
 
-def _validate_node(node: exp.Expression) -> None:
+def _validate_node(node: exp.Expr) -> None:
     if isinstance(node, _NESTED_STATEMENT_TYPES):
         raise SqlRefused(
             f"{_ONLY_SELECT}; the query contains a {_describe_statement(node)} statement, which is refused."

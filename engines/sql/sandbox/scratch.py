@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import duckdb
+from duckdb.func import FunctionNullHandling
 from sqlglot import exp
 
 from engines.sql.sandbox.errors import SqlFailed, _from_duckdb
@@ -112,7 +113,9 @@ def registered_function(
     """A Python scalar function registered on ``con`` under a fresh name for the duration of the block."""
     name = names.fresh(f"{prefix}_")
     try:
-        con.create_function(name, fn, list(parameters), return_type, side_effects=True, null_handling="special")
+        con.create_function(
+            name, fn, list(parameters), return_type, side_effects=True, null_handling=FunctionNullHandling.SPECIAL
+        )
     except duckdb.Error as e:
         raise SqlFailed(f"Could not register {prefix}: {e}") from e
     try:

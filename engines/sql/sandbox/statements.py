@@ -16,7 +16,7 @@ from engines.sql.sandbox.errors import SqlRefused
 
 def _run_internal(
     cursor: duckdb.DuckDBPyConnection,
-    tree: exp.Expression,
+    tree: exp.Expr,
     expected: duckdb.StatementType,
     parameters: Sequence[Any] | None = None,
 ) -> duckdb.DuckDBPyConnection:
@@ -27,7 +27,7 @@ def _run_internal(
     return cursor.execute(statement, list(parameters) if parameters is not None else None)
 
 
-def checked_sql(cursor: duckdb.DuckDBPyConnection, tree: exp.Expression, expected: duckdb.StatementType) -> str:
+def checked_sql(cursor: duckdb.DuckDBPyConnection, tree: exp.Expr, expected: duckdb.StatementType) -> str:
     """The SQL of a statement the engine built itself, checked as :func:`_run_internal` checks it but not
     run: for a statement run again and again (each of a sandbox's cursors starts with the same ``USE``), the
     same text passes the same check every time."""
@@ -35,9 +35,7 @@ def checked_sql(cursor: duckdb.DuckDBPyConnection, tree: exp.Expression, expecte
     return sql
 
 
-def _checked(
-    cursor: duckdb.DuckDBPyConnection, tree: exp.Expression, expected: duckdb.StatementType
-) -> tuple[str, Any]:
+def _checked(cursor: duckdb.DuckDBPyConnection, tree: exp.Expr, expected: duckdb.StatementType) -> tuple[str, Any]:
     sql = tree.sql(dialect="duckdb", identify=True, comments=False)
     statements = cursor.extract_statements(sql)
     if len(statements) != 1 or statements[0].type != expected:
