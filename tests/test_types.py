@@ -53,6 +53,17 @@ wrong: int = EngineError("a probe")
 """
 """A module with one type error, checked in the same run: the run reports errors (and reads the engines' types)."""
 
+TASK_PROBE = """from engines.llm.client import LLM
+from engines.llm.sim import SimBackend
+from engines.sql.tasks import PARSE, Dialogue
+
+parsed: str = LLM(SimBackend()).run(PARSE, Dialogue("a probe", (), ""))
+wrong: int = LLM(SimBackend()).run(PARSE, Dialogue("a probe", (), ""))
+not_its_input: str = LLM(SimBackend()).run(PARSE, "a probe")
+"""
+"""The LLM seam is typed: ``LLM.run(task, input)`` is the task's value (PARSE's a str: line 5 is clean) and takes
+only the task's input (PARSE's a Dialogue: given a str, mypy cannot infer its I); lines 6 and 7 are errors."""
+
 
 def strict_modules() -> set[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
@@ -69,6 +80,8 @@ def test_mypy_finds_no_error_in_the_checked_packages(tmp_path):
     probe = tmp_path / "probe" / "typesa_probe.py"
     probe.parent.mkdir()
     probe.write_text(PROBE)
+    task_probe = probe.parent / "typesb_probe.py"
+    task_probe.write_text(TASK_PROBE)
     done = subprocess.run(
         [
             sys.executable,
@@ -82,6 +95,7 @@ def test_mypy_finds_no_error_in_the_checked_packages(tmp_path):
             "--hide-error-context",
             *files,
             str(probe),
+            str(task_probe),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -89,5 +103,9 @@ def test_mypy_finds_no_error_in_the_checked_packages(tmp_path):
         timeout=900,  # a cold run takes ~100 s of CPU
     )
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
-    assert done.returncode == 1 and len(errors) == 1, "mypy:\n" + done.stdout + done.stderr
-    assert "typesa_probe.py:3: error: Incompatible types in assignment" in errors[0] and '"EngineError"' in errors[0]
+    assert done.returncode == 1 and len(errors) == 3, "mypy:\n" + done.stdout + done.stderr
+    first, wrong_value, wrong_input = sorted(errors)
+    assert "typesa_probe.py:3: error: Incompatible types in assignment" in first and '"EngineError"' in first
+    assert "typesb_probe.py:6: error: Incompatible types in assignment" in wrong_value
+    assert '(expression has type "str", variable has type "int")' in wrong_value
+    assert "typesb_probe.py:7: error:" in wrong_input and '"run" of "LLM"' in wrong_input  # I: Dialogue or str
