@@ -6,23 +6,26 @@ the world from the schema's text."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engines.courses import sim_courses
 from engines.llm.protocol import Routed
 from engines.sql import sim, sim_parser
 from engines.sql.tasks import SQL_TASKS, Dialogue, DialogueTasks, RespondInput
 
+if TYPE_CHECKING:
+    from engines.llm.sim import SimBackend
 
-def _sim_route(b: Any, i: Dialogue) -> Routed:
+
+def _sim_route(b: SimBackend, i: Dialogue) -> Routed:
     return Routed(*sim_courses.route(i.utterance, i.history, i.schema))
 
 
-def _sim_parse(b: Any, i: Dialogue) -> str:
+def _sim_parse(b: SimBackend, i: Dialogue) -> str:
     return sim_courses.parse(i.utterance, i.history, i.schema)
 
 
-def _sim_respond(b: Any, i: RespondInput) -> str:
+def _sim_respond(b: SimBackend, i: RespondInput) -> str:
     if i.results is None:
         return sim_courses.direct(i.utterance)
     if sim_courses.is_course_result(i.results):

@@ -16,11 +16,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlglot import exp
 
 from engines.events import Emit, ValuesClassified, ignore
+from engines.llm.task import I, O, Task
 from engines.sql.tasks import CLASSIFY, ClassifyInput
 
 METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
@@ -41,7 +42,7 @@ class Chooser(Protocol):
     """What picks among the candidates: an :class:`~engines.llm.client.LLM` (it runs the
     :data:`~engines.sql.tasks.CLASSIFY` task), or anything else that runs tasks."""
 
-    def run(self, task: Any, input: Any) -> Any: ...
+    def run(self, task: Task[I, O], input: I) -> O: ...
 
 
 def fold(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -22,6 +22,9 @@ from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
 from engines.llm.task import Task
 from engines.sql import sim, sim_parser, sim_tables
+
+if TYPE_CHECKING:
+    from engines.llm.sim import SimBackend
 
 log = logging.getLogger(__name__)
 
@@ -145,19 +148,19 @@ def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
 # parser; the course assistant runs these tasks with its own simulator (engines.courses.tasks).
 
 
-def _sim_route(b: Any, i: Dialogue) -> Routed:
+def _sim_route(b: SimBackend, i: Dialogue) -> Routed:
     if sim_tables.is_described(i.schema):  # a user's own tables: the generic reader
         return Routed(*sim_tables.route(i.utterance, i.history, i.schema))
     return Routed(*sim_parser.route(i.utterance, i.history, i.schema))
 
 
-def _sim_parse(b: Any, i: Dialogue) -> str:
+def _sim_parse(b: SimBackend, i: Dialogue) -> str:
     if sim_tables.is_described(i.schema):
         return sim_tables.parse(i.utterance, i.history, i.schema)
     return sim_parser.parse(i.utterance, i.history, i.schema, seed=b.seed, drop_rate=b.parse_drop_rate)
 
 
-def _sim_respond(b: Any, i: RespondInput) -> str:
+def _sim_respond(b: SimBackend, i: RespondInput) -> str:
     if sim_tables.is_described(i.schema):
         if i.results is None:
             return sim_tables.direct_reply(i.utterance, i.schema)
