@@ -65,6 +65,8 @@ from engines.llm.waiting import pause
 
 if TYPE_CHECKING:
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    from engines.llm.cache import AnswerStore
 from engines.settings import Settings
 
 __all__ = ["MAX_PER_BATCH", "BatchRun", "BatchStore", "Deferred", "active", "request_key", "wrap"]
@@ -520,19 +522,22 @@ class _BatchCache:
     So the usage of the final run -- the one whose output is printed -- is every call it relied on.
     """
 
-    def __init__(self, cache: Any, run: BatchRun) -> None:
+    def __init__(self, cache: AnswerStore, run: BatchRun) -> None:
         self._cache = cache
         self._run = run
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cache, name)
 
-    def put(self, *args: Any, **kwargs: Any) -> None:
+    def get(self, function: str, text: str, question: str, backend: str) -> dict[str, Any] | None:
+        return self._cache.get(function, text, question, backend)
+
+    def put(self, function: str, text: str, question: str, backend: str, payload: dict[str, Any]) -> None:
         if not self._run.collecting:
-            self._cache.put(*args, **kwargs)
+            self._cache.put(function, text, question, backend, payload)
 
 
-def wrap_cache(cache: Any) -> Any:
+def wrap_cache(cache: AnswerStore | None) -> AnswerStore | None:
     """The answer cache for the active batch run (itself when there is none, or no cache)."""
     run = _active
     return cache if run is None or cache is None else _BatchCache(cache, run)

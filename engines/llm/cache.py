@@ -67,12 +67,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from engines.settings import Settings  # lazy at run time: importing this module stays cheap
 
-__all__ = ["AnswerCache", "text_digest", "FILENAME", "SCHEMA_VERSION", "BUSY_TIMEOUT_S"]
+__all__ = ["AnswerCache", "AnswerStore", "text_digest", "FILENAME", "SCHEMA_VERSION", "BUSY_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -223,6 +223,15 @@ class _FolderLock:
             except OSError:
                 pass
             self._fd = None
+
+
+class AnswerStore(Protocol):
+    """What :meth:`engines.llm.client.LLM.run` reads answers from and writes them to: an :class:`AnswerCache`, or
+    the cache of a batched run (:func:`engines.llm.batch.wrap_cache`)."""
+
+    def get(self, function: str, text: str, question: str, backend: str) -> dict[str, Any] | None: ...
+
+    def put(self, function: str, text: str, question: str, backend: str, payload: dict[str, Any]) -> None: ...
 
 
 class AnswerCache:

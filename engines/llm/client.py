@@ -22,7 +22,7 @@ from engines.llm.waiting import cancellable
 from engines.settings import ModelPrice, Settings
 
 if TYPE_CHECKING:
-    from engines.llm.cache import AnswerCache
+    from engines.llm.cache import AnswerStore
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class LLM:
         self,
         backend: Backend,
         *,
-        cache: AnswerCache | None = None,
+        cache: AnswerStore | None = None,
         emit: Emit = ignore,
         cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.perf_counter,
@@ -292,7 +292,7 @@ def llm_from_settings(
     backend = backend_from_settings(
         settings, **sim_params
     )  # fails first: no cache folder for a backend that cannot run
-    cache = None
+    cache: AnswerStore | None = None
     if settings.cache_enabled:
         from engines.llm.cache import AnswerCache
 
