@@ -60,9 +60,25 @@ from engines.sql.tasks import PARSE, Dialogue
 parsed: str = LLM(SimBackend()).run(PARSE, Dialogue("a probe", (), ""))
 wrong: int = LLM(SimBackend()).run(PARSE, Dialogue("a probe", (), ""))
 not_its_input: str = LLM(SimBackend()).run(PARSE, "a probe")
+
+from pathlib import Path  # imported here: lines 5-7 above keep their numbers
+
+from engines.llm.batch import BatchingBackend, wrap_cache
+from engines.llm.cache import AnswerCache, AnswerStore
+from engines.llm.claude import ClaudeBackend
+from engines.llm.openai_compat import OpenAICompatBackend
+from engines.llm.protocol import Backend
+
+
+def every_backend_is_a_backend(c: ClaudeBackend, o: OpenAICompatBackend, s: SimBackend, b: BatchingBackend) -> None:
+    backends: list[Backend] = [c, o, s, b]
+    stores: list[AnswerStore | None] = [AnswerCache(Path("answers")), wrap_cache(None)]
+    print(backends, stores)
 """
 """The LLM seam is typed: ``LLM.run(task, input)`` is the task's value (PARSE's a str: line 5 is clean) and takes
-only the task's input (PARSE's a Dialogue: given a str, mypy cannot infer its I); lines 6 and 7 are errors."""
+only the task's input (PARSE's a Dialogue: given a str, mypy cannot infer its I); lines 6 and 7 are errors.  Every
+backend satisfies the ``Backend`` Protocol, and the answer cache and the batched run's cache the ``AnswerStore`` one
+(no error after line 7)."""
 
 
 def strict_modules() -> set[str]:
