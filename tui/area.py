@@ -28,15 +28,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from textual.message import Message
+from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from tui.messages import NO_REPORTS, Reports
+
 if TYPE_CHECKING:
     from textual.content import Content
 
     from engines.settings import Settings
+    from tui.history import BoxHistory, HistoryStore
 
 Clock = Callable[[], float]
 R = TypeVar("R")
@@ -158,9 +162,13 @@ class WorkArea(Widget):
     STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
     RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
     REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
+    REPORTS: ClassVar[Reports] = NO_REPORTS  # which typed message each engine event the tab shows becomes
     GROUPS: ClassVar[tuple[str, ...]] = ("",)  # the worker groups the area owns (one exclusive worker each)
     USAGE_IN_STATUS: ClassVar[bool] = True  # the run's usage on the status line; False: the tab's stats line shows it
     RUN_ACTIONS: ClassVar[frozenset[str]] = frozenset()  # actions that start a run: off the footer while one goes on
+
+    working: reactive[bool] = reactive(False)
+    """True while busy work runs (what :attr:`is_busy` says), for the tab's widgets to bind to (``data_bind``)."""
 
     def __init__(
         self,
@@ -183,17 +191,24 @@ class WorkArea(Widget):
         self._started = 0.0
         self.run_usage = RunUsage()  # the tokens and cost of the run that goes on (or of the last one)
         self._status: tuple[str, str] | None = None  # the status line's own text and state (usage aside)
+        self.box_history: BoxHistory | None = None  # the tab's history of runs and examples, if it keeps one
 
     # --- engine events and time ---------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
-        """An engine's event callback (called in the worker thread): post it to this area (a finished
-        LLM call's usage first, so the tab's handler of the call sees it counted)."""
+        """An engine's event callback (called in the worker thread that consumes the engine's event stream): post
+        the typed message of ``event`` to this area (:attr:`REPORTS`; a finished LLM call's usage first, so the
+        tab's handler of the call sees it counted)."""
         from engines.events import CallFinished  # loaded by then: an engine is running
 
         if isinstance(event, CallFinished):
             self.post_message(UsageRecorded(event))
-        self.post_message(self.REPORTED(event))
+        if self.REPORTS is NO_REPORTS:
+            self.post_message(self.REPORTED(event))
+            return
+        message = self.REPORTS.message_for(event)
+        if message is not None:
+            self.post_message(message)
 
     # --- tokens and cost --------------------------------------------------------------------------
 
@@ -268,11 +283,14 @@ class WorkArea(Widget):
             self.call_after_refresh(self._show_results)
 
     def _show_status(self, text: str, state: str) -> None:
-        from tui.widgets import as_text
-
-        status = self.query_one(f"#{self.STATUS_ID}", Static)
         if self.USAGE_IN_STATUS and self.run_usage.calls and state != "idle":
             text = f"{text} · {self.run_usage.line()}"
+        status = self.query_one(f"#{self.STATUS_ID}", Static)
+        if isinstance(status, StatusLine):
+            status.show(text, state)
+            return
+        from tui.widgets import as_text
+
         status.update(as_text(text))  # it quotes file names, errors, questions: shown as text
         for name in self.STATUS_STATES:
             status.set_class(name == state, f"-{name}")
@@ -295,6 +313,11 @@ class WorkArea(Widget):
             return True if self._cancel is not None and self.is_busy else False
         if action in self.RUN_ACTIONS and self.is_busy:
             return False
+        if action == "history":  # ↑/↓ walk the focused box's history, else the key is the box's own
+            step = parameters[0] if parameters else -1
+            return self.box_history is not None and self.box_history.can_walk(int(step))  # type: ignore[call-overload]
+        if action in ("history_picker", "examples_picker"):
+            return self.box_history is not None
         return True
 
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
@@ -352,6 +375,7 @@ class WorkArea(Widget):
         self._jobs[worker] = Job(done, failed or self.show_failure, busy, cancelled)
         if busy is not None:
             self._busy[group] = worker
+            self.working = True
             self.run_usage = RunUsage()  # a new run (a turn, a query, an experiment) counts from zero
             if self.is_mounted:
                 self._render_usage()
@@ -366,6 +390,7 @@ class WorkArea(Widget):
         event.stop()
         if worker.is_finished:
             del self._jobs[worker]
+            self.working = self.is_busy
         if event.state == WorkerState.SUCCESS:
             job.done(worker.result)
         elif event.state == WorkerState.ERROR:
@@ -407,6 +432,48 @@ class WorkArea(Widget):
 
     def tab_shown(self) -> None:
         """The tab shows again (after another one showed): areas refresh what may have gone stale."""
+
+    # --- the history of runs (a tab that keeps one owns a tui.history.BoxHistory) -----------------------
+
+    @property
+    def history(self) -> HistoryStore:
+        """The tab's history of runs, read the first time it is needed."""
+        if self.box_history is None:
+            raise LookupError(f"the {self.TITLE} tab keeps no history")
+        return self.box_history.store
+
+    def action_history(self, step: int) -> None:
+        """↑ / ↓ (``tui.history.HISTORY_BINDINGS``): the focused box's previous or next run."""
+        if self.box_history is not None:
+            self.box_history.walk(step)
+
+    def action_history_picker(self) -> None:
+        """Ctrl+R: search what was run in this tab."""
+        if self.box_history is not None:
+            self.box_history.open_history()
+
+    def action_examples_picker(self) -> None:
+        """Ctrl+L: search this tab's examples."""
+        if self.box_history is not None:
+            self.box_history.open_examples()
+
+
+class StatusLine(Static):
+    """A tab's status line: what the tab is doing (idle, running, done, cancelled, error), styled by that state
+    (the classes ``-idle`` … ``-error``).  The text is shown as text: it quotes file names, errors, questions."""
+
+    STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id, markup=False)
+
+    def show(self, text: str, state: str) -> None:
+        """Say ``text``, styled as ``state`` (one of :attr:`STATES`)."""
+        from tui.widgets import as_text
+
+        self.update(as_text(text))
+        for name in self.STATES:
+            self.set_class(name == state, f"-{name}")
 
 
 class EngineReported(Message):

@@ -121,8 +121,11 @@ class SchemaPane(Tree[Any]):
     }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, shown: bool = False, **kwargs: Any) -> None:
         super().__init__(Text("no data source"), **kwargs)
+        self.display = shown
+        self._wanted: bool | None = None  # what Ctrl+T chose (None: never pressed, the tab's default)
+        self._default = False  # whether it shows while Ctrl+T was never pressed
         self.border_title = "Schema · your data"
         self.border_subtitle = "^T hides"
         self.show_root = True
@@ -136,6 +139,30 @@ class SchemaPane(Tree[Any]):
         self.description: Any = None  # what the tree shows (an outline while a large world is described)
         self._made: dict[tuple[Any, ...], Any] = {}  # subject key -> its description (tables described so far)
         self._describing: set[tuple[tuple[Any, ...], str]] = set()  # (subject key, table) in a worker
+
+    # --- shown or hidden ---------------------------------------------------------------------------
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the pane shows: as Ctrl+T chose, else the tab's default."""
+        return self._default if self._wanted is None else self._wanted
+
+    def track(self, subject: SchemaSubject | None, *, default: bool | None = None) -> None:
+        """The tab's session, world or table changed: show or hide the pane, and follow ``subject`` if it shows.
+        ``default``: whether it shows while Ctrl+T was never pressed (a user's data: yes)."""
+        if default is not None:
+            self._default = default
+        self.display = self.wanted
+        if self.display:
+            self.follow(subject)
+
+    def toggle(self, subject: SchemaSubject | None) -> None:
+        """Ctrl+T: show the pane (following ``subject``, brought into view in a short terminal's scrolled
+        column; the focus stays) or hide it."""
+        self._wanted = not self.display
+        self.track(subject)
+        if self.display:
+            self.call_after_refresh(lambda: self.scroll_visible(animate=False, top=True))
 
     # --- what to show ----------------------------------------------------------------------------
 
@@ -338,11 +365,6 @@ class SchemaHost:
             cls.BINDINGS = [*own, SCHEMA_BINDING]  # type: ignore[attr-defined]
         super().__init_subclass__(**kwargs)  # Textual's merges the bindings: after the key is there
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._schema_wanted: bool | None = None  # what Ctrl+T chose (None: never pressed, the tab's default)
-        self._schema_default = False
-
     def schema_subject(self) -> SchemaSubject | None:
         """What the pane describes now (None while the session opens)."""
         return None
@@ -352,24 +374,13 @@ class SchemaHost:
         return self.query_one(f"#{self.SCHEMA_PANE_ID}", SchemaPane)  # type: ignore[attr-defined]
 
     def schema_changed(self, *, default: bool | None = None) -> None:
-        """The session, world or table changed: the pane follows it if it shows.  ``default``: whether it shows
-        while Ctrl+T was never pressed (a user's data: yes)."""
-        if default is not None:
-            self._schema_default = default
-        pane = self.schema_pane
-        shown = self._schema_default if self._schema_wanted is None else self._schema_wanted
-        pane.display = shown
-        if shown:
-            pane.follow(self.schema_subject())
+        self.schema_pane.track(self.schema_subject(), default=default)
 
     def action_toggle_schema(self) -> None:
         pane = self.schema_pane
         if pane.display and pane.has_focus:
             self._schema_focus_back()
-        self._schema_wanted = not pane.display
-        self.schema_changed()
-        if pane.display:  # asked for: in a short terminal's scrolled column, bring it into view (the focus stays)
-            self.call_after_refresh(lambda: pane.scroll_visible(animate=False, top=True))  # type: ignore[attr-defined]
+        pane.toggle(self.schema_subject())
 
     def _schema_focus_back(self) -> None:
         focus: Callable[[], None] | None = getattr(self, "focus_default", None)

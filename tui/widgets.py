@@ -188,6 +188,19 @@ class TextBox(Input):
         super().__init__(*args, **kwargs)
 
 
+class QuestionBox(TextBox):
+    """A box a question is typed in: Enter posts :class:`~tui.messages.QuestionSubmitted` with the text as typed
+    (the tab decides whether it is asked, and empties the box when it is)."""
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input is not self:
+            return
+        event.stop()
+        from tui.messages import QuestionSubmitted
+
+        self.post_message(QuestionSubmitted(self, event.value))
+
+
 def safe_cell(cell: Any) -> Any:
     """A table cell (or column label) as it may reach the terminal: text with control characters, C1 and bidi
     controls shown escaped; other renderables as they are."""
