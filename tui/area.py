@@ -12,11 +12,20 @@ reach exactly one router, :meth:`WorkArea.on_worker_state_changed`, which hands 
 started with; a work started without a ``failed`` handler gets :meth:`WorkArea.show_failure`, which puts the
 error on the status line.  Any error becomes a visible error inside the tab — a failing query never ends the app.
 
+What an engine reports while it runs: the worker hands the engine the area's :meth:`WorkArea._emit` as its
+``emit`` callback; in the worker thread each event becomes its typed message (:attr:`WorkArea.REPORTS`, a
+:class:`tui.messages.Reports` table: one message class per outcome the tab handles differently), posted to the
+area, whose ``on_…`` handler shows it.
+
 Usage: every finished LLM call an engine reports (a :class:`~engines.events.CallFinished`) also posts a
 :class:`UsageRecorded`, which adds its tokens and estimated cost to the area's :attr:`WorkArea.run_usage`
 (the run that goes on, or the last one; a new busy worker starts it from zero) and bubbles on to the app,
 which sums the session's usage in the header.  The run's usage is shown on the status line (or, in a tab
-with a stats line of its own, :attr:`WorkArea.USAGE_IN_STATUS` false, there: :meth:`WorkArea.usage_counters`).
+with a stats line of its own, :attr:`WorkArea.USAGE_IN_STATUS` false, there: a :class:`tui.counters.RunCounters`).
+
+What every tab shares it owns, as parts with typed interfaces rather than as mixins: its status line
+(:class:`StatusLine`), its history of runs (a :class:`tui.history.BoxHistory` in :attr:`WorkArea.box_history`,
+whose keys' actions are here), a schema pane or a counters line where it has them.
 """
 
 from __future__ import annotations
@@ -29,7 +38,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from textual.message import Message
 from textual.reactive import reactive
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -37,8 +45,6 @@ from textual.worker import Worker, WorkerState
 from tui.messages import NO_REPORTS, Reports
 
 if TYPE_CHECKING:
-    from textual.content import Content
-
     from engines.settings import Settings
     from tui.history import BoxHistory, HistoryStore
 
@@ -158,10 +164,8 @@ class WorkArea(Widget):
     AREA_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
     HELP: ClassVar[str] = ""
-    STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
-    STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+    STATUS_ID: ClassVar[str] = "status"  # the StatusLine that says idle / running / done / cancelled / error
     RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
-    REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
     REPORTS: ClassVar[Reports] = NO_REPORTS  # which typed message each engine event the tab shows becomes
     GROUPS: ClassVar[tuple[str, ...]] = ("",)  # the worker groups the area owns (one exclusive worker each)
     USAGE_IN_STATUS: ClassVar[bool] = True  # the run's usage on the status line; False: the tab's stats line shows it
@@ -186,9 +190,6 @@ class WorkArea(Widget):
         self._jobs: dict[Worker[Any], Job[Any]] = {}  # the workers this area started, still to report
         self._busy: dict[str, Worker[Any]] = {}  # group -> its busy worker (the last one started)
         self._cancel: threading.Event | None = None  # the running work's cancel flag
-        self._ticker: Timer | None = None
-        self._counts: dict[str, Any] = {}
-        self._started = 0.0
         self.run_usage = RunUsage()  # the tokens and cost of the run that goes on (or of the last one)
         self._status: tuple[str, str] | None = None  # the status line's own text and state (usage aside)
         self.box_history: BoxHistory | None = None  # the tab's history of runs and examples, if it keeps one
@@ -203,9 +204,6 @@ class WorkArea(Widget):
 
         if isinstance(event, CallFinished):
             self.post_message(UsageRecorded(event))
-        if self.REPORTS is NO_REPORTS:
-            self.post_message(self.REPORTED(event))
-            return
         message = self.REPORTS.message_for(event)
         if message is not None:
             self.post_message(message)
@@ -221,44 +219,15 @@ class WorkArea(Widget):
         if self.USAGE_IN_STATUS:
             if self._status is not None:
                 self._show_status(*self._status)
-        else:
-            self._render_counters()
+            return
+        from tui.counters import RunCounters
 
-    def usage_counters(self) -> list[Content]:
-        """The run's tokens and cost as items of a stats line (``tokens ≈1,234 in · 56 out``, ``cost ≈$0.0031``);
-        none before the run's first LLM call."""
-        from tui.widgets import counter
-
-        usage = self.run_usage
-        if not usage.calls:
-            return []
-        if not usage.billed:  # the sim's estimated tokens: no cost
-            return [counter("tokens (estimated)" if usage.estimated else "tokens", usage.tokens_text())]
-        return [counter("tokens", usage.tokens_text()), counter("cost", usage.cost_text())]
+        for counters in self.query(RunCounters):
+            counters.show_usage(self.run_usage)
 
     def _now(self) -> float:
         """The app's clock (a fixed one in tests), else ``time.perf_counter``."""
         return (self.clock or time.perf_counter)()
-
-    # --- an elapsed-time counter while a run goes on ---------------------------------------------
-
-    def _start_ticker(self) -> None:
-        """Refresh the run's counters ten times a second (``_counts["elapsed"]`` since ``_started``)."""
-        self._stop_ticker()
-        self._ticker = self.set_interval(0.1, self._tick)
-
-    def _tick(self) -> None:
-        if self._counts.get("running"):
-            self._counts["elapsed"] = self._now() - self._started
-            self._render_counters()
-
-    def _stop_ticker(self) -> None:
-        if self._ticker is not None:
-            self._ticker.stop()
-            self._ticker = None
-
-    def _render_counters(self) -> None:
-        """Areas with a run counter line draw it here."""
 
     # --- status and cancellation ------------------------------------------------------------
 
@@ -275,7 +244,7 @@ class WorkArea(Widget):
         return False
 
     def _set_status(self, text: str, state: str) -> None:
-        """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES); the run's tokens and
+        """Show ``text`` in the status line, styled by ``state`` (one of :attr:`StatusLine.STATES`); the run's tokens and
         cost follow it while a run goes on and after it (not when idle), unless the tab's stats line shows them."""
         self._status = (text, state)
         self._show_status(text, state)
@@ -285,15 +254,7 @@ class WorkArea(Widget):
     def _show_status(self, text: str, state: str) -> None:
         if self.USAGE_IN_STATUS and self.run_usage.calls and state != "idle":
             text = f"{text} · {self.run_usage.line()}"
-        status = self.query_one(f"#{self.STATUS_ID}", Static)
-        if isinstance(status, StatusLine):
-            status.show(text, state)
-            return
-        from tui.widgets import as_text
-
-        status.update(as_text(text))  # it quotes file names, errors, questions: shown as text
-        for name in self.STATUS_STATES:
-            status.set_class(name == state, f"-{name}")
+        self.query_one(f"#{self.STATUS_ID}", StatusLine).show(text, state)
 
     def _show_results(self) -> None:
         """Scroll the first shown results table into view (a stacked narrow or short layout may hide it):
@@ -476,20 +437,9 @@ class StatusLine(Static):
             self.set_class(name == state, f"-{name}")
 
 
-class EngineReported(Message):
-    """An engine emitted an event (posted from the worker thread that runs it)."""
-
-    def __init__(self, event: Any) -> None:
-        super().__init__()
-        self.event = event
-
-
 class UsageRecorded(Message):
     """An LLM call finished (posted from the worker thread): its tokens and cost, for the run and the session."""
 
     def __init__(self, event: Any) -> None:
         super().__init__()
         self.event = event  # an engines.events.CallFinished
-
-
-WorkArea.REPORTED = EngineReported

@@ -26,10 +26,13 @@ text the app or the history put there, unedited (an example loaded, an entry wal
 In an editor ↑ walks only from its first (visual) line and ↓ only from its last, so they never take a cursor
 move away from a query being written; the text the walk started from comes back after the newest entry.
 
-:class:`HistoryArea` is a :class:`~tui.area.WorkArea` with these keys: ↑/↓ (in its boxes, as above), Ctrl+R
+:class:`BoxHistory` is a tab's history and examples, an object the tab owns (composition, not a base class):
+a tab that keeps one starts its BINDINGS with :data:`HISTORY_BINDINGS` — ↑/↓ (in its boxes, as above), Ctrl+R
 (the history picker: type to filter, Enter puts the entry in its box, Esc closes) and Ctrl+L (the tab's
-examples picker).  A tab names its boxes (:attr:`HistoryArea.HISTORY_BOXES`), records what runs
-(:meth:`HistoryArea.record_run`) and lists its examples (:meth:`HistoryArea.example_items`).
+examples picker) — whose actions :class:`~tui.area.WorkArea` hands to it.  The tab names its boxes, records
+what runs (:meth:`BoxHistory.record`) and gives what it knows as functions (its examples, the text it put in a
+box); the pickers tell the tab what was chosen in messages (:class:`~tui.messages.HistoryChosen`,
+:class:`~tui.messages.ExampleChosen`).
 """
 
 from __future__ import annotations
@@ -45,18 +48,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.widgets import Input, TextArea
 
-from tui.area import PaletteCommand, WorkArea
+from tui.area import PaletteCommand
 
 if TYPE_CHECKING:
     from textual.widget import Widget
 
     from engines.settings import Settings
-    from tui.messages import ExampleChosen, HistoryChosen
     from tui.pickers import PickItem
 
 log = logging.getLogger(__name__)
@@ -743,65 +745,6 @@ class BoxHistory:
         return True
 
 
-class HistoryArea(WorkArea):
-    """A tab with a history of runs and an examples picker, built on :class:`BoxHistory` (its hooks are handed to
-    one).  Transitional: the tabs own a :class:`BoxHistory` themselves."""
-
-    HISTORY_BOXES: ClassVar[dict[str, str]] = {}
-    BINDINGS = HISTORY_BINDINGS
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.box_history = BoxHistory(
-            self,
-            self.settings,
-            name=self.AREA_ID,
-            title=self.TITLE,
-            boxes=self.HISTORY_BOXES,
-            origin=lambda box_id: self.history_origin(box_id),
-            examples=lambda: self.example_items(),
-            label=lambda entry, several: self._history_label(entry, several),
-        )
-
-    def record_run(self, box_id: str, text: str, meta: dict[str, Any] | None = None) -> None:
-        self.history_keeper.record(box_id, text, meta)
-
-    @property
-    def history_keeper(self) -> BoxHistory:
-        assert self.box_history is not None
-        return self.box_history
-
-    def history_origin(self, box_id: str) -> str | None:
-        return None
-
-    def example_items(self) -> list[PickItem]:
-        return []
-
-    def example_chosen(self, value: Any) -> None:
-        """Load the example ``value`` into its box or editor (without running it)."""
-
-    def history_chosen(self, entry: HistoryEntry) -> None:
-        self.history_keeper.put_back(entry)
-
-    def on_example_chosen(self, message: ExampleChosen) -> None:
-        self.example_chosen(message.value)
-
-    def on_history_chosen(self, message: HistoryChosen) -> None:
-        self.history_chosen(message.entry)
-
-    def history_commands(self) -> Iterable[PaletteCommand]:
-        return self.history_keeper.commands()
-
-    def open_history(self) -> bool:
-        return self.history_keeper.open_history()
-
-    def open_examples(self) -> bool:
-        return self.history_keeper.open_examples()
-
-    def _history_label(self, entry: HistoryEntry, several: bool) -> str:
-        return entry.box if several else ""
-
-
 __all__ = [
     "EXAMPLES_KEY",
     "HISTORY_BINDINGS",
@@ -810,7 +753,6 @@ __all__ = [
     "MAX_ENTRIES",
     "BoxHistory",
     "BoxWalker",
-    "HistoryArea",
     "HistoryEntry",
     "HistoryStore",
     "put_text",
