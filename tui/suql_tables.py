@@ -79,7 +79,7 @@ class SuqlCallsTable(CallsTable):
     def call_started(self, event: CallStarted) -> None:
         self._fix_widths()
         key = str(event.call_id)
-        self.record_call(event)
+        self.record_started(event)
         call = (
             "summary()"
             if event.function == "summary"
@@ -102,7 +102,7 @@ class SuqlCallsTable(CallsTable):
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_finished(event)
         self.show_tokens(key, event)
         if event.function == "summary":
             verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
@@ -123,7 +123,7 @@ class SuqlCallsTable(CallsTable):
     def call_failed(self, event: CallFailed) -> None:
         """A call that failed, or that Esc stopped while it was in flight."""
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_failed(event)
         stopped = is_cancellation(event.error)
         verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
         self._full[key] = (self._full[key][0], why)
