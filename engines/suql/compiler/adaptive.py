@@ -39,7 +39,7 @@ changes (a LIMIT without ORDER BY may return any matches: which ones depends on 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -239,8 +239,8 @@ class Learner:
         conjuncts: Sequence[Conjunct],
         orders: Sequence[Sequence[int]],
         rows: Sequence[Row],
-        scores: dict[str, dict[Any, float]],
-        indexes: dict[str, ChunkIndex],
+        scores: Mapping[str, Mapping[Any, float]],
+        indexes: Mapping[str, ChunkIndex],
     ) -> None:
         self.ctx = ctx
         self.sel = sel

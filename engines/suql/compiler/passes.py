@@ -222,13 +222,15 @@ def push_down(s: Split, ctx: PlanContext) -> Pushed:
     if lazy and not s.order_resolved:
         lazy, reason = False, "ORDER BY names a column of SELECT * by its number: every match is read first"
     ordered = lazy and s.order is not None
-    written, leaves = None, []
+    written: exp.Expression | None = None
+    leaves: list[exp.Expression] = []
     where = s.select.args.get("where")
     if mode.as_written and s.text_where:
+        assert where is not None  # text_where: the WHERE asks an LLM
         written, leaves = number_leaves(where.this)
     texts: dict[str, exp.Expression] = {}
-    for c in s.calls.values():
-        texts.setdefault(c.text_sql, c.text)
+    for call in s.calls.values():
+        texts.setdefault(call.text_sql, call.text)
     text_sqls = tuple(sorted(texts))
 
     q = exp.select(exp.alias_(s.key.copy(), "_k"), exp.alias_(s.display_id, "_d"))
