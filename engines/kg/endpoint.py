@@ -49,6 +49,10 @@ from engines.kg.worker import PrepareFailed, QueryWorker, WorkerUnavailable, pre
 if TYPE_CHECKING:
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
 
+DEFAULT_MEMORY_LIMIT_MB = 2048
+"""The query worker's address-space cap when the endpoint is given none: the default of the setting
+``sparql_memory_limit_mb`` (what the settings say is passed in by :mod:`engines.compose`)."""
+
 __all__ = [
     "Binding",
     "Endpoint",
@@ -87,7 +91,8 @@ class Endpoint:
         cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
 
         Queries run in a worker process (:mod:`engines.kg.worker`) holding a copy of the graph:
-        ``memory_limit_mb`` caps its address space (default: ``settings.sparql_memory_limit_mb``);
+        ``memory_limit_mb`` caps its address space (default :data:`DEFAULT_MEMORY_LIMIT_MB`, the setting
+        ``sparql_memory_limit_mb``'s default);
         ``isolate_network`` puts it in a network namespace of its own where the OS allows (only
         tests switch it off, to show the checks hold without it); ``triples`` gives the statements
         the worker loads (by default the graph's own, read back); ``rdf`` instead gives RDF
@@ -157,8 +162,8 @@ class Endpoint:
         does not load by the deadline or within the worker's memory, too)."""
         from engines.kg.rdf_files import RdfLimits, read_rdf
 
-        if limits is None:
-            limits = RdfLimits.from_settings()
+        if limits is None:  # the settings' defaults (the caller's settings: RdfLimits.from_settings)
+            limits = RdfLimits()
             if kwargs.get("memory_limit_mb"):
                 limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
         return cls.from_rdf_source(read_rdf(paths, limits), store=store, **kwargs)
@@ -330,11 +335,7 @@ class Endpoint:
         """The process that runs this endpoint's queries (started on first use)."""
         with self._lock:
             if self._worker is None:
-                limit = self.memory_limit_mb
-                if limit is None:
-                    from engines.settings import Settings
-
-                    limit = Settings().sparql_memory_limit_mb
+                limit = self.memory_limit_mb if self.memory_limit_mb is not None else DEFAULT_MEMORY_LIMIT_MB
                 rdf = self._rdf
                 if rdf is not None:  # the worker loads the documents: the graph here is not built for it
                     source = self._triples or tuple

@@ -33,7 +33,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
 from engines.kg.rdf_scan import (
@@ -44,6 +44,9 @@ from engines.kg.rdf_scan import (
     size_text,
     uses_wikidata,
 )
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
 
 __all__ = [
     "RdfFileError",
@@ -93,11 +96,7 @@ class RdfLimits:
     memory_limit_mb: int = 2048  # the worker process that checks them
 
     @classmethod
-    def from_settings(cls, settings: Any = None) -> RdfLimits:
-        if settings is None:
-            from engines.settings import Settings
-
-            settings = Settings()
+    def from_settings(cls, settings: Settings) -> RdfLimits:
         return cls(
             max_bytes=int(settings.rdf_max_mb) << 20,
             max_statements=int(settings.rdf_max_statements),
@@ -210,8 +209,9 @@ def _read(path: str, budget: int, limits: RdfLimits, first: bool) -> bytes:
 def read_rdf(paths: Iterable[str | Path], limits: RdfLimits | None = None) -> RdfSource:
     """Read and check RDF files.  Raises RdfFileError (never a traceback's worth of detail).
 
-    ``limits``: default from the settings (and so from ``CS224V_RDF_*`` in the environment)."""
-    limits = limits or RdfLimits.from_settings()
+    ``limits``: :meth:`RdfLimits.from_settings` of the caller's settings; none given, the defaults of the settings'
+    fields (``rdf_*``, ``sparql_memory_limit_mb``)."""
+    limits = limits or RdfLimits()
     paths = [str(p) for p in paths]
     if not paths:
         raise RdfFileError("no RDF file given")

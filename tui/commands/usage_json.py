@@ -16,7 +16,7 @@ from typing import Any
 
 def take_usage() -> dict[str, Any]:
     """The usage of the calls since the last one taken (see :func:`engines.llm.usage.take_run_usage`)."""
-    from engines.llm.usage import take_run_usage
+    from engines.api import take_run_usage
 
     return take_run_usage()
 
