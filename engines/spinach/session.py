@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
 from engines.eval.metrics import row_em, row_f1
-from engines.kg.endpoint import Endpoint
+from engines.kg import open_kg
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
 from engines.spinach.agent import AgentOptions, SpinachAgent
@@ -64,6 +64,10 @@ class SpinachSession:
         gold = list(self.gold(question_id))
         pred = list(trajectory.answer)
         return {"em": row_em(pred, gold), "f1": row_f1(pred, gold)}
+
+    def close(self) -> None:
+        """Close the graph (its worker process, a remote endpoint's connections)."""
+        self.endpoint.close()
 
     def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> SpinachSession:
         """The same world and endpoint with another policy (e.g. claude next to sim)."""
@@ -109,13 +113,7 @@ def open_spinach(
         return SpinachSession(settings, None, graph, llm, SpinachAgent(graph, llm, options), kg.QuestionSets((), ()))
     world, truth = built or kg.build(kg.DEFAULT_SEED)
     kwargs = {"store": store} if store else {}  # the endpoint's default store (Oxigraph) unless given
-    endpoint = Endpoint.from_world(
-        world,
-        timeout_s=settings.query_timeout_s,
-        row_cap=settings.row_cap,
-        memory_limit_mb=settings.sparql_memory_limit_mb,
-        **kwargs,
-    )
+    endpoint = open_kg(settings, world=world, **kwargs)  # the one builder of the built-in world's endpoint
     agent = SpinachAgent(endpoint, llm, options)
     return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world, truth))
 

@@ -257,3 +257,26 @@ def test_mypy_agrees_that_every_source_implements_its_protocol(tmp_path: Path) -
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_agent_session_and_sparql_once_on_a_user_s_files_build_no_world(tmp_path: Path, monkeypatch) -> None:
+    """The KG tab's session over the settings' files (the agent and the console on one GraphSource) and the CLI's
+    one query (sparql_once) take the same path, open_graph, and neither builds the built-in world."""
+    from engines.compose import open_spinach, sparql_once
+    from worlds import kg
+
+    def no_world(*_a: object, **_k: object) -> None:
+        raise AssertionError("the built-in world was built for a user's files")
+
+    monkeypatch.setattr(kg, "build", no_world)
+    path = tmp_path / "people.ttl"
+    path.write_bytes(TTL)
+    settings = Settings(kg_rdf=(path,))
+    session = open_spinach(settings)
+    try:
+        assert session.world is None and isinstance(session.endpoint, GraphSource)
+        assert "people.ttl" in session.endpoint.describe()
+    finally:
+        session.close()
+    result = sparql_once(Settings(), "SELECT ?s WHERE { ?s rdfs:label ?l }", rdf=[path])
+    assert result.feedback == Feedback.ROWS and len(result.rows()) == 2

@@ -10,7 +10,10 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.api import Settings
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, not the user's input
@@ -374,7 +377,9 @@ def add_batch_option(parser: argparse.ArgumentParser, applies: Callable[[argpars
     parser.set_defaults(batch_applies=applies)
 
 
-def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any, argparse.Namespace], int]) -> int:
+def run_batched(
+    settings: Settings, args: argparse.Namespace, handler: Callable[[Settings, argparse.Namespace], int]
+) -> int:
     """Run ``handler`` as a batched run (engines.llm.batch): collect rounds with their output hidden,
     message batches polled with progress on stderr, then the run whose output is printed."""
     import contextlib

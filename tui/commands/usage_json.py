@@ -11,7 +11,10 @@ run has a price.  A JSON object gets a top-level ``"usage"``; a JSON list (sever
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.api import Settings
 
 
 def take_usage() -> dict[str, Any]:
@@ -33,7 +36,7 @@ def metered(handler: Callable[..., int]) -> Callable[..., int]:
     """``handler`` starting from zero usage: the calls of earlier commands of this process (the tests
     run many in one) are not counted in this one's outputs."""
 
-    def run(settings: Any, args: Any) -> int:
+    def run(settings: Settings, args: Any) -> int:
         take_usage()
         return handler(settings, args)
 
