@@ -225,7 +225,7 @@ OWN_DATA_SIM = {"error_on_topic": 0.0, "error_off_topic": 0.0, "parse_drop_rate"
 
 
 def _llm(settings: Settings, clock: Callable[[], float] | None, *, own_data: bool) -> LLM:
-    extra = OWN_DATA_SIM if own_data and settings.backend == "sim" else {}
+    extra: dict[str, Any] = OWN_DATA_SIM if own_data and settings.backend == "sim" else {}
     return llm_from_settings(settings, clock=clock or time.perf_counter, **extra)
 
 
@@ -446,7 +446,7 @@ def open_graph(
         return theirs
     import engines.kg  # looked up at each call: the built-in world's graph is built here and only here
 
-    return engines.kg.open_kg(settings, **({"store": store} if store else {}))
+    return engines.kg.open_kg(settings, store=store or engines.kg.STORE_DEFAULT)
 
 
 def arguments_graph(settings: Settings) -> Settings:

@@ -405,7 +405,7 @@ _OPEN_FLAGS = (
 )
 
 
-def _open_file(path: str, table: str, fmt: str, *, shown: str, place: str, folder: str | None = None) -> _File:
+def _open_file(path: str, table: str, fmt: TableKind, *, shown: str, place: str, folder: str | None = None) -> _File:
     """Open the data file at ``path`` (resolved) for reading and check the descriptor: a regular file, not
     empty, and, for a file of ``folder``, inside that folder.  ``shown`` names it, ``place`` in messages."""
     compression = _compression(path)
@@ -461,7 +461,7 @@ def _folder_files(spec: str, folder: str) -> list[_File]:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         raise DataSourceError(f"The folder {spec} cannot be read: {e.strerror or e}.") from e
-    chosen: list[tuple[str, str, str, str]] = []  # (file name, format, where messages say it is, resolved path)
+    chosen: list[tuple[str, TableKind, str, str]] = []  # (file name, format, where messages say it is, resolved path)
     for entry in entries:
         fmt = file_format(entry.name)
         if entry.name.startswith(".") or fmt is None:
@@ -753,11 +753,12 @@ def _keep_worker(worker: _Worker) -> None:
     global _idle, _idle_timer
     timer = threading.Timer(IDLE_S, _discard_idle)
     timer.daemon = True
+    spare: _Worker | None = worker
     with _idle_lock:
         if _idle is None:
-            _idle, _idle_timer, worker = worker, timer, None
-    if worker is not None:  # another load kept its loader meanwhile
-        worker.discard()
+            _idle, _idle_timer, spare = worker, timer, None
+    if spare is not None:  # another load kept its loader meanwhile
+        spare.discard()
     else:
         timer.start()
 

@@ -42,7 +42,7 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -53,6 +53,10 @@ from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.prefixes import entity_id
 from engines.kg.results import Feedback, QueryResult, tighter_bounds
 from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
+
+if TYPE_CHECKING:
+    from engines.kg.pages import EntityPage, PropertyExample, SearchHit
+    from engines.kg.remote_pages import RemoteBrowser
 
 __all__ = ["RemoteEndpoint", "RemoteError", "user_agent", "WIKIDATA_HOSTS"]
 
@@ -151,7 +155,7 @@ class RemoteEndpoint:
         self.requests = 0  # HTTP requests sent (for tests and the status line)
         self._results: OrderedDict[str, QueryResult] = OrderedDict()
         self._lock = threading.Lock()
-        self._browser: Any = None
+        self._browser: RemoteBrowser | None = None
         # the queries are parsed and planned here before they are sent, but in a worker process
         # holding an empty graph: bounded in time and memory, with no network (engines.kg.worker)
         self._parser = parse_worker(self.dialect)
@@ -454,7 +458,7 @@ class RemoteEndpoint:
     # --- browsing ---------------------------------------------------------------------------
 
     @property
-    def browser(self) -> Any:
+    def browser(self) -> RemoteBrowser:
         with self._lock:
             if self._browser is None:
                 from engines.kg.remote_pages import RemoteBrowser
@@ -462,13 +466,13 @@ class RemoteEndpoint:
                 self._browser = RemoteBrowser(self)
             return self._browser
 
-    def page(self, entity: str):
+    def page(self, entity: str) -> EntityPage:
         return self.browser.page(entity)
 
-    def search(self, text: str, *, items: int = 8, properties: int = 4):
+    def search(self, text: str, *, items: int = 8, properties: int = 4) -> tuple[SearchHit, ...]:
         return self.browser.search(text, items=items, properties=properties)
 
-    def property_examples(self, pid: str, n: int = 5):
+    def property_examples(self, pid: str, n: int = 5) -> tuple[PropertyExample, ...]:
         return self.browser.property_examples(pid, n)
 
     def label(self, iri_or_id: str) -> str | None:

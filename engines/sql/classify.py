@@ -27,9 +27,16 @@ METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
 
 
 class EnumSpec(Protocol):
-    column: str
-    values: tuple[str, ...]
-    is_list: bool
+    """An enumeration classify() maps words onto (read-only: the worlds' and the data descriptions' are frozen)."""
+
+    @property
+    def column(self) -> str: ...
+
+    @property
+    def values(self) -> tuple[str, ...]: ...
+
+    @property
+    def is_list(self) -> bool: ...
 
 
 class Chooser(Protocol):
