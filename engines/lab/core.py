@@ -20,12 +20,9 @@ import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from engines.errors import Cancelled, EngineError
-
-if TYPE_CHECKING:
-    from engines.settings import Settings
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, message)``: ``done`` of ``total`` steps of the running experiment."""
@@ -150,7 +147,7 @@ class RunContext:
         size: Size,
         progress: Progress,
         cancel: threading.Event | None,
-        settings: Settings,
+        settings: Any,
         stack: ExitStack,
     ) -> None:
         self.experiment = experiment
@@ -274,9 +271,7 @@ class Experiment:
     small: Mapping[str, Any] = field(default_factory=dict)
     facts: Mapping[str, Any] = field(default_factory=dict)  # constants the caption quotes (a callable: read when shown)
 
-    def caption_for(
-        self, size: Size = "full", params: Mapping[str, Any] | None = None, settings: Settings | None = None
-    ) -> str:
+    def caption_for(self, size: Size = "full", params: Mapping[str, Any] | None = None, settings: Any = None) -> str:
         """The caption with its fields filled from the parameters of ``size`` (and ``params``), the
         settings' simulation error rates and the module's ``facts``."""
         from engines.lab.resources import lab_settings
@@ -321,7 +316,7 @@ class Experiment:
         *,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
-        settings: Settings | None = None,
+        settings: Any = None,
     ) -> Table:
         """Run the experiment.  Raises :class:`engines.errors.Cancelled` when ``cancel`` is set."""
         from engines.lab.resources import lab_settings

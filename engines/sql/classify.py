@@ -27,14 +27,12 @@ METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
 
 
 class EnumSpec(Protocol):
-    """An enumeration classify() maps words onto (read-only: the worlds' and the data descriptions' are frozen)."""
+    """A column of enumerated values (read-only: a world's frozen ``EnumField`` is one)."""
 
     @property
     def column(self) -> str: ...
-
     @property
     def values(self) -> tuple[str, ...]: ...
-
     @property
     def is_list(self) -> bool: ...
 
