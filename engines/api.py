@@ -502,10 +502,9 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, attribute = where
     value = importlib.import_module(module)
-    if attribute:
-        value = getattr(value, attribute)
-    globals()[name] = value  # asked for once
-    return value
+    # looked up at each import, never kept here: the defining module's attribute is the one truth (a test that
+    # replaces it for a while, with monkeypatch, is seen by the next import and not after)
+    return getattr(value, attribute) if attribute else value
 
 
 def __dir__() -> list[str]:

@@ -99,9 +99,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return getattr(importlib.import_module(module), name)  # at each import: the package's attribute is the truth
 
 
 # --- tables: the built-in worlds, or a user's own data ---------------------------------------------------

@@ -69,3 +69,26 @@ def test_the_cli_contract_forbids_every_engines_module_but_the_facade() -> None:
     assert set(contract["source_modules"]) == {"tui.cli", "tui.commands"}
     top = {f"engines.{m.name}" for m in pkgutil.iter_modules(engines.__path__)}
     assert set(contract["forbidden_modules"]) == top - {"engines.api"}
+
+
+def test_a_name_is_looked_up_at_each_import_never_kept(monkeypatch) -> None:
+    """A test that replaces a module's function for a while (monkeypatch) is seen through the facade then, and the
+    original after: neither engines.api nor engines.compose's re-exports keep a copy (one did, and a spy installed
+    by one CLI test broke the next ones)."""
+    import engines.hybridqa.session as session
+
+    original = session.open_hybridqa
+
+    def spy(*_a: object, **_k: object) -> None:
+        raise AssertionError("not called")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(session, "open_hybridqa", spy)
+        assert api.open_hybridqa is spy
+        from engines.api import open_hybridqa
+
+        assert open_hybridqa is spy
+    assert api.open_hybridqa is original
+    from engines.api import open_hybridqa as again
+
+    assert again is original
