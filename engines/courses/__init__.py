@@ -21,8 +21,9 @@ loses C1.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.events import CallFinished, Emit, Event, ignore
 from engines.llm.client import LLM
@@ -30,6 +31,10 @@ from engines.retrieval.bm25 import ChunkIndex
 from engines.sql.sandbox import Limits, Sandbox
 from engines.suql.execute import SuqlEngine
 from worlds.courses import CourseWorld, clock
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
+    from engines.suql.agent import SuqlAgent
 
 PRACTICAL = "is it practical?"
 
@@ -237,20 +242,22 @@ def top_k_trap(
 
 @dataclass
 class CourseSession:
-    """The agent tab's course world: the same shape as ``RestaurantSession``."""
+    """The agent tab's course world: the same shape as ``engines.compose.RestaurantSession``."""
 
-    settings: Any
+    settings: Settings
     world: CourseWorld
     sandbox: Sandbox
     llm: LLM
-    agent: Any  # engines.suql.agent.SuqlAgent
+    agent: SuqlAgent
 
     def close(self) -> None:
         self.sandbox.close()
 
 
-def open_courses_agent(settings: Any = None, *, clock: Any = None, world: CourseWorld | None = None) -> CourseSession:
-    """A SUQL dialogue agent over the course world, in a fresh sandbox.
+def open_courses_agent(
+    settings: Settings, *, clock: Callable[[], float] | None = None, world: CourseWorld | None = None
+) -> CourseSession:
+    """A SUQL dialogue agent over the course world, in a fresh sandbox, bounded by ``settings``.
 
     Raises ``ConfigurationError`` when the settings choose a backend that cannot run.
     """
@@ -258,11 +265,9 @@ def open_courses_agent(settings: Any = None, *, clock: Any = None, world: Course
 
     from engines.courses.tasks import COURSE_TASKS
     from engines.llm.client import llm_from_settings
-    from engines.settings import Settings
     from engines.suql.agent import SuqlAgent
     from worlds import courses
 
-    settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or courses.build()
     sandbox = Sandbox.create(

@@ -67,7 +67,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
 
 __all__ = ["AnswerCache", "text_digest", "FILENAME", "SCHEMA_VERSION", "BUSY_TIMEOUT_S"]
 
@@ -261,7 +264,7 @@ class AnswerCache:
         self._open()
 
     @classmethod
-    def from_settings(cls, settings: Any, **kwargs: Any) -> AnswerCache:
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> AnswerCache:
         """The cache in ``settings.cache_dir``."""
         return cls(settings.cache_dir, **kwargs)
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from engines.errors import ConfigurationError
 from engines.sql.sandbox.errors import _strip_ansi
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
 
 _HARDENED_CONFIG: dict[str, Any] = {
     "enable_external_access": False,  # no files, no network, no ATTACH, no extensions
@@ -39,7 +42,7 @@ class Limits:
     temp_limit: str = DEFAULT_TEMP_LIMIT
 
     @classmethod
-    def from_settings(cls, settings: Any) -> Limits:
+    def from_settings(cls, settings: Settings) -> Limits:
         """The limits an ``engines.settings.Settings`` asks for."""
         return cls(settings.duckdb_memory_limit, settings.duckdb_threads, settings.duckdb_temp_limit)
 
@@ -54,7 +57,7 @@ class Limits:
         return config
 
 
-def duckdb_limits(settings: Any) -> dict[str, Any]:
+def duckdb_limits(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for :meth:`Sandbox.create` from the settings: ``Sandbox.create(loader,
     row_cap=..., timeout_s=..., **duckdb_limits(settings))``."""
     return {"limits": Limits.from_settings(settings)}
