@@ -1,205 +1,148 @@
-"""Composition: the sessions that wire a world, a sandbox, an LLM and engines of several packages.
+"""Composition: every session the app and the CLI open, built from the settings and the sources.
 
-This is the layer above the Lab and below the app and the CLI (see ``[tool.importlinter]`` in
-pyproject.toml).  A session that needs only its own agent package lives there
-(``engines.hybridqa.session``, ``engines.spinach.session``); the ones here combine packages:
+This is the layer above the Lab and below the facade (:mod:`engines.api`), the app and the CLI (see
+``[tool.importlinter]`` in pyproject.toml).  Sources come first, each behind its interface
+(:mod:`engines.sources`):
 
-* :func:`open_restaurants` — the restaurant world in a sandbox with the Text-to-SQL agent, or with
-  ``suql=True`` the SUQL agent over the SUQL compiler (packages sql and suql);
-* :func:`open_suql` — a SUQL session over one of :data:`WORLDS` (restaurants, courses, the HybridQA
-  tables, whose examples come from ``engines.hybridqa``);
-* both with ``source=`` — the same over a user's own data (:func:`engines.data.source.open_source`):
-  the schema the parser is shown and the enumerations classify() uses come from the engine's own
-  description of the data, and the sim backend reads it with its generic reader, without the seeded
-  mistakes it makes on the lecture's worlds (on unknown data a seeded "Yes" would be a claim from nothing).
+* :func:`open_tables` — a :class:`~engines.sources.TableSource`: a user's own data (``--db``: files, a DuckDB
+  file, PostgreSQL; :func:`engines.data.source.open_source`) or one of the built-in worlds of :data:`WORLDS` in a
+  fresh sandbox (:class:`engines.data.world_source.WorldSource`);
+* :func:`open_graph` — a :class:`~engines.sources.GraphSource`: a remote endpoint or a user's RDF files (given, or
+  the settings' ``kg_endpoint`` / ``kg_rdf``), else the built-in world's graph, built only then.  The SPARQL
+  console runs on this, and so does ``cs224v-tui sparql`` (:func:`sparql_once`): one path for SPARQL.
 
-No world is built when this module is imported: each world, and the examples drawn from it, is built
-when a session first asks for it.
+Then the sessions over them:
+
+* :func:`open_restaurants` / :func:`open_source_agent` — the Text-to-SQL agent, or with ``suql=True`` the SUQL agent
+  over the SUQL compiler, over the restaurants or a user's data (packages sql, suql, data);
+* :func:`open_suql` — a SUQL session over one of :data:`WORLDS` or a user's data;
+* :func:`open_spinach`, :func:`open_hybridqa`, :func:`open_courses_agent` — the sessions of one agent package
+  (built in :mod:`engines.spinach.session`, :mod:`engines.hybridqa.session` and :mod:`engines.courses`, where the
+  Lab uses them too), re-exported here so the app and the CLI find every session in one place.
+
+On a user's own data, the schema the parser is shown and the enumerations classify() uses come from the engine's
+own description of the data, and the sim backend reads it with its generic reader, without the seeded mistakes it
+makes on the lecture's worlds (on unknown data a seeded "Yes" would be a claim from nothing).
+
+No world is built when this module is imported: each world, and the examples drawn from it, is built when a
+session first asks for it.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from engines.data.source import DataSource, agent_schema, open_source
+from engines.data.source import agent_schema, open_source
+from engines.data.world_source import World, WorldSource
 from engines.errors import ConfigurationError, EngineError
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
+from engines.sources import GraphSource, SqlGate, SuqlRunner, TableSource
 from engines.sql.agent import TextToSQLAgent
-from engines.sql.sandbox import Limits, Sandbox
 from engines.suql.agent import SuqlAgent
 from engines.suql.compiler.semantic import check_ranker
 from engines.suql.examples import LECTURE, Example
-from engines.suql.execute import SuqlEngine
 from worlds import restaurants
 
-# --- the restaurant tab: Text-to-SQL or SUQL over the same world --------------------------------------------
+if TYPE_CHECKING:
+    from engines.courses import CourseSession, open_courses_agent
+    from engines.hybridqa.session import HybridSession, open_hybridqa
+    from engines.kg.rdf_files import RdfSource
+    from engines.kg.results import QueryResult as GraphResult
+    from engines.kg.sparql import Dialect
+    from engines.spinach.session import SpinachSession, open_spinach
+    from engines.sql.classify import EnumSpec
+
+__all__ = [
+    "COURSE_EXAMPLES",
+    "OWN_DATA_SIM",
+    "WORLDS",
+    "arguments_graph",
+    "CourseSession",
+    "HybridSession",
+    "RestaurantSession",
+    "SpinachSession",
+    "SuqlSession",
+    "SuqlWorld",
+    "open_courses_agent",
+    "open_graph",
+    "open_hybridqa",
+    "open_restaurants",
+    "open_source_agent",
+    "open_spinach",
+    "open_suql",
+    "open_tables",
+    "sparql_once",
+    "table_agent",
+]
+
+# The sessions of one agent package, re-exported: imported when first asked for (the KG and HybridQA packages load
+# rdflib, the graph workers and the readers, which a session over tables never needs).
+_PACKAGE_SESSIONS = {
+    "CourseSession": "engines.courses",
+    "open_courses_agent": "engines.courses",
+    "HybridSession": "engines.hybridqa.session",
+    "open_hybridqa": "engines.hybridqa.session",
+    "SpinachSession": "engines.spinach.session",
+    "open_spinach": "engines.spinach.session",
+}
 
 
-@dataclass
-class RestaurantSession:
-    settings: Settings
-    world: Any  # restaurants.RestaurantWorld, or the DataSource of a user's own data
-    sandbox: Sandbox
-    llm: LLM
-    agent: TextToSQLAgent
-    source: DataSource | None = None  # a user's own data (then ``world`` is it too)
+def __getattr__(name: str) -> Any:
+    module = _PACKAGE_SESSIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-    def close(self) -> None:
-        if self.source is not None:
-            self.source.close()
-        else:
-            self.sandbox.close()
+    return getattr(importlib.import_module(module), name)  # at each import: the package's attribute is the truth
 
 
-# The sim's seeded mistakes model an LLM's error rates on the lecture's worlds; on a user's own data the
-# generic reader makes none (its weakness is what it cannot read, never a Yes from nothing).
-OWN_DATA_SIM = {"error_on_topic": 0.0, "error_off_topic": 0.0, "parse_drop_rate": 0.0, "misread_rate": 0.0}
+# --- tables: the built-in worlds, or a user's own data ---------------------------------------------------
 
 
-def _own_llm(settings: Settings, clock: Callable[[], float] | None) -> LLM:
-    extra = OWN_DATA_SIM if settings.backend == "sim" else {}
-    return llm_from_settings(settings, clock=clock or time.perf_counter, **extra)
-
-
-def _source(source: DataSource | str, settings: Settings) -> DataSource:
-    return source if isinstance(source, DataSource) else open_source(source, settings)
-
-
-def _own_engine(data: DataSource, llm: LLM, settings: Settings, pool: int) -> SuqlEngine:
-    if data.make_engine is not None:  # the source runs the structured part itself (PostgreSQL)
-        return data.make_engine(llm, settings, pool=pool)
-    return SuqlEngine(
-        data.sandbox,
-        llm,
-        pool=pool,
-        cap=settings.suql_cap,
-        call_budget=settings.suql_call_budget,
-        ranker=settings.suql_ranker,
-    )
-
-
-def open_source_agent(
-    source: DataSource | str,
-    settings: Settings | None = None,
-    *,
-    clock: Callable[[], float] | None = None,
-    suql: bool = False,
-) -> RestaurantSession:
-    """The Text-to-SQL agent (or with ``suql`` the SUQL agent) over a user's own data: a path or
-    ``postgresql://`` URL (opened here, closed with the session) or an opened :class:`DataSource`
-    (closed with the session too)."""
-    settings = settings or Settings()
-    data = _source(source, settings)
-    try:
-        llm = _own_llm(settings, clock)
-        description = data.schema
-        if suql:
-            engine = _own_engine(data, llm, settings, settings.effective_suql_pool)
-            agent: TextToSQLAgent = SuqlAgent(
-                sandbox=data.sandbox,
-                llm=llm,
-                schema=description.render(suql=True),  # answer()/summary() and the free-text columns described
-                enum_fields=description.enum_fields,
-                classify_method=settings.classify_method,
-                engine=engine,
-                schema_for=agent_schema(data, suql=True),  # PostgreSQL: the tables a question mentions, described
-            )
-        else:
-            agent = TextToSQLAgent(
-                sandbox=data.sandbox,
-                llm=llm,
-                schema=description.render(),
-                enum_fields=description.enum_fields,
-                classify_method=settings.classify_method,
-                schema_for=agent_schema(data),
-            )
-    except BaseException:
-        data.close()
-        raise
-    return RestaurantSession(settings, data, data.sandbox, llm, agent, source=data)
-
-
-def open_restaurants(
-    settings: Settings | None = None,
-    *,
-    world: restaurants.RestaurantWorld | None = None,
-    clock: Callable[[], float] | None = None,
-    suql: bool = False,
-    source: DataSource | str | None = None,
-) -> RestaurantSession:
-    """Build (or reuse) the world, load it into a fresh sandbox and make the agent: the
-    Text-to-SQL agent, or with ``suql`` the SUQL agent of lecture 7 §4 (text-only wishes become
-    answer() conditions, run by the SUQL compiler in mode E).  With ``source``, the same over a
-    user's own data instead of the restaurants (:func:`open_source_agent`).
-
-    Raises ``ConfigurationError`` when the settings choose a backend that cannot run
-    (``claude`` without an API key), ``DataSourceError`` when the source cannot be opened.
-    """
-    if source is not None:
-        return open_source_agent(source, settings, clock=clock, suql=suql)
-    settings = settings or Settings()
-    llm = llm_from_settings(settings, clock=clock or time.perf_counter)
-    if suql:
-        check_ranker(settings.suql_ranker)  # before the sandbox is opened
-    world = world or restaurants.build(restaurants.DEFAULT_SEED).world
-    sandbox = Sandbox.create(
-        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
-    )
-    if suql:
-        engine = SuqlEngine(
-            sandbox,
-            llm,
-            pool=settings.effective_suql_pool,
-            cap=settings.suql_cap,
-            call_budget=settings.suql_call_budget,
-            ranker=settings.suql_ranker,
-        )
-        agent: TextToSQLAgent = SuqlAgent.over(
-            engine, world.schema(), enum_fields=world.enum_fields, classify_method=settings.classify_method
-        )
-    else:
-        agent = TextToSQLAgent(
-            sandbox=sandbox,
-            llm=llm,
-            schema=world.schema(),
-            enum_fields=world.enum_fields,
-            classify_method=settings.classify_method,
-        )
-    return RestaurantSession(settings, world, sandbox, llm, agent)
-
-
-# --- the SUQL tab: the compiler over one of several worlds ---------------------------------------------------
+def _no_enums(world: Any) -> Mapping[str, EnumSpec]:
+    return {}
 
 
 @dataclass(frozen=True)
 class SuqlWorld:
     name: str
     title: str
-    build: Callable[[], Any]  # -> a world object with .load(con) and .schema()
+    build: Callable[[], World]  # the visible world only (a session never holds a world's hidden truth)
     example_source: Callable[[], tuple[Example, ...]] = tuple
+    enums: Callable[[Any], Mapping[str, EnumSpec]] = _no_enums  # the enumerations an agent over it classifies
 
     @property
     def examples(self) -> tuple[Example, ...]:
         """The world's example queries (built on first use: some are drawn from the world itself)."""
         return self.example_source()
 
+    def open(self, settings: Settings, world: World | None = None) -> WorldSource:
+        """The world (built now unless given) in a fresh sandbox, as a :class:`~engines.sources.TableSource`."""
+        world = world if world is not None else self.build()
+        return WorldSource.open(self.name, world, settings, enum_fields=self.enums(world), examples=self.example_source)
 
-def _restaurants():
+
+def _restaurants() -> restaurants.RestaurantWorld:
     return restaurants.build().world  # the visible world only: a session never holds the hidden truth
 
 
-def _courses():
+def _restaurant_enums(world: Any) -> Mapping[str, EnumSpec]:
+    return dict(world.enum_fields)
+
+
+def _courses() -> World:
     from worlds import courses
 
     return courses.build()
 
 
-def _hybridqa():
+def _hybridqa() -> World:
     from worlds import hybridqa
 
     return hybridqa.build().world  # the visible tables only: the SUQL tab never holds the hidden truth
@@ -208,8 +151,9 @@ def _hybridqa():
 @functools.cache
 def _hybridqa_examples() -> tuple[Example, ...]:
     from engines.hybridqa.examples import type_examples
+    from worlds import hybridqa
 
-    return type_examples(_hybridqa())
+    return type_examples(hybridqa.build().world)
 
 
 COURSE_EXAMPLES: tuple[Example, ...] = (
@@ -245,7 +189,9 @@ COURSE_EXAMPLES: tuple[Example, ...] = (
 
 
 WORLDS: dict[str, SuqlWorld] = {
-    "restaurants": SuqlWorld("restaurants", "600 restaurants (lectures 6-7)", _restaurants, lambda: LECTURE),
+    "restaurants": SuqlWorld(
+        "restaurants", "600 restaurants (lectures 6-7)", _restaurants, lambda: LECTURE, _restaurant_enums
+    ),
     "courses": SuqlWorld("courses", "the course assistant's C1-C6 (notes 002-003)", _courses, lambda: COURSE_EXAMPLES),
     "hybridqa": SuqlWorld(
         "hybridqa",
@@ -256,43 +202,167 @@ WORLDS: dict[str, SuqlWorld] = {
 }
 
 
+def open_tables(settings: Settings, *, db: TableSource | str | None = None, world: str = "restaurants") -> TableSource:
+    """The tables a session reads: the user's data (``db``: a path, a ``postgresql://`` URL, or a source already
+    opened) or else the built-in world ``world`` of :data:`WORLDS`, loaded into a fresh sandbox.  Raises
+    ``DataSourceError`` for data that cannot be opened, ``ConfigurationError`` for an unknown world."""
+    if db is not None:
+        return open_source(db, settings) if isinstance(db, str) else db
+    spec = WORLDS.get(world)
+    if spec is None:
+        raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
+    return spec.open(settings)
+
+
+# --- agents over tables: the Restaurants (agent) tab and ``ask`` -------------------------------------------
+
+
+# The sim's seeded mistakes model an LLM's error rates on the lecture's worlds; on a user's own data the
+# generic reader makes none (its weakness is what it cannot read, never a Yes from nothing).
+OWN_DATA_SIM = {"error_on_topic": 0.0, "error_off_topic": 0.0, "parse_drop_rate": 0.0, "misread_rate": 0.0}
+
+
+def _llm(settings: Settings, clock: Callable[[], float] | None, *, own_data: bool) -> LLM:
+    extra: dict[str, Any] = OWN_DATA_SIM if own_data and settings.backend == "sim" else {}
+    return llm_from_settings(settings, clock=clock or time.perf_counter, **extra)
+
+
+def table_agent(
+    tables: TableSource,
+    llm: LLM,
+    settings: Settings,
+    *,
+    engine: SuqlRunner | None = None,
+    mode: str = "E",
+) -> TextToSQLAgent:
+    """The Text-to-SQL agent over ``tables``, or with ``engine`` the SUQL agent (lecture 7 §4: text-only wishes
+    become answer() conditions, run by ``engine`` in ``mode``): shown the source's schema text and enumerations
+    (for a source described lazily, those of the tables each question mentions)."""
+    if engine is not None:
+        return SuqlAgent(
+            sandbox=tables.sandbox,
+            llm=llm,
+            schema=tables.parser_schema(suql=True),
+            enum_fields=tables.enum_fields,
+            classify_method=settings.classify_method,
+            engine=engine,
+            mode=mode,
+            schema_for=agent_schema(tables, suql=True),
+        )
+    return TextToSQLAgent(
+        sandbox=tables.sandbox,
+        llm=llm,
+        schema=tables.parser_schema(),
+        enum_fields=tables.enum_fields,
+        classify_method=settings.classify_method,
+        schema_for=agent_schema(tables),
+    )
+
+
+@dataclass
+class RestaurantSession:
+    settings: Settings
+    tables: TableSource  # the world's tables or the user's data, behind one interface
+    llm: LLM
+    agent: TextToSQLAgent
+    world: object  # the built-in world (restaurants.RestaurantWorld), or the user's data source
+
+    @property
+    def sandbox(self) -> SqlGate:
+        return self.tables.sandbox
+
+    @property
+    def source(self) -> TableSource | None:
+        """A user's own data (None over a built-in world)."""
+        return None if self.tables.kind == "world" else self.tables
+
+    def close(self) -> None:
+        self.tables.close()
+
+
+def open_source_agent(
+    source: TableSource | str,
+    settings: Settings,
+    *,
+    clock: Callable[[], float] | None = None,
+    suql: bool = False,
+) -> RestaurantSession:
+    """The Text-to-SQL agent (or with ``suql`` the SUQL agent) over a user's own data: a path or
+    ``postgresql://`` URL (opened here, closed with the session) or an opened source (closed with the session
+    too)."""
+    tables = open_tables(settings, db=source)
+    try:
+        llm = _llm(settings, clock, own_data=True)
+        engine = tables.suql_engine(llm, settings, pool=settings.effective_suql_pool) if suql else None
+        agent = table_agent(tables, llm, settings, engine=engine)
+    except BaseException:
+        tables.close()
+        raise
+    return RestaurantSession(settings, tables, llm, agent, tables)
+
+
+def open_restaurants(
+    settings: Settings,
+    *,
+    world: restaurants.RestaurantWorld | None = None,
+    clock: Callable[[], float] | None = None,
+    suql: bool = False,
+    source: TableSource | str | None = None,
+) -> RestaurantSession:
+    """Build (or reuse) the world, load it into a fresh sandbox and make the agent: the
+    Text-to-SQL agent, or with ``suql`` the SUQL agent of lecture 7 §4 (text-only wishes become
+    answer() conditions, run by the SUQL compiler in mode E).  With ``source``, the same over a
+    user's own data instead of the restaurants (:func:`open_source_agent`).
+
+    Raises ``ConfigurationError`` when the settings choose a backend that cannot run
+    (``claude`` without an API key), ``DataSourceError`` when the source cannot be opened.
+    """
+    if source is not None:
+        return open_source_agent(source, settings, clock=clock, suql=suql)
+    llm = _llm(settings, clock, own_data=False)
+    if suql:
+        check_ranker(settings.suql_ranker)  # before the sandbox is opened
+    world = world or restaurants.build(restaurants.DEFAULT_SEED).world
+    tables = WORLDS["restaurants"].open(settings, world)
+    try:
+        engine = tables.suql_engine(llm, settings, pool=settings.effective_suql_pool) if suql else None
+        agent = table_agent(tables, llm, settings, engine=engine)
+    except BaseException:
+        tables.close()
+        raise
+    return RestaurantSession(settings, tables, llm, agent, world)
+
+
+# --- the SUQL tab and ``suql``: the compiler over one of several worlds, or a user's data ----------------------
+
+
 @dataclass
 class SuqlSession:
     settings: Settings
     world_name: str
-    world: Any
-    sandbox: Sandbox
+    tables: TableSource  # the world's tables or the user's data, behind one interface
+    world: object  # the built-in world, or the user's data source
     llm: LLM
-    engine: SuqlEngine
+    engine: SuqlRunner
     examples: tuple[Example, ...] = field(default_factory=tuple)
-    source: DataSource | None = None  # a user's own data (then ``world`` is it too)
+
+    @property
+    def sandbox(self) -> SqlGate:
+        return self.tables.sandbox
+
+    @property
+    def source(self) -> TableSource | None:
+        """A user's own data (None over a built-in world)."""
+        return None if self.tables.kind == "world" else self.tables
 
     def schema(self) -> str:
-        if self.source is not None:
-            return self.source.schema.render(suql=True)
-        return self.world.schema()
+        """The schema the SUQL tab shows: a world's own text (the lecture's), a user's data with SUQL's functions and
+        its free-text columns described."""
+        return self.tables.parser_schema(suql=self.source is not None)
 
-    def agent(self, mode: str = "E"):
+    def agent(self, mode: str = "E") -> TextToSQLAgent:
         """A SUQL dialogue agent over this session's world (restaurants) or data source."""
-        if self.source is not None:
-            description = self.source.schema
-            return SuqlAgent(
-                sandbox=self.sandbox,
-                llm=self.llm,
-                schema=description.render(suql=True),
-                enum_fields=description.enum_fields,
-                classify_method=self.settings.classify_method,
-                engine=self.engine,
-                mode=mode,
-                schema_for=agent_schema(self.source, suql=True),
-            )
-        agent = SuqlAgent.over(
-            self.engine,
-            self.world.schema(),
-            enum_fields=getattr(self.world, "enum_fields", {}),
-            classify_method=self.settings.classify_method,
-            mode=mode,
-        )
+        agent = table_agent(self.tables, self.llm, self.settings, engine=self.engine, mode=mode)
         if self.world_name == "courses":  # the course world's simulated route, parse and respond
             from engines.courses.tasks import COURSE_TASKS
 
@@ -312,55 +382,140 @@ class SuqlSession:
         return expected if expected > self.settings.suql_confirm_calls else None
 
     def close(self) -> None:
-        if self.source is not None:
-            self.source.close()
-        else:
-            self.sandbox.close()
+        self.tables.close()
 
 
 def open_suql(
-    settings: Settings | None = None,
+    settings: Settings,
     *,
     world: str = "restaurants",
     clock: Callable[[], float] | None = None,
     pool: int | None = None,
-    source: DataSource | str | None = None,
+    source: TableSource | str | None = None,
 ) -> SuqlSession:
     """``pool``: parallel answer() checks; by default the setting when calls take time, else 1
     (with instant calls a pool only makes call counts depend on thread timing).
 
-    ``source``: a user's own data (a path, a ``postgresql://`` URL or an opened :class:`DataSource`,
-    closed with the session) instead of ``world``; its examples are made from the description of the data."""
-    settings = settings or Settings()
+    ``source``: a user's own data (a path, a ``postgresql://`` URL or an opened source, closed with the session)
+    instead of ``world``; its examples are made from the description of the data."""
     check_ranker(settings.suql_ranker)  # a ranker that cannot run fails before anything is opened
     if pool is None:
         pool = settings.effective_suql_pool
     if source is not None:
-        from engines.data.examples import examples_for
-
-        data = _source(source, settings)
+        tables = open_tables(settings, db=source)
         try:
-            llm = _own_llm(settings, clock)
-            engine = _own_engine(data, llm, settings, pool)
+            llm = _llm(settings, clock, own_data=True)
+            engine = tables.suql_engine(llm, settings, pool=pool)
+            examples = tables.examples()
         except BaseException:
-            data.close()
+            tables.close()
             raise
-        examples = examples_for(data.schema, data.sandbox)
-        return SuqlSession(settings, data.name, data, data.sandbox, llm, engine, examples, source=data)
+        return SuqlSession(settings, tables.name, tables, tables, llm, engine, examples)
     spec = WORLDS.get(world)
     if spec is None:
         raise ConfigurationError(f"Unknown world {world!r}: choose one of {', '.join(WORLDS)}.")
-    llm = llm_from_settings(settings, clock=clock or time.perf_counter)
-    data = spec.build()
-    sandbox = Sandbox.create(
-        data.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
-    )
-    engine = SuqlEngine(
-        sandbox,
-        llm,
-        pool=pool,
-        cap=settings.suql_cap,
-        call_budget=settings.suql_call_budget,
-        ranker=settings.suql_ranker,
-    )
-    return SuqlSession(settings, world, data, sandbox, llm, engine, spec.examples)
+    llm = _llm(settings, clock, own_data=False)
+    opened = spec.open(settings)
+    try:
+        engine = opened.suql_engine(llm, settings, pool=pool)
+        examples = opened.examples()
+    except BaseException:
+        opened.close()
+        raise
+    return SuqlSession(settings, world, opened, opened.world, llm, engine, examples)
+
+
+# --- graphs: the SPARQL console, the entity browser, ``sparql`` ------------------------------------------------
+
+
+def open_graph(
+    settings: Settings,
+    *,
+    rdf: Sequence[str | Path] | None = None,
+    endpoint: str | None = None,
+    store: str | None = None,
+    timeout_s: float | None = None,
+    checked: RdfSource | None = None,
+) -> GraphSource:
+    """The graph the SPARQL console, the entity browser and ``sparql`` query: ``endpoint`` (a remote SPARQL 1.1
+    endpoint, ``timeout_s`` a query) or ``rdf`` (a user's files; ``checked``: already read and checked), else the
+    settings' ``kg_endpoint`` / ``kg_rdf``, else the built-in world's graph on ``store`` — the world built only
+    then.  Raises ``RdfFileError`` for files that cannot be used, ``RemoteError`` for a URL that is not an
+    endpoint."""
+    from engines.kg import sources
+
+    theirs = sources.open_graph(settings, rdf=rdf, endpoint=endpoint, store=store, timeout_s=timeout_s, checked=checked)
+    if theirs is not None:
+        return theirs
+    import engines.kg  # looked up at each call: the built-in world's graph is built here and only here
+
+    return engines.kg.open_kg(settings, store=store or engines.kg.STORE_DEFAULT)
+
+
+def arguments_graph(settings: Settings) -> Settings:
+    """``settings`` without the app's graph (``kg_endpoint``, ``kg_rdf``): a command queries the graph its own
+    arguments name (``--rdf``, ``--endpoint``), else the built-in world."""
+    if settings.kg_endpoint is None and not settings.kg_rdf:
+        return settings
+    return settings.model_copy(update={"kg_endpoint": None, "kg_rdf": ()})
+
+
+def sparql_once(
+    settings: Settings,
+    query: str,
+    *,
+    rdf: Sequence[str | Path] | None = None,
+    endpoint: str | None = None,
+    store: str | None = None,
+    timeout_s: float | None = None,
+) -> GraphResult:
+    """One query on the graph :func:`open_graph` opens, parsed and planned before any store is built or loaded:
+    with the built-in world's dialect (its memory store takes seconds to build); on ``rdf`` files with the dialect
+    their check found (read and checked first: that gives their prefixes and whether Wikidata's vocabulary is on),
+    so a malformed or refused query costs no load; a remote ``endpoint`` parses every query before it sends it.
+    The graph the arguments name, else the built-in world: the settings' ``kg_endpoint`` / ``kg_rdf`` are the
+    app's (:func:`arguments_graph`).  The graph is closed after.  Raises SparqlRefused, ``RdfFileError``,
+    ``RemoteError``."""
+    settings = arguments_graph(settings)
+    if endpoint:
+        graph = open_graph(settings, endpoint=endpoint, timeout_s=timeout_s)
+    elif rdf:
+        from engines.kg.sources import read_files
+
+        found = read_files(settings, rdf)
+        result = _parse_first(query, settings.query_timeout_s, found.dialect())
+        if result is not None:
+            return result
+        graph = open_graph(settings, checked=found, store=store)
+    else:
+        result = _parse_first(query, settings.query_timeout_s)
+        if result is not None:
+            return result
+        graph = open_graph(settings, store=store)
+    try:
+        return graph.execute(query)
+    finally:
+        graph.close()
+
+
+def _parse_first(query: str, timeout_s: float, dialect: Dialect | None = None) -> GraphResult | None:
+    """``query`` parsed and planned in a worker holding no graph (with ``dialect``: the built-in world's, Wikidata's,
+    unless given), before any store is built or loaded: the result of a query that cannot run, or None.
+    Raises SparqlRefused."""
+    from engines.kg import Feedback, QueryResult, SparqlRefused, SparqlSyntaxError
+    from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
+
+    worker = parse_worker(dialect)
+    try:
+        prepared = prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
+    except WorkerUnavailable:
+        return None  # the graph's own run says why
+    except SparqlSyntaxError as e:
+        return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e))
+    except PrepareFailed as e:
+        return QueryResult(query, Feedback.TIMEOUT if e.timed_out else Feedback.SYNTAX_ERROR, message=str(e))
+    finally:
+        worker.close()
+    if prepared.unsupported:
+        raise SparqlRefused(prepared.unsupported)
+    return None

@@ -586,10 +586,7 @@ class CS224VApp(App[None]):
 
     @property
     def areas(self) -> list[WorkArea]:
-        """The areas built so far, in tab order (a tab never shown has none yet).
-
-        From the app's own record, not a DOM query by type: Textual matches a type by the CSS type names
-        of the class's first bases only, which a mixin placed first (a tab's SchemaHost) cuts short."""
+        """The areas built so far, in tab order (a tab never shown has none yet), from the app's own record."""
         return [area for spec in AREAS if (area := self._mounted(spec.id)) is not None]
 
     @property

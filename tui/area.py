@@ -12,11 +12,20 @@ reach exactly one router, :meth:`WorkArea.on_worker_state_changed`, which hands 
 started with; a work started without a ``failed`` handler gets :meth:`WorkArea.show_failure`, which puts the
 error on the status line.  Any error becomes a visible error inside the tab — a failing query never ends the app.
 
+What an engine reports while it runs: the worker hands the engine the area's :meth:`WorkArea._emit` as its
+``emit`` callback; in the worker thread each event becomes its typed message (:attr:`WorkArea.REPORTS`, a
+:class:`tui.messages.Reports` table: one message class per outcome the tab handles differently), posted to the
+area, whose ``on_…`` handler shows it.
+
 Usage: every finished LLM call an engine reports (a :class:`~engines.events.CallFinished`) also posts a
 :class:`UsageRecorded`, which adds its tokens and estimated cost to the area's :attr:`WorkArea.run_usage`
 (the run that goes on, or the last one; a new busy worker starts it from zero) and bubbles on to the app,
 which sums the session's usage in the header.  The run's usage is shown on the status line (or, in a tab
-with a stats line of its own, :attr:`WorkArea.USAGE_IN_STATUS` false, there: :meth:`WorkArea.usage_counters`).
+with a stats line of its own, :attr:`WorkArea.USAGE_IN_STATUS` false, there: a :class:`tui.counters.RunCounters`).
+
+What every tab shares it owns, as parts with typed interfaces rather than as mixins: its status line
+(:class:`StatusLine`), its history of runs (a :class:`tui.history.BoxHistory` in :attr:`WorkArea.box_history`,
+whose keys' actions are here), a schema pane or a counters line where it has them.
 """
 
 from __future__ import annotations
@@ -28,15 +37,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from textual.message import Message
-from textual.timer import Timer
+from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-if TYPE_CHECKING:
-    from textual.content import Content
+from tui.messages import NO_REPORTS, Reports
 
+if TYPE_CHECKING:
     from engines.settings import Settings
+    from tui.history import BoxHistory, HistoryStore
 
 Clock = Callable[[], float]
 R = TypeVar("R")
@@ -154,13 +164,15 @@ class WorkArea(Widget):
     AREA_ID: ClassVar[str] = ""
     TITLE: ClassVar[str] = ""
     HELP: ClassVar[str] = ""
-    STATUS_ID: ClassVar[str] = "status"  # the Static that says idle / running / done / cancelled / error
-    STATUS_STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+    STATUS_ID: ClassVar[str] = "status"  # the StatusLine that says idle / running / done / cancelled / error
     RESULTS_IDS: ClassVar[tuple[str, ...]] = ()  # the tables a "done" status speaks of: scrolled into view then
-    REPORTED: ClassVar[type[EngineReported]]  # the message engine events arrive in (set below the class)
+    REPORTS: ClassVar[Reports] = NO_REPORTS  # which typed message each engine event the tab shows becomes
     GROUPS: ClassVar[tuple[str, ...]] = ("",)  # the worker groups the area owns (one exclusive worker each)
     USAGE_IN_STATUS: ClassVar[bool] = True  # the run's usage on the status line; False: the tab's stats line shows it
     RUN_ACTIONS: ClassVar[frozenset[str]] = frozenset()  # actions that start a run: off the footer while one goes on
+
+    working: reactive[bool] = reactive(False)
+    """True while busy work runs (what :attr:`is_busy` says), for the tab's widgets to bind to (``data_bind``)."""
 
     def __init__(
         self,
@@ -178,22 +190,23 @@ class WorkArea(Widget):
         self._jobs: dict[Worker[Any], Job[Any]] = {}  # the workers this area started, still to report
         self._busy: dict[str, Worker[Any]] = {}  # group -> its busy worker (the last one started)
         self._cancel: threading.Event | None = None  # the running work's cancel flag
-        self._ticker: Timer | None = None
-        self._counts: dict[str, Any] = {}
-        self._started = 0.0
         self.run_usage = RunUsage()  # the tokens and cost of the run that goes on (or of the last one)
         self._status: tuple[str, str] | None = None  # the status line's own text and state (usage aside)
+        self.box_history: BoxHistory | None = None  # the tab's history of runs and examples, if it keeps one
 
     # --- engine events and time ---------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
-        """An engine's event callback (called in the worker thread): post it to this area (a finished
-        LLM call's usage first, so the tab's handler of the call sees it counted)."""
+        """An engine's event callback (called in the worker thread that consumes the engine's event stream): post
+        the typed message of ``event`` to this area (:attr:`REPORTS`; a finished LLM call's usage first, so the
+        tab's handler of the call sees it counted)."""
         from engines.events import CallFinished  # loaded by then: an engine is running
 
         if isinstance(event, CallFinished):
             self.post_message(UsageRecorded(event))
-        self.post_message(self.REPORTED(event))
+        message = self.REPORTS.message_for(event)
+        if message is not None:
+            self.post_message(message)
 
     # --- tokens and cost --------------------------------------------------------------------------
 
@@ -206,44 +219,15 @@ class WorkArea(Widget):
         if self.USAGE_IN_STATUS:
             if self._status is not None:
                 self._show_status(*self._status)
-        else:
-            self._render_counters()
+            return
+        from tui.counters import RunCounters
 
-    def usage_counters(self) -> list[Content]:
-        """The run's tokens and cost as items of a stats line (``tokens ≈1,234 in · 56 out``, ``cost ≈$0.0031``);
-        none before the run's first LLM call."""
-        from tui.widgets import counter
-
-        usage = self.run_usage
-        if not usage.calls:
-            return []
-        if not usage.billed:  # the sim's estimated tokens: no cost
-            return [counter("tokens (estimated)" if usage.estimated else "tokens", usage.tokens_text())]
-        return [counter("tokens", usage.tokens_text()), counter("cost", usage.cost_text())]
+        for counters in self.query(RunCounters):
+            counters.show_usage(self.run_usage)
 
     def _now(self) -> float:
         """The app's clock (a fixed one in tests), else ``time.perf_counter``."""
         return (self.clock or time.perf_counter)()
-
-    # --- an elapsed-time counter while a run goes on ---------------------------------------------
-
-    def _start_ticker(self) -> None:
-        """Refresh the run's counters ten times a second (``_counts["elapsed"]`` since ``_started``)."""
-        self._stop_ticker()
-        self._ticker = self.set_interval(0.1, self._tick)
-
-    def _tick(self) -> None:
-        if self._counts.get("running"):
-            self._counts["elapsed"] = self._now() - self._started
-            self._render_counters()
-
-    def _stop_ticker(self) -> None:
-        if self._ticker is not None:
-            self._ticker.stop()
-            self._ticker = None
-
-    def _render_counters(self) -> None:
-        """Areas with a run counter line draw it here."""
 
     # --- status and cancellation ------------------------------------------------------------
 
@@ -260,7 +244,7 @@ class WorkArea(Widget):
         return False
 
     def _set_status(self, text: str, state: str) -> None:
-        """Show ``text`` in the status line, styled by ``state`` (one of STATUS_STATES); the run's tokens and
+        """Show ``text`` in the status line, styled by ``state`` (one of :attr:`StatusLine.STATES`); the run's tokens and
         cost follow it while a run goes on and after it (not when idle), unless the tab's stats line shows them."""
         self._status = (text, state)
         self._show_status(text, state)
@@ -268,14 +252,9 @@ class WorkArea(Widget):
             self.call_after_refresh(self._show_results)
 
     def _show_status(self, text: str, state: str) -> None:
-        from tui.widgets import as_text
-
-        status = self.query_one(f"#{self.STATUS_ID}", Static)
         if self.USAGE_IN_STATUS and self.run_usage.calls and state != "idle":
             text = f"{text} · {self.run_usage.line()}"
-        status.update(as_text(text))  # it quotes file names, errors, questions: shown as text
-        for name in self.STATUS_STATES:
-            status.set_class(name == state, f"-{name}")
+        self.query_one(f"#{self.STATUS_ID}", StatusLine).show(text, state)
 
     def _show_results(self) -> None:
         """Scroll the first shown results table into view (a stacked narrow or short layout may hide it):
@@ -295,6 +274,11 @@ class WorkArea(Widget):
             return True if self._cancel is not None and self.is_busy else False
         if action in self.RUN_ACTIONS and self.is_busy:
             return False
+        if action == "history":  # ↑/↓ walk the focused box's history, else the key is the box's own
+            step = parameters[0] if parameters else -1
+            return self.box_history is not None and self.box_history.can_walk(int(step))  # type: ignore[call-overload]
+        if action in ("history_picker", "examples_picker"):
+            return self.box_history is not None
         return True
 
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
@@ -352,6 +336,7 @@ class WorkArea(Widget):
         self._jobs[worker] = Job(done, failed or self.show_failure, busy, cancelled)
         if busy is not None:
             self._busy[group] = worker
+            self.working = True
             self.run_usage = RunUsage()  # a new run (a turn, a query, an experiment) counts from zero
             if self.is_mounted:
                 self._render_usage()
@@ -366,6 +351,7 @@ class WorkArea(Widget):
         event.stop()
         if worker.is_finished:
             del self._jobs[worker]
+            self.working = self.is_busy
         if event.state == WorkerState.SUCCESS:
             job.done(worker.result)
         elif event.state == WorkerState.ERROR:
@@ -408,13 +394,47 @@ class WorkArea(Widget):
     def tab_shown(self) -> None:
         """The tab shows again (after another one showed): areas refresh what may have gone stale."""
 
+    # --- the history of runs (a tab that keeps one owns a tui.history.BoxHistory) -----------------------
 
-class EngineReported(Message):
-    """An engine emitted an event (posted from the worker thread that runs it)."""
+    @property
+    def history(self) -> HistoryStore:
+        """The tab's history of runs, read the first time it is needed."""
+        if self.box_history is None:
+            raise LookupError(f"the {self.TITLE} tab keeps no history")
+        return self.box_history.store
 
-    def __init__(self, event: Any) -> None:
-        super().__init__()
-        self.event = event
+    def action_history(self, step: int) -> None:
+        """↑ / ↓ (``tui.history.HISTORY_BINDINGS``): the focused box's previous or next run."""
+        if self.box_history is not None:
+            self.box_history.walk(step)
+
+    def action_history_picker(self) -> None:
+        """Ctrl+R: search what was run in this tab."""
+        if self.box_history is not None:
+            self.box_history.open_history()
+
+    def action_examples_picker(self) -> None:
+        """Ctrl+L: search this tab's examples."""
+        if self.box_history is not None:
+            self.box_history.open_examples()
+
+
+class StatusLine(Static):
+    """A tab's status line: what the tab is doing (idle, running, done, cancelled, error), styled by that state
+    (the classes ``-idle`` … ``-error``).  The text is shown as text: it quotes file names, errors, questions."""
+
+    STATES: ClassVar[tuple[str, ...]] = ("idle", "running", "done", "cancelled", "error")
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id, markup=False)
+
+    def show(self, text: str, state: str) -> None:
+        """Say ``text``, styled as ``state`` (one of :attr:`STATES`)."""
+        from tui.widgets import as_text
+
+        self.update(as_text(text))
+        for name in self.STATES:
+            self.set_class(name == state, f"-{name}")
 
 
 class UsageRecorded(Message):
@@ -423,6 +443,3 @@ class UsageRecorded(Message):
     def __init__(self, event: Any) -> None:
         super().__init__()
         self.event = event  # an engines.events.CallFinished
-
-
-WorkArea.REPORTED = EngineReported

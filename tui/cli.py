@@ -148,7 +148,7 @@ def _the_app_alone(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, argpar
 
 
 def _settings(args: argparse.Namespace):
-    from engines.settings import Settings
+    from engines.api import Settings
 
     given = vars(args)
     names = {"backend": "backend", "seed": "seed", "latency": "sim_latency_s", "classify": "classify_method"}
@@ -168,7 +168,7 @@ def _settings(args: argparse.Namespace):
     if "app_rdf" in given or "app_endpoint" in given:  # the app's KG tab opens this graph
         if "app_rdf" in given and "app_endpoint" in given:
             raise BadInput("give --rdf FILE… or --endpoint URL, not both")
-        from engines.kg.rdf_files import RdfFileError, media_type
+        from engines.api import RdfFileError, media_type
         from tui.commands import shown
 
         url = given.get("app_endpoint")
@@ -299,7 +299,7 @@ _APP_OPTIONS_CHECKED_FIRST = ("app_rdf", "app_endpoint", "base_url", "model", "d
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from engines.errors import EngineError
+    from engines.api import EngineError
 
     try:
         _check_text_arguments(parser, args)

@@ -26,10 +26,13 @@ text the app or the history put there, unedited (an example loaded, an entry wal
 In an editor ↑ walks only from its first (visual) line and ↓ only from its last, so they never take a cursor
 move away from a query being written; the text the walk started from comes back after the newest entry.
 
-:class:`HistoryArea` is a :class:`~tui.area.WorkArea` with these keys: ↑/↓ (in its boxes, as above), Ctrl+R
+:class:`BoxHistory` is a tab's history and examples, an object the tab owns (composition, not a base class):
+a tab that keeps one starts its BINDINGS with :data:`HISTORY_BINDINGS` — ↑/↓ (in its boxes, as above), Ctrl+R
 (the history picker: type to filter, Enter puts the entry in its box, Esc closes) and Ctrl+L (the tab's
-examples picker).  A tab names its boxes (:attr:`HistoryArea.HISTORY_BOXES`), records what runs
-(:meth:`HistoryArea.record_run`) and lists its examples (:meth:`HistoryArea.example_items`).
+examples picker) — whose actions :class:`~tui.area.WorkArea` hands to it.  The tab names its boxes, records
+what runs (:meth:`BoxHistory.record`) and gives what it knows as functions (its examples, the text it put in a
+box); the pickers tell the tab what was chosen in messages (:class:`~tui.messages.HistoryChosen`,
+:class:`~tui.messages.ExampleChosen`).
 """
 
 from __future__ import annotations
@@ -42,19 +45,20 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.widgets import Input, TextArea
 
-from tui.area import PaletteCommand, WorkArea
+from tui.area import PaletteCommand
 
 if TYPE_CHECKING:
     from textual.widget import Widget
 
+    from engines.settings import Settings
     from tui.pickers import PickItem
 
 log = logging.getLogger(__name__)
@@ -510,113 +514,137 @@ def put_text(box: Widget, text: str, *, at_start: bool = False) -> None:
             box.cursor_location = (len(lines) - 1, len(lines[-1]))
 
 
-class HistoryArea(WorkArea):
-    """A tab with a history of runs and an examples picker (see the module docstring)."""
+HISTORY_BINDINGS: list[Binding] = [
+    # priority, so an editor's own ↑/↓ comes after; check_action lets them through unless the walk applies
+    Binding("up", "history(-1)", "Older", show=False, priority=True, tooltip="The previous run in this box."),
+    Binding("down", "history(1)", "Newer", show=False, priority=True, tooltip="The next run in this box."),
+    Binding(
+        HISTORY_KEY,
+        "history_picker",
+        "History",
+        key_display="^R",
+        priority=True,
+        show=False,
+        tooltip="Search what you ran in this tab; Enter puts it in the box.",
+    ),
+    Binding(
+        EXAMPLES_KEY,
+        "examples_picker",
+        "Examples",
+        key_display="^L",
+        priority=True,
+        show=False,  # the boxes' titles say ^L (the footer holds the tab's keys first at 80 columns)
+        tooltip="Search this tab's examples; Enter loads one (it does not run it).",
+    ),
+]
+"""The keys of a tab that keeps a history (its BINDINGS start with them; :class:`tui.area.WorkArea` has the
+actions, which hand each key to the tab's :class:`BoxHistory`)."""
 
-    HISTORY_BOXES: ClassVar[dict[str, str]] = {}
-    """The id of each box or editor whose runs are kept -> the name its entries are stored under."""
-    HISTORY_DEFAULT: ClassVar[str] = ""
-    """The box Ctrl+R fills when the focus is in none of them (the tab's question box or editor)."""
 
-    BINDINGS = [
-        # priority, so an editor's own ↑/↓ comes after; check_action lets them through unless the walk applies
-        Binding("up", "history(-1)", "Older", show=False, priority=True, tooltip="The previous run in this box."),
-        Binding("down", "history(1)", "Newer", show=False, priority=True, tooltip="The next run in this box."),
-        Binding(
-            HISTORY_KEY,
-            "history_picker",
-            "History",
-            key_display="^R",
-            priority=True,
-            show=False,
-            tooltip="Search what you ran in this tab; Enter puts it in the box.",
-        ),
-        Binding(
-            EXAMPLES_KEY,
-            "examples_picker",
-            "Examples",
-            key_display="^L",
-            priority=True,
-            show=False,  # the boxes' titles say ^L (the footer holds the tab's keys first at 80 columns)
-            tooltip="Search this tab's examples; Enter loads one (it does not run it).",
-        ),
-    ]
+def _no_origin(box_id: str) -> str | None:
+    return None
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._history_store: HistoryStore | None = None
+
+def _no_examples() -> list[PickItem]:
+    return []
+
+
+def _box_label(entry: HistoryEntry, several: bool) -> str:
+    return entry.box if several else ""
+
+
+class BoxHistory:
+    """A tab's history of runs and its examples picker (see the module docstring): one the tab owns.
+
+    ``tab`` is the tab's widget (its boxes are in it; the pickers' choices are posted to it as
+    :class:`~tui.messages.HistoryChosen` and :class:`~tui.messages.ExampleChosen`), ``settings`` name the folder
+    and its bound, ``name`` the file (the tab's id) and ``title`` what notices and pickers say.  ``boxes`` maps
+    the id of each box or editor whose runs are kept to the name its entries are stored under.  What the tab
+    knows, it gives as functions: ``origin(box_id)`` is the text the app itself put in a box (↑ may replace
+    it), ``examples()`` the tab's examples for the picker, ``label(entry, several)`` what the history picker
+    says beside an entry.
+    """
+
+    def __init__(
+        self,
+        tab: Widget,
+        settings: Settings,
+        *,
+        name: str,
+        title: str,
+        boxes: Mapping[str, str],
+        origin: Callable[[str], str | None] = _no_origin,
+        examples: Callable[[], list[PickItem]] = _no_examples,
+        label: Callable[[HistoryEntry, bool], str] = _box_label,
+    ) -> None:
+        self.tab = tab
+        self.folder = settings.history_dir
+        self.max_bytes = settings.history_max_bytes
+        self.name = name
+        self.title = title
+        self.boxes = dict(boxes)
+        self.origin = origin
+        self.examples = examples
+        self.label = label
+        self._store: HistoryStore | None = None
         self._walkers: dict[str, BoxWalker] = {}
 
     # --- the store -------------------------------------------------------------------------------
 
     @property
-    def history(self) -> HistoryStore:
+    def store(self) -> HistoryStore:
         """The tab's history, read the first time it is needed (warnings shown as notifications)."""
-        if self._history_store is None:
-            self._history_store = HistoryStore(
-                self.settings.history_dir, self.AREA_ID, max_bytes=self.settings.history_max_bytes
-            )
-            self._show_history_warnings()
-        return self._history_store
+        if self._store is None:
+            self._store = HistoryStore(self.folder, self.name, max_bytes=self.max_bytes)
+            self._show_warnings()
+        return self._store
 
-    def _show_history_warnings(self) -> None:
-        store = self._history_store
+    def _show_warnings(self) -> None:
+        store = self._store
         if store is None:
             return
         while store.warnings:
-            self.notify(store.warnings.pop(0), title=f"{self.TITLE}: history", severity="warning", timeout=10)
+            self.tab.notify(store.warnings.pop(0), title=f"{self.title}: history", severity="warning", timeout=10)
 
-    def record_run(self, box_id: str, text: str, meta: dict[str, Any] | None = None) -> None:
-        """Keep a run of ``box_id`` (an id of :attr:`HISTORY_BOXES`) in the history."""
-        self.history.add(self.HISTORY_BOXES[box_id], text, meta)
+    def record(self, box_id: str, text: str, meta: dict[str, Any] | None = None) -> None:
+        """Keep a run of ``box_id`` (an id of :attr:`boxes`) in the history."""
+        self.store.add(self.boxes[box_id], text, meta)
         self._walkers.pop(box_id, None)
-        self._show_history_warnings()
+        self._show_warnings()
 
-    # --- what a tab provides ----------------------------------------------------------------------
-
-    def history_origin(self, box_id: str) -> str | None:
-        """The text the app itself put in ``box_id`` (an example, the sample query): ↑ may replace it."""
-        return None
-
-    def example_items(self) -> list[PickItem]:
-        """The tab's examples for the picker (each item's value is handed to :meth:`example_chosen`)."""
-        return []
-
-    def example_chosen(self, value: Any) -> None:
-        """Load the example ``value`` into its box or editor (without running it)."""
-
-    def history_chosen(self, entry: HistoryEntry) -> None:
-        """Put ``entry`` back: by default, its text into its box (focused)."""
-        box_id = next((i for i, name in self.HISTORY_BOXES.items() if name == entry.box), None)
+    def put_back(self, entry: HistoryEntry) -> None:
+        """Put ``entry`` back the plain way: its text into its box (focused)."""
+        box_id = next((i for i, name in self.boxes.items() if name == entry.box), None)
         if box_id is None:
             return
-        box = self.query_one(f"#{box_id}")
+        box = self.tab.query_one(f"#{box_id}")
         put_text(box, entry.text)
         box.focus()
 
-    def history_commands(self) -> Iterable[PaletteCommand]:
+    def commands(self) -> Iterable[PaletteCommand]:
         """The palette's two entries: the examples picker and the history picker."""
         yield PaletteCommand(
-            f"{self.TITLE}: examples…",
+            f"{self.title}: examples…",
             "A searchable list of this tab's examples; Enter loads one (Ctrl+L).",
             lambda: self._when_shown(self.open_examples),
         )
         yield PaletteCommand(
-            f"{self.TITLE}: history…",
+            f"{self.title}: history…",
             "Search what you ran in this tab; Enter puts it back (Ctrl+R).",
             lambda: self._when_shown(self.open_history),
         )
 
-    def _when_shown(self, open_picker: Any) -> None:
-        """Open a picker once this tab shows and has the focus (a palette command of another tab shows the tab
+    def _when_shown(self, open_picker: Callable[[], bool]) -> None:
+        """Open a picker once the tab shows and has the focus (a palette command of another tab shows the tab
         first: a picker opened before that would give the focus back to the other tab when it closes)."""
-        self.call_after_refresh(lambda: self.call_after_refresh(open_picker))
+        self.tab.call_after_refresh(lambda: self.tab.call_after_refresh(open_picker))
 
     # --- ↑ / ↓ -----------------------------------------------------------------------------------
 
     def _focused_box(self) -> tuple[str, Widget] | None:
-        focused = self.screen.focused if self.is_mounted else None
-        if focused is not None and focused.id in self.HISTORY_BOXES and self in focused.ancestors:
+        tab = self.tab
+        focused = tab.screen.focused if tab.is_mounted else None
+        if focused is not None and focused.id in self.boxes and tab in focused.ancestors:
             return focused.id, focused
         return None
 
@@ -627,18 +655,16 @@ class HistoryArea(WorkArea):
         box_id, box = found
         if not isinstance(box, (Input, TextArea)) or not BoxWalker.at_edge(box, step):  # a list keeps its ↑/↓
             return None
-        texts = self.history.texts(self.HISTORY_BOXES[box_id])
+        texts = self.store.texts(self.boxes[box_id])
         walker = self._walkers.setdefault(box_id, BoxWalker())
-        to = walker.target(texts, BoxWalker.text_of(box), self.history_origin(box_id), step)
+        to = walker.target(texts, BoxWalker.text_of(box), self.origin(box_id), step)
         return None if to is None else (box_id, box, texts, to)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "history":
-            step = parameters[0] if parameters else -1
-            return self._walk_target(int(step)) is not None  # type: ignore[call-overload]
-        return super().check_action(action, parameters)
+    def can_walk(self, step: int) -> bool:
+        """Whether ↑ (``step`` -1) or ↓ (+1) walks the focused box's history now (else the key is the box's)."""
+        return self._walk_target(step) is not None
 
-    def action_history(self, step: int) -> None:
+    def walk(self, step: int) -> None:
         found = self._walk_target(step)
         if found is not None:
             box_id, box, texts, to = found
@@ -646,42 +672,38 @@ class HistoryArea(WorkArea):
 
     # --- the pickers -----------------------------------------------------------------------------
 
-    def action_history_picker(self) -> None:
-        self.open_history()
-
-    def action_examples_picker(self) -> None:
-        self.open_examples()
-
     def open_history(self) -> bool:
         """Ctrl+R: the history picker of the focused box (else of the tab's boxes, the default one first)."""
         from textual.screen import ModalScreen
 
+        from tui.messages import HistoryChosen
         from tui.pickers import PickItem, SearchPicker
 
-        if isinstance(self.app.screen, ModalScreen):
+        tab = self.tab
+        if isinstance(tab.app.screen, ModalScreen):
             return False
         found = self._focused_box()
         if found is not None:
-            boxes = [self.HISTORY_BOXES[found[0]]]
+            boxes = [self.boxes[found[0]]]
         else:
-            boxes = list(dict.fromkeys(self.HISTORY_BOXES.values()))
-        entries = self.history.of_boxes(boxes)
+            boxes = list(dict.fromkeys(self.boxes.values()))
+        entries = self.store.of_boxes(boxes)
         if not entries:
-            self.notify(
+            tab.notify(
                 "Nothing run in this tab yet: what you run is kept here (↑ in an empty box, Ctrl+R to search).",
-                title=f"{self.TITLE}: history",
+                title=f"{self.title}: history",
             )
             return False
         several = len(boxes) > 1
-        items = [PickItem(e.text, self._history_label(e, several), e) for e in entries]
+        items = [PickItem(e.text, self.label(e, several), e) for e in entries]
 
         def chosen(entry: Any) -> None:
             if isinstance(entry, HistoryEntry):
-                self.history_chosen(entry)
+                tab.post_message(HistoryChosen(entry))
 
-        self.app.push_screen(
+        tab.app.push_screen(
             SearchPicker(
-                f"{self.TITLE} · history",
+                f"{self.title} · history",
                 items,
                 placeholder="words of a question or a query",
                 hint="type to filter · ↑/↓ · Enter puts it in the box · Esc closes",
@@ -691,29 +713,28 @@ class HistoryArea(WorkArea):
         )
         return True
 
-    def _history_label(self, entry: HistoryEntry, several: bool) -> str:
-        return entry.box if several else ""
-
     def open_examples(self) -> bool:
-        """Ctrl+L: the examples picker of this tab."""
+        """Ctrl+L: the examples picker of the tab."""
         from textual.screen import ModalScreen
 
+        from tui.messages import ExampleChosen
         from tui.pickers import SearchPicker
 
-        if isinstance(self.app.screen, ModalScreen):
+        tab = self.tab
+        if isinstance(tab.app.screen, ModalScreen):
             return False
-        items = self.example_items()
+        items = self.examples()
         if not items:
-            self.notify("No examples here yet: the tab is still opening.", title=f"{self.TITLE}: examples")
+            tab.notify("No examples here yet: the tab is still opening.", title=f"{self.title}: examples")
             return False
 
         def chosen(value: Any) -> None:
             if value is not None:
-                self.example_chosen(value)
+                tab.post_message(ExampleChosen(value))
 
-        self.app.push_screen(
+        tab.app.push_screen(
             SearchPicker(
-                f"{self.TITLE} · examples",
+                f"{self.title} · examples",
                 items,
                 placeholder="words of an example, its source or its kind",
                 hint="type to filter · ↑/↓ · Enter loads it (not run) · Esc closes",
@@ -726,11 +747,12 @@ class HistoryArea(WorkArea):
 
 __all__ = [
     "EXAMPLES_KEY",
+    "HISTORY_BINDINGS",
     "HISTORY_KEY",
     "MAX_BYTES",
     "MAX_ENTRIES",
+    "BoxHistory",
     "BoxWalker",
-    "HistoryArea",
     "HistoryEntry",
     "HistoryStore",
     "put_text",

@@ -10,73 +10,91 @@ of the highlighted cell, or the LLM calls streaming in (every passage read: whic
 row, which ``_Info`` column, the value, and whether the query or the fallback read it).
 
 All engine work runs in thread workers of the group ``"hybridqa"``.  The pipeline's
-``emit`` posts :class:`PipelineReported` messages (thread-safe), so the panes fill
-while a question runs; Esc sets the run's cancel flag and the engine makes no further
-call.  Elapsed time and latencies come from the app's injected clock.
+``emit`` posts the typed message of each event the tab shows (:data:`REPORTS`,
+:mod:`tui.messages`; thread-safe), so the panes fill while a question runs; Esc sets
+the run's cancel flag and the engine makes no further call.  Elapsed time and latencies
+come from the app's injected clock.
 
 With the simulated LLM a real table can be browsed but not run: the simulated reader
 knows only the generated worlds (the session says so, and the tab shows its message).
 
-The tab, one idea a module: :mod:`tui.hybridqa` — :class:`HybridArea`: the layout, the actions, the pipeline's
-events as they stream in, the outcomes of its jobs and the palette; :mod:`tui.hybridqa_keys` — its keys, the
-hints that name them and the help page; :mod:`tui.hybridqa_work` — what the workers do in their threads (the
-sessions, a question run and graded) and the typed results they return; :mod:`tui.hybridqa_card` — what the
-question card and the SUQL attempts say; :mod:`tui.hybridqa_tables` — the rows and the passages read.
+The tab, one idea a module: :mod:`tui.hybridqa` — :class:`HybridArea`, the tab's state in one class: the
+layout, the actions, the pipeline's events as they stream in, the outcomes of its jobs, its examples and
+history; :mod:`tui.hybridqa_keys` — its keys, the hints that name them and the help page;
+:mod:`tui.hybridqa_palette` — its palette entries (from the tab's public state and actions);
+:mod:`tui.hybridqa_work` — what the workers do in their threads (the sessions, a question run and graded) and
+the typed results they return; :mod:`tui.hybridqa_panes` — the parts that keep their own state (the counters
+line, the SUQL attempts); :mod:`tui.hybridqa_card` — what the question card and the SUQL attempts say;
+:mod:`tui.hybridqa_tables` — the rows and the passages read.  What it shares with the other tabs it owns: its
+history (:class:`~tui.history.BoxHistory`), its schema pane and its status line.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.widgets import Checkbox, DataTable, OptionList, Select, Static, TabbedContent, TabPane
 
-from engines.events import CallFailed, CallFinished, CallStarted
-from tui.area import EngineReported
-from tui.history import HistoryArea
-from tui.hybridqa_card import question_card, suql_attempts
-from tui.hybridqa_keys import BINDINGS, HELP, PLAN_HINT, RUN_HINT, SUQL_HINT
-from tui.hybridqa_outcomes import HybridOutcomes
-from tui.hybridqa_palette import HybridPalette
+from tui import messages as m
+from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
+from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
+from tui.hybridqa_card import question_card, question_option
+from tui.hybridqa_keys import BINDINGS, HELP, PLAN_HINT, RUN_HINT
+from tui.hybridqa_palette import hybrid_commands
+from tui.hybridqa_panes import AttemptsPane, HybridCounters
 from tui.hybridqa_tables import PassagesTable, RowsTable
 from tui.hybridqa_work import SOURCES, Answered, HybridRunner, Opened
-from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
+from tui.schema_pane import SCHEMA_BINDING, SchemaPane, SchemaSubject
 from tui.suql_view import plan_content
-from tui.widgets import ErrorBox, TextView, as_text, counter, pane
+from tui.widgets import ErrorBox, TextView, as_text, count_rows, pane, truncate
 
 if TYPE_CHECKING:
     from engines.hybridqa.session import HybridSession
     from engines.settings import Settings
+    from tui.pickers import PickItem
     from worlds.hybridqa import HybridQuestion, HybridTable
 
-# --- messages (posted from the worker threads) ------------------------------------------------
+
+def _reports() -> dict[type[Any], m.MessageOf]:
+    from engines.hybridqa import events as E
+    from engines.suql.execute import PlanBuilt, QueryFinished
+
+    return {
+        **m.llm_calls(),
+        E.PassageRead: m.PassageRead,
+        E.FallbackTried: m.FallbackTried,
+        E.QuestionParsed: m.QuestionParsed,
+        E.AttemptExecuted: m.AttemptExecuted,
+        E.Retried: m.Retried,
+        PlanBuilt: m.PlanBuilt,
+        QueryFinished: m.SuqlQueryFinished,
+        E.AnswerShortened: m.AnswerShortened,
+    }
 
 
-class PipelineReported(EngineReported):
-    """The HybridQA pipeline (or the SUQL engine or the LLM under it) emitted an event."""
+REPORTS = m.Reports(_reports)
+"""The pipeline's events the tab shows (and the SUQL engine's and the LLM's under it), each as its typed message."""
 
 
-# --- the tab ------------------------------------------------------------------------------------
-
-
-class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
+class HybridArea(WorkArea):
     """The HybridQA tab (see the module docstring)."""
 
-    REPORTED = PipelineReported
     AREA_ID = "hybridqa"
-    SCHEMA_PANE_ID = "hqa-schema"  # the current table; Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"hqa-questions": "question"}  # a list, not a box: no ↑/↓ walk, Ctrl+R only
     STATUS_ID = "hqa-status"
     RESULTS_IDS = ("hqa-rows", "hqa-bottom")  # the rows, else the bottom tabs (the calls may show)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
     RUN_ACTIONS = frozenset({"run"})  # Esc takes its place in the footer while a question runs
+    REPORTS = REPORTS
     TITLE = "HybridQA"
     HELP = HELP
-    BINDINGS = BINDINGS
+    # Ctrl+T shows or hides the schema pane: the current table (tui.schema_pane)
+    BINDINGS = [*HISTORY_BINDINGS, *BINDINGS, SCHEMA_BINDING]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
@@ -90,10 +108,18 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self._question: HybridQuestion | None = None
         self._running_question: HybridQuestion | None = None
         self._result: Answered | None = None
-        self._attempts: list[dict[str, Any]] = []
         self._short: str | None = None
         self._opening: str | None = None  # the source whose session is being opened
         self._bring_back_later: tuple[str, str, str] | None = None  # a question of the source being opened
+        self.runs = self.box_history = BoxHistory(
+            self,
+            settings,
+            name=self.AREA_ID,
+            title=self.TITLE,
+            boxes=self.HISTORY_BOXES,
+            examples=self.example_items,
+            label=lambda entry, several: f"{entry.meta.get('source', '?')} · {entry.meta.get('table', '?')}",
+        )
 
     def schema_subject(self) -> SchemaSubject | None:
         """What the schema pane describes (tui.schema_pane): the current table (the pipeline classifies nothing)."""
@@ -142,17 +168,15 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
                         id="hqa-retry",
                         tooltip="Improvement 2: when nothing comes back, parse again (at most twice).",
                     )
-                schema = SchemaPane(id="hqa-schema")
-                schema.display = False  # Ctrl+T (tui.schema_pane)
-                yield schema
+                yield SchemaPane(id="hqa-schema")  # Ctrl+T (tui.schema_pane)
                 questions = OptionList(id="hqa-questions")
                 questions.border_title = "Questions · Enter runs · ^L all · ^R ran"
                 yield questions
-                yield pane("SUQL", TextView(SUQL_HINT, id="hqa-suql"), id="hqa-suql-pane")
+                yield AttemptsPane(id="hqa-suql-pane")
                 yield ErrorBox(id="hqa-error")
                 yield pane("Read-back", TextView("—", id="hqa-readback"), id="hqa-readback-pane")
             with Vertical(id="hqa-right"):
-                yield Static(id="hqa-counters")
+                yield HybridCounters(clock=self.clock or time.perf_counter, id="hqa-counters")
                 card = TextView(id="hqa-card")
                 card.border_title = "Question"
                 yield card
@@ -168,14 +192,14 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
                     with TabPane("LLM calls · passages read", id="hqa-calls-pane"):
                         yield PassagesTable(id="hqa-calls")
                         yield TextView(id="hqa-call-detail")
-        yield Static(id="hqa-status", markup=False)
+        yield StatusLine(id="hqa-status")
 
     def on_mount(self) -> None:
         self.query_one(PassagesTable).reset("no calls yet")
         self.query_one("#hqa-call-detail", Static).update(self.query_one(PassagesTable).detail(None))
         self.query_one("#hqa-rows", RowsTable).border_title = "Rows"
-        self._reset_counts()
-        self._render_counters()
+        self.counters.reset()
+        self.counters.redraw()
         self._render_card()
         self._set_status("opening the generated tables…", "running")
         self._opening = self.source
@@ -185,11 +209,29 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-        self._stop_ticker()
+        # the counters line stops its own ticker when it unmounts (it may be gone from the DOM by now)
         self._runner.close()  # a running question stops at its next call: no session is closed under it
 
     def focus_default(self) -> None:
         self.query_one("#hqa-questions", OptionList).focus()
+
+    def focus_rows(self) -> None:
+        """Show the rows and focus them."""
+        self.query_one("#hqa-bottom", TabbedContent).active = "hqa-rows-pane"
+        self.query_one("#hqa-rows", RowsTable).focus()
+
+    def commands(self) -> Iterable[PaletteCommand]:
+        return hybrid_commands(self)
+
+    @property
+    def counters(self) -> HybridCounters:
+        """The run's counters line."""
+        return self.query_one(HybridCounters)
+
+    @property
+    def attempts(self) -> AttemptsPane:
+        """The pane of the run's SUQL attempts."""
+        return self.query_one(AttemptsPane)
 
     # --- public state -------------------------------------------------------------------------------
 
@@ -251,7 +293,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         table = self._table.name
         source = self.source
         meta = {"source": source, "table": table, "question_id": question.question_id}
-        self.record_run("hqa-questions", question.question, meta)
+        self.runs.record("hqa-questions", question.question, meta)
         self.run_engine(
             lambda: self._ask_work(source, table, question, improvements, cancel),
             name="ask",
@@ -327,7 +369,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         if not self.is_busy:
             self._result = None
             self._short = None
-            if self._attempts:  # the panes showed another question's run
+            if self.attempts.attempts:  # the panes showed another question's run
                 self._clear_run()
             self._render_card()
             if question.qtype:
@@ -350,7 +392,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
                 box.value = on
         if not self.is_busy:
             self._set_status(f"{name} {'on' if on else 'off'} for the next run · {RUN_HINT}", "idle")
-        self._render_counters()
+        self.counters.redraw()
 
     def use_settings(self, settings: Settings) -> None:
         """Rebuild the session of the current source with ``settings`` (another backend)."""
@@ -430,6 +472,66 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         if event.tabbed_content.id == "hqa-bottom":
             event.stop()
 
+    def action_toggle_schema(self) -> None:
+        pane = self.query_one(SchemaPane)
+        if pane.display and pane.has_focus:
+            self.focus_default()
+        pane.toggle(self.schema_subject())
+
+    # --- examples and history (tui.history) -----------------------------------------------------------
+
+    def example_items(self) -> list[PickItem]:
+        """Every question of every table of the source: the question, its type and table (the title matched)."""
+        from tui.pickers import PickItem
+
+        session = self.session
+        if session is None:
+            return []
+        return [
+            PickItem(
+                q.question,
+                f"{f'type {q.qtype}' if q.qtype else 'real'} · {t.table_id}",
+                (self.source, t.name, q.question_id),
+                more=t.title,
+            )
+            for t in session.world.tables
+            for q in t.questions
+        ]
+
+    def example_chosen(self, value: Any) -> None:
+        """Choose the question ``(source, table, question id)`` (not run)."""
+        self._bring_back(*value)
+
+    def history_chosen(self, entry: HistoryEntry) -> None:
+        """Choose the question a run of the history asked (not run)."""
+        meta = entry.meta
+        self._bring_back(str(meta.get("source", "")), str(meta.get("table", "")), str(meta.get("question_id", "")))
+
+    def on_example_chosen(self, message: m.ExampleChosen) -> None:
+        self.example_chosen(message.value)
+
+    def on_history_chosen(self, message: m.HistoryChosen) -> None:
+        self.history_chosen(message.entry)
+
+    def _bring_back(self, source: str, table: str, question_id: str) -> None:
+        """Show ``table`` and choose its question ``question_id``, without running it; on the other source it
+        switches the source first (opening its tables the first time) and chooses the question once they are shown."""
+        if source != self.source:
+            if source not in SOURCES:
+                self.notify(f"That question is on tables this version has no source for ({source}).", title="HybridQA")
+                return
+            self._bring_back_later = (source, table, question_id)
+            if not self.set_source(source):  # busy: the tab said why
+                self._bring_back_later = None
+            return  # the source's tables are shown now or once opened: _adopt_source brings the question back
+        try:
+            if self.set_table(table):
+                self.choose_question(question_id)
+        except KeyError:
+            self.notify(f"The question {question_id} of {table} is not here any more.", title="HybridQA")
+            return
+        self.query_one("#hqa-questions", OptionList).focus()
+
     # --- worker bodies (in their threads): the runner's, on the tab's settings ----------------------------
 
     def _open_work(self, source: str) -> Opened:
@@ -443,68 +545,211 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
     ) -> Answered:
         return self._runner.ask(source, table, question, improvements, cancel)
 
-    # --- engine events (main thread) ---------------------------------------------------------------
+    # --- engine events (main thread): the typed messages of REPORTS --------------------------------
 
-    def on_pipeline_reported(self, message: PipelineReported) -> None:
-        from engines.hybridqa import events as E
-        from engines.suql.execute import PlanBuilt, QueryFinished
-
-        message.stop()
+    def on_llm_call_started(self, message: m.LlmCallStarted) -> None:
         event = message.event
+        self.query_one(PassagesTable).call_started(event)
+        self.counters.add("calls")
+        self._reported(str(event.call_id))
+
+    def on_llm_call_finished(self, message: m.LlmCallFinished) -> None:
+        self.query_one(PassagesTable).call_finished(message.event)
+        self._reported(str(message.event.call_id))
+
+    def on_llm_call_failed(self, message: m.LlmCallFailed) -> None:
+        self.query_one(PassagesTable).call_failed(message.event)
+        self._reported(str(message.event.call_id))
+
+    def on_passage_read(self, message: m.PassageRead) -> None:
+        event = message.event
+        detail_key = self.query_one(PassagesTable).passage_read(
+            event.row_key, event.column, event.question, event.reason
+        )
+        self.counters.add("read")
+        self.counters.add("fallback", int(event.reason.startswith("fallback")))
+        self.counters.add("silent", int(event.value is None))
+        self._reported(detail_key)
+
+    def on_fallback_tried(self, message: m.FallbackTried) -> None:
+        self.counters.add("tried")
+        self._reported()
+
+    def on_question_parsed(self, message: m.QuestionParsed) -> None:
+        event = message.event
+        self.attempts.parsed(event.attempt, event.suql)
+        self.counters.counts["attempts"] = event.attempt
+        self._render_suql()
+        self._reported()
+
+    def on_attempt_executed(self, message: m.AttemptExecuted) -> None:
+        self.attempts.executed(message.event)
+        self._render_suql()
+        self._reported()
+
+    def on_retried(self, message: m.Retried) -> None:
+        self.attempts.retried(message.event.attempt, message.event.reason)
+        self.query_one(PassagesTable).retried()
+        self._render_suql()
+        self._reported()
+
+    def on_plan_built(self, message: m.PlanBuilt) -> None:
+        self._show_plan(message.event.plan)
+        self._reported()
+
+    def on_suql_query_finished(self, message: m.SuqlQueryFinished) -> None:
+        self.query_one("#hqa-readback", Static).update(message.event.readback or "—")
+        self._reported()
+
+    def on_answer_shortened(self, message: m.AnswerShortened) -> None:
+        self._short = message.event.short
+        self._render_card()
+        self._reported()
+
+    def _reported(self, detail_key: str | None = None) -> None:
+        """After an event: the highlighted call's detail if the event was about it, and the counters."""
         calls = self.query_one(PassagesTable)
-        counts = self._counts
-        detail_key: str | None = None
-        if isinstance(event, CallStarted):
-            calls.call_started(event)
-            counts["calls"] += 1
-            detail_key = str(event.call_id)
-        elif isinstance(event, CallFinished):
-            calls.call_finished(event)
-            detail_key = str(event.call_id)
-        elif isinstance(event, CallFailed):
-            calls.call_failed(event)
-            detail_key = str(event.call_id)
-        elif isinstance(event, E.PassageRead):
-            detail_key = calls.passage_read(event.row_key, event.column, event.question, event.reason)
-            counts["read"] += 1
-            counts["fallback"] += int(event.reason.startswith("fallback"))
-            counts["silent"] += int(event.value is None)
-        elif isinstance(event, E.FallbackTried):
-            counts["tried"] += 1
-        elif isinstance(event, E.QuestionParsed):
-            self._attempts.append({"number": event.attempt, "suql": event.suql, "state": "running"})
-            counts["attempts"] = event.attempt
-            self._render_suql()
-        elif isinstance(event, E.AttemptExecuted):
-            for attempt in self._attempts:
-                if attempt["number"] == event.attempt:
-                    attempt.update(
-                        state="done",
-                        rows=event.rows,
-                        columns=event.columns,
-                        empty=event.empty,
-                        error=event.error,
-                        answer_calls=event.answer_calls,
-                    )
-            self._render_suql()
-        elif isinstance(event, E.Retried):
-            for attempt in self._attempts:
-                if attempt["number"] == event.attempt - 1:
-                    attempt["retried"] = event.reason
-            calls.retried()
-            self._render_suql()
-        elif isinstance(event, PlanBuilt):
-            self._show_plan(event.plan)
-        elif isinstance(event, QueryFinished):
-            self.query_one("#hqa-readback", Static).update(event.readback or "—")
-        elif isinstance(event, E.AnswerShortened):
-            self._short = event.short
-            self._render_card()
-        else:
-            return
         if detail_key is not None and calls.cursor_key == detail_key:
             self._show_call_detail()
-        self._render_counters()
+        self.counters.redraw()
+
+    # --- worker outcomes (main thread): each job's done / failed handlers ------------------------------
+
+    def _opened(self, opened: Opened) -> None:
+        self._opening = None
+        if opened.settings is not None:
+            self.settings = opened.settings
+        if opened.source == self.source:
+            self._adopt_source()
+
+    def _reopened(self, opened: Opened) -> None:
+        self._opened(opened)
+        self._set_status(f"ready — now using the {self.settings.backend} backend", "idle")
+
+    def _answered(self, answered: Answered) -> None:
+        self._cancel = None
+        self._finish(answered)
+
+    def _ask_failed(self, error: BaseException) -> None:
+        from engines.errors import Cancelled
+
+        self._cancel = None
+        self._running_question = None
+        self.counters.stop()
+        if isinstance(error, Cancelled):
+            self._cancelled()
+            return
+        self._show_error("Error", describe_error(error))
+        self._render_card(state="error")
+        self._set_status("error — see the error pane", "error")
+
+    def _open_failed(self, error: BaseException) -> None:
+        self.counters.stop_ticking()
+        self._opening = None
+        self._bring_back_later = None
+        self._show_error(f"Could not open the {self.source} tables", describe_error(error))
+        if self.source not in self._runner.sessions:  # stay on the tables that are open
+            previous = next((s for s in SOURCES if s in self._runner.sessions), None)
+            if previous is not None:
+                self.source = previous
+                self._sync_source_select()
+                self._show_notice()
+        self._set_status("error — see the error pane", "error")
+
+    def _reopen_failed(self, error: BaseException) -> None:
+        self.counters.stop_ticking()
+        self._opening = None
+        self._show_error("Could not rebuild the session", describe_error(error))
+        self._set_status("error — see the error pane", "error")
+
+    def _adopt_source(self) -> None:
+        """The current source's session is open: fill the table select and show its table."""
+        session = self.session
+        assert session is not None
+        tables = session.world.tables
+        select = self.query_one("#hqa-table", Select)
+        with self.prevent(Select.Changed):
+            select.set_options([(as_text(t.table_id, one_line=True), t.name) for t in tables])
+        name = self._tables.get(self.source) or (tables[0].name if tables else None)
+        if name is None:
+            self._show_error("No tables", f"The {self.source} source holds no table.")
+            return
+        self._tables[self.source] = name
+        self._table = None
+        self._show_table(session.world.table(name))
+        self._show_notice()
+        later, self._bring_back_later = self._bring_back_later, None
+        if later is not None and later[0] == self.source:  # a question of this source was chosen before it opened
+            self._bring_back(*later)
+
+    def _show_table(self, table: HybridTable) -> None:
+        self._table = table
+        self.query_one(SchemaPane).track(self.schema_subject())  # the schema pane follows the table
+        self._question = None
+        self._result = None
+        self._short = None
+        self._sync_table_select()
+        rows = self.query_one("#hqa-rows", RowsTable)
+        rows.show_table(table)
+        row, column = rows.first_linked_cell()
+        rows.move_cursor(row=row, column=column, animate=False)
+        self._show_passage()
+        options = self.query_one("#hqa-questions", OptionList)
+        with self.prevent(OptionList.OptionHighlighted):
+            options.set_options([question_option(q) for q in table.questions])
+        options.border_subtitle = as_text(
+            f"{len(table.questions)} questions · {truncate(table.table_id, 32)}", one_line=True
+        )
+        self._clear_run()
+        self.query_one("#hqa-bottom", TabbedContent).active = "hqa-rows-pane"
+        chosen = self._questions.get(table.name) or (table.questions[0].question_id if table.questions else None)
+        if chosen is not None:
+            self.choose_question(chosen)
+        else:
+            self._render_card()
+        if self.simulated_on_real:
+            self._set_status(
+                f"{truncate(table.table_id, 48)} — browse its rows and passages; the sim backend cannot "
+                "run real tables (claude can)",
+                "idle",
+            )
+        elif chosen is None:
+            self._set_status(f"{table.table_id} has no questions", "idle")
+
+    def _finish(self, answered: Answered) -> None:
+        self.counters.stop_ticking()
+        self._running_question = None
+        self._result = answered
+        answer = answered.answer
+        self._short = answer.short
+        self.counters.stop(elapsed=answered.elapsed_s)
+        self._render_suql()
+        calls = self.query_one(PassagesTable)
+        self.call_after_refresh(calls.scroll_end, animate=False)
+        if answer.final.plan is not None:
+            self._show_plan(answer.final.plan, answer.final.number)
+        self.query_one("#hqa-readback", Static).update(answer.final.readback or "— (the query could not run)")
+        self._render_card()
+        score = answered.score
+        parts = [f"EM {score.em:.0f}", f"F1 {score.f1:.2f}"]
+        if score.judged is not None:
+            parts.append("judged correct" if score.judged else "judged wrong")
+        counts = self.counters.counts
+        reads = f"{count_rows(counts['read'], 'passage')} read ({counts['fallback']} by the fallback)"
+        retries = count_rows(answer.retries, "retry").replace("retrys", "retries")
+        self._set_status(f"done — {' · '.join(parts)} · {reads} · {retries}", "done")
+
+    def _cancelled(self) -> None:
+        self.attempts.cancelled()
+        self._render_suql()
+        self.query_one("#hqa-readback", Static).update("— (cancelled)")
+        self._render_card(state="cancelled")
+        c = self.counters.counts
+        self._set_status(
+            f"cancelled — {count_rows(c['calls'], 'LLM call')} made, "
+            f"{count_rows(c['read'], 'passage')} read; no further calls",
+            "cancelled",
+        )
 
     # --- view helpers -------------------------------------------------------------------------------
 
@@ -512,10 +757,7 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self._running_question = question
         self._result = None
         self._short = None
-        self._attempts = []
-        self._reset_counts()
-        self._started = self._now()
-        self._counts["running"] = True
+        self.attempts.clear_attempts()
         self.query_one("#hqa-plan", Static).update("…")
         self.query_one("#hqa-readback", Static).update("…")
         self.query_one(PassagesTable).reset()
@@ -523,14 +765,13 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self.query_one("#hqa-bottom", TabbedContent).active = "hqa-calls-pane"
         self._render_suql()
         self._render_card(state="running")
-        self._render_counters()
-        self._start_ticker()
+        self.counters.begin()
 
     def _clear_run(self) -> None:
         """Another table: no run to show."""
-        self._attempts = []
-        self._reset_counts()
-        self._render_counters()
+        self.attempts.clear_attempts()
+        self.counters.reset()
+        self.counters.redraw()
         self._render_suql()
         self.query_one("#hqa-plan", Static).update(PLAN_HINT)
         self.query_one("#hqa-plan-pane").border_title = "Plan"
@@ -539,32 +780,10 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self._show_call_detail()
         self._clear_error()
 
-    def _reset_counts(self) -> None:
-        self._counts = {
-            "calls": 0,
-            "read": 0,
-            "fallback": 0,
-            "silent": 0,
-            "tried": 0,
-            "attempts": 0,
-            "elapsed": 0.0,
-            "running": False,
-        }
-
     @property
     def counts(self) -> dict[str, Any]:
         """The run's counts: LLM calls, passages read, read by the fallback, that said nothing, attempts, elapsed."""
-        return dict(self._counts)
-
-    def _render_counters(self) -> None:
-        c = self._counts
-        muted = "$foreground-muted"
-        read = counter("passages read", f"{c['read']:,}") + Content.styled(
-            f" ({c['fallback']:,} by the fallback, {c['silent']:,} said nothing)", muted
-        )
-        parts = [read, counter("attempts", f"{c['attempts']}"), counter("elapsed", f"{c['elapsed']:.2f} s")]
-        parts.extend(self.usage_counters())
-        self.query_one("#hqa-counters", Static).update(Content("  ").join(parts))
+        return dict(self.counters.counts)
 
     def _render_card(self, state: str = "") -> None:
         title, lines = question_card(
@@ -580,16 +799,12 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         card.update(lines)
 
     def _render_suql(self) -> None:
-        final = self._running_question is None and self._result is not None
-        title, subtitle, lines = suql_attempts(self._attempts, final=final)
-        pane = self.query_one("#hqa-suql-pane")
-        pane.border_title = as_text(title, one_line=True)
-        pane.border_subtitle = as_text(subtitle, one_line=True)
-        self.query_one("#hqa-suql", Static).update(lines)
+        self.attempts.show(final=self._running_question is None and self._result is not None)
 
     def _show_plan(self, plan: Any, attempt: int | None = None) -> None:
         self.query_one("#hqa-plan", Static).update(plan_content(plan))
-        n = attempt if attempt is not None else (self._attempts[-1]["number"] if self._attempts else 1)
+        last = self.attempts.last_number
+        n = attempt if attempt is not None else (last if last is not None else 1)
         self.query_one("#hqa-plan-pane").border_title = f"Plan · attempt {n}"
 
     def _show_passage(self) -> None:
@@ -613,10 +828,6 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         if on:
             notice.update(SIM_KNOWS_GENERATED_ONLY)
 
-    def _focus_rows(self) -> None:
-        self.query_one("#hqa-bottom", TabbedContent).active = "hqa-rows-pane"
-        self.query_one("#hqa-rows", RowsTable).focus()
-
     def _sync_source_select(self) -> None:
         select = self.query_one("#hqa-source", Select)
         if select.value != self.source:
@@ -636,4 +847,4 @@ class HybridArea(SchemaHost, HybridOutcomes, HybridPalette, HistoryArea):
         self.query_one("#hqa-error", ErrorBox).clear()
 
 
-__all__ = ["Answered", "HybridArea", "Opened", "PassagesTable", "PipelineReported", "RowsTable"]
+__all__ = ["REPORTS", "Answered", "HybridArea", "Opened", "PassagesTable", "RowsTable"]

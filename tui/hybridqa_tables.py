@@ -218,7 +218,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
 
     def call_started(self, event: CallStarted) -> None:
         key = str(event.call_id)
-        self.record_call(event)
+        self.record_started(event)
         if event.function == "hybrid_parse":
             self._parses += 1
             step = self._next_parse
@@ -250,7 +250,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure(event.call_id, event.function, event.row_key)
-        self.record_call(event)
+        self.record_finished(event)
         self.show_tokens(key, event)
         line = self.lines[key]
         line.evidence = tuple(event.evidence)
@@ -267,7 +267,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
 
     def call_failed(self, event: CallFailed) -> None:
         key = self._ensure(event.call_id, event.function, None)
-        self.record_call(event)
+        self.record_failed(event)
         line = self.lines[key]
         stopped = is_cancellation(event.error)
         line.value = "stopped" if stopped else "✗ error"

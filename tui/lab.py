@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, RadioButton, RadioSet, Static, Tree
 from textual_plotext import PlotextPlot
 
-from tui.area import PaletteCommand, WorkArea, describe_error
+from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.widgets import ResultsTable, TextView
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                     chart = PlotextPlot(id="lab-chart")
                     chart.border_title = "Chart"
                     yield chart
-        yield Static(id="lab-status", markup=False)
+        yield StatusLine(id="lab-status")
 
     def on_mount(self) -> None:
         self.query_one("#lab-progress-row").display = False

@@ -6,9 +6,15 @@ step of the agent — the input classifier, the SQL the parser wrote, the SQL af
 LLM calls as they stream in.
 
 All engine work runs in thread workers of the group ``"restaurants"``.  The
-agent's ``emit`` callback posts :class:`EngineReported` messages (thread-safe), so
-the panes fill while the turn runs; Esc sets the turn's cancel flag and the engine
-stops at its next LLM call.
+agent's ``emit`` callback posts the typed message of each event (:data:`REPORTS`,
+:mod:`tui.messages`; thread-safe), so the panes fill while the turn runs; Esc sets
+the turn's cancel flag and the engine stops at its next LLM call.
+
+The tab's state is :class:`RestaurantsArea`'s; what it shares with other tabs it owns:
+the history of what was asked and run (:class:`~tui.history.BoxHistory`), the schema
+pane (:class:`~tui.schema_pane.SchemaPane`) and the status line.  Its parts tell it
+what happened in messages: Enter in the question box (:class:`~tui.messages.QuestionSubmitted`),
+Ctrl+Enter in the editor (``SqlEditor.RunRequested``), a picker's choice.
 """
 
 from __future__ import annotations
@@ -24,29 +30,18 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Input, Select, Static
 
-from engines.events import (
-    CallFailed,
-    CallFinished,
-    CallStarted,
-    InputClassified,
-    QueryExecuted,
-    QueryFailed,
-    QueryParsed,
-    QueryRewritten,
-    ReadBackWritten,
-    TurnStarted,
-    ValuesClassified,
-)
+from engines import events
 from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
-from tui.area import EngineReported, PaletteCommand, describe_error
-from tui.history import HistoryArea
-from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject, first_table_sql
+from tui import messages as m
+from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
+from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
+from tui.schema_pane import SCHEMA_BINDING, SchemaPane, SchemaSubject, first_table_sql
 from tui.widgets import (
     CallsTable,
+    QuestionBox,
     ResultsTable,
     SqlEditor,
     SqlView,
-    TextBox,
     TextView,
     as_text,
     count_rows,
@@ -123,6 +118,22 @@ COURSE_HINT = (
 )
 
 
+REPORTS = m.Reports(
+    lambda: {
+        **m.llm_calls(),
+        events.TurnStarted: m.TurnStarted,
+        events.InputClassified: m.InputClassified,
+        events.QueryParsed: m.QueryParsed,
+        events.ValuesClassified: m.ValuesClassified,
+        events.QueryRewritten: m.QueryRewritten,
+        events.QueryExecuted: m.QueryExecuted,
+        events.QueryFailed: m.QueryFailed,
+        events.ReadBackWritten: m.ReadBackWritten,
+    }
+)
+"""The agent's events the tab shows, each as its typed message (the rest, ``TurnFinished``, it does not)."""
+
+
 @dataclass(frozen=True)
 class SqlRan:
     """What a raw-SQL worker returns."""
@@ -132,13 +143,13 @@ class SqlRan:
     readback: str
 
 
-class RestaurantsArea(SchemaHost, HistoryArea):
+class RestaurantsArea(WorkArea):
     """The Restaurants tab (see the module docstring)."""
 
     AREA_ID = "restaurants"
-    SCHEMA_PANE_ID = "rest-schema"  # Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"question": "question", "sql-editor": "sql"}
     RESULTS_IDS = ("results",)
+    REPORTS = REPORTS
     TITLE = "Restaurants"
     HELP = """\
 ## Restaurants — the Text-to-SQL agent (lecture 6)
@@ -187,25 +198,36 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 """
 
     BINDINGS = [
+        *HISTORY_BINDINGS,
         Binding(
             "escape",
             "cancel",
             "Cancel",
             tooltip="Cancel the running turn; the engine stops at its next LLM call.",
         ),
+        SCHEMA_BINDING,  # Ctrl+T shows or hides the schema pane (tui.schema_pane)
     ]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self._session: RestaurantSession | None = None
         self._session_lock = threading.Lock()
-        self._classified: list[ValuesClassified] = []  # what classify() did in this turn
+        self._classified: list[events.ValuesClassified] = []  # what classify() did in this turn
         self._rewritten = False  # this turn reached the classify() rewrite
         self._pending_utterance: str | None = None  # the question of the running turn
         self._sample_turn = 0
         self._world = "restaurants"  # what the agent talks about, and which agent (WORLDS)
         self._db = settings.db  # your own tables (--db SOURCE) instead of the restaurants, or None
         self._sql_origin = SAMPLE_SQL  # the SQL the app put in the editor (↑ may replace it unedited)
+        self.runs = self.box_history = BoxHistory(
+            self,
+            settings,
+            name=self.AREA_ID,
+            title=self.TITLE,
+            boxes=self.HISTORY_BOXES,
+            origin=self.history_origin,
+            examples=self.example_items,
+        )
 
     def schema_subject(self) -> SchemaSubject | None:
         """What the schema pane describes (tui.schema_pane): your data's description, or the world's tables with the
@@ -232,9 +254,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                     "or the SUQL agent, or the course assistant's C1-C6."
                 )
                 yield world
-                schema = SchemaPane(id="rest-schema")
-                schema.display = self._db is not None  # only over your own data (--db)
-                yield schema
+                yield SchemaPane(id="rest-schema", shown=self._db is not None)  # at first only over your data (--db)
                 dialogue = VerticalScroll(id="dialogue")
                 dialogue.border_title = "Dialogue"
                 dialogue.border_subtitle = f"classify: {self.settings.classify_method}"
@@ -260,11 +280,11 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 calls = CallsTable(id="calls")
                 calls.border_title = "LLM calls"
                 yield calls
-        question = TextBox(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
+        question = QuestionBox(placeholder=OWN_DATA_PLACEHOLDER if self._db else QUESTION_PLACEHOLDER, id="question")
         question.cursor_blink = self.cursor_blink
         question.border_title = "Question · Enter asks · ↑ history · ^R search · ^L examples"
         yield question
-        yield Static(id="status", markup=False)
+        yield StatusLine(id="status")
 
     def on_mount(self) -> None:
         self.query_one(ResultsTable).show_nothing("no query yet")
@@ -293,7 +313,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         if not self._free("ask"):
             return False
         self._clear_error()
-        self.record_run("question", utterance)
+        self.runs.record("question", utterance)
         self._add_entry("user", "You", utterance)
         self._pending_utterance = utterance
         self._set_status("running… — Esc cancels", "running")
@@ -318,7 +338,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         if not self._free("run SQL"):
             return False
         self._clear_error()
-        self.record_run("sql-editor", text)
+        self.runs.record("sql-editor", text)
         self._set_status("running the SQL…", "running")
         self.run_engine(
             lambda: self._sql_work(text),
@@ -440,12 +460,16 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
     def action_cancel(self) -> None:
         self.cancel()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "question":
-            return
-        event.stop()
-        if self.ask(event.value):
-            event.input.value = ""
+    def action_toggle_schema(self) -> None:
+        pane = self.query_one(SchemaPane)
+        if pane.display and pane.has_focus:
+            self.focus_default()
+        pane.toggle(self.schema_subject())
+
+    def on_question_submitted(self, message: m.QuestionSubmitted) -> None:
+        message.stop()
+        if self.ask(message.text):
+            message.box.value = ""
 
     def on_sql_editor_run_requested(self, event: SqlEditor.RunRequested) -> None:
         event.stop()
@@ -472,7 +496,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 f"Clears the dialogue and asks turn 1 of {which} again.",
                 self.ask_next_sample_turn,
             )
-        yield from self.history_commands()
+        yield from self.runs.commands()
         for world, label in WORLDS.items():
             current = " (current)" if world == self._world else ""
             yield PaletteCommand(
@@ -518,7 +542,18 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         items.append(PickItem(sql, "SQL editor", ("sql", sql)))
         return items
 
+    def on_history_chosen(self, message: m.HistoryChosen) -> None:
+        self.history_chosen(message.entry)
+
+    def on_example_chosen(self, message: m.ExampleChosen) -> None:
+        self.example_chosen(message.value)
+
+    def history_chosen(self, entry: HistoryEntry) -> None:
+        """Put a run back: a question into the box, SQL into the editor (not run)."""
+        self.runs.put_back(entry)
+
     def example_chosen(self, value: Any) -> None:
+        """Load an example: a question into the box, SQL into the editor (not run)."""
         kind, text = value
         if kind == "sql":
             editor = self.query_one("#sql-editor", SqlEditor)
@@ -558,7 +593,8 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
     def _show_schema(self) -> None:
         """The schema browser shows the open source's tables (hidden for a built-in world)."""
         source = getattr(self._session, "source", None)
-        self.schema_changed(default=source is not None)  # your data's shows at first, a world's on Ctrl+T
+        # your data's shows at first, a world's on Ctrl+T
+        self.query_one(SchemaPane).track(self.schema_subject(), default=source is not None)
         if source is not None and source.schema.tables:
             editor = self.query_one("#sql-editor", SqlEditor)
             if editor.text in (SAMPLE_SQL, COURSE_SQL):
@@ -588,54 +624,63 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
             old.close()
         return settings
 
-    # --- engine events (main thread) -----------------------------------------------------------
+    # --- engine events (main thread): the typed messages of REPORTS --------------------------------
 
-    def on_engine_reported(self, message: EngineReported) -> None:
-        message.stop()
+    def on_llm_call_started(self, message: m.LlmCallStarted) -> None:
+        self.query_one(CallsTable).call_started(message.event)
+
+    def on_llm_call_finished(self, message: m.LlmCallFinished) -> None:
+        self.query_one(CallsTable).call_finished(message.event)
+
+    def on_llm_call_failed(self, message: m.LlmCallFailed) -> None:
+        self.query_one(CallsTable).call_failed(message.event)
+
+    def on_turn_started(self, message: m.TurnStarted) -> None:
+        self._classified = []
+        self._rewritten = False
+        self.query_one(CallsTable).reset()
+        self._reset_panes(blank="…")
+        self.query_one(ResultsTable).show_nothing("…")
+        self._set_status(f"running… turn {message.event.turn} — Esc cancels", "running")
+
+    def on_input_classified(self, message: m.InputClassified) -> None:
         event = message.event
-        calls = self.query_one(CallsTable)
-        if isinstance(event, CallStarted):
-            calls.call_started(event)
-        elif isinstance(event, CallFinished):
-            calls.call_finished(event)
-        elif isinstance(event, CallFailed):
-            calls.call_failed(event)
-        elif isinstance(event, TurnStarted):
-            self._classified = []
-            self._rewritten = False
-            calls.reset()
-            self._reset_panes(blank="…")
-            self.query_one(ResultsTable).show_nothing("…")
-            self._set_status(f"running… turn {event.turn} — Esc cancels", "running")
-        elif isinstance(event, InputClassified):
-            self._show_route(event.needs_database, event.reason)
-            if not event.needs_database:
-                note = "not needed — the agent answers without the database"
-                self.query_one("#sql-parsed", SqlView).show_note(note)
-                self.query_one("#sql-rewritten", SqlView).show_note(note)
-                self.query_one("#readback", Static).update("— (no query)")
-                self.query_one(ResultsTable).show_nothing("no query")
-        elif isinstance(event, QueryParsed):
-            self.query_one("#sql-parsed", SqlView).show_sql(event.sql)
-        elif isinstance(event, ValuesClassified):
-            self._classified.append(event)
-        elif isinstance(event, QueryRewritten):
-            self._rewritten = True
-            self.query_one("#sql-rewritten", SqlView).show_sql(event.sql, self._mapping_lines())
-        elif isinstance(event, QueryExecuted):
-            self.query_one(ResultsTable).show_rows(event.columns, event.rows, truncated=event.truncated)
-        elif isinstance(event, QueryFailed):
-            self._show_error("The agent's query failed", event.message)
-            self.query_one(ResultsTable).show_nothing("the query failed")
-            if not self._rewritten:
-                self.query_one("#sql-rewritten", SqlView).show_note("— the parser's query failed before classify()")
-            self.query_one("#readback", Static).update("— (the query failed)")
-        elif isinstance(event, ReadBackWritten):
-            sentence: str | Content = event.sentence
-            if event.not_understood:  # the query leaves part of the question out: marked beside the read-back
-                said = ", ".join(f"'{p}'" for p in event.not_understood)
-                sentence = Content(event.sentence) + Content.styled(f"  ⚠ not understood: {said}", "$text-warning")
-            self.query_one("#readback", Static).update(sentence)
+        self._show_route(event.needs_database, event.reason)
+        if not event.needs_database:
+            note = "not needed — the agent answers without the database"
+            self.query_one("#sql-parsed", SqlView).show_note(note)
+            self.query_one("#sql-rewritten", SqlView).show_note(note)
+            self.query_one("#readback", Static).update("— (no query)")
+            self.query_one(ResultsTable).show_nothing("no query")
+
+    def on_query_parsed(self, message: m.QueryParsed) -> None:
+        self.query_one("#sql-parsed", SqlView).show_sql(message.event.sql)
+
+    def on_values_classified(self, message: m.ValuesClassified) -> None:
+        self._classified.append(message.event)
+
+    def on_query_rewritten(self, message: m.QueryRewritten) -> None:
+        self._rewritten = True
+        self.query_one("#sql-rewritten", SqlView).show_sql(message.event.sql, self._mapping_lines())
+
+    def on_query_executed(self, message: m.QueryExecuted) -> None:
+        event = message.event
+        self.query_one(ResultsTable).show_rows(event.columns, event.rows, truncated=event.truncated)
+
+    def on_query_failed(self, message: m.QueryFailed) -> None:
+        self._show_error("The agent's query failed", message.event.message)
+        self.query_one(ResultsTable).show_nothing("the query failed")
+        if not self._rewritten:
+            self.query_one("#sql-rewritten", SqlView).show_note("— the parser's query failed before classify()")
+        self.query_one("#readback", Static).update("— (the query failed)")
+
+    def on_read_back_written(self, message: m.ReadBackWritten) -> None:
+        event = message.event
+        sentence: str | Content = event.sentence
+        if event.not_understood:  # the query leaves part of the question out: marked beside the read-back
+            said = ", ".join(f"'{p}'" for p in event.not_understood)
+            sentence = Content(event.sentence) + Content.styled(f"  ⚠ not understood: {said}", "$text-warning")
+        self.query_one("#readback", Static).update(sentence)
 
     def _mapping_lines(self) -> list[Content]:
         """What ``classify()`` did: one line per value it mapped, the values kept as said on one line."""

@@ -6,9 +6,12 @@ gate: the role says what the agents do with a column — ``classify()`` maps wor
 HybridQA tables) it is :func:`~engines.data.describe.describe_world`: the same statistics, with the agent's
 own enumerations.  Every name is shown as plain text (a column may be called anything).
 
-A tab that has the pane is a :class:`SchemaHost`: **Ctrl+T** shows or hides it (from anywhere in the tab,
-even while typing; it is never typed).  Over a user's own data (``--db``) it shows from the start; over a
-built-in world it is hidden until asked for, and nothing is described before it shows: the description runs
+A tab that has the pane owns it: its BINDINGS hold :data:`SCHEMA_BINDING` (**Ctrl+T** shows or hides it, from
+anywhere in the tab, even while typing; it is never typed), whose action hands the pane what it describes now
+(:meth:`SchemaPane.toggle`), and the tab tells the pane when its session, world or table changes
+(:meth:`SchemaPane.track`).  The pane keeps whether it shows.  Over a user's own data (``--db``) it shows from
+the start; over a built-in world it is hidden until asked for, and nothing is described before it shows: the
+description runs
 in a thread worker of the pane the first time the pane shows a world (kept for the next time).  A world of
 many tables (the 50 HybridQA tables in the SUQL tab) lists its tables and their types at once and describes a
 table when its node is expanded; so does a source described lazily (PostgreSQL: its catalogue at once, a table's
@@ -20,9 +23,9 @@ how many of its values are NULL, and a type given with ``--type`` is marked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from sqlglot import exp
@@ -121,8 +124,11 @@ class SchemaPane(Tree[Any]):
     }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, shown: bool = False, **kwargs: Any) -> None:
         super().__init__(Text("no data source"), **kwargs)
+        self.display = shown
+        self._wanted: bool | None = None  # what Ctrl+T chose (None: never pressed, the tab's default)
+        self._default = False  # whether it shows while Ctrl+T was never pressed
         self.border_title = "Schema · your data"
         self.border_subtitle = "^T hides"
         self.show_root = True
@@ -136,6 +142,30 @@ class SchemaPane(Tree[Any]):
         self.description: Any = None  # what the tree shows (an outline while a large world is described)
         self._made: dict[tuple[Any, ...], Any] = {}  # subject key -> its description (tables described so far)
         self._describing: set[tuple[tuple[Any, ...], str]] = set()  # (subject key, table) in a worker
+
+    # --- shown or hidden ---------------------------------------------------------------------------
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the pane shows: as Ctrl+T chose, else the tab's default."""
+        return self._default if self._wanted is None else self._wanted
+
+    def track(self, subject: SchemaSubject | None, *, default: bool | None = None) -> None:
+        """The tab's session, world or table changed: show or hide the pane, and follow ``subject`` if it shows.
+        ``default``: whether it shows while Ctrl+T was never pressed (a user's data: yes)."""
+        if default is not None:
+            self._default = default
+        self.display = self.wanted
+        if self.display:
+            self.follow(subject)
+
+    def toggle(self, subject: SchemaSubject | None) -> None:
+        """Ctrl+T: show the pane (following ``subject``, brought into view in a short terminal's scrolled
+        column; the focus stays) or hide it."""
+        self._wanted = not self.display
+        self.track(subject)
+        if self.display:
+            self.call_after_refresh(lambda: self.scroll_visible(animate=False, top=True))
 
     # --- what to show ----------------------------------------------------------------------------
 
@@ -317,64 +347,6 @@ SCHEMA_BINDING = Binding(
     show=False,  # 80 columns hold the tab's keys first: the help and the pane's border say ^T
     tooltip="Show or hide the schema: the tables, their columns, types and roles.",
 )
-
-
-class SchemaHost:
-    """A tab with a schema pane (see the module docstring): it names the pane's id and says what it describes.
-
-    The tab calls :meth:`schema_changed` whenever its session, world or table changes.
-
-    A plain mixin, not a Widget: Textual follows a class's first *DOMNode* base for its CSS type names (what
-    ``query(WorkArea)`` and a ``WorkArea`` selector match), so a Widget mixin placed first would cut the tab off
-    from WorkArea.  Its key is added to each subclass's own BINDINGS instead (Textual merges the bindings of
-    DOMNode classes only)."""
-
-    SCHEMA_PANE_ID: ClassVar[str] = ""
-    """The id of the tab's :class:`SchemaPane` (composed hidden)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        own = list(cls.__dict__.get("BINDINGS", ()))
-        if not any(b is SCHEMA_BINDING for b in own):
-            cls.BINDINGS = [*own, SCHEMA_BINDING]  # type: ignore[attr-defined]
-        super().__init_subclass__(**kwargs)  # Textual's merges the bindings: after the key is there
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._schema_wanted: bool | None = None  # what Ctrl+T chose (None: never pressed, the tab's default)
-        self._schema_default = False
-
-    def schema_subject(self) -> SchemaSubject | None:
-        """What the pane describes now (None while the session opens)."""
-        return None
-
-    @property
-    def schema_pane(self) -> SchemaPane:
-        return self.query_one(f"#{self.SCHEMA_PANE_ID}", SchemaPane)  # type: ignore[attr-defined]
-
-    def schema_changed(self, *, default: bool | None = None) -> None:
-        """The session, world or table changed: the pane follows it if it shows.  ``default``: whether it shows
-        while Ctrl+T was never pressed (a user's data: yes)."""
-        if default is not None:
-            self._schema_default = default
-        pane = self.schema_pane
-        shown = self._schema_default if self._schema_wanted is None else self._schema_wanted
-        pane.display = shown
-        if shown:
-            pane.follow(self.schema_subject())
-
-    def action_toggle_schema(self) -> None:
-        pane = self.schema_pane
-        if pane.display and pane.has_focus:
-            self._schema_focus_back()
-        self._schema_wanted = not pane.display
-        self.schema_changed()
-        if pane.display:  # asked for: in a short terminal's scrolled column, bring it into view (the focus stays)
-            self.call_after_refresh(lambda: pane.scroll_visible(animate=False, top=True))  # type: ignore[attr-defined]
-
-    def _schema_focus_back(self) -> None:
-        focus: Callable[[], None] | None = getattr(self, "focus_default", None)
-        if focus is not None:
-            focus()
 
 
 def first_table_sql(description: Any) -> str:

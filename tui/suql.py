@@ -6,38 +6,42 @@ Right: running counters, the plan, the results beside the rows "to verify", and
 at the bottom the per-row LLM calls streaming in (or the compare-modes table).
 
 All engine work runs in thread workers of the group ``"suql"``.  The engine's
-``emit`` callback posts :class:`EngineReported` messages (thread-safe), so the
-plan and the calls appear while the query runs; Esc sets the run's cancel flag and
-the engine makes no further call.  Elapsed and wall times are read from the app's
-injected clock, so screens under test do not change from run to run.
+``emit`` callback posts the typed message of each event the tab shows (:data:`REPORTS`,
+:mod:`tui.messages`; thread-safe), so the plan and the calls appear while the query
+runs; Esc sets the run's cancel flag and the engine makes no further call.  Elapsed
+and wall times are read from the app's injected clock, so screens under test do not
+change from run to run.
 
-The tab, one idea a module: :mod:`tui.suql` — :class:`SuqlArea`: the layout, the actions, the engine's events
-as they stream in, the palette, the examples and the counters; :mod:`tui.suql_keys` — its keys, the SUQL
-editor and the help page; :mod:`tui.suql_work` — what the workers do in their threads (the session, a run, a
-comparison) and the typed results they return; :mod:`tui.suql_outcomes` — what the tab shows when a job
-ends (done, cancelled, refused, failed); :mod:`tui.suql_tables` and :mod:`tui.suql_view` — its tables and
-how SUQL and plans are drawn (shared with the HybridQA tab).
+The tab, one idea a module: :mod:`tui.suql` — :class:`SuqlArea`, the tab's state in one class: the layout,
+the actions, the engine's events as they stream in, what it shows when a job ends (done, cancelled, refused,
+failed), the palette and the examples; :mod:`tui.suql_keys` — its keys, the SUQL editor and the help page;
+:mod:`tui.suql_work` — what the workers do in their threads (the session, a run, a comparison) and the typed
+results they return; :mod:`tui.suql_panes` — the parts that keep their own state (the counters line, the
+examples list, the world and mode switches); :mod:`tui.suql_tables` and :mod:`tui.suql_view` — its tables
+(the comparison keeps its progress) and how SUQL and plans are drawn (shared with the HybridQA tab).  What it
+shares with the other tabs it owns: its history (:class:`~tui.history.BoxHistory`), its schema pane and its
+status line.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
-from textual.widgets.option_list import Option
 
-from engines.events import CallFailed, CallFinished, CallStarted
-from engines.suql.compare import ModeCompared, ModeOutcome, ModeProgress, ModeProgressed, ModeStarted
-from tui.area import EngineReported, PaletteCommand
-from tui.history import HistoryArea
-from tui.schema_pane import SchemaHost, SchemaPane, SchemaSubject
+from engines.suql import compare
+from engines.suql.compare import ModeProgress
+from tui import messages as m
+from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
+from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
+from tui.schema_pane import SCHEMA_BINDING, SchemaPane, SchemaSubject
 from tui.suql_keys import BINDINGS, EDITOR_TITLE, HELP, PLAN_HINT, SuqlEditor
-from tui.suql_outcomes import SuqlOutcomes
+from tui.suql_panes import EXAMPLE_CHARS, SuqlControls, SuqlCounters, SuqlExamples
 from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
 from tui.suql_view import layout_sql, plan_content, short_title
 from tui.suql_work import (
@@ -58,11 +62,10 @@ from tui.widgets import (
     TextView,
     as_text,
     count_rows,
-    counter,
     is_cancellation,
+    location_in,
     pane,
     sql_highlights,
-    truncate,
 )
 
 if TYPE_CHECKING:
@@ -74,24 +77,40 @@ if TYPE_CHECKING:
     from engines.suql.plan import Plan
     from tui.pickers import PickItem
 
-EXAMPLE_CHARS = 44
 _Progress = ModeProgress
 """The ``emit`` of one mode's run while comparing (the engine's; the tests hold a comparison by this name)."""
 
 
-class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
+def _reports() -> dict[type[Any], m.MessageOf]:
+    from engines.suql.execute import PlanBuilt, RowDecided
+
+    return {
+        **m.llm_calls(),
+        PlanBuilt: m.PlanBuilt,
+        RowDecided: m.RowDecided,
+        compare.ModeStarted: m.ModeStarted,
+        compare.ModeProgressed: m.ModeProgressed,
+        compare.ModeCompared: m.ModeCompared,
+    }
+
+
+REPORTS = m.Reports(_reports)
+"""The SUQL engine's events the tab shows, each as its typed message."""
+
+
+class SuqlArea(WorkArea):
     """The SUQL tab (see the module docstring)."""
 
     AREA_ID = "suql"
-    SCHEMA_PANE_ID = "suql-schema"  # Ctrl+T shows or hides it (tui.schema_pane)
     HISTORY_BOXES = {"suql-editor": "suql"}
     STATUS_ID = "suql-status"
     RESULTS_IDS = ("suql-results",)
     USAGE_IN_STATUS = False  # the counters line shows the run's tokens and cost
     RUN_ACTIONS = frozenset({"run", "compare"})  # Esc takes their place in the footer while a query runs
+    REPORTS = REPORTS
     TITLE = "SUQL"
     HELP = HELP
-    BINDINGS = BINDINGS
+    BINDINGS = [*HISTORY_BINDINGS, *BINDINGS, SCHEMA_BINDING]  # Ctrl+T: the schema pane (tui.schema_pane)
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
@@ -101,13 +120,18 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self._runner = SuqlRunner(db=self._db, clock=self.clock, now=lambda: self._now(), emit=lambda e: self._emit(e))
         self._modes: tuple[tuple[str, str], ...] = ()
         self._worlds: tuple[tuple[str, str], ...] = ()
-        self._lecture: tuple[Example, ...] = ()
-        self._paper: tuple[Example, ...] = ()
         self._loaded: Example | None = None  # the example the editor started from
         self._consent: tuple[str, str] | None = None  # (query, mode) warned about: running it again goes ahead
         self._decided: list[tuple[str, str]] = []
-        self._compared: list[ModeOutcome] = []
-        self._comparing: str | None = None
+        self.runs = self.box_history = BoxHistory(
+            self,
+            settings,
+            name=self.AREA_ID,
+            title=self.TITLE,
+            boxes=self.HISTORY_BOXES,
+            origin=self.history_origin,
+            examples=self.example_items,
+        )
 
     def schema_subject(self) -> SchemaSubject | None:
         """What the schema pane describes (tui.schema_pane): your data's description, or the world's tables with the
@@ -124,15 +148,14 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
 
         with Horizontal(id="suql-columns"):
             with Vertical(id="suql-left"):
-                with Horizontal(id="suql-controls"):
+                with SuqlControls(id="suql-controls"):
                     yield TextView("opening the world…", id="suql-opening")
-                schema = SchemaPane(id="suql-schema")
-                schema.display = self._db is not None  # only over your own data (--db)
-                yield schema
-                examples = OptionList(id="suql-examples")
+                yield SchemaPane(id="suql-schema", shown=self._db is not None)  # at first only over your data (--db)
+                examples = SuqlExamples(id="suql-examples")
                 examples.border_title = "Examples · Enter loads one · ^L search"
                 yield examples
                 editor = SuqlEditor(layout_sql(LECTURE[1].sql), id="suql-editor", soft_wrap=True, tab_behavior="focus")
+                editor.data_bind(tab_working=SuqlArea.working)  # its Run is off the footer while a query runs
                 editor.cursor_blink = self.cursor_blink
                 editor.border_title = EDITOR_TITLE
                 editor.border_subtitle = as_text(LECTURE[1].source, one_line=True)
@@ -142,7 +165,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
                 yield pane("DNF (the WHERE as OR of ANDs)", SqlView("—", id="suql-dnf"), id="suql-dnf-pane")
                 yield pane("Read-back", TextView("—", id="suql-readback"), id="suql-readback-pane")
             with Vertical(id="suql-right"):
-                yield Static(id="suql-counters")
+                yield SuqlCounters(clock=self.clock or time.perf_counter, id="suql-counters")
                 yield pane("Plan", TextView(PLAN_HINT, id="suql-plan"), id="suql-plan-pane")
                 with Horizontal(id="suql-tables"):
                     results = SuqlResultsTable(id="suql-results")
@@ -157,7 +180,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
                         yield TextView(id="suql-call-detail")
                     with TabPane("Compare modes", id="suql-compare-pane"):
                         yield CompareTable(id="suql-compare")
-        yield Static(id="suql-status", markup=False)
+        yield StatusLine(id="suql-status")
 
     def on_mount(self) -> None:
         self.query_one("#suql-results", ResultsTable).show_nothing("no query yet")
@@ -165,8 +188,8 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self.query_one(SuqlCallsTable).reset("no calls yet")
         self._show_call_detail()
         self.query_one(CompareTable).border_subtitle = "Ctrl+O compares the six modes on the editor's query"
-        self._reset_counts()
-        self._render_counters()
+        self.counters.reset()
+        self.counters.redraw()
         self._set_status("opening the world…", "running")
         self.run_engine(
             self._open_work,
@@ -179,11 +202,21 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-        self._stop_ticker()
+        # the counters line stops its own ticker when it unmounts (it may be gone from the DOM by now)
         self._runner.close()  # a running query stops at its next call: the database is not closed under it
 
     def focus_default(self) -> None:
         self.query_one("#suql-editor", SuqlEditor).focus()
+
+    @property
+    def counters(self) -> SuqlCounters:
+        """The run's counters line."""
+        return self.query_one(SuqlCounters)
+
+    @property
+    def _counts(self) -> dict[str, Any]:
+        """The run's counts (the counters line's)."""
+        return self.counters.counts
 
     # --- actions (public: the app, the palette and the tests call them) ----------------------------
 
@@ -192,7 +225,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         text = self._query_text(sql, "run")
         if text is None or not self._free("run a query"):
             return False
-        self.record_run("suql-editor", text)
+        self.runs.record("suql-editor", text)
         self._clear_error()
         mode = self.mode
         consented = self._consent == (text, mode)  # the same query again, after the warning
@@ -215,15 +248,13 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         text = self._query_text(sql, "compare")
         if text is None or not self._free("compare modes"):
             return False
-        self.record_run("suql-editor", text)
+        self.runs.record("suql-editor", text)
         self._clear_error()
-        self._compared = []
-        self._comparing = None
-        self.query_one(CompareTable).start(self._modes or tuple((m, "") for m in MODE_NAMES))
+        self.query_one(CompareTable).start(self._modes or tuple((name, "") for name in MODE_NAMES))
         self.query_one("#suql-bottom", TabbedContent).active = "suql-compare-pane"
         self._set_status("comparing the six modes… — Esc cancels", "running")
         cancel = self._cancel = threading.Event()
-        self._started = self._now()
+        self.counters.started = self._now()
         self.run_engine(
             lambda: self._compare_work(text, cancel),
             name="compare",
@@ -246,12 +277,8 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         if mode == self.mode:
             return
         self.mode = mode
-        selects = self.query("#suql-mode")
-        if selects:
-            select = selects.first(Select)
-            if select.value != mode:
-                select.value = mode
-        self._render_counters()
+        self.query_one(SuqlControls).show_mode(mode)
+        self.counters.redraw()
         if not self.is_busy:
             self._set_status(f"mode {mode} — {self._mode_title(mode)} · Ctrl+J runs", "idle")
 
@@ -260,7 +287,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         if world == self.world:
             return True
         if not self._free("switch the world"):
-            self._sync_world_select()
+            self.query_one(SuqlControls).show_world(self.world)
             return False
         self._set_status(f"opening the {world} world…", "running")
         settings = self.settings
@@ -279,7 +306,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
     @property
     def examples(self) -> tuple[Example, ...]:
         """The examples in the list: the world's (the lecture's), then the SUQL paper's."""
-        return (*self._lecture, *self._paper)
+        return self.query_one(SuqlExamples).examples
 
     def example(self, key: str) -> Example:
         """The first example whose source is ``key`` (``"lecture 7 §2.5"``, ``"SUQL paper #8"``)
@@ -291,11 +318,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
 
     def option_id(self, example: Example) -> str:
         """The id of ``example``'s entry in the examples list."""
-        for kind, pool in (("lecture", self._lecture), ("paper", self._paper)):
-            for i, candidate in enumerate(pool):
-                if candidate is example:
-                    return f"{kind}-{i}"
-        raise KeyError(f"{example.source} is not in the list")
+        return self.query_one(SuqlExamples).option_id(example)
 
     def use_settings(self, settings: Settings) -> None:
         """Rebuild the session with ``settings`` (another backend), on the same world."""
@@ -332,12 +355,18 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self.run_query(event.sql)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if event.option_list.id != "suql-examples":
+        if not isinstance(event.option_list, SuqlExamples):
             return
         event.stop()
-        example = self._example_by_id(event.option.id or "")
+        example = event.option_list.by_id(event.option.id or "")
         if example is not None:
             self.load_example(example)
+
+    def action_toggle_schema(self) -> None:
+        pane = self.query_one(SchemaPane)
+        if pane.display and pane.has_focus:
+            self.focus_default()
+        pane.toggle(self.schema_subject())
 
     def on_select_changed(self, event: Select.Changed) -> None:
         event.stop()
@@ -377,7 +406,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         )
         if self.is_busy:
             yield PaletteCommand("SUQL: cancel the running query", "No further LLM call is made (Esc).", self.cancel)
-        for name, title in self._modes or tuple((m, "") for m in MODE_NAMES):
+        for name, title in self._modes or tuple((mode, "") for mode in MODE_NAMES):
             current = " (current)" if name == self.mode else ""
             yield PaletteCommand(
                 f"SUQL: mode {name} — {short_title(title)}{current}",
@@ -395,7 +424,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
             "Pick an example with ↑/↓ and load it with Enter.",
             lambda: self.query_one("#suql-examples", OptionList).focus(),
         )
-        yield from self.history_commands()
+        yield from self.runs.commands()
 
     # --- examples and history (tui.history) ---------------------------------------------------------
 
@@ -409,8 +438,19 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         return [PickItem(e.title, e.source, e, more=e.sql) for e in self.examples]
 
     def example_chosen(self, value: Any) -> None:
+        """Load the example into the editor (not run) and focus it."""
         self.load_example(value)
         self.query_one("#suql-editor", SuqlEditor).focus()
+
+    def history_chosen(self, entry: HistoryEntry) -> None:
+        """Put a query run before back into the editor (not run)."""
+        self.runs.put_back(entry)
+
+    def on_example_chosen(self, message: m.ExampleChosen) -> None:
+        self.example_chosen(message.value)
+
+    def on_history_chosen(self, message: m.HistoryChosen) -> None:
+        self.history_chosen(message.entry)
 
     # --- worker bodies (in their threads): the runner's, on the tab's settings and world ---------------
 
@@ -431,54 +471,271 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
     def _compare_work(self, sql: str, cancel: threading.Event) -> Comparison:
         return self._runner.compare(self._session_now(), sql, cancel)
 
-    # --- engine events (main thread) ---------------------------------------------------------------
+    # --- engine events (main thread): the typed messages of REPORTS ---------------------------------
 
-    def on_engine_reported(self, message: EngineReported) -> None:
-        from engines.suql.execute import PlanBuilt, RowDecided
+    def on_llm_call_started(self, message: m.LlmCallStarted) -> None:
+        self.query_one(SuqlCallsTable).call_started(message.event)
+        self.counters.redraw()
 
-        message.stop()
+    def on_llm_call_finished(self, message: m.LlmCallFinished) -> None:
         event = message.event
         calls = self.query_one(SuqlCallsTable)
-        if isinstance(event, CallStarted):
-            calls.call_started(event)
-        elif isinstance(event, CallFinished):
-            calls.call_finished(event)
-            if calls.cursor_key == str(event.call_id):
-                self._show_call_detail()
-            if event.function in ("answer", "summary"):
-                self._counts[event.function] += 1
-            self._counts["cached"] += int(event.cached)
-        elif isinstance(event, CallFailed):
-            calls.call_failed(event)
-            self._counts["stopped" if is_cancellation(event.error) else "failed"] += 1
-            if calls.cursor_key == str(event.call_id):
-                self._show_call_detail()
-        elif isinstance(event, PlanBuilt):
-            self._show_plan(event.plan)
-        elif isinstance(event, RowDecided):
-            self._decided.append((event.row_key, event.truth))
-            self._counts["examined"] += 1
-            self._counts[event.truth] = self._counts.get(event.truth, 0) + 1
-        elif isinstance(event, (ModeStarted, ModeProgressed, ModeCompared)):
-            self._compare_reported(event)
-            return
-        else:
-            return
-        self._render_counters()
+        calls.call_finished(event)
+        if calls.cursor_key == str(event.call_id):
+            self._show_call_detail()
+        if event.function in ("answer", "summary"):
+            self.counters.add(event.function)
+        self.counters.add("cached", int(event.cached))
+        self.counters.redraw()
 
-    def _compare_reported(self, event: ModeStarted | ModeProgressed | ModeCompared) -> None:
+    def on_llm_call_failed(self, message: m.LlmCallFailed) -> None:
+        event = message.event
+        calls = self.query_one(SuqlCallsTable)
+        calls.call_failed(event)
+        self.counters.add("stopped" if is_cancellation(event.error) else "failed")
+        if calls.cursor_key == str(event.call_id):
+            self._show_call_detail()
+        self.counters.redraw()
+
+    def on_plan_built(self, message: m.PlanBuilt) -> None:
+        self._show_plan(message.event.plan)
+        self.counters.redraw()
+
+    def on_row_decided(self, message: m.RowDecided) -> None:
+        event = message.event
+        self._decided.append((event.row_key, event.truth))
+        self.counters.add("examined")
+        self.counters.add(event.truth)
+        self.counters.redraw()
+
+    def on_mode_started(self, message: m.ModeStarted) -> None:
         table = self.query_one(CompareTable)
-        if isinstance(event, ModeStarted):
-            self._comparing = event.mode
-            table.running(event.mode)
-            done = len(self._compared)
-            self._set_status(f"comparing modes… {event.mode} ({done + 1}/{len(MODE_NAMES)}) — Esc cancels", "running")
-        elif isinstance(event, ModeProgressed):
-            table.running(event.mode, event.answer_calls, event.summary_calls)
+        table.mode_started(message.event.mode)
+        done = len(table.outcomes)
+        self._set_status(
+            f"comparing modes… {message.event.mode} ({done + 1}/{len(MODE_NAMES)}) — Esc cancels", "running"
+        )
+
+    def on_mode_progressed(self, message: m.ModeProgressed) -> None:
+        event = message.event
+        self.query_one(CompareTable).running(event.mode, event.answer_calls, event.summary_calls)
+
+    def on_mode_compared(self, message: m.ModeCompared) -> None:
+        self.query_one(CompareTable).mode_compared(message.event.outcome)
+
+    # --- worker outcomes (main thread): each job's done / failed handlers ------------------------------
+
+    def _opened_first(self, opened: Opened) -> None:
+        self._adopt(opened)
+        self._set_status(f"ready — Ctrl+J runs the query in mode {self.mode} · Ctrl+O compares modes", "idle")
+
+    def _reopened(self, result: tuple[Settings, Opened]) -> None:
+        settings, opened = result
+        self.settings = settings
+        changed_world = opened.session.world_name != self.world
+        self._adopt(opened)
+        if changed_world:
+            self._world_changed()
+            self._set_status(f"ready — world {self.world} · pick an example or write a query", "idle")
         else:
-            self._compared.append(event.outcome)
-            self._comparing = None
-            table.finished(event.outcome)
+            self._set_status(f"ready — now using the {settings.backend} backend", "idle")
+
+    def _query_done(self, result: QueryRan | NeedsConsent) -> None:
+        self._cancel = None
+        if isinstance(result, NeedsConsent):
+            self._ask_consent(result)
+        else:
+            self._finish_query(result)
+
+    def _compare_done(self, comparison: Comparison) -> None:
+        self._cancel = None
+        self._finish_compare(comparison)
+
+    def _reopen_failed(self, error: BaseException) -> None:
+        self.query_one(SuqlControls).show_world(self.world)
+        self._failed(error, "Could not open the session")
+
+    def _run_failed(self, error: BaseException, *, compare: bool) -> None:
+        """A query or a comparison failed: a refused or wrong query is shown at its place in the editor."""
+        from engines.errors import Cancelled
+        from engines.sql.sandbox import SqlError, SqlRefused
+
+        self._cancel = None
+        if isinstance(error, SqlError) and not isinstance(error, Cancelled):
+            self.counters.stop_ticking()
+            self._show_query_error(error, refused=isinstance(error, SqlRefused), compare=compare)
+            return
+        if compare and not isinstance(error, Cancelled):
+            self.query_one(CompareTable).stop_early("✗ error")
+        self._failed(error, "Error", compare=compare)
+        if not isinstance(error, Cancelled):
+            self._show_nothing("error")
+
+    def _failed(self, error: BaseException, title: str, *, compare: bool = False) -> None:
+        """Any error of the tab's work, shown in the error pane (a cancelled run keeps what it decided)."""
+        from engines.errors import Cancelled
+
+        self.counters.stop_ticking()
+        if isinstance(error, Cancelled):
+            if compare:
+                self._cancelled_compare()
+            else:
+                self._cancelled_query()
+            return
+        self._show_error(title, describe_error(error))
+        self._set_status("error — see the error pane", "error")
+
+    def _adopt(self, opened: Opened) -> None:
+        self.world = opened.session.world_name
+        self._modes = opened.modes
+        self._worlds = opened.worlds
+        self.query_one(SuqlControls).show(self._worlds, self._modes, self.world, self.mode)
+        missing = None
+        if not opened.paper and self.world == PAPER_WORLD:  # the paper's queries are a data set: how to get it
+            from worlds.data import missing_message
+
+            missing = missing_message("suql_paper/restaurants_single_turn_SUQL.csv", self.settings.data_roots())
+        self.query_one(SuqlExamples).fill(
+            opened.lecture, opened.paper, world=self.world, own=self.world == self._db, missing_paper=missing
+        )
+        self._show_schema(opened.session)
+
+    def _show_schema(self, session: SuqlSession) -> None:
+        """The schema browser shows your data's tables while the tab is on them (hidden on a built-in world);
+        on first opening them, the editor's lecture example gives way to the first example of your data."""
+        pane = self.query_one(SchemaPane)
+        source = getattr(session, "source", None)
+        first = pane.subject is None or pane.subject.ready is None  # your data was not showing
+        pane.track(self.schema_subject(), default=source is not None)  # your data's shows at first, a world's on ^T
+        if source is not None and first and self.examples:
+            from engines.suql.examples import LECTURE
+
+            editor = self.query_one("#suql-editor", SuqlEditor)
+            if editor.text == layout_sql(LECTURE[1].sql):
+                self.load_example(self.examples[0])
+
+    def _world_changed(self) -> None:
+        """Another world: empty the panes; an unedited example gives way to the new world's first."""
+        editor = self.query_one("#suql-editor", SuqlEditor)
+        unedited = self._loaded is not None and editor.text == layout_sql(self._loaded.sql)
+        if (unedited or not editor.text.strip()) and self.examples:
+            self.load_example(self.examples[0])
+        self.counters.reset()
+        self.counters.redraw()
+        self._show_nothing("no query yet")
+        self.query_one("#suql-plan", Static).update(PLAN_HINT)
+        self.query_one("#suql-readback", Static).update("—")
+        self.query_one(SuqlCallsTable).reset("no calls yet")
+        self._show_call_detail()
+        self._clear_error()
+
+    def _ask_consent(self, needs: NeedsConsent) -> None:
+        self.counters.stop()
+        self._consent = (needs.sql, needs.mode)
+        self._set_status(
+            f"not run: this query may make up to {needs.expected:,} LLM calls to the paid {self.settings.backend} "
+            f"backend (more than {self.settings.suql_confirm_calls:,}) — Ctrl+J again runs it",
+            "error",
+        )
+
+    def _finish_query(self, ran: QueryRan) -> None:
+        self.counters.stop_ticking()
+        result = ran.result
+        self._show_plan(result.plan)
+        self._show_dnf(result.dnf)
+        self.query_one("#suql-readback", Static).update(result.readback)
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_rows(result.columns, result.rows, truncated=result.truncated)
+        if result.approximate:
+            results.border_title = "Results ≈ approximate"
+            results.border_subtitle = (
+                f"{count_rows(len(result.rows))} · cap {result.plan.cap}: not every candidate examined"
+            )
+        else:
+            results.border_title = "Results"
+        self._show_to_verify(result)
+        s = result.stats
+        self.counters.stop(
+            answer=s.answer_calls,
+            summary=s.summary_calls,
+            cached=s.cached_calls,
+            examined=s.rows_examined,
+            elapsed=ran.elapsed_s,
+        )
+        parts = [count_rows(len(result.rows))]
+        if result.to_verify:
+            parts.append(f"{len(result.to_verify)} to verify")
+        if result.approximate:
+            parts.append("approximate")
+        if getattr(result, "budget_exhausted", False):
+            parts.append(result.message)
+        self._set_status(f"done — {' · '.join(parts)} · mode {result.mode}", "done")
+
+    def _finish_compare(self, comparison: Comparison) -> None:
+        self.counters.stop_ticking()
+        table = self.query_one(CompareTable)
+        failed = comparison.failed
+        subtitle = f"{len(comparison.modes)} modes"
+        best = comparison.fewest_answer_calls()
+        if best is not None:
+            subtitle += f" · fewest answer() calls: {', '.join(best[0])} ({best[1]:,})"
+        if comparison.approximate:
+            subtitle += " · ≈ approximate (retrieval cap)"
+        table.border_subtitle = subtitle
+        if failed:
+            self._set_status(f"compared — {', '.join(failed)} failed (see the note column)", "error")
+        else:
+            self._set_status(f"compared the six modes — {subtitle}", "done")
+
+    def _cancelled_query(self) -> None:
+        counts = self.counters.counts
+        calls = counts["answer"] + counts["summary"]
+        self.counters.stop(elapsed=self.counters.since_start())
+        rows = [(label, truth) for label, truth in self._decided]
+        results = self.query_one("#suql-results", ResultsTable)
+        results.show_rows(("row", "decided"), rows)
+        results.border_title = "Results · cancelled"
+        results.border_subtitle = f"{count_rows(len(rows))} decided before Esc"
+        self.query_one("#suql-verify", ResultsTable).show_nothing("cancelled: no final query ran")
+        self.query_one("#suql-readback", Static).update("— (cancelled)")
+        stopped = f" ({counts['stopped']} in flight stopped)" if counts["stopped"] else ""
+        self._set_status(
+            f"cancelled — {count_rows(calls, 'LLM call')} made{stopped}, {count_rows(len(rows))} decided; no further calls",
+            "cancelled",
+        )
+
+    def _cancelled_compare(self) -> None:
+        table = self.query_one(CompareTable)
+        table.stop_early("stopped")
+        table.border_subtitle = "cancelled"
+        done = table.compared
+        ran = f"compared {', '.join(done)}" if done else "no mode finished"
+        self._set_status(f"cancelled — {ran}; no further calls", "cancelled")
+
+    def _show_query_error(self, error: Any, *, refused: bool, compare: bool) -> None:
+        """A query the engine refused or could not run; the editor keeps its text."""
+        editor = self.query_one("#suql-editor", SuqlEditor)
+        text = editor.text
+        where = ""
+        if error.line is not None and error.column is not None:
+            if error.sql is not None and _bare(error.sql) != _bare(text):
+                where = "in the SQL the compiler generated"
+            else:
+                where = f"at line {error.line}, column {error.column}"
+                editor.cursor_location = location_in(text, error.line, error.column)
+        title = "Refused — nothing ran" if refused else "SUQL error"
+        if where:
+            title = f"{title} {where}"
+        self._show_error(title, error.message)
+        self._show_nothing("refused" if refused else "error")
+        if compare:
+            self.query_one(CompareTable).cannot_run()
+        self._set_status(
+            "refused — fix the query in the editor"
+            if refused
+            else "error — fix the query in the editor and run it again",
+            "error",
+        )
 
     # --- view helpers -------------------------------------------------------------------------------
 
@@ -494,9 +751,6 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
     def _begin_run(self) -> None:
         """Empty the panes for a new run and start the elapsed counter."""
         self._decided = []
-        self._reset_counts()
-        self._started = self._now()
-        self._counts["running"] = True
         self.query_one("#suql-dnf", SqlView).update("…")
         self.query_one("#suql-plan", Static).update("…")
         self.query_one("#suql-readback", Static).update("…")
@@ -507,37 +761,7 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self.query_one(SuqlCallsTable).reset()
         self._show_call_detail()
         self.query_one("#suql-bottom", TabbedContent).active = "suql-calls-pane"
-        self._render_counters()
-        self._start_ticker()
-
-    def _reset_counts(self) -> None:
-        self._counts = {
-            "answer": 0,
-            "summary": 0,
-            "cached": 0,
-            "examined": 0,
-            "match": 0,
-            "no": 0,
-            "to verify": 0,
-            "stopped": 0,
-            "failed": 0,
-            "elapsed": 0.0,
-            "running": False,
-        }
-
-    def _render_counters(self) -> None:
-        c = self._counts
-        parts = [
-            counter("answer()", f"{c['answer']:,}"),
-            counter("summary()", f"{c['summary']:,}"),
-            counter("cached", f"{c['cached']:,}"),
-            counter("examined", f"{c['examined']:,}"),
-        ]
-        if c["match"] or c["no"] or c["to verify"]:
-            parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
-        parts.append(counter("elapsed", f"{c['elapsed']:.2f} s"))
-        parts.extend(self.usage_counters())
-        self.query_one("#suql-counters", Static).update(Content("   ").join(parts))
+        self.counters.begin()
 
     def _show_plan(self, plan: Plan) -> None:
         self.query_one("#suql-plan", Static).update(plan_content(plan))
@@ -577,89 +801,8 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self.query_one("#suql-readback", Static).update(f"— ({why})")
         self.query_one("#suql-plan", Static).update("—")
         self.query_one("#suql-dnf", SqlView).update("—")
-        self._counts["running"] = False
-        self._render_counters()
-
-    def _mount_controls(self) -> None:
-        """The world and mode selects, built once the engine modules are loaded."""
-        controls = self.query_one("#suql-controls", Horizontal)
-        if controls.query("#suql-mode"):
-            self._sync_world_select()
-            return
-        controls.query("#suql-opening").remove()
-        world = Select(
-            [(as_text(name, one_line=True), name) for name, _ in self._worlds],  # a world may be your file's path
-            value=self.world,
-            allow_blank=False,
-            compact=True,
-            id="suql-world",
-        )
-        world.border_title = "World"
-        world.tooltip = "The data the queries run on; more worlds join as they are built."
-        mode = Select(
-            [(f"{name} · {short_title(title)}", name) for name, title in self._modes],
-            value=self.mode,
-            allow_blank=False,
-            compact=True,
-            id="suql-mode",
-        )
-        mode.border_title = "Mode · F7 / Shift+F7"
-        mode.tooltip = "\n".join(f"{name} — {title}" for name, title in self._modes)
-        controls.mount_all([world, mode])
-
-    def _sync_world_select(self) -> None:
-        selects = self.query("#suql-world")
-        if selects:
-            select = selects.first(Select)
-            if select.value != self.world:
-                select.value = self.world
-
-    def _fill_examples(self) -> None:
-        options: list[Option | None] = []
-        if self._lecture:
-            options.append(
-                Option(
-                    Content.styled(
-                        f"{'Your data' if self.world == self._db else 'Lecture and notes'} · {len(self._lecture)}",
-                        "bold $text-accent",
-                    ),
-                    disabled=True,
-                )
-            )
-            options.extend(_example_option(f"lecture-{i}", e) for i, e in enumerate(self._lecture))
-        if self._paper:
-            options.append(None)
-            options.append(
-                Option(
-                    Content.styled(f"SUQL paper · {len(self._paper)} real queries", "bold $text-accent"), disabled=True
-                )
-            )
-            options.extend(_example_option(f"paper-{i}", e) for i, e in enumerate(self._paper))
-        elif self.world == PAPER_WORLD:  # the paper's queries are a data set: missing, it says how to get it
-            from worlds.data import missing_message
-
-            path = "suql_paper/restaurants_single_turn_SUQL.csv"
-            options += [
-                None,
-                Option(
-                    as_text(
-                        Content.styled(
-                            f"SUQL paper · {missing_message(path, self.settings.data_roots())}", "$text-warning"
-                        )
-                    ),
-                    disabled=True,
-                ),
-            ]
-        examples = self.query_one("#suql-examples", OptionList)
-        examples.set_options(options)
-        examples.border_subtitle = as_text(
-            f"{len(self._lecture) + len(self._paper)} queries · world {self.world}", one_line=True
-        )
-
-    def _example_by_id(self, option_id: str) -> Example | None:
-        kind, _, index = option_id.partition("-")
-        pool = {"lecture": self._lecture, "paper": self._paper}.get(kind, ())
-        return pool[int(index)] if index.isdigit() and int(index) < len(pool) else None
+        self.counters.counts["running"] = False
+        self.counters.redraw()
 
     def _mode_title(self, mode: str) -> str:
         return dict(self._modes).get(mode, "")
@@ -671,18 +814,14 @@ class SuqlArea(SchemaHost, SuqlOutcomes, HistoryArea):
         self.query_one("#suql-error", ErrorBox).clear()
 
 
-def _example_option(option_id: str, example: Example) -> Option:
-    source = example.source.replace("SUQL paper ", "").replace("lecture ", "L")
-    room = max(8, EXAMPLE_CHARS - len(source) - 1)
-    return Option(
-        as_text(Content.assemble(truncate(example.title, room), " ", Content.styled(source, "$foreground-muted"))),
-        id=option_id,
-    )
+def _bare(sql: str) -> str:
+    return sql.strip().rstrip(";").strip()
 
 
 __all__ = [
+    "EXAMPLE_CHARS",
+    "REPORTS",
     "CompareTable",
-    "EngineReported",
     "QueryRan",
     "SuqlArea",
     "SuqlCallsTable",

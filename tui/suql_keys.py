@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 from textual.content import Content
+from textual.reactive import reactive
 
 from tui.widgets import SqlEditor, run_binding
 
@@ -25,14 +26,13 @@ class SuqlEditor(SqlEditor):
         run_binding("Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
     ]
 
+    tab_working: reactive[bool] = reactive(False, bindings=True)
+    """True while the tab runs a query (the tab binds it to its :attr:`~tui.area.WorkArea.working`)."""
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Like the tab's, the editor's Run is off the footer while the tab runs a query (Esc is there)."""
-        if action == "run":
-            from tui.area import WorkArea
-
-            area = next((node for node in self.ancestors if isinstance(node, WorkArea)), None)
-            if area is not None and action in area.RUN_ACTIONS and area.is_busy:
-                return False
+        if action == "run" and self.tab_working:
+            return False
         return super().check_action(action, parameters)
 
 

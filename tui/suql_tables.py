@@ -1,4 +1,5 @@
-"""The SUQL tab's tables: the per-row LLM calls of a query, and the comparison of the modes."""
+"""The SUQL tab's tables: the per-row LLM calls of a query, and the comparison of the modes (which keeps how far
+the comparison got)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.widgets.data_table import ColumnKey
 
 from engines.events import CallFailed, CallFinished, CallStarted
 from tui.suql_view import strategy
+from tui.suql_work import MODE_NAMES
 from tui.widgets import (
     TOKEN_COLUMNS,
     TOKEN_WIDTHS,
@@ -77,7 +79,7 @@ class SuqlCallsTable(CallsTable):
     def call_started(self, event: CallStarted) -> None:
         self._fix_widths()
         key = str(event.call_id)
-        self.record_call(event)
+        self.record_started(event)
         call = (
             "summary()"
             if event.function == "summary"
@@ -100,7 +102,7 @@ class SuqlCallsTable(CallsTable):
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_finished(event)
         self.show_tokens(key, event)
         if event.function == "summary":
             verdict = Text("summary", style=self.get_component_rich_style("suql-calls--muted"))
@@ -121,7 +123,7 @@ class SuqlCallsTable(CallsTable):
     def call_failed(self, event: CallFailed) -> None:
         """A call that failed, or that Esc stopped while it was in flight."""
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_failed(event)
         stopped = is_cancellation(event.error)
         verdict, why = ("stopped", "stopped by Esc before it answered") if stopped else ("✗ error", event.error)
         self._full[key] = (self._full[key][0], why)
@@ -163,6 +165,8 @@ class CompareTable(SafeCells, FreshWidths, DataTable):
 
     The last column says how far each mode got: waiting, running, its wall time, or why
     it stopped; the highlighted row's tooltip holds the mode's full title (and error).
+    The table keeps the comparison's progress: the outcomes of the modes done (:attr:`outcomes`) and the mode
+    running (:attr:`current`).
     """
 
     COLUMNS = (
@@ -182,6 +186,8 @@ class CompareTable(SafeCells, FreshWidths, DataTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._titles: dict[str, str] = {}
+        self.outcomes: list[ModeOutcome] = []  # the modes compared so far, in order
+        self.current: str | None = None  # the mode running
 
     def on_mount(self) -> None:
         for label, key in self.COLUMNS:
@@ -189,6 +195,8 @@ class CompareTable(SafeCells, FreshWidths, DataTable):
 
     def start(self, modes: Sequence[tuple[str, str]]) -> None:
         """One waiting row per mode."""
+        self.outcomes = []
+        self.current = None
         self.clear()
         self._titles = {name: f"{name} — {title}" for name, title in modes}
         muted = self.get_component_rich_style("compare-table--muted")
@@ -235,6 +243,38 @@ class CompareTable(SafeCells, FreshWidths, DataTable):
             )
         for key, value in values.items():
             self.update_cell(row.mode, key, Text(value, justify="right"), update_width=True)
+
+    def mode_started(self, mode: str) -> None:
+        """The run in ``mode`` began."""
+        self.current = mode
+        self.running(mode)
+
+    def mode_compared(self, outcome: ModeOutcome) -> None:
+        """The run in one mode ended: its line."""
+        self.outcomes.append(outcome)
+        self.current = None
+        self.finished(outcome)
+
+    @property
+    def compared(self) -> list[str]:
+        """The modes whose runs ended, in order."""
+        return [r.mode for r in self.outcomes]
+
+    def stop_early(self, current: str) -> None:
+        """The comparison ended early: the running mode says ``current``, the ones after it "not run"."""
+        done = self.compared
+        for name in MODE_NAMES:
+            if name == self.current:
+                self.stopped(name, current)
+            elif name not in done:
+                self.stopped(name, "not run")
+        self.border_subtitle = "stopped early"
+
+    def cannot_run(self) -> None:
+        """The query cannot run (refused, or wrong): no mode ran it."""
+        for name in MODE_NAMES:
+            self.stopped(name, "not run")
+        self.border_subtitle = "the query cannot run"
 
     def stopped(self, mode: str, why: str) -> None:
         self.update_cell(mode, "mode", Text(mode, style="bold"))

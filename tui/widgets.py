@@ -188,6 +188,19 @@ class TextBox(Input):
         super().__init__(*args, **kwargs)
 
 
+class QuestionBox(TextBox):
+    """A box a question is typed in: Enter posts :class:`~tui.messages.QuestionSubmitted` with the text as typed
+    (the tab decides whether it is asked, and empties the box when it is)."""
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input is not self:
+            return
+        event.stop()
+        from tui.messages import QuestionSubmitted
+
+        self.post_message(QuestionSubmitted(self, event.value))
+
+
 def safe_cell(cell: Any) -> Any:
     """A table cell (or column label) as it may reach the terminal: text with control characters, C1 and bidi
     controls shown escaped; other renderables as they are."""
@@ -579,7 +592,8 @@ def call_tokens_text(
 
 class CallRecords:
     """A mixin for the tables of LLM calls: every call's record in full (for export and the cell view), and
-    its tokens in the :data:`TOKEN_COLUMNS`.  The table calls :meth:`record_call` for each call event."""
+    its tokens in the :data:`TOKEN_COLUMNS`.  The table calls :meth:`record_started`, :meth:`record_finished` or
+    :meth:`record_failed` for each call event."""
 
     EXPORT_COLUMNS = (
         "call",
@@ -610,31 +624,40 @@ class CallRecords:
     def clear_records(self) -> None:
         self.call_records.clear()
 
-    def record_call(self, event: CallStarted | CallFinished | CallFailed) -> None:
+    def _record(self, event: CallStarted | CallFinished | CallFailed) -> dict[str, Any]:
+        """The record of ``event``'s call (made when the call is first seen)."""
         key = str(event.call_id)
         record = self.call_records.get(key)
         if record is None:
             record = self.call_records[key] = dict.fromkeys(self.EXPORT_COLUMNS)
             record.update(call=event.call_id, function=event.function)
-        if isinstance(event, CallStarted):
-            record.update(row=event.row_key, input=event.prompt)
-        elif isinstance(event, CallFinished):
-            record.update(
-                output=event.verdict,
-                evidence=list(event.evidence),
-                latency_ms=round(event.latency_s * 1000, 3),
-                answer_cached=event.cached,
-                input_tokens=event.input_tokens,
-                output_tokens=event.output_tokens,
-                cached_input_tokens=event.cached_input_tokens,
-                cost_usd=event.cost_usd,
-                tokens_estimated=event.estimated,
-                model=event.model,
-            )
-            if event.row_key is not None:
-                record["row"] = event.row_key
-        else:
-            record.update(error=event.error, latency_ms=round(event.latency_s * 1000, 3))
+        return record
+
+    def record_started(self, event: CallStarted) -> None:
+        """A call began: its row and its prompt."""
+        self._record(event).update(row=event.row_key, input=event.prompt)
+
+    def record_finished(self, event: CallFinished) -> None:
+        """A call answered: its verdict, evidence, latency, tokens and cost."""
+        record = self._record(event)
+        record.update(
+            output=event.verdict,
+            evidence=list(event.evidence),
+            latency_ms=round(event.latency_s * 1000, 3),
+            answer_cached=event.cached,
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            cached_input_tokens=event.cached_input_tokens,
+            cost_usd=event.cost_usd,
+            tokens_estimated=event.estimated,
+            model=event.model,
+        )
+        if event.row_key is not None:
+            record["row"] = event.row_key
+
+    def record_failed(self, event: CallFailed) -> None:
+        """A call failed (or was stopped): its error and latency."""
+        self._record(event).update(error=event.error, latency_ms=round(event.latency_s * 1000, 3))
 
     def show_tokens(self, key: str, event: CallFinished) -> None:
         """Fill the token cell of the call ``key``."""
@@ -717,7 +740,7 @@ class CallsTable(CallRecords, RowCursor, SafeCells, FreshWidths, DataTable):
 
     def call_started(self, event: CallStarted) -> None:
         key = str(event.call_id)
-        self.record_call(event)
+        self.record_started(event)
         self._full[key] = (event.prompt, "")
         self.follow_row(
             Text(key, justify="right"),
@@ -733,7 +756,7 @@ class CallsTable(CallRecords, RowCursor, SafeCells, FreshWidths, DataTable):
 
     def call_finished(self, event: CallFinished) -> None:
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_finished(event)
         self._full[key] = (self._full[key][0], event.verdict)
         self._cached += int(event.cached)
         self.show_tokens(key, event)
@@ -744,7 +767,7 @@ class CallsTable(CallRecords, RowCursor, SafeCells, FreshWidths, DataTable):
 
     def call_failed(self, event: CallFailed) -> None:
         key = self._ensure_row(event.call_id, event.function)
-        self.record_call(event)
+        self.record_failed(event)
         self._full[key] = (self._full[key][0], f"failed: {event.error}")
         style = self.get_component_rich_style("calls-table--failed")
         self.update_cell(

@@ -242,7 +242,7 @@ def top_k_trap(
 
 @dataclass
 class CourseSession:
-    """The agent tab's course world: the same shape as ``RestaurantSession``."""
+    """The agent tab's course world: the same shape as ``engines.compose.RestaurantSession``."""
 
     settings: Settings
     world: CourseWorld
@@ -255,9 +255,9 @@ class CourseSession:
 
 
 def open_courses_agent(
-    settings: Settings | None = None, *, clock: Callable[[], float] | None = None, world: CourseWorld | None = None
+    settings: Settings, *, clock: Callable[[], float] | None = None, world: CourseWorld | None = None
 ) -> CourseSession:
-    """A SUQL dialogue agent over the course world, in a fresh sandbox.
+    """A SUQL dialogue agent over the course world, in a fresh sandbox, bounded by ``settings``.
 
     Raises ``ConfigurationError`` when the settings choose a backend that cannot run.
     """
@@ -265,11 +265,9 @@ def open_courses_agent(
 
     from engines.courses.tasks import COURSE_TASKS
     from engines.llm.client import llm_from_settings
-    from engines.settings import Settings
     from engines.suql.agent import SuqlAgent
     from worlds import courses
 
-    settings = settings or Settings()
     llm = llm_from_settings(settings, clock=clock or time.perf_counter)
     world = world or courses.build()
     sandbox = Sandbox.create(

@@ -65,9 +65,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 from sqlglot import exp
@@ -77,7 +77,13 @@ from engines.data.describe import SchemaDescription, TableInfo, describe
 from engines.data.load_worker import send
 from engines.errors import EngineError
 from engines.settings import Settings
-from engines.sql.sandbox import Limits, Sandbox, SqlError, attach_config, attach_statement
+from engines.sources import SqlGate, SuqlRunner, TableKind, TableSource
+from engines.sql.sandbox import Limits, QueryResult, Sandbox, SqlError, attach_config, attach_statement
+
+if TYPE_CHECKING:
+    from engines.llm.client import LLM
+    from engines.sql.classify import EnumSpec
+    from engines.suql.examples import Example
 
 __all__ = [
     "DEFAULT_NULLS",
@@ -98,7 +104,7 @@ class DataSourceError(EngineError):
 
 
 # File name endings -> format.  Compressed files (.gz, .zst) are read by DuckDB as they are.
-FORMATS: dict[str, str] = {
+FORMATS: dict[str, TableKind] = {
     ".csv": "csv",
     ".tsv": "tsv",
     ".tab": "tsv",
@@ -146,20 +152,27 @@ MAX_SPEC_CHARS = 1000
 
 @dataclass
 class DataSource:
-    """An opened data source: query it through ``sandbox``; ``schema`` is the engine's description."""
+    """An opened data source, a :class:`~engines.sources.TableSource`: query it through ``sandbox``; ``schema`` is
+    the engine's description.  :class:`engines.data.postgres.PostgresSource` is the one over PostgreSQL."""
 
     name: str  # what the user gave, as shown (a URL without its password)
-    kind: str  # csv | tsv | parquet | jsonl | json | directory | duckdb | postgresql
-    sandbox: Any  # engines.sql.sandbox.Sandbox, or a gate with the same methods (PostgreSQL)
+    kind: TableKind  # csv | tsv | parquet | jsonl | json | directory | duckdb | postgresql
+    sandbox: SqlGate  # engines.sql.sandbox.Sandbox, or the gate over PostgreSQL
     schema: SchemaDescription
     files: tuple[str, ...] = ()  # the files read (resolved paths)
-    make_engine: Callable[..., Any] | None = None
-    """For a source whose structured part runs elsewhere (PostgreSQL): ``make_engine(llm, settings, pool=n)``
-    returns the SUQL engine over it; None: ``engines.suql.execute.SuqlEngine`` over ``sandbox``."""
     _on_close: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     lazy = False
     """Whether tables are described only when needed (PostgreSQL): ``schema`` is then what is known so far."""
+
+    @property
+    def enum_fields(self) -> Mapping[str, EnumSpec]:
+        """The enumerations the description found (an agent's ``classify()`` maps the user's words onto them)."""
+        return self.schema.enum_fields
+
+    def parser_schema(self, *, suql: bool = False) -> str:
+        """The schema text an agent's parser is shown: the description rendered (with SUQL's functions)."""
+        return self.schema.render(suql=suql)
 
     def described(self, tables: Iterable[str] | None = None) -> SchemaDescription:
         """The description with ``tables`` (all when None) described from their data.  A source of files or a
@@ -169,6 +182,32 @@ class DataSource:
     def described_for(self, question: str) -> SchemaDescription:
         """The description the parser is shown for ``question``: with the tables it mentions described."""
         return self.schema
+
+    def run_sql(self, sql: str) -> QueryResult:
+        """One read-only statement through the gate."""
+        return self.sandbox.run(sql)
+
+    def suql_engine(self, llm: LLM, settings: Settings, *, pool: int = 1) -> SuqlRunner:
+        """SUQL over the loaded tables: :class:`engines.suql.execute.SuqlEngine` on the gate, bounded by
+        ``settings`` (``suql_cap``, ``suql_call_budget``, ``suql_ranker``)."""
+        from engines.suql.execute import SuqlEngine
+
+        if not isinstance(self.sandbox, Sandbox):
+            raise TypeError(f"{self.name}: SUQL runs on a DuckDB sandbox, not on {type(self.sandbox).__name__}")
+        return SuqlEngine(
+            self.sandbox,
+            llm,
+            pool=pool,
+            cap=settings.suql_cap,
+            call_budget=settings.suql_call_budget,
+            ranker=settings.suql_ranker,
+        )
+
+    def examples(self) -> tuple[Example, ...]:
+        """Queries to start from, made from the description (:func:`engines.data.examples.examples_for`)."""
+        from engines.data.examples import examples_for
+
+        return examples_for(self.schema, self.sandbox)
 
     def close(self) -> None:
         self.sandbox.close()
@@ -197,14 +236,16 @@ def _stem(path: str) -> str:
     return base
 
 
-def agent_schema(data: DataSource, *, suql: bool = False) -> Callable[[str], tuple[str, Any]] | None:
+def agent_schema(
+    data: TableSource, *, suql: bool = False
+) -> Callable[[str], tuple[str, Mapping[str, EnumSpec]]] | None:
     """For a source described lazily (PostgreSQL), what an agent's ``schema_for`` is: for a question, the
     schema text (with SUQL's functions when ``suql``) and the enumerations, the tables it mentions described
     first; None for a source described on opening."""
     if not data.lazy:
         return None
 
-    def schema_for(question: str) -> tuple[str, Any]:
+    def schema_for(question: str) -> tuple[str, Mapping[str, EnumSpec]]:
         description = data.described_for(question)
         return description.render(suql=suql), description.enum_fields
 
@@ -244,7 +285,7 @@ def table_names(paths: list[str]) -> list[str]:
     return [name for name in out if name is not None]
 
 
-def file_format(path: str) -> str | None:
+def file_format(path: str) -> TableKind | None:
     low = os.path.basename(path).lower()
     for comp in COMPRESSIONS:
         if low.endswith(comp):
@@ -265,9 +306,8 @@ def _is_duckdb_file(path: str) -> bool:
     return head[8:12] == b"DUCK"
 
 
-def open_source(spec: str, settings: Settings | None = None) -> DataSource:
-    """Open ``spec`` (a path or a ``postgresql://`` URL) read-only and describe it."""
-    settings = settings or Settings()
+def open_source(spec: str, settings: Settings) -> DataSource:
+    """Open ``spec`` (a path or a ``postgresql://`` URL) read-only and describe it, under ``settings``' bounds."""
     deadline = time.monotonic() + settings.load_timeout_s
     spec = (spec or "").strip()
     if not spec:
@@ -316,7 +356,7 @@ def open_source(spec: str, settings: Settings | None = None) -> DataSource:
 @dataclass
 class _File:
     table: str
-    fmt: str
+    fmt: TableKind
     path: str  # resolved
     name: str  # as messages name it: the file's name
     fd: int  # open for reading; DuckDB reads it as /proc/self/fd/N
@@ -365,7 +405,7 @@ _OPEN_FLAGS = (
 )
 
 
-def _open_file(path: str, table: str, fmt: str, *, shown: str, place: str, folder: str | None = None) -> _File:
+def _open_file(path: str, table: str, fmt: TableKind, *, shown: str, place: str, folder: str | None = None) -> _File:
     """Open the data file at ``path`` (resolved) for reading and check the descriptor: a regular file, not
     empty, and, for a file of ``folder``, inside that folder.  ``shown`` names it, ``place`` in messages."""
     compression = _compression(path)
@@ -421,7 +461,7 @@ def _folder_files(spec: str, folder: str) -> list[_File]:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as e:
         raise DataSourceError(f"The folder {spec} cannot be read: {e.strerror or e}.") from e
-    chosen: list[tuple[str, str, str, str]] = []  # (file name, format, where messages say it is, resolved path)
+    chosen: list[tuple[str, TableKind, str, str]] = []  # (file name, format, where messages say it is, resolved path)
     for entry in entries:
         fmt = file_format(entry.name)
         if entry.name.startswith(".") or fmt is None:
@@ -713,11 +753,12 @@ def _keep_worker(worker: _Worker) -> None:
     global _idle, _idle_timer
     timer = threading.Timer(IDLE_S, _discard_idle)
     timer.daemon = True
+    spare: _Worker | None = worker
     with _idle_lock:
         if _idle is None:
-            _idle, _idle_timer, worker = worker, timer, None
-    if worker is not None:  # another load kept its loader meanwhile
-        worker.discard()
+            _idle, _idle_timer, spare = worker, timer, None
+    if spare is not None:  # another load kept its loader meanwhile
+        spare.discard()
     else:
         timer.start()
 
@@ -890,7 +931,7 @@ def _cast_message(f: _File, final: dict[str, Any], reading: _Reading) -> str:
     )
 
 
-def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: str, deadline: float) -> DataSource:
+def _open_files(spec: str, files: list[_File], settings: Settings, *, kind: TableKind, deadline: float) -> DataSource:
     try:
         reading = _reading(spec, files, settings)
         sandbox = Sandbox.create_external(
@@ -961,7 +1002,7 @@ def _with_origin(table: TableInfo, origin: _Origin | None) -> TableInfo:
 
 def _described(
     spec: str,
-    kind: str,
+    kind: TableKind,
     sandbox: Sandbox,
     files: tuple[str, ...],
     settings: Settings,

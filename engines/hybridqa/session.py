@@ -10,13 +10,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engines.errors import ConfigurationError, EngineError
-from engines.hybridqa.pipeline import HybridQA
+from engines.hybridqa.pipeline import HybridAnswer, HybridQA
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
 from engines.sql.sandbox import Limits, Sandbox
 from worlds import hybridqa as W
+
+if TYPE_CHECKING:
+    from engines.hybridqa.scoring import Score
 
 SIM_KNOWS_GENERATED_ONLY = (
     "The simulated LLM knows only the generated worlds: its parser's grammar and its reader's cues are those of "
@@ -52,7 +56,7 @@ class HybridSession:
     # the hidden truth of a generated world, apart from it, for evaluators only; None for real tables
     truth: W.HiddenTruth | None = field(default=None, repr=False)
 
-    def grade(self, question, answer):
+    def grade(self, question: W.HybridQuestion, answer: HybridAnswer) -> Score:
         """EM and F1 of ``answer`` against ``question``'s gold; with hidden truth (generated tables),
         the judgement and the error class too (engines.hybridqa.scoring.Score)."""
         from engines.hybridqa.scoring import score
@@ -75,7 +79,7 @@ class HybridSession:
 
 
 def open_hybridqa(
-    settings: Settings | None = None,
+    settings: Settings,
     *,
     source: str = "generated",
     directory: Path | str | None = None,
@@ -90,7 +94,6 @@ def open_hybridqa(
     ``source="real"`` loads the HybridQA tables of ``directory`` (default ``hybridqa/`` of the ``data_dir`` setting).
     ``llm`` overrides the one the settings choose (tests and ablations pass their own).
     """
-    settings = settings or Settings()
     truth: W.HiddenTruth | None = None  # real tables have none
     if source == "generated":
         world, truth = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)

@@ -21,11 +21,17 @@ again, a zero-length path from a constant, ``SELECT *``'s columns and a function
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError, prepare
 from engines.kg.endpoint import Endpoint, Feedback, QueryResult
 from engines.kg.pages import EntityPage, PageClaim, PageValue, PropertyExample, SearchHit, UnknownEntity
 from engines.kg.store import DEFAULT_STORE as STORE_DEFAULT
 from engines.kg.store import STORES
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
+    from worlds.kg import KGWorld
 
 __all__ = [
     "Endpoint",
@@ -46,12 +52,12 @@ __all__ = [
 ]
 
 
-def open_kg(settings=None, *, store: str = STORE_DEFAULT, world=None) -> Endpoint:
-    """The endpoint over the knowledge-graph world (built with its default seed unless given)."""
-    from engines.settings import Settings
+def open_kg(settings: Settings, *, store: str = STORE_DEFAULT, world: KGWorld | None = None) -> Endpoint:
+    """The endpoint over the knowledge-graph world (built with its default seed unless given), bounded by
+    ``settings`` (``query_timeout_s``, ``row_cap``, ``sparql_memory_limit_mb``).  Which graph a session queries
+    (this one, a user's RDF files or a remote endpoint) is :func:`engines.compose.open_graph`'s choice."""
     from worlds import kg
 
-    settings = settings or Settings()
     world = world or kg.build(kg.DEFAULT_SEED).world
     return Endpoint.from_world(
         world,

@@ -56,8 +56,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engines.kg.dialect import Dialect, SparqlSyntaxError, _tree_tools
 from engines.kg.prefixes import compact
+from engines.kg.sparql import TREE, Dialect, SparqlSyntaxError, tree_tools
 
 __all__ = ["Agreed", "agree", "for_oxigraph", "unsupported_function", "STORE_FUNCTIONS", "COMMON_FUNCTIONS"]
 
@@ -111,7 +111,7 @@ def agree(text: str, dialect: Dialect, tree: Any = None, *, oxigraph: bool = Fal
 
     Raises SparqlSyntaxError for an assignment to a variable in scope that is not one of the two
     shapes (or any, with a standard dialect).  None when tree-sitter cannot decide."""
-    tools = _tree_tools()
+    tools = tree_tools()
     if tools is None:
         return None
     parser = tools[0]
@@ -138,7 +138,7 @@ def agree(text: str, dialect: Dialect, tree: Any = None, *, oxigraph: bool = Fal
 
 def for_oxigraph(text: str) -> str:
     """``text`` (prepared for both stores) with its zero-length paths from a constant rewritten for Oxigraph."""
-    tools = _tree_tools()
+    tools = tree_tools()
     if tools is None:
         return text
     t = _Tree(tools[0], text.encode("utf-8"))
@@ -176,11 +176,9 @@ class _Tree:
     """One parse of the text and what tree-sitter's queries found in it (in C: no walk in Python)."""
 
     def __init__(self, parser: Any, src: bytes, tree: Any = None) -> None:
-        from engines.kg.dialect import _TREE
-
         self.parser, self.src = parser, src
         self.root = (tree if tree is not None else parser.parse(src)).root_node
-        self.found: dict[str, list[Any]] = _TREE["cursor"](_TREE["shapes"]).captures(self.root)
+        self.found: dict[str, list[Any]] = TREE["cursor"](TREE["shapes"]).captures(self.root)
         self._vars: list[Any] | None = None
         self._index: dict[str, list[int]] = {}
 
@@ -191,9 +189,7 @@ class _Tree:
     def variables(self) -> list[Any]:
         """Every ``var`` node, in document order."""
         if self._vars is None:
-            from engines.kg.dialect import _TREE
-
-            found = _TREE["cursor"](_TREE["vars"]).captures(self.root).get("v", ())
+            found = TREE["cursor"](TREE["vars"]).captures(self.root).get("v", ())
             self._vars = sorted(found, key=lambda n: n.start_byte)
             for v in self._vars:
                 self._index.setdefault(_name(v, self.src), []).append(v.start_byte)

@@ -41,12 +41,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engines.errors import EngineError
 from engines.kg.prefixes import PREFIXES
+from engines.kg.sparql import TREE, WIKIDATA, WIKIDATA_NATIVE, Dialect, SparqlRefused, SparqlSyntaxError, tree_tools
 
 __all__ = [
     "Dialect",
     "WIKIDATA",
+    "WIKIDATA_NATIVE",
     "Prepared",
     "SparqlRefused",
     "SparqlSyntaxError",
@@ -59,19 +60,6 @@ __all__ = [
 ]
 
 
-class SparqlRefused(EngineError):
-    """The query asks for something this endpoint does not do (an update, a remote SERVICE, …)."""
-
-
-class SparqlSyntaxError(EngineError):
-    """The query does not parse or plan; the message says where."""
-
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-
-
 class _RdflibLiteralNoise(logging.Filter):
     """rdflib logs a traceback for every ill-formed typed literal (Wikidata writes dates such as
     ``1900-00-00``); the lexical form is kept as written, so the warning is only noise."""
@@ -81,50 +69,6 @@ class _RdflibLiteralNoise(logging.Filter):
 
 
 logging.getLogger("rdflib.term").addFilter(_RdflibLiteralNoise())
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What a query may assume about the graph it runs on.
-
-    ``prefixes``: the prefixes every query may use without a PREFIX line (Wikidata's for the
-    Wikidata dialect; a user's RDF file's own, plus rdf/rdfs/xsd/owl, otherwise).  ``wikidata``:
-    the Wikidata Query Service's extensions are handled (the label service, named subqueries,
-    hints, Blazegraph's spacing, dates read as midnight UTC); off, a query is standard SPARQL 1.1
-    and a ``SERVICE wikibase:label`` is refused like any other SERVICE."""
-
-    prefixes: tuple[tuple[str, str], ...]
-    wikidata: bool = True
-    native_labels: bool = False  # SERVICE wikibase:label is left for the endpoint (Wikidata's own) to run
-
-    @classmethod
-    def standard(cls, prefixes: Mapping[str, str]) -> Dialect:
-        """Standard SPARQL with ``prefixes`` (rdf, rdfs, xsd and owl are always there)."""
-        base = {k: PREFIXES[k] for k in ("rdf", "rdfs", "xsd", "owl")}
-        base.update({k: v for k, v in prefixes.items() if isinstance(k, str) and isinstance(v, str)})
-        return cls(tuple(base.items()), False)
-
-    @classmethod
-    def wikidata_with(cls, prefixes: Mapping[str, str]) -> Dialect:
-        """The Wikidata dialect, with a file's own prefixes added (Wikidata's win on a clash)."""
-        merged = {k: v for k, v in prefixes.items() if isinstance(k, str) and isinstance(v, str)}
-        merged.update(PREFIXES)
-        return cls(tuple(merged.items()), True)
-
-    @property
-    def namespaces(self) -> dict[str, str]:
-        return dict(self.prefixes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"prefixes": [list(kv) for kv in self.prefixes], "wikidata": self.wikidata, "native": self.native_labels}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Dialect:
-        return cls(tuple((str(k), str(v)) for k, v in doc["prefixes"]), bool(doc["wikidata"]), bool(doc.get("native")))
-
-
-WIKIDATA = Dialect(tuple(PREFIXES.items()), True)
-WIKIDATA_NATIVE = Dialect(tuple(PREFIXES.items()), True, True)  # sent to Wikidata's own endpoint
 
 
 @dataclass(frozen=True)
@@ -861,38 +805,6 @@ _TREE_FORMS = {
     "construct_query": "CONSTRUCT",
     "describe_query": "DESCRIBE",
 }
-_TREE: dict[str, Any] = {}
-_SHAPES = """
-(bind) @bind
-(property . (path_element (path_mod) .)) @zprop
-(function_call) @call
-(select_clause "*") @star
-(select_clause "AS") @as
-"""
-
-
-def _tree_tools() -> tuple[Any, Any] | None:
-    """tree-sitter's SPARQL parser and the query that finds what must not run fast, or None if not installed."""
-    if "parser" not in _TREE:
-        try:
-            import warnings
-
-            import tree_sitter
-            import tree_sitter_sparql
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                language = tree_sitter.Language(tree_sitter_sparql.language())
-            _TREE["parser"] = tree_sitter.Parser(language)
-            _TREE["forbidden"] = tree_sitter.Query(language, "[(service_graph_pattern) (dataset_clause)] @x")
-            _TREE["shapes"] = tree_sitter.Query(language, _SHAPES)  # what engines.kg.agreement looks at
-            _TREE["vars"] = tree_sitter.Query(language, "(var) @v")
-            _TREE["cursor"] = tree_sitter.QueryCursor
-        except Exception:  # not installed, or an incompatible version: every query takes rdflib's path
-            _TREE["parser"] = None
-    if _TREE["parser"] is None:
-        return None
-    return _TREE["parser"], _TREE["forbidden"]
 
 
 def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
@@ -911,7 +823,7 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
     goes through :func:`engines.kg.agreement.agree` as in :func:`prepare` (with Oxigraph's rewrite of
     zero-length paths); a variable bound again that is refused, or a function call other than the casts
     both stores implement, takes the full path, which names it."""
-    tools = _tree_tools()
+    tools = tree_tools()
     if tools is None or dialect.native_labels:
         return None
     parser, forbidden = tools
@@ -939,7 +851,7 @@ def fast_prepare(query: str, dialect: Dialect = WIKIDATA) -> Prepared | None:
         parts = parts[1:]
     if len(parts) != 1 or parts[0].type not in _TREE_FORMS:
         return None
-    if _TREE["cursor"](forbidden).captures(root):
+    if TREE["cursor"](forbidden).captures(root):
         return None
     from engines.kg.agreement import COMMON_FUNCTIONS, agree
 

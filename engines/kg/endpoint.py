@@ -26,98 +26,44 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from rdflib import BNode, Graph, Literal, URIRef
+from rdflib import Graph
 
 from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
 from engines.kg.prefixes import entity_id
-from engines.kg.store import DEFAULT_STORE, make_graph
+from engines.kg.results import (
+    Binding,
+    Feedback,
+    QueryResult,
+    columns_of,
+    results_from_json,
+    term_json,
+    tighter_bounds,
+)
+from engines.kg.store import DEFAULT_STORE, OxigraphGraph, make_graph
 from engines.kg.worker import PrepareFailed, QueryWorker, WorkerUnavailable, prepared_from
 
 if TYPE_CHECKING:
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
 
-__all__ = ["Feedback", "QueryResult", "Endpoint", "term_json", "SparqlRefused", "SparqlSyntaxError"]
+DEFAULT_MEMORY_LIMIT_MB = 2048
+"""The query worker's address-space cap when the endpoint is given none: the default of the setting
+``sparql_memory_limit_mb`` (what the settings say is passed in by :mod:`engines.compose`)."""
 
-Binding = Mapping[str, Mapping[str, str]]  # {var: {"type", "value", "datatype"? | "xml:lang"?}}
-
-
-class Feedback(str, Enum):
-    ROWS = "rows"
-    EMPTY = "empty"
-    SYNTAX_ERROR = "syntax_error"
-    TIMEOUT = "timeout"
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """What executing one query told us."""
-
-    query: str
-    feedback: Feedback
-    columns: tuple[str, ...] = ()
-    bindings: tuple[Binding, ...] = ()  # SPARQL JSON bindings, in result order
-    message: str = ""  # the error for syntax_error / timeout
-    truncated: bool = False  # stopped at the row cap
-    elapsed_s: float = 0.0
-    boolean: bool | None = None  # the answer of an ASK query
-    notes: tuple[str, ...] = field(default=(), compare=False)  # dialect rewrites applied
-    standard: str = field(default="", compare=False, repr=False)  # the standard SPARQL that ran
-
-    @property
-    def has_rows(self) -> bool:
-        return self.feedback is Feedback.ROWS
-
-    def __len__(self) -> int:
-        return len(self.bindings)
-
-    def records(self) -> list[dict[str, str | None]]:
-        """One ``{variable: value}`` per row (the plain value; ``None`` when unbound)."""
-        return [{c: (b[c]["value"] if c in b else None) for c in self.columns} for b in self.bindings]
-
-    def rows(self) -> list[tuple[str | None, ...]]:
-        return [tuple(b[c]["value"] if c in b else None for c in self.columns) for b in self.bindings]
-
-    def sparql_json(self) -> dict[str, Any]:
-        """The W3C SPARQL 1.1 JSON results document."""
-        if self.boolean is not None:
-            return {"head": {}, "boolean": self.boolean}
-        return {"head": {"vars": list(self.columns)}, "results": {"bindings": [dict(b) for b in self.bindings]}}
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"feedback": self.feedback.value, "columns": list(self.columns), "rows": self.records()}
-        if self.boolean is not None:
-            out["boolean"] = self.boolean
-        if self.message:
-            out["message"] = self.message
-        if self.truncated:
-            out["truncated"] = True
-        return out
-
-
-def term_json(term: Any) -> dict[str, str]:
-    """An rdflib term in the SPARQL JSON results format (lexical forms untouched)."""
-    if isinstance(term, URIRef):
-        return {"type": "uri", "value": str(term)}
-    if isinstance(term, BNode):
-        return {"type": "bnode", "value": str(term)}
-    if isinstance(term, Literal):
-        out = {"type": "literal", "value": str(term)}
-        if term.language:
-            out["xml:lang"] = term.language
-        elif term.datatype is not None:
-            out["datatype"] = str(term.datatype)
-        return out
-    return {"type": "literal", "value": str(term)}
-
-
-def _is_internal(var: str) -> bool:
-    return var.startswith("__")  # helper variables of the label-service emulation
+__all__ = [
+    "Binding",
+    "Endpoint",
+    "Feedback",
+    "QueryResult",
+    "SparqlRefused",
+    "SparqlSyntaxError",
+    "columns_of",
+    "results_from_json",
+    "term_json",
+]
 
 
 class Endpoint:
@@ -145,7 +91,8 @@ class Endpoint:
         cost is parsing it, and agents repeat queries); 0 turns the cache off (benchmarks).
 
         Queries run in a worker process (:mod:`engines.kg.worker`) holding a copy of the graph:
-        ``memory_limit_mb`` caps its address space (default: ``settings.sparql_memory_limit_mb``);
+        ``memory_limit_mb`` caps its address space (default :data:`DEFAULT_MEMORY_LIMIT_MB`, the setting
+        ``sparql_memory_limit_mb``'s default);
         ``isolate_network`` puts it in a network namespace of its own where the OS allows (only
         tests switch it off, to show the checks hold without it); ``triples`` gives the statements
         the worker loads (by default the graph's own, read back); ``rdf`` instead gives RDF
@@ -198,7 +145,9 @@ class Endpoint:
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 
-        return cls.from_triples(rdf_triples(world), store=store, source=lambda: rdf_triples(world), **kwargs)
+        endpoint = cls.from_triples(rdf_triples(world), store=store, source=lambda: rdf_triples(world), **kwargs)
+        endpoint.source = endpoint.source or "the built-in knowledge graph (the lectures' fictional world)"
+        return endpoint
 
     @classmethod
     def from_rdf(cls, paths: Iterable[Any], *, store: str = "oxigraph", limits: Any = None, **kwargs: Any) -> Endpoint:
@@ -213,8 +162,8 @@ class Endpoint:
         does not load by the deadline or within the worker's memory, too)."""
         from engines.kg.rdf_files import RdfLimits, read_rdf
 
-        if limits is None:
-            limits = RdfLimits.from_settings()
+        if limits is None:  # the settings' defaults (the caller's settings: RdfLimits.from_settings)
+            limits = RdfLimits()
             if kwargs.get("memory_limit_mb"):
                 limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
         return cls.from_rdf_source(read_rdf(paths, limits), store=store, **kwargs)
@@ -285,21 +234,29 @@ class Endpoint:
         """Run ``query``; one of the four feedbacks.  Raises SparqlRefused for what is never run.
 
         A query seen before returns its kept result (timeouts are never kept)."""
-        if self.cache_size:
+        return self.query(query)
+
+    def query(self, sparql: str, *, timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
+        """Run ``sparql`` as :meth:`execute` does, under ``timeout_s`` and ``row_cap`` when given: bounds tighter
+        than the endpoint's own (a looser one is the endpoint's).  Only a query under the endpoint's own bounds
+        is kept or answered from the results kept."""
+        timeout, cap = tighter_bounds(self.timeout_s, self.row_cap, timeout_s, row_cap)
+        kept = self.cache_size and (timeout, cap) == (self.timeout_s, self.row_cap)
+        if kept:
             with self._cache_lock:
-                hit = self._results.get(query)
+                hit = self._results.get(sparql)
                 if hit is not None:
-                    self._results.move_to_end(query)
+                    self._results.move_to_end(sparql)
                     return hit
-        result = self._execute(query)
-        if self.cache_size and result.feedback is not Feedback.TIMEOUT:
+        result = self._execute(sparql, timeout, cap)
+        if kept and result.feedback is not Feedback.TIMEOUT:
             with self._cache_lock:
-                self._results[query] = result
+                self._results[sparql] = result
                 while len(self._results) > self.cache_size:
                     self._results.popitem(last=False)
         return result
 
-    def _execute(self, query: str) -> QueryResult:
+    def _execute(self, query: str, timeout_s: float, row_cap: int) -> QueryResult:
         if not isinstance(query, str) or not query.strip():
             return QueryResult(query, Feedback.SYNTAX_ERROR, message="Syntax error: the query is empty.")
         start = self.clock()
@@ -307,7 +264,7 @@ class Endpoint:
             worker = self.worker
             worker.start()  # loading the graph is not the query's time
             start = self.clock()
-            answer = worker.run(query, self.timeout_s, self.row_cap)
+            answer = worker.run(query, timeout_s, row_cap)
         except WorkerUnavailable as e:
             return QueryResult(
                 query, Feedback.SYNTAX_ERROR, message=f"Query error: {e}.", elapsed_s=self.clock() - start
@@ -323,7 +280,7 @@ class Endpoint:
             return QueryResult(
                 query,
                 Feedback.TIMEOUT,
-                message=f"Query execution timed out after {self.timeout_s:g} s.",
+                message=f"Query execution timed out after {timeout_s:g} s.",
                 elapsed_s=elapsed,
                 **meta,
             )
@@ -378,11 +335,7 @@ class Endpoint:
         """The process that runs this endpoint's queries (started on first use)."""
         with self._lock:
             if self._worker is None:
-                limit = self.memory_limit_mb
-                if limit is None:
-                    from engines.settings import Settings
-
-                    limit = Settings().sparql_memory_limit_mb
+                limit = self.memory_limit_mb if self.memory_limit_mb is not None else DEFAULT_MEMORY_LIMIT_MB
                 rdf = self._rdf
                 if rdf is not None:  # the worker loads the documents: the graph here is not built for it
                     source = self._triples or tuple
@@ -402,6 +355,11 @@ class Endpoint:
                 )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker
+
+    def describe(self) -> str:
+        """What the graph is, for people: a user's RDF files (their names, statements, prefixes and dialect), the
+        built-in world's graph, or what the endpoint was made with."""
+        return self.source or "a graph loaded in this process"
 
     def close(self) -> None:
         """Stop the worker process (the endpoint starts a new one if queried again)."""
@@ -455,24 +413,6 @@ def _oxigraph_dump(graph: Graph) -> bytes:
     """The statements of an Oxigraph-backed graph as N-Quads, written by Oxigraph itself."""
     import pyoxigraph as ox
 
-    from engines.kg.store import oxigraph_store
-
-    return oxigraph_store(graph).dump(format=ox.RdfFormat.N_QUADS)
-
-
-def results_from_json(doc: Any) -> list[Binding]:
-    """The bindings of a SPARQL JSON results document, or of a bare list of bindings."""
-    if isinstance(doc, dict) and "results" in doc:
-        doc = doc["results"].get("bindings", [])
-    if not isinstance(doc, list):
-        raise ValueError("expected a list of SPARQL JSON bindings or a SPARQL JSON results document")
-    return doc
-
-
-def columns_of(bindings: Sequence[Binding]) -> tuple[str, ...]:
-    cols: list[str] = []
-    for b in bindings:
-        for k in b:
-            if k not in cols:
-                cols.append(k)
-    return tuple(cols)
+    if not isinstance(graph, OxigraphGraph):
+        raise TypeError("the graph is not over Oxigraph")
+    return graph.oxigraph.dump(format=ox.RdfFormat.N_QUADS)

@@ -9,6 +9,10 @@ endpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
 
 _LABELS = 'SERVICE wikibase:label { bd:serviceParam wikibase:language "[AUTO_LANGUAGE],en". }'
 
@@ -271,11 +275,11 @@ REMOTE_EXAMPLES: tuple[SparqlExample, ...] = (_SAMPLE, *_ANY_GRAPH_FEEDBACK)
 """A remote endpoint: a sample of statements and the feedbacks that cost it nothing (refused before it is asked)."""
 
 
-def examples_for(settings: object) -> tuple[SparqlExample, ...]:
+def examples_for(settings: Settings) -> tuple[SparqlExample, ...]:
     """The examples for the graph the settings name: the built-in world's, a user's RDF files', a remote endpoint's."""
-    if getattr(settings, "kg_endpoint", None):
+    if settings.kg_endpoint:
         return REMOTE_EXAMPLES
-    if getattr(settings, "kg_rdf", None):
+    if settings.kg_rdf:
         return RDF_EXAMPLES
     return EXAMPLES
 

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from rdflib import RDF, BNode, Graph, Literal, URIRef
-from rdflib.term import _is_valid_uri
 
 from engines.kg.pages import (
     EntityPage,
@@ -39,6 +38,8 @@ from engines.kg.pages import (
     _words,
     match_names,
 )
+from engines.kg.prefixes import iri_characters_valid
+from engines.kg.store import oxigraph_store
 
 __all__ = ["GenericBrowser", "LABEL_PREDICATES"]
 
@@ -83,7 +84,7 @@ class GenericBrowser:
         self.prefixes = dict(sorted(prefixes.items(), key=lambda kv: -len(kv[1])))
         self._lock = threading.Lock()
         self._index: dict[str, Any] | None = None
-        self._ox = getattr(graph.store, "_inner", None) if type(graph.store).__name__ == "OxigraphStore" else None
+        self._ox = oxigraph_store(graph)
 
     # --- IDs ---------------------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ class GenericBrowser:
         it could be neither looked up nor written into a query."""
         text = id_.strip()
         iri = self._expanded(text)
-        if len(iri) > _MAX_IRI or not _ABSOLUTE.match(iri) or not _is_valid_uri(iri):
+        if len(iri) > _MAX_IRI or not _ABSOLUTE.match(iri) or not iri_characters_valid(iri):
             raise UnknownEntity(
                 f"{text[:200]!r} is not an IRI: an IRI starts with a scheme (http:, urn:, …) and holds no spaces, "
                 "quotes or <>{}|^`\\ characters."

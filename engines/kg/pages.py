@@ -22,6 +22,7 @@ from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
 
 from engines.errors import EngineError
 from engines.kg.prefixes import PREFIXES, entity_id
+from engines.kg.store import oxigraph_store
 
 __all__ = ["UnknownEntity", "PageValue", "PageClaim", "EntityPage", "SearchHit", "PropertyExample", "Browser"]
 
@@ -179,7 +180,7 @@ class Browser:
         self.graph = graph
         self._lock = threading.Lock()
         self._index: dict[str, Any] | None = None
-        self._ox = getattr(graph.store, "_inner", None) if type(graph.store).__name__ == "OxigraphStore" else None
+        self._ox = oxigraph_store(graph)
 
     def _triples(self, s: Any = None, p: Any = None, o: Any = None) -> Iterator[tuple[Any, Any, Any]]:
         """Triples matching a pattern, literals exactly as stored (oxrdflib would normalise them)."""

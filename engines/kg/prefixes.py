@@ -72,3 +72,12 @@ def compact(iri: str, prefixes: Mapping[str, str] | None = None) -> str:
 def entity_id(iri: str) -> str:
     """The QID or PID of an entity IRI (``wd:Q42`` → ``Q42``); other IRIs unchanged."""
     return iri[len(WD) :] if iri.startswith(WD) else iri
+
+
+_NOT_IN_AN_IRI = frozenset('<>" {}|\\^`')  # the characters an IRI may not hold (RDF 1.1, as rdflib checks them)
+
+
+def iri_characters_valid(iri: str) -> bool:
+    """Whether ``iri`` holds none of the characters an IRI may not hold (a space, a quote, a backslash or one of
+    ``<>{}|^```), as rdflib checks a ``URIRef`` (ours, not rdflib's private helper)."""
+    return not _NOT_IN_AN_IRI.intersection(iri)

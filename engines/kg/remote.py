@@ -42,7 +42,7 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -50,9 +50,13 @@ import httpx
 from engines.errors import EngineError
 from engines.kg import dialect as _dialect
 from engines.kg.dialect import Prepared, SparqlRefused, SparqlSyntaxError
-from engines.kg.endpoint import Feedback, QueryResult
 from engines.kg.prefixes import entity_id
+from engines.kg.results import Feedback, QueryResult, tighter_bounds
 from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
+
+if TYPE_CHECKING:
+    from engines.kg.pages import EntityPage, PropertyExample, SearchHit
+    from engines.kg.remote_pages import RemoteBrowser
 
 __all__ = ["RemoteEndpoint", "RemoteError", "user_agent", "WIKIDATA_HOSTS"]
 
@@ -151,7 +155,7 @@ class RemoteEndpoint:
         self.requests = 0  # HTTP requests sent (for tests and the status line)
         self._results: OrderedDict[str, QueryResult] = OrderedDict()
         self._lock = threading.Lock()
-        self._browser: Any = None
+        self._browser: RemoteBrowser | None = None
         # the queries are parsed and planned here before they are sent, but in a worker process
         # holding an empty graph: bounded in time and memory, with no network (engines.kg.worker)
         self._parser = parse_worker(self.dialect)
@@ -187,21 +191,33 @@ class RemoteEndpoint:
 
     def execute(self, query: str) -> QueryResult:
         """Run ``query`` on the endpoint; one of the four feedbacks.  Raises SparqlRefused."""
-        if self.cache_size:
+        return self.query(query)
+
+    def query(self, sparql: str, *, timeout_s: float | None = None, row_cap: int | None = None) -> QueryResult:
+        """Run ``sparql`` as :meth:`execute` does, under ``timeout_s`` (the whole exchange) and ``row_cap`` when
+        given: bounds tighter than the endpoint's own (a looser one is the endpoint's).  Only a query under the
+        endpoint's own bounds is kept or answered from the results kept."""
+        timeout, cap = tighter_bounds(self.timeout_s, self.row_cap, timeout_s, row_cap)
+        kept = self.cache_size and (timeout, cap) == (self.timeout_s, self.row_cap)
+        if kept:
             with self._lock:
-                hit = self._results.get(query)
+                hit = self._results.get(sparql)
                 if hit is not None:
-                    self._results.move_to_end(query)
+                    self._results.move_to_end(sparql)
                     return hit
-        result = self._execute(query)
-        if self.cache_size and result.feedback in (Feedback.ROWS, Feedback.EMPTY):
+        result = self._execute(sparql, timeout, cap)
+        if kept and result.feedback in (Feedback.ROWS, Feedback.EMPTY):
             with self._lock:
-                self._results[query] = result
+                self._results[sparql] = result
                 while len(self._results) > self.cache_size:
                     self._results.popitem(last=False)
         return result
 
-    def _execute(self, query: str) -> QueryResult:
+    def describe(self) -> str:
+        """What the graph is, for people: the endpoint's URL."""
+        return f"the endpoint {self.url}"
+
+    def _execute(self, query: str, timeout_s: float, row_cap: int) -> QueryResult:
         try:
             self._parser.start()  # starting the parse worker (about a second, once) is not the query's time
         except WorkerUnavailable as e:
@@ -219,26 +235,36 @@ class RemoteEndpoint:
             raise SparqlRefused(
                 f"This query uses {what}: refused, as every SERVICE in a query is, even on Wikidata's own endpoint."
             )
-        return self.send(prepared, query=query, start=start)
+        return self.send(prepared, query=query, start=start, timeout_s=timeout_s, row_cap=row_cap)
 
     def wire_text(self, prepared: Prepared) -> str:
         """The text sent: the dialect's prefixes declared, then the checked standard query."""
         declared = "".join(f"PREFIX {name}: <{iri}>\n" for name, iri in self.dialect.prefixes)
         return declared + prepared.text
 
-    def send(self, prepared: Prepared, *, query: str | None = None, start: float | None = None) -> QueryResult:
-        """Send an already prepared (and checked) query.  Internal callers (the pages) use it."""
+    def send(
+        self,
+        prepared: Prepared,
+        *,
+        query: str | None = None,
+        start: float | None = None,
+        timeout_s: float | None = None,
+        row_cap: int | None = None,
+    ) -> QueryResult:
+        """Send an already prepared (and checked) query, under the endpoint's bounds unless tighter ones are given.
+        Internal callers (the pages) use it."""
+        timeout_s, row_cap = tighter_bounds(self.timeout_s, self.row_cap, timeout_s, row_cap)
         query = prepared.original if query is None else query
         start = self.clock() if start is None else start
         meta = {"notes": prepared.notes, "standard": prepared.text}
         graph_form = prepared.form in ("CONSTRUCT", "DESCRIBE")
         try:
-            body = self._post(self.wire_text(prepared), _N_TRIPLES if graph_form else _RESULTS_JSON, start)
+            body = self._post(self.wire_text(prepared), _N_TRIPLES if graph_form else _RESULTS_JSON, start, timeout_s)
         except _Deadline:
             return QueryResult(
                 query,
                 Feedback.TIMEOUT,
-                message=f"Query execution timed out after {self.timeout_s:g} s.",
+                message=f"Query execution timed out after {timeout_s:g} s.",
                 elapsed_s=self.clock() - start,
                 **meta,
             )
@@ -257,8 +283,8 @@ class RemoteEndpoint:
         elapsed = self.clock() - start
         try:
             if graph_form:
-                return self._triples_result(query, body, elapsed, meta)
-            return self._json_result(query, body, elapsed, meta)
+                return self._triples_result(query, body, elapsed, meta, row_cap)
+            return self._json_result(query, body, elapsed, meta, row_cap)
         except (ValueError, KeyError, TypeError, SyntaxError, AttributeError) as e:
             detail = str(e)[:200]
         except RecursionError:  # json's decoder at Python's recursion limit: `[[[[…` thousands deep
@@ -277,7 +303,7 @@ class RemoteEndpoint:
             **meta,
         )
 
-    def _json_result(self, query: str, body: bytes, elapsed: float, meta: dict) -> QueryResult:
+    def _json_result(self, query: str, body: bytes, elapsed: float, meta: dict, row_cap: int) -> QueryResult:
         doc = json.loads(body)
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
@@ -295,7 +321,7 @@ class RemoteEndpoint:
         rows: list[dict[str, dict[str, str]]] = []
         truncated = False
         for b in doc["results"]["bindings"]:
-            if len(rows) >= self.row_cap:
+            if len(rows) >= row_cap:
                 truncated = True
                 break
             rows.append({k: _cell(v) for k, v in b.items() if k in columns})
@@ -309,7 +335,7 @@ class RemoteEndpoint:
             **meta,
         )
 
-    def _triples_result(self, query: str, body: bytes, elapsed: float, meta: dict) -> QueryResult:
+    def _triples_result(self, query: str, body: bytes, elapsed: float, meta: dict, row_cap: int) -> QueryResult:
         import pyoxigraph as ox
 
         from engines.kg.worker import _ox_json
@@ -317,7 +343,7 @@ class RemoteEndpoint:
         rows = []
         truncated = False
         for q in ox.parse(body, ox.RdfFormat.N_TRIPLES):
-            if len(rows) >= self.row_cap:
+            if len(rows) >= row_cap:
                 truncated = True
                 break
             rows.append(
@@ -336,14 +362,14 @@ class RemoteEndpoint:
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    def _post(self, text: str, accept: str, start: float) -> bytes:
+    def _post(self, text: str, accept: str, start: float, timeout_s: float) -> bytes:
         waited = 0.0
         attempt = 0
         while True:
-            remaining = self.timeout_s - (self.clock() - start)
+            remaining = timeout_s - (self.clock() - start)
             if remaining <= 0:
                 raise _Deadline()
-            status, headers, body = self._once(text, accept, start, remaining)
+            status, headers, body = self._once(text, accept, start, remaining, timeout_s)
             if status == 200:
                 return body
             if status in (429, 503) and (status == 429 or "retry-after" in headers):
@@ -362,7 +388,9 @@ class RemoteEndpoint:
                 continue
             raise _Failed.from_status(status, headers, body, self.url)
 
-    def _once(self, text: str, accept: str, start: float, remaining: float) -> tuple[int, Mapping[str, str], bytes]:
+    def _once(
+        self, text: str, accept: str, start: float, remaining: float, timeout_s: float
+    ) -> tuple[int, Mapping[str, str], bytes]:
         timeout = httpx.Timeout(remaining, connect=min(remaining, 10.0))
         self.requests += 1
         try:
@@ -383,7 +411,7 @@ class RemoteEndpoint:
                             raise _TooLarge()
                         break
                     chunks.append(chunk)
-                    if self.clock() - start > self.timeout_s:
+                    if self.clock() - start > timeout_s:
                         raise _Deadline()
                 return response.status_code, response.headers, b"".join(chunks)
         except httpx.TimeoutException:
@@ -430,7 +458,7 @@ class RemoteEndpoint:
     # --- browsing ---------------------------------------------------------------------------
 
     @property
-    def browser(self) -> Any:
+    def browser(self) -> RemoteBrowser:
         with self._lock:
             if self._browser is None:
                 from engines.kg.remote_pages import RemoteBrowser
@@ -438,13 +466,13 @@ class RemoteEndpoint:
                 self._browser = RemoteBrowser(self)
             return self._browser
 
-    def page(self, entity: str):
+    def page(self, entity: str) -> EntityPage:
         return self.browser.page(entity)
 
-    def search(self, text: str, *, items: int = 8, properties: int = 4):
+    def search(self, text: str, *, items: int = 8, properties: int = 4) -> tuple[SearchHit, ...]:
         return self.browser.search(text, items=items, properties=properties)
 
-    def property_examples(self, pid: str, n: int = 5):
+    def property_examples(self, pid: str, n: int = 5) -> tuple[PropertyExample, ...]:
         return self.browser.property_examples(pid, n)
 
     def label(self, iri_or_id: str) -> str | None:

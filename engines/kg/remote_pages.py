@@ -9,7 +9,7 @@ browser as a local graph (:class:`~engines.kg.pages.Browser` for Wikidata's voca
 endpoint reads exactly as it does over the same graph loaded locally.
 
 The queries are built from RDF terms (rdflib's ``n3()``: IRIs checked, strings escaped), never by
-pasting text; they go through :meth:`RemoteEndpoint.send` after the same preparation and check as
+pasting text; they go through :meth:`engines.kg.remote.RemoteEndpoint.send` after the same preparation and check as
 a user's query.  What the endpoint answers is not trusted: a row holding a term that could not go
 into a query as a term (an IRI that is not one or over 4 KB, a blank node label that is not a plain
 name, a malformed language tag) is dropped, as a row that does not bind what was asked is.
@@ -42,18 +42,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
-from rdflib.term import _is_valid_uri
 
 from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit, UnknownEntity, _num, _words
-from engines.kg.prefixes import PREFIXES, entity_id
+from engines.kg.prefixes import PREFIXES, entity_id, iri_characters_valid
+from engines.kg.results import Feedback, QueryResult
+from engines.kg.sparql import Dialect
 
 if TYPE_CHECKING:
-    from engines.kg.remote import RemoteEndpoint
+    from engines.kg.dialect import Prepared
 
-__all__ = ["RemoteBrowser", "SEARCH_CANDIDATES"]
+__all__ = ["RemoteBrowser", "SEARCH_CANDIDATES", "SparqlSender"]
+
+
+class SparqlSender(Protocol):
+    """What the pages ask of the endpoint they read (:class:`engines.kg.remote.RemoteEndpoint`): its dialect,
+    whether it is Wikidata's own query service, and a way to send a query already prepared and checked."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def is_wikidata(self) -> bool: ...
+
+    def send(self, prepared: Prepared) -> QueryResult: ...
+
 
 WD, P, PS, PQ = PREFIXES["wd"], PREFIXES["p"], PREFIXES["ps"], PREFIXES["pq"]
 WIKIBASE = PREFIXES["wikibase"]
@@ -74,7 +89,7 @@ _LANGUAGE_TAG = re.compile(r"^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8}){0,8}$")
 
 
 def _iri(value: str) -> URIRef | None:
-    if len(value) > _MAX_IRI or not _is_valid_uri(value):
+    if len(value) > _MAX_IRI or not iri_characters_valid(value):
         return None
     return URIRef(value)
 
@@ -104,7 +119,7 @@ def _values(var: str, terms: Iterable[Any]) -> str:
 class RemoteBrowser:
     """Pages, search and property examples of a :class:`RemoteEndpoint`'s graph."""
 
-    def __init__(self, endpoint: RemoteEndpoint) -> None:
+    def __init__(self, endpoint: SparqlSender) -> None:
         self.endpoint = endpoint
         # None: not known yet (asked on first use)
         self._wikidata: bool | None = False if not endpoint.dialect.wikidata else True if endpoint.is_wikidata else None
@@ -141,7 +156,6 @@ class RemoteBrowser:
         """The rows of one of our own queries; a row that does not bind every variable the query
         selects is dropped (an endpoint is not trusted to answer what was asked)."""
         from engines.kg.dialect import prepare
-        from engines.kg.endpoint import Feedback
 
         prepared = prepare(query, self.endpoint.dialect)
         result = self.endpoint.send(prepared)

@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.kg.rdf_files import RdfSource
+    from engines.settings import Settings
+    from engines.sources import GraphSource
 
 __all__ = ["open_graph", "read_files", "REMOTE_TIMEOUT_S"]
 
@@ -25,22 +30,22 @@ REMOTE_TIMEOUT_S = 60.0  # Wikidata's own limit on a query
 
 
 def open_graph(
-    settings: Any,
+    settings: Settings,
     *,
     rdf: Sequence[str | Path] | None = None,
     endpoint: str | None = None,
     store: str | None = None,
     timeout_s: float | None = None,
-    checked: Any = None,
-) -> Any:
+    checked: RdfSource | None = None,
+) -> GraphSource | None:
     """The endpoint over the graph the arguments (else the settings) name, or None for the built-in world.
     ``checked``: a user's RDF files already read and checked (:func:`read_files`), to load."""
     if checked is not None:
         from engines.kg.endpoint import Endpoint
 
         return Endpoint.from_rdf_source(checked, store=store or "oxigraph", **_local(settings))
-    endpoint = endpoint or getattr(settings, "kg_endpoint", None)
-    rdf = list(rdf or ()) or (list(getattr(settings, "kg_rdf", ()) or ()) if not endpoint else [])
+    endpoint = endpoint or settings.kg_endpoint
+    rdf = list(rdf or ()) or (list(settings.kg_rdf or ()) if not endpoint else [])
     if endpoint:
         from engines.kg.remote import RemoteEndpoint
 
@@ -55,7 +60,7 @@ def open_graph(
     return None
 
 
-def read_files(settings: Any, rdf: Sequence[str | Path]) -> Any:
+def read_files(settings: Settings, rdf: Sequence[str | Path]) -> RdfSource:
     """A user's RDF files read and checked under the settings' bounds (:func:`~engines.kg.rdf_files.read_rdf`): the
     :class:`~engines.kg.rdf_files.RdfSource` (its prefixes, its dialect), not yet loaded into any store.
     Raises :class:`~engines.kg.rdf_files.RdfFileError`."""
@@ -64,7 +69,7 @@ def read_files(settings: Any, rdf: Sequence[str | Path]) -> Any:
     return read_rdf(list(rdf), RdfLimits.from_settings(settings))
 
 
-def _local(settings: Any) -> dict[str, Any]:
+def _local(settings: Settings) -> dict[str, Any]:
     """The bounds of a local endpoint's queries, from the settings."""
     return {
         "timeout_s": settings.query_timeout_s,

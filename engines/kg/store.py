@@ -1,7 +1,9 @@
 """The triple store behind the endpoint: rdflib's memory store or Oxigraph (through oxrdflib's Graph).
 
 ``make_graph(triples, store)`` loads triples into an rdflib :class:`~rdflib.Graph` over either
-store (Oxigraph bulk-loads them: ``Store.bulk_extend``); ``graph_from_rdf`` loads RDF documents.  The memory store here is rdflib's own ``Memory`` with one addition: every triple lookup
+store (Oxigraph bulk-loads them: ``Store.bulk_extend``); ``graph_from_rdf`` loads RDF documents.  A graph over
+Oxigraph is an :class:`OxigraphGraph`: it keeps the pyoxigraph ``Store`` it hands to oxrdflib (through oxrdflib's
+public ``store=`` argument), so the fast paths reach the store without oxrdflib's private attributes.  The memory store here is rdflib's own ``Memory`` with one addition: every triple lookup
 checks the running query's deadline (:func:`deadline`), so a slow query stops with
 :class:`QueryTimeout` instead of running on — rdflib evaluates in pure Python and cannot be
 interrupted any other way.
@@ -67,10 +69,10 @@ def make_graph(triples: Iterable[tuple], store: str = "memory") -> Graph:
     if store == "oxigraph":
         import pyoxigraph as ox
 
-        graph = Graph(store="Oxigraph")
+        ox_graph = OxigraphGraph()
         convert = to_oxigraph
-        oxigraph_store(graph).bulk_extend(ox.Quad(convert(s), convert(p), convert(o)) for s, p, o in triples)
-        return graph
+        ox_graph.oxigraph.bulk_extend(ox.Quad(convert(s), convert(p), convert(o)) for s, p, o in triples)
+        return ox_graph
     raise ConfigurationError(f"Unknown triple store {store!r}: choose one of {', '.join(STORES)}.")
 
 
@@ -120,11 +122,10 @@ def graph_from_rdf(documents: Iterable[tuple[bytes, str]], store: str = "memory"
     import pyoxigraph as ox
 
     if store == "oxigraph":
-        graph = Graph(store="Oxigraph")
-        inner = oxigraph_store(graph)
+        ox_graph = OxigraphGraph()
         for content, kind in documents:
-            inner.bulk_load(content, ox.RdfFormat.from_media_type(kind))
-        return graph
+            ox_graph.oxigraph.bulk_load(content, ox.RdfFormat.from_media_type(kind))
+        return ox_graph
     if store == "memory":
         graph = Graph(store=TimedMemory())
         for content, kind in documents:
@@ -136,6 +137,18 @@ def graph_from_rdf(documents: Iterable[tuple[bytes, str]], store: str = "memory"
     raise ConfigurationError(f"Unknown triple store {store!r}: choose one of {', '.join(STORES)}.")
 
 
+class OxigraphGraph(Graph):
+    """An rdflib Graph over Oxigraph whose pyoxigraph ``Store`` we keep ourselves (``oxigraph``): oxrdflib is
+    given it through its public ``OxigraphStore(store=...)``, never read back from the plugin's private state."""
+
+    def __init__(self) -> None:
+        import pyoxigraph as ox
+        from oxrdflib import OxigraphStore
+
+        self.oxigraph: ox.Store = ox.Store()
+        super().__init__(store=OxigraphStore(store=self.oxigraph))
+
+
 def oxigraph_store(graph: Graph) -> Any:
-    """The pyoxigraph ``Store`` under an oxrdflib graph."""
-    return graph.store._inner  # type: ignore[attr-defined]
+    """The pyoxigraph ``Store`` of a graph over Oxigraph (:class:`OxigraphGraph`), or None for any other graph."""
+    return graph.oxigraph if isinstance(graph, OxigraphGraph) else None

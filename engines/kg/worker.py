@@ -297,7 +297,7 @@ def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bo
     rdflib_fixes.install()
     from engines.kg import dialect
 
-    dialect._tree_tools()  # tree-sitter's parser is loaded before the file system closes
+    dialect.tree_tools()  # tree-sitter's parser is loaded before the file system closes
     _install_audit_hook()
     return {"network_namespace": netns}
 
@@ -396,7 +396,7 @@ def _ox_decoder() -> Callable[[tuple], Any]:
 
 
 def _term_json(term: Any) -> dict[str, str]:
-    from engines.kg.endpoint import term_json
+    from engines.kg.results import term_json
 
     return term_json(term)
 
@@ -740,13 +740,12 @@ def _serve(conn: Any, store: str, memory_limit_mb: int | None, isolate_network: 
             graph = graph_from_rdf(first["rdf"], store)
         elif store == "oxigraph":  # straight into Oxigraph's terms, bulk-loaded
             import pyoxigraph as ox
-            from rdflib import Graph
 
-            from engines.kg.store import oxigraph_store
+            from engines.kg.store import OxigraphGraph
 
-            graph = Graph(store="Oxigraph")
+            graph = OxigraphGraph()
             term = _ox_decoder()
-            oxigraph_store(graph).bulk_extend(ox.Quad(term(s), term(p), term(o)) for s, p, o in first["triples"])
+            graph.oxigraph.bulk_extend(ox.Quad(term(s), term(p), term(o)) for s, p, o in first["triples"])
         else:
             decode = _decoder()
             graph = make_graph(((decode(s), decode(p), decode(o)) for s, p, o in first["triples"]), store)
@@ -836,9 +835,9 @@ def _warm_up(store: str, language: Any) -> None:
 
 
 def _answer_scan(conn: Any, message: dict[str, Any]) -> bool:
-    """Check a user's RDF documents as they arrive (:func:`engines.kg.rdf_files.scan_stream`) and send
+    """Check a user's RDF documents as they arrive (:func:`engines.kg.rdf_scan.scan_stream`) and send
     the answer; False when the endpoint is gone."""
-    from engines.kg.rdf_files import scan_stream
+    from engines.kg.rdf_scan import scan_stream
 
     _bound_cpu(2 * float(message.get("timeout_s") or _START_TIMEOUT_S) + 10)
     try:
@@ -974,11 +973,11 @@ class QueryWorker:
 
     def scan_rdf(self, documents: list[tuple[str, str, bytes]], limits: Any) -> dict[str, Any]:
         """Check a user's RDF documents ``(path, media type, bytes)`` in the worker
-        (:func:`engines.kg.rdf_files.scan_stream`): their bytes are streamed in pieces, parsed as they
+        (:func:`engines.kg.rdf_scan.scan_stream`): their bytes are streamed in pieces, parsed as they
         arrive, never kept.  Under ``limits.timeout_s`` in all, sending included (a worker stuck on a
         piece stops taking the next): ``{"kind": "timeout"}`` then, the worker killed; otherwise the
         scan's answer (``scanned`` / ``refused`` / ``memory``) or ``{"kind": "crash", …}``."""
-        from engines.kg.rdf_files import CHUNK_BYTES
+        from engines.kg.rdf_scan import CHUNK_BYTES
 
         timeout_s = float(limits.timeout_s)
         with self._lock:

@@ -35,16 +35,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engines.errors import Cancelled, EngineError
 from engines.events import Emit, ignore
-from engines.kg.endpoint import Endpoint, QueryResult
+from engines.kg.endpoint import QueryResult
 from engines.llm.client import LLM
 from engines.spinach.events import AgentFinished, AgentStarted, RolledBack, StepTaken
 from engines.spinach.graph import GraphInfo, describe_graph
 from engines.spinach.tasks import PRUNE_ENTRY, PolicyInput, PruneInput, kept_page, policy_task
 from engines.spinach.tools import Tools
 from engines.spinach.trajectory import ACTIONS, Step, Trajectory
+
+if TYPE_CHECKING:
+    from engines.sources import GraphSource
 
 BUDGET = 15
 TOTAL_BUDGET = 30
@@ -62,7 +66,7 @@ class AgentOptions:
 
 
 class SpinachAgent:
-    def __init__(self, endpoint: Endpoint, llm: LLM, options: AgentOptions | None = None) -> None:
+    def __init__(self, endpoint: GraphSource, llm: LLM, options: AgentOptions | None = None) -> None:
         self.endpoint = endpoint
         self.llm = llm
         self.options = options or AgentOptions()

@@ -1,7 +1,9 @@
-"""Wiring for the Knowledge-graph tab, the CLI and the tests: the world, its endpoint, an LLM, the agent.
+"""Wiring for the Knowledge-graph tab, the CLI and the tests: the graph, an LLM, the agent (and over the built-in
+world, its question sets).
 
     session = open_spinach(settings)                 # sim or claude, from the settings
-    session.endpoint.execute("SELECT …")             # the SPARQL console (four feedbacks)
+    session = open_spinach(settings, graph=graph)    # over a graph already opened (engines.compose.open_graph)
+    session.endpoint.execute("SELECT …")             # the graph: a GraphSource (four feedbacks)
     session.endpoint.search("Ashford"); session.endpoint.page("Q1053")   # the entity browser
     trajectory = session.agent.run(question, emit=…, cancel=…)           # StepTaken, RolledBack, …
     session.score(trajectory, question_id)           # row-wise F1 against the gold answer
@@ -14,23 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
 from engines.eval.metrics import row_em, row_f1
-from engines.kg.endpoint import Endpoint
+from engines.kg import open_kg
 from engines.llm.client import LLM, llm_from_settings
 from engines.settings import Settings
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.trajectory import Trajectory
 from worlds import kg
 
+if TYPE_CHECKING:
+    from engines.sources import GraphSource
+
 
 @dataclass
 class SpinachSession:
     settings: Settings
-    world: kg.KGWorld
-    endpoint: Endpoint
+    world: kg.KGWorld | None  # the built-in world, or None over a user's graph
+    endpoint: GraphSource
     llm: LLM
     agent: SpinachAgent
     questions: kg.QuestionSets
@@ -60,6 +65,10 @@ class SpinachSession:
         pred = list(trajectory.answer)
         return {"em": row_em(pred, gold), "f1": row_f1(pred, gold)}
 
+    def close(self) -> None:
+        """Close the graph (its worker process, a remote endpoint's connections)."""
+        self.endpoint.close()
+
     def with_llm(self, llm: LLM, options: AgentOptions | None = None) -> SpinachSession:
         """The same world and endpoint with another policy (e.g. claude next to sim)."""
         return SpinachSession(
@@ -74,40 +83,42 @@ class SpinachSession:
 
 
 def open_spinach(
-    settings: Settings | None = None,
+    settings: Settings,
     *,
+    graph: GraphSource | None = None,
     store: str | None = None,
     built: kg.Built | None = None,
     options: AgentOptions | None = None,
     llm: LLM | None = None,
 ) -> SpinachSession:
-    """Build the world (default seed), its endpoint, the LLM the settings choose and the agent.
+    """The graph, the LLM the settings choose and the agent.
 
-    With ``settings.kg_endpoint`` or ``settings.kg_rdf`` (and no ``built`` world), the endpoint is that
-    graph's instead, and there are no question sets (the built-in world's gold answers are not its).
-    The hidden truth of ``built`` only makes the question sets; the session keeps the world alone.
+    ``graph``: a graph already opened (a user's RDF files, a remote endpoint: :func:`engines.compose.open_graph`);
+    it has no question sets (the built-in world's gold answers are not its).  Without it, the graph the settings
+    name (``kg_endpoint``, ``kg_rdf``) unless a world is given (``built``), else the built-in world (default
+    seed), built only then, with its endpoint and question sets.  The hidden truth of ``built`` only makes the
+    question sets; the session keeps the world alone.
 
     Raises ``ConfigurationError`` when the settings choose ``claude`` without an API key.
     """
-    settings = settings or Settings()
     llm = llm or llm_from_settings(settings)
-    from engines.kg.sources import open_graph
+    if graph is None and built is None:
+        from engines.kg.sources import open_graph
 
-    # the settings' own graph (kg_endpoint / kg_rdf) unless a world is given; it has no question sets
-    theirs = open_graph(settings) if built is None else None
-    world, truth = built or kg.build(kg.DEFAULT_SEED)
-    if theirs is not None:
+        graph = open_graph(settings)  # the settings' own graph (kg_endpoint / kg_rdf), or None
+    if graph is not None:
         # whether the graph speaks Wikidata's vocabulary: a remote endpoint is asked here, in the caller's worker,
         # not later on the app's own thread (which reads it to show the graph's IRIs)
-        _ = theirs.wikidata
-        return SpinachSession(settings, world, theirs, llm, SpinachAgent(theirs, llm, options), kg.QuestionSets((), ()))
+        _ = graph.wikidata
+        return SpinachSession(settings, None, graph, llm, SpinachAgent(graph, llm, options), kg.QuestionSets((), ()))
+    world, truth = built or kg.build(kg.DEFAULT_SEED)
     kwargs = {"store": store} if store else {}  # the endpoint's default store (Oxigraph) unless given
-    endpoint = Endpoint.from_world(world, timeout_s=settings.query_timeout_s, row_cap=settings.row_cap, **kwargs)
+    endpoint = open_kg(settings, world=world, **kwargs)  # the one builder of the built-in world's endpoint
     agent = SpinachAgent(endpoint, llm, options)
     return SpinachSession(settings, world, endpoint, llm, agent, kg.questions(world, truth))
 
 
-def graph_name(endpoint: Any) -> str:
+def graph_name(endpoint: GraphSource) -> str:
     """The graph an endpoint queries, for people: a user's RDF files by name, a remote endpoint by URL, else the
     built-in world."""
     import os

@@ -55,7 +55,7 @@ from engines.spinach.expert.memory import CONFUSED_WITH, DEFAULT, P_MEMORY, RELA
 from engines.spinach.expert.question import Clause, Goal, Mention, read_question
 from engines.spinach.expert.search import resolve
 from engines.spinach.expert.state import Mind, read_state
-from engines.spinach.tasks import PolicyAction, PolicyStep
+from engines.spinach.steps import PolicyAction, PolicyStep
 
 __all__ = [
     "CONFUSED_WITH",

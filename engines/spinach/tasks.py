@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -19,37 +19,9 @@ from pydantic import BaseModel, Field, field_validator
 from engines.llm.replies import malformed, validated
 from engines.llm.task import Task
 from engines.spinach.graph import GraphInfo
+from engines.spinach.steps import PolicyAction, PolicyStep
 
 PACKAGE = "engines.spinach"  # its prompts/ folder holds these tasks' templates
-
-
-@dataclass(frozen=True)
-class PolicyAction:
-    """One SPINACH step as the policy writes it: a thought and an action with its one argument.
-
-    ``action_name`` is one of ``search_wikidata``, ``get_wikidata_entry``,
-    ``get_property_examples``, ``execute_sparql``, ``stop``.
-    """
-
-    thought: str
-    action_name: str
-    action_argument: str = ""
-    # a ``stop`` with no answer: the policy says the graph holds nothing it can use for the question (the
-    # thought says why).  The agent lets it stand — it is not a premature stop to roll back and retry — and the
-    # run ends ``declined``.  The simulated policy sets it; a real model's reply sets it with ``no_answer(reason)``,
-    # the action its prompt offers on a graph that is not Wikidata.  (Not in the repr: the sim's estimate of a
-    # reply's tokens is counted on it, and a real model's reply has no such field.)
-    no_answer: bool = field(default=False, repr=False)
-
-
-@dataclass(frozen=True)
-class PolicyStep:
-    """A step of the history the policy is shown: what it did and what it observed."""
-
-    thought: str
-    action_name: str
-    action_argument: str
-    observation: str
 
 
 @dataclass(frozen=True)
@@ -189,7 +161,7 @@ def _policy_context(i: PolicyInput) -> dict[str, Any]:
 
 
 def _sim_policy(b: Any, i: PolicyInput) -> PolicyAction:
-    from engines.spinach import sim_policy  # it imports this module's types
+    from engines.spinach import sim_policy  # the simulated policy: loaded only when the sim backend runs it
 
     return sim_policy.decide(i.question, i.history, seed=b.seed, sample=i.sample, params=b.policy_params)
 

@@ -24,11 +24,15 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engines.kg.dialect import SparqlRefused
 from engines.kg.endpoint import Endpoint, Feedback, QueryResult
 from engines.kg.pages import UnknownEntity
 from engines.kg.prefixes import entity_id
+
+if TYPE_CHECKING:
+    from engines.sources import GraphSource
 
 HEAD, TAIL = 5, 5
 MAX_CELL = 60
@@ -104,7 +108,7 @@ def _kept(endpoint: object, kind: str, argument: str, compute: Callable[[], str]
 class Tools:
     """The actions, bound to one endpoint."""
 
-    def __init__(self, endpoint: Endpoint, *, disabled: Iterable[str] = ()) -> None:
+    def __init__(self, endpoint: GraphSource, *, disabled: Iterable[str] = ()) -> None:
         self.endpoint = endpoint
         self.disabled = frozenset(disabled)
 

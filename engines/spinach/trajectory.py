@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.errors import EngineError
-from engines.spinach.tasks import PolicyStep
+from engines.spinach.steps import PolicyStep
 
 ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
 FORMAT = "cs224v-spinach-trajectory/1"

@@ -35,20 +35,23 @@ from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 from engines.suql import language
 from engines.suql.compiler.asker import Asker
-from engines.suql.compiler.context import PlanBuilt, RowDecided, RunContext, RunState
+from engines.suql.compiler.context import RunContext, RunState
 from engines.suql.compiler.estimate import estimate_calls
 from engines.suql.compiler.identity import RowNames
 from engines.suql.compiler.materialise import derived_to_verify
 from engines.suql.compiler.pipeline import compile_statement
 from engines.suql.compiler.precheck import precheck
+from engines.suql.compiler.records import Compiled, PlanBuilt, RowDecided
 from engines.suql.compiler.semantic import check_ranker
 from engines.suql.compiler.sqlparts import resolved_order
 from engines.suql.compiler.udf import udf_rewrite
-from engines.suql.language import SuqlError, calls_in, pretty
-from engines.suql.plan import DEFAULT_MODE, Mode, Plan, dnf_text, mode_named, to_dnf
+from engines.suql.dnf import dnf_text, to_dnf
+from engines.suql.language import Query, SuqlError, calls_in, pretty
+from engines.suql.plan import DEFAULT_MODE, Mode, Plan, mode_named
 
 __all__ = [
     "PlanBuilt",
+    "Query",
     "QueryFinished",
     "RowDecided",
     "Stats",
@@ -125,9 +128,6 @@ class SuqlResult:
 # --- the engine ---------------------------------------------------------------------------------
 
 
-# --- the engine ---------------------------------------------------------------------------------
-
-
 class SuqlEngine:
     """Runs SUQL on the tables of one sandbox with one LLM."""
 
@@ -161,9 +161,15 @@ class SuqlEngine:
             raise ValueError("names must describe the engine's own sandbox")
         self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table
 
-    def compile(self, sql: str) -> tuple[exp.Expression, str]:
+    @staticmethod
+    def parse(sql: str) -> Query:
+        """``sql`` parsed and checked once: a :class:`Query` that :meth:`run`, :meth:`estimate_calls` and
+        :meth:`compile` take instead of the text, without parsing it again (no database work)."""
+        return language.read(sql)
+
+    def compile(self, sql: str | Query) -> tuple[exp.Expression, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
-        tree = language.parse(sql)
+        tree = language.read(sql).tree
         select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
         where = select.args.get("where") if select is not None else None
         if where is None or not calls_in(where.this):
@@ -173,16 +179,18 @@ class SuqlEngine:
 
     def run(
         self,
-        sql: str,
+        sql: str | Query,
         *,
         mode: str | Mode = DEFAULT_MODE,
         emit: Emit = ignore,
         cancel: threading.Event | None = None,
         order_predicates: bool | None = None,
     ) -> SuqlResult:
+        """Run ``sql`` (its text, or the :class:`Query` :meth:`parse` read: the text is parsed once either way)."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
         started = time.perf_counter()
-        tree = language.parse(sql)
+        query = language.read(sql)
+        tree = query.tree
         asker = Asker(self.llm, emit, cancel, self.call_budget, pool=self.pool)
         counter = asker.llm.counter
         before = dict(counter.counts), counter.cached
@@ -203,10 +211,10 @@ class SuqlEngine:
             )
             try:
                 precheck(self.sandbox, tree)
-                final = udf_rewrite(ctx, tree) if m.udf else compile_statement(ctx, tree, top=True)
-                result = self.sandbox.run_tree(final)
+                compiled = Compiled(udf_rewrite(ctx, tree)) if m.udf else compile_statement(ctx, tree, top=True)
+                result = self.sandbox.run_tree(compiled.tree)
                 if not m.udf:
-                    derived_to_verify(ctx, final, result)
+                    derived_to_verify(ctx, compiled.wide, result)
             except (Cancelled, EngineError):
                 raise
             except RecursionError as e:
@@ -224,7 +232,7 @@ class SuqlEngine:
         except Exception:  # the read-back must never hide a result
             sentence = "I ran your SUQL query."
         out = SuqlResult(
-            query=sql,
+            query=query.text,
             mode=m.name,
             dnf=state.dnf or "",
             plan=state.plan or Plan(m, ""),
@@ -241,11 +249,11 @@ class SuqlEngine:
         emit(QueryFinished(out, sentence, stats))
         return out
 
-    def estimate_calls(self, sql: str, mode: str | Mode = DEFAULT_MODE) -> int:
+    def estimate_calls(self, sql: str | Query, mode: str | Mode = DEFAULT_MODE) -> int:
         """An upper bound on the LLM calls ``run(sql, mode=mode)`` can make, without making any
         (:func:`engines.suql.compiler.estimate.estimate_calls`).  A run stops at the budget whatever this says."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
-        return estimate_calls(self.sandbox, language.parse(sql), m)
+        return estimate_calls(self.sandbox, language.read(sql).tree, m)
 
 
 def budget_message(budget: int) -> str:

@@ -8,7 +8,7 @@ naming the construct, what the worlds cannot serve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from sqlglot import exp
@@ -16,6 +16,7 @@ from sqlglot import exp
 from engines.sql.sandbox import SqlRefused, check
 
 LLM_FUNCTIONS = ("answer", "summary")
+CALL_KEY = "suql_call"  # the key of the node's LLMCall, where annotate_calls wrote it (a node's sqlglot ``meta``)
 
 # Functions a query may name that no world here can serve, with the reason.
 UNSERVABLE: dict[str, str] = {
@@ -97,6 +98,22 @@ def _refuse_constant(name: str, text: exp.Expression) -> None:
         )
 
 
+def call_key(node: exp.Expression) -> tuple[str, str, str]:
+    """``as_call(node).key``, read from the node when :func:`annotate_calls` wrote it there (rendering the
+    text argument's SQL for the key is the costly part, and the row loop asks for it on every row)."""
+    key = node.meta.get(CALL_KEY)
+    return key if key is not None else as_call(node).key
+
+
+def annotate_calls(tree: exp.Expression) -> exp.Expression:
+    """A copy of ``tree`` whose LLM calls (its own scope, as :func:`calls_in` finds them) carry their key
+    for :func:`call_key`; copies of the copy keep it.  ``tree`` itself is not changed."""
+    out = tree.copy()
+    for n in calls_in(out):
+        n.meta[CALL_KEY] = as_call(n).key
+    return out
+
+
 def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonymous]:
     """The LLM call nodes under ``node``; with ``own_scope``, not those inside nested SELECTs."""
     out = []
@@ -120,6 +137,20 @@ def _inside_nested_select(n: exp.Expression, top: exp.Expression) -> bool:
 
 def has_llm_calls(node: exp.Expression) -> bool:
     return any(is_llm_call(n) for n in node.find_all(exp.Anonymous))
+
+
+@dataclass(frozen=True)
+class Query:
+    """A SUQL query read once (:func:`read`): its text and its checked tree.  Nothing that runs, estimates or
+    compiles a query changes its tree (each copies what it rewrites), so one reading serves them all."""
+
+    text: str
+    tree: exp.Expression = field(repr=False)
+
+
+def read(sql: str | Query) -> Query:
+    """``sql`` parsed and checked (:func:`parse`), or the :class:`Query` it already is."""
+    return sql if isinstance(sql, Query) else Query(sql, parse(sql))
 
 
 def parse(sql: str) -> exp.Expression:

@@ -1,24 +1,31 @@
-"""The compiler's view of a query: DNF, execution modes, and the plan it shows.
+"""The compiler's view of a query: execution modes, and the plan it shows (plain data).
 
-Each small function here does one rewrite (sqlglot style); the cost model that fills the
-plan's estimates is ``engines.suql.compiler.cost``, and the passes of ``engines.suql.compiler``
-run what the plan describes.
+The WHERE's DNF is :mod:`engines.suql.dnf` (re-exported here); the cost model that fills the plan's
+estimates is ``engines.suql.compiler.cost``, the passes of ``engines.suql.compiler.passes`` build the
+plan, and ``engines.suql.compiler`` runs what it describes.  Nothing here imports the compiler.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
-from sqlglot import exp
-from sqlglot.optimizer.normalize import normalization_distance, normalize
+from engines.suql.dnf import MAX_DNF_DISTANCE, Conjunct, dnf_text, flatten, to_dnf
 
-from engines.suql.language import calls_in, pretty
-
-if TYPE_CHECKING:
-    from engines.suql.compiler.cost import PredicateEstimate
-
-MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate the WHERE as written
+__all__ = [
+    "DEFAULT_MODE",
+    "DUCKDB_UDF",
+    "MAX_DNF_DISTANCE",
+    "MODES",
+    "Conjunct",
+    "ConjunctPlan",
+    "Mode",
+    "Plan",
+    "PredicateEstimate",
+    "dnf_text",
+    "flatten",
+    "mode_named",
+    "to_dnf",
+]
 
 
 # --- execution modes (lecture 7 §3.3) -----------------------------------------------------------
@@ -99,82 +106,23 @@ def mode_named(name: str, *, cap: int | None = None, order_predicates: bool | No
     return m
 
 
-# --- DNF ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Conjunct:
-    """One AND-clause of the WHERE in DNF: structured literals and text (answer()) literals."""
-
-    structured: list[exp.Expression]
-    text: list[exp.Expression]
-    _sql: str | None = field(default=None, repr=False, compare=False)
-
-    def structured_sql(self) -> exp.Expression:
-        return exp.and_(*[s.copy() for s in self.structured]) if self.structured else exp.true()
-
-    def sql(self) -> str:
-        if self._sql is None:  # the literals are not changed once split: shown once
-            parts = [pretty(p) for p in self.structured + self.text]
-            self._sql = " AND ".join(parts) if parts else "TRUE"
-        return self._sql
-
-
-def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
-    node = node.unnest() if isinstance(node, exp.Paren) else node
-    if isinstance(node, kind):
-        return flatten(node.this, kind) + flatten(node.expression, kind)
-    return [node]
-
-
-def to_dnf(where: exp.Expression) -> tuple[list[Conjunct], bool]:
-    """The WHERE as OR of ANDs; ``False`` as second value when DNF would explode (kept whole)."""
-    if not any(
-        isinstance(n, exp.Or) for n in where.find_all(exp.Or, exp.Not, exp.Xor)
-    ) and not _has_connective_below_not(where):
-        # no OR anywhere and none below a NOT: the WHERE is one conjunct already (normalising copies and walks it)
-        return [_conjunct(flatten(where, exp.And))], True
-    if normalization_distance(where, dnf=True, max_=MAX_DNF_DISTANCE + 1) > MAX_DNF_DISTANCE:
-        # one conjunct of the top-level AND's parts: the structured ones still run first in DuckDB
-        return [_conjunct(flatten(where, exp.And))], False
-    normal = normalize(where.copy(), dnf=True, max_distance=MAX_DNF_DISTANCE)
-    conjuncts = [_conjunct(flatten(c, exp.And)) for c in flatten(normal, exp.Or)]
-    return _dedupe(conjuncts), True
-
-
-def _has_connective_below_not(where: exp.Expression) -> bool:
-    """A NOT over AND / OR (De Morgan may turn it into an OR), or an XOR: only the normaliser knows."""
-    for n in where.find_all(exp.Not, exp.Xor):
-        if isinstance(n, exp.Xor) or n.find(exp.Connector) is not None:
-            return True
-    return False
-
-
-def _conjunct(literals: list[exp.Expression]) -> Conjunct:
-    structured, text = [], []
-    for lit in literals:
-        (text if calls_in(lit) else structured).append(lit)
-    return Conjunct(structured, text)
-
-
-def _dedupe(conjuncts: list[Conjunct]) -> list[Conjunct]:
-    seen: set[str] = set()
-    out = []
-    for c in conjuncts:
-        key = c.sql()
-        if key not in seen:
-            seen.add(key)
-            out.append(c)
-    return out
-
-
-def dnf_text(conjuncts: list[Conjunct]) -> str:
-    if len(conjuncts) == 1:
-        return conjuncts[0].sql()
-    return "\nOR ".join(f"({c.sql()})" for c in conjuncts)
-
-
 # --- the plan shown to the user ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PredicateEstimate:
+    """One answer() predicate of a conjunct as the cost model (``engines.suql.compiler.cost``) sees it."""
+
+    sql: str
+    written_position: int
+    cost: float  # LLM calls one check costs
+    selectivity: float  # estimated share of candidates that go on (True or Unknown) past this predicate
+    source: str  # how the selectivity was estimated
+
+    @property
+    def rank(self) -> float:
+        """Order by c / (1 - s): cheap predicates that stop many rows go first."""
+        return self.cost / max(1e-6, 1.0 - self.selectivity)
 
 
 @dataclass(frozen=True)

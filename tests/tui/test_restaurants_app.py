@@ -264,7 +264,6 @@ def test_importing_the_app_loads_no_engine_heavyweights() -> None:
 @drive
 async def test_a_failing_agent_query_is_shown_in_the_tab() -> None:
     from engines.events import QueryFailed, QueryParsed, TurnStarted
-    from tui.restaurants import EngineReported
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -275,7 +274,7 @@ async def test_a_failing_agent_query_is_shown_in_the_tab() -> None:
             QueryParsed("SELECT nme FROM restaurants"),
             QueryFailed("SELECT nme FROM restaurants", 'Referenced column "nme" not found'),
         ):
-            area.post_message(EngineReported(event))
+            area._emit(event)  # as the agent's worker hands them on: each posts its typed message
         await pilot.pause()
         error = app.query_one("#error", Static)
         assert error.display and "nme" in str(error.render())

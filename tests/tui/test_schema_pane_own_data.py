@@ -46,7 +46,7 @@ async def test_the_pane_says_how_a_csv_was_read_and_its_nulls() -> None:
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("palmerpenguins is not installed (pip install -e '.[test]')")
     path = Path(str(dist.locate_file("palmerpenguins/data/penguins.csv")))
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         app = PaneApp()
         async with app.run_test(size=(120, 40)) as pilot:
             pane = app.query_one(SchemaPane)

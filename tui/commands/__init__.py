@@ -10,7 +10,10 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.api import Settings
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug of ours, not the user's input
@@ -96,7 +99,7 @@ def read_text(path: Path, *, max_mb: int = DEFAULT_MAX_MB) -> str:
     """The UTF-8 text of ``path``, at most ``max_mb`` MiB of it (the setting ``input_file_max_mb``), or
     :class:`BadInput` saying plainly why it cannot be read.  A stream (``/dev/zero``, a pipe) is read to the
     cap and no further."""
-    from engines.reading import TooLarge, read_capped
+    from engines.api import TooLarge, read_capped
 
     _no_nul(path)
     try:
@@ -116,7 +119,7 @@ def read_text(path: Path, *, max_mb: int = DEFAULT_MAX_MB) -> str:
 def read_json(path: Path, *, max_mb: int = DEFAULT_MAX_MB) -> Any:
     """The JSON document of ``path`` (see :func:`read_text`), nested at most ``engines.reading.MAX_JSON_DEPTH``
     levels; every way it can fail is a :class:`BadInput` with a clear message."""
-    from engines.reading import MAX_JSON_DEPTH, too_deep
+    from engines.api import MAX_JSON_DEPTH, too_deep
 
     text = read_text(path, max_mb=max_mb)
     if not text.strip():
@@ -324,7 +327,7 @@ _KEY_COLUMNS = ("name", "cuisines", "price", "rating", "num_reviews", "location"
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], limit: int = 20) -> None:
     """A plain-text table that fits the terminal; wide restaurant rows show their key columns."""
-    from engines.sql.sandbox import to_jsonable
+    from engines.api import to_jsonable
     from tui.terminal import terminal_safe
 
     hidden = 0
@@ -374,14 +377,16 @@ def add_batch_option(parser: argparse.ArgumentParser, applies: Callable[[argpars
     parser.set_defaults(batch_applies=applies)
 
 
-def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any, argparse.Namespace], int]) -> int:
+def run_batched(
+    settings: Settings, args: argparse.Namespace, handler: Callable[[Settings, argparse.Namespace], int]
+) -> int:
     """Run ``handler`` as a batched run (engines.llm.batch): collect rounds with their output hidden,
     message batches polled with progress on stderr, then the run whose output is printed."""
     import contextlib
     import io
     import sys
 
-    from engines.llm.batch import BatchRun
+    from engines.api import BatchRun
 
     why = args.batch_applies(args)
     if why is not None:
@@ -402,7 +407,7 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
 
     def reset() -> None:
         # the Lab shares results within a process: each round computes its experiments afresh
-        from engines.lab.resources import clear_memo
+        from engines.api import clear_memo
 
         clear_memo()
 
@@ -426,7 +431,7 @@ def run_batched(settings: Any, args: argparse.Namespace, handler: Callable[[Any,
 
 def _out_path(text: str) -> Path:
     """An argparse ``type`` for ``--out``: a path whose extension names a format (checked before anything runs)."""
-    from engines.export import ExportError, format_for
+    from engines.api import ExportError, format_for
 
     path = Path(text)
     try:
@@ -456,7 +461,7 @@ def write_out(path: Path | None, columns: Sequence[str], rows: Sequence[Sequence
         return
     import sys
 
-    from engines.export import ExportError, export_rows
+    from engines.api import ExportError, export_rows
 
     try:
         done = export_rows(path, columns, rows, overwrite=True)

@@ -47,9 +47,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
 
 def _courses(settings, args: argparse.Namespace) -> int:
-    from engines.courses import plan, top_k_trap
-    from engines.llm.client import llm_from_settings
-    from engines.sql.sandbox import Limits, Sandbox
+    from engines.api import WORLDS, llm_from_settings, top_k_trap
+    from engines.api import course_plan as plan
     from worlds.courses import build, hm
 
     knobs = {}
@@ -59,11 +58,9 @@ def _courses(settings, args: argparse.Namespace) -> int:
         knobs["c2_start"] = hm(*args.c2_start)
     world = build(**knobs)
     llm = llm_from_settings(settings)
-    with Sandbox.create(
-        world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
-    ) as sandbox:
-        result = plan(world, sandbox, llm)
-        trap = top_k_trap(world, sandbox, llm, k=args.top_k) if args.top_k is not None else None
+    with WORLDS["courses"].open(settings, world) as tables:  # the world in its own sandbox
+        result = plan(world, tables.sandbox, llm)
+        trap = top_k_trap(world, tables.sandbox, llm, k=args.top_k) if args.top_k is not None else None
     if args.json:
         payload = result.to_json()
         if trap is not None:

@@ -55,7 +55,7 @@ def _no_action(settings, args: argparse.Namespace) -> int:
 
 
 def _where(settings, args: argparse.Namespace) -> int:
-    from engines.datasets import where
+    from engines.api import datasets_where as where
     from worlds.data import user_data_folder
 
     found = where(settings)
@@ -88,7 +88,9 @@ def _where(settings, args: argparse.Namespace) -> int:
 
 
 def _fetch(settings, args: argparse.Namespace) -> int:
-    from engines.datasets import Progress, entry, fetch
+    from engines.api import Progress
+    from engines.api import dataset_entry as entry
+    from engines.api import fetch_datasets as fetch
 
     for name in args.names:
         entry(name)  # an unknown name fails before anything is downloaded

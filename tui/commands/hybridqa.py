@@ -74,7 +74,7 @@ def _fail(args: argparse.Namespace, message: str, code: int = EXIT_REFUSED) -> i
 
 
 def _hybridqa(settings, args: argparse.Namespace) -> int:
-    from engines.errors import Cancelled, EngineError
+    from engines.api import Cancelled, EngineError
     from worlds.hybridqa import HybridDataError
 
     if args.ask is not None and not args.ask.strip():
@@ -107,7 +107,7 @@ def _hybridqa(settings, args: argparse.Namespace) -> int:
 
 
 def _tables(settings, args: argparse.Namespace) -> int:
-    from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY, real_tables_dir
+    from engines.api import SIM_KNOWS_GENERATED_ONLY, real_tables_dir
     from worlds.hybridqa import load_real
 
     world = load_real(Path(args.tables) if args.tables else real_tables_dir(settings))
@@ -135,14 +135,13 @@ def _tables(settings, args: argparse.Namespace) -> int:
 
 
 def _open(settings, args: argparse.Namespace):
-    from engines.hybridqa.session import open_hybridqa
-    from engines.llm.client import llm_from_settings
+    from engines.api import llm_from_settings, open_hybridqa
 
     sim_params = {}
     if args.format_rate is not None:  # a rate of the simulated LLM, given at construction
         from dataclasses import replace
 
-        from engines.hybridqa.sim_hybrid import DEFAULT_RATES
+        from engines.api import HYBRID_SIM_RATES as DEFAULT_RATES
 
         sim_params["hybrid_params"] = replace(DEFAULT_RATES, format_rate=args.format_rate)
     llm = llm_from_settings(settings, **sim_params)
@@ -156,8 +155,7 @@ def _open(settings, args: argparse.Namespace):
 
 
 def _run(settings, args: argparse.Namespace) -> int:
-    from engines.hybridqa.pipeline import Improvements
-    from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
+    from engines.api import SIM_KNOWS_GENERATED_ONLY, Improvements
 
     if args.real is not None and settings.backend == "sim" and (args.eval or args.ablation or args.ask is not None):
         return _fail(args, SIM_KNOWS_GENERATED_ONLY)
@@ -189,7 +187,7 @@ def _questions(session, args: argparse.Namespace):
 
 
 def _eval(session, args: argparse.Namespace, improvements) -> int:
-    from engines.hybridqa.evaluate import evaluate
+    from engines.api import evaluate_hybridqa as evaluate
 
     report = evaluate(session, _questions(session, args), improvements=improvements, progress=_progress(args))
     payload = report.to_json(questions=args.questions)
@@ -229,7 +227,7 @@ def _print_report(p: dict[str, Any], session) -> None:
 
 
 def _ablation(session, args: argparse.Namespace) -> int:
-    from engines.hybridqa.evaluate import ablation
+    from engines.api import ablation
 
     reports = ablation(session, _questions(session, args), progress=_progress(args))
     payload = {label: r.to_json() for label, r in reports.items()}
@@ -248,9 +246,8 @@ def _ablation(session, args: argparse.Namespace) -> int:
 
 
 def _ask(session, args: argparse.Namespace, improvements) -> int:
-    from engines.errors import EngineError
-    from engines.events import CallFinished
-    from engines.hybridqa import events as E
+    from engines.api import CallFinished, EngineError
+    from engines.api import hybridqa_events as E
 
     if not args.table:
         return _fail(args, "--ask needs --table ID (see --tables, or a generated table such as veloria_flag_bearers)")

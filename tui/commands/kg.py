@@ -135,20 +135,17 @@ def _check_sources(args: argparse.Namespace) -> None:
 
 
 def _endpoint(settings, args: argparse.Namespace):
-    """The endpoint the arguments name: the built-in world, the --rdf files or the --endpoint URL."""
+    """The graph the arguments name (a GraphSource): the --rdf files, the --endpoint URL, else the built-in world
+    (the settings' kg_endpoint / kg_rdf are the app's)."""
     _check_sources(args)
-    from engines.kg.rdf_files import RdfFileError
-    from engines.kg.remote import RemoteError
-    from engines.kg.sources import open_graph
+    from engines.api import RdfFileError, RemoteError, arguments_graph, open_graph
 
-    if args.rdf or args.endpoint:  # (the settings' kg_endpoint / kg_rdf are the app's)
-        try:
-            return open_graph(settings, rdf=args.rdf, endpoint=args.endpoint, store=args.store, timeout_s=args.timeout)
-        except (RdfFileError, RemoteError) as e:
-            raise BadInput(str(e)) from None
-    from engines.kg import open_kg
-
-    return open_kg(settings, **({"store": args.store} if args.store else {}))
+    try:
+        return open_graph(
+            arguments_graph(settings), rdf=args.rdf, endpoint=args.endpoint, store=args.store, timeout_s=args.timeout
+        )
+    except (RdfFileError, RemoteError) as e:
+        raise BadInput(str(e)) from None
 
 
 def _sparql(settings, args: argparse.Namespace) -> int:
@@ -159,11 +156,15 @@ def _sparql(settings, args: argparse.Namespace) -> int:
     if not args.query:
         print("cs224v-tui sparql: give a QUERY or --check-dialect FILE", file=sys.stderr)
         return EXIT_REFUSED
-    from engines.kg import SparqlRefused
+    from engines.api import RdfFileError, RemoteError, SparqlRefused, sparql_once
 
     _check_sources(args)
     try:
-        result = _run_parsed_first(settings, args)
+        result = sparql_once(
+            settings, args.query, rdf=args.rdf, endpoint=args.endpoint, store=args.store, timeout_s=args.timeout
+        )
+    except (RdfFileError, RemoteError) as e:
+        raise BadInput(str(e)) from None
     except SparqlRefused as e:
         if args.json:
             print(json.dumps({"error": str(e)}, ensure_ascii=False))
@@ -185,106 +186,29 @@ def _sparql(settings, args: argparse.Namespace) -> int:
     return EXIT_OK if result.feedback.value in ("rows", "empty") else EXIT_ERROR
 
 
-def _run_parsed_first(settings, args: argparse.Namespace):
-    """``sparql QUERY``'s result.  The query is parsed and planned before any store is built or loaded: on the
-    built-in world with its dialect (the memory store takes seconds to build); on ``--rdf`` files with the dialect
-    their check found (read and checked first: that gives their prefixes and whether Wikidata's vocabulary is on),
-    so a malformed or refused query costs no load; an ``--endpoint`` parses every query before it sends it.
-    Raises SparqlRefused."""
-    if args.endpoint:
-        return _endpoint(settings, args).execute(args.query)
-    if args.rdf:
-        from engines.kg.rdf_files import RdfFileError
-        from engines.kg.sources import open_graph, read_files
-
-        try:
-            found = read_files(settings, args.rdf)
-            result = _parse_first(args.query, settings.query_timeout_s, found.dialect())
-            if result is not None:
-                return result
-            endpoint = open_graph(settings, checked=found, store=args.store)
-        except RdfFileError as e:
-            raise BadInput(str(e)) from None
-        return endpoint.execute(args.query)
-    result = _parse_first(args.query, settings.query_timeout_s)
-    return result if result is not None else _endpoint(settings, args).execute(args.query)
-
-
-def _parse_first(query: str, timeout_s: float, dialect=None):
-    """``query`` parsed and planned in a worker holding no graph (with ``dialect``: the built-in world's, Wikidata's,
-    unless given), before any store is built or loaded: the QueryResult of a query that cannot run, or None.
-    Raises SparqlRefused."""
-    from engines.kg import Feedback, QueryResult, SparqlRefused, SparqlSyntaxError
-    from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
-
-    worker = parse_worker(dialect)
-    try:
-        prepared = prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
-    except WorkerUnavailable:
-        return None  # the endpoint says why
-    except SparqlSyntaxError as e:
-        return QueryResult(query, Feedback.SYNTAX_ERROR, message=str(e))
-    except PrepareFailed as e:
-        return QueryResult(query, Feedback.TIMEOUT if e.timed_out else Feedback.SYNTAX_ERROR, message=str(e))
-    finally:
-        worker.close()
-    if prepared.unsupported:
-        raise SparqlRefused(prepared.unsupported)
-    return None
-
-
 def _check_dialect(path: Path, *, as_json: bool, timeout_s: float, max_mb: int) -> int:
     """Each query parsed and planned in a SPARQL worker (bounded by ``timeout_s`` each, as a query)."""
-    from engines.kg.dialect import SparqlRefused, SparqlSyntaxError
-    from engines.kg.worker import PrepareFailed, WorkerUnavailable, parse_worker, prepared_from
+    from engines.api import CheckUnavailable, check_dialect
 
     data = read_json(path, max_mb=max_mb)
     items = data if isinstance(data, list) else data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise BadInput(f'{shown(path)}: expected a JSON list of {{"id", "sparql"}} objects (or {{"data": [...]}})')
-    failures: list[dict[str, str]] = []
-    total = skipped = 0
-    worker = parse_worker()
     try:
-        worker.start()
-    except WorkerUnavailable as e:
-        raise BadInput(f"the SPARQL worker could not start: {e}") from None
-    try:
-        for n, item in enumerate(items):
-            query = (
-                next((item[k] for k in ("sparql", "gold_sparql", "query") if item.get(k)), None)
-                if isinstance(item, dict)
-                else None
-            )
-            if not isinstance(query, str):
-                skipped += 1
-                continue
-            total += 1
-            try:
-                prepared_from(worker.prepare(query, timeout_s), query, timeout_s)
-            except (SparqlRefused, SparqlSyntaxError, PrepareFailed) as e:
-                failures.append({"id": _id_of(item, n), "reason": str(e)})
-            except WorkerUnavailable as e:
-                failures.append({"id": _id_of(item, n), "reason": f"the SPARQL worker could not start: {e}"})
-    finally:
-        worker.close()
-    if not total:
+        report = check_dialect(items, timeout_s)
+    except CheckUnavailable as e:
+        raise BadInput(str(e)) from None
+    if not report.total:
         raise BadInput(f'{shown(path)} holds no queries: expected objects with a "sparql" string')
-    report = {"total": total, "accepted": total - len(failures), "failures": failures, "skipped": skipped}
     if as_json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(f"{report['accepted']} of {total} queries accepted (parsed and planned after dialect handling)")
-        if skipped:
-            print(f'  ({skipped} items without a "sparql" string skipped)')
-        for f in failures:
-            print(f"  {f['id']}: {f['reason']}")
+        print(f"{report.accepted} of {report.total} queries accepted (parsed and planned after dialect handling)")
+        if report.skipped:
+            print(f'  ({report.skipped} items without a "sparql" string skipped)')
+        for item_id, reason in report.failures:
+            print(f"  {item_id}: {reason}")
     return EXIT_OK
-
-
-def _id_of(item: dict, n: int) -> str:
-    given = item.get("id", n)
-    return given if isinstance(given, str) else json.dumps(given)[:200]
 
 
 # --- score -----------------------------------------------------------------------------------------
@@ -295,7 +219,7 @@ _CELL_KEYS = ("type", "value", "xml:lang", "datatype")
 
 def _read_rows(path: Path, max_mb: int) -> Any:
     """A list of SPARQL JSON bindings (or a boolean) from ``path``; :class:`BadInput` names what is wrong."""
-    from engines.kg.endpoint import results_from_json
+    from engines.api import results_from_json
 
     doc = read_json(path, max_mb=max_mb)
     where = shown(path)
@@ -347,7 +271,7 @@ def _json_kind(v: Any) -> str:
 
 
 def _score(settings, args: argparse.Namespace) -> int:
-    from engines.eval.metrics import TooManyRows, check_size, em_of, row_f1, set_f1
+    from engines.api import TooManyRows, check_size, em_of, row_f1, set_f1
 
     cap = settings.input_file_max_mb
     pred, gold = _read_rows(args.predicted, cap), _read_rows(args.gold, cap)
@@ -368,7 +292,7 @@ def _score(settings, args: argparse.Namespace) -> int:
 
 
 def _llm(settings, policy: str | None):
-    from engines.llm.client import llm_from_settings
+    from engines.api import llm_from_settings
 
     if policy:
         settings = settings.model_copy(update={"backend": policy})
@@ -376,7 +300,7 @@ def _llm(settings, policy: str | None):
 
 
 def _spinach(settings, args: argparse.Namespace) -> int:
-    from engines.spinach.agent import AgentOptions
+    from engines.api import AgentOptions
 
     if args.replay is not None or args.index is not None:
         return _replay(settings, args)
@@ -391,10 +315,8 @@ def _spinach(settings, args: argparse.Namespace) -> int:
     nonempty_text("question", args.question)
     if args.save is not None:
         output_file(args.save)  # before the run: a path that cannot be written loses nothing
-    from engines.events import CallStarted, Event
-    from engines.spinach.agent import SpinachAgent
-    from engines.spinach.events import RolledBack, StepTaken
-    from engines.spinach.trajectory import save
+    from engines.api import CallStarted, Event, RolledBack, SpinachAgent, StepTaken
+    from engines.api import save_trajectory as save
 
     llm = _llm(settings, args.policy)
     endpoint = _endpoint(settings, args)
@@ -451,8 +373,8 @@ def _replay(settings, args: argparse.Namespace) -> int:
         raise BadInput("--index is for --replay: give the trajectory file with --replay LOG")
     if args.question is not None or args.eval or args.save is not None:
         raise BadInput("--replay shows a file: it takes no QUESTION, --eval or --save")
-    from engines.spinach.replay import pick, replay_json, replay_lines
-    from engines.spinach.trajectory import TrajectoryError, load
+    from engines.api import TrajectoryError, pick, replay_json, replay_lines
+    from engines.api import load_trajectories as load
 
     try:  # read at most input_file_max_mb, nested at most MAX_JSON_DEPTH: a file that is not a log is bad input
         trajectories = load(args.replay, max_bytes=settings.input_file_max_mb << 20)
@@ -482,16 +404,13 @@ def _one_line(text: str, width: int) -> str:
 
 
 def _evaluate(settings, args: argparse.Namespace, options) -> int:
-    from engines.spinach.evaluate import evaluate
+    from engines.api import evaluate_spinach as evaluate
+    from engines.api import open_kg
     from worlds import kg
 
     llm = _llm(settings, args.policy)
     world, truth = kg.build(kg.DEFAULT_SEED)
-    from engines.kg import Endpoint
-
-    endpoint = Endpoint.from_world(
-        world, store=args.store or "oxigraph", timeout_s=settings.query_timeout_s, row_cap=settings.row_cap
-    )
+    endpoint = open_kg(settings, store=args.store or "oxigraph", world=world)
 
     def progress(qid: str, done: int, total: int) -> None:
         if not args.json and sys.stderr.isatty():

@@ -48,7 +48,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _list(settings, args: argparse.Namespace) -> int:
-    from engines import lab
+    from engines.api import lab
 
     found = lab.experiments(args.lecture)
     if args.json:
@@ -62,8 +62,7 @@ def _list(settings, args: argparse.Namespace) -> int:
 
 
 def _run(settings, args: argparse.Namespace) -> int:
-    from engines import lab
-    from engines.errors import EngineError
+    from engines.api import EngineError, lab
 
     if bool(args.name) == bool(args.all):
         print("cs224v-tui lab run: give an experiment NAME or --all", file=sys.stderr)

@@ -90,11 +90,12 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 def open_data(settings, db: str):
-    """The user's data source, or BadInput saying why it cannot be opened (exit 2, never a traceback)."""
-    from engines.data.source import DataSourceError, open_source
+    """The user's data source (a TableSource), or BadInput saying why it cannot be opened (exit 2, never a
+    traceback)."""
+    from engines.api import DataSourceError, open_tables
 
     try:
-        return open_source(db, settings)
+        return open_tables(settings, db=db)
     except DataSourceError as e:
         raise BadInput(str(e)) from e
 
@@ -112,23 +113,23 @@ def _ask(
     db: str | None = None,
     out=None,
 ) -> int:
-    from engines.events import CallFinished, CallStarted, Event
+    from engines.api import CallFinished, CallStarted, Event
 
     for q in questions:
         nonempty_text("question", q)
     if db is not None:
         if world != "restaurants":
             raise BadInput("--db replaces the built-in world: give --db or --world, not both")
-        from engines.compose import open_source_agent
+        from engines.api import open_source_agent
 
         data = open_data(settings, db)
         session = open_source_agent(data, settings, suql=suql)
     elif world == "courses":
-        from engines.courses import open_courses_agent
+        from engines.api import open_courses_agent
 
         session = open_courses_agent(settings)
     else:
-        from engines.compose import open_restaurants
+        from engines.api import open_restaurants
 
         session = open_restaurants(settings, suql=suql)
     agent = session.agent
@@ -185,25 +186,11 @@ def _print_turn(turn) -> None:
 
 
 def _sql(settings, statement: str, *, as_json: bool, db: str | None = None, out=None) -> int:
-    from engines.sql.agent import run_sql
-    from engines.sql.sandbox import Limits, Sandbox, SqlError
+    from engines.api import SqlError, open_tables, run_sql
 
-    if db is not None:
-        data = open_data(settings, db)
-        sandbox, close = data.sandbox, data.close
-    else:
-        from worlds import restaurants
-
-        world = restaurants.build().world
-        sandbox = Sandbox.create(
-            world.load,
-            row_cap=settings.row_cap,
-            timeout_s=settings.query_timeout_s,
-            limits=Limits.from_settings(settings),
-        )
-        close = sandbox.close
+    tables = open_data(settings, db) if db is not None else open_tables(settings, world="restaurants")
     try:
-        result, sentence = run_sql(sandbox, statement)
+        result, sentence = run_sql(tables.sandbox, statement)
     except SqlError as e:
         if as_json:
             print(json.dumps({"error": str(e)}, ensure_ascii=False))
@@ -211,7 +198,7 @@ def _sql(settings, statement: str, *, as_json: bool, db: str | None = None, out=
             print(f"cs224v-tui: {e}", file=sys.stderr)
         return EXIT_REFUSED
     finally:
-        close()
+        tables.close()
     write_out(out, result.columns, result.rows)
     if as_json:
         print(json.dumps({"rows": result.records(), "truncated": result.truncated}, indent=2, ensure_ascii=False))

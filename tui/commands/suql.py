@@ -94,7 +94,7 @@ def confirmation_needed(session, query: str, mode: str) -> str | None:
 
 
 def _suql(settings, args: argparse.Namespace) -> int:
-    from engines.compose import WORLDS, open_suql
+    from engines.api import WORLDS, open_suql
 
     if args.compare and args.query is None:
         print("cs224v-tui suql: --compare compares the modes on one QUERY (not --file or --workload)", file=sys.stderr)
@@ -131,8 +131,7 @@ def _suql(settings, args: argparse.Namespace) -> int:
 
 
 def _one(session, args) -> int:
-    from engines.errors import Cancelled, EngineError
-    from engines.events import CallFinished
+    from engines.api import CallFinished, Cancelled, EngineError
 
     def show(event) -> None:
         if not args.json and isinstance(event, CallFinished) and event.function in ("answer", "summary"):
@@ -187,9 +186,7 @@ def _one(session, args) -> int:
 
 def _compare(session, args) -> int:
     """``suql --compare QUERY``: the query in every mode, one line a mode (see engines.suql.compare)."""
-    from engines.errors import Cancelled, EngineError
-    from engines.suql.compare import ModeCompared, compare_modes
-    from engines.suql.plan import MODES
+    from engines.api import MODES, Cancelled, EngineError, ModeCompared, compare_modes
 
     def fail(message: str) -> int:
         if args.json:
@@ -283,8 +280,7 @@ def compare_text(comparison) -> str:
 def _file(session, args) -> int:
     import csv
 
-    from engines.errors import EngineError
-    from engines.suql.examples import read_query_file
+    from engines.api import EngineError, read_query_file
 
     try:
         queries = read_query_file(args.file, getattr(args, "file_text", None))
@@ -340,7 +336,8 @@ def _file(session, args) -> int:
 
 
 def _workload(session, args) -> int:
-    from engines.suql.workload import evaluate, generate
+    from engines.api import evaluate_workload as evaluate
+    from engines.api import generate_workload as generate
     from worlds import restaurants
 
     if session.world_name != "restaurants":

@@ -11,12 +11,15 @@ run has a price.  A JSON object gets a top-level ``"usage"``; a JSON list (sever
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engines.api import Settings
 
 
 def take_usage() -> dict[str, Any]:
     """The usage of the calls since the last one taken (see :func:`engines.llm.usage.take_run_usage`)."""
-    from engines.llm.usage import take_run_usage
+    from engines.api import take_run_usage
 
     return take_run_usage()
 
@@ -33,7 +36,7 @@ def metered(handler: Callable[..., int]) -> Callable[..., int]:
     """``handler`` starting from zero usage: the calls of earlier commands of this process (the tests
     run many in one) are not counted in this one's outputs."""
 
-    def run(settings: Any, args: Any) -> int:
+    def run(settings: Settings, args: Any) -> int:
         take_usage()
         return handler(settings, args)
 

@@ -19,20 +19,23 @@ Three views, switched with the tab bar under the app's tabs (or F7 / Shift+F7):
 All engine work runs in thread workers, one group per view (``kg-session`` for the session, ``kg-console``,
 ``kg-search``, ``kg-page``, ``kg-stepper``: :attr:`KgArea.GROUPS`), each ``exclusive`` within its group, so
 browsing while the agent runs does not stop it.  Each job is started with the handlers of its typed outcome
-(:meth:`tui.area.WorkArea.run_engine`).  The agent's ``emit`` posts :class:`AgentReported` messages; Esc sets the
-run's cancel flag, which the agent checks before every policy call.  Durations are read from the app's
+(:meth:`tui.area.WorkArea.run_engine`).  The agent's ``emit`` posts the typed message of each event the stepper
+shows (:data:`tui.kg.tab.REPORTS`: ``AgentStarted``, ``StepTaken``, ``PolicyAsked``; :mod:`tui.messages`); Esc
+sets the run's cancel flag, which the agent checks before every policy call.  Durations are read from the app's
 injected clock, so screens under test do not change from run to run.
 
 The package, one idea a module:
 
-* :mod:`tui.kg.tab` — :class:`KgArea`: the layout, the public actions, the widgets' and the agent's events;
+* :mod:`tui.kg.tab` — :class:`KgArea`, the tab's state in one class: the layout, the public actions, the
+  widgets' and the agent's messages, what the tab shows when its jobs end, its examples and history;
 * :mod:`tui.kg.keys` — the views, the tab's keys and its help page; :mod:`tui.kg.palette` — its palette
-  entries, examples and history; :mod:`tui.kg.work` — what its workers do in their threads (the session, a
-  query, a page, a run, a trajectory loaded) and :mod:`tui.kg.outcomes` — what the tab shows when each ends;
+  entries (from the tab's public state and actions); :mod:`tui.kg.work` — what its workers do in their threads
+  (the session, a query, a page, a run, a trajectory loaded);
 * :mod:`tui.kg.console` — the feedback bar and the examples' entries (the examples are
   :mod:`engines.kg.examples`); :mod:`tui.kg.sparql` — SPARQL highlighting and the editor;
-* :mod:`tui.kg.browser` — the claims table and the browser's keys;
-* :mod:`tui.kg.stepper` — the strip, the step view and :class:`StepperView`, which renders the model of
+* :mod:`tui.kg.browser` — the claims table and the browser's keys (posted to the tab as messages);
+* :mod:`tui.kg.stepper` — the strip, the step view and :class:`StepperView`, whose keys post messages to the
+  tab and which renders the model of
 * :mod:`tui.kg.stepper_model` — :class:`StepperModel`, the stepper without Textual (position, keys,
   what each step shows); scoring and the answer rule are the engine's (:mod:`engines.spinach.scoring`);
 * :mod:`tui.kg.results` — what they share: values as IDs, the results table, the error box.
@@ -62,7 +65,6 @@ _WHERE: dict[str, str] = {
     "StepStrip": "tui.kg.stepper",
     "StepView": "tui.kg.stepper",
     "StepperModel": "tui.kg.stepper_model",
-    "AgentReported": "tui.kg.tab",
     "KgArea": "tui.kg.tab",
 }
 """Where each name of the package lives.  Imported on first use, so that ``tui.kg.stepper_model`` (and the
@@ -85,7 +87,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "EXAMPLES",
-    "AgentReported",
     "BrowserView",
     "ClaimsTable",
     "ConsoleView",

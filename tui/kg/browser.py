@@ -1,5 +1,5 @@
-"""The entity browser's widgets: an entity page's claims (or a property's examples), the browser's keys, what its
-workers return."""
+"""The entity browser's widgets: an entity page's claims (or a property's examples), the browser's keys (which
+tell the tab what was asked in messages), what its workers return."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import DataTable, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -19,7 +20,6 @@ from tui.widgets import SafeCells, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, PropertyExample, SearchHit
-    from tui.kg.tab import KgArea
 
 
 class ClaimsTable(SafeCells, DataTable):
@@ -84,7 +84,15 @@ class ClaimsTable(SafeCells, DataTable):
 
 
 class BrowserView(Horizontal):
-    """The browser's keys (outside the search box)."""
+    """The browser: its keys (outside the search box), which post :class:`BackRequested` and
+    :class:`PropertyRequested` (the tab keeps the pages and opens them), and :meth:`show_hits` and
+    :meth:`show_page`, which draw what the tab found."""
+
+    class BackRequested(Message):
+        """Backspace (or b, Alt+←): back to the page before this one."""
+
+    class PropertyRequested(Message):
+        """o: the page of the highlighted claim's property."""
 
     BINDINGS = [
         Binding("backspace,b,alt+left", "back", "Back", key_display="⌫/b", tooltip="Back to the page you came from."),
@@ -98,16 +106,11 @@ class BrowserView(Horizontal):
         Binding("slash", "search", "Search", key_display="/", tooltip="Focus the search box."),
     ]
 
-    def _area(self) -> KgArea:
-        from tui.kg.tab import KgArea
-
-        return self.query_ancestor(KgArea)
-
     def action_back(self) -> None:
-        self._area().back()
+        self.post_message(self.BackRequested())
 
     def action_open_property(self) -> None:
-        self._area().open_claim_property()
+        self.post_message(self.PropertyRequested())
 
     def action_search(self) -> None:
         self.query_one("#kg-search", Input).focus()

@@ -1,5 +1,6 @@
 """The trajectory stepper's widgets: the strip of steps, the step view, and :class:`StepperView`, which holds the
-stepper's keys and renders a :class:`~tui.kg.stepper_model.StepperModel` (it decides nothing itself)."""
+stepper's keys (each posts what was asked to the tab, in a typed message) and renders a
+:class:`~tui.kg.stepper_model.StepperModel` (it decides nothing itself)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ from tui.widgets import TextBox, TextView, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
     from engines.spinach.trajectory import Step, Trajectory
-    from tui.kg.tab import KgArea
     from worlds.kg import KGQuestion
 
 ACTION_NOTES: Mapping[str, str] = {
@@ -111,8 +111,38 @@ _STEP = Binding.Group("Step")
 
 
 class StepperView(Horizontal):
-    """The stepper: its keys, wherever the focus is in it (except in the path box), and :meth:`show`, which
-    renders a :class:`StepperModel` into the run's head, the strip, the budgets, the step and the answer."""
+    """The stepper: its keys, wherever the focus is in it (except in the path box), each posting what was asked
+    (:class:`StepRequested`, :class:`EdgeRequested`, …: the tab keeps the model and decides), and :meth:`show`,
+    which renders a :class:`StepperModel` into the run's head, the strip, the budgets, the step and the answer."""
+
+    class StepRequested(Message):
+        """→ / n (``delta`` +1) or ← / p (-1): the next or previous step."""
+
+        def __init__(self, delta: int) -> None:
+            super().__init__()
+            self.delta = delta
+
+    class EdgeRequested(Message):
+        """Home (``last`` False) or End (True): the first or the last step."""
+
+        def __init__(self, last: bool) -> None:
+            super().__init__()
+            self.last = last
+
+    class FullObservationRequested(Message):
+        """v: the step's whole observation, or only its first lines again."""
+
+    class RunRequested(Message):
+        """r: run the agent on the highlighted question."""
+
+    class ExploreRequested(Message):
+        """e: this step elsewhere (its query in the console, its page or search in the browser)."""
+
+    class GoldRequested(Message):
+        """g: the question's gold query in the console."""
+
+    class PickRequested(Message):
+        """t: the list of every trajectory of the file loaded."""
 
     BINDINGS = [
         # one footer entry for both directions ("→/n ←/p Step"): at 80 columns the app's keys fit beside them
@@ -160,31 +190,55 @@ class StepperView(Horizontal):
         ),
     ]
 
-    def _area(self) -> KgArea:
-        from tui.kg.tab import KgArea
-
-        return self.query_ancestor(KgArea)
-
     def action_step(self, delta: int) -> None:
-        self._area().step(delta)
+        self.post_message(self.StepRequested(delta))
 
     def action_edge(self, last: int) -> None:
-        self._area().step_to_edge(bool(last))
+        self.post_message(self.EdgeRequested(bool(last)))
 
     def action_full(self) -> None:
-        self._area().toggle_full_observation()
+        self.post_message(self.FullObservationRequested())
 
     def action_run(self) -> None:
-        self._area().run_highlighted_question()
+        self.post_message(self.RunRequested())
 
     def action_explore(self) -> None:
-        self._area().explore_step()
+        self.post_message(self.ExploreRequested())
 
     def action_gold(self) -> None:
-        self._area().gold_to_console()
+        self.post_message(self.GoldRequested())
 
     def action_pick(self) -> None:
-        self._area().pick_trajectory()
+        self.post_message(self.PickRequested())
+
+    def show_questions(self, simple: Sequence[KGQuestion], forum: Sequence[KGQuestion]) -> None:
+        """The question list: the simple questions, then the forum-style ones under their categories."""
+        from worlds.kg import CATEGORIES
+
+        options: list[Option | None] = [
+            Option(Content.styled(f"Simple · {len(simple)} questions", "bold $text-accent"), disabled=True)
+        ]
+        options.extend(question_option(q) for q in simple)
+        by_category: dict[str, list[KGQuestion]] = {}
+        for q in forum:
+            by_category.setdefault(q.category, []).append(q)
+        for category, questions in by_category.items():
+            options.append(None)
+            options.append(
+                Option(
+                    Content.assemble(
+                        Content.styled(f"{category} ", "bold $text-accent"),
+                        Content.styled(
+                            truncate(CATEGORIES.get(category, ""), LIST_CHARS - len(category) - 1), "$text-accent"
+                        ),
+                    ),
+                    disabled=True,
+                )
+            )
+            options.extend(question_option(q) for q in questions)
+        listing = self.query_one("#kg-questions", OptionList)
+        listing.set_options(options)
+        listing.border_subtitle = f"{len(simple)} simple · {len(forum)} forum-style"
 
     # --- rendering the model ------------------------------------------------------------------------------
 

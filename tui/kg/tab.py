@@ -1,16 +1,20 @@
-"""The Knowledge-graph tab itself: its layout, its public actions, the events of its widgets and of the agent.
+"""The Knowledge-graph tab itself, its state in one class: its layout, its public actions, the messages of its
+widgets and of the agent, what it shows when its workers' jobs end, its examples and history.
 
-Its keys and help are :mod:`tui.kg.keys`, its palette, examples and history :mod:`tui.kg.palette`, what its
-workers do :mod:`tui.kg.work`, and what it shows when their jobs end :mod:`tui.kg.outcomes`.
+Its keys and help are :mod:`tui.kg.keys`, its palette entries :mod:`tui.kg.palette` (from the tab's public state
+and actions), what its workers do :mod:`tui.kg.work`.
 
-The views' widgets live in :mod:`tui.kg.console`, :mod:`tui.kg.browser` and :mod:`tui.kg.stepper`;
-the stepper's state is a :class:`~tui.kg.stepper_model.StepperModel`; scoring a trajectory is the
-engine's (:mod:`engines.spinach.scoring`), and so are the examples (:mod:`engines.kg.examples`).
+The views' widgets live in :mod:`tui.kg.console`, :mod:`tui.kg.browser` and :mod:`tui.kg.stepper`: they render
+what the tab tells them and post what the user asked (``BrowserView.BackRequested``,
+``StepperView.StepRequested``, …); they never call the tab.  The stepper's state is a
+:class:`~tui.kg.stepper_model.StepperModel`; scoring a trajectory is the engine's
+(:mod:`engines.spinach.scoring`), and so are the examples (:mod:`engines.kg.examples`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -31,8 +35,9 @@ from engines.errors import EngineError
 from engines.events import CallStarted
 from engines.kg.examples import SparqlExample, examples_for
 from engines.spinach.scoring import Scored
-from tui.area import EngineReported, describe_error
-from tui.history import HistoryArea
+from tui import messages as m
+from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
+from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
 from tui.kg.browser import BrowserView, ClaimsTable, PageOpened, Searched
 from tui.kg.console import (
     EDITOR_TITLE,
@@ -42,8 +47,7 @@ from tui.kg.console import (
     example_option,
 )
 from tui.kg.keys import BINDINGS, HELP, VIEWS
-from tui.kg.outcomes import KgOutcomes
-from tui.kg.palette import KgPalette
+from tui.kg.palette import kg_commands
 from tui.kg.results import (
     ENTITY_ID,
     MUTED,
@@ -57,34 +61,46 @@ from tui.kg.stepper import (
     StepStrip,
     StepView,
     category_of,
+    status_line,
 )
 from tui.kg.stepper_model import StepperModel
 from tui.kg.work import KgRunner
-from tui.widgets import SqlEditor, TextBox, TextView, as_text
+from tui.widgets import SqlEditor, TextBox, TextView, as_text, count_rows
 
 if TYPE_CHECKING:
     from engines.kg.pages import EntityPage, SearchHit
     from engines.settings import Settings
     from engines.spinach.session import SpinachSession
     from engines.spinach.trajectory import Step, Trajectory
+    from tui.pickers import PickItem
 
 
-class AgentReported(EngineReported):
-    """The SPINACH agent (or its LLM) emitted an event."""
+def _reports() -> dict[type[Any], m.MessageOf]:
+    from engines.spinach.events import AgentStarted, StepTaken
+
+    def policy_asked(event: CallStarted) -> m.PolicyAsked | None:
+        return m.PolicyAsked(event) if event.function == "policy" else None
+
+    # RolledBack: the rolled-back step carries its reason; the LLM's CallFinished: nothing new
+    return {AgentStarted: m.AgentStarted, StepTaken: m.StepTaken, CallStarted: policy_asked}
 
 
-class KgArea(KgOutcomes, KgPalette, HistoryArea):
+REPORTS = m.Reports(_reports)
+"""The agent's events the stepper shows, each as its typed message."""
+
+
+class KgArea(WorkArea):
     """The Knowledge-graph tab (see the module docstring)."""
 
     AREA_ID = "kg"
     HISTORY_BOXES = {"kg-editor": "sparql"}
     STATUS_ID = "kg-status"
     RESULTS_IDS = ("kg-results", "kg-answer-rows")
-    REPORTED = AgentReported
+    REPORTS = REPORTS
     GROUPS = ("session", "console", "search", "page", "stepper")
     TITLE = "Knowledge graph"
     HELP = HELP
-    BINDINGS = BINDINGS
+    BINDINGS = [*HISTORY_BINDINGS, *BINDINGS]
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
@@ -105,6 +121,15 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         self._examples = examples_for(settings)
         first = self._examples[0]
         self._editor_origin = (first.query, f"{first.title} · {first.source}")  # as composed
+        self.runs = self.box_history = BoxHistory(
+            self,
+            settings,
+            name=self.AREA_ID,
+            title=self.TITLE,
+            boxes=self.HISTORY_BOXES,
+            origin=self.history_origin,
+            examples=self.example_items,
+        )
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -174,7 +199,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
                             yield TextView(id="kg-answer-head")
                             answer = KgResultsTable(id="kg-answer-rows")
                             yield answer
-        yield Static(id="kg-status", markup=False)
+        yield StatusLine(id="kg-status")
 
     def on_mount(self) -> None:
         self.query_one(FeedbackBar).show(None)
@@ -216,6 +241,35 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
             self.query_one(StepView).focus()
         else:
             self.query_one("#kg-questions", OptionList).focus()
+
+    def commands(self) -> Iterable[PaletteCommand]:
+        return kg_commands(self)
+
+    # --- public state (the palette and the tests read it) ----------------------------------------------
+
+    @property
+    def stepper(self) -> StepperModel:
+        """The stepper's model: the trajectory shown, the step, the run."""
+        return self._stepper
+
+    @property
+    def back_to(self) -> str | None:
+        """The page Backspace goes back to (None: none)."""
+        return self._history[-1] if self._history else None
+
+    @property
+    def loaded(self) -> tuple[Trajectory, ...]:
+        """Every trajectory of the file loaded last."""
+        return tuple(self._loaded)
+
+    @property
+    def loaded_name(self) -> str:
+        """The name of the file loaded last."""
+        return self._loaded_name
+
+    def focus_trajectory_path(self) -> None:
+        """Focus the stepper's box for the path of a trajectory file."""
+        self.query_one("#kg-load", Input).focus()
 
     # --- workers: one exclusive group per view, so the views do not stop each other -------------------
 
@@ -318,7 +372,7 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
             )
             return False
         self._hide_error("kg-console-error")
-        self.record_run("kg-editor", text)
+        self.runs.record("kg-editor", text)
         self.query_one(FeedbackBar).show(None, "running…")
         self.query_one("#kg-results", KgResultsTable).show_nothing("running…")
         self._set_status("running the query…", "running")
@@ -651,6 +705,48 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
         if self._stepper.goto(event.index):
             self._show_stepper()
 
+    def on_browser_view_back_requested(self, message: BrowserView.BackRequested) -> None:
+        message.stop()
+        self.back()
+
+    def on_browser_view_property_requested(self, message: BrowserView.PropertyRequested) -> None:
+        message.stop()
+        self.open_claim_property()
+
+    def on_stepper_view_step_requested(self, message: StepperView.StepRequested) -> None:
+        message.stop()
+        self.step(message.delta)
+
+    def on_stepper_view_edge_requested(self, message: StepperView.EdgeRequested) -> None:
+        message.stop()
+        self.step_to_edge(message.last)
+
+    def on_stepper_view_full_observation_requested(self, message: StepperView.FullObservationRequested) -> None:
+        message.stop()
+        self.toggle_full_observation()
+
+    def on_stepper_view_run_requested(self, message: StepperView.RunRequested) -> None:
+        message.stop()
+        self.run_highlighted_question()
+
+    def on_stepper_view_explore_requested(self, message: StepperView.ExploreRequested) -> None:
+        message.stop()
+        self.explore_step()
+
+    def on_stepper_view_gold_requested(self, message: StepperView.GoldRequested) -> None:
+        message.stop()
+        self.gold_to_console()
+
+    def on_stepper_view_pick_requested(self, message: StepperView.PickRequested) -> None:
+        message.stop()
+        self.pick_trajectory()
+
+    def on_example_chosen(self, message: m.ExampleChosen) -> None:
+        self.example_chosen(message.value)
+
+    def on_history_chosen(self, message: m.HistoryChosen) -> None:
+        self.history_chosen(message.entry)
+
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "kg-views":
             event.stop()
@@ -697,24 +793,189 @@ class KgArea(KgOutcomes, KgPalette, HistoryArea):
     def _score_work(self, trajectory: Trajectory, source: str, others: int) -> Scored:
         return self._runner.score(self.settings, trajectory, source, others)
 
-    # --- engine events (main thread) -------------------------------------------------------------------------
+    # --- engine events (main thread): the typed messages of REPORTS -------------------------------------------
 
-    def on_agent_reported(self, message: AgentReported) -> None:
-        from engines.spinach.events import AgentStarted, StepTaken
-
-        message.stop()
-        event = message.event
-        if not self._stepper.running:
-            return  # a stale event of a run that was stopped and replaced
-        if isinstance(event, AgentStarted):
+    def on_agent_started(self, message: m.AgentStarted) -> None:
+        if self._stepper.running:  # (else a stale event of a run that was stopped and replaced)
+            event = message.event
             self._stepper.started(event.policy, event.budget, event.total_budget)
-        elif isinstance(event, StepTaken):
-            self._stepper.took(event.step)
-        elif isinstance(event, CallStarted) and event.function == "policy":
+            self._show_stepper()
+
+    def on_step_taken(self, message: m.StepTaken) -> None:
+        if self._stepper.running:
+            self._stepper.took(message.event.step)
+            self._show_stepper()
+
+    def on_policy_asked(self, message: m.PolicyAsked) -> None:
+        if self._stepper.running:
             self._stepper.asking_policy()
+            self._show_stepper()
+
+    # --- examples and history (tui.history) -------------------------------------------------------------------
+
+    def history_origin(self, box_id: str) -> str | None:
+        return self._editor_origin[0]
+
+    def history_chosen(self, entry: HistoryEntry) -> None:
+        """Put a query run before back into the editor (not run)."""
+        self.show_view("console")
+        self._put_in_editor(entry.text, "from the history")
+        self.query_one("#kg-editor", SparqlEditor).focus()
+
+    def example_items(self) -> list[PickItem]:
+        """The console's SPARQL examples, then the stepper's questions (simple and forum-style)."""
+        from tui.pickers import PickItem
+
+        items = [
+            PickItem(e.title.removeprefix("↳ "), f"SPARQL · {e.source} · {e.expect}", ("sparql", e), more=e.query)
+            for e in self._examples
+        ]
+        if self._session is not None:
+            items += [
+                PickItem(q.question, f"question {q.id} · {category_of(q)}", ("question", q.id))
+                for q in self._session.questions.all()
+            ]
+        return items
+
+    def example_chosen(self, value: Any) -> None:
+        """An example: a SPARQL query into the editor, a question highlighted in the stepper (neither run)."""
+        kind, what = value
+        if kind == "sparql":
+            self.show_view("console")
+            self.load_example(what)
+            self.query_one("#kg-editor", SparqlEditor).focus()
+            return
+        self.show_view("stepper")
+        questions = self.query_one("#kg-questions", OptionList)
+        try:
+            questions.highlighted = questions.get_option_index(what)
+        except OptionDoesNotExist:
+            return
+        questions.focus()
+
+    # --- worker outcomes (main thread): each job's done / failed handlers; the views render -------------------
+
+    def _opened(self, session: SpinachSession) -> None:
+        self._adopt(session)
+        self._set_status("ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle")
+
+    def _reopened(self, result: tuple[Settings, SpinachSession]) -> None:
+        settings, session = result
+        self.settings = settings
+        self._set_status(f"ready — the agent now uses the {settings.backend} backend", "idle")
+
+    def _ran(self, scored: Scored) -> None:
+        self._stepper.running = False
+        self._cancel = None
+        self._stepper.finish(scored)
+        self._show_finished(scored)
+
+    def _run_cancelled(self) -> None:
+        self._stepper.running = False
+
+    def _loaded_file(self, loaded: tuple[list[Trajectory], str, Scored]) -> None:
+        self._loaded, self._loaded_name, scored = loaded
+        self._loaded_pos = 0
+        self._show_loaded_one(scored)
+
+    def _show_loaded_one(self, scored: Scored) -> None:
+        self._hide_error("kg-stepper-error")
+        self._stepper.load(scored)
+        self._show_finished(scored)
+        self.query_one(StepView).focus()
+
+    def _query_failed(self, error: BaseException) -> None:
+        from engines.kg.dialect import SparqlRefused
+
+        message = describe_error(error)
+        if isinstance(error, SparqlRefused):
+            self.query_one(FeedbackBar).show("refused")
+            self._show_error("kg-console-error", "Refused — nothing ran", message)
+            self.query_one("#kg-results", KgResultsTable).show_nothing("refused")
+            self._set_status("refused — the editor keeps the query: change it and run it again", "error")
         else:
-            return  # RolledBack: the rolled-back step carries its reason; the LLM's CallFinished: nothing new
+            self.query_one(FeedbackBar).show(None)
+            self._show_error("kg-console-error", "Error", message)
+            self.query_one("#kg-results", KgResultsTable).show_nothing("error")
+            self._set_status("error — see the error pane", "error")
+
+    def _browser_failed(self, error: BaseException) -> None:
+        from engines.kg.pages import UnknownEntity
+
+        message = describe_error(error)
+        title = "No such entity" if isinstance(error, UnknownEntity) else "Error"
+        self._show_error("kg-browser-error", title, message)
+        self._set_status(f"{title.lower()} — {message}", "error")
+
+    def _stepper_failed(self, error: BaseException, title: str) -> None:
+        self._stepper.running = False
+        self._cancel = None
+        self._show_error("kg-stepper-error", title, describe_error(error))
         self._show_stepper()
+        self._set_status("error — see the error pane", "error")
+
+    def _session_failed(self, error: BaseException) -> None:
+        message = describe_error(error)
+        self._set_status(f"error — {message}", "error")
+        self._show_error("kg-console-error", "Could not open the knowledge graph", message)
+
+    def _adopt(self, session: SpinachSession) -> None:
+        own = not session.endpoint.wikidata
+        dialect = getattr(session.endpoint, "dialect", None)
+        for table in self.query(KgResultsTable):  # a graph of its own vocabulary: any IRI opens a page
+            table.any_iri = own
+            table.prefixes = (
+                dialect.namespaces if own and dialect is not None else None
+            )  # its IRIs as its files write them
+        self.query_one(StepperView).show_questions(session.questions.simple, session.questions.forum)
+
+    # --- console and browser: the views render, the tab keeps the state ---------------------------------------
+
+    def _show_query(self, ran: QueryRan) -> None:
+        self._set_status(*self.query_one(ConsoleView).show_query(ran))
+
+    def _show_hits(self, searched: Searched) -> None:
+        box = self.query_one("#kg-search", Input)
+        if searched.text != box.value:
+            return  # a later keystroke has started another search
+        self._hits = searched.hits
+        self._hits_for = searched.text.strip()
+        self.query_one(BrowserView).show_hits(searched.text, searched.hits)
+        if self._open_first and searched.hits:
+            self._open_first = False
+            self.open_entity(searched.hits[0].id)
+
+    def _show_page(self, opened: PageOpened) -> None:
+        page = opened.page
+        if opened.came_from is not None:
+            self._history.append(opened.came_from)
+        self._page = page
+        claims = self.query_one(BrowserView).show_page(page, opened.examples, self._history)
+        if self.view == "browser":
+            claims.focus()
+        self._set_status(
+            f"{page.label} ({page.id}) — {count_rows(len(page.claims), 'claim')}"
+            f"{' · ' + count_rows(len(self._history), 'page') + ' to go back to' if self._history else ''}",
+            "idle",
+        )
+
+    # --- stepper ---------------------------------------------------------------------------------------------
+
+    @property
+    def _scored(self) -> Scored | None:
+        """The trajectory shown, scored (None while a run has not finished)."""
+        return self._stepper.scored
+
+    def _show_stepper(self) -> None:
+        self.query_one(StepperView).show(self._stepper)
+
+    def _show_finished(self, scored: Scored) -> None:
+        """The model has the whole trajectory: show it, its error if it has one, and how it ended."""
+        self._show_stepper()
+        trajectory = scored.trajectory
+        if trajectory.error:
+            self._show_error("kg-stepper-error", "The agent stopped with an error", trajectory.error)
+        self._set_status(*status_line(self._stepper))
 
     # --- helpers ---------------------------------------------------------------------------------------------
 

@@ -84,7 +84,7 @@ def candidate_sql(
         select = select.order_by(exp.column(exp.to_identifier(pk, quoted=True)))
     select = select.limit(cap + 1)
     validate(select)
-    return gate._sent(select)
+    return gate.sent(select)
 
 
 def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTable, f: TableFilter, *, cap: int,
@@ -131,7 +131,7 @@ def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTabl
     sql, values = candidate_sql(gate, table, wanted, f.predicate, pk, cap)
     note = ""
     try:
-        gate._fetch(sql, values, cap + 1, each=each, cancel=cancel)
+        gate.fetch(sql, values, cap + 1, each=each, cancel=cancel)
     except (SqlTimedOut, TooManyCandidates):
         raise
     except SqlFailed as e:
@@ -143,5 +143,5 @@ def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTabl
         con.execute(exp.delete(target.copy()).sql(dialect="duckdb", identify=True))
         count = 0
         sql, values = candidate_sql(gate, table, wanted, None, pk, cap)
-        gate._fetch(sql, values, cap + 1, each=each, cancel=cancel)
+        gate.fetch(sql, values, cap + 1, each=each, cancel=cancel)
     return CandidatesLoaded(table.name, sql, tuple(values), count, time.perf_counter() - started, note)

@@ -18,13 +18,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from engines.data.postgres.candidates import CandidatesLoaded, load_candidates
 from engines.data.postgres.catalog import PgCatalog, _display_to_duck, _duck_type
 from engines.data.postgres.connection import _cancel_on, _Connection, _pg_error, psycopg
 from engines.data.postgres.policy import _parametrise, _pg_names, _qualified, _to_postgres, pg_policy
-from engines.data.postgres_pushdown import TableFilter
 from engines.errors import Cancelled
-from engines.sql.sandbox import Limits, QueryResult, Sandbox, SqlFailed, SqlRefused, check, validate
+from engines.sql.sandbox import QueryResult, SqlFailed, SqlRefused, check, validate
 
 FETCH_BATCH = 5_000
 """Rows fetched from PostgreSQL per round trip (server-side cursor)."""
@@ -66,7 +64,7 @@ class PostgresGate:
         pg_policy(expression, self.catalog)
         return self._run_checked(expression)
 
-    def _sent(self, tree: exp.Expression) -> tuple[str, list[Any]]:
+    def sent(self, tree: exp.Expression) -> tuple[str, list[Any]]:
         """The text sent for a checked tree, and its parameters' values: names folded as PostgreSQL folds them
         and quoted, string values as parameters, read back as PostgreSQL reads that text and checked again,
         then the schema's relations and types qualified with their schema in that reading (the session's
@@ -78,9 +76,9 @@ class PostgresGate:
         return sql, values
 
     def _run_checked(self, tree: exp.Expression) -> QueryResult:
-        sql, values = self._sent(tree)
+        sql, values = self.sent(tree)
         started = time.perf_counter()
-        columns, rows = self._fetch(sql, values, self.row_cap + 1)
+        columns, rows = self.fetch(sql, values, self.row_cap + 1)
         return QueryResult(
             sql=sql,
             columns=columns,
@@ -99,7 +97,7 @@ class PostgresGate:
         pg_policy(again, self.catalog, own_parameters=True)
         return again
 
-    def _fetch(
+    def fetch(
         self,
         sql: str,
         values: Sequence[Any],
@@ -191,11 +189,3 @@ class PostgresGate:
 
     def close(self) -> None:
         self._conn.close()
-
-    # -- candidates for SUQL --
-
-    def load(self, filters: dict[str, TableFilter], *, cap: int, cancel: threading.Event | None,
-             limits: Limits, row_cap: int) -> tuple[Sandbox, list[CandidatesLoaded]]:  # fmt: skip
-        """A fresh local sandbox holding, per table, only the rows and columns ``filters`` ask for
-        (:func:`engines.data.postgres.candidates.load_candidates`)."""
-        return load_candidates(self, filters, cap=cap, cancel=cancel, limits=limits, row_cap=row_cap)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from engines.data.describe import SchemaDescription, TableInfo
 from engines.data.postgres.catalog import _catalog
@@ -23,10 +23,13 @@ from engines.data.postgres.suql import PostgresSuqlEngine
 from engines.data.source import DataSource, DataSourceError
 from engines.settings import Settings
 
+if TYPE_CHECKING:
+    from engines.llm.client import LLM
 
-@dataclass
+
+@dataclass(kw_only=True)
 class PostgresSource(DataSource):
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings  # what it was opened with
     _described: dict[str, TableInfo] = field(default_factory=dict, repr=False)  # the tables described so far
     _describing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -35,7 +38,7 @@ class PostgresSource(DataSource):
     def described(self, tables: Iterable[str] | None = None) -> SchemaDescription:
         """The description with ``tables`` (every relation when None) described from their data: each the first
         time it is needed, then kept for the session (``schema`` holds it from then on)."""
-        gate = self.sandbox
+        gate = self.gate
         with self._describing:
             names = list(gate.catalog.tables if tables is None else tables)
             if any(n in gate.catalog.tables and n not in self._described for n in names):
@@ -53,25 +56,34 @@ class PostgresSource(DataSource):
         database of one)."""
         return self.described(mentioned(question, self.schema))
 
-    def __post_init__(self) -> None:
-        if self.make_engine is None:  # engines.compose builds the SUQL engine through this
+    def suql_engine(self, llm: LLM, settings: Settings | None = None, *, pool: int = 1) -> PostgresSuqlEngine:
+        """SUQL with the structured part on PostgreSQL (:class:`PostgresSuqlEngine`): bounded by ``settings``
+        (``suql_cap``, ``suql_call_budget``, ``suql_ranker``; by default the settings the source was opened with),
+        its candidate rows by the source's own settings (``postgres_candidate_rows``, ``row_cap``)."""
+        s = settings if settings is not None else self.settings
+        return PostgresSuqlEngine(
+            self.gate,
+            llm,
+            settings=self.settings,
+            pool=pool,
+            cap=s.suql_cap,
+            call_budget=s.suql_call_budget,
+            ranker=s.suql_ranker,
+        )
 
-            def make_engine(llm: Any, settings: Settings | None = None, *, pool: int = 1) -> PostgresSuqlEngine:
-                s = settings or self.settings
-                return PostgresSuqlEngine(
-                    self, llm, pool=pool, cap=s.suql_cap, call_budget=s.suql_call_budget, ranker=s.suql_ranker
-                )
-
-            self.make_engine = make_engine
-
-    def suql_engine(self, llm: Any, *, pool: int = 1, cap: int = 20, call_budget: int = 2000) -> PostgresSuqlEngine:
-        return PostgresSuqlEngine(self, llm, pool=pool, cap=cap, call_budget=call_budget)
+    @property
+    def gate(self) -> PostgresGate:
+        """The gate over PostgreSQL (``sandbox``, typed)."""
+        gate = self.sandbox
+        if not isinstance(gate, PostgresGate):
+            raise TypeError(f"{self.name}: not a PostgreSQL gate")
+        return gate
 
 
-def open_postgres(url: str, settings: Settings | None = None) -> PostgresSource:
+def open_postgres(url: str, settings: Settings) -> PostgresSource:
     """Connect (read-only, search_path pg_catalog) and read the catalog of the URL's current schema: its outline,
-    no table's rows read (they are described when needed, :meth:`PostgresSource.described`)."""
-    settings = settings or Settings()
+    no table's rows read (they are described when needed, :meth:`PostgresSource.described`), under ``settings``'
+    bounds."""
     if psycopg is None:
         raise DataSourceError(f"PostgreSQL sources need psycopg: pip install 'psycopg[binary]' ({_IMPORT_ERROR}).")
     name = redact(url)

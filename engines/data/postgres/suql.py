@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from engines.data.postgres.candidates import CandidatesLoaded
+from engines.data.postgres.candidates import CandidatesLoaded, load_candidates
+from engines.data.postgres.gate import PostgresGate
 from engines.data.postgres_pushdown import TableFilter, candidate_filters
 from engines.events import Emit, ignore
 from engines.sql.sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
-    from engines.data.postgres.source import PostgresSource
+    from engines.settings import Settings
 
 LABEL_COLUMNS = ("name", "Name", "title", "Title", "course_id", "id")  # engines.suql RowNames.label_column
 
@@ -36,19 +37,22 @@ class PostgresSuqlEngine:
 
     def __init__(
         self,
-        source: PostgresSource,
+        gate: PostgresGate,
         llm: Any,
         *,
+        settings: Settings,
         pool: int = 1,
         cap: int = 20,
         call_budget: int = 2000,
         ranker: str = "static",
     ):
+        """``settings``: the bounds of the candidates' load and of the local sandbox (``postgres_candidate_rows``,
+        ``row_cap``, the DuckDB limits)."""
         from engines.retrieval.bm25 import IndexCache
         from engines.suql.compiler.semantic import check_ranker
 
-        self.source = source
-        self.sandbox = source.sandbox
+        self.sandbox = gate
+        self.settings = settings
         self.llm = llm
         self.pool = pool
         self.cap = cap
@@ -70,8 +74,9 @@ class PostgresSuqlEngine:
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
         tree = language.parse(sql)
         filters = self.filters(tree, structured_first=m.structured_first)
-        settings = self.source.settings
-        local, loads = self.sandbox.load(
+        settings = self.settings
+        local, loads = load_candidates(
+            self.sandbox,
             filters,
             cap=settings.postgres_candidate_rows,
             cancel=cancel,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from engines.llm.seeded import unit
 from engines.spinach.expert.memory import PolicyParams
 from engines.spinach.expert.question import Goal, read_question
-from engines.spinach.tasks import PolicyStep
+from engines.spinach.steps import PolicyStep
 
 # --- reading the state -----------------------------------------------------------------------
 

@@ -57,7 +57,7 @@ class Limits:
         return config
 
 
-def duckdb_limits(settings: Any) -> dict[str, Any]:
+def duckdb_limits(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for :meth:`Sandbox.create` from the settings: ``Sandbox.create(loader,
     row_cap=..., timeout_s=..., **duckdb_limits(settings))``."""
     return {"limits": Limits.from_settings(settings)}

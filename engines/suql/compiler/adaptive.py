@@ -39,7 +39,7 @@ changes (a LIMIT without ORDER BY may return any matches: which ones depends on 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -50,12 +50,13 @@ from sqlglot import exp
 from engines.errors import Cancelled
 from engines.retrieval.bm25 import ChunkIndex, as_text, chunks_of
 from engines.suql.compiler.asker import BudgetExhausted, Halted
-from engines.suql.compiler.context import Row, RowDecided, RunContext, SelectContext
+from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import passes_if_yes
 from engines.suql.compiler.kleene import DEFERRED, Truth
+from engines.suql.compiler.records import Row, RowDecided
 from engines.suql.compiler.semantic import question_vector, ranker_embedder
+from engines.suql.dnf import Conjunct
 from engines.suql.language import as_call, calls_in, is_llm_call
-from engines.suql.plan import Conjunct
 
 # (Yes, No, Unknown) pseudo-counts of each evidence class before any answer of this query
 PRIORS: dict[str, tuple[float, float, float]] = {
@@ -238,8 +239,8 @@ class Learner:
         conjuncts: Sequence[Conjunct],
         orders: Sequence[Sequence[int]],
         rows: Sequence[Row],
-        scores: dict[str, dict[Any, float]],
-        indexes: dict[str, ChunkIndex],
+        scores: Mapping[str, Mapping[Any, float]],
+        indexes: Mapping[str, ChunkIndex],
     ) -> None:
         self.ctx = ctx
         self.sel = sel

@@ -9,7 +9,7 @@ from typing import Any
 from engines.events import CallFinished, Emit, Event
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import as_text
-from engines.suql.compiler.context import Row, Values
+from engines.suql.compiler.records import Row, Values
 from engines.suql.language import LLMCall
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 

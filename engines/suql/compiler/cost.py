@@ -9,29 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
 from engines.suql.compiler.kleene import Truth
+from engines.suql.dnf import Conjunct
 from engines.suql.language import as_call, calls_in, is_llm_call, pretty
+from engines.suql.plan import PredicateEstimate
 
-if TYPE_CHECKING:
-    from engines.suql.plan import Conjunct
-
-
-@dataclass(frozen=True)
-class PredicateEstimate:
-    sql: str
-    written_position: int
-    cost: float  # LLM calls one check costs
-    selectivity: float  # estimated share of candidates that go on (True or Unknown) past this predicate
-    source: str  # how the selectivity was estimated
-
-    @property
-    def rank(self) -> float:
-        """Order by c / (1 - s): cheap predicates that stop many rows go first."""
-        return self.cost / max(1e-6, 1.0 - self.selectivity)
+__all__ = ["COST_MODEL", "CostModel", "PredicateEstimate", "Scores", "passes_if_yes"]
 
 
 def passes_if_yes(pred: exp.Expression) -> bool:

@@ -8,9 +8,10 @@ from sqlglot import exp
 
 from engines.errors import EngineError
 from engines.sql.sandbox import Sandbox
-from engines.suql.compiler.sqlparts import int_arg, over_sources, resolved_order
+from engines.suql.compiler.sqlparts import int_arg, over_sources, resolved_order, within
+from engines.suql.dnf import to_dnf
 from engines.suql.language import as_call, calls_in, has_llm_calls, is_llm_call
-from engines.suql.plan import Mode, to_dnf
+from engines.suql.plan import Mode
 
 
 def estimate_calls(sandbox: Sandbox, tree: exp.Expression, m: Mode) -> int:
@@ -39,8 +40,7 @@ def estimate_select(
         return 0  # LIMIT 0: the executor makes no call
     where = select.args.get("where")
     where_nodes = calls_in(where.this) if where is not None else []
-    in_where = {id(n) for n in where_nodes}
-    other_nodes = [n for n in own if id(n) not in in_where]
+    other_nodes = [n for n in own if not (where is not None and within(n, where))]
     sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
     if select.args.get("from_") is None:
         return 0  # refused at run time: answer() needs a FROM clause

@@ -7,15 +7,13 @@ which leaves are needed, in which order, and what they add up to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sqlglot import exp
 
+from engines.suql.dnf import Conjunct
 from engines.suql.language import calls_in, is_llm_call
-
-if TYPE_CHECKING:
-    from engines.suql.plan import Conjunct
 
 Truth = bool | None  # True, False, or Unknown
 Leaf = Callable[[exp.Expression], Truth]  # the truth of a condition the connectives here do not take apart
@@ -86,10 +84,23 @@ def structured_leaves(node: exp.Expression) -> list[exp.Expression]:
     return [] if calls_in(node) else [node]
 
 
-def written_truth(node: exp.Expression, known: Mapping[int, Truth], leaf: Leaf) -> Truth:
+LEAF = "suql_leaf"  # a structured leaf's position in the written WHERE (in the node's sqlglot ``meta``)
+
+
+def number_leaves(where: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]]:
+    """A copy of ``where`` whose :func:`structured_leaves` carry their position, for :func:`written_truth`;
+    and those leaves, left to right.  ``where`` itself is not changed."""
+    tree = where.copy()
+    leaves = structured_leaves(tree)
+    for j, leaf in enumerate(leaves):
+        leaf.meta[LEAF] = j
+    return tree, leaves
+
+
+def written_truth(node: exp.Expression, known: Sequence[Truth], leaf: Leaf) -> Truth:
     """Mode B: the WHERE as a row-at-a-time engine evaluates it — left to right, Kleene logic,
-    AND stopping at the first False and OR at the first True.  ``known``: the row's structured
-    leaves (by node id), tested in the database beforehand."""
+    AND stopping at the first False and OR at the first True.  ``node``: a tree :func:`number_leaves`
+    numbered; ``known``: the row's structured leaves by their number, tested in the database beforehand."""
     if isinstance(node, exp.Paren):
         return written_truth(node.this, known, leaf)
     if isinstance(node, exp.Not):
@@ -101,8 +112,9 @@ def written_truth(node: exp.Expression, known: Mapping[int, Truth], leaf: Leaf) 
             return left
         right = written_truth(node.expression, known, leaf)
         return or_(left, right) if stop else and_(left, right)
-    if id(node) in known:
-        return known[id(node)]
+    position = node.meta.get(LEAF)
+    if position is not None:
+        return known[position]
     return leaf(node)
 
 

@@ -8,6 +8,9 @@ that is in one result and not in the other depends on an unknown and is listed t
 outer query includes or excludes either way never are).  A SELECT with answer() of its own over such
 tables is compiled a second time over the twins (its answer() asked of the rows they add, see
 ``pipeline.widen_own``); its own unknown rows are listed as usual.
+
+Each step returns a new tree (the SELECT it was given, copied once it changes) and never changes its input;
+a compiled statement carries its wide twin (:class:`~engines.suql.compiler.records.Compiled`).
 """
 
 from __future__ import annotations
@@ -19,16 +22,18 @@ from typing import Any
 from sqlglot import exp
 
 from engines.sql.sandbox import QueryResult, SqlFailed
-from engines.suql.compiler.context import RunContext, RunState, Wide
+from engines.suql.compiler.context import RunContext, RunState
+from engines.suql.compiler.records import Compiled, Wide
 from engines.suql.compiler.sqlparts import has_nested_llm_select
 from engines.suql.language import SuqlError, has_llm_calls
 
-Compile = Callable[[exp.Expression], exp.Expression]  # a statement with no LLM calls left
+Compile = Callable[[exp.Expression], Compiled]  # a statement with no LLM calls left, and its wide twin
 
 
 def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp.Table:
     """``body`` compiled and run into a scratch table (and its wide twin, when it has one)."""
-    compiled = compile_(body)
+    done = compile_(body)
+    compiled = done.tree
     sandbox = ctx.sandbox
     try:
         columns = sandbox.columns_of(compiled)
@@ -40,7 +45,7 @@ def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp
     names = unique([c for c, _ in columns])
     schema = list(zip(names, (t for _, t in columns)))
     table = ctx.stack.enter_context(sandbox.scratch_table(schema, result.rows))
-    widened = widen(ctx.state, compiled)
+    widened = done.wide
     if widened is not None:  # its rows if every unknown inner condition were true
         wide_tree, conditions = widened
         wide = ctx.stack.enter_context(sandbox.scratch_table(schema, sandbox.run_tree(wide_tree).rows))
@@ -48,10 +53,13 @@ def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp
     return table
 
 
-def materialise_ctes(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
+def materialise_ctes(ctx: RunContext, select: exp.Select, compile_: Compile) -> exp.Select:
+    """``select`` with each CTE that asks an LLM read from a scratch table (a copy, when one does)."""
     with_ = select.args.get("with_")
-    if with_ is None:
-        return
+    if with_ is None or not any(has_llm_calls(cte.this) for cte in with_.expressions):
+        return select
+    select = select.copy()
+    with_ = select.args["with_"]
     earlier: list[exp.CTE] = []
     for cte in with_.expressions:
         if has_llm_calls(cte.this):
@@ -61,10 +69,15 @@ def materialise_ctes(ctx: RunContext, select: exp.Select, compile_: Compile) -> 
             table = materialise(ctx, body, compile_)
             cte.set("this", exp.select("*").from_(table))
         earlier.append(cte)
+    return select
 
 
-def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
-    """Innermost first: every nested SELECT with LLM calls becomes a scratch table."""
+def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compile) -> exp.Select:
+    """Innermost first: every nested SELECT with LLM calls becomes a scratch table (in a copy of ``select``,
+    when it has one)."""
+    if not any(s is not select and has_llm_calls(s) for s in select.find_all(exp.Select)):
+        return select
+    select = select.copy()
     nested = [
         s
         for s in select.find_all(exp.Select)
@@ -82,38 +95,54 @@ def materialise_subqueries(ctx: RunContext, select: exp.Select, compile_: Compil
     ):
         if not nested:
             raise SuqlError("answer() in this kind of nested query is not supported.")
-        materialise_subqueries(ctx, select, compile_)
+        return materialise_subqueries(ctx, select, compile_)
+    return select
 
 
-def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) -> None:
-    """Derived tables and CTE names in FROM / JOIN become scratch tables, so every row has a rowid."""
-    sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
+def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) -> exp.Select:
+    """Derived tables, views and CTE names in FROM / JOIN become scratch tables, so every row has a rowid (in
+    a copy of ``select``, when one does)."""
     with_ = select.args.get("with_")
     cte_names = {c.alias_or_name for c in with_.expressions} if with_ is not None else set()
-    for src in sources:
-        if src is None:
-            continue
+    kinds = [_source_kind(ctx, src.this, cte_names) for src in _sources(select)]
+    if not any(kinds):
+        return select
+    select = select.copy()
+    with_ = select.args.get("with_")
+    for src, kind in zip(_sources(select), kinds):
         node = src.this
-        if (
-            isinstance(node, exp.Table)
-            and node.db != "scratch"
-            and node.name not in cte_names
-            and not ctx.names.has_rowid(node)
-        ):
+        if kind == "view":
             table = materialise(ctx, exp.select("*").from_(exp.table_(node.name, db=node.db or None)), compile_)
             table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
             node.replace(table)
-        elif isinstance(node, exp.Table) and not node.db and node.name in cte_names:
+        elif kind == "cte":
             body = exp.select("*").from_(exp.to_table(node.name))
             body.set("with_", with_.copy())
             table = materialise(ctx, body, compile_)
             table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
             node.replace(table)
-        elif isinstance(node, exp.Subquery):
+        elif kind == "subquery":
             alias = node.alias_or_name
             table = materialise(ctx, node.this.copy(), compile_)
             table.set("alias", exp.TableAlias(this=exp.to_identifier(alias or table.name)))
             node.replace(table)
+    return select
+
+
+def _source_kind(ctx: RunContext, node: exp.Expression, cte_names: set[str]) -> str | None:
+    """What a FROM / JOIN source is, when it must become a scratch table: a table without a rowid (a view),
+    a CTE's name, a derived table; None when its rows have rowids already."""
+    if isinstance(node, exp.Table) and node.db != "scratch" and node.name not in cte_names:
+        return None if ctx.names.has_rowid(node) else "view"
+    if isinstance(node, exp.Table) and not node.db and node.name in cte_names:
+        return "cte"
+    if isinstance(node, exp.Subquery):
+        return "subquery"
+    return None
+
+
+def _sources(select: exp.Select) -> list[exp.Expression]:
+    return [s for s in [select.args.get("from_")] + list(select.args.get("joins") or []) if s is not None]
 
 
 # --- wide twins ---------------------------------------------------------------------------------
@@ -136,35 +165,33 @@ def over_wide_twins(state: RunState, tree: exp.Expression) -> tuple[exp.Expressi
     return tree.copy().transform(swap), found
 
 
-def widen(state: RunState, tree: exp.Expression) -> Wide | None:
-    """``tree`` over the wide twins, and the unknown conditions involved; None when nothing differs."""
-    if id(tree) in state.wide_of:
-        return state.wide_of[id(tree)]
-    if isinstance(tree, (exp.Union, exp.Except, exp.Intersect)):
-        left, right = widen(state, tree.this), widen(state, tree.expression)
-        if left is None and right is None:
-            return None
-        out = tree.copy()
-        conditions: list[str] = []
-        for part, got in (("this", left), ("expression", right)):
-            if got is not None:
-                out.set(part, got[0].copy())
-                conditions += got[1]
-        return out, sorted(set(conditions))
-    if isinstance(tree, exp.Subquery):
-        inner = widen(state, tree.this)
-        if inner is None:
-            return None
-        out = tree.copy()
-        out.set("this", inner[0].copy())
-        return out, inner[1]
+def twin_of(state: RunState, tree: exp.Expression) -> Wide | None:
+    """The wide twin of a statement that was not compiled on its own (it asks no LLM itself, or only in the
+    CTEs and subqueries already materialised): ``tree`` over the wide twins of the scratch tables it reads, and
+    their unknown conditions; None when it reads none."""
+    if not state.wide_tables:
+        return None
     out, found = over_wide_twins(state, tree)
     return (out, sorted(set(found))) if found else None
 
 
-def derived_to_verify(ctx: RunContext, final: exp.Expression, result: QueryResult) -> None:
-    """Output rows whose inclusion depends on an unknown inner condition (see the module's docstring)."""
-    widened = widen(ctx.state, final)
+def set_operation_twin(tree: exp.Expression, parts: Sequence[tuple[str, Wide | None]]) -> Wide | None:
+    """The wide twin of a compiled set operation or subquery ``tree`` whose compiled parts (``"this"``,
+    ``"expression"``) have the twins ``parts``: each part with a twin read from it; None when none has one."""
+    if all(got is None for _, got in parts):
+        return None
+    out = tree.copy()
+    conditions: list[str] = []
+    for part, got in parts:
+        if got is not None:
+            out.set(part, got[0].copy())
+            conditions += got[1]
+    return out, sorted(set(conditions))
+
+
+def derived_to_verify(ctx: RunContext, widened: Wide | None, result: QueryResult) -> None:
+    """Output rows whose inclusion depends on an unknown inner condition (see the module's docstring): those
+    in the statement's result ``result`` or its wide twin ``widened``, and not in both."""
     if widened is None:
         return
     wide_tree, conditions = widened

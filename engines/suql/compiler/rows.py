@@ -1,4 +1,4 @@
-"""The candidate rows of a SELECT, the truth of its WHERE on one row, and the row loop with its pool."""
+"""The truth of a SELECT's WHERE on one row, and the row loop with its pool (the executor's static visit)."""
 
 from __future__ import annotations
 
@@ -9,151 +9,25 @@ from typing import Any
 
 from sqlglot import exp
 
-from engines.errors import Cancelled, EngineError
-from engines.sql.sandbox import QueryResult
+from engines.errors import Cancelled
 from engines.suql.compiler.asker import BudgetExhausted, Halted
-from engines.suql.compiler.context import PlanBuilt, Row, RowDecided, RunContext, SelectContext
+from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import PredicateEstimate
 from engines.suql.compiler.kleene import NO_FAST, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
-from engines.suql.compiler.sqlparts import literal, over_sources, parse_duck
-from engines.suql.language import LLMCall, SuqlError, as_call, calls_in, is_llm_call, pretty
-from engines.suql.plan import Conjunct, ConjunctPlan, Plan
-
-
-def run_all(ctx: RunContext, q: exp.Expression, counted: Callable[[], tuple[str, str]] | None = None) -> QueryResult:
-    """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut), with a
-    message that says how many rows there are and what they are (``counted``: what the rows are, e.g.
-    "rows of 'big' pass the query's structured conditions (...)", and what to do)."""
-    result = ctx.sandbox.run_tree(q)
-    if result.truncated:
-        cap = ctx.sandbox.row_cap
-        what, advice = counted() if counted is not None else ("candidate rows", "Narrow the structured conditions.")
-        n = _count(ctx, q)
-        many = f"{n:,}" if n is not None else f"More than {cap:,}"
-        raise SuqlError(
-            f"{many} {what}: more than the {cap:,} candidate rows a SUQL query may read "
-            f"(row_cap; CS224V_ROW_CAP raises it). {advice}"
-        )
-    return result
-
-
-def _count(ctx: RunContext, q: exp.Expression) -> int | None:
-    """How many rows ``q`` returns, counted by DuckDB (None if it cannot tell in time)."""
-    inner = q.copy()
-    inner.set("order", None)
-    counting = exp.select(exp.Count(this=exp.Star())).from_(inner.subquery("_candidates"))
-    try:
-        rows = ctx.sandbox.run_tree(counting).rows
-    except EngineError:
-        return None
-    return int(rows[0][0]) if rows and rows[0][0] is not None else None
-
-
-def _sources_named(select: exp.Select) -> str:
-    """The tables a SELECT reads, as a message names them: 'big', the join of 'a' and 'b'."""
-    names = []
-    for src in [select.args.get("from_")] + list(select.args.get("joins") or []):
-        if src is None:
-            continue
-        node = src.this
-        own = isinstance(node, exp.Table) and node.db != "scratch"  # a CTE or subquery with answer() is scratch
-        names.append(repr(node.name) if own else "a subquery's rows")
-    if len(names) == 1:
-        return names[0]
-    return "the join of " + ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _counted(
-    ctx: RunContext, select: exp.Select, conjuncts: Sequence[Conjunct], *, text_where: bool
-) -> tuple[str, str]:
-    """What the candidate query of ``select`` counts, and what would lower the count, said for a message."""
-    tables = _sources_named(select)
-    where = select.args.get("where")
-    narrow = "Narrow the structured conditions."
-    if not text_where:
-        if where is None:
-            return f"rows of {tables} (the query has no WHERE)", "Add a structured condition (a WHERE) to narrow them."
-        return f"rows of {tables} match the WHERE ({_short(pretty(where.this))})", narrow
-    if not ctx.mode.structured_first:
-        return (
-            f"rows of {tables} (mode {ctx.mode.name} asks answer() of every row: no structured condition runs first)",
-            "Use a mode that runs the structured conditions first (C, D, E or F).",
-        )
-    if not conjuncts or any(not c.structured for c in conjuncts):
-        return (
-            f"rows of {tables} (a branch of the WHERE has no structured condition, so every row is a candidate)",
-            "Give every branch of the WHERE a structured condition.",
-        )
-    structured = " OR ".join(
-        pretty(c.structured_sql()) if len(conjuncts) == 1 else f"({pretty(c.structured_sql())})" for c in conjuncts
-    )
-    return f"rows of {tables} pass the query's structured conditions ({_short(structured)})", narrow
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def candidates(
-    ctx: RunContext,
-    select: exp.Select,
-    key: exp.Expression,
-    conjuncts: Sequence[Conjunct],
-    *,
-    text_where: bool,
-    text_sqls: Sequence[str],
-    label: exp.Expression | None,
-    visit_order: exp.Order | None,
-    leaves: Sequence[exp.Expression],
-) -> list[Row]:
-    """One query: every candidate row with its key, label, each conjunct's structured truth, each
-    structured leaf of the written WHERE (mode B) and the texts the calls read."""
-    q = exp.select(exp.alias_(key.copy(), "_k"), exp.alias_(ctx.names.display_id(select), "_d"))
-    if label is not None:
-        q = q.select(exp.alias_(label, "_label"))
-    for i, c in enumerate(conjuncts):
-        q = q.select(exp.alias_(exp.paren(c.structured_sql()), f"_s{i}"))
-    for j, leaf in enumerate(leaves):
-        q = q.select(exp.alias_(exp.paren(leaf.copy()), f"_w{j}"))
-    for j, t in enumerate(text_sqls):
-        q = q.select(exp.alias_(parse_duck(t), f"_t{j}"))
-    over_sources(q, select)
-    where = select.args.get("where")
-    if not text_where:
-        if where is not None:
-            q.set("where", where.copy())
-    elif ctx.mode.structured_first and conjuncts:
-        structured_any = exp.or_(*[exp.paren(c.structured_sql()) for c in conjuncts])
-        q = q.where(exp.Not(this=exp.Is(this=exp.paren(structured_any), expression=exp.false())))
-    if visit_order is not None:
-        ordered = visit_order.copy()
-        ordered.append("expressions", exp.Ordered(this=key.copy()))
-        q.set("order", ordered)
-    else:
-        q = q.order_by(exp.Ordered(this=key.copy()))
-    result = run_all(ctx, q, lambda: _counted(ctx, select, conjuncts, text_where=text_where))
-    rows = []
-    cols = result.columns
-    n_conj = len(conjuncts)
-    for raw in result.rows:
-        rec = dict(zip(cols, raw))
-        rows.append(
-            Row(
-                key=rec["_k"],
-                label=f"#{rec['_d']} {rec['_label']}" if label is not None else f"#{rec['_d']}",
-                flags=[rec[f"_s{i}"] for i in range(n_conj)],
-                texts={t: rec[f"_t{j}"] for j, t in enumerate(text_sqls)},
-                leaves=[rec[f"_w{j}"] for j in range(len(leaves))],
-            )
-        )
-    return rows
+from engines.suql.compiler.records import PlanBuilt, Row, RowDecided
+from engines.suql.compiler.sqlparts import literal, over_sources
+from engines.suql.dnf import Conjunct
+from engines.suql.language import LLMCall, call_key, calls_in, is_llm_call
+from engines.suql.plan import ConjunctPlan, Plan
 
 
 class RowEvaluator:
     """The WHERE of one SELECT on one row, under Kleene logic, asking the LLM only for what decides it.
 
     ``orders``: per conjunct, the order its text predicates are asked in (the row loop re-orders it
-    after a sample).  ``written``: mode B's WHERE as written, with its structured leaves' positions.
+    after a sample).  ``written``: mode B's WHERE as written, its structured leaves numbered
+    (``kleene.number_leaves``).  The calls a condition asks are those of the SELECT (``sel.calls``),
+    found by the keys its call nodes carry (``language.call_key``).
     """
 
     def __init__(
@@ -162,15 +36,13 @@ class RowEvaluator:
         sel: SelectContext,
         conjuncts: Sequence[Conjunct],
         orders: list[list[int]],
-        written: tuple[exp.Expression, dict[int, int]] | None,
+        written: exp.Expression | None,
     ) -> None:
         self.ctx = ctx
         self.sel = sel
         self.conjuncts = conjuncts
         self.orders = orders
         self.written = written
-        self._calls_of: dict[int, tuple[exp.Expression, list[LLMCall]]] = {}
-        self._call_of: dict[int, tuple[exp.Expression, LLMCall]] = {}
 
     def truth(
         self,
@@ -191,11 +63,8 @@ class RowEvaluator:
 
         if mode.as_written:
             assert self.written is not None
-            tree, leaf_index = self.written
-            known = {
-                node_id: None if row.leaves[j] is None else bool(row.leaves[j]) for node_id, j in leaf_index.items()
-            }
-            return written_truth(tree, known, predicate)
+            known = [None if v is None else bool(v) for v in row.leaves]
+            return written_truth(self.written, known, predicate)
         if not mode.short_circuit:  # naive: every answer() of the WHERE, on every row
             for c in self.conjuncts:
                 for lit in c.text:
@@ -212,17 +81,8 @@ class RowEvaluator:
         )
 
     def _calls(self, node: exp.Expression) -> list[LLMCall]:
-        """The calls of a leaf, found once per run (the conjuncts' trees live as long as the run)."""
-        got = self._calls_of.get(id(node))
-        if got is None or got[0] is not node:
-            got = self._calls_of[id(node)] = (node, [as_call(n) for n in calls_in(node)])
-        return got[1]
-
-    def _call(self, node: exp.Expression) -> LLMCall:
-        got = self._call_of.get(id(node))
-        if got is None or got[0] is not node:
-            got = self._call_of[id(node)] = (node, as_call(node))
-        return got[1]
+        """The calls a condition asks, in order."""
+        return [self.sel.calls[call_key(n)] for n in calls_in(node)]
 
     def _leaf(self, row: Row) -> Callable[[exp.Expression], Truth]:
         values = self.sel.values
@@ -230,7 +90,7 @@ class RowEvaluator:
         def leaf(node: exp.Expression) -> Truth:
             for call in self._calls(node):
                 self.ctx.asker.value(row, call, values)
-            fast = fast_truth(node, lambda n: values[(row.key, self._call(n).key)])
+            fast = fast_truth(node, lambda n: values[(row.key, call_key(n))])
             if fast is not NO_FAST:
                 return fast
             return self._database_truth(row, node)
@@ -243,7 +103,7 @@ class RowEvaluator:
 
         def lit(node: exp.Expression) -> exp.Expression:
             if is_llm_call(node):
-                v = values[(row.key, as_call(node).key)]
+                v = values[(row.key, call_key(node))]
                 return exp.null() if v is None else exp.Literal.string(str(v))
             return node
 
@@ -385,21 +245,3 @@ class RowLoop:
             )
         note = f"predicate order re-estimated after a sample of {sample} rows (evaluated without short-circuit)"
         return replace(plan, conjuncts=tuple(conjunct_plans), notes=tuple(plan.notes) + (note,))
-
-
-def rank(
-    ctx: RunContext, conjuncts: Sequence[Conjunct], rows: Sequence[Row], scores: Any
-) -> tuple[list[ConjunctPlan], list[list[int]], list[list[PredicateEstimate]]]:
-    """Per conjunct: its plan, the order of its text predicates, their estimates (the cost model's prior)."""
-    plans, orders, all_estimates = [], [], []
-    for i, c in enumerate(conjuncts):
-        cands = [r for r in rows if r.flags[i] is not False] if ctx.mode.structured_first else rows
-        estimates = ctx.cost.prior(c, [r.key for r in cands], scores)
-        order = ctx.cost.order(estimates, by_rank=ctx.mode.order_predicates)
-        ordered = [estimates[k] for k in order]
-        plans.append(
-            ConjunctPlan(i, pretty(c.structured_sql()), len(cands), tuple(ordered), ctx.cost.expected_cost(ordered))
-        )
-        orders.append(order)
-        all_estimates.append(estimates)
-    return plans, orders, all_estimates

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from engines.errors import EngineError
@@ -159,10 +158,6 @@ def sources_sql(select: exp.Select) -> str:
         j.sql(dialect="duckdb") for j in select.args.get("joins") or []
     ]
     return " ".join(parts)
-
-
-def parse_duck(sql: str) -> exp.Expression:
-    return sqlglot.parse_one(sql, read="duckdb")
 
 
 def literal(value: Any) -> exp.Expression:

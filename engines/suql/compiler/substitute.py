@@ -14,8 +14,8 @@ from sqlglot import exp
 
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.sqlparts import literal
-from engines.suql.language import as_call, calls_in, is_llm_call, pretty
-from engines.suql.plan import Conjunct
+from engines.suql.dnf import Conjunct
+from engines.suql.language import call_key, calls_in, is_llm_call, pretty
 
 ALIAS = "_suql_v"  # the values table in a rewritten SELECT
 
@@ -63,7 +63,7 @@ def rewrite(sel: SelectContext, vals: exp.Table) -> exp.Select:
 
     def swap(node: exp.Expression) -> exp.Expression:
         if is_llm_call(node):
-            return exp.column(f"c{sel.index_of[as_call(node).key]}", table=ALIAS)
+            return exp.column(f"c{sel.index_of[call_key(node)]}", table=ALIAS)
         return node
 
     out = out.transform(swap)
@@ -126,7 +126,7 @@ def unknown_conditions(sel: SelectContext, conjuncts: Sequence[Conjunct], keys: 
 
 def _literals(conjuncts: Sequence[Conjunct]) -> list[tuple[str, list[tuple[str, str, str]]]]:
     """Each text literal of the conjuncts, as shown, with the keys of its calls."""
-    return [(pretty(lit), [as_call(n).key for n in calls_in(lit)]) for c in conjuncts for lit in c.text]
+    return [(pretty(lit), [call_key(n) for n in calls_in(lit)]) for c in conjuncts for lit in c.text]
 
 
 def collect_to_verify(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from engines.suql.compiler.asker import BudgetExhausted
-from engines.suql.compiler.context import PlanBuilt, RunContext
+from engines.suql.compiler.context import RunContext
+from engines.suql.compiler.records import PlanBuilt
 from engines.suql.compiler.sqlparts import as_text_sql
 from engines.suql.language import as_call, is_llm_call, pretty
 from engines.suql.plan import Plan

@@ -7,6 +7,7 @@ from sqlglot import exp
 
 from engines.data.describe import ENUM_SHOWN_VALUES, describe, role_of
 from engines.data.source import open_source
+from engines.settings import Settings
 from engines.sql import sim_tables
 from engines.sql.sandbox import Sandbox
 from tests.engines.data.conftest import HOSTILE, write_csv, write_jsonl
@@ -18,7 +19,7 @@ def roles(source) -> dict[str, str]:
 
 
 def test_roles_of_a_csv(hotels_csv):
-    with open_source(str(hotels_csv)) as source:
+    with open_source(str(hotels_csv), Settings()) as source:
         assert roles(source) == {
             "id": "number",
             "name": "text",  # a different name on every row: not an enumeration
@@ -47,7 +48,7 @@ def test_list_columns_dates_and_booleans(tmp_path):
         for i in range(10)
     ]
     path = write_jsonl(tmp_path / "places.jsonl", rows)
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         assert roles(source) == {
             "tags": "list_enum",
             "comments": "list_text",
@@ -62,7 +63,7 @@ def test_list_columns_dates_and_booleans(tmp_path):
 def test_a_large_enumeration_is_described_but_not_listed_in_the_schema(tmp_path):
     cities = [f"City {i:02d}" for i in range(30)]
     path = write_csv(tmp_path / "t.csv", [{"city": cities[i % 30], "n": i} for i in range(90)])
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         field = source.schema.enum_fields["city"]
         assert len(field.values) == 30 > ENUM_SHOWN_VALUES and not field.in_schema
         text = source.schema.render()
@@ -78,7 +79,7 @@ def test_duckdb_enum_type_keeps_its_values(tmp_path):
     con.execute("CREATE TABLE m (id INTEGER, mood mood)")
     con.execute("INSERT INTO m VALUES (1, 'sad'), (2, 'happy')")
     con.close()
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         col = source.schema.tables[0].column("mood")
         assert col.role == "enum" and set(col.values) == {"sad", "happy"}
 
@@ -89,7 +90,7 @@ def test_the_schema_text_quotes_every_name_and_reads_back(tmp_path):
     odd = 'it\'s "odd", -- really'
     rows = [{HOSTILE: i, "kind": [odd, "plain"][i % 2], "note": "x" * 250} for i in range(6)]
     path = write_csv(tmp_path / "weird.csv", rows)
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         text = source.schema.render(suql=True)
         statements = [s for s in sqlglot.parse(text, read="duckdb") if isinstance(s, exp.Create)]
         assert len(statements) == 1
@@ -104,7 +105,7 @@ def test_the_schema_text_quotes_every_name_and_reads_back(tmp_path):
 
 def test_a_value_with_a_newline_is_never_an_enumeration(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", [{"k": "a\nb"} if i % 2 else {"k": "c"} for i in range(10)])
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         assert roles(source)["k"] == "text"
 
 
@@ -140,7 +141,7 @@ def test_describe_works_over_any_gate_and_notes_what_failed():
 
 
 def test_to_json_lists_tables_columns_types_and_roles(hotels_csv):
-    with open_source(str(hotels_csv)) as source:
+    with open_source(str(hotels_csv), Settings()) as source:
         data = source.schema.to_json()
         assert data["tables"][0]["name"] == "hotels"
         city = next(c for c in data["tables"][0]["columns"] if c["name"] == "city")
@@ -157,5 +158,5 @@ def test_to_json_lists_tables_columns_types_and_roles(hotels_csv):
 def test_two_tables_sharing_an_enum_column_give_classify_the_union(tmp_path):
     write_csv(tmp_path / "a.csv", [{"status": s} for s in ["open", "closed"] * 3])
     write_csv(tmp_path / "b.csv", [{"status": s} for s in ["open", "pending"] * 3])
-    with open_source(str(tmp_path)) as source:
+    with open_source(str(tmp_path), Settings()) as source:
         assert source.schema.enum_fields["status"].values == ("closed", "open", "pending")

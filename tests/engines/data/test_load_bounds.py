@@ -189,7 +189,7 @@ def test_a_million_row_csv_and_parquet_load(tmp_path):
     finally:
         con.close()
     for name in ("big.csv", "big.parquet"):
-        with open_source(str(tmp_path / name)) as source:
+        with open_source(str(tmp_path / name), Settings()) as source:
             assert source.schema.tables[0].rows == 1_000_000
             assert source.sandbox.run("SELECT count(*), max(id), sum(k) FROM big").rows == (
                 (1_000_000, 999_999, sum(i % 7 for i in range(1_000_000))),
@@ -212,7 +212,7 @@ def test_a_slow_load_ends_at_the_deadline(tmp_path):
 
 
 def test_describing_stops_at_its_deadline(hotels_csv):
-    with open_source(str(hotels_csv)) as source:
+    with open_source(str(hotels_csv), Settings()) as source:
         tables = source.sandbox.tables()
         schema = describe(source.sandbox, tables, source="h", deadline=time.monotonic() - 1, deadline_note="the test")
     (table,) = schema.tables
@@ -254,7 +254,7 @@ def test_a_link_that_stays_inside_the_folder_is_followed(tmp_path):
     (tmp_path / "raw").mkdir()
     write_csv(tmp_path / "raw" / "hotels.csv", hotel_rows(3))
     (tmp_path / "hotels.csv").symlink_to(tmp_path / "raw" / "hotels.csv")
-    with open_source(str(tmp_path)) as source:
+    with open_source(str(tmp_path), Settings()) as source:
         assert source.sandbox.run("SELECT count(*) FROM hotels").rows == ((3,),)
 
 
@@ -271,11 +271,11 @@ def test_a_fifo_is_refused_at_once_alone_or_in_a_folder(tmp_path):
 def test_a_file_named_like_a_glob_is_that_one_file(tmp_path, name, sibling):
     write_csv(tmp_path / name, [{"id": 1, "city": "Rome"}])
     write_csv(tmp_path / sibling, [{"id": 2, "city": CANARY}])
-    with open_source(str(tmp_path / name)) as source:
+    with open_source(str(tmp_path / name), Settings()) as source:
         (table,) = source.schema.tables
         rows = source.sandbox.run(f'SELECT * FROM "{table.name}"').rows
     assert rows == ((1, "Rome"),)
-    with open_source(str(tmp_path)) as source:  # in a folder, each file is its own table
+    with open_source(str(tmp_path), Settings()) as source:  # in a folder, each file is its own table
         assert sorted(t.name for t in source.schema.tables) == sorted([table.name, sibling.removesuffix(".csv")])
         assert source.sandbox.run(f'SELECT count(*) FROM "{table.name}"').rows == ((1,),)
 

@@ -72,7 +72,7 @@ def test_a_condition_claude_drops_is_named(claude, hotels_csv):
 
     claude.responder = respond
     backend = claude_at(claude.url, sleep=[].append)
-    source = open_source(str(hotels_csv))
+    source = open_source(str(hotels_csv), Settings())
     try:
         agent = TextToSQLAgent(
             sandbox=source.sandbox,

@@ -10,6 +10,7 @@ import pytest
 
 from engines.data.source import open_source
 from engines.llm.client import LLM
+from engines.settings import Settings
 from engines.sql.agent import TextToSQLAgent
 from tests.engines.data.conftest import hotel_rows
 from tests.engines.llm.test_claude_faults import StubAPI, claude_at, ok
@@ -42,7 +43,7 @@ def test_the_model_is_shown_the_description_and_its_sql_runs(stub, hotels_csv):
 
     stub.responder = respond
     backend = claude_at(stub.url, sleep=[].append)
-    source = open_source(str(hotels_csv))
+    source = open_source(str(hotels_csv), Settings())
     try:
         schema = source.schema.render()
         agent = TextToSQLAgent(

@@ -456,9 +456,10 @@ def test_naive_modes_keep_their_cost(source):
 def test_open_source_and_compose_run_suql_on_postgresql(db):
     from engines.compose import open_source_agent, open_suql
     from engines.data.source import open_source
+    from engines.sources import TableSource
 
     src = open_source(db, Settings())
-    assert src.kind == "postgresql" and src.make_engine is not None
+    assert src.kind == "postgresql" and isinstance(src, TableSource)
     session = open_suql(Settings(), source=src)
     try:
         assert isinstance(session.engine, PostgresSuqlEngine)

@@ -15,6 +15,7 @@ import pytest
 
 from engines.data.source import DataSourceError, open_source, table_name
 from engines.errors import EngineError
+from engines.settings import Settings
 from engines.sql.sandbox import Sandbox, SqlError, SqlRefused
 from tests.engines.data.conftest import (
     HOSTILE,
@@ -55,7 +56,7 @@ WRITERS = {
 @pytest.mark.parametrize("filename", list(WRITERS))
 def test_every_file_format_becomes_a_table_named_after_the_file(tmp_path, filename):
     path = WRITERS[filename](tmp_path / filename, hotel_rows())
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         assert [t.name for t in source.schema.tables] == ["hotels"]
         r = source.sandbox.run("SELECT city, COUNT(*) AS n FROM hotels GROUP BY city ORDER BY city")
         assert r.rows == (("Berlin", 8), ("Paris", 8), ("Rome", 8))
@@ -71,7 +72,7 @@ def test_a_folder_is_one_table_per_file(tmp_path):
     (folder / "README.txt").write_text("not data")  # other files are left out
     (folder / ".hidden.csv").write_text("a\n1\n")
     (folder / "sub").mkdir()
-    with open_source(str(folder)) as source:
+    with open_source(str(folder), Settings()) as source:
         assert sorted(t.name for t in source.schema.tables) == ["guests", "hotels"]
         r = source.sandbox.run(
             "SELECT g.guest, h.city FROM guests g JOIN hotels h ON h.id = g.hotel_id ORDER BY g.guest"
@@ -80,7 +81,7 @@ def test_a_folder_is_one_table_per_file(tmp_path):
 
 
 def test_a_duckdb_file_is_queried_in_place_with_its_schemas(hotels_duckdb):
-    with open_source(str(hotels_duckdb)) as source:
+    with open_source(str(hotels_duckdb), Settings()) as source:
         assert sorted(t.qualified for t in source.schema.tables) == ["archive.old", "hotels"]
         assert source.sandbox.run("SELECT COUNT(*) FROM hotels").rows == ((24,),)
         assert source.sandbox.run('SELECT what FROM "archive"."old"').rows == (("gone",),)
@@ -88,7 +89,7 @@ def test_a_duckdb_file_is_queried_in_place_with_its_schemas(hotels_duckdb):
 
 def test_hostile_file_and_column_names_work(tmp_path):
     path = write_csv(tmp_path / f"{HOSTILE}.csv", [{HOSTILE: 1, "b": "x"}, {HOSTILE: 2, "b": "y"}])
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         (table,) = source.schema.tables
         # the table follows the naming rule (each character that is not a letter, digit or _ becomes _); a
         # column keeps its name, whatever it holds
@@ -102,7 +103,7 @@ def test_a_stem_that_looks_like_a_path_gets_a_table_name_the_gate_accepts(tmp_pa
     path = write_csv(tmp_path / "sales.2024.csv", [{"a": 1}])
     assert table_name(str(path)) == "sales_2024"
     assert table_name("x.CSV.gz") == "x"
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         assert source.sandbox.run("SELECT a FROM sales_2024").rows == ((1,),)
 
 
@@ -141,7 +142,7 @@ def test_no_query_writes_to_the_users_file(tmp_path, kind):
     )
     before, other_before = digest(path), digest(other)
     listing = sorted(os.listdir(tmp_path))
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         for template in HOSTILE_QUERIES:
             sql = template.format(path=path, other=other, dir=tmp_path)
             with pytest.raises(SqlError):
@@ -156,7 +157,7 @@ def test_reading_another_file_is_refused_by_duckdb_too(tmp_path):
     """Even SQL that slipped past the gate cannot read another file: the connection has no file access."""
     path = write_csv(tmp_path / "hotels.csv", hotel_rows(3))
     other = write_csv(tmp_path / "other.csv", [{"secret": 42}])
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         cursor = source.sandbox._cursor()
         try:
             with pytest.raises(duckdb.Error):
@@ -186,7 +187,7 @@ def test_a_closed_source_leaves_no_temporary_files(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    source = open_source(str(write_csv(tmp_path / "hotels.csv", hotel_rows(3))))
+    source = open_source(str(write_csv(tmp_path / "hotels.csv", hotel_rows(3))), Settings())
     assert os.listdir(scratch)  # the private copy lives there while open
     source.close()
     assert os.listdir(scratch) == []
@@ -197,7 +198,7 @@ def test_a_closed_source_leaves_no_temporary_files(tmp_path, monkeypatch):
 
 def bad(spec: str, *words: str) -> None:
     with pytest.raises(DataSourceError) as e:
-        open_source(spec)
+        open_source(spec, Settings())
     message = str(e.value)
     assert "Traceback" not in message
     for w in words:
@@ -227,7 +228,7 @@ def test_a_folder_without_data_files(tmp_path):
 def test_two_files_that_would_be_the_same_table_get_a_suffix(tmp_path):
     write_csv(tmp_path / "a.csv", [{"x": 1}])
     write_jsonl(tmp_path / "a.jsonl", [{"x": 2}])
-    with open_source(str(tmp_path)) as source:
+    with open_source(str(tmp_path), Settings()) as source:
         assert {t.name: t.file for t in source.schema.tables} == {"a": "a.csv", "a_2": "a.jsonl"}
         assert source.sandbox.run("SELECT a.x, a_2.x FROM a, a_2").rows == ((1, 2),)
 
@@ -271,7 +272,7 @@ def test_postgresql_without_its_module_is_a_clear_error(monkeypatch):
 
 def test_a_header_only_csv_is_an_empty_table(tmp_path):
     (tmp_path / "h.csv").write_text("a,b\n")
-    with open_source(str(tmp_path / "h.csv")) as source:
+    with open_source(str(tmp_path / "h.csv"), Settings()) as source:
         assert source.sandbox.run("SELECT COUNT(*) FROM h").rows == ((0,),)
 
 

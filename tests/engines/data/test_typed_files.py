@@ -64,7 +64,7 @@ def test_penguins_with_na_keep_their_numeric_columns():
     na = {name: sum(1 for r in rows if r[name] == "NA") for name in rows[0]}
     assert na["bill_length_mm"] == 2 and na["sex"] == 11  # the file as its package ships it
     heaviest = max(int(r["body_mass_g"]) for r in rows if r["body_mass_g"] != "NA")
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         assert column(source, "penguins", "bill_length_mm").type == "DOUBLE"
         assert column(source, "penguins", "body_mass_g").type == "BIGINT"
         assert column(source, "penguins", "body_mass_g").role == "number"
@@ -87,7 +87,7 @@ def test_every_null_token_in_numeric_and_date_columns(tmp_path):
     for fmt, sep in (("csv", ","), ("tsv", "\t")):
         path = tmp_path / f"flights.{fmt}"
         path.write_text("\n".join(line.replace(",", sep) for line in lines) + "\n")
-        with open_source(str(path)) as source:
+        with open_source(str(path), Settings()) as source:
             assert column(source, "flights", "delay").type == "BIGINT"
             assert column(source, "flights", "day").type == "DATE"
             assert column(source, "flights", "delay").nulls == len(tokens)
@@ -105,7 +105,7 @@ def test_null_replaces_the_default_tokens(tmp_path):
     """Namibia's code is NA: with --null the user says which fields are missing, and NA stays a value."""
     path = tmp_path / "countries.csv"
     path.write_text("code,name,people\nNA,Namibia,2604000\nFR,France,-\nDE,Germany,84000000\n,Nowhere,\n")
-    with open_source(str(path)) as source:  # the defaults: NA is NULL
+    with open_source(str(path), Settings()) as source:  # the defaults: NA is NULL
         assert source.sandbox.run("SELECT count(*) FROM countries WHERE code IS NULL").rows == ((2,),)
         assert column(source, "countries", "people").type == "VARCHAR"  # "-" is text
     with open_source(str(path), Settings(db_nulls=("-",))) as source:
@@ -123,7 +123,7 @@ def test_null_replaces_the_default_tokens(tmp_path):
 def test_type_gives_a_column_its_type(tmp_path):
     path = tmp_path / "shops.csv"
     path.write_text("code,opened,name\n7,2024-01-05 09:30:00,North\n30,NA,Midtown\n12,2023-12-31 18:00:00,Docks\n")
-    with open_source(str(path)) as source:  # inferred: the product codes are numbers
+    with open_source(str(path), Settings()) as source:  # inferred: the product codes are numbers
         assert column(source, "shops", "code").type == "BIGINT"
         assert column(source, "shops", "opened").type == "TIMESTAMP"
     with open_source(str(path), Settings(db_types=("code=VARCHAR", "shops.opened=DATE"))) as source:
@@ -168,7 +168,7 @@ def test_a_stray_value_past_the_sniffed_lines_names_the_column_and_value(tmp_pat
     path.write_text("\n".join(lines) + "\n")
     before = digest(path)
     with pytest.raises(DataSourceError) as e:
-        open_source(str(path))
+        open_source(str(path), Settings())
     message = str(e.value)
     assert '"x"' in message and '"n/a"' in message and "line 25,002" in message and "DOUBLE" in message
     assert "--null" in message and "--type x=VARCHAR" in message and "\n" not in message
@@ -255,7 +255,7 @@ def test_the_cli_takes_null_and_type_for_every_db_command(capsys, tmp_path):
 
 def test_seattle_weather_becomes_seattle_weather():
     path = package_file("vega_datasets", "vega_datasets/_data/seattle-weather.csv")
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         (table,) = source.schema.tables
         assert table.name == "seattle_weather" and table.file == "seattle-weather.csv"
         assert source.sandbox.run("SELECT count(*) FROM seattle_weather").rows == ((1461,),)
@@ -278,7 +278,7 @@ def test_a_clash_gets_a_suffix_and_a_name_as_written_keeps_it(tmp_path):
     for name in ("a-b.csv", "a_b.csv", "2024.csv", "t_2024.jsonl"):
         path = tmp_path / name
         path.write_text(json.dumps({"f": name}) + "\n" if name.endswith(".jsonl") else f"f\n{name}\n")
-    with open_source(str(tmp_path)) as source:
+    with open_source(str(tmp_path), Settings()) as source:
         files = {t.name: t.file for t in source.schema.tables}
         assert files == {"a_b": "a_b.csv", "a_b_2": "a-b.csv", "t_2024": "t_2024.jsonl", "t_2024_2": "2024.csv"}
         assert source.sandbox.run("SELECT a_b.f, a_b_2.f FROM a_b, a_b_2").rows == (("a_b.csv", "a-b.csv"),)
@@ -315,7 +315,7 @@ def test_addresses_links_and_ids_are_text_and_prose_is_free_text(tmp_path):
         )
     path = tmp_path / "packages.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    with open_source(str(path)) as source:
+    with open_source(str(path), Settings()) as source:
         roles = {c.name: c.role for c in source.schema.tables[0].columns}
         lengths = {c.name: c.avg_length for c in source.schema.tables[0].columns}
     assert all(v >= 40 for v in lengths.values()), lengths  # long values: length alone would call them free text

@@ -15,7 +15,7 @@ from engines.kg.store import make_graph
 from engines.kg.worker import evaluate
 from worlds import kg as K
 
-pytestmark = pytest.mark.skipif(dialect._tree_tools() is None, reason="tree-sitter-sparql is not installed")
+pytestmark = pytest.mark.skipif(dialect.tree_tools() is None, reason="tree-sitter-sparql is not installed")
 
 
 def _bag(answer: dict) -> Counter:

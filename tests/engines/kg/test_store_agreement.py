@@ -19,7 +19,7 @@ from engines.kg.dialect import WIKIDATA, Dialect
 from engines.kg.store import make_graph
 from engines.kg.worker import evaluate
 
-pytestmark = pytest.mark.skipif(dialect._tree_tools() is None, reason="tree-sitter-sparql is not installed")
+pytestmark = pytest.mark.skipif(dialect.tree_tools() is None, reason="tree-sitter-sparql is not installed")
 
 ROOT = Path(__file__).resolve().parents[3]
 WD = "http://www.wikidata.org/entity/"

@@ -177,9 +177,10 @@ def test_first_five_and_last_five_rows(endpoint):
 
 
 def test_session_wiring():
+    from engines.settings import Settings
     from engines.spinach.session import open_spinach
 
-    session = open_spinach()
+    session = open_spinach(Settings())
     q = session.questions.simple[0]
     t = session.agent.run(q.question)
     scores = session.score(t, q.id)

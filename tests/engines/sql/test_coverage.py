@@ -8,6 +8,7 @@ import pytest
 import sqlglot
 
 from engines.data.source import open_source
+from engines.settings import Settings
 from engines.sql.coverage import DataWords, carried_over_dropped, not_understood, schema_names
 from tests.engines.data.conftest import write_csv
 
@@ -31,7 +32,7 @@ def boat_rows() -> list[dict]:
 @pytest.fixture(scope="module")
 def boats(tmp_path_factory) -> DataWords:
     path = write_csv(tmp_path_factory.mktemp("boats") / "boats.csv", boat_rows())
-    source = open_source(str(path))
+    source = open_source(str(path), Settings())
     try:
         return schema_names(source.schema.render())
     finally:
@@ -157,7 +158,7 @@ def test_quoted_values_dates_and_answer_questions(boats):
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory) -> DataWords:
     rows = [{"package": f"pkg{i}", "section": ("libs", "admin", "devel")[i % 3], "size_kb": 10 * i} for i in range(30)]
-    source = open_source(str(write_csv(tmp_path_factory.mktemp("pk") / "packages.csv", rows)))
+    source = open_source(str(write_csv(tmp_path_factory.mktemp("pk") / "packages.csv", rows)), Settings())
     try:
         return schema_names(source.schema.render())
     finally:

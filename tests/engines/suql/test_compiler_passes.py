@@ -15,7 +15,7 @@ import sqlglot
 import engines.suql.compiler as compiler
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import CostModel, PredicateEstimate
-from engines.suql.compiler.kleene import and_, lazy_truth, not_, or_, written_truth
+from engines.suql.compiler.kleene import and_, lazy_truth, not_, number_leaves, or_, written_truth
 
 TRUTHS = (True, False, None)
 
@@ -63,14 +63,15 @@ def test_lazy_or_tries_the_side_without_a_call_first_and_stops_there() -> None:
 
 
 def test_the_written_where_is_left_to_right_and_stops_at_the_deciding_value() -> None:
-    tree = (
+    where = (
         sqlglot.parse_one("SELECT 1 WHERE (answer(t, 'a') = 'Yes' OR answer(t, 'b') = 'Yes') AND x = 1")
         .args["where"]
         .this
     )
-    structured = tree.expression
+    tree, leaves = number_leaves(where)  # the structured leaves carry their number, not their id()
+    assert [leaf.sql() for leaf in leaves] == ["x = 1"] and tree is not where
     asked, leaf = _asked({"ANSWER(t, 'a') = 'Yes'": True, "ANSWER(t, 'b') = 'Yes'": False})
-    assert written_truth(tree, {id(structured): None}, leaf) is None  # TRUE AND UNKNOWN
+    assert written_truth(tree, [None], leaf) is None  # TRUE AND UNKNOWN
     assert asked == ["ANSWER(t, 'a') = 'Yes'"]  # OR stopped at the first TRUE; x = 1 was known
 
 
