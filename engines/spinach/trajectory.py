@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,6 @@ class Trajectory:
     @property
     def rollbacks(self) -> int:
         return sum(1 for s in self.steps if s.rolled_back)
-
-    def with_steps(self, steps: Iterable[Step]) -> Trajectory:
-        return replace(self, steps=tuple(steps))
 
     def to_json(self) -> dict[str, Any]:
         return {
