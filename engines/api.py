@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from engines.hybridqa.scoring import EVALUATION_CLASSES, Score
     from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY, real_tables_dir
     from engines.hybridqa.sim_hybrid import DEFAULT_RATES as HYBRID_SIM_RATES
+    from engines.jsonable import JsonShape, fields_json
     from engines.kg import Endpoint, open_kg
     from engines.kg.check import CheckUnavailable, DialectReport, check_dialect
     from engines.kg.examples import SparqlExample
@@ -309,6 +310,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Exported": ("engines.export", "Exported"),
     "export_rows": ("engines.export", "export_rows"),
     "format_for": ("engines.export", "format_for"),
+    "JsonShape": ("engines.jsonable", "JsonShape"),
+    "fields_json": ("engines.jsonable", "fields_json"),
     "MAX_JSON_DEPTH": ("engines.reading", "MAX_JSON_DEPTH"),
     "TooLarge": ("engines.reading", "TooLarge"),
     "read_capped": ("engines.reading", "read_capped"),
@@ -370,6 +373,7 @@ __all__ = [
     "ExportExists",
     "Feedback",
     "fetch_datasets",
+    "fields_json",
     "format_for",
     "generate_workload",
     "GraphSource",
@@ -381,6 +385,7 @@ __all__ = [
     "Improvements",
     "InputClassified",
     "is_info",
+    "JsonShape",
     "lab",
     "LECTURE",
     "Limits",

@@ -360,6 +360,8 @@ class Found:
     missing: tuple[str, ...] = ()  # files of the data set not there
     message: str = ""  # for a data set found nowhere: where it was looked for and how to get it
 
+    # Hand-written: the data set's name, title, users and source come from its catalogue entry, and "found" is
+    # computed; empty strings are written as null.
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.entry.dataset.name,

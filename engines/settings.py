@@ -272,10 +272,6 @@ class Settings(BaseSettings):
         pool gains nothing and only makes call counts depend on thread timing."""
         return self.suql_pool if self.backend != "sim" or self.sim_latency_s > 0 else 1
 
-    @property
-    def openai_row_model_or_default(self) -> str:
-        return self.openai_row_model or self.openai_model
-
     @field_validator("openai_base_url")
     @classmethod
     def _http_url(cls, v: str) -> str:

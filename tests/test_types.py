@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECKED = (
     "engines/errors.py",
     "engines/events.py",
+    "engines/jsonable.py",
     "engines/eval",
     "engines/lab",
     "engines/retrieval",

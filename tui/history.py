@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from textual.binding import Binding
 from textual.widgets import Input, TextArea
 
+from engines.api import JsonShape, fields_json
 from tui.area import PaletteCommand
 
 if TYPE_CHECKING:
@@ -83,15 +84,15 @@ EXAMPLES_KEY = "ctrl+l"
 class HistoryEntry:
     """One run: the box it ran from, its text, and what else a tab needs to bring it back."""
 
+    __json__ = JsonShape(omit_empty=frozenset({"meta"}))
+
     box: str
     text: str
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self, *, ensure_ascii: bool = False) -> str:
-        data: dict[str, Any] = {"box": self.box, "text": self.text}
-        if self.meta:
-            data["meta"] = self.meta
-        return json.dumps(data, ensure_ascii=ensure_ascii)
+        """Its fields as one line of JSON text (``meta`` only when it holds something)."""
+        return json.dumps(fields_json(self), ensure_ascii=ensure_ascii)
 
     def to_line(self) -> bytes:
         """The entry as one line of UTF-8 (a lone surrogate, which UTF-8 cannot hold, as a JSON escape)."""

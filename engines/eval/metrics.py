@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
+from engines.jsonable import Jsonable, JsonShape
 
 if TYPE_CHECKING:  # numpy and scipy are imported by the functions that compute, not by importing the metrics
     import numpy as np
@@ -200,7 +201,9 @@ def set_f1(predicted: Rows, gold: Rows) -> float:
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(Jsonable):
+    __json__ = JsonShape(places=4)
+
     mean: float
     low: float
     high: float
@@ -209,9 +212,6 @@ class Interval:
     @property
     def half_width(self) -> float:
         return (self.high - self.low) / 2
-
-    def to_json(self) -> dict[str, float]:
-        return {"mean": round(self.mean, 4), "low": round(self.low, 4), "high": round(self.high, 4), "n": self.n}
 
 
 def bootstrap(scores: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> Interval:

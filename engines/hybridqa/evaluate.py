@@ -27,6 +27,7 @@ class Graded:
     answer: HybridAnswer
     score: Score
 
+    # Hand-written: one flat record of the question's fields, the answer's JSON and the score's (not its own fields).
     def to_json(self) -> dict[str, Any]:
         q = self.question
         return {
@@ -80,6 +81,7 @@ class Report:
             return None
         return sum(counts[c] for c in EVALUATION_CLASSES) / missed
 
+    # Hand-written: the totals, breakdowns and call counts computed from the graded answers, not its fields.
     def to_json(self, *, questions: bool = False) -> dict[str, Any]:
         t = totals(self.scores)
         out: dict[str, Any] = {

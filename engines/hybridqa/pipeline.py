@@ -70,6 +70,7 @@ class Attempt:
     def empty(self) -> bool:
         return is_empty(self.rows) or self.error is not None
 
+    # Hand-written: computed values (empty, the plan's lines, rows as records by column) in an order of its own.
     def to_json(self) -> dict[str, Any]:
         return {
             "attempt": self.number,
@@ -106,6 +107,7 @@ class HybridAnswer:
     def no_result(self) -> bool:
         return self.final.empty
 
+    # Hand-written: the final attempt's query and read-back and the retry count are computed, not fields.
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table,

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from engines.errors import EngineError
 from engines.eval.metrics import overlap_f1
+from engines.jsonable import Jsonable, JsonShape
 from engines.sql.sandbox import Sandbox
 from engines.sql.sim_reader import parse_date
 from engines.suql.language import as_call, calls_in, is_llm_call
@@ -84,14 +85,13 @@ def judge(prediction: str, truth: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class Score:
+class Score(Jsonable):
+    __json__ = JsonShape(rounded={"f1": 4})
+
     em: float
     f1: float
     judged: bool | None  # None without hidden truth (real tables)
     error: str | None  # the error class when EM is 0 (None when EM is 1, or without hidden truth)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"em": self.em, "f1": round(self.f1, 4), "judged": self.judged, "error": self.error}
 
 
 def score(answer: Any, gold: str, truth: Any | None = None, sandbox: Sandbox | None = None) -> Score:
@@ -203,19 +203,13 @@ def same_meaning(suql: str, expert: str, sandbox: Sandbox) -> bool:
 
 
 @dataclass(frozen=True)
-class Totals:
+class Totals(Jsonable):
+    __json__ = JsonShape(places=4)
+
     questions: int
     em: float
     f1: float
     judged: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "questions": self.questions,
-            "em": round(self.em, 4),
-            "f1": round(self.f1, 4),
-            "judged": None if self.judged is None else round(self.judged, 4),
-        }
 
 
 def totals(scores: Sequence[Score]) -> Totals:

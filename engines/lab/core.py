@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from engines.errors import Cancelled, EngineError
+from engines.jsonable import Jsonable, JsonShape, fields_json
 
 if TYPE_CHECKING:  # what the resources are; each is imported when an experiment asks for it
     from engines.llm.client import LLM
@@ -46,7 +47,7 @@ def _no_progress(_done: int, _total: int, _message: str) -> None:
 
 
 @dataclass(frozen=True)
-class Series:
+class Series(Jsonable):
     """One named series of a chart: a value per category (``None`` where there is none)."""
 
     name: str
@@ -54,7 +55,7 @@ class Series:
 
 
 @dataclass(frozen=True)
-class Chart:
+class Chart(Jsonable):
     """What a tab draws beside the table: a bar chart (categories on x, one bar per series in each
     category) or a line chart (``x`` are the points of the x axis, in order)."""
 
@@ -70,19 +71,17 @@ class Chart:
             if len(s.values) != len(self.x):
                 raise ValueError(f"series {s.name!r} has {len(s.values)} values for {len(self.x)} x points")
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "x_label": self.x_label,
-            "y_label": self.y_label,
-            "x": list(self.x),
-            "series": [{"name": s.name, "values": list(s.values)} for s in self.series],
-        }
-
 
 @dataclass(frozen=True)
 class Table:
+    # The cells as the Lab writes any value (a NaN or infinity as null, an unknown object as its text); a
+    # caption only when set, a chart only when there is one.
+    __json__ = JsonShape(
+        first=("columns", "rows", "notes", "caption", "chart"),
+        omit_empty=frozenset({"caption", "chart"}),
+        leaf=lambda v: jsonable(v),
+    )
+
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     notes: tuple[str, ...] = ()
@@ -109,17 +108,8 @@ class Table:
         raise KeyError(first_cell)
 
     def to_json(self, name: str) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": name,
-            "columns": list(self.columns),
-            "rows": [[jsonable(v) for v in row] for row in self.rows],
-            "notes": list(self.notes),
-        }
-        if self.caption:
-            out["caption"] = self.caption
-        if self.chart is not None:
-            out["chart"] = self.chart.to_json()
-        return out
+        """Its fields after the experiment's ``name`` (the one key that is not a field)."""
+        return {"name": name, **fields_json(self)}
 
 
 def _joined(values: Sequence[Any]) -> str:
@@ -340,6 +330,8 @@ class Experiment:
         return replace(table, caption=self.caption_for(size, params, known))
 
     def to_json(self) -> dict[str, Any]:
+        # Hand-written: an experiment's JSON is three of its fields (the others are a function and parameters
+        # that describe() writes its own way).
         return {"name": self.name, "lecture": self.lecture, "title": self.title}
 
     def describe(self) -> dict[str, Any]:

@@ -132,12 +132,3 @@ def read_text(function: str, text: str) -> str:
     if not stripped:
         raise ReplyError(f"{whose(function)} is empty.")
     return stripped
-
-
-def read_sql(function: str, text: str) -> str:
-    """``{"sql": str}`` -> the statement, without a trailing semicolon."""
-    obj = extract_json_object(text, function)
-    sql = obj.get("sql")
-    if not isinstance(sql, str) or not sql.strip():
-        raise malformed(function, 'has no "sql" string', text)
-    return sql.strip().rstrip(";").strip()

@@ -64,6 +64,7 @@ class Report:
             out["f1_ci95"] = [round(ci.low, 1), round(ci.high, 1)]
         return out
 
+    # Hand-written: summaries (means, intervals, histograms) computed from the scores, not its fields.
     def to_json(self) -> dict[str, Any]:
         sets: dict[str, Any] = {}
         for name, scores in self.spinach.items():

@@ -23,12 +23,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engines.errors import EngineError
+from engines.jsonable import JsonShape, fields_json
 from engines.spinach.steps import PolicyStep
 
 ACTIONS = ("search_wikidata", "get_wikidata_entry", "get_property_examples", "execute_sparql", "stop")
@@ -71,6 +72,11 @@ class Step:
 
 @dataclass(frozen=True)
 class Trajectory:
+    # the order a saved trajectory has always had its keys in
+    __json__ = JsonShape(
+        first=("question", "policy", "finish", "error", "final_sparql", "columns", "answer", "steps", "meta")
+    )
+
     question: str
     steps: tuple[Step, ...] = ()
     final_sparql: str | None = None
@@ -97,25 +103,9 @@ class Trajectory:
     def rollbacks(self) -> int:
         return sum(1 for s in self.steps if s.rolled_back)
 
-    def with_steps(self, steps: Iterable[Step]) -> Trajectory:
-        return replace(self, steps=tuple(steps))
-
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "question": self.question,
-            "policy": self.policy,
-            "finish": self.finish,
-            "error": self.error,
-            "final_sparql": self.final_sparql,
-            "columns": list(self.columns),
-            "answer": [dict(b) for b in self.answer],
-            "steps": [asdict(s) for s in self.steps],
-            "meta": dict(self.meta),
-            "generated_sparqls": [dict(g) for g in self.generated_sparqls],
-            "final": dict(self.final) if self.final is not None else None,
-            "answer_logged": self.answer_logged,
-        }
+        """Its fields (the steps' too) after the file format's name, the one key that is not a field."""
+        return {"format": FORMAT, **fields_json(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trajectory:

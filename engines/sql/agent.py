@@ -435,10 +435,6 @@ def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:
     return result, sentence
 
 
-def is_select(tree: exp.Expr) -> bool:
-    return isinstance(tree, (exp.Select, exp.Union, exp.Except, exp.Intersect))
-
-
 # --- conditions of a query, and the query without one ----------------------------------------------
 
 

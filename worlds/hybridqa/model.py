@@ -64,10 +64,6 @@ class HybridTable:
     def info_columns(self) -> tuple[str, ...]:
         return tuple(c for c in self.columns if c.endswith(INFO_SUFFIX))
 
-    @property
-    def cell_columns(self) -> tuple[str, ...]:
-        return tuple(c for c in self.columns if not c.endswith(INFO_SUFFIX))
-
     def records(self) -> list[dict[str, str | None]]:
         return [dict(zip(self.columns, row)) for row in self.rows]
 

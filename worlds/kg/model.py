@@ -96,11 +96,5 @@ class KGWorld:
         p = self.properties.get(qid)
         return p.label if p is not None else qid
 
-    def by_label(self, label: str) -> list[Entity]:
-        return [e for e in self.entities.values() if e.label == label]
-
-    def claims_of(self, qid: str) -> list[Claim]:
-        return [c for c in self.claims if c.subject == qid]
-
     def kind(self, kind: str) -> list[Entity]:
         return [e for e in self.entities.values() if e.kind == kind]

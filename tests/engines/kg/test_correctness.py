@@ -23,16 +23,6 @@ LABEL = 'SERVICE wikibase:label { bd:serviceParam wikibase:language "%s". }'
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
 def endpoints(world):
     eps = {s: Endpoint.from_world(world, store=s, cache_size=0) for s in ("memory", "oxigraph")}
     yield eps

@@ -16,16 +16,6 @@ WD = "http://www.wikidata.org/entity/"
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
 def endpoints(world):
     return {s: Endpoint.from_world(world, store=s) for s in ("memory", "oxigraph")}
 

@@ -23,16 +23,6 @@ def _bag(answer: dict) -> Counter:
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build(K.DEFAULT_SEED)
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
 def graphs(world):
     triples = list(K.rdf_triples(world))
     return {s: make_graph(triples, s) for s in ("oxigraph", "memory")}

@@ -25,16 +25,6 @@ def _bag(result) -> Counter:
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build(K.DEFAULT_SEED)
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
 def server(tmp_path_factory):
     if oxigraph_binary() is None:
         print(f"\nskipping the remote-endpoint tests: {SKIP_REASON}")

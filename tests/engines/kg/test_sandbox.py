@@ -369,16 +369,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
 def test_a_catastrophic_regex_times_out_and_its_worker_is_gone(world):
     with Endpoint.from_world(world, store="memory", timeout_s=1.0) as ep:
         assert ep.execute("ASK { ?s ?p ?o }").boolean is True  # the worker is up

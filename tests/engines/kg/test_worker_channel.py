@@ -27,11 +27,6 @@ from worlds import kg as K
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build(K.DEFAULT_SEED)
-
-
-@pytest.fixture(scope="module")
 def triples(built):
     return list(K.rdf_triples(built.world))
 

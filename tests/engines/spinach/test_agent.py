@@ -19,8 +19,9 @@ from worlds import kg as K
 
 
 @pytest.fixture(scope="module")
-def endpoint():
-    return Endpoint.from_world(K.build().world)
+def endpoint(world):
+    """The memory store the endpoint picks by default (overrides the Oxigraph one of conftest.py)."""
+    return Endpoint.from_world(world)
 
 
 class Scripted:

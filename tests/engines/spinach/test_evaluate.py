@@ -4,27 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.spinach.baselines import TemplateParser, direct_answer, one_shot, think_on_graph
 from engines.spinach.evaluate import evaluate
 from worlds import kg as K
-
-
-@pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
-def endpoint(world):
-    return Endpoint.from_world(world, store="oxigraph")
 
 
 def sample(built, per_category: int = 3) -> K.QuestionSets:

@@ -13,24 +13,14 @@ from engines.llm.sim import SimBackend
 from engines.spinach.agent import SpinachAgent
 from engines.spinach.shape import query_shape
 from engines.spinach.sim_policy import DEFAULT
-from worlds import kg as K
 
 QUIET = replace(DEFAULT, p_repeat=0, p_typo=0, p_stop_early=0, p_format=0, p_extra=0, p_clause_slip=0)
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def endpoint(built):
-    return Endpoint.from_world(built.world, store="memory", cache_size=1 << 14)
-
-
-@pytest.fixture(scope="module")
-def qsets(built):
-    return K.questions(*built)
+def endpoint(world):
+    """A memory store with a cache (overrides the Oxigraph one of conftest.py)."""
+    return Endpoint.from_world(world, store="memory", cache_size=1 << 14)
 
 
 def _executed(trajectory) -> list[tuple[int, str]]:

@@ -15,22 +15,12 @@ from engines.spinach.agent import SpinachAgent
 from engines.spinach.expert.prune import kept_lines
 from engines.spinach.sim_policy import DEFAULT
 from engines.spinach.tasks import PRUNE_ENTRY, PruneInput, kept_page
-from worlds import kg as K
 
 
 @pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def endpoint(built):
-    return Endpoint.from_world(built.world, store="memory", cache_size=1 << 14)
-
-
-@pytest.fixture(scope="module")
-def qsets(built):
-    return K.questions(*built)
+def endpoint(world):
+    """A memory store with a cache (overrides the Oxigraph one of conftest.py)."""
+    return Endpoint.from_world(world, store="memory", cache_size=1 << 14)
 
 
 def _film_page(built, endpoint):

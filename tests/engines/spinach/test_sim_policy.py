@@ -5,41 +5,17 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from engines.eval.metrics import row_f1
-from engines.kg import Endpoint
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.spinach import sim_policy
 from engines.spinach.agent import AgentOptions, SpinachAgent
 from engines.spinach.sim_policy import DEFAULT, PolicyParams, decide, read_question
-from worlds import kg as K
 
 
 def Sim(params: PolicyParams = DEFAULT, seed: int = 224) -> SimBackend:
     """The simulated backend with the sim policy's parameters chosen (it runs the POLICY task's simulator)."""
     return SimBackend(seed=seed, policy_params=params)
-
-
-@pytest.fixture(scope="module")
-def built():
-    return K.build()
-
-
-@pytest.fixture(scope="module")
-def world(built):
-    return built.world
-
-
-@pytest.fixture(scope="module")
-def endpoint(world):
-    return Endpoint.from_world(world, store="oxigraph")
-
-
-@pytest.fixture(scope="module")
-def qsets(built):
-    return K.questions(*built)
 
 
 def score(endpoint, questions, params=DEFAULT, options=None, seeds=(224,)):

@@ -1,5 +1,6 @@
-"""Issue 11 executor fixes, part 2: row labels name the table's own id; answer() reads text only;
-a bare answer() in WHERE is refused; a join with no matches runs."""
+"""The SUQL executor's row labels and answer() calls: a decided row is labelled by its table's own id (a
+derived table's by its id column); answer() reads text only (not a number, a constant or a bare condition)
+and a bare answer() in WHERE is refused; a join whose filter matches nothing still runs."""
 
 from __future__ import annotations
 

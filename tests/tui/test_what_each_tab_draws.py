@@ -1,4 +1,6 @@
-"""The defects of issue 15's walkthrough (part 6), one test each."""
+"""What each tab draws on screen: no pane shows a refused statement's previous query, each knowledge-graph
+view has its own status line, the Lab's size switch, chart legend and tree titles, the SUQL counter line at
+140 columns, and screenshots without runs of text drawn from leading spaces."""
 
 from __future__ import annotations
 
