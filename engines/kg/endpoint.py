@@ -27,7 +27,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from rdflib import Graph
 
@@ -51,6 +51,19 @@ if TYPE_CHECKING:
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
     from engines.kg.rdf_files import RdfLimits, RdfSource
 
+
+class EndpointOptions(TypedDict, total=False):
+    """The bounds and options an endpoint is built with (:class:`Endpoint`'s keyword arguments of the same names),
+    passed on by its ``from_*`` constructors."""
+
+    timeout_s: float
+    row_cap: int
+    clock: Callable[[], float]
+    cache_size: int
+    memory_limit_mb: int | None
+    isolate_network: bool
+
+
 DEFAULT_MEMORY_LIMIT_MB = 2048
 """The query worker's address-space cap when the endpoint is given none: the default of the setting
 ``sparql_memory_limit_mb`` (what the settings say is passed in by :mod:`engines.compose`)."""
@@ -58,6 +71,7 @@ DEFAULT_MEMORY_LIMIT_MB = 2048
 __all__ = [
     "Binding",
     "Endpoint",
+    "EndpointOptions",
     "Feedback",
     "QueryResult",
     "SparqlRefused",
@@ -134,7 +148,7 @@ class Endpoint:
         *,
         store: str = DEFAULT_STORE,
         source: Callable[[], Iterable[Triple]] | None = None,
-        **kwargs: Any,
+        **kwargs: Unpack[EndpointOptions],
     ) -> Endpoint:
         """An endpoint over ``triples``; ``source``, if given, produces them again for the worker
         (otherwise they are kept)."""
@@ -144,7 +158,7 @@ class Endpoint:
         return cls(make_graph(triples, store), store=store, triples=source, **kwargs)
 
     @classmethod
-    def from_world(cls, world: Any, *, store: str = DEFAULT_STORE, **kwargs: Any) -> Endpoint:
+    def from_world(cls, world: Any, *, store: str = DEFAULT_STORE, **kwargs: Unpack[EndpointOptions]) -> Endpoint:
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 
@@ -154,7 +168,12 @@ class Endpoint:
 
     @classmethod
     def from_rdf(
-        cls, paths: Iterable[Any], *, store: str = "oxigraph", limits: RdfLimits | None = None, **kwargs: Any
+        cls,
+        paths: Iterable[Any],
+        *,
+        store: str = "oxigraph",
+        limits: RdfLimits | None = None,
+        **kwargs: Unpack[EndpointOptions],
     ) -> Endpoint:
         """An endpoint over a user's RDF files (Turtle, N-Triples, N-Quads, TriG, RDF/XML), bulk-loaded.
 
@@ -169,12 +188,14 @@ class Endpoint:
 
         if limits is None:  # the settings' defaults (the caller's settings: RdfLimits.from_settings)
             limits = RdfLimits()
-            if kwargs.get("memory_limit_mb"):
-                limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
+            if memory_limit_mb := kwargs.get("memory_limit_mb"):
+                limits = dataclasses.replace(limits, memory_limit_mb=memory_limit_mb)
         return cls.from_rdf_source(read_rdf(paths, limits), store=store, **kwargs)
 
     @classmethod
-    def from_rdf_source(cls, found: RdfSource, *, store: str = "oxigraph", **kwargs: Any) -> Endpoint:
+    def from_rdf_source(
+        cls, found: RdfSource, *, store: str = "oxigraph", **kwargs: Unpack[EndpointOptions]
+    ) -> Endpoint:
         """An endpoint over RDF files already read and checked (:func:`~engines.kg.rdf_files.read_rdf`'s
         :class:`~engines.kg.rdf_files.RdfSource`): loaded into the worker now, under the deadline of the limits they
         were checked with.  So a caller can decide on what the check found (the dialect, to parse a query with)
