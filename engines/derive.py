@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,14 +191,19 @@ def hybridqa_sample(traced: bytes, tables: Sequence[TableSource], questions_comm
 
 # --- SPINACH's row-F1 cases ---------------------------------------------------------------------------------
 
-_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+_ARITHMETIC: dict[type[ast.operator], Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
 _TEST_EVAL = "stanford-oval/spinach tests/test_eval.py"
 
 
 def _number(node: ast.expr, where: str) -> int | float:
     """The value of an expression of number literals, ``+ - * /`` and parentheses: nothing else is evaluated."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and type(node.value) in (int, float):
+        return node.value  # not a bool (an int's subclass)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_number(node.operand, where)
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:

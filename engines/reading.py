@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+from collections.abc import Iterable
 from typing import Any
 
 MAX_JSON_DEPTH = 100
@@ -82,6 +83,7 @@ def too_deep(doc: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     stack: list[tuple[Any, int]] = [(doc, 1)]
     while stack:
         value, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(value, dict):
             children = value.values()
         elif isinstance(value, list):

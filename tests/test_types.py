@@ -27,14 +27,25 @@ CHECKED = (
     "engines/llm",
     "engines/sql",
     "engines/courses",
+    "engines/kg",
+    "engines/data",
+    "engines/api.py",
+    "engines/compose.py",
+    "engines/datasets.py",
+    "engines/derive.py",
+    "engines/export.py",
+    "engines/reading.py",
+    "engines/settings.py",
+    "engines/sources.py",
     "worlds",
 )
 """What must be clean: files and packages (every module under them, but ``NOT_YET``)."""
 
 NOT_YET = frozenset(
     {
-        "engines/spinach/session.py",  # being rewritten (part "sources")
-        "engines/hybridqa/session.py",  # likewise
+        # the agents it builds (engines.sql's TextToSQLAgent, engines.suql's SuqlAgent) still name the DuckDB
+        # Sandbox and SuqlEngine, not the SqlGate and SuqlRunner Protocols a source gives
+        "engines/compose.py",
     }
 )
 

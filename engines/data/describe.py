@@ -399,8 +399,8 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
         return ColumnInfo(name, typ, "enum", tuple(v for v in values if isinstance(v, str)))
     if role == "text" or (role == "list" and _element_is_text(typ)):
         listed = role == "list"
-        source: exp.Expression = ref.copy()
-        value: exp.Expression = col
+        source: exp.Expr = ref.copy()
+        value: exp.Expr = col
         if listed:  # the elements, one per row
             element = exp.to_identifier("element", quoted=True)
             source = (
@@ -424,10 +424,15 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
         non_null, distinct = int(non_null or 0), int(distinct or 0)
         avg = float(avg) if avg is not None else None
         longest = int(longest) if longest is not None else None
-        base = dict(distinct=distinct, non_null=non_null, avg_length=avg, max_length=longest)
+
+        def counted(role: str, values: tuple[str, ...] = ()) -> ColumnInfo:
+            return ColumnInfo(
+                name, typ, role, values, distinct=distinct, non_null=non_null, avg_length=avg, max_length=longest
+            )
+
         long = avg is not None and (avg >= FREE_TEXT_AVG_LENGTH or (longest or 0) >= FREE_TEXT_MAX_LENGTH)
         if long and prose(_sample(gate, source.copy(), value, notes, f"{label}.{name}")):
-            return ColumnInfo(name, typ, "list_text" if listed else "free_text", **base)
+            return counted("list_text" if listed else "free_text")
         if (
             0 < distinct <= ENUM_MAX_VALUES
             and distinct * 2 <= non_null  # values repeat: a category, not a name per row
@@ -436,12 +441,12 @@ def _column(gate: Gate, ref: exp.Table, label: str, name: str, typ: str, rows: A
         ):
             values = _distinct(gate, source.copy(), value, notes, f"{label}.{name}", limit=ENUM_MAX_VALUES + 1)
             if values and len(values) <= ENUM_MAX_VALUES:
-                return ColumnInfo(name, typ, "list_enum" if listed else "enum", tuple(str(v) for v in values), **base)
-        return ColumnInfo(name, typ, "list" if listed else "text", **base)
+                return counted("list_enum" if listed else "enum", tuple(str(v) for v in values))
+        return counted("list" if listed else "text")
     return ColumnInfo(name, typ, role)
 
 
-def _sample(gate: Gate, source: exp.Expression, value: exp.Expression, notes: list[str], what: str) -> list[str]:
+def _sample(gate: Gate, source: exp.Expr, value: exp.Expr, notes: list[str], what: str) -> list[str]:
     """The first :data:`PROSE_SAMPLE` non-NULL values, each cut to its first :data:`PROSE_CHARS` characters."""
     query = (
         exp.select(
@@ -509,7 +514,7 @@ def prose(values: Iterable[str]) -> bool:
 
 
 def _distinct(
-    gate: Gate, source: exp.Expression, value: exp.Expression, notes: list[str], what: str, *, limit: int | None
+    gate: Gate, source: exp.Expr, value: exp.Expr, notes: list[str], what: str, *, limit: int | None
 ) -> list[Any]:
     query = (
         exp.select(value.copy())

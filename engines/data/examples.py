@@ -26,7 +26,7 @@ def _col(name: str) -> exp.Column:
     return exp.column(exp.to_identifier(name, quoted=True))
 
 
-def _sql(tree: exp.Expression) -> str:
+def _sql(tree: exp.Expr) -> str:
     return tree.sql(dialect="postgres", normalize_functions=False)
 
 

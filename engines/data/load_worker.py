@@ -63,7 +63,7 @@ import struct
 import sys
 import termios
 import threading
-from typing import IO, Any
+from typing import Any, Protocol
 
 import duckdb
 
@@ -102,6 +102,14 @@ class _Unconvertible(Exception):
     """DuckDB met a value that its column's type cannot hold."""
 
 
+class _Reader(Protocol):
+    """A decompressing reader (gzip's or zstandard's)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class Pump(threading.Thread):
     """Decompresses ``source`` into the pipe ``write_fd``, counting the bytes as they expand.
 
@@ -127,7 +135,7 @@ class Pump(threading.Thread):
         os.lseek(source, 0, os.SEEK_SET)
         self._raw = os.fdopen(source, "rb", closefd=False)
         if compression == "gzip":
-            self._reader: IO[bytes] = gzip.GzipFile(fileobj=self._raw, mode="rb")
+            self._reader: _Reader = gzip.GzipFile(fileobj=self._raw, mode="rb")
         else:
             import zstandard  # the parent checked it is there
 
@@ -455,6 +463,8 @@ def receive(sock: socket.socket) -> dict[str, Any] | None:
     if body is None:
         return None
     request = json.loads(body)
+    if not isinstance(request, dict):  # the parent sends an object: anything else is no request
+        return None
     fds: list[int] = []
     while len(fds) < count:
         _, got, _, _ = socket.recv_fds(sock, 1, FD_BATCH)

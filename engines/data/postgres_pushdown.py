@@ -38,7 +38,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 __all__ = ["TableFilter", "candidate_filters", "not_false"]
 
 # Node types an atom pushed to PostgreSQL may consist of.  Anything else keeps the atom local.
-_PUSHABLE: tuple[type[exp.Expression], ...] = tuple(
+_PUSHABLE: tuple[type[exp.Expr], ...] = tuple(
     cls
     for name in (
         "Column",
@@ -112,16 +112,16 @@ class TableFilter:
 
     table: str
     columns: tuple[str, ...] | None
-    predicate: exp.Expression | None  # over unqualified, quoted column names; already "IS NOT FALSE"
+    predicate: exp.Expr | None  # over unqualified, quoted column names; already "IS NOT FALSE"
 
 
-def _is_llm_call(node: exp.Expression) -> bool:
+def _is_llm_call(node: exp.Expr) -> bool:
     if isinstance(node, exp.Anonymous):
         return node.name.lower() in _LLM_FUNCTIONS
     return isinstance(node, exp.Func) and any(n.lower() in _LLM_FUNCTIONS for n in type(node).sql_names())
 
 
-def _pushable_shape(node: exp.Expression) -> bool:
+def _pushable_shape(node: exp.Expr) -> bool:
     for n in node.walk():
         if not isinstance(n, _PUSHABLE) or _is_llm_call(n):
             return False
@@ -180,7 +180,7 @@ class _Resolver:
         return self.own[key]
 
 
-def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | None:
+def _atom_for(node: exp.Expr, resolver: _Resolver) -> exp.Expr | None:
     """The atom over bare column names, when it is pushable for this occurrence; else None."""
     if not _pushable_shape(node):
         return None
@@ -195,7 +195,7 @@ def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | Non
         kind = resolver.kinds.get(name.lower(), "other")
         if kind == "other":
             return None
-        bare: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
+        bare: exp.Expr = exp.column(exp.to_identifier(name, quoted=True))
         if kind == "enum":
             bare = exp.cast(bare, "TEXT")
         elif kind == "double":
@@ -208,7 +208,7 @@ def _atom_for(node: exp.Expression, resolver: _Resolver) -> exp.Expression | Non
     return out
 
 
-def _comparison_of(node: exp.Expression, root: exp.Expression) -> exp.Expression | None:
+def _comparison_of(node: exp.Expr, root: exp.Expr) -> exp.Expr | None:
     """The nearest comparison above ``node`` (within ``root``)."""
     while node is not root and node.parent is not None:
         node = node.parent
@@ -217,7 +217,7 @@ def _comparison_of(node: exp.Expression, root: exp.Expression) -> exp.Expression
     return None
 
 
-def _necessary(node: exp.Expression, resolver: _Resolver) -> exp.Expression | None:
+def _necessary(node: exp.Expr, resolver: _Resolver) -> exp.Expr | None:
     """nec(node) over this occurrence's columns; None stands for TRUE."""
     if isinstance(node, exp.Paren):
         return _necessary(node.this, resolver)
@@ -251,11 +251,11 @@ def _null_supplying(select: exp.Select, alias: str) -> bool:
     return False
 
 
-def _occurrence_filter(scope: Scope, alias: str, resolver: _Resolver) -> exp.Expression | None:
+def _occurrence_filter(scope: Scope, alias: str, resolver: _Resolver) -> exp.Expr | None:
     select = scope.expression
     if not isinstance(select, exp.Select) or _null_supplying(select, alias):
         return None
-    parts: list[exp.Expression] = []
+    parts: list[exp.Expr] = []
     where = select.args.get("where")
     if where is not None:
         if (p := _necessary(where.this, resolver)) is not None:
@@ -268,7 +268,7 @@ def _occurrence_filter(scope: Scope, alias: str, resolver: _Resolver) -> exp.Exp
     return exp.and_(*parts) if parts else None
 
 
-def not_false(node: exp.Expression) -> exp.Expression:
+def not_false(node: exp.Expr) -> exp.Expr:
     """A predicate true exactly where ``node`` is not FALSE (TRUE or UNKNOWN), in a form an index can serve."""
     if isinstance(node, exp.Paren):
         return not_false(node.this)
@@ -286,7 +286,7 @@ def not_false(node: exp.Expression) -> exp.Expression:
     return exp.Not(this=exp.Is(this=exp.paren(node.copy()), expression=exp.false()))
 
 
-def _not_true(node: exp.Expression) -> exp.Expression:
+def _not_true(node: exp.Expr) -> exp.Expr:
     """A predicate true exactly where ``node`` is not TRUE (FALSE or UNKNOWN): ``NOT node`` is not false."""
     if isinstance(node, exp.Paren):
         return _not_true(node.this)
@@ -299,7 +299,7 @@ def _not_true(node: exp.Expression) -> exp.Expression:
     return exp.Not(this=exp.Is(this=exp.paren(node.copy()), expression=exp.true()))
 
 
-def _distinct_columns(node: exp.Expression) -> list[exp.Column]:
+def _distinct_columns(node: exp.Expr) -> list[exp.Column]:
     seen: dict[str, exp.Column] = {}
     for c in node.find_all(exp.Column):
         seen.setdefault(c.name, c)
@@ -319,7 +319,7 @@ def _table_key(table: exp.Table, known: Mapping[str, Sequence[str]]) -> str | No
 
 
 def candidate_filters(
-    tree: exp.Expression,
+    tree: exp.Expr,
     columns: Mapping[str, Sequence[str]],
     *,
     kinds: Mapping[str, Mapping[str, str]] | None = None,
@@ -337,7 +337,7 @@ def candidate_filters(
         scopes = []
         found = {k for t in tree.find_all(exp.Table) if (k := _table_key(t, columns))}
         return {k: TableFilter(k, None, None) for k in found}
-    filters: dict[str, list[exp.Expression | None]] = {}
+    filters: dict[str, list[exp.Expr | None]] = {}
     for scope in scopes:
         table_of: dict[str, str] = {}
         for alias, source in scope.sources.items():
@@ -356,8 +356,9 @@ def candidate_filters(
     out: dict[str, TableFilter] = {}
     for key, occurrences in filters.items():
         predicate = None
-        if all(o is not None for o in occurrences):
-            predicate = not_false(exp.or_(*occurrences) if len(occurrences) > 1 else occurrences[0])
+        present = [o for o in occurrences if o is not None]
+        if len(present) == len(occurrences):
+            predicate = not_false(exp.or_(*present) if len(present) > 1 else present[0])
         wanted: tuple[str, ...] | None = None
         if not (star or natural):
             keep = {a.lower() for a in always}

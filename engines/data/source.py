@@ -319,7 +319,8 @@ def open_source(spec: str, settings: Settings) -> DataSource:
             postgres = importlib.import_module("engines.data.postgres")
         except ImportError as e:
             raise DataSourceError(f"PostgreSQL sources are not available in this installation ({e}).") from e
-        return postgres.open_postgres(spec, settings)
+        found: DataSource = postgres.open_postgres(spec, settings)  # imported by name: a module of its own
+        return found
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", spec):
         raise DataSourceError(f"{spec.split('://')[0]}:// sources are not supported: name {SUPPORTED}.")
     path = os.path.realpath(os.path.expanduser(spec))  # a link named on the command line is followed
@@ -509,7 +510,7 @@ def _close(files: list[_File]) -> None:
 # --- loading: in a child process, bounded ------------------------------------------------------------
 
 
-def _reader(fmt: str, *, typed: bool = False, rejects: bool = False) -> exp.Expression:
+def _reader(fmt: str, *, typed: bool = False, rejects: bool = False) -> exp.Expr:
     """``read_csv(?, ...)`` and friends: the path is the query's first parameter (a descriptor's path, which
     has no ending: compression is said, none, since compressed files arrive through a pipe decompressed).
     A CSV or TSV file's NULL fields are the next parameter (``nullstr``), then with ``typed`` the types given
@@ -517,7 +518,7 @@ def _reader(fmt: str, *, typed: bool = False, rejects: bool = False) -> exp.Expr
     rejected lines to record (``store_rejects``)."""
     path = exp.Placeholder()
 
-    def option(name: str, value: str | exp.Expression) -> exp.Expression:
+    def option(name: str, value: str | exp.Expr) -> exp.Expr:
         return exp.PropertyEQ(
             this=exp.var(name), expression=exp.Literal.string(value) if isinstance(value, str) else value
         )
@@ -540,7 +541,7 @@ def _load_sql(f: _File, *, typed: bool = False) -> str:
     """``CREATE TABLE "t" AS SELECT * FROM read_csv(?, ...) LIMIT ?``: the path, the reader's parameters, then
     the rows allowed plus one."""
     create = exp.Create(
-        this=exp.to_table(exp.to_identifier(f.table, quoted=True)),
+        this=exp.to_identifier(f.table, quoted=True),
         kind="TABLE",
         expression=exp.select("*").from_(_reader(f.fmt, typed=typed)).limit(exp.Placeholder()),
     )

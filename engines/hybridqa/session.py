@@ -95,6 +95,7 @@ def open_hybridqa(
     ``llm`` overrides the one the settings choose (tests and ablations pass their own).
     """
     truth: W.HiddenTruth | None = None  # real tables have none
+    world: W.HybridWorld
     if source == "generated":
         world, truth = W.build(seed if seed is not None else W.DEFAULT_SEED, n_tables or W.N_TABLES)
     elif source == "real":

@@ -48,6 +48,7 @@ __all__ = [
     "SearchHit",
     "UnknownEntity",
     "STORES",
+    "STORE_DEFAULT",
     "open_kg",
 ]
 

@@ -115,16 +115,17 @@ def agree(text: str, dialect: Dialect, tree: Any = None, *, oxigraph: bool = Fal
     if tools is None:
         return None
     parser = tools[0]
-    t = _Tree(parser, text.encode("utf-8"), tree)
-    if t.root.has_error:
+    parsed = _Tree(parser, text.encode("utf-8"), tree)
+    if parsed.root.has_error:
         return None
     notes: list[str] = []
+    t: _Tree | None = parsed
     try:
-        star = _star(t) if "star" in t.found else None
-        functions = _functions(t, dialect) if "call" in t.found else ()
-        binds, selects = "bind" in t.found, "as" in t.found
-        if oxigraph and "zprop" in t.found:
-            t = _zero_length_paths(t)
+        star = _star(parsed) if "star" in parsed.found else None
+        functions = _functions(parsed, dialect) if "call" in parsed.found else ()
+        binds, selects = "bind" in parsed.found, "as" in parsed.found
+        if oxigraph and "zprop" in parsed.found:
+            t = _zero_length_paths(parsed)
         if selects and t is not None:
             t = _group_key_renames(t, dialect, notes)
         if binds and t is not None:

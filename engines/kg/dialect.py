@@ -274,10 +274,9 @@ def _inline_named_subqueries(code: str, notes: list[str]) -> str:
         named[as_name.group(1)] = code[m.end() : close].strip()
         code = code[: m.start()] + " " + code[as_name.end() :]
     if not named:
-        if _INCLUDE.search(code):
-            raise SparqlSyntaxError(
-                f"Syntax error: INCLUDE %{_INCLUDE.search(code).group(1)} names no WITH {{ … }} AS %… block."
-            )  # type: ignore[union-attr]
+        include = _INCLUDE.search(code)
+        if include is not None:
+            raise SparqlSyntaxError(f"Syntax error: INCLUDE %{include.group(1)} names no WITH {{ … }} AS %… block.")
         return code
     for _ in range(len(named) + 1):
         if not _INCLUDE.search(code):
@@ -550,8 +549,8 @@ def _keep_constant_filters(parsed: Any) -> None:
     (``FILTER(false)``, ``FILTER(0)``, ``FILTER("")``: its translation tests ``if filters:``), so
     the group keeps every solution; such a constant is wrapped in ``… && true`` (same value)."""
     from rdflib import Literal
-    from rdflib.plugins.sparql.operators import and_
-    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.plugins.sparql.operators import ConditionalAndExpression
+    from rdflib.plugins.sparql.parserutils import CompValue, Expr
 
     for node in _nodes(parsed):  # a node's children are visited after it, so the rewrite below is walked too
         if node.name == "Filter":
@@ -566,7 +565,10 @@ def _keep_constant_filters(parsed: Any) -> None:
             if isinstance(inner, CompValue) and inner.name == "literal" and set(inner) == {"string"}:
                 inner = dict.get(inner, "string")  # a plain string: its value is the literal's
             if isinstance(inner, Literal):
-                node["expr"] = and_(inner, Literal(True))
+                # what rdflib's and_ builds (its signature names Exprs; a constant is an expression too)
+                node["expr"] = Expr(
+                    "ConditionalAndExpression", ConditionalAndExpression, expr=inner, other=[Literal(True)]
+                )
 
 
 _UPDATE_NAMES = {
@@ -691,7 +693,7 @@ def check(query: Any, dialect: Dialect = WIKIDATA) -> str | None:
     return unsupported
 
 
-def _scope_values(node: Any) -> set:
+def _scope_values(node: Any) -> set[Any]:
     """Record the variables of ``VALUES`` blocks in the ``_vars`` of the algebra nodes above them.
 
     rdflib leaves them out (it does not look inside the rows of a ``VALUES`` block), and its
@@ -701,7 +703,7 @@ def _scope_values(node: Any) -> set:
     from rdflib.plugins.sparql.parserutils import CompValue
 
     if isinstance(node, CompValue):
-        found: set = set()
+        found: set[Any] = set()
         if node.name == "values":
             found = {k for row in (node.get("res") or ()) for k in row}
         for key, child in list(node.items()):
@@ -713,7 +715,7 @@ def _scope_values(node: Any) -> set:
             node["_vars"] = set(node.get("_vars") or ()) | found
         return found
     if isinstance(node, (list, tuple)):
-        out: set = set()
+        out: set[Any] = set()
         for child in node:
             out |= _scope_values(child)
         return out

@@ -27,7 +27,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from rdflib import Graph
 
@@ -44,10 +44,25 @@ from engines.kg.results import (
     tighter_bounds,
 )
 from engines.kg.store import DEFAULT_STORE, OxigraphGraph, make_graph
-from engines.kg.worker import PrepareFailed, QueryWorker, WorkerUnavailable, prepared_from
+from engines.kg.worker import PrepareFailed, QueryWorker, Triple, WorkerUnavailable, prepared_from
 
 if TYPE_CHECKING:
+    from engines.kg.generic_pages import GenericBrowser
     from engines.kg.pages import Browser, EntityPage, PropertyExample, SearchHit
+    from engines.kg.rdf_files import RdfLimits, RdfSource
+
+
+class EndpointOptions(TypedDict, total=False):
+    """The bounds and options an endpoint is built with (:class:`Endpoint`'s keyword arguments of the same names),
+    passed on by its ``from_*`` constructors."""
+
+    timeout_s: float
+    row_cap: int
+    clock: Callable[[], float]
+    cache_size: int
+    memory_limit_mb: int | None
+    isolate_network: bool
+
 
 DEFAULT_MEMORY_LIMIT_MB = 2048
 """The query worker's address-space cap when the endpoint is given none: the default of the setting
@@ -56,6 +71,7 @@ DEFAULT_MEMORY_LIMIT_MB = 2048
 __all__ = [
     "Binding",
     "Endpoint",
+    "EndpointOptions",
     "Feedback",
     "QueryResult",
     "SparqlRefused",
@@ -80,7 +96,7 @@ class Endpoint:
         cache_size: int = 256,
         memory_limit_mb: int | None = None,
         isolate_network: bool = True,
-        triples: Callable[[], Iterable[tuple]] | None = None,
+        triples: Callable[[], Iterable[Triple]] | None = None,
         dialect: _dialect.Dialect | None = None,
         rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
         source: str = "",
@@ -116,22 +132,23 @@ class Endpoint:
         self.row_cap = row_cap
         self.clock = clock
         self._labels: dict[str, str] | None = None
-        self._browser: Any = None
+        self._browser: Browser | GenericBrowser | None = None
         self._lock = threading.Lock()
         self.memory_limit_mb = memory_limit_mb
         self.isolate_network = isolate_network
         self._worker: QueryWorker | None = None
         self._triples = triples
-        self._finalizer: Any = None
+        self._finalizer: weakref.finalize[[], Endpoint] | None = None
+        self.rdf_source: RdfSource | None = None  # the user's RDF files it was made from (their dialect, prefixes)
 
     @classmethod
     def from_triples(
         cls,
-        triples: Iterable[tuple],
+        triples: Iterable[Triple],
         *,
         store: str = DEFAULT_STORE,
-        source: Callable[[], Iterable[tuple]] | None = None,
-        **kwargs: Any,
+        source: Callable[[], Iterable[Triple]] | None = None,
+        **kwargs: Unpack[EndpointOptions],
     ) -> Endpoint:
         """An endpoint over ``triples``; ``source``, if given, produces them again for the worker
         (otherwise they are kept)."""
@@ -141,7 +158,7 @@ class Endpoint:
         return cls(make_graph(triples, store), store=store, triples=source, **kwargs)
 
     @classmethod
-    def from_world(cls, world: Any, *, store: str = DEFAULT_STORE, **kwargs: Any) -> Endpoint:
+    def from_world(cls, world: Any, *, store: str = DEFAULT_STORE, **kwargs: Unpack[EndpointOptions]) -> Endpoint:
         """An endpoint over a :class:`worlds.kg.KGWorld` (its graph only; never its hidden truth)."""
         from worlds.kg import rdf_triples
 
@@ -150,7 +167,14 @@ class Endpoint:
         return endpoint
 
     @classmethod
-    def from_rdf(cls, paths: Iterable[Any], *, store: str = "oxigraph", limits: Any = None, **kwargs: Any) -> Endpoint:
+    def from_rdf(
+        cls,
+        paths: Iterable[Any],
+        *,
+        store: str = "oxigraph",
+        limits: RdfLimits | None = None,
+        **kwargs: Unpack[EndpointOptions],
+    ) -> Endpoint:
         """An endpoint over a user's RDF files (Turtle, N-Triples, N-Quads, TriG, RDF/XML), bulk-loaded.
 
         The files are read and checked (:func:`~engines.kg.rdf_files.read_rdf`, under ``limits``:
@@ -164,12 +188,14 @@ class Endpoint:
 
         if limits is None:  # the settings' defaults (the caller's settings: RdfLimits.from_settings)
             limits = RdfLimits()
-            if kwargs.get("memory_limit_mb"):
-                limits = dataclasses.replace(limits, memory_limit_mb=kwargs["memory_limit_mb"])
+            if memory_limit_mb := kwargs.get("memory_limit_mb"):
+                limits = dataclasses.replace(limits, memory_limit_mb=memory_limit_mb)
         return cls.from_rdf_source(read_rdf(paths, limits), store=store, **kwargs)
 
     @classmethod
-    def from_rdf_source(cls, found: Any, *, store: str = "oxigraph", **kwargs: Any) -> Endpoint:
+    def from_rdf_source(
+        cls, found: RdfSource, *, store: str = "oxigraph", **kwargs: Unpack[EndpointOptions]
+    ) -> Endpoint:
         """An endpoint over RDF files already read and checked (:func:`~engines.kg.rdf_files.read_rdf`'s
         :class:`~engines.kg.rdf_files.RdfSource`): loaded into the worker now, under the deadline of the limits they
         were checked with.  So a caller can decide on what the check found (the dialect, to parse a query with)
@@ -271,7 +297,8 @@ class Endpoint:
             )
         elapsed = self.clock() - start
         kind = answer.get("kind")
-        meta = {"notes": tuple(answer.get("notes") or ()), "standard": answer.get("standard") or ""}
+        notes: tuple[str, ...] = tuple(answer.get("notes") or ())
+        standard: str = answer.get("standard") or ""
         if kind == "refused":
             raise SparqlRefused(answer["message"])
         if kind == "syntax":
@@ -282,10 +309,18 @@ class Endpoint:
                 Feedback.TIMEOUT,
                 message=f"Query execution timed out after {timeout_s:g} s.",
                 elapsed_s=elapsed,
-                **meta,
+                notes=notes,
+                standard=standard,
             )
         if kind == "error":
-            return QueryResult(query, Feedback.SYNTAX_ERROR, message=answer["message"], elapsed_s=elapsed, **meta)
+            return QueryResult(
+                query,
+                Feedback.SYNTAX_ERROR,
+                message=answer["message"],
+                elapsed_s=elapsed,
+                notes=notes,
+                standard=standard,
+            )
         if kind == "crash":
             detail = answer.get("message") or "stopped"
             return QueryResult(
@@ -314,7 +349,8 @@ class Endpoint:
                 ),
                 elapsed_s=elapsed,
                 boolean=boolean,
-                **meta,
+                notes=notes,
+                standard=standard,
             )
         bindings = tuple(answer["bindings"])
         feedback = Feedback.ROWS if bindings else Feedback.EMPTY
@@ -325,7 +361,8 @@ class Endpoint:
             bindings,
             truncated=bool(answer["truncated"]),
             elapsed_s=elapsed,
-            **meta,
+            notes=notes,
+            standard=standard,
         )
 
     # --- the worker process ------------------------------------------------------------------
@@ -351,7 +388,7 @@ class Endpoint:
                     isolate_network=self.isolate_network,
                     language=self.dialect,
                     rdf=rdf,
-                    **({"load_timeout_s": self.load_timeout_s} if self.load_timeout_s else {}),
+                    load_timeout_s=self.load_timeout_s,
                 )
                 self._finalizer = weakref.finalize(self, self._worker.close)
             return self._worker
@@ -377,7 +414,7 @@ class Endpoint:
     # --- browsing: pages, search, property examples --------------------------------------------
 
     @property
-    def browser(self) -> Browser:
+    def browser(self) -> Browser | GenericBrowser:
         with self._lock:
             if self._browser is None:
                 if self.dialect.wikidata:
@@ -415,4 +452,6 @@ def _oxigraph_dump(graph: Graph) -> bytes:
 
     if not isinstance(graph, OxigraphGraph):
         raise TypeError("the graph is not over Oxigraph")
-    return graph.oxigraph.dump(format=ox.RdfFormat.N_QUADS)
+    dumped = graph.oxigraph.dump(format=ox.RdfFormat.N_QUADS)  # bytes: no output file was given
+    assert dumped is not None
+    return dumped

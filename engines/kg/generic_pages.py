@@ -172,7 +172,8 @@ class GenericBrowser:
             iri = self.expand(id_)
         except UnknownEntity:
             return None
-        return self._idx()["labels"].get(iri)
+        labels: dict[str, str] = self._idx()["labels"]
+        return labels.get(iri)
 
     def value(self, term: Any) -> PageValue:
         if isinstance(term, URIRef):

@@ -234,7 +234,8 @@ class Browser:
         return {"labels": labels, "descriptions": descriptions, "aliases": aliases, "properties": properties}
 
     def label(self, id_: str) -> str | None:
-        return self._idx()["labels"].get(id_)
+        labels: dict[str, str] = self._idx()["labels"]
+        return labels.get(id_)
 
     def value(self, term: Any) -> PageValue:
         if isinstance(term, URIRef):

@@ -46,6 +46,7 @@ from engines.kg.rdf_scan import (
 )
 
 if TYPE_CHECKING:
+    from engines.kg.dialect import Dialect
     from engines.settings import Settings
 
 __all__ = [
@@ -120,7 +121,7 @@ class RdfSource:
     wikidata: bool
     limits: RdfLimits = field(default_factory=RdfLimits, repr=False, compare=False)
 
-    def dialect(self):
+    def dialect(self) -> Dialect:
         """The SPARQL dialect for this graph: Wikidata's if it uses Wikidata's vocabulary, else
         standard SPARQL with the files' prefixes."""
         from engines.kg.dialect import Dialect
@@ -212,19 +213,19 @@ def read_rdf(paths: Iterable[str | Path], limits: RdfLimits | None = None) -> Rd
     ``limits``: :meth:`RdfLimits.from_settings` of the caller's settings; none given, the defaults of the settings'
     fields (``rdf_*``, ``sparql_memory_limit_mb``)."""
     limits = limits or RdfLimits()
-    paths = [str(p) for p in paths]
-    if not paths:
+    names = [str(p) for p in paths]
+    if not names:
         raise RdfFileError("no RDF file given")
     documents: list[tuple[bytes, str]] = []
     total = 0
-    for n, path in enumerate(paths):
+    for n, path in enumerate(names):
         kind = media_type(path)
         content = _read(path, limits.max_bytes - total, limits, first=n == 0)
         total += len(content)
         documents.append((content, kind))
-    found = _check(paths, documents, limits)
+    found = _check(names, documents, limits)
     return RdfSource(
-        tuple(paths),
+        tuple(names),
         tuple(documents),
         found["prefixes"],
         found["statements"],

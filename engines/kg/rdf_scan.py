@@ -10,7 +10,7 @@ import collections
 import io
 import os
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import IO, Any, cast
 
 __all__ = [
     "CHUNK_BYTES",
@@ -231,7 +231,8 @@ class RdfScan:
                 return ""
             return f"line {line}: " if exact else f"near line {line}: "
 
-        parser = ox.parse(feed, ox.RdfFormat.from_media_type(kind))
+        # pyoxigraph reads any object with read(); its stubs name IO[bytes], which a RawIOBase is not to typeshed
+        parser = ox.parse(cast("IO[bytes]", feed), ox.RdfFormat.from_media_type(kind))
         try:
             for quad in parser:
                 n += 1

@@ -256,7 +256,7 @@ class RemoteEndpoint:
         timeout_s, row_cap = tighter_bounds(self.timeout_s, self.row_cap, timeout_s, row_cap)
         query = prepared.original if query is None else query
         start = self.clock() if start is None else start
-        meta = {"notes": prepared.notes, "standard": prepared.text}
+        notes, standard = prepared.notes, prepared.text
         graph_form = prepared.form in ("CONSTRUCT", "DESCRIBE")
         try:
             body = self._post(self.wire_text(prepared), _N_TRIPLES if graph_form else _RESULTS_JSON, start, timeout_s)
@@ -266,7 +266,8 @@ class RemoteEndpoint:
                 Feedback.TIMEOUT,
                 message=f"Query execution timed out after {timeout_s:g} s.",
                 elapsed_s=self.clock() - start,
-                **meta,
+                notes=notes,
+                standard=standard,
             )
         except _TooLarge:
             return QueryResult(
@@ -275,16 +276,19 @@ class RemoteEndpoint:
                 message=f"Query error: the answer of the endpoint {self.url} is larger than "
                 f"{_mb(self.max_response_bytes)}; add a LIMIT or select fewer variables.",
                 elapsed_s=self.clock() - start,
-                **meta,
+                notes=notes,
+                standard=standard,
             )
         except _Failed as e:
             kind = Feedback.TIMEOUT if e.timeout else Feedback.SYNTAX_ERROR
-            return QueryResult(query, kind, message=e.message, elapsed_s=self.clock() - start, **meta)
+            return QueryResult(
+                query, kind, message=e.message, elapsed_s=self.clock() - start, notes=notes, standard=standard
+            )
         elapsed = self.clock() - start
         try:
             if graph_form:
-                return self._triples_result(query, body, elapsed, meta, row_cap)
-            return self._json_result(query, body, elapsed, meta, row_cap)
+                return self._triples_result(query, body, elapsed, row_cap, notes, standard)
+            return self._json_result(query, body, elapsed, row_cap, notes, standard)
         except (ValueError, KeyError, TypeError, SyntaxError, AttributeError) as e:
             detail = str(e)[:200]
         except RecursionError:  # json's decoder at Python's recursion limit: `[[[[…` thousands deep
@@ -300,10 +304,13 @@ class RemoteEndpoint:
             Feedback.SYNTAX_ERROR,
             message=f"Query error: the answer of the endpoint {self.url} is not a SPARQL result ({detail}).",
             elapsed_s=elapsed,
-            **meta,
+            notes=notes,
+            standard=standard,
         )
 
-    def _json_result(self, query: str, body: bytes, elapsed: float, meta: dict, row_cap: int) -> QueryResult:
+    def _json_result(
+        self, query: str, body: bytes, elapsed: float, row_cap: int, notes: tuple[str, ...], standard: str
+    ) -> QueryResult:
         doc = json.loads(body)
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
@@ -315,7 +322,14 @@ class RemoteEndpoint:
                 "datatype": "http://www.w3.org/2001/XMLSchema#boolean",
             }
             return QueryResult(
-                query, Feedback.ROWS, ("ASK",), ({"ASK": cell},), elapsed_s=elapsed, boolean=boolean, **meta
+                query,
+                Feedback.ROWS,
+                ("ASK",),
+                ({"ASK": cell},),
+                elapsed_s=elapsed,
+                boolean=boolean,
+                notes=notes,
+                standard=standard,
             )
         columns = tuple(v for v in doc["head"].get("vars", ()) if isinstance(v, str) and not _is_internal(v))
         rows: list[dict[str, dict[str, str]]] = []
@@ -332,15 +346,18 @@ class RemoteEndpoint:
             tuple(rows),
             truncated=truncated,
             elapsed_s=elapsed,
-            **meta,
+            notes=notes,
+            standard=standard,
         )
 
-    def _triples_result(self, query: str, body: bytes, elapsed: float, meta: dict, row_cap: int) -> QueryResult:
+    def _triples_result(
+        self, query: str, body: bytes, elapsed: float, row_cap: int, notes: tuple[str, ...], standard: str
+    ) -> QueryResult:
         import pyoxigraph as ox
 
         from engines.kg.worker import _ox_json
 
-        rows = []
+        rows: list[dict[str, dict[str, str]]] = []
         truncated = False
         for q in ox.parse(body, ox.RdfFormat.N_TRIPLES):
             if len(rows) >= row_cap:
@@ -357,7 +374,8 @@ class RemoteEndpoint:
             tuple(rows),
             truncated=truncated,
             elapsed_s=elapsed,
-            **meta,
+            notes=notes,
+            standard=standard,
         )
 
     # --- HTTP ---------------------------------------------------------------------------------

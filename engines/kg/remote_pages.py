@@ -41,7 +41,7 @@ a local graph is.  Every query is bounded: a LIMIT, the endpoint's timeout and i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
@@ -53,6 +53,7 @@ from engines.kg.sparql import Dialect
 
 if TYPE_CHECKING:
     from engines.kg.dialect import Prepared
+    from engines.kg.generic_pages import GenericBrowser
 
 __all__ = ["RemoteBrowser", "SEARCH_CANDIDATES", "SparqlSender"]
 
@@ -94,7 +95,7 @@ def _iri(value: str) -> URIRef | None:
     return URIRef(value)
 
 
-def _term(cell: dict[str, str]) -> Any:
+def _term(cell: Mapping[str, str]) -> Any:
     """An endpoint's SPARQL JSON term as an rdflib term, or None when it cannot be used safely: an IRI
     that is not one (``http://e/> } …``: rdflib would refuse to write it into our next query) or over
     4 KB, a blank node label that is not a plain name, a malformed language tag or datatype."""
@@ -176,7 +177,7 @@ class RemoteBrowser:
         text = text.split(":", 1)[1] if text.startswith(("wd:", "wdt:", "p:", "ps:", "pq:")) else text
         return bool(_ID.match(entity_id(text))) or self.wikidata
 
-    def _browser(self, graph: Graph, wd: bool, properties: Iterable[str] = ()) -> Any:
+    def _browser(self, graph: Graph, wd: bool, properties: Iterable[str] = ()) -> Browser | GenericBrowser:
         """The local browser over the statements fetched into ``graph`` (``wd``: Wikidata's); ``properties``: IRIs
         the endpoint uses as predicates although ``graph`` does not (a generic graph's page of a property says so)."""
         if wd:
@@ -255,7 +256,7 @@ class RemoteBrowser:
                 linked.update(t for t in (r["q"], r["v"]) if isinstance(t, URIRef))
         properties: list[str] = []
         if wd:
-            linked = {self._entity_of(t) for t in linked} - {None}  # type: ignore[misc]
+            linked = {e for e in (self._entity_of(t) for t in linked) if e is not None}
         else:
             # used as a predicate anywhere (the page says "Property", as a local graph's does); named by a
             # statement at all (an entity with no statements of its own still has a page)

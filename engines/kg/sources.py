@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engines.kg.endpoint import EndpointOptions
     from engines.kg.rdf_files import RdfSource
     from engines.settings import Settings
     from engines.sources import GraphSource
@@ -69,7 +70,7 @@ def read_files(settings: Settings, rdf: Sequence[str | Path]) -> RdfSource:
     return read_rdf(list(rdf), RdfLimits.from_settings(settings))
 
 
-def _local(settings: Settings) -> dict[str, Any]:
+def _local(settings: Settings) -> EndpointOptions:
     """The bounds of a local endpoint's queries, from the settings."""
     return {
         "timeout_s": settings.query_timeout_s,

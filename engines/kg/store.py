@@ -19,6 +19,7 @@ from typing import Any
 
 from rdflib import Graph
 from rdflib.plugins.stores.memory import Memory
+from rdflib.term import Node
 
 from engines.errors import ConfigurationError
 
@@ -60,7 +61,7 @@ class TimedMemory(Memory):
             yield found
 
 
-def make_graph(triples: Iterable[tuple], store: str = "memory") -> Graph:
+def make_graph(triples: Iterable[tuple[Node, Node, Node]], store: str = "memory") -> Graph:
     """An rdflib Graph over ``store`` ("memory" or "oxigraph") holding ``triples``."""
     if store == "memory":
         graph = Graph(store=TimedMemory())

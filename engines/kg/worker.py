@@ -56,9 +56,17 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
+
+if TYPE_CHECKING:
+    from rdflib.term import Node
+
+    from engines.kg.dialect import Prepared
+
+Triple = tuple["Node", "Node", "Node"]
+"""One statement, as rdflib terms."""
 
 __all__ = ["PrepareFailed", "QueryWorker", "evaluate", "parse_worker", "prepare_only", "prepared_from", "rdf_checker"]
 
@@ -208,7 +216,10 @@ def _allowed_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     except Exception:  # pragma: no cover - virtualenv variants
         pass
     code = {entry for entry in sys.path if entry and os.path.isdir(entry)}
-    clean = lambda paths: tuple(sorted({os.path.realpath(p) for p in paths if p} - {os.path.realpath("/")}))  # noqa: E731
+
+    def clean(paths: Iterable[str]) -> tuple[str, ...]:
+        return tuple(sorted({os.path.realpath(p) for p in paths if p} - {os.path.realpath("/")}))
+
     return clean(whole), clean(code)
 
 
@@ -240,7 +251,7 @@ def _install_audit_hook() -> None:
         "os.rename",
     }
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event in blocked_events:
             raise _Blocked(f"the SPARQL worker does not allow {event}")
         if event == "open" and args:
@@ -272,7 +283,7 @@ def _new_network_namespace() -> bool:
         clone_newuser, clone_newnet = 0x10000000, 0x40000000
         if libc.unshare(clone_newuser | clone_newnet) == 0:
             return True
-        return libc.unshare(clone_newnet) == 0
+        return bool(libc.unshare(clone_newnet) == 0)
     except Exception:
         return False
 
@@ -295,9 +306,9 @@ def _confine(memory_limit_mb: int | None, isolate_network: bool) -> dict[str, bo
     from engines.kg import rdflib_fixes  # imported before the audit hook closes the file system
 
     rdflib_fixes.install()
-    from engines.kg import dialect
+    from engines.kg import sparql
 
-    dialect.tree_tools()  # tree-sitter's parser is loaded before the file system closes
+    sparql.tree_tools()  # tree-sitter's parser is loaded before the file system closes
     _install_audit_hook()
     return {"network_namespace": netns}
 
@@ -338,27 +349,34 @@ def _switch_off_rdflib_remote_access() -> None:
     rdflib_sparql.CUSTOM_EVALS["cs224v_no_service"] = no_service
 
 
-def _encode(term: Any) -> tuple:
+Encoded = tuple[str, ...]
+"""An rdflib term as plain data (its kind "l", "b" or "u", then its lexical parts; "" for a literal's missing language
+or datatype): what the worker is sent."""
+
+
+def _encode(term: Any) -> Encoded:
     """An rdflib term as plain data, the lexical form of a literal exactly as stored."""
     from rdflib import BNode, Literal
 
     if isinstance(term, Literal):
-        return ("l", str(term), term.language, str(term.datatype) if term.datatype is not None else None)
+        return ("l", str(term), term.language or "", str(term.datatype) if term.datatype is not None else "")
     if isinstance(term, BNode):
         return ("b", str(term))
     return ("u", str(term))
 
 
-def _decoder() -> Callable[[tuple], Any]:
+def _decoder() -> Callable[[Encoded], Any]:
     from rdflib import BNode, Literal, URIRef
 
-    cache: dict[tuple, Any] = {}
+    cache: dict[Encoded, Any] = {}
 
-    def decode(item: tuple) -> Any:
+    def decode(item: Encoded) -> Any:
         term = cache.get(item)
         if term is None:
             if item[0] == "l":
-                term = Literal(item[1], lang=item[2], datatype=URIRef(item[3]) if item[3] else None, normalize=False)
+                term = Literal(
+                    item[1], lang=item[2] or None, datatype=URIRef(item[3]) if item[3] else None, normalize=False
+                )
             elif item[0] == "b":
                 term = BNode(item[1])
             else:
@@ -369,12 +387,12 @@ def _decoder() -> Callable[[tuple], Any]:
     return decode
 
 
-def _ox_decoder() -> Callable[[tuple], Any]:
+def _ox_decoder() -> Callable[[Encoded], Any]:
     import pyoxigraph as ox
 
-    cache: dict[tuple, Any] = {}
+    cache: dict[Encoded, Any] = {}
 
-    def decode(item: tuple) -> Any:
+    def decode(item: Encoded) -> Any:
         term = cache.get(item)
         if term is None:
             if item[0] == "l":
@@ -629,7 +647,11 @@ def prepare_only(query: str, language: Any = None) -> dict[str, Any]:
     }
 
 
-def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tuple:
+RunAnswer = tuple[tuple[str, ...], tuple[dict[str, dict[str, str]], ...], bool, bool | None]
+"""What a query gave: its columns, its rows (SPARQL JSON bindings), whether the row cap cut them, an ASK's answer."""
+
+
+def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> RunAnswer:
     from rdflib.plugins.sparql.evaluate import evalQuery
 
     from engines.kg import rdflib_fixes
@@ -640,7 +662,7 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
         if prepared.form == "SELECT":  # solutions straight from evalQuery: rdflib's Result drops those binding nothing
             answer = evalQuery(graph, prepared.algebra, {})
             names = [v for v in (answer.get("vars_") or ()) if not _is_internal(str(v))]
-            rows: list[dict] = []
+            rows: list[dict[str, dict[str, str]]] = []
             for solution in answer["bindings"]:
                 rows.append({str(v): _term_json(solution[v]) for v in names if solution.get(v) is not None})
                 if len(rows) >= row_cap:
@@ -651,26 +673,26 @@ def _run_rdflib(graph: Any, prepared: Any, timeout_s: float, row_cap: int) -> tu
             return (), (), False, bool(result.askAnswer)
         if result.type in ("CONSTRUCT", "DESCRIBE"):
             cols = ("subject", "predicate", "object")
-            rows: list[dict] = []
-            for s, p, o in result.graph:  # type: ignore[union-attr]
+            rows = []
+            for s, p, o in result.graph:
                 rows.append({"subject": _term_json(s), "predicate": _term_json(p), "object": _term_json(o)})
                 if len(rows) >= row_cap:
                     return cols, tuple(rows), True, None
             return cols, tuple(rows), False, None
         columns = tuple(str(v) for v in (result.vars or ()) if not _is_internal(str(v)))
-        out: list[dict] = []
+        out: list[dict[str, dict[str, str]]] = []
         truncated = False
         for row in result:
             out.append(
                 {str(v): _term_json(t) for v, t in row.asdict().items() if t is not None and not _is_internal(str(v))}
-            )  # type: ignore[union-attr]
+            )
             if len(out) >= row_cap:
                 truncated = True
                 break
         return columns, tuple(out), truncated, None
 
 
-def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> tuple:
+def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixes: dict[str, str]) -> RunAnswer:
     path = _QueryPath.load()
     ox, QueryTimeout, oxigraph_store = path.ox, path.QueryTimeout, path.oxigraph_store
 
@@ -693,7 +715,7 @@ def _run_oxigraph(graph: Any, text: str, timeout_s: float, row_cap: int, prefixe
     keep = [(i, n) for i, n in enumerate(names) if not _is_internal(n)]
     convert = _ox_converters().get
     clock = time.monotonic
-    out = []
+    out: list[dict[str, dict[str, str]]] = []
     truncated = False
     for sol in res:  # what _ox_json gives for each bound term, by the term's type
         out.append({n: convert(type(t), _ox_json)(t) for i, n in keep if (t := sol[i]) is not None})
@@ -875,7 +897,7 @@ class PrepareFailed(EngineError):
         self.timed_out = timed_out
 
 
-def prepared_from(answer: dict[str, Any], query: str, timeout_s: float) -> Any:
+def prepared_from(answer: dict[str, Any], query: str, timeout_s: float) -> Prepared:
     """The :class:`~engines.kg.dialect.Prepared` of a :meth:`QueryWorker.prepare` answer (its
     ``algebra`` stays in the worker: None), or the error it reports: SparqlRefused,
     SparqlSyntaxError, or :class:`PrepareFailed`."""
@@ -900,12 +922,19 @@ def prepared_from(answer: dict[str, Any], query: str, timeout_s: float) -> Any:
     raise PrepareFailed(detail if kind == "error" else f"Query error: the SPARQL worker stopped ({detail}).")
 
 
+def _answer(reply: Any) -> dict[str, Any]:
+    """The worker's reply, which is always a dict (``kind`` and what it reports); _BadReply if it is not."""
+    if not isinstance(reply, dict):
+        raise _BadReply(f"a {type(reply).__name__}, not a dict")
+    return reply
+
+
 class QueryWorker:
     """One worker process holding the graph, started on first use and replaced when killed."""
 
     def __init__(
         self,
-        triples: Callable[[], Iterable[tuple]],
+        triples: Callable[[], Iterable[Triple]],
         store: str,
         *,
         memory_limit_mb: int | None = 2048,
@@ -913,14 +942,14 @@ class QueryWorker:
         grace_s: float = _GRACE_S,
         language: Any = None,
         rdf: Callable[[], list[tuple[bytes, str]]] | None = None,
-        load_timeout_s: float = _START_TIMEOUT_S,
+        load_timeout_s: float | None = None,
         warm: bool = True,
     ) -> None:
         """``language``: the Dialect; ``rdf``: gives RDF documents (bytes, media type) to
-        bulk-load instead of ``triples``; ``load_timeout_s``: the deadline of loading the graph (the
+        bulk-load instead of ``triples``; ``load_timeout_s``: the deadline of loading the graph (none or 0: 300 s; the
         worker is killed at it); ``warm`` False: no warm-up query (a worker that only checks files)."""
         self._triples = triples
-        self.load_timeout_s = load_timeout_s
+        self.load_timeout_s = load_timeout_s or _START_TIMEOUT_S
         self.warm = warm
         self.language = language
         self._rdf = rdf
@@ -964,7 +993,7 @@ class QueryWorker:
                 self._kill()
                 return {"kind": "timeout", "killed": True}
             try:
-                return self._conn.recv()
+                return _answer(self._conn.recv())
             except (OSError, EOFError):
                 return self._crashed()
             except _BadReply as e:
@@ -1000,7 +1029,7 @@ class QueryWorker:
                 self._kill()
                 return {"kind": "timeout", "killed": True}
             try:
-                return self._conn.recv()
+                return _answer(self._conn.recv())
             except (OSError, EOFError):
                 return self._crashed()
             except _BadReply as e:

@@ -61,7 +61,7 @@ def candidate_sql(
     gate: PostgresGate,
     table: PgTable,
     wanted: Sequence[PgColumn],
-    predicate: exp.Expression | None,
+    predicate: exp.Expr | None,
     pk: str | None,
     cap: int,
 ) -> tuple[str, list[Any]]:
@@ -91,7 +91,7 @@ def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTabl
                cancel: threading.Event | None) -> CandidatesLoaded:  # fmt: skip
     wanted = [c for c in table.columns if f.columns is None or c.name in f.columns]
     pk = table.primary_key if table.primary_key in {c.name for c in wanted} else None
-    target = exp.to_table(exp.to_identifier(table.name, quoted=True))
+    target = exp.to_identifier(table.name, quoted=True)
     ddl = exp.Create(
         this=exp.Schema(
             this=target.copy(),
@@ -107,11 +107,13 @@ def load_table(gate: PostgresGate, con: duckdb.DuckDBPyConnection, table: PgTabl
         kind="TABLE",
     )
     con.execute(ddl.sql(dialect="duckdb", identify=True))
-    insert = columns_insert(target, [_duck_type(c.duck_type) for c in wanted]).sql(dialect="duckdb", identify=True)
+    insert = columns_insert(exp.table_(target.copy()), [_duck_type(c.duck_type) for c in wanted]).sql(
+        dialect="duckdb", identify=True
+    )
     count = 0
     sql = ""
 
-    def each(batch: list[tuple]) -> None:
+    def each(batch: list[tuple[Any, ...]]) -> None:
         nonlocal count
         if cancel is not None and cancel.is_set():
             raise Cancelled()

@@ -350,8 +350,8 @@ def _catalog(conn: _Connection) -> PgCatalog:
                                   column.labels, why)  # fmt: skip
             columns.setdefault(rel, []).append(column)
             kinds[rel] = relkind
-            if rel not in runs and (why := refusals.get(row_type)):  # CAST(t AS text): a whole row's cast
-                runs[rel] = why.replace("its type", "its row type")
+            if rel not in runs and (whole := refusals.get(row_type)):  # CAST(t AS text): a whole row's cast
+                runs[rel] = whole.replace("its type", "its row type")
             estimates[rel] = int(n) if n is not None and n >= 0 else None
     tables = {
         name: PgTable(
@@ -381,10 +381,25 @@ _DISPLAY: dict[str, str] = {
 }
 
 
+_INTERNAL_NAMES = {
+    "int2": "smallint",
+    "int4": "integer",
+    "int8": "bigint",
+    "float4": "real",
+    "float8": "double precision",
+    "bool": "boolean",
+    "bpchar": "character",
+    "timestamptz": "timestamp with time zone",
+    "timetz": "time with time zone",
+}
+"""PostgreSQL's internal type names (a result column's type as psycopg names it) by their SQL names."""
+
+
 def _display_to_duck(display: str) -> str:
     d = display.lower()
     suffix = "[]" if d.endswith("[]") else ""
     d = d.removesuffix("[]")
+    d = _INTERNAL_NAMES.get(d, d)
     if d.startswith("numeric"):
         return ("DECIMAL" + d[len("numeric") :].upper() if "(" in d else "DOUBLE") + suffix
     if d.startswith(("character varying", "character", "varchar")):

@@ -26,7 +26,7 @@ from engines.data.source import DataSourceError
 from engines.sql.sandbox import SqlFailed, SqlTimedOut
 
 try:  # psycopg is a core dependency; without it PostgreSQL sources say how to get it
-    import psycopg
+    import psycopg as psycopg  # re-exported: the gate, the catalogue and the source name it
     from psycopg import errors as pg_errors
 except ImportError as _e:  # pragma: no cover - exercised only on a broken install
     psycopg = None  # type: ignore[assignment]
@@ -96,7 +96,8 @@ class _Connection:
             with con.cursor() as cur:
                 # the schema the user chose (their search_path) first, then search_path = pg_catalog for the
                 # session: nothing below resolves a name through the database's own schemas
-                schema = cur.execute("SELECT pg_catalog.current_schema()").fetchone()[0]
+                row = cur.execute("SELECT pg_catalog.current_schema()").fetchone()
+                schema = row[0] if row is not None else None  # one row always; NULL with no schema on the path
                 cur.execute(
                     "SELECT pg_catalog.set_config('search_path', %s, false), "
                     "pg_catalog.set_config('default_transaction_read_only', 'on', false), "

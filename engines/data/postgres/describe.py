@@ -50,17 +50,16 @@ class _SampledGate:
         self.gate = gate
 
     def run_tree(self, expression: exp.Expression) -> QueryResult:
-        def sample(node: exp.Expression) -> exp.Expression:
+        def sample(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Table) and node.name in self.gate.tables_by_name and not node.args.get("db"):
-                inner = (
-                    exp.select("*")
-                    .from_(exp.to_table(exp.to_identifier(node.name, quoted=True)))
-                    .limit(DESCRIBE_SAMPLE)
-                )
+                inner = exp.select("*").from_(exp.to_identifier(node.name, quoted=True)).limit(DESCRIBE_SAMPLE)
                 return inner.subquery(exp.to_identifier(node.alias_or_name, quoted=True))
             return node
 
-        return self.gate.run_tree(expression.transform(sample, copy=True))
+        sampled = expression.transform(sample, copy=True)
+        if not isinstance(sampled, exp.Expression):  # only tables inside the statement are replaced
+            raise TypeError(f"describing sampled a {type(sampled).__name__}, not a statement")
+        return self.gate.run_tree(sampled)
 
 
 _ESTIMATE_SQL = """
@@ -182,11 +181,11 @@ def describe_tables(
             count_nulls=False,  # a sample's NULLs are not the table's
         )
         notes += sampled.notes
-        for t in sampled.tables:
-            done[t.name] = _declared(_completed(gate, t, catalog.tables[t.name], notes))
-    for t in wanted:
-        if not t.sampled:
-            done[t.name] = _declared(_from_catalogue(t, catalog.schema, done, notes))
+        for info in sampled.tables:
+            done[info.name] = _declared(_completed(gate, info, catalog.tables[info.name], notes))
+    for table in wanted:
+        if not table.sampled:
+            done[table.name] = _declared(_from_catalogue(table, catalog.schema, done, notes))
     return done
 
 
@@ -242,7 +241,8 @@ def mentioned(question: str, description: SchemaDescription) -> list[str]:
 def _completed(gate: PostgresGate, t: TableInfo, table: PgTable, notes: list[str]) -> TableInfo:
     """A sampled table's description with its exact row count, an enumeration's values from the whole table,
     and the columns left out of the sample (their type has a cast PostgreSQL does not define) by their type."""
-    ref = exp.to_table(exp.to_identifier(t.name, quoted=True))
+    ref = exp.to_identifier(t.name, quoted=True)
+    rows: int | None
     try:
         rows = int(gate.run_tree(exp.select(exp.Count(this=exp.Star())).from_(ref)).rows[0][0])
     except EngineError as e:
@@ -252,8 +252,8 @@ def _completed(gate: PostgresGate, t: TableInfo, table: PgTable, notes: list[str
     for c in t.columns:
         if c.role in ("enum", "list_enum") and rows is not None and rows > DESCRIBE_SAMPLE:
             col = exp.column(exp.to_identifier(c.name, quoted=True))
-            source: exp.Expression = ref.copy()
-            value: exp.Expression = col
+            source: exp.Expr = ref.copy()
+            value: exp.Expr = col
             if c.role == "list_enum":
                 element = exp.to_identifier("element", quoted=True)
                 source = exp.select(exp.Unnest(expressions=[col]).as_(element)).from_(ref.copy()).subquery("e")

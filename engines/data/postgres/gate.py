@@ -93,6 +93,8 @@ class PostgresGate:
             again = sqlglot.parse_one(sql, read="postgres")
         except (SqlglotError, RecursionError) as e:
             raise SqlFailed(f"The query translated to PostgreSQL does not read back: {e}", sql=sql) from None
+        if not isinstance(again, exp.Expression):  # a function call or a condition alone: never a SELECT's text
+            raise SqlFailed("The query translated to PostgreSQL does not read back as a statement.", sql=sql)
         validate(again)
         pg_policy(again, self.catalog, own_parameters=True)
         return again
@@ -103,14 +105,14 @@ class PostgresGate:
         values: Sequence[Any],
         limit: int,
         *,
-        each: Callable[[list[tuple]], None] | None = None,
+        each: Callable[[list[tuple[Any, ...]]], None] | None = None,
         cancel: threading.Event | None = None,
-    ) -> tuple[tuple[str, ...], list[tuple]]:
+    ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
         """Run one SELECT through a server-side cursor and read at most ``limit`` rows (all of them handed
         to ``each`` in batches instead of kept, when given).  Setting ``cancel`` cancels the statement
         running on the server (Esc in the app) and raises :class:`Cancelled`."""
         self.statements = [*self.statements[-19:], (sql, tuple(values))]
-        kept: list[tuple] = []
+        kept: list[tuple[Any, ...]] = []
         try:
             with self._conn.transaction() as con, _cancel_on(con, cancel):
                 with psycopg.RawServerCursor(con, "cs224v_query") as cur:
@@ -155,7 +157,7 @@ class PostgresGate:
         probe = probe.limit(0)
         validate(probe)
         pg_policy(probe, self.catalog)
-        sql, values = self._sent(probe)
+        sql, values = self.sent(probe)
         try:
             with self._conn.transaction() as con, psycopg.RawCursor(con) as cur:
                 cur.execute(sql, values)
@@ -176,7 +178,7 @@ class PostgresGate:
         return "\n\n".join(
             exp.Create(
                 this=exp.Schema(
-                    this=exp.to_table(exp.to_identifier(t.name, quoted=True)),
+                    this=exp.to_identifier(t.name, quoted=True),
                     expressions=[
                         exp.ColumnDef(this=exp.to_identifier(c.name, quoted=True), kind=_duck_type(c.duck_type))
                         for c in t.columns

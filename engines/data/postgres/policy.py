@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from engines.data.postgres.catalog import PgCatalog
+from engines.data.postgres.catalog import PgCatalog, PgTable
 from engines.sql.sandbox import MAX_LIST_ELEMENTS, MAX_STRING_CHARS, SqlFailed, SqlRefused
 from engines.sql.sandbox.policy import function_names
 
@@ -74,10 +74,10 @@ def _cte_reference(table: exp.Table) -> bool:
     if table.args.get("db") or table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
         return False
     name = _pg_name(table.this)
-    child: exp.Expression = table
+    child: exp.Expr = table
     node = table.parent
     while node is not None:
-        visible: list[exp.Expression] = []
+        visible: list[exp.Expr] = []
         if isinstance(node, exp.With):
             ctes = list(node.expressions)
             index = next((i for i, c in enumerate(ctes) if c is child), len(ctes))
@@ -92,11 +92,12 @@ def _cte_reference(table: exp.Table) -> bool:
     return False
 
 
-def _qualifier(node: exp.Expression) -> exp.Expression | None:
+def _qualifier(node: exp.Expr) -> exp.Expr | None:
     """The schema a function call is qualified with (``public.f(x)``: ``public``), or None."""
     parent = node.parent
     if isinstance(parent, exp.Dot) and parent.expression is node:
-        return parent.this
+        schema = parent.this
+        return schema if isinstance(schema, exp.Expr) else None
     return None
 
 
@@ -111,7 +112,7 @@ def _type_name(node: exp.DataType) -> tuple[str | None, str] | None:
     return None, _pg_name(kind) if kind is not None else ""  # an Identifier, or a name sqlglot keeps as text
 
 
-def _refuse_function(name: str, qualifier: exp.Expression | None, catalog: PgCatalog) -> None:
+def _refuse_function(name: str, qualifier: exp.Expr | None, catalog: PgCatalog) -> None:
     where = catalog.elsewhere.get(name)
     shown = f"{qualifier.sql(dialect='postgres')}.{name}" if qualifier is not None else name
     what = f"{where} is defined in the database" if where else "it is not one of PostgreSQL's own functions"
@@ -142,7 +143,7 @@ def _check_function(node: exp.Func, catalog: PgCatalog) -> None:
         _refuse_function(shadowed[0], qualifier, catalog)
 
 
-def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool = False) -> None:
+def pg_policy(tree: exp.Expr, catalog: PgCatalog, *, own_parameters: bool = False) -> None:
     """PostgreSQL's rules on top of the gate's: raises :class:`SqlRefused`.
 
     ``catalog``: the database's relations a query may read, its schema, the functions and types it may use.
@@ -200,7 +201,7 @@ def pg_policy(tree: exp.Expression, catalog: PgCatalog, *, own_parameters: bool 
     _check_columns(tree, [tables[n] for n in read])
 
 
-def _check_columns(tree: exp.Expression, read: list) -> None:
+def _check_columns(tree: exp.Expr, read: list[PgTable]) -> None:
     """No expression reads a column whose type has a cast through a function PostgreSQL does not define (it
     picks a cast by the types alone); ``SELECT *`` still shows such a column through its type's output."""
     refused = {c.name.lower(): (t, c) for t in read for c in t.columns if c.refused}
@@ -213,12 +214,12 @@ def _check_columns(tree: exp.Expression, read: list) -> None:
             raise SqlRefused(f"The column {c.name} of {table.name} is refused ({c.refused}): {_NOT_OURS}.")
 
 
-def _qualified(tree: exp.Expression, catalog: PgCatalog) -> exp.Expression:
+def _qualified(tree: exp.Expr, catalog: PgCatalog) -> exp.Expr:
     """The tree (names already folded, :func:`_pg_names`) with the schema's relations and types named with
     their schema: the session's search_path holds pg_catalog alone."""
     schema = exp.to_identifier(catalog.schema, quoted=True)
 
-    def qualify(node: exp.Expression) -> exp.Expression:
+    def qualify(node: exp.Expr) -> exp.Expr:
         if (
             isinstance(node, exp.Table)
             and isinstance(node.this, exp.Identifier)
@@ -240,7 +241,7 @@ def _qualified(tree: exp.Expression, catalog: PgCatalog) -> exp.Expression:
     return tree.transform(qualify, copy=True)
 
 
-def _literal_number(node: exp.Expression | None) -> float | None:
+def _literal_number(node: exp.Expr | None) -> float | None:
     if isinstance(node, exp.Literal) and not node.is_string:
         try:
             return float(node.name)
@@ -249,7 +250,7 @@ def _literal_number(node: exp.Expression | None) -> float | None:
     return None
 
 
-def _bounded_size(node: exp.Expression) -> None:
+def _bounded_size(node: exp.Expr) -> None:
     """A call that builds one long string or array must say how long, as a number within the gate's bounds
     (the sandbox guards the same calls in DuckDB; PostgreSQL would build up to 1 GB per value)."""
     if isinstance(node, exp.Anonymous):
@@ -260,7 +261,8 @@ def _bounded_size(node: exp.Expression) -> None:
         size_arg = node.args.get("times") if isinstance(node, exp.Repeat) else node.args.get("expression")
     if name == "array_fill":
         dims = [_literal_number(d) for d in (size_arg.expressions if isinstance(size_arg, exp.Array) else [])]
-        size = math.prod(dims) if dims and all(d is not None for d in dims) else None
+        numbers = [d for d in dims if d is not None]
+        size: float | None = math.prod(numbers) if dims and len(numbers) == len(dims) else None
         limit = MAX_LIST_ELEMENTS
     else:
         size = _literal_number(size_arg)
@@ -276,14 +278,14 @@ def _bounded_size(node: exp.Expression) -> None:
         )
 
 
-def _parametrise(tree: exp.Expression) -> tuple[exp.Expression, list[Any]]:
+def _parametrise(tree: exp.Expr) -> tuple[exp.Expr, list[Any]]:
     """The tree with every string value replaced by a ``$n`` parameter, and the values in order.
 
     Strings that are part of the syntax stay (an INTERVAL's text, a type's parameters); numbers stay
     literals (they came out of the tokenizer as numbers and are checked to be numbers)."""
     values: list[Any] = []
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if not isinstance(node, exp.Literal):
             return node
         if not node.is_string:
@@ -300,12 +302,12 @@ def _parametrise(tree: exp.Expression) -> tuple[exp.Expression, list[Any]]:
     return tree.transform(swap, copy=True), values
 
 
-def _pg_names(tree: exp.Expression) -> exp.Expression:
+def _pg_names(tree: exp.Expr) -> exp.Expr:
     """Unquoted names folded to lower case, as PostgreSQL reads them (every name is quoted when sent)."""
     return normalize_identifiers(tree.copy(), dialect="postgres")
 
 
-def _to_postgres(tree: exp.Expression) -> str:
+def _to_postgres(tree: exp.Expr) -> str:
     try:
         return tree.sql(dialect="postgres", identify=True, comments=False)
     except SqlglotError as e:

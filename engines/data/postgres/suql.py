@@ -22,6 +22,7 @@ from engines.sql.sandbox import Limits, Sandbox
 
 if TYPE_CHECKING:
     from engines.settings import Settings
+    from engines.suql.execute import SuqlEngine
 
 LABEL_COLUMNS = ("name", "Name", "title", "Title", "course_id", "id")  # engines.suql RowNames.label_column
 
@@ -62,11 +63,20 @@ class PostgresSuqlEngine:
         self.last_loads: tuple[CandidatesLoaded, ...] = ()
 
     def compile(self, sql: str) -> tuple[exp.Expression, str]:
-        from engines.suql.execute import SuqlEngine
+        """Parse, check and normalise, as :meth:`engines.suql.execute.SuqlEngine.compile` does (no database work):
+        the tree and its WHERE in DNF."""
+        from engines.suql.dnf import dnf_text, to_dnf
+        from engines.suql.language import calls_in, pretty, read
 
-        return SuqlEngine.compile(self, sql)  # type: ignore[arg-type] - parses and normalises only
+        tree = read(sql).tree
+        select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+        where = select.args.get("where") if select is not None else None
+        if where is None or not calls_in(where.this):
+            return tree, pretty(where.this) if where is not None else ""
+        conjuncts, _ = to_dnf(where.this)
+        return tree, dnf_text(conjuncts)
 
-    def _local(self, sql: str, mode: Any, emit: Emit, cancel: threading.Event | None) -> tuple[Any, Sandbox]:
+    def _local(self, sql: str, mode: Any, emit: Emit, cancel: threading.Event | None) -> tuple[SuqlEngine, Sandbox]:
         from engines.suql import language
         from engines.suql.execute import SuqlEngine
         from engines.suql.plan import Mode, mode_named

@@ -544,3 +544,15 @@ def test_the_chosen_ranker_reaches_the_engine_that_runs_locally(db):
             local.close()
     finally:
         session.close()
+
+
+def test_the_gate_names_a_querys_result_columns_and_their_types(source):
+    """columns_of (the SqlGate method the SUQL compiler's checks and HybridQA call) runs the query with LIMIT 0 on
+    PostgreSQL through the gate.  It called a method that does not exist (``_sent``, found by mypy), and read
+    the types psycopg names by PostgreSQL's internal names (``int4``) as VARCHAR."""
+    gate = source.sandbox
+    columns = gate.columns_of(gate.check("SELECT id, kind, n FROM notes"))
+    assert columns == [("id", "INTEGER"), ("kind", "VARCHAR"), ("n", "INTEGER")]
+    assert gate.columns_of(gate.check("SELECT id FROM notes UNION SELECT n FROM notes")) == [("id", "INTEGER")]
+    typed = dict(gate.columns_of(gate.check("SELECT n, tz, ia FROM typed")))
+    assert typed == {"n": "DOUBLE", "tz": "TIMESTAMP WITH TIME ZONE", "ia": "INTEGER[]"}
