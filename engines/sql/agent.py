@@ -37,12 +37,13 @@ from engines.events import (
 )
 from engines.llm.client import LLM
 from engines.llm.protocol import Results, Turn
+from engines.sources import SqlGate
 from engines.sql.classify import Classifier, EnumSpec
 from engines.sql.coverage import DataWords, carried_over_dropped, schema_names
 from engines.sql.coverage import not_understood as phrases_not_understood
 from engines.sql.readback import condition as condition_phrase
 from engines.sql.readback import readback as read_back
-from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
+from engines.sql.sandbox import QueryResult, to_jsonable
 from engines.sql.tasks import SQL_TASKS, Dialogue, DialogueTasks, RespondInput
 
 REPLY_ROWS = 20  # rows the reply writer is shown
@@ -150,7 +151,7 @@ class Executed:
 class TextToSQLAgent:
     """A dialogue with one database table."""
 
-    sandbox: Sandbox
+    sandbox: SqlGate  # a DuckDB Sandbox or PostgreSQL's gate: checked, read-only SELECTs
     llm: LLM
     schema: str
     enum_fields: Mapping[str, EnumSpec]
@@ -424,7 +425,7 @@ def flagged_reply(missing: tuple[str, ...], tree: exp.Expr, result: Executed, em
     )
 
 
-def run_sql(sandbox: Sandbox, sql: str) -> tuple[QueryResult, str]:
+def run_sql(sandbox: SqlGate, sql: str) -> tuple[QueryResult, str]:
     """Raw-SQL mode: run a statement through the sandbox and read it back."""
     tree = sandbox.check(sql)
     result = sandbox.run(sql)

@@ -47,7 +47,7 @@ class PostgresGate:
 
     # -- the gate's interface --
 
-    def check(self, sql: str) -> exp.Expression:
+    def check(self, sql: str) -> exp.Expr:
         tree = check(sql, self.dialects)
         try:
             pg_policy(tree, self.catalog)
@@ -59,12 +59,12 @@ class PostgresGate:
     def run(self, sql: str) -> QueryResult:
         return self._run_checked(self.check(sql))
 
-    def run_tree(self, expression: exp.Expression) -> QueryResult:
+    def run_tree(self, expression: exp.Expr) -> QueryResult:
         validate(expression)
         pg_policy(expression, self.catalog)
         return self._run_checked(expression)
 
-    def sent(self, tree: exp.Expression) -> tuple[str, list[Any]]:
+    def sent(self, tree: exp.Expr) -> tuple[str, list[Any]]:
         """The text sent for a checked tree, and its parameters' values: names folded as PostgreSQL folds them
         and quoted, string values as parameters, read back as PostgreSQL reads that text and checked again,
         then the schema's relations and types qualified with their schema in that reading (the session's
@@ -75,7 +75,7 @@ class PostgresGate:
         self._recheck(sql)
         return sql, values
 
-    def _run_checked(self, tree: exp.Expression) -> QueryResult:
+    def _run_checked(self, tree: exp.Expr) -> QueryResult:
         sql, values = self.sent(tree)
         started = time.perf_counter()
         columns, rows = self.fetch(sql, values, self.row_cap + 1)
@@ -136,7 +136,7 @@ class PostgresGate:
             raise SqlFailed(f"PostgreSQL returned a value Python cannot read: {e}", sql=sql) from e
         return columns, kept
 
-    def column_types(self, expression: exp.Expression) -> dict[str, str]:
+    def column_types(self, expression: exp.Expr) -> dict[str, str]:
         """Column name -> DuckDB type over the described tables the query reads (for the read-back)."""
         types: dict[str, str] = {}
         for t in expression.find_all(exp.Table):

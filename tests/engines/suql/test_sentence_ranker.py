@@ -66,7 +66,7 @@ def test_missing_extra_fails_before_a_session_opens_anything(monkeypatch: pytest
     def no_sandbox(*args, **kwargs):
         raise AssertionError("a sandbox was opened for a ranker that cannot run")
 
-    monkeypatch.setattr(compose.Sandbox, "create", no_sandbox)
+    monkeypatch.setattr(Sandbox, "create", no_sandbox)  # every sandbox, wherever the session builds it
     settings = Settings(suql_ranker="sentence")
     with pytest.raises(sentence_vectors.SentenceModelMissing, match="optional extra 'sentence'"):
         compose.open_suql(settings)
