@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engines import lab
+    from engines import events, lab
     from engines.compose import (
         COURSE_EXAMPLES,
         OWN_DATA_SIM,
@@ -174,6 +174,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ConfigurationError": ("engines.errors", "ConfigurationError"),
     "EngineError": ("engines.errors", "EngineError"),
     "LLMError": ("engines.errors", "LLMError"),
+    "events": ("engines.events", ""),
     "CallFailed": ("engines.events", "CallFailed"),
     "CallFinished": ("engines.events", "CallFinished"),
     "CallStarted": ("engines.events", "CallStarted"),
@@ -229,7 +230,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "generate_workload": ("engines.suql.workload", "generate"),
     "course_plan": ("engines.courses", "plan"),
     "top_k_trap": ("engines.courses", "top_k_trap"),
-    "hybridqa_events": ("engines.hybridqa", "events"),
+    "hybridqa_events": ("engines.hybridqa.events", ""),
     "base_column": ("engines.hybridqa.cells", "base_column"),
     "is_info": ("engines.hybridqa.cells", "is_info"),
     "linked_column": ("engines.hybridqa.cells", "linked_column"),
@@ -362,6 +363,7 @@ __all__ = [
     "evaluate_workload",
     "EVALUATION_CLASSES",
     "Event",
+    "events",
     "Example",
     "Experiment",
     "export_rows",

@@ -58,7 +58,7 @@ from tui.terminal import MULTILINE, terminal_safe
 if TYPE_CHECKING:
     from textual.widgets import DataTable
 
-    from engines.settings import Settings
+    from engines.api import Settings
 
 BACKENDS: tuple[str, ...] = ("sim", "claude", "openai")
 
@@ -313,14 +313,14 @@ class SharedParseStylesheet(Stylesheet):
 
 
 def _default_settings() -> Settings:
-    from engines.settings import Settings
+    from engines.api import Settings
 
     return Settings()
 
 
 def _check_backend(settings: Settings) -> Settings:
     """Build the backend the settings choose (raises ConfigurationError if it cannot run)."""
-    from engines.llm.client import backend_from_settings
+    from engines.api import backend_from_settings
 
     backend_from_settings(settings)
     return settings
@@ -783,7 +783,7 @@ class CS224VApp(App[None]):
         self.push_screen(screen, self._exported)
 
     def _exported(self, done: object) -> None:
-        from engines.export import Exported
+        from engines.api import Exported
 
         if isinstance(done, Exported):
             from tui.widgets import count_rows

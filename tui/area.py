@@ -45,7 +45,7 @@ from textual.worker import Worker, WorkerState
 from tui.messages import NO_REPORTS, Reports
 
 if TYPE_CHECKING:
-    from engines.settings import Settings
+    from engines.api import Settings
     from tui.history import BoxHistory, HistoryStore
 
 Clock = Callable[[], float]
@@ -145,7 +145,7 @@ def describe_error(error: BaseException) -> str:
     Engine errors carry a message meant for people and are shown as they are;
     anything else is a bug, shown with its type so it can be reported.
     """
-    from engines.errors import EngineError
+    from engines.api import EngineError
 
     if isinstance(error, EngineError):
         return str(error) or type(error).__name__
@@ -200,7 +200,7 @@ class WorkArea(Widget):
         """An engine's event callback (called in the worker thread that consumes the engine's event stream): post
         the typed message of ``event`` to this area (:attr:`REPORTS`; a finished LLM call's usage first, so the
         tab's handler of the call sees it counted)."""
-        from engines.events import CallFinished  # loaded by then: an engine is running
+        from engines.api import CallFinished  # loaded by then: an engine is running
 
         if isinstance(event, CallFinished):
             self.post_message(UsageRecorded(event))
@@ -364,7 +364,7 @@ class WorkArea(Widget):
 
     def show_failure(self, error: BaseException) -> None:
         """The failure handler of work started without one: the error on the status line."""
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
         if isinstance(error, Cancelled):
             self._set_status("cancelled", "cancelled")

@@ -34,7 +34,7 @@ from textual.widgets.option_list import Option
 from tui.widgets import TextBox, TextView, as_text
 
 if TYPE_CHECKING:
-    from engines.export import Exported
+    from engines.api import Exported
 
 EXPORT_DIR = Path("~") / "cs224v-exports"
 """Where the export prompt proposes to write by default (``~`` expanded when written; the app's
@@ -330,7 +330,7 @@ class ExportScreen(ModalScreen["Exported | None"]):
 
     def write(self, path: str) -> Exported | None:
         """Write the chosen source to ``path`` (a second call with the same existing path replaces it)."""
-        from engines.export import ExportError, ExportExists, export_rows
+        from engines.api import ExportError, ExportExists, export_rows
 
         path = path.strip()
         if not path:

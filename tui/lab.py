@@ -32,8 +32,7 @@ from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.widgets import ResultsTable, TextView
 
 if TYPE_CHECKING:
-    from engines.lab import Chart, Experiment, Table
-    from engines.settings import Settings
+    from engines.api import Chart, Experiment, Settings, Table
 
 
 def _stable_plotext() -> None:
@@ -194,7 +193,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
     # --- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from engines import lab
+        from engines.api import lab
 
         self._experiments = {e.name: e for e in lab.experiments()}
         with Horizontal(id="lab-columns"):
@@ -268,7 +267,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def _caption(self, experiment) -> str:
         """The caption with the figures of the size the next run uses."""
-        from engines.errors import EngineError
+        from engines.api import EngineError
 
         try:
             return experiment.caption_for(self.run_size, settings=self.settings)
@@ -392,7 +391,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             self.notify(f"{result.name} finished; highlight it to see its table.", title="Lab")
 
     def _failed(self, error: BaseException) -> None:
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
         running, self._running = self._running, None
         self._hide_progress()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from textual.pilot import Pilot
 
-    from engines.settings import Settings
+    from engines.api import Settings
 
 SIZE = (140, 40)
 RESTAURANTS_QUESTION = "Show me a café in Palo Alto"
@@ -47,8 +47,7 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None, *, size:
     ``settings`` default to the environment's; the answer cache is always turned off
     and the simulated latency set to 0 so the screens repeat exactly.
     """
-    from engines.llm.client import backend_from_settings
-    from engines.settings import Settings
+    from engines.api import Settings, backend_from_settings
     from tui.commands import output_folder
 
     settings = (settings or Settings()).model_copy(update={"cache_enabled": False, "sim_latency_s": 0.0})

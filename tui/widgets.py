@@ -23,7 +23,7 @@ from textual.highlight import highlight
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static, TextArea
 
-from engines.events import CallFailed, CallFinished, CallStarted
+from engines.api import CallFailed, CallFinished, CallStarted
 from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
 
 CELL_CHARS = 40
@@ -51,7 +51,7 @@ def truncate(text: str, width: int = CELL_CHARS) -> str:
 
 def display_value(value: Any) -> str:
     """A database value as a person reads it: lists comma-separated, NULL as ``NULL``."""
-    from engines.sql.sandbox import to_jsonable  # loaded by then: a query has run
+    from engines.api import to_jsonable  # loaded by then: a query has run
 
     plain = to_jsonable(value)
     if plain is None:

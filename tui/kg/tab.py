@@ -31,10 +31,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import OptionDoesNotExist
 
-from engines.errors import EngineError
-from engines.events import CallStarted
-from engines.kg.examples import SparqlExample, examples_for
-from engines.spinach.scoring import Scored
+from engines.api import CallStarted, EngineError, Scored, SparqlExample
+from engines.api import sparql_examples_for as examples_for
 from tui import messages as m
 from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
@@ -68,15 +66,12 @@ from tui.kg.work import KgRunner
 from tui.widgets import SqlEditor, TextBox, TextView, as_text, count_rows
 
 if TYPE_CHECKING:
-    from engines.kg.pages import EntityPage, SearchHit
-    from engines.settings import Settings
-    from engines.spinach.session import SpinachSession
-    from engines.spinach.trajectory import Step, Trajectory
+    from engines.api import EntityPage, SearchHit, Settings, SpinachSession, Step, Trajectory
     from tui.pickers import PickItem
 
 
 def _reports() -> dict[type[Any], m.MessageOf]:
-    from engines.spinach.events import AgentStarted, StepTaken
+    from engines.api import AgentStarted, StepTaken
 
     def policy_asked(event: CallStarted) -> m.PolicyAsked | None:
         return m.PolicyAsked(event) if event.function == "policy" else None
@@ -885,7 +880,7 @@ class KgArea(WorkArea):
         self.query_one(StepView).focus()
 
     def _query_failed(self, error: BaseException) -> None:
-        from engines.kg.dialect import SparqlRefused
+        from engines.api import SparqlRefused
 
         message = describe_error(error)
         if isinstance(error, SparqlRefused):
@@ -900,7 +895,7 @@ class KgArea(WorkArea):
             self._set_status("error — see the error pane", "error")
 
     def _browser_failed(self, error: BaseException) -> None:
-        from engines.kg.pages import UnknownEntity
+        from engines.api import UnknownEntity
 
         message = describe_error(error)
         title = "No such entity" if isinstance(error, UnknownEntity) else "Error"

@@ -13,14 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engines.spinach.scoring import Scored, score_loaded, score_run
+from engines.api import Scored, score_loaded, score_run
 from tui.kg.browser import PageOpened, Searched
 from tui.kg.console import QueryRan
 
 if TYPE_CHECKING:
-    from engines.settings import Settings
-    from engines.spinach.session import SpinachSession
-    from engines.spinach.trajectory import Trajectory
+    from engines.api import Settings, SpinachSession, Trajectory
 
 
 class KgRunner:
@@ -37,8 +35,7 @@ class KgRunner:
         self._session_lock = threading.Lock()
 
     def _open(self, settings: Settings) -> SpinachSession:
-        from engines.llm.client import llm_from_settings
-        from engines.spinach.session import open_spinach
+        from engines.api import llm_from_settings, open_spinach
 
         llm = llm_from_settings(settings, clock=self.clock or time.perf_counter)
         return open_spinach(settings, llm=llm)
@@ -52,7 +49,7 @@ class KgRunner:
 
     def reopen(self, settings: Settings) -> tuple[Settings, SpinachSession]:
         """The same graph with a new LLM for the policy (another backend)."""
-        from engines.llm.client import llm_from_settings
+        from engines.api import llm_from_settings
 
         session = self.current(settings)
         fresh = session.with_llm(llm_from_settings(settings, clock=self.clock or time.perf_counter))
@@ -85,7 +82,8 @@ class KgRunner:
 
     def load(self, settings: Settings, path: str) -> tuple[list[Trajectory], str, Scored]:
         """Every trajectory of a JSON file (ours or SPINACH's logs), its name, and the first one scored."""
-        from engines.spinach.trajectory import TrajectoryError, load
+        from engines.api import TrajectoryError
+        from engines.api import load_trajectories as load
 
         trajectories = load(Path(path).expanduser(), max_bytes=settings.input_file_max_mb << 20)
         if not trajectories:
