@@ -90,6 +90,7 @@ if TYPE_CHECKING:
     from engines.kg.sources import read_files as read_rdf_files
     from engines.kg.sparql import Dialect, SparqlRefused, SparqlSyntaxError
     from engines.lab import Chart, Experiment, Table
+    from engines.lab.core import Size as LabSize
     from engines.lab.resources import clear_memo
     from engines.llm.batch import BatchRun
     from engines.llm.client import LLM, backend_from_settings, llm_from_settings
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from engines.spinach.events import AgentStarted, RolledBack, StepTaken
     from engines.spinach.replay import matching, pick, replay_json, replay_lines, rows_lines, summary
     from engines.spinach.scoring import Scored, answer_step, answered_by, budgets, score_loaded, score_run
+    from engines.spinach.session import graph_name
     from engines.spinach.trajectory import (
         Step,
         Trajectory,
@@ -290,6 +292,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "budgets": ("engines.spinach.scoring", "budgets"),
     "score_loaded": ("engines.spinach.scoring", "score_loaded"),
     "score_run": ("engines.spinach.scoring", "score_run"),
+    "graph_name": ("engines.spinach.session", "graph_name"),
     "Step": ("engines.spinach.trajectory", "Step"),
     "Trajectory": ("engines.spinach.trajectory", "Trajectory"),
     "TrajectoryError": ("engines.spinach.trajectory", "TrajectoryError"),
@@ -300,6 +303,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Chart": ("engines.lab", "Chart"),
     "Experiment": ("engines.lab", "Experiment"),
     "Table": ("engines.lab", "Table"),
+    "LabSize": ("engines.lab.core", "Size"),
     "clear_memo": ("engines.lab.resources", "clear_memo"),
     "Progress": ("engines.datasets", "Progress"),
     "dataset_entry": ("engines.datasets", "entry"),
@@ -374,6 +378,7 @@ __all__ = [
     "fetch_datasets",
     "format_for",
     "generate_workload",
+    "graph_name",
     "GraphSource",
     "HYBRID_SIM_RATES",
     "HybridAnswer",
@@ -384,6 +389,7 @@ __all__ = [
     "InputClassified",
     "is_info",
     "lab",
+    "LabSize",
     "LECTURE",
     "Limits",
     "linked_column",
