@@ -129,6 +129,18 @@ class PaletteCommand:
     callback: Callable[[], Any]
 
 
+def in_turn(*steps: Callable[[], object]) -> Callable[[], object]:
+    """A palette callback that runs ``steps`` in order and returns what the last returned."""
+
+    def run() -> object:
+        result: object = None
+        for step in steps:
+            result = step()
+        return result
+
+    return run
+
+
 @dataclass(frozen=True)
 class Job(Generic[R]):
     """One piece of engine work in flight, and where its outcome goes (see :meth:`WorkArea.run_engine`)."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
@@ -428,7 +429,7 @@ class CopyMenu(ModalScreen[CopyItem | None]):
         self.dismiss(None)
 
 
-def copy_text(node: Widget | ModalScreen[Any], text: str, what: str) -> None:
+def copy_text(node: DOMNode, text: str, what: str) -> None:
     """Put ``text`` on the clipboard (OSC 52, which tmux and most terminals pass on) and say so."""
     app = node.app
     app.copy_to_clipboard(text)

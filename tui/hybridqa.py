@@ -148,7 +148,7 @@ class HybridArea(WorkArea):
                         "generated: the 50 flag-bearer tables · real: the HybridQA dev tables (claude runs them)"
                     )
                     yield source
-                    table = Select([], prompt="opening…", compact=True, id="hqa-table")
+                    table: Select[str] = Select([], prompt="opening…", compact=True, id="hqa-table")
                     table.border_title = "Table · [ ]"
                     yield table
                 with Horizontal(id="hqa-switches"):
@@ -418,7 +418,8 @@ class HybridArea(WorkArea):
     def action_cancel(self) -> None:
         self.cancel()
 
-    def action_toggle(self, name: str) -> None:
+    def action_toggle_improvement(self, name: str) -> None:
+        # not action_toggle: that is Textual's own (DOMNode.action_toggle flips any attribute), which this overrode
         self.set_improvement(name, not getattr(self, name))
 
     def action_switch_source(self) -> None:

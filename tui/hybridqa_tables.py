@@ -352,7 +352,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
             )
         if line.function == "answer":
             style = verdict_style(line.value)
-            parts = [
+            parts: list[str | Content] = [
                 Content.styled(line.row or "—", "bold"),
                 Content.styled(" · ", muted),
                 Content.styled(line.column or "…", "$text-accent"),

@@ -311,7 +311,10 @@ class SchemaPane(Tree[Any]):
             return
         if event.state != WorkerState.SUCCESS:
             return
-        what, subject, made = event.worker.result
+        result: tuple[str, SchemaSubject, Any] | None = event.worker.result  # _outline_work's or _table_work's
+        if result is None:
+            return
+        what, subject, made = result
         if what == "table":
             if subject.key in self._made and made.tables:
                 self._merge(subject, made)

@@ -12,7 +12,7 @@ import html
 import re
 import statistics
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -124,7 +124,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
     return written
 
 
-async def wait_for_workers(pilot: Pilot[object]) -> None:
+async def wait_for_workers(pilot: Pilot[Any]) -> None:
     """Wait until no worker runs and the messages they posted are handled.
 
     A worker that failed or was cancelled is not an error here: the app has shown it.
@@ -150,12 +150,12 @@ async def wait_for_workers(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-async def _save(pilot: Pilot[object], path: Path, title: str) -> Path:
+async def _save(pilot: Pilot[Any], path: Path, title: str) -> Path:
     path.write_text(robust_svg(await settled_screenshot(pilot, title)), encoding="utf-8")
     return path
 
 
-async def settled_screenshot(pilot: Pilot[object], title: str, *, tries: int = 40) -> str:
+async def settled_screenshot(pilot: Pilot[Any], title: str, *, tries: int = 40) -> str:
     """The screen as an SVG once two exports a moment apart agree.
 
     An export draws the widgets as they are; a refresh already asked for (a scrollbar whose table grew by a

@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -405,11 +406,11 @@ class SuqlArea(WorkArea):
             yield PaletteCommand(
                 f"SUQL: mode {name} — {short_title(title)}{current}",
                 title or f"Mode {name}",
-                lambda m=name: self.set_mode(m),
+                partial(self.set_mode, name),
             )
         for name, title in self._worlds:
             current = " (current)" if name == self.world else ""
-            yield PaletteCommand(f"SUQL: world {name}{current}", title, lambda w=name: self.set_world(w))
+            yield PaletteCommand(f"SUQL: world {name}{current}", title, partial(self.set_world, name))
         yield PaletteCommand(
             "SUQL: focus the editor", "Write SUQL and run it with Ctrl+Enter or Ctrl+J.", self.focus_default
         )

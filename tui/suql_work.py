@@ -134,7 +134,9 @@ class SuqlRunner:
 
         with self._run_lock:
             return compare_modes(
-                session.engine,
+                # compare_modes is annotated with SuqlEngine but uses only SuqlRunner's compile() and run(): a
+                # PostgreSQL source's engine compares too (engines/suql/compare.py's annotation is the types part's)
+                session.engine,  # type: ignore[arg-type]
                 sql,
                 emit=self._emit,
                 cancel=cancel,

@@ -679,7 +679,7 @@ class CallRecords:
         table = cast(DataTable, self)
         if not 0 <= row < table.row_count:
             return None
-        key = table.coordinate_to_cell_key((row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
         record = self.call_records.get(str(key))
         if record is None:
             return None
