@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engines import lab
+    from engines import events, lab
     from engines.compose import (
         COURSE_EXAMPLES,
         OWN_DATA_SIM,
@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from engines.kg.sources import read_files as read_rdf_files
     from engines.kg.sparql import Dialect, SparqlRefused, SparqlSyntaxError
     from engines.lab import Chart, Experiment, Table
+    from engines.lab.core import Size as LabSize
     from engines.lab.resources import clear_memo
     from engines.llm.batch import BatchRun
     from engines.llm.client import LLM, backend_from_settings, llm_from_settings
@@ -103,6 +104,7 @@ if TYPE_CHECKING:
     from engines.spinach.events import AgentStarted, RolledBack, StepTaken
     from engines.spinach.replay import matching, pick, replay_json, replay_lines, rows_lines, summary
     from engines.spinach.scoring import Scored, answer_step, answered_by, budgets, score_loaded, score_run
+    from engines.spinach.session import graph_name
     from engines.spinach.trajectory import (
         Step,
         Trajectory,
@@ -175,6 +177,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ConfigurationError": ("engines.errors", "ConfigurationError"),
     "EngineError": ("engines.errors", "EngineError"),
     "LLMError": ("engines.errors", "LLMError"),
+    "events": ("engines.events", ""),
     "CallFailed": ("engines.events", "CallFailed"),
     "CallFinished": ("engines.events", "CallFinished"),
     "CallStarted": ("engines.events", "CallStarted"),
@@ -230,7 +233,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "generate_workload": ("engines.suql.workload", "generate"),
     "course_plan": ("engines.courses", "plan"),
     "top_k_trap": ("engines.courses", "top_k_trap"),
-    "hybridqa_events": ("engines.hybridqa", "events"),
+    "hybridqa_events": ("engines.hybridqa.events", ""),
     "base_column": ("engines.hybridqa.cells", "base_column"),
     "is_info": ("engines.hybridqa.cells", "is_info"),
     "linked_column": ("engines.hybridqa.cells", "linked_column"),
@@ -290,6 +293,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "budgets": ("engines.spinach.scoring", "budgets"),
     "score_loaded": ("engines.spinach.scoring", "score_loaded"),
     "score_run": ("engines.spinach.scoring", "score_run"),
+    "graph_name": ("engines.spinach.session", "graph_name"),
     "Step": ("engines.spinach.trajectory", "Step"),
     "Trajectory": ("engines.spinach.trajectory", "Trajectory"),
     "TrajectoryError": ("engines.spinach.trajectory", "TrajectoryError"),
@@ -300,6 +304,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Chart": ("engines.lab", "Chart"),
     "Experiment": ("engines.lab", "Experiment"),
     "Table": ("engines.lab", "Table"),
+    "LabSize": ("engines.lab.core", "Size"),
     "clear_memo": ("engines.lab.resources", "clear_memo"),
     "Progress": ("engines.datasets", "Progress"),
     "dataset_entry": ("engines.datasets", "entry"),
@@ -365,6 +370,7 @@ __all__ = [
     "evaluate_workload",
     "EVALUATION_CLASSES",
     "Event",
+    "events",
     "Example",
     "Experiment",
     "export_rows",
@@ -376,6 +382,7 @@ __all__ = [
     "fields_json",
     "format_for",
     "generate_workload",
+    "graph_name",
     "GraphSource",
     "HYBRID_SIM_RATES",
     "HybridAnswer",
@@ -387,6 +394,7 @@ __all__ = [
     "is_info",
     "JsonShape",
     "lab",
+    "LabSize",
     "LECTURE",
     "Limits",
     "linked_column",

@@ -38,8 +38,9 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -51,14 +52,14 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.widgets._footer import FooterKey
 from textual.worker import Worker, WorkerState
 
-from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error
+from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error, in_turn
 from tui.palette import AreaCommands
 from tui.terminal import MULTILINE, terminal_safe
 
 if TYPE_CHECKING:
     from textual.widgets import DataTable
 
-    from engines.settings import Settings
+    from engines.api import Settings
 
 BACKENDS: tuple[str, ...] = ("sim", "claude", "openai")
 
@@ -313,14 +314,14 @@ class SharedParseStylesheet(Stylesheet):
 
 
 def _default_settings() -> Settings:
-    from engines.settings import Settings
+    from engines.api import Settings
 
     return Settings()
 
 
 def _check_backend(settings: Settings) -> Settings:
     """Build the backend the settings choose (raises ConfigurationError if it cannot run)."""
-    from engines.llm.client import backend_from_settings
+    from engines.api import backend_from_settings
 
     backend_from_settings(settings)
     return settings
@@ -715,7 +716,7 @@ class CS224VApp(App[None]):
         worker = event.worker
         if worker.group == "app-start":  # the settings, built after the first frame
             if event.state == WorkerState.SUCCESS:
-                self.settings = worker.result
+                self.settings = cast("Settings", worker.result)  # the app-start worker builds the settings
                 self._show_subtitle()
                 self._open_first_tab()
             elif event.state == WorkerState.ERROR:
@@ -725,7 +726,7 @@ class CS224VApp(App[None]):
         if worker.group != "app":
             return
         if event.state == WorkerState.SUCCESS:
-            settings: Settings = worker.result
+            settings = cast("Settings", worker.result)  # the app worker rebuilds the settings
             self.settings = settings
             self._show_subtitle()
             for area in self.areas:
@@ -783,7 +784,7 @@ class CS224VApp(App[None]):
         self.push_screen(screen, self._exported)
 
     def _exported(self, done: object) -> None:
-        from engines.export import Exported
+        from engines.api import Exported
 
         if isinstance(done, Exported):
             from tui.widgets import count_rows
@@ -866,7 +867,7 @@ class CS224VApp(App[None]):
             yield PaletteCommand(
                 f"LLM: use {backend}{current}",
                 f"Rebuild the sessions with {what}; the dialogue is kept.",
-                lambda b=backend: self.use_backend(b),
+                partial(self.use_backend, backend),
             )
         if self.settings.backend == "sim":
             for seconds in LATENCIES:
@@ -874,7 +875,7 @@ class CS224VApp(App[None]):
                 yield PaletteCommand(
                     f"LLM: simulated latency {seconds:g} s per call{current}",
                     "Make every simulated LLM call take this long, to watch the calls stream in (0: instant).",
-                    lambda t=seconds: self.use_latency(t),
+                    partial(self.use_latency, seconds),
                 )
         active = self.active_area
         if active is not None:
@@ -887,7 +888,7 @@ class CS224VApp(App[None]):
                 yield PaletteCommand(
                     f"{spec.title}: open the tab",
                     f"Show the {spec.title} tab (its commands come with it).",
-                    lambda t=spec.id: self.action_show_tab(t),
+                    partial(self.action_show_tab, spec.id),
                 )
                 continue
             for command in area.commands():
@@ -895,7 +896,7 @@ class CS224VApp(App[None]):
                 yield PaletteCommand(
                     command.title,
                     command.help,
-                    lambda t=spec.id, run=command.callback: (self.action_show_tab(t), run())[-1],
+                    in_turn(partial(self.action_show_tab, spec.id), command.callback),
                 )
 
 

@@ -45,7 +45,7 @@ from textual.worker import Worker, WorkerState
 from tui.messages import NO_REPORTS, Reports
 
 if TYPE_CHECKING:
-    from engines.settings import Settings
+    from engines.api import Settings
     from tui.history import BoxHistory, HistoryStore
 
 Clock = Callable[[], float]
@@ -129,6 +129,18 @@ class PaletteCommand:
     callback: Callable[[], Any]
 
 
+def in_turn(*steps: Callable[[], object]) -> Callable[[], object]:
+    """A palette callback that runs ``steps`` in order and returns what the last returned."""
+
+    def run() -> object:
+        result: object = None
+        for step in steps:
+            result = step()
+        return result
+
+    return run
+
+
 @dataclass(frozen=True)
 class Job(Generic[R]):
     """One piece of engine work in flight, and where its outcome goes (see :meth:`WorkArea.run_engine`)."""
@@ -145,7 +157,7 @@ def describe_error(error: BaseException) -> str:
     Engine errors carry a message meant for people and are shown as they are;
     anything else is a bug, shown with its type so it can be reported.
     """
-    from engines.errors import EngineError
+    from engines.api import EngineError
 
     if isinstance(error, EngineError):
         return str(error) or type(error).__name__
@@ -200,7 +212,7 @@ class WorkArea(Widget):
         """An engine's event callback (called in the worker thread that consumes the engine's event stream): post
         the typed message of ``event`` to this area (:attr:`REPORTS`; a finished LLM call's usage first, so the
         tab's handler of the call sees it counted)."""
-        from engines.events import CallFinished  # loaded by then: an engine is running
+        from engines.api import CallFinished  # loaded by then: an engine is running
 
         if isinstance(event, CallFinished):
             self.post_message(UsageRecorded(event))
@@ -364,7 +376,7 @@ class WorkArea(Widget):
 
     def show_failure(self, error: BaseException) -> None:
         """The failure handler of work started without one: the error on the status line."""
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
         if isinstance(error, Cancelled):
             self._set_status("cancelled", "cancelled")

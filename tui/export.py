@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, OptionList, Select, Static, TextArea
@@ -34,7 +35,7 @@ from textual.widgets.option_list import Option
 from tui.widgets import TextBox, TextView, as_text
 
 if TYPE_CHECKING:
-    from engines.export import Exported
+    from engines.api import Exported
 
 EXPORT_DIR = Path("~") / "cs224v-exports"
 """Where the export prompt proposes to write by default (``~`` expanded when written; the app's
@@ -330,7 +331,7 @@ class ExportScreen(ModalScreen["Exported | None"]):
 
     def write(self, path: str) -> Exported | None:
         """Write the chosen source to ``path`` (a second call with the same existing path replaces it)."""
-        from engines.export import ExportError, ExportExists, export_rows
+        from engines.api import ExportError, ExportExists, export_rows
 
         path = path.strip()
         if not path:
@@ -428,7 +429,7 @@ class CopyMenu(ModalScreen[CopyItem | None]):
         self.dismiss(None)
 
 
-def copy_text(node: Widget | ModalScreen[Any], text: str, what: str) -> None:
+def copy_text(node: DOMNode, text: str, what: str) -> None:
     """Put ``text`` on the clipboard (OSC 52, which tmux and most terminals pass on) and say so."""
     app = node.app
     app.copy_to_clipboard(text)

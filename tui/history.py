@@ -59,7 +59,7 @@ from tui.area import PaletteCommand
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-    from engines.settings import Settings
+    from engines.api import Settings
     from tui.pickers import PickItem
 
 log = logging.getLogger(__name__)

@@ -54,15 +54,14 @@ from tui.suql_view import plan_content
 from tui.widgets import ErrorBox, TextView, as_text, count_rows, pane, truncate
 
 if TYPE_CHECKING:
-    from engines.hybridqa.session import HybridSession
-    from engines.settings import Settings
+    from engines.api import HybridSession, Settings
     from tui.pickers import PickItem
     from worlds.hybridqa import HybridQuestion, HybridTable
 
 
 def _reports() -> dict[type[Any], m.MessageOf]:
-    from engines.hybridqa import events as E
-    from engines.suql.execute import PlanBuilt, QueryFinished
+    from engines.api import PlanBuilt, QueryFinished
+    from engines.api import hybridqa_events as E
 
     return {
         **m.llm_calls(),
@@ -149,7 +148,7 @@ class HybridArea(WorkArea):
                         "generated: the 50 flag-bearer tables · real: the HybridQA dev tables (claude runs them)"
                     )
                     yield source
-                    table = Select([], prompt="opening…", compact=True, id="hqa-table")
+                    table: Select[str] = Select([], prompt="opening…", compact=True, id="hqa-table")
                     table.border_title = "Table · [ ]"
                     yield table
                 with Horizontal(id="hqa-switches"):
@@ -262,7 +261,7 @@ class HybridArea(WorkArea):
 
     def run_question(self, question: HybridQuestion | None = None) -> bool:
         """Run ``question`` (default: the chosen one) with the current improvements.  False when it cannot start."""
-        from engines.hybridqa.pipeline import Improvements
+        from engines.api import Improvements
 
         question = question or self._question
         session = self.session
@@ -419,7 +418,8 @@ class HybridArea(WorkArea):
     def action_cancel(self) -> None:
         self.cancel()
 
-    def action_toggle(self, name: str) -> None:
+    def action_toggle_improvement(self, name: str) -> None:
+        # not action_toggle: that is Textual's own (DOMNode.action_toggle flips any attribute), which this overrode
         self.set_improvement(name, not getattr(self, name))
 
     def action_switch_source(self) -> None:
@@ -631,7 +631,7 @@ class HybridArea(WorkArea):
         self._finish(answered)
 
     def _ask_failed(self, error: BaseException) -> None:
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
         self._cancel = None
         self._running_question = None
@@ -819,7 +819,7 @@ class HybridArea(WorkArea):
         self.query_one("#hqa-call-detail", Static).update(calls.detail(calls.cursor_key))
 
     def _show_notice(self) -> None:
-        from engines.hybridqa.session import SIM_KNOWS_GENERATED_ONLY
+        from engines.api import SIM_KNOWS_GENERATED_ONLY
 
         notice = self.query_one("#hqa-notice", Static)
         on = self.simulated_on_real

@@ -42,7 +42,7 @@ def question_card(
     """The question card's title and lines: the question (the running one, else the chosen one), its type, the
     short answer beside the gold, and once ``result`` (the last run to the end) is this question's, EM, F1, the
     human judgement and the error class.  ``state`` is ``running``, ``cancelled``, ``error`` or ``""``."""
-    from engines.hybridqa.scoring import EVALUATION_CLASSES
+    from engines.api import EVALUATION_CLASSES
 
     muted = "$foreground-muted"
     if question is None:

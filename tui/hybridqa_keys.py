@@ -73,13 +73,13 @@ BINDINGS: list[Binding] = [
     Binding("escape", "cancel", "Cancel", tooltip="Cancel the running question: the engine makes no further LLM call."),
     Binding(
         "f",
-        "toggle('fallback')",
+        "toggle_improvement('fallback')",
         "Fallback",
         tooltip="Switch improvement 1 on or off: answer() tries the row's other passage columns.",
     ),
     Binding(
         "r",
-        "toggle('retry')",
+        "toggle_improvement('retry')",
         "Retry",
         tooltip="Switch improvement 2 on or off: parse again when nothing comes back.",
     ),

@@ -4,6 +4,7 @@ source, the improvements, the focus, the examples and history pickers, a table."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from tui.area import PaletteCommand
@@ -29,7 +30,7 @@ def hybrid_commands(tab: HybridArea) -> Iterator[PaletteCommand]:
             else "the real HybridQA dev tables (they run with the claude backend)"
         )
         yield PaletteCommand(
-            f"HybridQA: source {source}{current}", f"Show {what} (s).", lambda s=source: tab.set_source(s)
+            f"HybridQA: source {source}{current}", f"Show {what} (s).", partial(tab.set_source, source)
         )
     for name, help_text in (
         ("fallback", "answer() tries the row's other passage columns"),
@@ -39,7 +40,7 @@ def hybrid_commands(tab: HybridArea) -> Iterator[PaletteCommand]:
         yield PaletteCommand(
             f"HybridQA: switch the {name} {'off' if on else 'on'}",
             f"Improvement {'1' if name == 'fallback' else '2'}: {help_text} ({name[0]}).",
-            lambda n=name, v=not on: tab.set_improvement(n, v),
+            partial(tab.set_improvement, name, not on),
         )
     yield PaletteCommand("HybridQA: focus the questions", "Choose with ↑/↓, run with Enter.", tab.focus_default)
     yield PaletteCommand(
@@ -53,7 +54,7 @@ def hybrid_commands(tab: HybridArea) -> Iterator[PaletteCommand]:
             yield PaletteCommand(
                 f"HybridQA: table {t.table_id}{current}",
                 f"{t.title} · {count_rows(len(t.rows))}, {len(t.questions)} questions",
-                lambda n=t.name: tab.set_table(n),
+                partial(tab.set_table, t.name),
             )
 
 

@@ -16,7 +16,7 @@ from tui.hybridqa_keys import SUQL_HINT
 from tui.widgets import TextView, as_text
 
 if TYPE_CHECKING:
-    from engines.hybridqa.events import AttemptExecuted
+    from engines.api import hybridqa_events
 
 
 class HybridCounters(RunCounters):
@@ -63,7 +63,7 @@ class AttemptsPane(VerticalScroll):
         """Attempt ``number``'s SUQL was written: it runs."""
         self.attempts.append({"number": number, "suql": suql, "state": "running"})
 
-    def executed(self, event: AttemptExecuted) -> None:
+    def executed(self, event: hybridqa_events.AttemptExecuted) -> None:
         """An attempt ran: its rows or its error."""
         for attempt in self.attempts:
             if attempt["number"] == event.attempt:

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import DataTable
 
-from engines.events import CallFailed, CallFinished, CallStarted
+from engines.api import CallFailed, CallFinished, CallStarted
 from tui.widgets import (
     TOKEN_COLUMNS,
     TOKEN_WIDTHS,
@@ -51,7 +51,7 @@ class RowsTable(SafeCells, DataTable):
         self.table: HybridTable | None = None
 
     def show_table(self, table: HybridTable) -> None:
-        from engines.hybridqa.cells import base_column, is_info, linked_column
+        from engines.api import base_column, is_info, linked_column
 
         self.clear(columns=True)
         self.table = table
@@ -84,7 +84,7 @@ class RowsTable(SafeCells, DataTable):
 
     def first_linked_cell(self) -> tuple[int, int]:
         """The first cell of the first row that links to a passage (for a telling start)."""
-        from engines.hybridqa.cells import is_info, linked_column
+        from engines.api import is_info, linked_column
 
         if self.table is None or not self.table.rows:
             return 0, 0
@@ -99,7 +99,7 @@ class RowsTable(SafeCells, DataTable):
 
     def passage(self) -> tuple[str, Content]:
         """(pane title, body) for the highlighted cell: its passage, or why it has none."""
-        from engines.hybridqa.cells import is_info, linked_column
+        from engines.api import is_info, linked_column
 
         table = self.table
         if table is None or not table.rows or not self.row_count:
@@ -282,7 +282,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
     def passage_read(self, row_key: str | None, column: str | None, question: str, reason: str) -> str | None:
         """Name the column and the reason of the answer() call this read was (the latest finished
         call on that row and question that has none yet); returns its key."""
-        from engines.hybridqa.cells import base_column
+        from engines.api import base_column
 
         for key in reversed(list(self.lines)):
             line = self.lines[key]
@@ -352,7 +352,7 @@ class PassagesTable(CallRecords, RowCursor, SafeCells, DataTable):
             )
         if line.function == "answer":
             style = verdict_style(line.value)
-            parts = [
+            parts: list[str | Content] = [
                 Content.styled(line.row or "—", "bold"),
                 Content.styled(" · ", muted),
                 Content.styled(line.column or "…", "$text-accent"),

@@ -11,10 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from engines.hybridqa.pipeline import HybridAnswer
-    from engines.hybridqa.scoring import Score
-    from engines.hybridqa.session import HybridSession
-    from engines.settings import Settings
+    from engines.api import HybridAnswer, HybridSession, Score, Settings
     from worlds.hybridqa import HybridQuestion
 
 SOURCES: tuple[str, ...] = ("generated", "real")
@@ -57,7 +54,7 @@ class HybridRunner:
         self._run_lock = threading.Lock()  # held while the engine runs (closing waits for it)
 
     def _open(self, settings: Settings, source: str) -> HybridSession:
-        from engines.hybridqa.session import open_hybridqa
+        from engines.api import open_hybridqa
 
         return open_hybridqa(settings, source=source, clock=self.clock)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
@@ -32,8 +33,7 @@ from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.widgets import ResultsTable, TextView
 
 if TYPE_CHECKING:
-    from engines.lab import Chart, Experiment, Table
-    from engines.settings import Settings
+    from engines.api import Chart, Experiment, LabSize, Settings, Table
 
 
 def _stable_plotext() -> None:
@@ -50,8 +50,8 @@ def _stable_plotext() -> None:
 
 _stable_plotext()
 
-SIZES: tuple[str, ...] = ("small", "full")
-DEFAULT_SIZE = "full"
+SIZES: tuple[LabSize, ...] = ("small", "full")
+DEFAULT_SIZE: LabSize = "full"
 """The size the tab starts with: the experiment as the lecture notes define it."""
 
 
@@ -187,14 +187,14 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         super().__init__(settings, **kwargs)
         self.run_size = DEFAULT_SIZE
         self._selected: str | None = None
-        self._running: str | None = None
+        self._experiment_running: str | None = None  # its name (not `_running`: Textual's MessagePump has one)
         self._results: dict[tuple[str, str], Table] = {}
         self._experiments: dict[str, Experiment] = {}
 
     # --- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from engines import lab
+        from engines.api import lab
 
         self._experiments = {e.name: e for e in lab.experiments()}
         with Horizontal(id="lab-columns"):
@@ -268,7 +268,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def _caption(self, experiment) -> str:
         """The caption with the figures of the size the next run uses."""
-        from engines.errors import EngineError
+        from engines.api import EngineError
 
         try:
             return experiment.caption_for(self.run_size, settings=self.settings)
@@ -277,9 +277,10 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def set_size(self, size: str) -> None:
         """Run the next experiment at ``size`` (``"small"`` or ``"full"``)."""
-        if size not in SIZES:
+        chosen = next((s for s in SIZES if s == size), None)
+        if chosen is None:
             raise ValueError(f"size must be one of {', '.join(SIZES)}, not {size!r}")
-        self.run_size = size
+        self.run_size = chosen
         button = self.query_one(f"#lab-size-{size}", RadioButton)
         if not button.value:
             with self.prevent(RadioSet.Changed):
@@ -299,13 +300,15 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
         if size is not None:
             self.set_size(size)
         if self.is_busy:
-            self.notify(f"{self._running} is running: press Esc to cancel it first.", title="Lab", severity="warning")
+            self.notify(
+                f"{self._experiment_running} is running: press Esc to cancel it first.", title="Lab", severity="warning"
+            )
             return False
         if name != self._selected:
             self.select(name)
         experiment = self._experiments[name]
         size = self.run_size
-        self._running = name
+        self._experiment_running = name
         self._cancel = cancel = threading.Event()
         self._show_progress(0, 0, "starting…")
         self._set_status(f"running {name} ({size})… — Esc cancels", "running")
@@ -324,7 +327,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def cancel(self) -> bool:
         """Ask the running experiment to stop at its next step."""
-        return self.request_cancel(f"cancelling {self._running}…")
+        return self.request_cancel(f"cancelling {self._experiment_running}…")
 
     def action_cancel(self) -> None:
         self.cancel()
@@ -341,17 +344,19 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def commands(self) -> Iterable[PaletteCommand]:
         if self.is_busy:
-            yield PaletteCommand(f"Lab: cancel {self._running}", "It stops at its next step (Esc).", self.cancel)
+            yield PaletteCommand(
+                f"Lab: cancel {self._experiment_running}", "It stops at its next step (Esc).", self.cancel
+            )
         for size in SIZES:
             current = " (current)" if size == self.run_size else ""
             yield PaletteCommand(
-                f"Lab: size {size}{current}", "The size of the next run (s switches).", lambda s=size: self.set_size(s)
+                f"Lab: size {size}{current}", "The size of the next run (s switches).", partial(self.set_size, size)
             )
         for e in self._experiments.values():
             yield PaletteCommand(
                 f"Lab: run {e.name} — {e.title}",
                 f"Lecture {e.lecture}, {e.section}; at the chosen size.",
-                lambda n=e.name: self.run_experiment(n),
+                partial(self.run_experiment, e.name),
             )
 
     # --- events ------------------------------------------------------------------------------------
@@ -372,11 +377,11 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def on_experiment_progressed(self, event: ExperimentProgressed) -> None:
         event.stop()
-        if event.name == self._running and self.is_busy:
+        if event.name == self._experiment_running and self.is_busy:
             self._show_progress(event.done, event.total, event.message)
 
     def _finished(self, result: ExperimentRan) -> None:
-        self._running = None
+        self._experiment_running = None
         self._hide_progress()
         self._results[(result.name, result.size)] = result.table
         self._set_status(
@@ -392,9 +397,9 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             self.notify(f"{result.name} finished; highlight it to see its table.", title="Lab")
 
     def _failed(self, error: BaseException) -> None:
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
-        running, self._running = self._running, None
+        running, self._experiment_running = self._experiment_running, None
         self._hide_progress()
         if isinstance(error, Cancelled):
             self._set_status(f"cancelled {running} — Enter runs it again", "cancelled")
@@ -454,7 +459,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             bar.update(total=total, progress=done)
         else:
             bar.update(total=None)
-        text = f"{self._running}: {message}" if message else f"{self._running}"
+        text = f"{self._experiment_running}: {message}" if message else f"{self._experiment_running}"
         self.query_one("#lab-progress-text", Static).update(text)
 
     def _hide_progress(self) -> None:
@@ -502,7 +507,8 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
         if len(values) == 1:
             plt.bar(labels, values[0], width=0.5)
         else:
-            plt.multiple_bar(labels, values, labels=[s.name for s in chart.series], width=0.8)
+            # textual_plotext's stub says `label`; plotext's figure takes `labels` (the legend: one per series)
+            plt.multiple_bar(labels, values, labels=[s.name for s in chart.series], width=0.8)  # type: ignore[call-arg]
         top = max((v for vs in values for v in vs), default=0.0)
         if 0 < top <= 10 and all(v == int(v) for vs in values for v in vs):  # counts: whole-number ticks
             plt.yticks(list(range(0, int(top) + 1)))
@@ -513,7 +519,7 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
             rows = max(widget.size.height - 4 if widget.size.height >= 10 else 12, len(values) + 3)
             plt.ylim(0, top * rows / (rows - len(values) - 1))
     else:
-        positions = list(range(1, len(labels) + 1))
+        positions: list[float] = list(range(1, len(labels) + 1))  # whole numbers, as plotext's ticks take them
         for s in chart.series:
             points = [(x, float(v)) for x, v in zip(positions, s.values) if v is not None]
             if points:

@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from engines import events as ev
-    from engines.hybridqa import events as hqa
-    from engines.spinach import events as spinach
-    from engines.suql import compare, execute
+    import engines.api as api
+    from engines.api import events as ev
+    from engines.api import hybridqa_events as hqa
     from tui.history import HistoryEntry
     from tui.widgets import TextBox
 
@@ -111,7 +110,7 @@ class LlmCallFailed(EngineMessage):
 
 def llm_calls() -> dict[type[Any], MessageOf]:
     """The reports of the LLM layer's three events, which every tab with a calls table shows."""
-    from engines.events import CallFailed, CallFinished, CallStarted
+    from engines.api import CallFailed, CallFinished, CallStarted
 
     return {CallStarted: LlmCallStarted, CallFinished: LlmCallFinished, CallFailed: LlmCallFailed}
 
@@ -173,37 +172,37 @@ class ReadBackWritten(EngineMessage):
 class PlanBuilt(EngineMessage):
     """The SUQL compiler planned the query."""
 
-    event: execute.PlanBuilt
+    event: api.PlanBuilt
 
 
 class RowDecided(EngineMessage):
     """A candidate row was decided: match, no, or to verify."""
 
-    event: execute.RowDecided
+    event: api.RowDecided
 
 
 class SuqlQueryFinished(EngineMessage):
     """A SUQL query ran to its end (its read-back)."""
 
-    event: execute.QueryFinished
+    event: api.QueryFinished
 
 
 class ModeStarted(EngineMessage):
     """Comparing the modes: the run in one mode began."""
 
-    event: compare.ModeStarted
+    event: api.ModeStarted
 
 
 class ModeProgressed(EngineMessage):
     """Comparing the modes: the running mode's calls so far."""
 
-    event: compare.ModeProgressed
+    event: api.ModeProgressed
 
 
 class ModeCompared(EngineMessage):
     """Comparing the modes: one mode's run ended (its line of the comparison)."""
 
-    event: compare.ModeCompared
+    event: api.ModeCompared
 
 
 # --- the HybridQA pipeline (engines.hybridqa.events) -------------------------------------------------------------
@@ -251,13 +250,13 @@ class AnswerShortened(EngineMessage):
 class AgentStarted(EngineMessage):
     """The agent began a run (its policy and budgets)."""
 
-    event: spinach.AgentStarted
+    event: api.AgentStarted
 
 
 class StepTaken(EngineMessage):
     """The agent took a step."""
 
-    event: spinach.StepTaken
+    event: api.StepTaken
 
 
 class PolicyAsked(EngineMessage):

@@ -37,7 +37,9 @@ class AreaCommands(Provider):
 
     async def discover(self) -> Hits:
         for command in cast("CS224VApp", self.app).palette_commands():
-            yield DiscoveryHit(_text(command.title), command.callback, text=command.title, help=_help(command.help))
+            # help: Textual annotates it str, and renders it with Content.from_markup, which returns a Content as it is
+            help_ = _help(command.help)
+            yield DiscoveryHit(_text(command.title), command.callback, text=command.title, help=help_)  # type: ignore[arg-type]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -49,7 +51,7 @@ class AreaCommands(Provider):
                     _highlighted(matcher, command.title),
                     command.callback,
                     text=command.title,
-                    help=_help(command.help),
+                    help=_help(command.help),  # type: ignore[arg-type]  # a Content, as in discover()
                 )
 
 

@@ -252,7 +252,7 @@ class SchemaPane(Tree[Any]):
     # --- describing (thread workers of the pane) --------------------------------------------------
 
     def _outline_work(self, subject: SchemaSubject) -> tuple[str, SchemaSubject, Any]:
-        from engines.data.describe import describe_world, outline
+        from engines.api import describe_world, outline
 
         found = outline(subject.gate, source=subject.source, kind=subject.kind, tables=subject.tables)
         if len(found.tables) > EAGER_TABLES:
@@ -272,7 +272,7 @@ class SchemaPane(Tree[Any]):
     def _table_work(self, subject: SchemaSubject, table: str) -> tuple[str, SchemaSubject, Any]:
         from dataclasses import replace
 
-        from engines.data.describe import describe_world
+        from engines.api import describe_world
 
         if subject.data is not None:  # the source describes it (once for the session) and keeps it
             whole = subject.data.described([table])
@@ -311,7 +311,10 @@ class SchemaPane(Tree[Any]):
             return
         if event.state != WorkerState.SUCCESS:
             return
-        what, subject, made = event.worker.result
+        result: tuple[str, SchemaSubject, Any] | None = event.worker.result  # _outline_work's or _table_work's
+        if result is None:
+            return
+        what, subject, made = result
         if what == "table":
             if subject.key in self._made and made.tables:
                 self._merge(subject, made)

@@ -12,12 +12,12 @@ import html
 import re
 import statistics
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
 
-    from engines.settings import Settings
+    from engines.api import Settings
 
 SIZE = (140, 40)
 RESTAURANTS_QUESTION = "Show me a café in Palo Alto"
@@ -47,8 +47,7 @@ def export_screenshots(out_dir: Path, settings: Settings | None = None, *, size:
     ``settings`` default to the environment's; the answer cache is always turned off
     and the simulated latency set to 0 so the screens repeat exactly.
     """
-    from engines.llm.client import backend_from_settings
-    from engines.settings import Settings
+    from engines.api import Settings, backend_from_settings
     from tui.commands import output_folder
 
     settings = (settings or Settings()).model_copy(update={"cache_enabled": False, "sim_latency_s": 0.0})
@@ -125,7 +124,7 @@ async def _export(out_dir: Path, settings: Settings, size: tuple[int, int] = SIZ
     return written
 
 
-async def wait_for_workers(pilot: Pilot[object]) -> None:
+async def wait_for_workers(pilot: Pilot[Any]) -> None:
     """Wait until no worker runs and the messages they posted are handled.
 
     A worker that failed or was cancelled is not an error here: the app has shown it.
@@ -151,12 +150,12 @@ async def wait_for_workers(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-async def _save(pilot: Pilot[object], path: Path, title: str) -> Path:
+async def _save(pilot: Pilot[Any], path: Path, title: str) -> Path:
     path.write_text(robust_svg(await settled_screenshot(pilot, title)), encoding="utf-8")
     return path
 
 
-async def settled_screenshot(pilot: Pilot[object], title: str, *, tries: int = 40) -> str:
+async def settled_screenshot(pilot: Pilot[Any], title: str, *, tries: int = 40) -> str:
     """The screen as an SVG once two exports a moment apart agree.
 
     An export draws the widgets as they are; a refresh already asked for (a scrollbar whose table grew by a

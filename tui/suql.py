@@ -28,14 +28,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, OptionList, Select, Static, TabbedContent, TabPane, TextArea
 
-from engines.suql import compare
-from engines.suql.compare import ModeProgress
+from engines.api import ModeProgress
 from tui import messages as m
 from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
@@ -69,12 +69,7 @@ from tui.widgets import (
 )
 
 if TYPE_CHECKING:
-    from engines.compose import SuqlSession
-    from engines.settings import Settings
-    from engines.suql.compare import Comparison
-    from engines.suql.examples import Example
-    from engines.suql.execute import SuqlResult
-    from engines.suql.plan import Plan
+    from engines.api import Comparison, Example, Plan, Settings, SuqlResult, SuqlSession
     from tui.pickers import PickItem
 
 _Progress = ModeProgress
@@ -82,15 +77,15 @@ _Progress = ModeProgress
 
 
 def _reports() -> dict[type[Any], m.MessageOf]:
-    from engines.suql.execute import PlanBuilt, RowDecided
+    from engines.api import ModeCompared, ModeProgressed, ModeStarted, PlanBuilt, RowDecided
 
     return {
         **m.llm_calls(),
         PlanBuilt: m.PlanBuilt,
         RowDecided: m.RowDecided,
-        compare.ModeStarted: m.ModeStarted,
-        compare.ModeProgressed: m.ModeProgressed,
-        compare.ModeCompared: m.ModeCompared,
+        ModeStarted: m.ModeStarted,
+        ModeProgressed: m.ModeProgressed,
+        ModeCompared: m.ModeCompared,
     }
 
 
@@ -144,7 +139,7 @@ class SuqlArea(WorkArea):
     # --- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        from engines.suql.examples import LECTURE
+        from engines.api import LECTURE
 
         with Horizontal(id="suql-columns"):
             with Vertical(id="suql-left"):
@@ -411,11 +406,11 @@ class SuqlArea(WorkArea):
             yield PaletteCommand(
                 f"SUQL: mode {name} — {short_title(title)}{current}",
                 title or f"Mode {name}",
-                lambda m=name: self.set_mode(m),
+                partial(self.set_mode, name),
             )
         for name, title in self._worlds:
             current = " (current)" if name == self.world else ""
-            yield PaletteCommand(f"SUQL: world {name}{current}", title, lambda w=name: self.set_world(w))
+            yield PaletteCommand(f"SUQL: world {name}{current}", title, partial(self.set_world, name))
         yield PaletteCommand(
             "SUQL: focus the editor", "Write SUQL and run it with Ctrl+Enter or Ctrl+J.", self.focus_default
         )
@@ -557,8 +552,7 @@ class SuqlArea(WorkArea):
 
     def _run_failed(self, error: BaseException, *, compare: bool) -> None:
         """A query or a comparison failed: a refused or wrong query is shown at its place in the editor."""
-        from engines.errors import Cancelled
-        from engines.sql.sandbox import SqlError, SqlRefused
+        from engines.api import Cancelled, SqlError, SqlRefused
 
         self._cancel = None
         if isinstance(error, SqlError) and not isinstance(error, Cancelled):
@@ -573,7 +567,7 @@ class SuqlArea(WorkArea):
 
     def _failed(self, error: BaseException, title: str, *, compare: bool = False) -> None:
         """Any error of the tab's work, shown in the error pane (a cancelled run keeps what it decided)."""
-        from engines.errors import Cancelled
+        from engines.api import Cancelled
 
         self.counters.stop_ticking()
         if isinstance(error, Cancelled):
@@ -608,7 +602,7 @@ class SuqlArea(WorkArea):
         first = pane.subject is None or pane.subject.ready is None  # your data was not showing
         pane.track(self.schema_subject(), default=source is not None)  # your data's shows at first, a world's on ^T
         if source is not None and first and self.examples:
-            from engines.suql.examples import LECTURE
+            from engines.api import LECTURE
 
             editor = self.query_one("#suql-editor", SuqlEditor)
             if editor.text == layout_sql(LECTURE[1].sql):
@@ -779,7 +773,7 @@ class SuqlArea(WorkArea):
         if not result.to_verify:
             table.show_nothing("none: every examined row was decided")
             return
-        from engines.suql.unknowns import unknown_question
+        from engines.api import unknown_question
 
         hidden = {"_row", "unknown", "approximate", "name"}
         others = [k for k in result.to_verify[0] if k not in hidden]

@@ -17,7 +17,7 @@ from tui.suql_view import short_title
 from tui.widgets import as_text, truncate
 
 if TYPE_CHECKING:
-    from engines.suql.examples import Example
+    from engines.api import Example
 
 EXAMPLE_CHARS = 44
 

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from engines.events import CallFailed, CallFinished, CallStarted
+from engines.api import CallFailed, CallFinished, CallStarted
 from tui.suql_view import strategy
 from tui.suql_work import MODE_NAMES
 from tui.widgets import (
@@ -29,7 +29,7 @@ from tui.widgets import (
 )
 
 if TYPE_CHECKING:
-    from engines.suql.compare import ModeOutcome
+    from engines.api import ModeOutcome
 
 
 EVIDENCE_CHARS = 80

@@ -11,7 +11,7 @@ from textual.content import Content
 from tui.widgets import sql_content
 
 if TYPE_CHECKING:
-    from engines.suql.plan import Plan
+    from engines.api import Plan
 
 
 _CLAUSE = re.compile(

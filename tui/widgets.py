@@ -23,7 +23,7 @@ from textual.highlight import highlight
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static, TextArea
 
-from engines.events import CallFailed, CallFinished, CallStarted
+from engines.api import CallFailed, CallFinished, CallStarted
 from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
 
 CELL_CHARS = 40
@@ -51,7 +51,7 @@ def truncate(text: str, width: int = CELL_CHARS) -> str:
 
 def display_value(value: Any) -> str:
     """A database value as a person reads it: lists comma-separated, NULL as ``NULL``."""
-    from engines.sql.sandbox import to_jsonable  # loaded by then: a query has run
+    from engines.api import to_jsonable  # loaded by then: a query has run
 
     plain = to_jsonable(value)
     if plain is None:
@@ -679,7 +679,7 @@ class CallRecords:
         table = cast(DataTable, self)
         if not 0 <= row < table.row_count:
             return None
-        key = table.coordinate_to_cell_key((row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
         record = self.call_records.get(str(key))
         if record is None:
             return None

@@ -1,6 +1,6 @@
-"""The facade (engines/api.py): the one module of the engines the command line imports (the app's tabs join when
-they switch, issue 27 part "tabs").  Its names resolve, the type checker's list and the run-time list agree,
-importing it loads no engine, and the import-linter contract that keeps the CLI on it lists every other module.
+"""The facade (engines/api.py): the one module of the engines the app (tui/) and the command line import.  Its
+names resolve, the type checker's list and the run-time list agree, importing it loads no engine, the import-linter
+contract that keeps tui on it lists every other module, and no tui module imports another one, not even for types.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ def test_the_type_checker_reads_the_same_names() -> None:
     for node in block.body:
         assert isinstance(node, ast.ImportFrom) and node.module, ast.unparse(node)
         for alias in node.names:
-            if node.module == "engines":  # `from engines import lab`: the package's module itself
-                seen[alias.asname or alias.name] = (f"engines.{alias.name}", "")
+            where = ROOT / node.module.replace(".", "/") / alias.name
+            if where.is_dir() or where.with_suffix(".py").is_file():  # `from engines import lab`: a module itself
+                seen[alias.asname or alias.name] = (f"{node.module}.{alias.name}", "")
             else:
                 seen[alias.asname or alias.name] = (node.module, alias.name)
     assert seen == api._EXPORTS
@@ -62,13 +63,31 @@ def test_importing_the_facade_loads_no_engine() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_the_cli_contract_forbids_every_engines_module_but_the_facade() -> None:
+def test_the_facade_contract_forbids_every_engines_module_but_the_facade() -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    (contract,) = [c for c in config if c["name"] == "The CLI imports the engines only through engines.api"]
+    (contract,) = [c for c in config if c["name"] == "The app and the CLI import the engines only through engines.api"]
     assert contract["type"] == "forbidden"
-    assert set(contract["source_modules"]) == {"tui.cli", "tui.commands"}
+    assert contract["source_modules"] == ["tui"]
     top = {f"engines.{m.name}" for m in pkgutil.iter_modules(engines.__path__)}
     assert set(contract["forbidden_modules"]) == top - {"engines.api"}
+
+
+def test_no_tui_module_imports_an_engines_module_but_the_facade() -> None:
+    """The contract skips imports under ``if TYPE_CHECKING:`` (pyproject's exclude_type_checking_imports); the app
+    names the engines' types through the facade too, so mypy reads what the app sees."""
+    found = []
+    for path in sorted((ROOT / "tui").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module] if node.module != "engines" else [f"engines.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names]
+            else:
+                continue
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {m}" for m in modules if m.startswith("engines")]
+    assert found and all(f.endswith(" engines.api") for f in found), [
+        f for f in found if not f.endswith(" engines.api")
+    ]
 
 
 def test_a_name_is_looked_up_at_each_import_never_kept(monkeypatch) -> None:

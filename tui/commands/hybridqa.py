@@ -137,7 +137,7 @@ def _tables(settings, args: argparse.Namespace) -> int:
 def _open(settings, args: argparse.Namespace):
     from engines.api import llm_from_settings, open_hybridqa
 
-    sim_params = {}
+    sim_params: dict[str, Any] = {}  # keyword arguments of the sim backend
     if args.format_rate is not None:  # a rate of the simulated LLM, given at construction
         from dataclasses import replace
 

@@ -267,7 +267,8 @@ def _json_kind(v: Any) -> str:
         return "a boolean"
     if isinstance(v, (int, float)):
         return "a number"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+    kinds: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+    return kinds.get(type(v), type(v).__name__)
 
 
 def _score(settings, args: argparse.Namespace) -> int:

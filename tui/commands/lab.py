@@ -8,11 +8,14 @@ import sys
 import textwrap
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.commands import EXIT_OK, EXIT_REFUSED, terminal_width
 from tui.commands import add_batch_option as _batch
 from tui.commands.usage_json import metered, take_usage
+
+if TYPE_CHECKING:
+    from engines.api import LabSize
 
 MAX_CELL = 60  # characters of a cell in the human table; --json prints everything
 
@@ -75,7 +78,7 @@ def _run(settings, args: argparse.Namespace) -> int:
         except EngineError as e:
             print(f"cs224v-tui: {e}", file=sys.stderr)
             return EXIT_REFUSED
-    size = "small" if args.small else "full"
+    size: LabSize = "small" if args.small else "full"
     if settings.backend != "sim":
         print(
             f"cs224v-tui lab: note — the experiments make thousands of LLM calls each; with --backend {settings.backend} "

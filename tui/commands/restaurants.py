@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tui.commands import (
     EXIT_ERROR,
@@ -19,6 +20,9 @@ from tui.commands import (
     write_out,
 )
 from tui.commands.usage_json import metered, take_usage
+
+if TYPE_CHECKING:
+    from engines.api import CourseSession, RestaurantSession
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -123,7 +127,7 @@ def _ask(
         from engines.api import open_source_agent
 
         data = open_data(settings, db)
-        session = open_source_agent(data, settings, suql=suql)
+        session: RestaurantSession | CourseSession = open_source_agent(data, settings, suql=suql)
     elif world == "courses":
         from engines.api import open_courses_agent
 
@@ -190,7 +194,8 @@ def _sql(settings, statement: str, *, as_json: bool, db: str | None = None, out=
 
     tables = open_data(settings, db) if db is not None else open_tables(settings, world="restaurants")
     try:
-        result, sentence = run_sql(tables.sandbox, statement)
+        # run_sql is annotated with the DuckDB Sandbox but uses only the SqlGate's check, run and column_types
+        result, sentence = run_sql(tables.sandbox, statement)  # type: ignore[arg-type]
     except SqlError as e:
         if as_json:
             print(json.dumps({"error": str(e)}, ensure_ascii=False))

@@ -355,13 +355,14 @@ def _workload(session, args) -> int:
     scores = evaluate(session.engine, session.world, truth, queries, progress=progress)
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
-    payload = {"queries": len(queries), "modes": {m: s.to_json() for m, s in scores.items()}}
+    modes = {m: s.to_json() for m, s in scores.items()}
+    payload = {"queries": len(queries), "modes": modes}
     if args.json:
         print(json.dumps(with_usage(payload), indent=2))
         return EXIT_OK
     print(f"{len(queries)} queries (seed {seed}); precision over returned rows, recall over list-all queries")
     print("  mode  answer()/query  summary()/query  precision  recall")
-    for m, s in payload["modes"].items():
+    for m, s in modes.items():
         print(
             f"  {m}     {s['answer_calls_mean']:>10.1f}  {s['summary_calls_mean']:>15.1f}  {s['precision']:>9.3f}  {s['recall']:>6.3f}"
         )

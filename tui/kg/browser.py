@@ -19,7 +19,7 @@ from tui.kg.results import LIST_CHARS, MUTED
 from tui.widgets import SafeCells, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
-    from engines.kg.pages import EntityPage, PropertyExample, SearchHit
+    from engines.api import EntityPage, PropertyExample, SearchHit
 
 
 class ClaimsTable(SafeCells, DataTable):

@@ -12,13 +12,13 @@ from textual.content import Content
 from textual.widgets import Static
 from textual.widgets.option_list import Option
 
-from engines.kg.examples import SparqlExample
+from engines.api import SparqlExample
 from tui.kg.results import LIST_CHARS, MUTED, KgResultsTable, show_error
 from tui.kg.sparql import SparqlEditor
 from tui.widgets import TextView, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
-    from engines.kg.endpoint import QueryResult
+    from engines.api import SparqlQueryResult as QueryResult
 
 EDITOR_TITLE = "SPARQL · Ctrl+Enter or Ctrl+J runs it"
 FEEDBACKS: tuple[tuple[str, str], ...] = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from engines.spinach.agent import BUDGET, TOTAL_BUDGET
+from engines.api import BUDGET, TOTAL_BUDGET
 
 VIEWS: tuple[tuple[str, str, str], ...] = (
     ("console", "SPARQL console", "f7"),

@@ -5,9 +5,10 @@ the step shown."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
-from tui.area import PaletteCommand
+from tui.area import PaletteCommand, in_turn
 from tui.kg.keys import VIEWS
 
 if TYPE_CHECKING:
@@ -21,29 +22,29 @@ def kg_commands(tab: KgArea) -> Iterator[PaletteCommand]:
         yield PaletteCommand(
             f"{t}: show the {title.lower()}",
             f"{key.upper()} / Shift+{key.upper()} step through the views.",
-            lambda n=name: tab.show_view(n),
+            partial(tab.show_view, name),
         )
     yield PaletteCommand(
         f"{t}: run the query in the console",
         "Runs the editor's SPARQL (Ctrl+J).",
-        lambda: (tab.show_view("console"), tab.run_query()),
+        in_turn(partial(tab.show_view, "console"), tab.run_query),
     )
     if tab.is_running:
         yield PaletteCommand(f"{t}: stop the running agent", "It takes no further action (Esc).", tab.cancel)
     yield from tab.runs.commands()
-    yield PaletteCommand(f"{t}: search entities", "Focus the browser's search box.", lambda: tab.show_view("browser"))
+    yield PaletteCommand(f"{t}: search entities", "Focus the browser's search box.", partial(tab.show_view, "browser"))
     if tab.back_to is not None:
         yield PaletteCommand(f"{t}: back to {tab.back_to}", "The page before this one (Backspace).", tab.back)
     yield PaletteCommand(
         f"{t}: load a trajectory JSON",
         "Focus the path box of the stepper.",
-        lambda: (tab.show_view("stepper"), tab.focus_trajectory_path()),
+        in_turn(partial(tab.show_view, "stepper"), tab.focus_trajectory_path),
     )
     if tab.loaded:
         yield PaletteCommand(
             f"{t}: list and search the {len(tab.loaded)} trajector{'y' if len(tab.loaded) == 1 else 'ies'} of {tab.loaded_name}",
             "A searchable list of every trajectory in the file; Enter shows one (t).",
-            lambda: (tab.show_view("stepper"), tab.pick_trajectory()),
+            in_turn(partial(tab.show_view, "stepper"), tab.pick_trajectory),
         )
     if tab.stepper.steps:
         yield PaletteCommand(f"{t}: toggle the full observation", "v", tab.toggle_full_observation)

@@ -42,7 +42,7 @@ def short_value(value: Mapping[str, str] | None, prefixes: Mapping[str, str] | N
     if entity is not None:
         return entity
     if value.get("type") == "uri":
-        from engines.kg.prefixes import compact
+        from engines.api import compact
 
         return compact(value.get("value", ""), prefixes)  # a form that pastes back into a query
     return value.get("value", "")

@@ -25,7 +25,7 @@ from tui.terminal import MULTILINE, terminal_safe
 from tui.widgets import TextBox, TextView, as_text, count_rows, truncate
 
 if TYPE_CHECKING:
-    from engines.spinach.trajectory import Step, Trajectory
+    from engines.api import Step, Trajectory
     from worlds.kg import KGQuestion
 
 ACTION_NOTES: Mapping[str, str] = {
@@ -474,8 +474,7 @@ def _safe(text: str) -> str:
 def logged_text(record: Mapping[str, Any], *, full: bool) -> Text:
     """A SPINACH log's record of a step's query: the rows it returned on Wikidata (cut to the observation's
     first lines unless ``full``), its status, and the query with its IDs' labels (SPINACH's preverbalized form)."""
-    from engines.spinach.replay import rows_lines
-    from engines.spinach.trajectory import result_bindings
+    from engines.api import result_bindings, rows_lines
 
     columns, rows = result_bindings(record.get("execution_result"))
     status = record.get("execution_status")
@@ -535,7 +534,7 @@ class TrajectoryPicker(ModalScreen[int | None]):
         self.query_one("#kg-picker-search", Input).focus()
 
     def refilter(self, text: str) -> None:
-        from engines.spinach.replay import matching, summary
+        from engines.api import matching, summary
 
         found = matching(self.trajectories, text)
         self.shown = found[: self.SHOWN]

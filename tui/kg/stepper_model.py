@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from engines.spinach.scoring import Scored, answer_step, answered_by, budgets
-from engines.spinach.trajectory import Step
+from engines.api import Scored, Step, answer_step, answered_by, budgets
 
 if TYPE_CHECKING:
     from worlds.kg import KGQuestion

@@ -31,10 +31,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import OptionDoesNotExist
 
-from engines.errors import EngineError
-from engines.events import CallStarted
-from engines.kg.examples import SparqlExample, examples_for
-from engines.spinach.scoring import Scored
+from engines.api import CallStarted, EngineError, Scored, SparqlExample
+from engines.api import sparql_examples_for as examples_for
 from tui import messages as m
 from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
 from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
@@ -68,15 +66,12 @@ from tui.kg.work import KgRunner
 from tui.widgets import SqlEditor, TextBox, TextView, as_text, count_rows
 
 if TYPE_CHECKING:
-    from engines.kg.pages import EntityPage, SearchHit
-    from engines.settings import Settings
-    from engines.spinach.session import SpinachSession
-    from engines.spinach.trajectory import Step, Trajectory
+    from engines.api import EntityPage, GraphSource, SearchHit, Settings, SpinachSession, Step, Trajectory
     from tui.pickers import PickItem
 
 
 def _reports() -> dict[type[Any], m.MessageOf]:
-    from engines.spinach.events import AgentStarted, StepTaken
+    from engines.api import AgentStarted, StepTaken
 
     def policy_asked(event: CallStarted) -> m.PolicyAsked | None:
         return m.PolicyAsked(event) if event.function == "policy" else None
@@ -455,18 +450,15 @@ class KgArea(WorkArea):
                 "The agent is running: press Esc to stop it first.", title="Knowledge graph", severity="warning"
             )
             return False
-        session = self._session
-        question = None
-        if session is not None:
-            try:
-                question = session.question(question_id)
-            except EngineError as error:  # an id not in the question sets, or a graph that has none
-                message = describe_error(error)
-                self._show_error("kg-stepper-error", "Could not run the agent", message)
-                self._show_stepper()
-                self.show_view("stepper")
-                self._set_status(f"error — {message}", "error")
-                return False
+        try:
+            question = self._runner.question(question_id)  # None while the graph is being opened
+        except EngineError as error:  # an id not in the question sets, or a graph that has none
+            message = describe_error(error)
+            self._show_error("kg-stepper-error", "Could not run the agent", message)
+            self._show_stepper()
+            self.show_view("stepper")
+            self._set_status(f"error — {message}", "error")
+            return False
         self._hide_error("kg-stepper-error")
         self._stepper.begin(question.question if question else question_id, question, policy=self.settings.backend)
         self._stepper.running = True
@@ -769,8 +761,8 @@ class KgArea(WorkArea):
     def _session(self) -> SpinachSession | None:
         return self._runner.session
 
-    def _open_work(self) -> SpinachSession:
-        return self._runner.current(self.settings)
+    def _open_work(self) -> GraphSource:
+        return self._runner.open(self.settings)
 
     def _reopen_work(self, settings: Settings) -> tuple[Settings, SpinachSession]:
         return self._runner.reopen(settings)
@@ -855,8 +847,8 @@ class KgArea(WorkArea):
 
     # --- worker outcomes (main thread): each job's done / failed handlers; the views render -------------------
 
-    def _opened(self, session: SpinachSession) -> None:
-        self._adopt(session)
+    def _opened(self, graph: GraphSource) -> None:
+        self._adopt(graph)
         self._set_status("ready — F7 steps through the views: console · entity browser · trajectory stepper", "idle")
 
     def _reopened(self, result: tuple[Settings, SpinachSession]) -> None:
@@ -885,7 +877,7 @@ class KgArea(WorkArea):
         self.query_one(StepView).focus()
 
     def _query_failed(self, error: BaseException) -> None:
-        from engines.kg.dialect import SparqlRefused
+        from engines.api import SparqlRefused
 
         message = describe_error(error)
         if isinstance(error, SparqlRefused):
@@ -900,7 +892,7 @@ class KgArea(WorkArea):
             self._set_status("error — see the error pane", "error")
 
     def _browser_failed(self, error: BaseException) -> None:
-        from engines.kg.pages import UnknownEntity
+        from engines.api import UnknownEntity
 
         message = describe_error(error)
         title = "No such entity" if isinstance(error, UnknownEntity) else "Error"
@@ -919,15 +911,17 @@ class KgArea(WorkArea):
         self._set_status(f"error — {message}", "error")
         self._show_error("kg-console-error", "Could not open the knowledge graph", message)
 
-    def _adopt(self, session: SpinachSession) -> None:
-        own = not session.endpoint.wikidata
-        dialect = getattr(session.endpoint, "dialect", None)
+    def _adopt(self, graph: GraphSource) -> None:
+        """The graph opened: how its IRIs are shown, and the question sets the stepper lists (the built-in world's,
+        whose session was opened with its graph; a user's graph has none)."""
+        own = not graph.wikidata
+        dialect = graph.dialect
         for table in self.query(KgResultsTable):  # a graph of its own vocabulary: any IRI opens a page
             table.any_iri = own
-            table.prefixes = (
-                dialect.namespaces if own and dialect is not None else None
-            )  # its IRIs as its files write them
-        self.query_one(StepperView).show_questions(session.questions.simple, session.questions.forum)
+            table.prefixes = dialect.namespaces if own else None  # its IRIs as its files write them
+        session = self._session
+        questions = (session.questions.simple, session.questions.forum) if session is not None else ((), ())
+        self.query_one(StepperView).show_questions(*questions)
 
     # --- console and browser: the views render, the tab keeps the state ---------------------------------------
 
