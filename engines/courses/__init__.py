@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engines.events import CallFinished, Emit, Event, ignore
+from engines.jsonable import Jsonable, JsonShape
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import ChunkIndex
 from engines.sql.sandbox import Limits, Sandbox
@@ -115,15 +116,14 @@ class CourseVerdict:
 
 
 @dataclass(frozen=True)
-class CoursePlan:
+class CoursePlan(Jsonable):
     confirmed: tuple[str, ...]
     to_verify: dict[str, str]
     excluded: dict[str, str]
     verdicts: dict[str, CourseVerdict]
     answer_calls: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"confirmed": list(self.confirmed), "to_verify": self.to_verify, "excluded": self.excluded}
+    __json__ = JsonShape(omitted=frozenset({"verdicts", "answer_calls"}))  # what `courses --json` prints
 
 
 def plan(world: CourseWorld, sandbox: Sandbox, llm: LLM, *, emit: Emit = ignore) -> CoursePlan:

@@ -225,6 +225,7 @@ class SchemaDescription:
             lines.append("-- free-text columns: " + (", ".join(free) if free else "none"))
         return "\n".join(lines)
 
+    # Hand-written: each table and column described from several objects (roles, NULL counts, values).
     def to_json(self) -> dict[str, Any]:
         """Every table: its name, rows, file and the fields read as NULL (a CSV or TSV file), whether it was
         described from its data; every column: its type, where the type came from, its role, how many values

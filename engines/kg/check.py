@@ -36,6 +36,7 @@ class DialectReport:
     def accepted(self) -> int:
         return self.total - len(self.failures)
 
+    # Hand-written: the accepted count is computed and each failure becomes an {"id", "reason"} object.
     def to_json(self) -> dict[str, Any]:
         return {
             "total": self.total,

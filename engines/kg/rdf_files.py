@@ -31,11 +31,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.errors import EngineError
+from engines.jsonable import Jsonable
 from engines.kg.rdf_scan import (
     CHUNK_BYTES,
     WIKIDATA_NAMESPACES,
@@ -86,7 +87,7 @@ class RdfFileError(EngineError):
 
 
 @dataclass(frozen=True)
-class RdfLimits:
+class RdfLimits(Jsonable):
     """What reading, checking and loading a user's RDF files may take (the ``rdf_*`` settings and
     the SPARQL worker's ``sparql_memory_limit_mb``)."""
 
@@ -105,9 +106,6 @@ class RdfLimits:
             timeout_s=float(settings.rdf_load_timeout_s),
             memory_limit_mb=int(settings.sparql_memory_limit_mb),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

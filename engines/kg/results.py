@@ -59,6 +59,7 @@ class QueryResult:
             return {"head": {}, "boolean": self.boolean}
         return {"head": {"vars": list(self.columns)}, "results": {"bindings": [dict(b) for b in self.bindings]}}
 
+    # Hand-written: the rows as records of plain values, not the bindings the result holds.
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"feedback": self.feedback.value, "columns": list(self.columns), "rows": self.records()}
         if self.boolean is not None:

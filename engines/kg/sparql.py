@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.errors import EngineError
+from engines.jsonable import Jsonable, JsonShape
 from engines.kg.prefixes import PREFIXES
 
 __all__ = ["TREE", "WIKIDATA", "WIKIDATA_NATIVE", "Dialect", "SparqlRefused", "SparqlSyntaxError", "tree_tools"]
@@ -28,7 +29,7 @@ class SparqlSyntaxError(EngineError):
 
 
 @dataclass(frozen=True)
-class Dialect:
+class Dialect(Jsonable):
     """What a query may assume about the graph it runs on.
 
     ``prefixes``: the prefixes every query may use without a PREFIX line (Wikidata's for the
@@ -40,6 +41,8 @@ class Dialect:
     prefixes: tuple[tuple[str, str], ...]
     wikidata: bool = True
     native_labels: bool = False  # SERVICE wikibase:label is left for the endpoint (Wikidata's own) to run
+
+    __json__ = JsonShape(renamed={"native_labels": "native"})  # read back by from_json
 
     @classmethod
     def standard(cls, prefixes: Mapping[str, str]) -> Dialect:
@@ -58,9 +61,6 @@ class Dialect:
     @property
     def namespaces(self) -> dict[str, str]:
         return dict(self.prefixes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"prefixes": [list(kv) for kv in self.prefixes], "wikidata": self.wikidata, "native": self.native_labels}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Dialect:

@@ -83,6 +83,7 @@ class TurnResult:
     def records(self) -> list[dict[str, Any]]:
         return [{c: to_jsonable(v) for c, v in zip(self.columns, row)} for row in self.rows]
 
+    # Hand-written: the rows as records, the calls and the keys `ask --json` has always printed, not its fields.
     def to_json(self) -> dict[str, Any]:
         """The shape ``cs224v-tui ask --json`` prints."""
         return {
