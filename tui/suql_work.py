@@ -91,7 +91,7 @@ class SuqlRunner:
         from engines.suql.examples import paper_queries
         from engines.suql.plan import MODES
 
-        paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
+        paper = tuple(paper_queries(session.settings)) if session.world_name == PAPER_WORLD else ()
         own = ((self.db, "your data"),) if self.db is not None else ()
         return Opened(
             session=session,
