@@ -46,6 +46,7 @@ from engines.llm import sentence_vectors
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.retrieval.bm25 import as_text
+from engines.settings import Settings
 from engines.sql.sandbox import Sandbox
 from engines.suql.examples import LECTURE, paper_queries
 from engines.suql.execute import RowDecided, SuqlEngine
@@ -476,11 +477,11 @@ class EventLog:
 # --- compile time -------------------------------------------------------------------------------------
 
 
-def compile_figures(sandbox, repeat: int = 5) -> dict[str, Any]:
+def compile_figures(sandbox, settings: Settings, repeat: int = 5) -> dict[str, Any]:
     """Per query the median of ``repeat`` compiles (parse + checks + DNF), in CPU time (what compiling costs,
     not what the scheduler adds on a loaded machine) and in wall time; median and p90 over the queries."""
     engine = SuqlEngine(sandbox, LLM(SimBackend()))
-    paper = [q.sql for q in paper_queries()]
+    paper = [q.sql for q in paper_queries(settings)]  # the data folder the settings name
     source = "SUQL paper" if paper else "lecture examples (../shared/data/suql_paper not found)"
     queries = paper or [q.sql for q in LECTURE]
 
@@ -644,7 +645,7 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
         fig = {
             "workload": figures(runs, scores),
             "pool": pool_figures(sandbox, args.latency, args.pool),
-            "compile": compile_figures(sandbox),
+            "compile": compile_figures(sandbox, Settings()),
         }
     finally:
         sandbox.close()

@@ -268,4 +268,4 @@ def test_each_data_set_is_looked_for_on_its_own(tmp_path, monkeypatch):
         "spinach-row-f1": "source checkout",
         "suql-paper": "source checkout",
     }
-    assert len(paper_queries()) == 100 and len(_dev_queries()) == 155
+    assert len(paper_queries(Settings())) == 100 and len(_dev_queries(Settings())) == 155

@@ -37,6 +37,7 @@ CHECKED = (
     "engines/reading.py",
     "engines/settings.py",
     "engines/sources.py",
+    "engines/suql",
     "worlds",
     "tui",
 )

@@ -85,7 +85,7 @@ class SuqlRunner:
     def _opened(self, session: SuqlSession) -> Opened:
         from engines.api import MODES, WORLDS, paper_queries
 
-        paper = tuple(paper_queries()) if session.world_name == PAPER_WORLD else ()
+        paper = tuple(paper_queries(session.settings)) if session.world_name == PAPER_WORLD else ()
         own = ((self.db, "your data"),) if self.db is not None else ()
         return Opened(
             session=session,

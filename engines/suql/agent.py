@@ -9,12 +9,14 @@ reply built only from the rows — with the honest "no results".
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, Event
 from engines.sql.agent import Executed, TextToSQLAgent, asks_llm
+from engines.sql.classify import EnumSpec
 from engines.suql.execute import SuqlEngine
 
 VARIANT_LIMIT = 10  # an empty result's variants stop at this many rows (or the query's own LIMIT, if smaller)
@@ -38,7 +40,13 @@ class SuqlAgent(TextToSQLAgent):
 
     @classmethod
     def over(
-        cls, engine: SuqlEngine, world_schema: str, *, enum_fields: dict, classify_method: str, mode: str = "E"
+        cls,
+        engine: SuqlEngine,
+        world_schema: str,
+        *,
+        enum_fields: Mapping[str, EnumSpec],
+        classify_method: str,
+        mode: str = "E",
     ) -> SuqlAgent:
         """The agent over ``engine``'s sandbox and LLM, shown the world's schema with SUQL's functions."""
         return cls(

@@ -252,7 +252,7 @@ def compare_modes(
     return Comparison(sql, reference, tuple(outcomes), limit_without_order=_limit_without_order(tree))
 
 
-def _limit_without_order(tree: exp.Expression) -> bool:
+def _limit_without_order(tree: exp.Expr) -> bool:
     """The outermost query (a SELECT or a set operation) limits its rows without ordering them."""
     return tree.args.get("limit") is not None and tree.args.get("order") is None
 

@@ -22,11 +22,11 @@ MAX_DNF_DISTANCE = 128  # beyond this many conjuncts DNF would explode: evaluate
 class Conjunct:
     """One AND-clause of the WHERE in DNF: structured literals and text (answer()) literals."""
 
-    structured: list[exp.Expression]
-    text: list[exp.Expression]
+    structured: list[exp.Expr]
+    text: list[exp.Expr]
     _sql: str | None = field(default=None, repr=False, compare=False)
 
-    def structured_sql(self) -> exp.Expression:
+    def structured_sql(self) -> exp.Expr:
         return exp.and_(*[s.copy() for s in self.structured]) if self.structured else exp.true()
 
     def sql(self) -> str:
@@ -36,14 +36,14 @@ class Conjunct:
         return self._sql
 
 
-def flatten(node: exp.Expression, kind: type) -> list[exp.Expression]:
+def flatten(node: exp.Expr, kind: type[exp.Connector]) -> list[exp.Expr]:
     node = node.unnest() if isinstance(node, exp.Paren) else node
     if isinstance(node, kind):
         return flatten(node.this, kind) + flatten(node.expression, kind)
     return [node]
 
 
-def normal_form(where: exp.Expression) -> tuple[exp.Expression, bool]:
+def normal_form(where: exp.Expr) -> tuple[exp.Expr, bool]:
     """The condition in DNF (a new tree), and True; or ``where`` itself and False when DNF would explode
     (more than :data:`MAX_DNF_DISTANCE` conjuncts).  A condition with no OR, and none that De Morgan could
     make (an AND or OR below a NOT, an XOR), is in DNF already: it is returned as it is, not copied."""
@@ -56,7 +56,7 @@ def normal_form(where: exp.Expression) -> tuple[exp.Expression, bool]:
     return normalize(where.copy(), dnf=True, max_distance=MAX_DNF_DISTANCE), True
 
 
-def split(normal: exp.Expression, in_dnf: bool) -> list[Conjunct]:
+def split(normal: exp.Expr, in_dnf: bool) -> list[Conjunct]:
     """The conjuncts of a condition :func:`normal_form` returned: one per OR branch (duplicates dropped),
     each split into its structured and text literals.  Not in DNF: one conjunct of the top-level AND's
     parts (the structured ones still run first in DuckDB)."""
@@ -65,13 +65,13 @@ def split(normal: exp.Expression, in_dnf: bool) -> list[Conjunct]:
     return _dedupe([_conjunct(flatten(c, exp.And)) for c in flatten(normal, exp.Or)])
 
 
-def to_dnf(where: exp.Expression) -> tuple[list[Conjunct], bool]:
+def to_dnf(where: exp.Expr) -> tuple[list[Conjunct], bool]:
     """The WHERE as OR of ANDs; ``False`` as second value when DNF would explode (kept whole)."""
     normal, in_dnf = normal_form(where)
     return split(normal, in_dnf), in_dnf
 
 
-def _has_connective_below_not(where: exp.Expression) -> bool:
+def _has_connective_below_not(where: exp.Expr) -> bool:
     """A NOT over AND / OR (De Morgan may turn it into an OR), or an XOR: only the normaliser knows."""
     for n in where.find_all(exp.Not, exp.Xor):
         if isinstance(n, exp.Xor) or n.find(exp.Connector) is not None:
@@ -79,8 +79,9 @@ def _has_connective_below_not(where: exp.Expression) -> bool:
     return False
 
 
-def _conjunct(literals: list[exp.Expression]) -> Conjunct:
-    structured, text = [], []
+def _conjunct(literals: list[exp.Expr]) -> Conjunct:
+    structured: list[exp.Expr] = []
+    text: list[exp.Expr] = []
     for lit in literals:
         (text if calls_in(lit) else structured).append(lit)
     return Conjunct(structured, text)
@@ -88,7 +89,7 @@ def _conjunct(literals: list[exp.Expression]) -> Conjunct:
 
 def _dedupe(conjuncts: list[Conjunct]) -> list[Conjunct]:
     seen: set[str] = set()
-    out = []
+    out: list[Conjunct] = []
     for c in conjuncts:
         key = c.sql()
         if key not in seen:

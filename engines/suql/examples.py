@@ -6,6 +6,10 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engines.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -74,20 +78,20 @@ LECTURE: tuple[Example, ...] = (
 )
 
 
-def shared_data_dir(*parts: str) -> Path | None:
-    """``parts`` of the data folder that holds them (``CS224V_DATA``, else the user data folder, else
-    ``../shared/data`` beside the repository; see worlds.data), if present."""
-    from engines.settings import Settings
-
-    return Settings().shared_data(*parts)
+PAPER_QUERIES = ("suql_paper", "restaurants_single_turn_SUQL.csv")
+"""Where the SUQL paper's queries are in a data folder (``Settings.shared_data``: ``CS224V_DATA``, else the user
+data folder, else ``../shared/data`` beside the repository)."""
 
 
-def paper_queries(path: Path | None = None) -> list[Example]:
-    """The "Predicted SUQL" of the SUQL paper's 100 real user questions."""
-    if path is None:
-        path = shared_data_dir("suql_paper", "restaurants_single_turn_SUQL.csv")  # each data set where it is
-        if path is None:
-            return []
+def paper_queries(settings: Settings) -> list[Example]:
+    """The "Predicted SUQL" of the SUQL paper's 100 real user questions, from the data folder ``settings``
+    names (none when no data folder holds them)."""
+    path = settings.shared_data(*PAPER_QUERIES)
+    return read_paper_queries(path) if path is not None else []
+
+
+def read_paper_queries(path: Path) -> list[Example]:
+    """The "Predicted SUQL" column of the paper's CSV at ``path`` (none when it is not a file)."""
     if not path.is_file():
         return []
     with path.open(newline="", encoding="utf-8") as f:

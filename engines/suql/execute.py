@@ -167,7 +167,7 @@ class SuqlEngine:
         :meth:`compile` take instead of the text, without parsing it again (no database work)."""
         return language.read(sql)
 
-    def compile(self, sql: str | Query) -> tuple[exp.Expression, str]:
+    def compile(self, sql: str | Query) -> tuple[exp.Expr, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
         tree = language.read(sql).tree
         select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeGuard, TypeVar
 
 from sqlglot import exp
 
@@ -42,7 +43,7 @@ class LLMCall:
     """One distinct ``answer()`` / ``summary()`` call of a query."""
 
     function: str  # "answer" | "summary"
-    text: exp.Expression  # the text argument (usually a column)
+    text: exp.Expr  # the text argument (usually a column)
     question: str  # for summary(): "" (its fixed question)
 
     @cached_property
@@ -61,7 +62,7 @@ class LLMCall:
         return f"answer({self.text.sql(dialect='postgres')}, '{q}')"
 
 
-def is_llm_call(node: exp.Expression) -> bool:
+def is_llm_call(node: exp.Expr) -> TypeGuard[exp.Anonymous]:
     return isinstance(node, exp.Anonymous) and str(node.this).lower() in LLM_FUNCTIONS
 
 
@@ -89,7 +90,7 @@ def as_call(node: exp.Anonymous) -> LLMCall:
     return LLMCall("answer", args[0], question.name)
 
 
-def _refuse_constant(name: str, text: exp.Expression) -> None:
+def _refuse_constant(name: str, text: exp.Expr) -> None:
     """The text of answer() / summary() is read from each row: an argument naming no column is a constant."""
     if text.find(exp.Column) is None:
         raise SuqlError(
@@ -98,14 +99,17 @@ def _refuse_constant(name: str, text: exp.Expression) -> None:
         )
 
 
-def call_key(node: exp.Expression) -> tuple[str, str, str]:
+def call_key(node: exp.Anonymous) -> tuple[str, str, str]:
     """``as_call(node).key``, read from the node when :func:`annotate_calls` wrote it there (rendering the
     text argument's SQL for the key is the costly part, and the row loop asks for it on every row)."""
-    key = node.meta.get(CALL_KEY)
+    key: tuple[str, str, str] | None = node.meta.get(CALL_KEY)
     return key if key is not None else as_call(node).key
 
 
-def annotate_calls(tree: exp.Expression) -> exp.Expression:
+Tree = TypeVar("Tree", bound=exp.Expr)
+
+
+def annotate_calls(tree: Tree) -> Tree:
     """A copy of ``tree`` whose LLM calls (its own scope, as :func:`calls_in` finds them) carry their key
     for :func:`call_key`; copies of the copy keep it.  ``tree`` itself is not changed."""
     out = tree.copy()
@@ -114,9 +118,9 @@ def annotate_calls(tree: exp.Expression) -> exp.Expression:
     return out
 
 
-def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonymous]:
+def calls_in(node: exp.Expr, *, own_scope: bool = True) -> list[exp.Anonymous]:
     """The LLM call nodes under ``node``; with ``own_scope``, not those inside nested SELECTs."""
-    out = []
+    out: list[exp.Anonymous] = []
     for n in node.find_all(exp.Anonymous):
         if not is_llm_call(n):
             continue
@@ -126,7 +130,7 @@ def calls_in(node: exp.Expression, *, own_scope: bool = True) -> list[exp.Anonym
     return out
 
 
-def _inside_nested_select(n: exp.Expression, top: exp.Expression) -> bool:
+def _inside_nested_select(n: exp.Expr, top: exp.Expr) -> bool:
     parent = n.parent
     while parent is not None and parent is not top:
         if isinstance(parent, (exp.Select, exp.Union, exp.Except, exp.Intersect)):
@@ -135,7 +139,7 @@ def _inside_nested_select(n: exp.Expression, top: exp.Expression) -> bool:
     return False
 
 
-def has_llm_calls(node: exp.Expression) -> bool:
+def has_llm_calls(node: exp.Expr) -> bool:
     return any(is_llm_call(n) for n in node.find_all(exp.Anonymous))
 
 
@@ -145,7 +149,7 @@ class Query:
     compiles a query changes its tree (each copies what it rewrites), so one reading serves them all."""
 
     text: str
-    tree: exp.Expression = field(repr=False)
+    tree: exp.Expr = field(repr=False)
 
 
 def read(sql: str | Query) -> Query:
@@ -153,7 +157,7 @@ def read(sql: str | Query) -> Query:
     return sql if isinstance(sql, Query) else Query(sql, parse(sql))
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(sql: str) -> exp.Expr:
     """Parse and check a SUQL query: one read-only statement whose LLM calls are well formed."""
     if not sql or not sql.strip():
         raise SuqlError("The query is empty.")
@@ -176,7 +180,7 @@ def parse(sql: str) -> exp.Expression:
 
 def _refuse_placement(call: exp.Anonymous) -> None:
     """answer() / summary() in a JOIN condition, HAVING, a window or QUALIFY (the closest such clause above it)."""
-    node: exp.Expression = call
+    node: exp.Expr = call
     parent = node.parent
     while parent is not None:
         if isinstance(parent, exp.Join) and parent.args.get("on") is node:
@@ -190,7 +194,8 @@ def _refuse_placement(call: exp.Anonymous) -> None:
 
 def _refuse_as_condition(call: exp.Anonymous) -> None:
     """A bare ``WHERE answer(...)``: its value is text ('Yes', 'No', a value), never a truth value."""
-    node, parent = call, call.parent
+    node: exp.Expr = call
+    parent = call.parent
     while isinstance(parent, exp.Paren):
         node, parent = parent, parent.parent
     bare = (
@@ -208,6 +213,6 @@ def _refuse_as_condition(call: exp.Anonymous) -> None:
         )
 
 
-def pretty(node: exp.Expression) -> str:
+def pretty(node: exp.Expr) -> str:
     """SQL text for display, with the LLM functions in lower case."""
     return node.sql(dialect="postgres", normalize_functions=False)

@@ -8,6 +8,7 @@ plan, and ``engines.suql.compiler`` runs what it describes.  Nothing here import
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engines.suql.dnf import MAX_DNF_DISTANCE, Conjunct, dnf_text, flatten, to_dnf
 
@@ -177,7 +178,7 @@ class Plan:
         out.extend(self.notes)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode.name,
             "conjuncts": [

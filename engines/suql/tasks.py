@@ -110,7 +110,8 @@ ANSWER: Task[AnswerInput, Answer] = Task(
     fallback=lambda _i: Answer(None),
 )
 
-SUMMARY: Task[SummaryInput, str] = Task(
+# the value is a str; None only where the reply could not be used (``fallback``: the row's summary is unknown)
+SUMMARY: Task[SummaryInput, str | None] = Task(
     name="summary",
     input=SummaryInput,
     output=str,
@@ -123,7 +124,7 @@ SUMMARY: Task[SummaryInput, str] = Task(
     simulate=lambda b, i: sim.simulate_summary(i.text),
     sim_latency=2.0,
     describe=lambda _i: "summarise",
-    show=lambda _i, s: s,
+    show=lambda _i, s: s or "",  # (shown for a reply read, always a str)
     cache_key=lambda i: (i.text, "summary()"),
     encode=lambda s: {"value": s},
     decode=lambda d: str(d["value"]),

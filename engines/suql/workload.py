@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engines.events import Emit, ignore
@@ -92,14 +92,17 @@ class ModeScore:
     list_all_precisions: list[float] = field(default_factory=list)  # the queries without a LIMIT (their rows are fixed)
 
     def to_json(self) -> dict[str, float]:
-        mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
         return {
-            "answer_calls_mean": round(mean(self.answer_calls), 3),
-            "summary_calls_mean": round(mean(self.summary_calls), 3),
-            "precision": round(mean(self.precisions), 4),
-            "recall": round(mean(self.recalls), 4),
-            "precision_list_all": round(mean(self.list_all_precisions), 4),
+            "answer_calls_mean": round(_mean(self.answer_calls), 3),
+            "summary_calls_mean": round(_mean(self.summary_calls), 3),
+            "precision": round(_mean(self.precisions), 4),
+            "recall": round(_mean(self.recalls), 4),
+            "precision_list_all": round(_mean(self.list_all_precisions), 4),
         }
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
 
 
 def evaluate(

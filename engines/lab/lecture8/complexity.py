@@ -15,15 +15,14 @@ from engines.lab.lecture8.common import (
     pct,
     sets_of,
 )
+from engines.settings import Settings
 from engines.spinach.shape import Shape, query_shape
 
 # --- §5.1 dataset complexity, and the synthetic-template trap ---------------------------------------------------------
 
 
-def _dev_queries() -> list[str]:
-    from engines.suql.examples import shared_data_dir
-
-    path = shared_data_dir("spinach", "dev.json")
+def _dev_queries(settings: Settings) -> list[str]:
+    path = settings.shared_data("spinach", "dev.json")
     if path is None or not path.is_file():
         return []
     return [
@@ -37,7 +36,7 @@ def complexity(ctx: RunContext) -> Table:
         ("simple", [q.gold_sparql for q in sets.simple]),
         ("forum-style", [q.gold_sparql for q in sets.forum]),
     ]
-    dev = _dev_queries()
+    dev = _dev_queries(ctx.settings)
     found = bool(dev)
     if ctx["dev"] is not None:
         dev = dev[: ctx["dev"]]

@@ -39,10 +39,9 @@ def _lit(value: str) -> dict[str, str]:
 
 def row_vs_set(ctx: RunContext) -> Table:
     from engines.eval.metrics import row_f1, set_f1
-    from engines.suql.examples import shared_data_dir
 
     rows: list[list[Any]] = []
-    path = shared_data_dir("spinach", "row_f1_cases.json")
+    path = ctx.settings.shared_data("spinach", "row_f1_cases.json")
     reproduced = total = 0
     if path is not None and path.is_file():
         cases = json.loads(path.read_text(encoding="utf-8"))["cases"]

@@ -39,8 +39,9 @@ changes (a LIMIT without ORDER BY may return any matches: which ones depends on 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 import bm25s
@@ -52,11 +53,12 @@ from engines.retrieval.bm25 import ChunkIndex, as_text, chunks_of
 from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import passes_if_yes
-from engines.suql.compiler.kleene import DEFERRED, Truth
-from engines.suql.compiler.records import Row, RowDecided
+from engines.suql.compiler.kleene import DEFERRED, Deferred, Truth
+from engines.suql.compiler.records import CallKey, Row, RowDecided
+from engines.suql.compiler.rows import RowEvaluator
 from engines.suql.compiler.semantic import question_vector, ranker_embedder
 from engines.suql.dnf import Conjunct
-from engines.suql.language import as_call, calls_in, is_llm_call
+from engines.suql.language import LLMCall, as_call, calls_in, is_llm_call
 
 # (Yes, No, Unknown) pseudo-counts of each evidence class before any answer of this query
 PRIORS: dict[str, tuple[float, float, float]] = {
@@ -79,7 +81,7 @@ def _norm(sentence: str) -> str:
     return " ".join(sentence.lower().split())
 
 
-def chunk_scores(index: ChunkIndex, query: str) -> np.ndarray:
+def chunk_scores(index: ChunkIndex[Any], query: str) -> np.ndarray:
     """BM25 of ``query`` over every chunk (sentence) of ``index`` (``ChunkIndex.scores`` keeps each row's best)."""
     if index.retriever is None:
         return np.zeros(0)
@@ -106,7 +108,7 @@ class _Learned:
     """
 
     def __init__(
-        self, index: ChunkIndex | None, question: str, rows: Sequence[Row], text_sql: str, ranker: str = "static"
+        self, index: ChunkIndex[Any] | None, question: str, rows: Sequence[Row], text_sql: str, ranker: str = "static"
     ) -> None:
         self.index = index
         self.ranker = ranker
@@ -240,14 +242,14 @@ class Learner:
         orders: Sequence[Sequence[int]],
         rows: Sequence[Row],
         scores: Mapping[str, Mapping[Any, float]],
-        indexes: Mapping[str, ChunkIndex],
+        indexes: Mapping[str, ChunkIndex[Any]],
     ) -> None:
         self.ctx = ctx
         self.sel = sel
         self.conjuncts = conjuncts
         self.static_orders = [list(o) for o in orders]
         self.calls: dict[tuple[str, str, str], _Learned] = {}
-        self.call_of: dict[tuple[str, str, str], Any] = {}
+        self.call_of: dict[CallKey, LLMCall] = {}
         # (conjunct, predicate) -> (call key, the literal a 'Yes' must equal), or None: not learnable
         self.pred: dict[tuple[int, int], tuple[tuple[str, str, str], str] | None] = {}
         for i, c in enumerate(conjuncts):
@@ -345,20 +347,34 @@ class Learner:
             learned.learn(row.key, v, quoted)
 
 
+@dataclass
+class _Progress:
+    """Where one :meth:`AdaptiveLoop.decide` stands: matches counted, whether to stop, the last row kept
+    (ordered, under a LIMIT), and how many rows were reported along the visit order."""
+
+    matched: int = 0
+    stop: bool = False
+    cut: int | None = None
+    reported: int = 0
+
+
+Submitted = tuple[Row, dict[CallKey, str], list[list[int]]]  # a row, its calls' classes, its predicate orders
+
+
 class AdaptiveLoop:
     """Decides rows on the pool in the order the :class:`Learner` suggests (see the module's docstring)."""
 
-    def __init__(self, ctx: RunContext, evaluator: Any, learner: Learner) -> None:
+    def __init__(self, ctx: RunContext, evaluator: RowEvaluator, learner: Learner) -> None:
         self.ctx = ctx
         self.evaluator = evaluator
         self.learner = learner
 
     def decide(self, visit: Sequence[Row], *, lazy: bool, needed: int, ordered: bool) -> list[tuple[Any, Truth]]:
         ctx, learner = self.ctx, self.learner
-        status: dict[int, Any] = {}
+        status: dict[int, Truth | Deferred] = {}
         done_order: list[int] = []
         deferred: list[int] = []
-        state = {"matched": 0, "stop": False, "cut": None, "reported": 0}
+        state = _Progress()
         remaining = list(range(len(visit)))
         rerank = lazy and not ordered
 
@@ -373,7 +389,7 @@ class AdaptiveLoop:
             )
             return remaining.pop(j)
 
-        def record(j: int, truth: Any) -> None:
+        def record(j: int, truth: Truth | Deferred) -> None:
             if truth is DEFERRED:  # not decided (it cannot match): reported only if it is decided in full later
                 deferred.append(j)
                 status[j] = DEFERRED
@@ -383,21 +399,22 @@ class AdaptiveLoop:
                 done_order.append(j)
                 if not ordered or late:
                     self._report(visit[j], truth)
-                    state["matched"] += truth is True
+                    state.matched += truth is True
             if ordered:  # report, count and stop along the visit order only
-                while state["reported"] < len(visit) and state["reported"] in status:
-                    r = state["reported"]
-                    if status[r] is not DEFERRED:
-                        self._report(visit[r], status[r])
-                        state["matched"] += status[r] is True
-                    state["reported"] += 1
-                    if lazy and state["matched"] >= needed:
-                        state["cut"] = r
+                while state.reported < len(visit) and state.reported in status:
+                    r = state.reported
+                    decided = status[r]
+                    if decided is not DEFERRED:
+                        self._report(visit[r], decided)
+                        state.matched += decided is True
+                    state.reported += 1
+                    if lazy and state.matched >= needed:
+                        state.cut = r
                         break
-            if lazy and state["matched"] >= needed:
-                state["stop"] = True
+            if lazy and state.matched >= needed:
+                state.stop = True
 
-        def task(j: int, defer: bool) -> tuple[Any, dict]:
+        def task(j: int, defer: bool) -> Submitted:
             row = visit[j]
             return row, learner.classes(row), learner.row_orders(row, defer=defer)
 
@@ -408,10 +425,10 @@ class AdaptiveLoop:
                     remaining[:] = sorted(deferred)
                     deferred.clear()
                     rerank = False
-            if state["stop"] or exhausted:
+            if state.stop or exhausted:
                 break
             if ctx.pool == 1:
-                while not state["stop"] and (j := pick()) is not None:
+                while not state.stop and (j := pick()) is not None:
                     ctx.check_cancel()
                     row, classes, orders = task(j, phase_defer)
                     try:
@@ -423,13 +440,22 @@ class AdaptiveLoop:
                     record(j, truth)
             else:
                 exhausted = self._pooled(pick, task, record, state, phase_defer, lazy=lazy and phase_defer)
-        cut = state["cut"]
+        cut = state.cut
         keep = [j for j in done_order if cut is None or j <= cut]
         if ordered:
             keep.sort()
-        return [(visit[j].key, status[j]) for j in keep]
+        return [(visit[j].key, _decided(status[j])) for j in keep]
 
-    def _pooled(self, pick: Any, task: Any, record: Any, state: dict, defer: bool, *, lazy: bool) -> bool:
+    def _pooled(
+        self,
+        pick: Callable[[], int | None],
+        task: Callable[[int, bool], Submitted],
+        record: Callable[[int, Truth | Deferred], None],
+        state: _Progress,
+        defer: bool,
+        *,
+        lazy: bool,
+    ) -> bool:
         """One phase on the pool.  True when the budget ran out.
 
         Rows are taken in the order they were picked, whatever order their answers arrive in: the learner
@@ -444,10 +470,10 @@ class AdaptiveLoop:
         window = ctx.pool if lazy else 2 * ctx.pool
         exhausted = False
         with ThreadPoolExecutor(max_workers=window, thread_name_prefix="suql") as ex:
-            pending: deque[tuple[int, Row, dict, Future]] = deque()
+            pending: deque[tuple[int, Row, dict[CallKey, str], Future[Truth | Deferred]]] = deque()
 
             def fill() -> None:
-                while not state["stop"] and not exhausted and len(pending) < window:
+                while not state.stop and not exhausted and len(pending) < window:
                     ctx.check_cancel()
                     j = pick()
                     if j is None:
@@ -466,7 +492,7 @@ class AdaptiveLoop:
                         continue
                     learner.observe(row, classes)
                     record(j, truth)
-                    if state["stop"]:
+                    if state.stop:
                         ctx.asker.halt.set()  # the rows still in flight start no further call
                         break
                     fill()
@@ -483,3 +509,10 @@ class AdaptiveLoop:
     def _report(self, row: Row, truth: Truth) -> None:
         self.ctx.state.rows_examined += 1
         self.ctx.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
+
+
+def _decided(truth: Truth | Deferred) -> Truth:
+    """A kept row's truth: a row is kept only once decided in full (a deferred row is decided again)."""
+    if truth is DEFERRED:
+        raise AssertionError("a deferred row was kept undecided")
+    return truth

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from engines.events import CallFinished, Emit, Event
 from engines.llm.client import LLM
@@ -48,27 +47,27 @@ class Asker:
         self.budget_exhausted = False
         self._budget_lock = threading.Lock()
         self._spent = 0  # real (uncached) calls made or in flight in this run
-        self._asked: dict[Pair, Any] = {}
+        self._asked: dict[Pair, str | None] = {}
         self._asking: dict[Pair, threading.Event] = {}
         self._asked_lock = threading.Lock()
         self.evidence: dict[Pair, tuple[str, ...]] = {}  # answer() pair -> the sentences its answer quoted
         self.halt = threading.Event()  # set by the row loop once its LIMIT is met: no new call starts
         self._slots = threading.BoundedSemaphore(max(1, pool))  # calls in flight
 
-    def answer(self, text: str, question: str, *, row_key: str | None = None) -> Any:
+    def answer(self, text: str, question: str, *, row_key: str | None = None) -> str | None:
         pair = ("answer", text, question)
 
-        def call() -> Any:
+        def call() -> str | None:
             reply = self.llm.run(ANSWER, AnswerInput(text, question), row_key=row_key)
             self.evidence[pair] = tuple(reply.evidence)  # what the model quoted: the adaptive ranker learns from it
             return reply.value
 
         return self.ask(pair, call)
 
-    def summary(self, text: str, *, row_key: str | None = None) -> Any:
+    def summary(self, text: str, *, row_key: str | None = None) -> str | None:
         return self.ask(("summary", text, ""), lambda: self.llm.run(SUMMARY, SummaryInput(text), row_key=row_key))
 
-    def value(self, row: Row, call: LLMCall, values: Values) -> Any:
+    def value(self, row: Row, call: LLMCall, values: Values) -> str | None:
         """``call``'s value on ``row``, kept in ``values``; a NULL text is NULL without a call."""
         k = (row.key, call.key)
         if k in values:
@@ -85,7 +84,7 @@ class Asker:
         values[k] = v
         return v
 
-    def ask(self, pair: Pair, call: Callable[[], Any]) -> Any:
+    def ask(self, pair: Pair, call: Callable[[], str | None]) -> str | None:
         while True:
             with self._asked_lock:
                 if pair in self._asked:
@@ -109,7 +108,7 @@ class Asker:
                     self._asking.pop(pair, None)
                 pending.set()
 
-    def _spend(self, call: Callable[[], Any]) -> Any:
+    def _spend(self, call: Callable[[], str | None]) -> str | None:
         """One LLM call within the budget of real calls.  A slot is reserved under the lock before the
         call, so parallel workers never exceed the budget; it is given back when the answer came from
         the cache."""

@@ -62,13 +62,17 @@ class RunContext:
             raise Cancelled()
 
 
+ValuesRows = tuple[tuple[tuple[str, str], ...], tuple[tuple[Any, ...], ...]]
+"""A values table's columns (name, type) and rows: what :func:`~engines.suql.compiler.substitute.values_table` made."""
+
+
 @dataclass(frozen=True)
 class SelectContext:
     """One SELECT with LLM calls of its own, while it is compiled."""
 
     select: exp.Select  # sources already materialised
-    key: exp.Expression  # the row key (rowid, or a join's rowids joined with '|')
+    key: exp.Expr  # the row key (rowid, or a join's rowids joined with '|')
     calls: Mapping[CallKey, LLMCall]  # its distinct calls, in order of appearance
     index_of: Mapping[CallKey, int]  # call key -> its value column c<i>
     values: Values = field(default_factory=dict)  # filled as rows are decided (shared by the pool)
-    tables: dict = field(default_factory=dict)  # (columns, rows) -> its values table, made once (substitute)
+    tables: dict[ValuesRows, exp.Table] = field(default_factory=dict)  # its values tables, each made once (substitute)

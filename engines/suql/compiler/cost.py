@@ -21,7 +21,7 @@ from engines.suql.plan import PredicateEstimate
 __all__ = ["COST_MODEL", "CostModel", "PredicateEstimate", "Scores", "passes_if_yes"]
 
 
-def passes_if_yes(pred: exp.Expression) -> bool:
+def passes_if_yes(pred: exp.Expr) -> bool:
     """``answer(...) = 'Yes'`` (either side): retrieval scores estimate how often it passes."""
     pred = pred.unnest() if isinstance(pred, exp.Paren) else pred
     if isinstance(pred, exp.EQ):
@@ -42,7 +42,7 @@ class CostModel:
     sample_rows: int = 8  # rows evaluated in full to estimate how often each answer() predicate says no
     prior_weight: float = 4.0  # the prior counts as this many sampled rows
 
-    def predicate_cost(self, pred: exp.Expression) -> float:
+    def predicate_cost(self, pred: exp.Expr) -> float:
         return sum(self.call_cost[as_call(n).function] for n in calls_in(pred))
 
     @staticmethod

@@ -14,7 +14,7 @@ from engines.suql.language import as_call, calls_in, has_llm_calls, is_llm_call
 from engines.suql.plan import Mode
 
 
-def estimate_calls(sandbox: Sandbox, tree: exp.Expression, m: Mode) -> int:
+def estimate_calls(sandbox: Sandbox, tree: exp.Expr, m: Mode) -> int:
     """Per SELECT with calls of its own: the candidate rows (after the structured conditions, in
     the modes that test them first; capped in mode F) times the distinct answer() calls of its
     WHERE, plus the rows that can reach the SELECT list times its other calls (LIMIT bounds
@@ -33,7 +33,7 @@ def estimate_calls(sandbox: Sandbox, tree: exp.Expression, m: Mode) -> int:
 
 
 def estimate_select(
-    sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Expression], m: Mode, outer_with: exp.With | None
+    sandbox: Sandbox, select: exp.Select, own: Sequence[exp.Anonymous], m: Mode, outer_with: exp.With | None
 ) -> int:
     """The bound for one SELECT with calls of its own (see :func:`estimate_calls`)."""
     if not m.udf and int_arg(select.args.get("limit")) == 0:
@@ -52,7 +52,7 @@ def estimate_select(
             if src is not None
         ]
         return max(counts) * len(own)
-    if where_nodes:
+    if where is not None and where_nodes:  # (where_nodes are read from the WHERE: it is there)
         conjuncts, _ = to_dnf(where.this)
         filt = None
         if m.structured_first and conjuncts:
@@ -87,7 +87,7 @@ def estimate_select(
 def count_rows(
     sandbox: Sandbox,
     select: exp.Select,
-    condition: exp.Expression | None,
+    condition: exp.Expr | None,
     outer_with: exp.With | None,
     *,
     sources_of: exp.Select | None = None,
@@ -102,7 +102,7 @@ def count_rows(
     if withs:
         q.set("with_", exp.With(expressions=withs))
 
-    def neutral(node: exp.Expression) -> exp.Expression:
+    def neutral(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Select) and node is not q:
             for part in ("where", "having", "qualify"):
                 clause = node.args.get(part)
@@ -113,9 +113,9 @@ def count_rows(
             return exp.cast(exp.null(), "VARCHAR")
         return node
 
-    q = q.transform(neutral)
+    counted = q.transform(neutral)
     try:
-        rows = sandbox.run_tree(q).rows
+        rows = sandbox.run_tree(counted).rows
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
     except EngineError:
         return sandbox.row_cap

@@ -23,7 +23,7 @@ from engines.suql.language import LLMCall, SuqlError, pretty
 def read_evidence(ctx: RunContext, pushed: Pushed) -> Evidence:
     """The candidates of ``pushed``, and in the modes that visit by retrieval their BM25 scores (and indexes)."""
     rows = read_candidates(ctx, pushed)
-    indexes: dict[str, ChunkIndex] = {}
+    indexes: dict[str, ChunkIndex[Any]] = {}
     scores: dict[str, dict[Any, float]] = {}
     if pushed.text_where and not ctx.mode.as_written:  # mode B visits in table order, reads no score
         scores = retrieval_scores(ctx, pushed, pushed.where_calls, rows, indexes)
@@ -36,7 +36,7 @@ def read_candidates(ctx: RunContext, pushed: Pushed) -> list[Row]:
     result = run_all(
         ctx, pushed.candidates, lambda: _counted(ctx, pushed.select, pushed.conjuncts, text_where=pushed.text_where)
     )
-    rows = []
+    rows: list[Row] = []
     cols = result.columns
     n_conj = len(pushed.conjuncts)
     labelled = pushed.label is not None
@@ -54,7 +54,7 @@ def read_candidates(ctx: RunContext, pushed: Pushed) -> list[Row]:
     return rows
 
 
-def run_all(ctx: RunContext, q: exp.Expression, counted: Callable[[], tuple[str, str]] | None = None) -> QueryResult:
+def run_all(ctx: RunContext, q: exp.Query, counted: Callable[[], tuple[str, str]] | None = None) -> QueryResult:
     """``q``'s rows, all of them: a query past the row cap is refused (candidates must not be cut), with a
     message that says how many rows there are and what they are (``counted``: what the rows are, e.g.
     "rows of 'big' pass the query's structured conditions (...)", and what to do)."""
@@ -71,7 +71,7 @@ def run_all(ctx: RunContext, q: exp.Expression, counted: Callable[[], tuple[str,
     return result
 
 
-def _count(ctx: RunContext, q: exp.Expression) -> int | None:
+def _count(ctx: RunContext, q: exp.Query) -> int | None:
     """How many rows ``q`` returns, counted by DuckDB (None if it cannot tell in time)."""
     inner = q.copy()
     inner.set("order", None)
@@ -133,7 +133,7 @@ def retrieval_scores(
     pushed: Pushed,
     where_calls: Sequence[LLMCall],
     rows: Sequence[Row],
-    indexes: dict[str, ChunkIndex] | None = None,
+    indexes: dict[str, ChunkIndex[Any]] | None = None,
 ) -> dict[str, dict[Any, float]]:
     """Per answer() question (keyed by call sql): every candidate's BM25 score (max over chunks).
 
@@ -158,7 +158,7 @@ def retrieval_scores(
     return out
 
 
-def whole_table_index(ctx: RunContext, pushed: Pushed, call: LLMCall) -> ChunkIndex | None:
+def whole_table_index(ctx: RunContext, pushed: Pushed, call: LLMCall) -> ChunkIndex[Any] | None:
     """The BM25 index of the text ``call`` reads over every row of the single table the SELECT reads, built
     once per engine; None (remembered too) when the table holds more than ``row_cap`` rows: then only the
     candidates are indexed.  Counting stops at ``row_cap + 1`` rows."""

@@ -73,7 +73,7 @@ class RowNames:
             self._id_columns[cache_key] = found
         return found
 
-    def display_id(self, select: exp.Select) -> exp.Expression:
+    def display_id(self, select: exp.Select) -> exp.Expr:
         """What a row is called in events and rows to verify: each source's own id (``_id`` / primary key),
         else its rowid (0-based, as the HybridQA tab numbers rows); a join's ids joined with '|'."""
         parts = []
@@ -87,7 +87,7 @@ class RowNames:
             return parts[0]
         return join_parts(parts, "-")
 
-    def label_column(self, select: exp.Select) -> exp.Expression | None:
+    def label_column(self, select: exp.Select) -> exp.Expr | None:
         """A readable column of the FROM table (name, title, an id) to label rows in events."""
         from_ = select.args.get("from_")
         if from_ is None or not isinstance(from_.this, exp.Table):

@@ -7,8 +7,9 @@ which leaves are needed, in which order, and what they add up to.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
 
@@ -16,19 +17,28 @@ from engines.suql.dnf import Conjunct
 from engines.suql.language import calls_in, is_llm_call
 
 Truth = bool | None  # True, False, or Unknown
-Leaf = Callable[[exp.Expression], Truth]  # the truth of a condition the connectives here do not take apart
-
-NO_FAST = object()  # fast_truth: this shape needs the database
+Leaf = Callable[[exp.Expr], Truth]  # the truth of a condition the connectives here do not take apart
 
 
-class _Deferred:
+class NoFast(enum.Enum):
+    """fast_truth: this shape needs the database."""
+
+    NO_FAST = "NO_FAST"
+
+
+NO_FAST: Final = NoFast.NO_FAST
+
+
+class Deferred(enum.Enum):
     """dnf_truth with ``defer``: the row cannot be True; whether it is False or Unknown was not asked."""
+
+    DEFERRED = "DEFERRED"
 
     def __repr__(self) -> str:
         return "DEFERRED"
 
 
-DEFERRED = _Deferred()
+DEFERRED: Final = Deferred.DEFERRED
 
 
 def and_(a: Truth, b: Truth) -> Truth:
@@ -51,7 +61,7 @@ def not_(a: Truth) -> Truth:
     return None if a is None else not a
 
 
-def fast_truth(pred: exp.Expression, value_of: Callable[[exp.Expression], Any]) -> Any:
+def fast_truth(pred: exp.Expr, value_of: Callable[[exp.Anonymous], Any]) -> Truth | NoFast:
     """Kleene truth of common shapes without a database round trip; NO_FAST otherwise."""
     pred = pred.unnest() if isinstance(pred, exp.Paren) else pred
     if isinstance(pred, exp.Not):
@@ -72,7 +82,7 @@ def fast_truth(pred: exp.Expression, value_of: Callable[[exp.Expression], Any]) 
     return NO_FAST
 
 
-def structured_leaves(node: exp.Expression) -> list[exp.Expression]:
+def structured_leaves(node: exp.Expr) -> list[exp.Expr]:
     """The maximal parts of a WHERE below AND / OR / NOT / parentheses that hold no LLM call,
     left to right: the conditions a row-at-a-time engine tests without asking the LLM."""
     if isinstance(node, exp.Paren):
@@ -87,7 +97,7 @@ def structured_leaves(node: exp.Expression) -> list[exp.Expression]:
 LEAF = "suql_leaf"  # a structured leaf's position in the written WHERE (in the node's sqlglot ``meta``)
 
 
-def number_leaves(where: exp.Expression) -> tuple[exp.Expression, list[exp.Expression]]:
+def number_leaves(where: exp.Expr) -> tuple[exp.Expr, list[exp.Expr]]:
     """A copy of ``where`` whose :func:`structured_leaves` carry their position, for :func:`written_truth`;
     and those leaves, left to right.  ``where`` itself is not changed."""
     tree = where.copy()
@@ -97,7 +107,7 @@ def number_leaves(where: exp.Expression) -> tuple[exp.Expression, list[exp.Expre
     return tree, leaves
 
 
-def written_truth(node: exp.Expression, known: Sequence[Truth], leaf: Leaf) -> Truth:
+def written_truth(node: exp.Expr, known: Sequence[Truth], leaf: Leaf) -> Truth:
     """Mode B: the WHERE as a row-at-a-time engine evaluates it — left to right, Kleene logic,
     AND stopping at the first False and OR at the first True.  ``node``: a tree :func:`number_leaves`
     numbered; ``known``: the row's structured leaves by their number, tested in the database beforehand."""
@@ -112,13 +122,13 @@ def written_truth(node: exp.Expression, known: Sequence[Truth], leaf: Leaf) -> T
             return left
         right = written_truth(node.expression, known, leaf)
         return or_(left, right) if stop else and_(left, right)
-    position = node.meta.get(LEAF)
+    position: int | None = node.meta.get(LEAF)
     if position is not None:
         return known[position]
     return leaf(node)
 
 
-def lazy_truth(node: exp.Expression, leaf: Leaf, *, structured_first: bool, short_circuit: bool) -> Truth:
+def lazy_truth(node: exp.Expr, leaf: Leaf, *, structured_first: bool, short_circuit: bool) -> Truth:
     """A predicate holding AND / OR / NOT / CASE, evaluated the way SQL defines it but asking only
     what decides the row: a CASE asks the conditions in order and only the branch the row takes
     (``CASE WHEN c THEN answer(..) = 'Yes' ELSE answer(..) = 'Yes' END``); AND / OR stop at the
@@ -127,7 +137,7 @@ def lazy_truth(node: exp.Expression, leaf: Leaf, *, structured_first: bool, shor
     if not calls_in(node):
         return leaf(node)
 
-    def again(n: exp.Expression) -> Truth:
+    def again(n: exp.Expr) -> Truth:
         return lazy_truth(n, leaf, structured_first=structured_first, short_circuit=short_circuit)
 
     if isinstance(node, exp.Not):
@@ -151,7 +161,7 @@ def lazy_truth(node: exp.Expression, leaf: Leaf, *, structured_first: bool, shor
     return leaf(node)
 
 
-def predicate_truth(pred: exp.Expression, leaf: Leaf, *, structured_first: bool, short_circuit: bool) -> Truth:
+def predicate_truth(pred: exp.Expr, leaf: Leaf, *, structured_first: bool, short_circuit: bool) -> Truth:
     """One text predicate of a conjunct: taken apart lazily when it holds connectives, else a leaf."""
     inner = pred.unnest() if isinstance(pred, exp.Paren) else pred
     if isinstance(inner, (exp.And, exp.Or, exp.Not, exp.Case)) and calls_in(inner):
@@ -163,12 +173,12 @@ def dnf_truth(
     flags: Sequence[Truth],
     conjuncts: Sequence[Conjunct],
     orders: Sequence[Sequence[int]],
-    predicate: Callable[[exp.Expression], Truth],
+    predicate: Callable[[exp.Expr], Truth],
     *,
     short_circuit: bool,
     observe: dict[tuple[int, int], list[Truth]] | None = None,
     defer: bool = False,
-) -> Truth | _Deferred:
+) -> Truth | Deferred:
     """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting.
 
     ``flags``: per conjunct, the truth of its structured part.  With ``observe``, every predicate of

@@ -24,13 +24,13 @@ from sqlglot import exp
 from engines.sql.sandbox import QueryResult, SqlFailed
 from engines.suql.compiler.context import RunContext, RunState
 from engines.suql.compiler.records import Compiled, Wide
-from engines.suql.compiler.sqlparts import has_nested_llm_select
+from engines.suql.compiler.sqlparts import Q, has_nested_llm_select, transformed
 from engines.suql.language import SuqlError, has_llm_calls
 
-Compile = Callable[[exp.Expression], Compiled]  # a statement with no LLM calls left, and its wide twin
+Compile = Callable[[exp.Expr], Compiled]  # a statement with no LLM calls left, and its wide twin
 
 
-def materialise(ctx: RunContext, body: exp.Expression, compile_: Compile) -> exp.Table:
+def materialise(ctx: RunContext, body: exp.Expr, compile_: Compile) -> exp.Table:
     """``body`` compiled and run into a scratch table (and its wide twin, when it has one)."""
     done = compile_(body)
     compiled = done.tree
@@ -117,6 +117,7 @@ def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) 
             node.replace(table)
         elif kind == "cte":
             body = exp.select("*").from_(exp.to_table(node.name))
+            assert with_ is not None  # a CTE source names a CTE of this SELECT's WITH (cte_names)
             body.set("with_", with_.copy())
             table = materialise(ctx, body, compile_)
             table.set("alias", exp.TableAlias(this=exp.to_identifier(node.alias_or_name)))
@@ -129,7 +130,7 @@ def materialise_sources(ctx: RunContext, select: exp.Select, compile_: Compile) 
     return select
 
 
-def _source_kind(ctx: RunContext, node: exp.Expression, cte_names: set[str]) -> str | None:
+def _source_kind(ctx: RunContext, node: exp.Expr, cte_names: set[str]) -> str | None:
     """What a FROM / JOIN source is, when it must become a scratch table: a table without a rowid (a view),
     a CTE's name, a derived table; None when its rows have rowids already."""
     if isinstance(node, exp.Table) and node.db != "scratch" and node.name not in cte_names:
@@ -141,19 +142,19 @@ def _source_kind(ctx: RunContext, node: exp.Expression, cte_names: set[str]) -> 
     return None
 
 
-def _sources(select: exp.Select) -> list[exp.Expression]:
+def _sources(select: exp.Select) -> list[exp.Expr]:
     return [s for s in [select.args.get("from_")] + list(select.args.get("joins") or []) if s is not None]
 
 
 # --- wide twins ---------------------------------------------------------------------------------
 
 
-def over_wide_twins(state: RunState, tree: exp.Expression) -> tuple[exp.Expression, list[str]]:
+def over_wide_twins(state: RunState, tree: Q) -> tuple[Q, list[str]]:
     """``tree`` (a copy) with every scratch table that has a wide twin read from the twin, and the
     unknown conditions of the twins it read (in the order met, repeated as met)."""
     found: list[str] = []
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and node.db == "scratch" and node.name in state.wide_tables:
             wide, conditions = state.wide_tables[node.name]
             found.extend(conditions)
@@ -162,10 +163,10 @@ def over_wide_twins(state: RunState, tree: exp.Expression) -> tuple[exp.Expressi
             return twin
         return node
 
-    return tree.copy().transform(swap), found
+    return transformed(tree.copy(), swap), found
 
 
-def twin_of(state: RunState, tree: exp.Expression) -> Wide | None:
+def twin_of(state: RunState, tree: exp.Expr) -> Wide | None:
     """The wide twin of a statement that was not compiled on its own (it asks no LLM itself, or only in the
     CTEs and subqueries already materialised): ``tree`` over the wide twins of the scratch tables it reads, and
     their unknown conditions; None when it reads none."""
@@ -175,7 +176,7 @@ def twin_of(state: RunState, tree: exp.Expression) -> Wide | None:
     return (out, sorted(set(found))) if found else None
 
 
-def set_operation_twin(tree: exp.Expression, parts: Sequence[tuple[str, Wide | None]]) -> Wide | None:
+def set_operation_twin(tree: exp.Expr, parts: Sequence[tuple[str, Wide | None]]) -> Wide | None:
     """The wide twin of a compiled set operation or subquery ``tree`` whose compiled parts (``"this"``,
     ``"expression"``) have the twins ``parts``: each part with a twin read from it; None when none has one."""
     if all(got is None for _, got in parts):
@@ -214,7 +215,7 @@ def derived_to_verify(ctx: RunContext, widened: Wide | None, result: QueryResult
         ctx.state.to_verify.append(rec)
 
 
-def hashable(row: Sequence[Any]) -> tuple:
+def hashable(row: Sequence[Any]) -> tuple[Any, ...]:
     """A result row as a dictionary key (list values, e.g. a cuisines column, become tuples)."""
     return tuple(hashable(v) if isinstance(v, (list, tuple)) else repr(v) if isinstance(v, dict) else v for v in row)
 

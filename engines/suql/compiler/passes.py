@@ -39,7 +39,7 @@ class Evidence:
 
     rows: tuple[Row, ...]  # every candidate, in the order the candidate query returned them
     scores: Scores = field(default_factory=dict)  # answer() call sql -> row key -> BM25 score (retrieval modes)
-    indexes: Mapping[str, ChunkIndex] = field(default_factory=dict)  # answer() call sql -> its BM25 index
+    indexes: Mapping[str, ChunkIndex[Any]] = field(default_factory=dict)  # answer() call sql -> its BM25 index
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,14 @@ class SelectQuery:
     """One SELECT with LLM calls of its own, its sources materialised (:func:`select_query`)."""
 
     select: exp.Select  # its own LLM calls carry their keys (language.annotate_calls)
-    key: exp.Expression  # the row key (rowid, or a join's rowids joined with '|')
+    key: exp.Expr  # the row key (rowid, or a join's rowids joined with '|')
     calls: Mapping[CallKey, LLMCall]  # its distinct calls, in order of appearance
     index_of: Mapping[CallKey, int]  # call key -> its value column c<i>
     order: exp.Order | None  # the ORDER BY over the sources (sqlparts.resolved_order)
     order_resolved: bool  # False: an ordinal points into SELECT *
     order_dep: bool  # the ORDER BY asks an LLM
-    label: exp.Expression | None  # a readable column to name rows by
-    display_id: exp.Expression  # what a row is called in events and rows to verify
+    label: exp.Expr | None  # a readable column to name rows by
+    display_id: exp.Expr  # what a row is called in events and rows to verify
     limit: int | None
     offset: int
     aggregated: bool  # GROUP BY, DISTINCT or an aggregate: every match is needed
@@ -79,7 +79,7 @@ class SelectQuery:
 class Normalised(SelectQuery):
     """``normalise``: the WHERE's condition in DNF when it asks an LLM."""
 
-    where: exp.Expression | None  # the condition: in DNF (or too large for it), else as written
+    where: exp.Expr | None  # the condition: in DNF (or too large for it), else as written
     text_where: bool  # the WHERE asks answer() / summary()
     in_dnf: bool  # False: DNF would explode, the condition is kept as written
 
@@ -99,8 +99,8 @@ class Pushed(Split):
     lazy: bool  # the visit may stop once LIMIT (+ OFFSET) rows match
     lazy_reason: str
     ordered: bool  # the candidates come in the query's ORDER BY (pushed into the candidate query)
-    written: exp.Expression | None  # mode B: the WHERE as written, its structured leaves numbered
-    leaves: tuple[exp.Expression, ...]  # mode B: those leaves, left to right
+    written: exp.Expr | None  # mode B: the WHERE as written, its structured leaves numbered
+    leaves: tuple[exp.Expr, ...]  # mode B: those leaves, left to right
     text_sqls: tuple[str, ...]  # the texts the calls read, as the candidates' _t<j> columns
     candidates: exp.Select  # key, label, each conjunct's structured truth, each leaf, each text
 
@@ -154,8 +154,8 @@ def select_query(
     select: exp.Select,
     *,
     order: tuple[exp.Order | None, bool] = (None, True),
-    label: exp.Expression | None = None,
-    display_id: exp.Expression | None = None,
+    label: exp.Expr | None = None,
+    display_id: exp.Expr | None = None,
 ) -> SelectQuery:
     """The first pass's input: ``select`` (copied, its LLM calls annotated with their keys) and what its row
     loop needs to know of it.  ``order``: the ORDER BY resolved over the sources, and whether it could be
@@ -222,13 +222,13 @@ def push_down(s: Split, ctx: PlanContext) -> Pushed:
     if lazy and not s.order_resolved:
         lazy, reason = False, "ORDER BY names a column of SELECT * by its number: every match is read first"
     ordered = lazy and s.order is not None
-    written: exp.Expression | None = None
-    leaves: list[exp.Expression] = []
+    written: exp.Expr | None = None
+    leaves: list[exp.Expr] = []
     where = s.select.args.get("where")
     if mode.as_written and s.text_where:
         assert where is not None  # text_where: the WHERE asks an LLM
         written, leaves = number_leaves(where.this)
-    texts: dict[str, exp.Expression] = {}
+    texts: dict[str, exp.Expr] = {}
     for call in s.calls.values():
         texts.setdefault(call.text_sql, call.text)
     text_sqls = tuple(sorted(texts))
@@ -385,7 +385,7 @@ def laziness(
     *,
     text_where: bool,
     limit_n: int | None,
-    order: exp.Expression | None,
+    order: exp.Expr | None,
     order_dep: bool,
     aggregated: bool,
 ) -> tuple[bool, str]:

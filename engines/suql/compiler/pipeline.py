@@ -36,7 +36,7 @@ from engines.suql.language import SuqlError, calls_in, has_llm_calls
 from engines.suql.plan import Plan
 
 
-def compile_statement(ctx: RunContext, tree: exp.Expression, *, top: bool = False) -> Compiled:
+def compile_statement(ctx: RunContext, tree: exp.Expr, *, top: bool = False) -> Compiled:
     """A tree with no LLM calls left, equivalent to ``tree``, and its wide twin."""
     state = ctx.state
     if not has_llm_calls(tree):
@@ -51,10 +51,10 @@ def compile_statement(ctx: RunContext, tree: exp.Expression, *, top: bool = Fals
         out.set("expression", right.tree)
         return Compiled(out, set_operation_twin(out, [("this", left.wide), ("expression", right.wide)]))
     if isinstance(tree, exp.Subquery):
-        out = tree.copy()
-        inner = compile_statement(ctx, out.this)
-        out.set("this", inner.tree)
-        return Compiled(out, set_operation_twin(out, [("this", inner.wide)]))
+        sub = tree.copy()
+        inner = compile_statement(ctx, sub.this)
+        sub.set("this", inner.tree)
+        return Compiled(sub, set_operation_twin(sub, [("this", inner.wide)]))
     if not isinstance(tree, exp.Select):
         raise SuqlError(f"answer() and summary() are supported in SELECT statements, not in {type(tree).__name__}.")
     select = materialise_ctes(ctx, tree, lambda body: compile_statement(ctx, body))

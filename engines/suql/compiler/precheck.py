@@ -10,7 +10,7 @@ from engines.suql.compiler.sqlparts import over_sources, without_calls
 from engines.suql.language import LLMCall, SuqlError, as_call, calls_in, has_llm_calls, pretty
 
 
-def precheck(sandbox: Sandbox, tree: exp.Expression) -> None:
+def precheck(sandbox: Sandbox, tree: exp.Expr) -> None:
     """Bind the query with every LLM call replaced by NULL: a misspelt column fails here,
     before a single call is made."""
     if not has_llm_calls(tree):
@@ -31,7 +31,7 @@ def precheck(sandbox: Sandbox, tree: exp.Expression) -> None:
     check_text_arguments(sandbox, tree)
 
 
-def check_text_arguments(sandbox: Sandbox, tree: exp.Expression) -> None:
+def check_text_arguments(sandbox: Sandbox, tree: exp.Expr) -> None:
     """answer() and summary() read text: a VARCHAR, or a list of VARCHAR (its items joined with newlines).
     A number, date, enum, … is refused before any call (it gave a bm25s traceback or 'all Unknown')."""
     root_with = tree.args.get("with_")
@@ -48,15 +48,15 @@ def check_text_arguments(sandbox: Sandbox, tree: exp.Expression) -> None:
         ]
         if withs:
             q.set("with_", exp.With(expressions=withs))
-        q = without_calls(q)
+        probe = without_calls(q)
         try:
-            types = [t for _, t in sandbox.columns_of(q)]
+            types = [t for _, t in sandbox.columns_of(probe)]
         except EngineError:
             continue  # e.g. correlated with an outer query: the whole query was bound above
         _refuse_non_text(tree, own, types)
 
 
-def _refuse_non_text(tree: exp.Expression, own: list[LLMCall], types: list[str]) -> None:
+def _refuse_non_text(tree: exp.Expr, own: list[LLMCall], types: list[str]) -> None:
     for call, typ in zip(own, types):
         if typ.upper() not in ("VARCHAR", "VARCHAR[]"):
             arg = pretty(call.text)
@@ -67,7 +67,7 @@ def _refuse_non_text(tree: exp.Expression, own: list[LLMCall], types: list[str])
             )
 
 
-def _checked_in_one_binding(sandbox: Sandbox, tree: exp.Expression) -> bool:
+def _checked_in_one_binding(sandbox: Sandbox, tree: exp.Expr) -> bool:
     """Both checks in one binding where it provably tells the same as two: the probe with the calls' arguments
     appended to its SELECT list (unaliased, so nothing can name them) binds iff the probe binds and the arguments
     bind over its sources, with the same types.  Only a single SELECT of one table: no subquery or CTE, nothing

@@ -32,8 +32,8 @@ class RowDecided(Event):
 # --- shared records ------------------------------------------------------------------------------
 
 CallKey = tuple[str, str, str]  # an LLM call as ``LLMCall.key``: (function, text sql, question)
-Wide = tuple[exp.Expression, list[str]]  # a tree over wide twins, and the unknown conditions involved
-Values = dict[tuple[Any, CallKey], Any]  # (row key, call key) -> LLM value (None: unknown)
+Wide = tuple[exp.Expr, list[str]]  # a tree over wide twins, and the unknown conditions involved
+Values = dict[tuple[Any, CallKey], str | None]  # (row key, call key) -> LLM value (None: unknown)
 
 
 @dataclass
@@ -53,5 +53,5 @@ class Compiled:
     """A statement compiled: its tree with no LLM call left, and its wide twin (the same statement over the
     rows it would have if every unknown inner condition were true, and those conditions), when it has one."""
 
-    tree: exp.Expression
+    tree: exp.Expr
     wide: Wide | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal, overload
 
 from sqlglot import exp
 
@@ -13,7 +13,7 @@ from engines.errors import Cancelled
 from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import PredicateEstimate
-from engines.suql.compiler.kleene import NO_FAST, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
+from engines.suql.compiler.kleene import NO_FAST, Deferred, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
 from engines.suql.compiler.records import PlanBuilt, Row, RowDecided
 from engines.suql.compiler.sqlparts import literal, over_sources
 from engines.suql.dnf import Conjunct
@@ -36,13 +36,33 @@ class RowEvaluator:
         sel: SelectContext,
         conjuncts: Sequence[Conjunct],
         orders: list[list[int]],
-        written: exp.Expression | None,
+        written: exp.Expr | None,
     ) -> None:
         self.ctx = ctx
         self.sel = sel
         self.conjuncts = conjuncts
         self.orders = orders
         self.written = written
+
+    @overload
+    def truth(
+        self,
+        row: Row,
+        observe: dict[tuple[int, int], list[Truth]] | None = None,
+        *,
+        orders: Sequence[Sequence[int]] | None = None,
+        defer: Literal[False] = False,
+    ) -> Truth: ...
+
+    @overload
+    def truth(
+        self,
+        row: Row,
+        observe: dict[tuple[int, int], list[Truth]] | None = None,
+        *,
+        orders: Sequence[Sequence[int]] | None = None,
+        defer: bool,
+    ) -> Truth | Deferred: ...
 
     def truth(
         self,
@@ -51,14 +71,14 @@ class RowEvaluator:
         *,
         orders: Sequence[Sequence[int]] | None = None,
         defer: bool = False,
-    ) -> Truth:
+    ) -> Truth | Deferred:
         """With ``observe``, every predicate of every applicable conjunct is evaluated and its value
         recorded under (conjunct, written position).  ``orders``: this row's own predicate order (the
         adaptive loop's); ``defer``: stop a conjunct once it cannot be True (``kleene.DEFERRED``)."""
         mode = self.ctx.mode
         leaf = self._leaf(row)
 
-        def predicate(pred: exp.Expression) -> Truth:
+        def predicate(pred: exp.Expr) -> Truth:
             return predicate_truth(pred, leaf, structured_first=mode.structured_first, short_circuit=mode.short_circuit)
 
         if mode.as_written:
@@ -80,14 +100,14 @@ class RowEvaluator:
             defer=defer and mode.short_circuit,
         )
 
-    def _calls(self, node: exp.Expression) -> list[LLMCall]:
+    def _calls(self, node: exp.Expr) -> list[LLMCall]:
         """The calls a condition asks, in order."""
         return [self.sel.calls[call_key(n)] for n in calls_in(node)]
 
-    def _leaf(self, row: Row) -> Callable[[exp.Expression], Truth]:
+    def _leaf(self, row: Row) -> Callable[[exp.Expr], Truth]:
         values = self.sel.values
 
-        def leaf(node: exp.Expression) -> Truth:
+        def leaf(node: exp.Expr) -> Truth:
             for call in self._calls(node):
                 self.ctx.asker.value(row, call, values)
             fast = fast_truth(node, lambda n: values[(row.key, call_key(n))])
@@ -97,11 +117,11 @@ class RowEvaluator:
 
         return leaf
 
-    def _database_truth(self, row: Row, pred: exp.Expression) -> Truth:
+    def _database_truth(self, row: Row, pred: exp.Expr) -> Truth:
         """DuckDB evaluates ``pred`` on the row, its LLM calls replaced by their values."""
         values = self.sel.values
 
-        def lit(node: exp.Expression) -> exp.Expression:
+        def lit(node: exp.Expr) -> exp.Expr:
             if is_llm_call(node):
                 v = values[(row.key, call_key(node))]
                 return exp.null() if v is None else exp.Literal.string(str(v))
@@ -196,7 +216,7 @@ class RowLoop:
         window = ctx.pool if lazy else 2 * ctx.pool
         ok = True
         with ThreadPoolExecutor(max_workers=window, thread_name_prefix="suql") as ex:
-            pending: dict[int, Future] = {}
+            pending: dict[int, Future[tuple[Truth, dict[tuple[int, int], list[Truth]] | None]]] = {}
             next_submit = 0
             try:
                 for n, row in enumerate(visit):

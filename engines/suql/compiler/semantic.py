@@ -23,14 +23,13 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
 from engines.errors import ConfigurationError
 from engines.llm import sentence_vectors, word_vectors
-from engines.llm.word_vectors import MAX_CACHED, TOKENIZER, WEIGHTS, Embedder
+from engines.llm.word_vectors import MAX_CACHED, TOKENIZER, WEIGHTS, CachedVectors, Embedder
 
 __all__ = [
     "MAX_CACHED",
@@ -81,7 +80,7 @@ def check_ranker(ranker: str) -> str:
     return ranker
 
 
-def ranker_embedder(ranker: str) -> Any:
+def ranker_embedder(ranker: str) -> CachedVectors | None:
     """The embedder of ``ranker`` (an object with ``vectors(sentences)``: normalised rows), or None (static
     ranker without WordLlama).  The sentence model is loaded on first use and raises when it cannot be."""
     if ranker == "sentence":
@@ -89,15 +88,19 @@ def ranker_embedder(ranker: str) -> Any:
     return embedder()
 
 
-def question_vector(model: Any, question: str) -> np.ndarray:
+def question_vector(model: CachedVectors, question: str) -> np.ndarray:
     """The normalised vector ``model`` gives ``question``: the mean of the vectors of the question as written
     (lower-cased) and of its content words (see the module's docstring); the first alone when every word is a
     stopword."""
     written = question.lower()
     content = " ".join(w for w in _WORD.findall(written) if w not in _STOPWORDS)
     if not content or content == written:
-        return model.vectors([written])[0]
+        alone: np.ndarray = model.vectors([written])[0]
+        return alone
     vectors = model.vectors([written, content])
-    both = vectors.sum(axis=0)
+    both: np.ndarray = vectors.sum(axis=0)
     norm = float(np.linalg.norm(both))
-    return both / norm if norm > 0 else vectors[0]
+    if norm > 0:
+        return both / norm
+    first: np.ndarray = vectors[0]
+    return first

@@ -5,8 +5,8 @@ Pure functions (``resolved_order`` asks the sandbox for column names, nothing el
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from sqlglot import exp
 
@@ -14,8 +14,19 @@ from engines.errors import EngineError
 from engines.sql.sandbox import Sandbox
 from engines.suql.language import SuqlError, has_llm_calls, is_llm_call
 
+Q = TypeVar("Q", bound=exp.Expr)
 
-def without_calls(tree: exp.Expression) -> exp.Expression:
+
+def transformed(tree: Q, fun: Callable[[exp.Expr], exp.Expr]) -> Q:
+    """``tree.transform(fun)`` (a copy) for a ``fun`` that rewrites nodes below the root and keeps the root's
+    kind (a SELECT stays a SELECT), typed as ``tree`` is; a ``fun`` that changed the root's kind is a bug."""
+    out = tree.transform(fun)
+    if not isinstance(out, type(tree)):
+        raise TypeError(f"a rewrite of a {type(tree).__name__} returned a {type(out).__name__}")
+    return out
+
+
+def without_calls(tree: exp.Expr) -> exp.Expr:
     """``tree`` (a copy) with every LLM call replaced by a VARCHAR NULL: what binds without asking."""
     return tree.transform(lambda n: exp.cast(exp.null(), "VARCHAR") if is_llm_call(n) else n)
 
@@ -60,7 +71,7 @@ def resolved_order(select: exp.Select, sandbox: Sandbox) -> tuple[exp.Order | No
             ordered.set("this", aliases[term.name].copy())
         else:
 
-            def swap(node: exp.Expression) -> exp.Expression:
+            def swap(node: exp.Expr) -> exp.Expr:
                 if (
                     isinstance(node, exp.Column)
                     and not node.table
@@ -93,7 +104,7 @@ def bare_table(table: exp.Table) -> exp.Table:
     return bare
 
 
-def row_key(select: exp.Select) -> exp.Expression:
+def row_key(select: exp.Select) -> exp.Expr:
     sources = [select.args.get("from_")] + list(select.args.get("joins") or [])
     names = []
     for src in sources:
@@ -111,7 +122,7 @@ def row_key(select: exp.Select) -> exp.Expression:
     return join_parts(keys, "")
 
 
-def join_parts(parts: Sequence[exp.Expression], missing: str) -> exp.Expression:
+def join_parts(parts: Sequence[exp.Expr], missing: str) -> exp.Expr:
     """``a|b`` for a joined row; the side an outer join left empty is ``missing`` (sqlglot's CONCAT_WS
     is NULL as soon as one part is, which gave every unmatched row of a LEFT JOIN the same NULL key)."""
     return exp.func(
@@ -121,7 +132,7 @@ def join_parts(parts: Sequence[exp.Expression], missing: str) -> exp.Expression:
     )
 
 
-def as_text_sql(node: exp.Expression, text_types: dict[str, str]) -> exp.Expression:
+def as_text_sql(node: exp.Expr, text_types: dict[str, str]) -> exp.Expr:
     """A text argument as VARCHAR: list columns joined with newlines."""
     if isinstance(node, exp.Column) and text_types.get(node.name, "").endswith("[]"):
         return exp.func("array_to_string", node.copy(), exp.func("chr", exp.Literal.number(10)))
@@ -132,7 +143,7 @@ def has_nested_llm_select(s: exp.Select) -> bool:
     return any(inner is not s and has_llm_calls(inner) for inner in s.find_all(exp.Select))
 
 
-def within(node: exp.Expression, ancestor: exp.Expression) -> bool:
+def within(node: exp.Expr, ancestor: exp.Expr) -> bool:
     p = node.parent
     while p is not None:
         if p is ancestor:
@@ -141,7 +152,7 @@ def within(node: exp.Expression, ancestor: exp.Expression) -> bool:
     return False
 
 
-def int_arg(node: exp.Expression | None) -> int | None:
+def int_arg(node: exp.Expr | None) -> int | None:
     if node is None:
         return None
     value = node.args.get("expression") or node.this
@@ -160,7 +171,7 @@ def sources_sql(select: exp.Select) -> str:
     return " ".join(parts)
 
 
-def literal(value: Any) -> exp.Expression:
+def literal(value: Any) -> exp.Expr:
     if isinstance(value, (int, float)):
         return exp.Literal.number(value)
     return exp.Literal.string(str(value))

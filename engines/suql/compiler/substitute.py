@@ -13,20 +13,20 @@ from typing import Any
 from sqlglot import exp
 
 from engines.suql.compiler.context import RunContext, SelectContext
-from engines.suql.compiler.sqlparts import literal
+from engines.suql.compiler.sqlparts import literal, transformed
 from engines.suql.dnf import Conjunct
 from engines.suql.language import call_key, calls_in, is_llm_call, pretty
 
 ALIAS = "_suql_v"  # the values table in a rewritten SELECT
 
 
-def key_type(key: exp.Expression) -> str:
+def key_type(key: exp.Expr) -> str:
     """The scratch type of a row key (``sqlparts.row_key``): one table's rowid, or a join's rowids joined as text.
     Decided by the key, not by a value: a join with no matches has none (it got BIGINT against VARCHAR)."""
     return "BIGINT" if isinstance(key, exp.Column) else "VARCHAR"
 
 
-def sortable(k: Any) -> tuple:
+def sortable(k: Any) -> tuple[int, Any, str]:
     return (0, k, "") if isinstance(k, (int, float)) else (1, 0, str(k))
 
 
@@ -61,12 +61,12 @@ def rewrite(sel: SelectContext, vals: exp.Table) -> exp.Select:
     # a bare summary(reviews) in the SELECT list keeps its own text as the column name
     out.set("expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in out.expressions])
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if is_llm_call(node):
             return exp.column(f"c{sel.index_of[call_key(node)]}", table=ALIAS)
         return node
 
-    out = out.transform(swap)
+    out = transformed(out, swap)
     hide_values(out, ALIAS, _value_columns(sel))
     vals_ref = vals.copy()
     vals_ref.set("alias", exp.TableAlias(this=exp.to_identifier(ALIAS)))
@@ -97,7 +97,7 @@ def output_keys(ctx: RunContext, sel: SelectContext, matches: Sequence[Any]) -> 
     return [r[-1] for r in ctx.sandbox.run_tree(q).rows]
 
 
-def final_query(ctx: RunContext, sel: SelectContext, matches: Sequence[Any] | None) -> exp.Expression:
+def final_query(ctx: RunContext, sel: SelectContext, matches: Sequence[Any] | None) -> exp.Expr:
     """The SELECT with no LLM call left; ``matches``: the keys its WHERE keeps (None: DuckDB's WHERE)."""
     # the keys its WHERE keeps are the values table's: one scratch table both joins the values and keeps the rows
     # (the values of other rows would be joined to rows the WHERE drops)

@@ -12,7 +12,7 @@ from engines.suql.language import as_call, is_llm_call, pretty
 from engines.suql.plan import Plan
 
 
-def udf_rewrite(ctx: RunContext, tree: exp.Expression) -> exp.Expression:
+def udf_rewrite(ctx: RunContext, tree: exp.Expr) -> exp.Expr:
     """``tree`` with every LLM call a call of a per-row DuckDB function (registered until the run ends)."""
 
     def answer(text: str | None, question: str | None) -> str | None:
@@ -46,7 +46,7 @@ def udf_rewrite(ctx: RunContext, tree: exp.Expression) -> exp.Expression:
             "expressions", [exp.alias_(e, pretty(e), quoted=True) if is_llm_call(e) else e for e in tree.expressions]
         )
 
-    def swap(node: exp.Expression) -> exp.Expression:
+    def swap(node: exp.Expr) -> exp.Expr:
         if is_llm_call(node):
             call = as_call(node)
             text = as_text_sql(call.text, text_types)

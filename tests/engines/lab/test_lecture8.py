@@ -10,8 +10,8 @@ import pytest
 
 from engines import lab
 from engines.lab import lecture8
+from engines.settings import Settings
 from engines.spinach.trajectory import Step, Trajectory
-from engines.suql.examples import shared_data_dir
 
 NAMES = (
     "l8-quirks",
@@ -213,7 +213,7 @@ def test_row_f1_against_set_f1():
     s = rows_by_first(t)
     ex4 = next(r for name, r in s.items() if name.startswith("exercise 4"))
     assert abs(ex4["row F1"] - 3 / 5.5) < 1e-3
-    if shared_data_dir() is not None and (shared_data_dir() / "spinach" / "row_f1_cases.json").is_file():
+    if Settings().shared_data("spinach", "row_f1_cases.json") is not None:
         shared = [r for r in s.values() if r["source"].startswith("SPINACH's tests")]
         assert len(shared) == 14 and all(r["reproduced"] for r in shared)
     extra = next(r for name, r in s.items() if "plus a column of names" in name)

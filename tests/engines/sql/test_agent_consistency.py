@@ -168,7 +168,7 @@ def test_the_suql_papers_san_francisco_queries_say_why_they_are_empty():
     s = open_restaurants(Settings(cache_enabled=False), world=WORLD, suql=True)
     try:
         said = 0
-        for ex in [e for e in paper_queries() if "'san francisco'" in e.sql.lower()]:
+        for ex in [e for e in paper_queries(Settings()) if "'san francisco'" in e.sql.lower()]:
             try:
                 r = s.agent.execute(ex.sql, lambda event: None, None)
             except EngineError:  # a query this world cannot serve (a geographic function)

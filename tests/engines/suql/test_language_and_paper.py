@@ -7,11 +7,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engines.errors import EngineError
+from engines.settings import Settings
 from engines.suql.examples import LECTURE, paper_queries, read_query_file
 from engines.suql.language import SuqlError, parse
 from engines.suql.plan import dnf_text, to_dnf
 
-PAPER = paper_queries()
+PAPER = paper_queries(Settings())
 
 
 def test_the_paper_data_is_there():
