@@ -609,9 +609,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         from engines.api import run_sql
 
         session = self._session_now()
-        # run_sql is annotated with the DuckDB Sandbox but uses only the SqlGate's check, run and column_types (a
-        # PostgreSQL source's gate runs it too; engines/sql/agent.py's annotation is the types part's)
-        result, readback = run_sql(session.sandbox, sql)  # type: ignore[arg-type]
+        result, readback = run_sql(session.sandbox, sql)
         return SqlRan(sql, result, readback)
 
     def _reopen_work(self, settings: Settings, *, carry: bool = True) -> Settings:

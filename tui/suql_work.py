@@ -134,9 +134,7 @@ class SuqlRunner:
 
         with self._run_lock:
             return compare_modes(
-                # compare_modes is annotated with SuqlEngine but uses only SuqlRunner's compile() and run(): a
-                # PostgreSQL source's engine compares too (engines/suql/compare.py's annotation is the types part's)
-                session.engine,  # type: ignore[arg-type]
+                session.engine,
                 sql,
                 emit=self._emit,
                 cancel=cancel,

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from engines.events import CallFailed, CallFinished, CallStarted, Emit, Event
+from engines.sources import SuqlRunner
 from engines.sql.agent import Executed, TextToSQLAgent, asks_llm
 from engines.sql.classify import EnumSpec
-from engines.suql.execute import SuqlEngine
 
 VARIANT_LIMIT = 10  # an empty result's variants stop at this many rows (or the query's own LIMIT, if smaller)
 
@@ -35,13 +35,13 @@ def suql_schema(schema: str) -> str:
 
 @dataclass
 class SuqlAgent(TextToSQLAgent):
-    engine: SuqlEngine | None = None
+    engine: SuqlRunner | None = None  # DuckDB's SuqlEngine, or PostgreSQL's that pushes the structured part down
     mode: str = "E"
 
     @classmethod
     def over(
         cls,
-        engine: SuqlEngine,
+        engine: SuqlRunner,
         world_schema: str,
         *,
         enum_fields: Mapping[str, EnumSpec],

@@ -30,7 +30,8 @@ from engines.events import CallFinished, Emit, Event, ignore
 if TYPE_CHECKING:  # the compiler (sqlglot, DuckDB) loads when a comparison runs, not when its types are imported
     from sqlglot import exp
 
-    from engines.suql.execute import SuqlEngine, SuqlResult
+    from engines.sources import SuqlRunner
+    from engines.suql.execute import SuqlResult
 
 REFERENCE_MODE = "A"
 """The mode the others are checked against: A evaluates answer() on every row, nothing skipped."""
@@ -187,7 +188,7 @@ def row_multiset(result: SuqlResult) -> Counter[str]:
 
 
 def compare_modes(
-    engine: SuqlEngine,
+    engine: SuqlRunner,
     sql: str,
     *,
     modes: Sequence[str] | None = None,

@@ -62,7 +62,7 @@ class PostgresSuqlEngine:
         self.indexes = IndexCache()
         self.last_loads: tuple[CandidatesLoaded, ...] = ()
 
-    def compile(self, sql: str) -> tuple[exp.Expression, str]:
+    def compile(self, sql: str) -> tuple[exp.Expr, str]:
         """Parse, check and normalise, as :meth:`engines.suql.execute.SuqlEngine.compile` does (no database work):
         the tree and its WHERE in DNF."""
         from engines.suql.dnf import dnf_text, to_dnf
@@ -101,7 +101,7 @@ class PostgresSuqlEngine:
         )
         return engine, local
 
-    def filters(self, tree: exp.Expression, *, structured_first: bool = True) -> dict[str, TableFilter]:
+    def filters(self, tree: exp.Expr, *, structured_first: bool = True) -> dict[str, TableFilter]:
         tables = self.sandbox.tables_by_name
         always = [c for t in tables.values() for c in ([t.primary_key] if t.primary_key else [])] + [
             "_id",
