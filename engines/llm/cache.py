@@ -15,8 +15,8 @@ and holds a JSON object (for instance ``{"value": "Yes", "evidence": [...]}``), 
 key and the payload, and the time it was written.  Changing any part of the key misses, and an
 entry whose checksum does not match (a flipped bit) is never served.
 
-Storage is one SQLite file, ``answers.sqlite3``, in the cache folder (by default
-``Settings().cache_dir``, the platform's user cache folder).  Writes are SQLite transactions in
+Storage is one SQLite file, ``answers.sqlite3``, in the cache folder (the settings'
+``cache_dir``, by default the platform's user cache folder: :meth:`AnswerCache.from_settings`).  Writes are SQLite transactions in
 WAL mode, so a crash or a kill in the middle of a write leaves the previous contents intact.
 
 A cache is never worth a crash, nor a wait.  Whatever goes wrong with the file — damaged,
@@ -237,8 +237,7 @@ class AnswerStore(Protocol):
 class AnswerCache:
     """A persistent, thread-safe map ``(function, text, question, backend id) -> JSON object``.
 
-    ``folder`` is created if needed; ``None`` means the ``cache_dir`` of the default
-    :class:`~engines.settings.Settings`.  Use :meth:`from_settings` to honour a settings object.
+    ``folder`` is created if needed; :meth:`from_settings` opens the settings' ``cache_dir``.
     Nothing the file system or SQLite does makes the constructor or a method raise: see the
     module docstring.  ``on_warning`` is called with each one-line warning (once per problem).
     The cache is a context manager that closes itself.
@@ -246,16 +245,12 @@ class AnswerCache:
 
     def __init__(
         self,
-        folder: Path | str | None = None,
+        folder: Path | str,
         *,
         clock: Callable[[], float] = time.time,
         busy_timeout_s: float = BUSY_TIMEOUT_S,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
-        if folder is None:
-            from engines.settings import Settings  # lazy: keeps importing this module cheap
-
-            folder = Settings().cache_dir
         self.folder = Path(folder).expanduser().absolute()
         self.path = self.folder / FILENAME
         self._clock = clock

@@ -93,6 +93,7 @@ class ModeOutcome:
     def ok(self) -> bool:
         return self.error is None
 
+    # Hand-written: its status is computed, and the result it holds is not printed.
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
@@ -145,6 +146,7 @@ class Comparison:
                 return o
         raise KeyError(mode)
 
+    # Hand-written: each mode's outcome and the fewest calls are computed, not its fields.
     def to_json(self) -> dict[str, Any]:
         best = self.fewest_answer_calls()
         return {

@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from engines.errors import Cancelled, EngineError
 from engines.events import Emit, Event, ignore
+from engines.jsonable import Jsonable, JsonShape
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import IndexCache
 from engines.sql.readback import readback as read_back
@@ -73,21 +74,14 @@ class QueryFinished(Event):
 
 
 @dataclass(frozen=True)
-class Stats:
+class Stats(Jsonable):
     answer_calls: int
     summary_calls: int
     cached_calls: int
     rows_examined: int
     wall_s: float
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "answer_calls": self.answer_calls,
-            "summary_calls": self.summary_calls,
-            "cached_calls": self.cached_calls,
-            "rows_examined": self.rows_examined,
-            "wall_s": round(self.wall_s, 4),
-        }
+    __json__ = JsonShape(rounded={"wall_s": 4})
 
 
 @dataclass(frozen=True)
@@ -109,6 +103,7 @@ class SuqlResult:
     def records(self) -> list[dict[str, Any]]:
         return QueryResult("", self.columns, self.rows, False, 0.0).records()
 
+    # Hand-written: the rows as records and the rows to verify made JSON-ready, not the tuples it holds.
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,

@@ -178,6 +178,7 @@ class Plan:
         out.extend(self.notes)
         return out
 
+    # Hand-written: each conjunct and predicate reshaped (rounded, renamed) from the plan's own records.
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode.name,

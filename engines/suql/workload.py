@@ -91,6 +91,7 @@ class ModeScore:
     recalls: list[float]
     list_all_precisions: list[float] = field(default_factory=list)  # the queries without a LIMIT (their rows are fixed)
 
+    # Hand-written: means of its lists, not the lists.
     def to_json(self) -> dict[str, float]:
         return {
             "answer_calls_mean": round(_mean(self.answer_calls), 3),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engines.llm.cache import FILENAME, AnswerCache, text_digest
+from engines.settings import Settings
 
 TEXT = "The patio is heated. Dogs are welcome."
 QUESTION = "Is there a patio?"
@@ -112,7 +113,7 @@ def test_the_folder_is_created(tmp_path: Path) -> None:
 
 def test_default_folder_comes_from_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CS224V_CACHE_DIR", str(tmp_path / "from-env"))
-    with AnswerCache() as c:
+    with AnswerCache.from_settings(Settings()) as c:
         assert c.folder == tmp_path / "from-env"
         assert c.path.parent.is_dir()
 

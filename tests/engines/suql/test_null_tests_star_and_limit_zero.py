@@ -1,5 +1,5 @@
-"""Issue 11 executor fixes: IS NOT NULL keeps its negation, SELECT * shows only the query's own columns,
-LIMIT 0 makes no call."""
+"""The executor in every mode: IS NOT NULL keeps its negation (the complement of IS NULL), SELECT * shows only the
+query's own columns, LIMIT 0 makes no call."""
 
 from __future__ import annotations
 
