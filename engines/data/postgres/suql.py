@@ -23,6 +23,7 @@ from engines.sql.sandbox import Limits, Sandbox
 if TYPE_CHECKING:
     from engines.settings import Settings
     from engines.suql.execute import SuqlEngine
+    from engines.suql.language import Query
 
 LABEL_COLUMNS = ("name", "Name", "title", "Title", "course_id", "id")  # engines.suql RowNames.label_column
 
@@ -62,7 +63,7 @@ class PostgresSuqlEngine:
         self.indexes = IndexCache()
         self.last_loads: tuple[CandidatesLoaded, ...] = ()
 
-    def compile(self, sql: str) -> tuple[exp.Expr, str]:
+    def compile(self, sql: str | Query) -> tuple[exp.Expr, str]:
         """Parse, check and normalise, as :meth:`engines.suql.execute.SuqlEngine.compile` does (no database work):
         the tree and its WHERE in DNF."""
         from engines.suql.dnf import dnf_text, to_dnf
@@ -76,14 +77,18 @@ class PostgresSuqlEngine:
         conjuncts, _ = to_dnf(where.this)
         return tree, dnf_text(conjuncts)
 
-    def _local(self, sql: str, mode: Any, emit: Emit, cancel: threading.Event | None) -> tuple[SuqlEngine, Sandbox]:
+    def _local(
+        self, sql: str | Query, mode: Any, emit: Emit, cancel: threading.Event | None
+    ) -> tuple[SuqlEngine, Sandbox, Query]:
+        """The local engine over the candidate rows PostgreSQL returns for ``sql``, read once: the same reading
+        (a :class:`~engines.suql.language.Query`) is given to that engine, so the text is parsed once per run."""
         from engines.suql import language
         from engines.suql.execute import SuqlEngine
         from engines.suql.plan import Mode, mode_named
 
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
-        tree = language.parse(sql)
-        filters = self.filters(tree, structured_first=m.structured_first)
+        query = language.read(sql)
+        filters = self.filters(query.tree, structured_first=m.structured_first)
         settings = self.settings
         local, loads = load_candidates(
             self.sandbox,
@@ -99,7 +104,7 @@ class PostgresSuqlEngine:
         engine = SuqlEngine(
             local, self.llm, pool=self.pool, cap=self.cap, call_budget=self.call_budget, ranker=self.ranker
         )
-        return engine, local
+        return engine, local, query
 
     def filters(self, tree: exp.Expr, *, structured_first: bool = True) -> dict[str, TableFilter]:
         tables = self.sandbox.tables_by_name
@@ -117,17 +122,17 @@ class PostgresSuqlEngine:
             filters = {k: TableFilter(k, f.columns, None) for k, f in filters.items()}
         return filters
 
-    def run(self, sql: str, *, mode: Any = "E", emit: Emit = ignore, cancel: threading.Event | None = None,
+    def run(self, sql: str | Query, *, mode: Any = "E", emit: Emit = ignore, cancel: threading.Event | None = None,
             order_predicates: bool | None = None) -> Any:  # fmt: skip
-        engine, local = self._local(sql, mode, emit, cancel)
+        engine, local, query = self._local(sql, mode, emit, cancel)
         try:
-            return engine.run(sql, mode=mode, emit=emit, cancel=cancel, order_predicates=order_predicates)
+            return engine.run(query, mode=mode, emit=emit, cancel=cancel, order_predicates=order_predicates)
         finally:
             local.close()
 
-    def estimate_calls(self, sql: str, mode: Any = "E") -> int:
-        engine, local = self._local(sql, mode, ignore, None)
+    def estimate_calls(self, sql: str | Query, mode: Any = "E") -> int:
+        engine, local, query = self._local(sql, mode, ignore, None)
         try:
-            return engine.estimate_calls(sql, mode)
+            return engine.estimate_calls(query, mode)
         finally:
             local.close()

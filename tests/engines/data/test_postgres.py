@@ -537,7 +537,9 @@ def test_the_chosen_ranker_reaches_the_engine_that_runs_locally(db):
     session = open_suql(settings, source=open_source(db, settings))
     try:
         assert session.engine.ranker == "sentence"
-        local_engine, local = session.engine._local("SELECT id FROM notes WHERE kind = 'a'", "E", lambda e: None, None)
+        local_engine, local, _ = session.engine._local(
+            "SELECT id FROM notes WHERE kind = 'a'", "E", lambda e: None, None
+        )
         try:
             assert local_engine.ranker == "sentence"
         finally:
@@ -556,3 +558,26 @@ def test_the_gate_names_a_querys_result_columns_and_their_types(source):
     assert gate.columns_of(gate.check("SELECT id FROM notes UNION SELECT n FROM notes")) == [("id", "INTEGER")]
     typed = dict(gate.columns_of(gate.check("SELECT n, tz, ia FROM typed")))
     assert typed == {"n": "DOUBLE", "tz": "TIMESTAMP WITH TIME ZONE", "ia": "INTEGER[]"}
+
+
+def test_a_suql_run_on_postgresql_parses_the_query_text_once(source, monkeypatch):
+    """The filter PostgreSQL runs and the local engine over its candidates share one reading of the query."""
+    from sqlglot import parser as sqlglot_parser
+
+    texts: list[str] = []
+    real = sqlglot_parser.Parser.parse
+
+    def parse(self, raw_tokens, sql=None):
+        texts.append(sql or "")
+        return real(self, raw_tokens, sql)
+
+    monkeypatch.setattr(sqlglot_parser.Parser, "parse", parse)
+    engine = source.suql_engine(sim())
+    query = "SELECT id FROM items WHERE score < 3 AND color = 'red' AND answer(note, 'is it quiet?') = 'Yes'"
+    for mode in ("C", "E"):
+        texts.clear()
+        engine.run(query, mode=mode)
+        assert texts.count(query) == 1, mode
+        texts.clear()
+        assert engine.estimate_calls(query, mode) >= 0
+        assert texts.count(query) == 1, mode
