@@ -216,6 +216,10 @@ def _allowed_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     except Exception:  # pragma: no cover - virtualenv variants
         pass
     code = {entry for entry in sys.path if entry and os.path.isdir(entry)}
+    # this project's own code, wherever it is imported from: an editable install finds it through an import hook, not
+    # through sys.path, and a module the worker imports lazily (engines.kg.agreement …) must still load
+    engines_dir = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    code.update({engines_dir, os.path.join(os.path.dirname(engines_dir), "worlds")})
 
     def clean(paths: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted({os.path.realpath(p) for p in paths if p} - {os.path.realpath("/")}))
