@@ -259,13 +259,10 @@ def table_agent(
     )
 
 
-@dataclass
-class RestaurantSession:
-    settings: Settings
-    tables: TableSource  # the world's tables or the user's data, behind one interface
-    llm: LLM
-    agent: TextToSQLAgent
-    world: object  # the built-in world (restaurants.RestaurantWorld), or the user's data source
+class _OverTables:
+    """What a session over a :class:`TableSource` derives from it: its gate, and the user's data (if any)."""
+
+    tables: TableSource
 
     @property
     def sandbox(self) -> SqlGate:
@@ -275,6 +272,15 @@ class RestaurantSession:
     def source(self) -> TableSource | None:
         """A user's own data (None over a built-in world)."""
         return None if self.tables.kind == "world" else self.tables
+
+
+@dataclass
+class RestaurantSession(_OverTables):
+    settings: Settings
+    tables: TableSource  # the world's tables or the user's data, behind one interface
+    llm: LLM
+    agent: TextToSQLAgent
+    world: object  # the built-in world (restaurants.RestaurantWorld), or the user's data source
 
     def close(self) -> None:
         self.tables.close()
@@ -337,7 +343,7 @@ def open_restaurants(
 
 
 @dataclass
-class SuqlSession:
+class SuqlSession(_OverTables):
     settings: Settings
     world_name: str
     tables: TableSource  # the world's tables or the user's data, behind one interface
@@ -345,15 +351,6 @@ class SuqlSession:
     llm: LLM
     engine: SuqlRunner
     examples: tuple[Example, ...] = field(default_factory=tuple)
-
-    @property
-    def sandbox(self) -> SqlGate:
-        return self.tables.sandbox
-
-    @property
-    def source(self) -> TableSource | None:
-        """A user's own data (None over a built-in world)."""
-        return None if self.tables.kind == "world" else self.tables
 
     def schema(self) -> str:
         """The schema the SUQL tab shows: a world's own text (the lecture's), a user's data with SUQL's functions and

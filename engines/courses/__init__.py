@@ -274,14 +274,7 @@ def open_courses_agent(
         world.load, row_cap=settings.row_cap, timeout_s=settings.query_timeout_s, limits=Limits.from_settings(settings)
     )
     agent = SuqlAgent.over(
-        SuqlEngine(
-            sandbox,
-            llm,
-            pool=1,
-            cap=settings.suql_cap,
-            call_budget=settings.suql_call_budget,
-            ranker=settings.suql_ranker,
-        ),
+        SuqlEngine.from_settings(sandbox, llm, settings),
         world.schema(),
         enum_fields={},
         classify_method=settings.classify_method,

@@ -194,14 +194,7 @@ class DataSource:
 
         if not isinstance(self.sandbox, Sandbox):
             raise TypeError(f"{self.name}: SUQL runs on a DuckDB sandbox, not on {type(self.sandbox).__name__}")
-        return SuqlEngine(
-            self.sandbox,
-            llm,
-            pool=pool,
-            cap=settings.suql_cap,
-            call_budget=settings.suql_call_budget,
-            ranker=settings.suql_ranker,
-        )
+        return SuqlEngine.from_settings(self.sandbox, llm, settings, pool=pool)
 
     def examples(self) -> tuple[Example, ...]:
         """Queries to start from, made from the description (:func:`engines.data.examples.examples_for`)."""

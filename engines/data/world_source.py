@@ -101,14 +101,7 @@ class WorldSource:
     def suql_engine(self, llm: LLM, settings: Settings, *, pool: int = 1) -> SuqlRunner:
         from engines.suql.execute import SuqlEngine
 
-        return SuqlEngine(
-            self.sandbox,
-            llm,
-            pool=pool,
-            cap=settings.suql_cap,
-            call_budget=settings.suql_call_budget,
-            ranker=settings.suql_ranker,
-        )
+        return SuqlEngine.from_settings(self.sandbox, llm, settings, pool=pool)
 
     def examples(self) -> tuple[Example, ...]:
         return self.example_source()

@@ -23,7 +23,7 @@ import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -50,6 +50,9 @@ from engines.suql.dnf import dnf_text, to_dnf
 from engines.suql.language import Query, SuqlError, calls_in, pretty
 from engines.suql.plan import DEFAULT_MODE, Mode, Plan, mode_named
 
+if TYPE_CHECKING:
+    from engines.settings import Settings
+
 __all__ = [
     "PlanBuilt",
     "Query",
@@ -57,6 +60,7 @@ __all__ = [
     "RowDecided",
     "Stats",
     "SuqlEngine",
+    "compile_query",
     "SuqlResult",
     "budget_message",
     "resolved_order",
@@ -123,6 +127,18 @@ class SuqlResult:
 # --- the engine ---------------------------------------------------------------------------------
 
 
+def compile_query(sql: str | Query) -> tuple[exp.Expr, str]:
+    """Parse, check and normalise a SUQL query: its tree and its WHERE in DNF (no database work; every engine's
+    ``compile``)."""
+    tree = language.read(sql).tree
+    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    where = select.args.get("where") if select is not None else None
+    if where is None or not calls_in(where.this):
+        return tree, pretty(where.this) if where is not None else ""
+    conjuncts, _ = to_dnf(where.this)
+    return tree, dnf_text(conjuncts)
+
+
 class SuqlEngine:
     """Runs SUQL on the tables of one sandbox with one LLM."""
 
@@ -156,6 +172,18 @@ class SuqlEngine:
             raise ValueError("names must describe the engine's own sandbox")
         self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table
 
+    @classmethod
+    def from_settings(cls, sandbox: Sandbox, llm: LLM, settings: Settings, *, pool: int = 1) -> SuqlEngine:
+        """The engine bounded by ``settings`` (``suql_cap``, ``suql_call_budget``, ``suql_ranker``)."""
+        return cls(
+            sandbox,
+            llm,
+            pool=pool,
+            cap=settings.suql_cap,
+            call_budget=settings.suql_call_budget,
+            ranker=settings.suql_ranker,
+        )
+
     @staticmethod
     def parse(sql: str) -> Query:
         """``sql`` parsed and checked once: a :class:`Query` that :meth:`run`, :meth:`estimate_calls` and
@@ -164,13 +192,7 @@ class SuqlEngine:
 
     def compile(self, sql: str | Query) -> tuple[exp.Expr, str]:
         """Parse, check and normalise: the tree and its WHERE in DNF (no database work)."""
-        tree = language.read(sql).tree
-        select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
-        where = select.args.get("where") if select is not None else None
-        if where is None or not calls_in(where.this):
-            return tree, pretty(where.this) if where is not None else ""
-        conjuncts, _ = to_dnf(where.this)
-        return tree, dnf_text(conjuncts)
+        return compile_query(sql)
 
     def run(
         self,

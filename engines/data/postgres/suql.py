@@ -66,16 +66,9 @@ class PostgresSuqlEngine:
     def compile(self, sql: str | Query) -> tuple[exp.Expr, str]:
         """Parse, check and normalise, as :meth:`engines.suql.execute.SuqlEngine.compile` does (no database work):
         the tree and its WHERE in DNF."""
-        from engines.suql.dnf import dnf_text, to_dnf
-        from engines.suql.language import calls_in, pretty, read
+        from engines.suql.execute import compile_query
 
-        tree = read(sql).tree
-        select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
-        where = select.args.get("where") if select is not None else None
-        if where is None or not calls_in(where.this):
-            return tree, pretty(where.this) if where is not None else ""
-        conjuncts, _ = to_dnf(where.this)
-        return tree, dnf_text(conjuncts)
+        return compile_query(sql)
 
     def _local(
         self, sql: str | Query, mode: Any, emit: Emit, cancel: threading.Event | None
