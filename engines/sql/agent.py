@@ -164,12 +164,17 @@ class TextToSQLAgent:
     schema_for: Callable[[str], tuple[str, Mapping[str, EnumSpec]]] | None = None
     """A source described lazily (PostgreSQL): the schema text and enumerations for a question, the tables it
     mentions described first (engines.data.source.agent_schema); None: ``schema`` and ``enum_fields`` as given."""
+    offered: str | None = field(default=None, init=False, repr=False, compare=False)
+    """The condition (PostgreSQL SQL) the last reply offered to relax ("Would you like me to relax it?"): the
+    dialogue's state, shown to the next turn's route and parse so a "yes" accepts the offer; None after any
+    other reply."""
     tasks: DialogueTasks = SQL_TASKS
     """The LLM tasks of a turn (route, parse, respond): the Text-to-SQL agent's, or those of an agent package that
     simulates them with its own reader (the course assistant's, engines.courses.tasks.COURSE_TASKS)."""
 
     def reset(self) -> None:
         self.history.clear()
+        self.offered = None
 
     def ask(self, utterance: str, *, emit: Emit = ignore, cancel: threading.Event | None = None) -> TurnResult:
         """Run one turn.  Errors of the query become part of the result, never an exception
@@ -192,13 +197,14 @@ class TextToSQLAgent:
         if self.schema_for is not None:  # the tables this question mentions, described before it is read
             self.schema, self.enum_fields = self.schema_for(utterance)
         emit(TurnStarted(utterance, len(self.history) + 1))
-        routed = llm.run(self.tasks.route, Dialogue(utterance, tuple(self.history), self.schema))
+        offer, self.offered = self.offered, None
+        routed = llm.run(self.tasks.route, Dialogue(utterance, tuple(self.history), self.schema, offer))
         emit(InputClassified(routed.needs_database, routed.reason))
         if not routed.needs_database:
             reply = llm.run(self.tasks.respond, RespondInput(utterance, tuple(self.history), None, self.schema))
             return self._finish(emit, calls, TurnResult(utterance, False, routed.reason, reply), sql=None)
 
-        parsed = llm.run(self.tasks.parse, Dialogue(utterance, tuple(self.history), self.schema))
+        parsed = llm.run(self.tasks.parse, Dialogue(utterance, tuple(self.history), self.schema, offer))
         emit(QueryParsed(parsed))
         sql = parsed  # what failed, if something does: the parse, or the rewritten statement
         try:
@@ -224,7 +230,10 @@ class TextToSQLAgent:
 
         emit(QueryExecuted(result.columns, result.rows, result.truncated, result.elapsed_s))
         sentence = read_back(rewritten, types=self.sandbox.column_types(rewritten))
-        missing = self.unused_phrases(utterance, parsed, rewritten)
+        # a "yes" to the offer to relax a condition: the query is the previous one without it, and the message's
+        # words ask for no condition of their own
+        accepted = offer is not None and is_relaxed(self.history, offer, rewritten)
+        missing = () if accepted else self.unused_phrases(utterance, parsed, rewritten)
         emit(ReadBackWritten(sentence, missing))
         emptied = None
         if not result.rows and self.diagnose_empty:
@@ -391,6 +400,8 @@ class TextToSQLAgent:
     def _finish(self, emit: Emit, calls: list[CallRecord], turn: TurnResult, *, sql: str | None) -> TurnResult:
         turn = TurnResult(**{**turn.__dict__, "calls": tuple(calls)})
         self.history.append(Turn(turn.utterance, sql, turn.reply))
+        # the reply was handed the offer (Emptied.reply_hint) only when it was written from the rows
+        self.offered = turn.emptied.condition if turn.emptied is not None and not turn.not_understood else None
         emit(TurnFinished(turn))
         return turn
 
@@ -460,6 +471,25 @@ def without(tree: exp.Select, index: int) -> exp.Select:
     variant = tree.copy()
     variant.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     return variant
+
+
+def is_relaxed(history: list[Turn], offer: str, tree: exp.Expr) -> bool:
+    """Whether ``tree`` is the previous query of the dialogue without the condition ``offer`` (on parsed trees)."""
+    previous = next((t.sql for t in reversed(history) if t.sql), None)
+    if previous is None or not isinstance(tree, exp.Select):
+        return False
+    try:
+        before = sqlglot.parse_one(previous, read="postgres")
+        condition = sqlglot.parse_one(offer, read="postgres")
+    except sqlglot.errors.SqlglotError:
+        return False
+    if not isinstance(before, exp.Select) or before.args.get("where") is None:
+        return False
+    parts = conjuncts(before.args["where"].this)
+    if condition not in parts:
+        return False
+    expected = without(before, parts.index(condition))
+    return bool(expected == tree)
 
 
 def _count_of(query: exp.Select) -> exp.Select:

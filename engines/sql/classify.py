@@ -13,7 +13,6 @@ Four methods, as compared in §3.3:
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,7 +21,10 @@ from sqlglot import exp
 
 from engines.events import Emit, ValuesClassified, ignore
 from engines.llm.task import I, O, Task
+from engines.sql.folding import fold
 from engines.sql.tasks import CLASSIFY, ClassifyInput
+
+__all__ = ["METHODS", "Classifier", "fold", "similarity", "classify_exact", "classify_similarity", "top_similar"]
 
 METHODS = ("exact", "similarity", "llm_all", "retrieve_llm")
 
@@ -43,12 +45,6 @@ class Chooser(Protocol):
     :data:`~engines.sql.tasks.CLASSIFY` task), or anything else that runs tasks."""
 
     def run(self, task: Task[I, O], input: I) -> O: ...
-
-
-def fold(text: str) -> str:
-    """Lower case without accents: 'Café' -> 'cafe'."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower().strip()
 
 
 def trigrams(text: str) -> set[str]:

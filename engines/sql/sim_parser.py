@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from engines.llm.protocol import Turn
 from engines.llm.seeded import unit
+from engines.sql.folding import fold
 
 # --- the model's general knowledge: places and food words -------------------------------
 
@@ -470,7 +471,7 @@ def _projection(low: str) -> list[str] | None:
 
 def _places(raw: str, low: str) -> list[str]:
     found: list[str] = []
-    taken = low
+    taken = fold(low)  # "Pälo Àlto" is Palo Alto: accents folded, as classify() folds them
     for key in sorted(PLACES, key=len, reverse=True):
         m = re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", taken)
         if m:
@@ -479,7 +480,7 @@ def _places(raw: str, low: str) -> list[str]:
     if found:
         return found
     # An unknown capitalised place after "in" / "near" / "around".
-    m = re.search(r"\b(?:in|near|around)\s+((?:[A-Z][a-z]+)(?:\s+[A-Z][a-z]+){0,2})", raw)
+    m = re.search(r"\b(?:in|near|around)\s+((?:[^\W\d_a-z][^\W\d_]+)(?:\s+[^\W\d_a-z][^\W\d_]+){0,2})", raw)
     if m and m.group(1).lower() not in FOOD_WORDS:
         return [m.group(1)]
     return []
@@ -656,6 +657,54 @@ def route(utterance: str, history: Sequence[Turn], schema: str) -> tuple[bool, s
     if _FOLLOW_UP.search(low) and any(t.sql for t in history):
         return True, "refers back to the previous results"
     return False, "names nothing in the database"
+
+
+_YES = re.compile(
+    r"^\s*(yes|yeah|yep|yup|sure|ok(ay)?|alright|all right|please|go ahead|do it|relax it|of course|why not)"
+    r"(\W+(yes|sure|ok(ay)?|please|go ahead|do it|relax it|thanks|thank you|that would be great))*[\s!.]*$"
+)
+_NO = re.compile(r"^\s*(no|nope|nah|no thanks|no thank you|don'?t|keep it|leave it)(\W+(thanks|thank you))?[\s!.]*$")
+
+
+def answers_offer(utterance: str) -> bool | None:
+    """A reply to "Would you like me to relax it?": True for a yes ("sure", "ok please"), False for a no,
+    None for anything else (a new question)."""
+    low = utterance.strip().lower()
+    if _YES.match(low):
+        return True
+    if _NO.match(low):
+        return False
+    return None
+
+
+def relaxed(history: Sequence[Turn], offer: str) -> str | None:
+    """The previous query without the condition offered to relax (decided on the parsed trees); None when the
+    previous query or the condition cannot be read, or the condition is not one of its top-level ones."""
+    previous = next((t.sql for t in reversed(history) if t.sql), None)
+    if previous is None:
+        return None
+    try:
+        tree = sqlglot.parse_one(previous, read="postgres")
+        condition = sqlglot.parse_one(offer, read="postgres")
+    except sqlglot.errors.SqlglotError:
+        return None
+    where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+    if where is None:
+        return None
+    parts = _conjuncts(where.this)
+    rest = [p for p in parts if p != condition]
+    if len(rest) == len(parts):
+        return None
+    out = tree.copy()
+    out.set("where", exp.Where(this=exp.and_(*(p.copy() for p in rest))) if rest else None)
+    return out.sql(dialect="postgres", normalize_functions=False)
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    node = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
 
 
 # --- parsing -----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from engines.llm.protocol import Results, Routed, Turn
 from engines.llm.replies import read_text, validated
 from engines.llm.task import Task
 from engines.sql import sim, sim_parser, sim_tables
+from engines.sql.folding import fold
 
 if TYPE_CHECKING:
     from engines.llm.sim import SimBackend
@@ -38,6 +39,10 @@ class Dialogue:
     utterance: str
     history: tuple[Turn, ...]
     schema: str
+    offer: str | None = None
+    """The condition (PostgreSQL SQL) of the previous query that the assistant's last reply offered to relax
+    ("Would you like me to relax it?"): part of the dialogue so far, so the model reading the reply knows what a
+    "yes" accepts. None when the last reply offered nothing."""
 
 
 @dataclass(frozen=True)
@@ -127,15 +132,15 @@ def read_routed(text: str, _input: Any = None) -> Routed:
 
 
 def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
-    """``{"values": [...]}`` -> the candidates named (exactly, else case-insensitively), in reply order."""
+    """``{"values": [...]}`` -> the candidates named (exactly, else ignoring case and accents), in reply order."""
     values = validated(ClassifyReply, text, "classify").values
     exact = {c: c for c in candidates}
     folded: dict[str, str] = {}
     for c in candidates:
-        folded.setdefault(c.strip().casefold(), c)
+        folded.setdefault(fold(c), c)
     chosen: list[str] = []
     for value in values:
-        match = exact.get(value) or folded.get(value.strip().casefold())
+        match = exact.get(value) or folded.get(fold(value))
         if match is None:
             log.debug("classify: dropped %r, not among the candidates", value)
         elif match not in chosen:
@@ -149,12 +154,22 @@ def read_values(text: str, candidates: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _sim_route(b: SimBackend, i: Dialogue) -> Routed:
+    if i.offer is not None:  # the last reply offered to relax a condition: is this a yes or a no to it?
+        answer = sim_parser.answers_offer(i.utterance)
+        if answer is True:
+            return Routed(True, f"accepts the offer to relax {i.offer}: the previous search without it")
+        if answer is False:
+            return Routed(False, "declines the offer to relax a condition: the search stays as it was")
     if sim_tables.is_described(i.schema):  # a user's own tables: the generic reader
         return Routed(*sim_tables.route(i.utterance, i.history, i.schema))
     return Routed(*sim_parser.route(i.utterance, i.history, i.schema))
 
 
 def _sim_parse(b: SimBackend, i: Dialogue) -> str:
+    if i.offer is not None and sim_parser.answers_offer(i.utterance) is True:
+        relaxed = sim_parser.relaxed(i.history, i.offer)
+        if relaxed is not None:
+            return relaxed
     if sim_tables.is_described(i.schema):
         return sim_tables.parse(i.utterance, i.history, i.schema)
     return sim_parser.parse(i.utterance, i.history, i.schema, seed=b.seed, drop_rate=b.parse_drop_rate)
@@ -166,12 +181,14 @@ def _sim_respond(b: SimBackend, i: RespondInput) -> str:
             return sim_tables.direct_reply(i.utterance, i.schema)
         return sim_tables.results_reply(i.utterance, i.results)
     if i.results is None:
+        if i.history and "relax it?" in (i.history[-1].reply or "") and sim_parser.answers_offer(i.utterance) is False:
+            return "All right: I'll keep the search as it was. Ask me about other restaurants any time."
         return sim.direct_reply(i.utterance)
     return sim.results_reply(i.utterance, i.results, suql=sim_parser.suql_schema(i.schema))
 
 
 def _dialogue_context(i: Dialogue) -> dict[str, Any]:
-    return {"utterance": i.utterance, "history": recent(i.history), "schema": i.schema}
+    return {"utterance": i.utterance, "history": recent(i.history), "schema": i.schema, "offer": i.offer}
 
 
 def _respond_context(i: RespondInput) -> dict[str, Any]:
