@@ -700,13 +700,6 @@ def relaxed(history: Sequence[Turn], offer: str) -> str | None:
     return out.sql(dialect="postgres", normalize_functions=False)
 
 
-def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    node = node.unnest() if isinstance(node, exp.Paren) else node
-    if isinstance(node, exp.And):
-        return _conjuncts(node.this) + _conjuncts(node.expression)
-    return [node]
-
-
 # --- parsing -----------------------------------------------------------------------------
 
 
