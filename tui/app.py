@@ -780,8 +780,19 @@ class CS224VApp(App[None]):
             self.notify("Nothing to export yet: run a query first.", title="Export", severity="warning")
             return
         spec = next(s for s in AREAS if s.id == self.active_tab)
-        screen = ExportScreen(spec.title, sources, self.wall_clock(), folder=self.export_dir)
+        reads = self._read_paths()
+        screen = ExportScreen(spec.title, sources, self.wall_clock(), folder=self.export_dir, reads=reads)
         self.push_screen(screen, self._exported)
+
+    def _read_paths(self) -> list[Path]:
+        """The files the app was given to read (--db, --rdf): an export never replaces them."""
+        settings = self._settings
+        if settings is None:
+            return []
+        paths = list(settings.kg_rdf)
+        if settings.db and "://" not in settings.db:
+            paths.append(Path(settings.db).expanduser())
+        return paths
 
     def _exported(self, done: object) -> None:
         from engines.api import Exported
@@ -877,6 +888,17 @@ class CS224VApp(App[None]):
                     "Make every simulated LLM call take this long, to watch the calls stream in (0: instant).",
                     partial(self.use_latency, seconds),
                 )
+        # what F9 and Shift+F9 do, in every tab (each says so when there is nothing to export or copy yet)
+        yield PaletteCommand(
+            "Export: write a table to a file (F9)",
+            "Write the focused table (or the tab's first) to CSV, JSON, JSON Lines or Parquet.",
+            self.action_export,
+        )
+        yield PaletteCommand(
+            "Copy: the cell, row, query or read-back (Shift+F9)",
+            "Choose what to copy to the clipboard: the highlighted cell or row, a query, the read-back.",
+            self.action_copy_menu,
+        )
         active = self.active_area
         if active is not None:
             yield from active.commands()

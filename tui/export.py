@@ -155,6 +155,80 @@ def default_path(tab: str, source: ExportSource, now: datetime, *, folder: Path 
     return str(folder / f"{slug(tab)}-{source.name}-{now:%Y%m%d-%H%M%S}{ext}")
 
 
+# --- where F9 writes: the path typed, under the rules of the command line's --out ----------------------
+
+
+class TargetRefused(ValueError):
+    """A path the export prompt will not write to; the message is one line for a person."""
+
+
+CODE_ROOTS = tuple(Path(__file__).resolve().parent.parent / name for name in ("engines", "tui", "worlds"))
+"""This program's own source folders: an export never lands in them."""
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()  # follows symlinks: a link to a source is the source
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def read_files(paths: Sequence[Path]) -> list[Path]:
+    """The files the app reads, from the paths it was given (--db, --rdf): a folder stands for the files in it."""
+    found: list[Path] = []
+    for path in paths:
+        try:
+            if path.is_dir():
+                found += [p for p in path.iterdir() if p.is_file()][:10_000]
+            else:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def export_target(typed: str, folder: Path = EXPORT_DIR, reads: Sequence[Path] = ()) -> Path:
+    """Where the export prompt writes ``typed``: an absolute path (or ``~/…``) where it says, also when typed
+    over the proposed file name (``~/cs224v-exports//tmp/x.csv`` is ``/tmp/x.csv``); a relative one under the
+    exports ``folder``.  Refused (:class:`TargetRefused`) as the command line's ``--out`` is: a path outside the
+    exports folder whose folder does not exist (a typo grows no tree of folders), a file that is a folder or
+    not a regular file, a symbolic link (never written through nor replaced), one of the files the app reads
+    (``reads``, compared by device and inode), or a file among this program's source code."""
+    text = typed.strip()
+    if "\x00" in text:
+        raise TargetRefused("the file name holds a NUL character")
+    prefix = str(folder).rstrip("/") + "/"
+    inside = True
+    if text.startswith(prefix):
+        rest = text[len(prefix) :].lstrip()
+        if rest.startswith(("/", "~")):  # an absolute path typed over the proposed name
+            text, inside = rest, False
+    elif text.startswith(("/", "~")):
+        inside = False
+    if inside:
+        rest = text[len(prefix) :] if text.startswith(prefix) else text
+        target = folder.expanduser() / rest
+    else:
+        target = Path(text).expanduser()
+    shown = str(target)
+    if inside and not target.resolve().is_relative_to(folder.expanduser().resolve()):
+        raise TargetRefused(f"{rest} leaves the exports folder {folder}: type a path starting with / or ~ instead")
+    if target.is_symlink():
+        raise TargetRefused(f"{shown} is a symbolic link: an export is never written through one; give another name")
+    if target.is_dir():
+        raise TargetRefused(f"{shown} is a folder: give a file name")
+    if not inside and not target.parent.is_dir():
+        raise TargetRefused(f"the folder {target.parent} does not exist")
+    resolved = target.resolve()
+    if any(resolved.is_relative_to(root) for root in CODE_ROOTS):
+        raise TargetRefused(f"{shown} is among this program's source files: give another place")
+    identity = _identity(target)
+    if identity is not None and any(_identity(source) == identity for source in reads):
+        raise TargetRefused(f"{shown} is a file the app reads: writing there would replace your data")
+    return target
+
+
 # --- the highlighted cell ---------------------------------------------------------------------
 
 
@@ -194,6 +268,22 @@ def row_tsv(fields: Sequence[tuple[str, str]]) -> str:
     return "\t".join(re.sub(r"[\t\r\n]+", " ", value) for _, value in fields)
 
 
+def row_json(table: DataTable, fields: Sequence[tuple[str, str]]) -> str:
+    """The highlighted row as one JSON object with its values typed as F9's JSON export writes them (numbers
+    stay numbers, lists lists): from the table's rows as the engine returned them when it keeps them and they
+    line up with the rows shown; else the text of each cell."""
+    from engines.api import to_jsonable
+
+    exporter = getattr(table, "export_table", None)
+    row = table.cursor_coordinate.row
+    if callable(exporter):
+        columns, rows = exporter()
+        if len(rows) == table.row_count and 0 <= row < len(rows) and len(columns) == len(rows[row]):
+            typed = {str(c): to_jsonable(v) for c, v in zip(columns, rows[row])}
+            return json.dumps(typed, ensure_ascii=False)
+    return json.dumps(dict(fields), ensure_ascii=False)
+
+
 # --- what can be copied -----------------------------------------------------------------------
 
 
@@ -230,7 +320,7 @@ def copy_items(area: Widget) -> list[CopyItem]:
         if fields:
             title = f"{table_title(table)} · row {table.cursor_coordinate.row + 1}"
             items.append(CopyItem(f"Row, tab-separated — {title}", row_tsv(fields)))
-            items.append(CopyItem(f"Row as JSON — {title}", json.dumps(dict(fields), ensure_ascii=False)))
+            items.append(CopyItem(f"Row as JSON — {title}", row_json(table, fields)))
     for widget in area.query(Widget):
         if not is_shown(widget):
             continue
@@ -265,8 +355,17 @@ class ExportScreen(ModalScreen["Exported | None"]):
 
     BINDINGS = [Binding("escape", "close", "Cancel", tooltip="Close the prompt without writing anything.")]
 
-    def __init__(self, tab: str, sources: Sequence[ExportSource], now: datetime, *, folder: Path = EXPORT_DIR) -> None:
+    def __init__(
+        self,
+        tab: str,
+        sources: Sequence[ExportSource],
+        now: datetime,
+        *,
+        folder: Path = EXPORT_DIR,
+        reads: Sequence[Path] = (),
+    ) -> None:
         super().__init__()
+        self.reads = read_files(reads)  # the files the app reads (--db, --rdf): never written over
         self.tab = tab
         self.sources = list(sources)
         self.now = now
@@ -340,7 +439,13 @@ class ExportScreen(ModalScreen["Exported | None"]):
         if not Path(path).suffix and not path.endswith(("/", "~")):
             path += DEFAULT_EXT  # a bare name: CSV
         try:
-            done = export_rows(path, self.source.columns, self.source.rows, overwrite=self._confirm == path)
+            target = export_target(path, self.folder, self.reads)
+        except TargetRefused as e:
+            self._confirm = None
+            self._message(f"Cannot write there: {e}.", error=True)
+            return None
+        try:
+            done = export_rows(target, self.source.columns, self.source.rows, overwrite=self._confirm == path)
         except ExportExists as e:
             self._confirm = path
             self._message(f"{e.path} exists: Enter again replaces it, or change the name.", error=True)
@@ -451,5 +556,6 @@ __all__ = [
     "cursor_row",
     "dataclass_source",
     "default_path",
+    "export_target",
     "table_sources",
 ]

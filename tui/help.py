@@ -71,6 +71,11 @@ calls take time, so you can watch them stream in; the header shows the latency i
 """
 
 
+KEY_SHARE = 0.4
+"""The most of the help's width a key column takes."""
+KEY_MIN = 12
+
+
 class HelpScreen(ModalScreen[None]):
     """Help for the tab that was showing, then the app-wide keys."""
 
@@ -95,6 +100,21 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#help-scroll").focus()
+
+    def on_markdown_table_of_contents_updated(self, _event: Markdown.TableOfContentsUpdated) -> None:
+        self.call_after_refresh(self.widen_key_columns)
+
+    def widen_key_columns(self) -> None:
+        """Each table's first column (the keys) as wide as its longest entry, at most :data:`KEY_SHARE` of the
+        width, so "Enter (in the question box)" does not wrap over four lines; the second column takes the rest."""
+        width = self.query_one("#help-text", Markdown).content_region.width
+        for table in self.query("MarkdownTableContent"):  # Textual's table of a Markdown: its headers and rows
+            headers, rows = getattr(table, "headers", []), getattr(table, "rows", [])
+            if len(headers) != 2:
+                continue
+            longest = max(len(cell.plain) for cell in [headers[0], *(row[0] for row in rows if row)])
+            bound = max(KEY_MIN, int(width * KEY_SHARE))
+            table.styles.grid_columns = f"{min(longest + 2, bound)} 1fr"  # + the cell's padding
 
     def action_close(self) -> None:
         self.dismiss(None)
