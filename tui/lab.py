@@ -213,7 +213,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
                 with RadioSet(id="lab-size") as sizes:
                     sizes.border_title = "Size · s switches"
                     for size in SIZES:
-                        yield RadioButton(size, value=size == self.run_size, id=f"lab-size-{size}")
+                        yield SizeButton(size, value=size == self.run_size, id=f"lab-size-{size}")
             with Vertical(id="lab-right"):
                 caption = TextView(id="lab-caption")
                 caption.border_title = "Experiment"
@@ -334,6 +334,17 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def action_toggle_size(self) -> None:
         self.set_size("full" if self.run_size == "small" else "small")
+
+    def export_sources(self) -> list[Any]:
+        """Every table that shows, the experiment's named after it: ``lab-<experiment>-<size>-<time>.csv``."""
+        from tui.export import slug
+
+        sources = super().export_sources()
+        found = self._shown_result(self._selected) if self._selected in self._experiments else None
+        for source in sources:
+            if found is not None and source.widget is not None and source.widget.id == "lab-table":
+                source.name = f"{slug(str(self._selected))}-{found[0]}"
+        return sources
 
     def use_settings(self, settings: Settings) -> None:
         """Another backend: the kept results were measured with the old one, so they are dropped."""
@@ -464,6 +475,17 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
     def _hide_progress(self) -> None:
         self.query_one("#lab-progress-row").display = False
+
+
+class SizeButton(RadioButton):
+    """A size's radio button whose mark says which is chosen without colour: ● chosen, ○ not."""
+
+    BUTTON_INNER = "○"
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "●" if self.value else "○"
+        super().watch_value()
+        self.refresh()
 
 
 # --- pure helpers ----------------------------------------------------------------------------------
