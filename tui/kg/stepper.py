@@ -110,6 +110,18 @@ _STEP = Binding.Group("Step")
 """The stepper's → and ← keys, shown as one footer entry."""
 
 
+class QuestionList(OptionList):
+    """The stepper's question list. Enter on a group's header (or before anything is highlighted) highlights the
+    group's first question, and the tab's status line then says which it is and that Enter runs it."""
+
+    def action_select(self) -> None:
+        highlighted = self.highlighted
+        if highlighted is None or self.get_option_at_index(highlighted).disabled:
+            self.action_cursor_down()  # the next question (the first, when none is highlighted)
+            return
+        super().action_select()
+
+
 class StepperView(Horizontal):
     """The stepper: its keys, wherever the focus is in it (except in the path box), each posting what was asked
     (:class:`StepRequested`, :class:`EdgeRequested`, …: the tab keeps the model and decides), and :meth:`show`,
@@ -613,6 +625,7 @@ def observation_label(step: Step) -> Content:
 __all__ = [
     "ACTION_NOTES",
     "FINISHES",
+    "QuestionList",
     "StepStrip",
     "StepView",
     "StepperView",

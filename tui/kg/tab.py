@@ -55,6 +55,7 @@ from tui.kg.results import (
 )
 from tui.kg.sparql import SparqlEditor
 from tui.kg.stepper import (
+    QuestionList,
     StepperView,
     StepStrip,
     StepView,
@@ -168,7 +169,7 @@ class KgArea(WorkArea):
             with TabPane("Trajectory stepper", id="kg-stepper"):
                 with StepperView(id="kg-stepper-columns"):
                     with Vertical(id="kg-stepper-left"):
-                        questions = OptionList(id="kg-questions")
+                        questions = QuestionList(id="kg-questions")
                         questions.border_title = "Questions · Enter runs the agent"
                         yield questions
                         load = TextBox(placeholder="path/to/trajectory.json", id="kg-load")
