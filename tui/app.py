@@ -754,7 +754,7 @@ class CS224VApp(App[None]):
         self.sub_title = f"{label} · session {usage.short()}" if usage.calls else label
 
     def on_usage_recorded(self, message: UsageRecorded) -> None:
-        self.session_usage.add(message.event)
+        self.session_usage.add(message.event, real=message.real)
         self._show_subtitle()
 
     # --- export, copy, the cell view ---------------------------------------------------------------

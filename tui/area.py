@@ -65,10 +65,13 @@ class RunUsage:
     cost_usd: float | None = None  # None while no call had a price
     estimated: int = 0  # calls whose tokens are the simulated backend's estimate
     unpriced: int = 0  # calls with tokens but no price
+    cached_real: int = 0  # calls of a real backend answered from the answer cache: nothing billed
 
-    def add(self, event: Any) -> None:
-        """Add one :class:`~engines.events.CallFinished` (its tokens may be None: a cached answer, no usage)."""
+    def add(self, event: Any, *, real: bool = False) -> None:
+        """Add one :class:`~engines.events.CallFinished` (its tokens may be None: a cached answer, no usage);
+        ``real``: it was asked of a real backend (a cached answer then cost $0, not an unknown amount)."""
         self.calls += 1
+        self.cached_real += int(bool(event.cached) and real)
         self.input_tokens += event.input_tokens or 0
         self.output_tokens += event.output_tokens or 0
         self.cached_input_tokens += event.cached_input_tokens or 0
@@ -83,7 +86,7 @@ class RunUsage:
     @property
     def billed(self) -> bool:
         """Some call of a real backend had tokens (priced or not): a cost is shown; never for the sim's alone."""
-        return self.cost_usd is not None or self.unpriced > 0
+        return self.cost_usd is not None or self.unpriced > 0 or self.cached_real > 0
 
     @property
     def approx(self) -> str:
@@ -97,10 +100,12 @@ class RunUsage:
         return f"{a}{self.input_tokens:,} in{cached} · {a}{self.output_tokens:,} out"
 
     def cost_text(self) -> str:
-        """``$0.0031`` (estimated from the settings' price table, for the calls of a real backend), ``$?``
-        when such a call had no price; empty when no call of a real backend had tokens (the sim costs nothing)."""
+        """``$0.0031`` (estimated from the settings' price table, for the calls of a real backend), ``$0 (cached)``
+        when they all came from the answer cache, ``$?`` when such a call had no price; empty when no call of a real backend had tokens (the sim costs nothing)."""
         if not self.billed:
             return ""
+        if self.cost_usd is None and self.unpriced == 0:  # every call of the real backend came from the cache
+            return "$0 (cached)"
         if self.cost_usd is None:
             return "$?"
         return f"${self.cost_usd:,.4f}"
@@ -215,7 +220,7 @@ class WorkArea(Widget):
         from engines.api import CallFinished  # loaded by then: an engine is running
 
         if isinstance(event, CallFinished):
-            self.post_message(UsageRecorded(event))
+            self.post_message(UsageRecorded(event, real=self.settings.backend != "sim"))
         message = self.REPORTS.message_for(event)
         if message is not None:
             self.post_message(message)
@@ -224,7 +229,7 @@ class WorkArea(Widget):
 
     def on_usage_recorded(self, message: UsageRecorded) -> None:
         """Count a finished call in the run's usage and show it (the message bubbles on to the app)."""
-        self.run_usage.add(message.event)
+        self.run_usage.add(message.event, real=message.real)
         self._render_usage()
 
     def _render_usage(self) -> None:
@@ -452,6 +457,7 @@ class StatusLine(Static):
 class UsageRecorded(Message):
     """An LLM call finished (posted from the worker thread): its tokens and cost, for the run and the session."""
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: Any, *, real: bool = False) -> None:
         super().__init__()
         self.event = event  # an engines.events.CallFinished
+        self.real = real  # asked of a real backend (not the simulated one)

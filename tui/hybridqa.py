@@ -79,6 +79,9 @@ def _reports() -> dict[type[Any], m.MessageOf]:
 REPORTS = m.Reports(_reports)
 """The pipeline's events the tab shows (and the SUQL engine's and the LLM's under it), each as its typed message."""
 
+TABLE_TITLE = "Table · [ previous · ] next"
+"""The table chooser's title: what it is and its two keys (it said "Table · [ ]")."""
+
 
 class HybridArea(WorkArea):
     """The HybridQA tab (see the module docstring)."""
@@ -149,7 +152,8 @@ class HybridArea(WorkArea):
                     )
                     yield source
                     table: Select[str] = Select([], prompt="opening…", compact=True, id="hqa-table")
-                    table.border_title = "Table · [ ]"
+                    table.border_title = as_text(TABLE_TITLE, one_line=True)  # brackets as text, not markup
+                    table.tooltip = "The table the questions are about: [ shows the previous one, ] the next."
                     yield table
                 with Horizontal(id="hqa-switches"):
                     yield Checkbox(

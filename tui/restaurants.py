@@ -29,6 +29,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from engines.api import COURSE_DIALOGUE, SAMPLE_DIALOGUE, events
@@ -783,6 +784,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                 unknown += f"; and {more} more"
             reply += f"\nTo verify — neither confirmed nor excluded: {unknown}"
         self._add_entry("agent", "Agent", reply, subtitle=subtitle)
+        self._reply_to_show = self.query("#dialogue .entry-agent").last()  # kept in view when the panes stack
         if turn.error is not None:
             self._set_status("done — the query failed (see the error)", "error")
         elif turn.needs_database:
@@ -839,6 +841,22 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         self._set_status("refused" if refused else "SQL error — fix it in the editor and run it again", "error")
 
     # --- small view helpers ----------------------------------------------------------------------
+
+    _reply_to_show: Widget | None = None
+
+    def _show_results(self) -> None:
+        """After a turn, the reply is what was asked for: when the panes stack (80 columns, or under 32 rows) the
+        agent's reply is scrolled into view, its first line at the top, rather than the results table below it
+        (the status line says how many rows it holds; Tab or the wheel reaches it). Raw SQL shows its table."""
+        reply, self._reply_to_show = self._reply_to_show, None
+        stacked = self.screen.has_class("-narrow") or self.screen.has_class("-short")
+        if reply is not None and reply.is_mounted and stacked:
+            # the reply's first line at the dialogue's top, then the dialogue's top in the stack's view (one scroll
+            # each: Textual's scroll_visible through two nested scrolls reads the inner one's old offset)
+            self.query_one("#dialogue", VerticalScroll).scroll_to_widget(reply, animate=False, top=True)
+            self.query_one("#rest-columns").scroll_to_widget(self.query_one("#dialogue"), animate=False, top=True)
+            return
+        super()._show_results()
 
     def _add_entry(self, kind: str, title: str, text: str, *, subtitle: str = "") -> None:
         dialogue = self.query_one("#dialogue", VerticalScroll)
