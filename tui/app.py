@@ -55,6 +55,7 @@ from textual.worker import Worker, WorkerState
 from tui.area import PaletteCommand, RunUsage, UsageRecorded, WorkArea, describe_error, in_turn
 from tui.palette import AreaCommands
 from tui.terminal import MULTILINE, terminal_safe
+from tui.warning_line import WarningLine
 
 if TYPE_CHECKING:
     from textual.widgets import DataTable
@@ -65,12 +66,13 @@ BACKENDS: tuple[str, ...] = ("sim", "claude", "openai")
 
 
 WARNING_LOGGERS: tuple[str, ...] = ("engines",)
-"""Loggers whose warnings the app shows as notifications (the answer cache's trouble, for one): a
-warning printed to the terminal would tear the screen."""
+"""Loggers whose warnings the app shows on its warning line under the header (the answer cache's trouble, for
+one): a warning printed to the terminal would tear the screen, and a toast would cover the tab's content."""
 
 
 class _NotifyHandler(logging.Handler):
-    """Shows each warning an engine logs as a notification, from whichever thread logged it."""
+    """Shows each warning an engine logs on the app's warning line (:meth:`CS224VApp.show_warning`), from
+    whichever thread logged it."""
 
     def __init__(self, app: App[None]) -> None:
         super().__init__(level=logging.WARNING)
@@ -80,10 +82,13 @@ class _NotifyHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             message = self.format(record)
+            show = getattr(self._app, "show_warning", None)
+            if show is None:
+                return
             if threading.get_ident() == self._thread:
-                self._app.notify(message, title="Warning", severity="warning", timeout=10)
+                show(message)
             else:
-                self._app.call_from_thread(self._app.notify, message, title="Warning", severity="warning", timeout=10)
+                self._app.call_from_thread(show, message)
         except Exception:  # the app is closing: the warning has nowhere to go
             pass
 
@@ -127,6 +132,24 @@ def backend_label(settings: Settings) -> str:
         return f"openai · {settings.openai_model} · {settings.openai_base_url}"
     latency = f" · {settings.sim_latency_s:g} s per call" if settings.sim_latency_s else ""
     return f"{settings.backend} · seed {settings.seed}{latency}"
+
+
+HEADER_SIDES = 18
+"""The header's cells beside its title: Textual's icon (8) and clock space (10)."""
+
+
+def header_subtitle(label: str, session: str, room: int) -> str:
+    """The header's subtitle in ``room`` cells: the backend's label and the session's tokens and cost; where they do
+    not fit, the label's last parts go first (the server's URL, then the model), the session's figures stay, and
+    what still does not fit is cut at a phrase's end with "…" (:func:`tui.phrases.fit_phrase`)."""
+    from tui.phrases import fit_phrase
+
+    parts = label.split(" · ")
+    for keep in range(len(parts), 0, -1):
+        text = " · ".join([*parts[:keep], *([session] if session else [])])
+        if len(text) <= room:
+            return text
+    return fit_phrase(" · ".join([parts[0], *([session] if session else [])]), room)
 
 
 TAB_KEYS: tuple[str, ...] = ("f2", "f3", "f4", "f5", "f6")[: len(AREAS)]
@@ -453,6 +476,7 @@ class CS224VApp(App[None]):
         self.session_usage = RunUsage()  # every LLM call of every tab since the start (the header)
         self.wall_clock: Callable[[], datetime] = datetime.now  # names export files (a fixed one in tests)
         self.export_dir: Path = Path("~") / "cs224v-exports"  # where the export prompt proposes to write
+        self._early_warnings: list[str] = []  # engines' warnings logged before the warning line mounted
 
     @property
     def settings(self) -> Settings:
@@ -498,6 +522,7 @@ class CS224VApp(App[None]):
         # The first frame: header, tab bar, footer.  Each tab's WorkArea is built when the tab
         # first shows (see open_area); until then its pane says so.
         yield Header()
+        yield WarningLine(id="app-warnings")  # hidden until an engine warns (tui.warning_line)
         with TabbedContent(id="areas", initial=AREAS[0].id):
             for spec in AREAS:
                 with TabPane(spec.title, id=spec.id):
@@ -509,7 +534,22 @@ class CS224VApp(App[None]):
         for name in WARNING_LOGGERS:
             logging.getLogger(name).addHandler(self._warnings)
 
+    def show_warning(self, message: str) -> None:
+        """An engine's warning, on the warning line under the header (kept until the line is mounted)."""
+        from textual.css.query import NoMatches
+
+        try:
+            line = self.query_one(WarningLine)
+        except NoMatches:  # before the first frame: shown when the line mounts
+            self._early_warnings.append(message)
+            return
+        line.add(message)
+
     def on_mount(self) -> None:
+        line = self.query_one(WarningLine)
+        for message in self._early_warnings:
+            line.add(message)
+        self._early_warnings.clear()
         self._show_subtitle()
         # after the first frame is on the terminal: the settings, then the first tab (in a worker)
         self.call_after_refresh(self._open_shown_tab)
@@ -670,7 +710,8 @@ class CS224VApp(App[None]):
             self.screen.dismiss(None)
             return
         area = self.active_area
-        self.push_screen(HelpScreen(area.HELP if area is not None else ""))
+        warnings = self.query_one(WarningLine).help_section()  # the engines' warnings in full, first
+        self.push_screen(HelpScreen(warnings + (area.HELP if area is not None else "")))
 
     def use_backend(self, backend: str) -> None:
         """Switch every area to the ``sim``, ``claude`` or ``openai`` backend.
@@ -751,7 +792,11 @@ class CS224VApp(App[None]):
             return  # still being built: the subtitle comes with them
         label = backend_label(self.settings)
         usage = self.session_usage
-        self.sub_title = f"{label} · session {usage.short()}" if usage.calls else label
+        session = f"session {usage.short()}" if usage.calls else ""
+        self.sub_title = header_subtitle(label, session, self.size.width - HEADER_SIDES - len(self.title) - 3)
+
+    def on_resize(self) -> None:
+        self._show_subtitle()  # the header's room changed
 
     def on_usage_recorded(self, message: UsageRecorded) -> None:
         self.session_usage.add(message.event, real=message.real)

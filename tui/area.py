@@ -444,14 +444,27 @@ class StatusLine(Static):
 
     def __init__(self, *, id: str) -> None:
         super().__init__(id=id, markup=False)
+        self.full_text = ""  # what was said; the line shows as many of its phrases as fit, the tooltip all of it
 
     def show(self, text: str, state: str) -> None:
-        """Say ``text``, styled as ``state`` (one of :attr:`STATES`)."""
-        from tui.widgets import as_text
-
-        self.update(as_text(text))
+        """Say ``text``, styled as ``state`` (one of :attr:`STATES`): cut at a phrase's end with "…" when it does not
+        fit the line (:func:`tui.phrases.fit_phrase`), the whole of it in the tooltip."""
+        self.full_text = text
+        self._fit()
         for name in self.STATES:
             self.set_class(name == state, f"-{name}")
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        from tui.phrases import fit_phrase
+        from tui.widgets import as_text
+
+        width = self.content_region.width if self.is_mounted and self.size.width else 0
+        shown = fit_phrase(self.full_text, width) if width else self.full_text
+        self.update(as_text(shown))
+        self.tooltip = as_text(self.full_text) if shown != self.full_text else None
 
 
 class UsageRecorded(Message):
