@@ -273,6 +273,7 @@ class SuqlArea(WorkArea):
             return
         self.mode = mode
         self.query_one(SuqlControls).show_mode(mode)
+        self.counters.mode = mode  # the counts stay, labelled as the last run's (tui.suql_panes.SuqlCounters)
         self.counters.redraw()
         if not self.is_busy:
             self._set_status(f"mode {mode} — {self._mode_title(mode)} · Ctrl+J runs", "idle")
@@ -755,6 +756,7 @@ class SuqlArea(WorkArea):
         self.query_one(SuqlCallsTable).reset()
         self._show_call_detail()
         self.query_one("#suql-bottom", TabbedContent).active = "suql-calls-pane"
+        self.counters.ran_mode = self.counters.mode = self.mode
         self.counters.begin()
 
     def _show_plan(self, plan: Plan) -> None:

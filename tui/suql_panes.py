@@ -26,6 +26,11 @@ class SuqlCounters(RunCounters):
     """The run's counters: answer() and summary() calls, cached answers, rows examined (and how they were
     decided), the elapsed time, the tokens."""
 
+    ran_mode: str | None = None
+    """The execution mode of the run counted (set when a run begins)."""
+    mode: str | None = None
+    """The mode the next run uses: when it is not :attr:`ran_mode`, the counts are labelled the last run's."""
+
     def zero(self) -> dict[str, Any]:
         return {
             "answer": 0,
@@ -43,7 +48,12 @@ class SuqlCounters(RunCounters):
 
     def parts(self) -> list[Content]:
         c = self.counts
+        # F7 chose another mode after a run: these figures are that run's, not the new mode's
+        last = (
+            [] if self.running or self.ran_mode in (None, self.mode) else [counter("last run", f"mode {self.ran_mode}")]
+        )
         parts = [
+            *last,
             counter("answer()", f"{c['answer']:,}"),
             counter("summary()", f"{c['summary']:,}"),
             counter("cached", f"{c['cached']:,}"),
