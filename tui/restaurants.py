@@ -853,8 +853,8 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         if reply is not None and reply.is_mounted and stacked:
             # the reply's first line at the dialogue's top, then the dialogue's top in the stack's view (one scroll
             # each: Textual's scroll_visible through two nested scrolls reads the inner one's old offset)
-            self.query_one("#dialogue", VerticalScroll).scroll_to_widget(reply, animate=False, top=True)
-            self.query_one("#rest-columns").scroll_to_widget(self.query_one("#dialogue"), animate=False, top=True)
+            self._scroll_to_reply(reply)
+            self.call_after_refresh(self._scroll_to_reply, reply)  # again once the reply's height is known
             return
         super()._show_results()
 
@@ -867,6 +867,11 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         entry = TextView(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
         dialogue.mount(entry)
         dialogue.call_after_refresh(dialogue.scroll_end, animate=False)
+
+    def _scroll_to_reply(self, reply: Widget) -> None:
+        if reply.is_mounted:
+            self.query_one("#dialogue", VerticalScroll).scroll_to_widget(reply, animate=False, top=True)
+            self.query_one("#rest-columns").scroll_to_widget(self.query_one("#dialogue"), animate=False, top=True)
 
     def _restore_question(self) -> None:
         """Give a turn that did not finish its question back, unless the box holds new text."""

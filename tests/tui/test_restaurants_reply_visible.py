@@ -1,5 +1,5 @@
 """At 80×24 (the panes stacked) the agent's reply stays in view after a turn, not scrolled away to the results
-table (issue 28 item 5), turn after turn."""
+table, turn after turn; and the status line is cut at a phrase's end (issue 28 item 5)."""
 
 from __future__ import annotations
 
@@ -39,3 +39,12 @@ async def test_the_reply_stays_in_view_at_80x24() -> None:
                 await pilot.pause()
             assert _reply_in_view(app), question
             assert not area.is_busy
+
+        # the status line is cut at a phrase's end at 80 columns, the whole of it in its tooltip
+        long = "done — 108 rows · the query ran in 0.01 s · tokens (estimated) ≈12,345 in · ≈678 out · cost none"
+        area._set_status(long, "done")
+        await pilot.pause()
+        status = app.query_one("#status")
+        shown = str(status.render())
+        assert shown.endswith(" …") and long.startswith(shown[:-2]) and len(shown) <= status.content_region.width
+        assert str(status.tooltip).startswith(long)  # the run's tokens follow it
