@@ -111,24 +111,7 @@ class RunCounters(Static):
         return [counter("tokens", usage.tokens_text()), counter("cost", usage.cost_text())]
 
     def redraw(self) -> None:
-        """The items that fit the line's width, whole, then "…" when some do not (all of them in the tooltip)."""
-        items = [*self.parts(), *self.usage_parts()]
-        full = Content(self.SEPARATOR).join(items)
-        width = self.content_region.width if self.is_mounted and self.size.width else 0
-        if not width or full.cell_length <= width:
-            self.update(full)
-            self.tooltip = None
-            return
-        shown = Content("")
-        for n in range(len(items), 0, -1):
-            shown = Content(self.SEPARATOR).join(items[:n]) + Content(self.SEPARATOR + "…")
-            if shown.cell_length <= width:
-                break
-        self.update(shown)
-        self.tooltip = full
-
-    def on_resize(self) -> None:
-        self.redraw()
+        self.update(Content(self.SEPARATOR).join([*self.parts(), *self.usage_parts()]))
 
     def on_unmount(self) -> None:
         self.stop_ticking()

@@ -104,6 +104,9 @@ class HelpScreen(ModalScreen[None]):
     def on_markdown_table_of_contents_updated(self, _event: Markdown.TableOfContentsUpdated) -> None:
         self.call_after_refresh(self.widen_key_columns)
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.widen_key_columns)
+
     def widen_key_columns(self) -> None:
         """Each table's first column (the keys) as wide as its longest entry, at most :data:`KEY_SHARE` of the
         width, so "Enter (in the question box)" does not wrap over four lines; the second column takes the rest."""

@@ -47,11 +47,3 @@ async def test_an_unusable_answer_cache_is_on_the_warning_line_and_the_question_
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen) and "## Warnings" in app.screen.area_help
         assert line.messages[0] in app.screen.area_help
-
-
-@drive
-async def test_no_warning_no_line() -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        assert not app.query_one(WarningLine).display

@@ -67,18 +67,26 @@ def test_refused_like_out(tmp_path):
 
 
 @drive
-async def test_f9_writes_an_absolute_path_typed_over_the_name_and_refuses_in_the_prompt(tmp_path: Path) -> None:
+async def test_f9_absolute_paths_row_as_json_and_the_palette(tmp_path: Path) -> None:
+    """One app, one question: F9 writes an absolute path typed over the proposed name and refuses a missing
+    folder in the prompt; Shift+F9's row as JSON is typed; the palette's Export and Copy open F9's and Shift+F9's
+    screens."""
     app = _app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await open_tab(pilot, "restaurants")
         app.active_area.ask(RESTAURANTS_QUESTION)
         await settle(pilot)
+        results = app.query_one("#results")
+        results.focus()
+        results.move_cursor(row=0, column=0, animate=False)
+        await pilot.pause()
+
+        # F9: the proposed name is selected: typing an absolute path replaces the name, the folder stays in front
         await pilot.press("f9")
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, ExportScreen)
         await pilot.pause()
-        # the proposed name is selected: typing an absolute path replaces the name, the folder stays in front
         await pilot.press(*f"{tmp_path}/mine.json")
         box = screen.query_one("#export-path", Input)
         assert box.value == f"{tmp_path / 'exports'}/{tmp_path}/mine.json"
@@ -98,18 +106,11 @@ async def test_f9_writes_an_absolute_path_typed_over_the_name_and_refuses_in_the
         message = str(screen.query_one("#export-message").content)
         assert message.startswith("Cannot write there:") and "does not exist" in message and "\n" not in message
         assert box.value == f"{tmp_path}/missing/x.csv" and not (tmp_path / "missing").exists()
+        await pilot.press("escape")
+        await pilot.pause()
 
-
-@drive
-async def test_row_as_json_keeps_numbers_and_lists_typed(tmp_path: Path) -> None:
-    app = _app(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        area = await open_tab(pilot, "restaurants")
-        area.ask(RESTAURANTS_QUESTION)
-        await settle(pilot)
-        results = app.query_one("#results")
+        # Shift+F9: the row as JSON keeps numbers and lists typed
         results.focus()
-        results.move_cursor(row=0, column=0, animate=False)
         await pilot.pause()
         columns, rows = results.export_table()
         await pilot.press("shift+f9")
@@ -126,16 +127,7 @@ async def test_row_as_json_keeps_numbers_and_lists_typed(tmp_path: Path) -> None
         assert isinstance(copied["rating"], float) and copied["rating"] == float(rows[0][columns.index("rating")])
         assert isinstance(copied["cuisines"], list) and copied["cuisines"] == list(rows[0][columns.index("cuisines")])
 
-
-@drive
-async def test_the_palette_has_export_and_copy(tmp_path: Path) -> None:
-    app = _app(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        area = await open_tab(pilot, "restaurants")
-        area.ask(RESTAURANTS_QUESTION)
-        await settle(pilot)
-        app.query_one("#results").focus()
-        await pilot.pause()
+        # the palette: Export and Copy
         for query, screen_type in (("Export: write", ExportScreen), ("Copy: the cell", CopyMenu)):
             await pilot.press("ctrl+p", *query)
             palette = app.screen

@@ -22,18 +22,11 @@ async def _key_cell_height(pilot, text: str) -> int:
 
 
 @drive
-async def test_the_longest_key_fits_on_one_line_at_140_columns() -> None:
+async def test_the_longest_key_fits_on_one_line_at_140_columns_and_wraps_at_most_once_at_80() -> None:
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await open_tab(pilot, "restaurants")
         await pilot.press("f1")
         assert await _key_cell_height(pilot, "Enter (in the question box)") == 1
-
-
-@drive
-async def test_at_80_columns_it_wraps_at_most_once() -> None:
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await open_tab(pilot, "restaurants")
-        await pilot.press("f1")
+        await pilot.resize_terminal(80, 24)
         assert await _key_cell_height(pilot, "Enter (in the question box)") <= 2

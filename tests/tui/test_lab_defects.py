@@ -10,6 +10,7 @@ from textual.widgets import Input, RadioButton
 
 from tests.tui.support import drive, make_app, open_tab, settle
 from tui.export import ExportScreen
+from tui.warning_line import WarningLine
 
 
 def _marks(app) -> dict[str, str]:
@@ -18,8 +19,12 @@ def _marks(app) -> dict[str, str]:
 
 
 @drive
-async def test_the_chosen_size_is_marked_without_colour() -> None:
+async def test_the_chosen_size_is_marked_without_colour_and_an_export_is_named_after_the_experiment(
+    tmp_path: Path,
+) -> None:
     app = make_app()
+    app.wall_clock = lambda: datetime(2026, 12, 1, 19, 4, 12)
+    app.export_dir = tmp_path
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         area = await open_tab(pilot, "lab")
@@ -30,16 +35,6 @@ async def test_the_chosen_size_is_marked_without_colour() -> None:
         marks = _marks(app)
         assert area.run_size == "small" and "●" in marks["small"] and "○" in marks["full"]
 
-
-@drive
-async def test_an_export_is_named_after_the_experiment(tmp_path: Path) -> None:
-    app = make_app()
-    app.wall_clock = lambda: datetime(2026, 12, 1, 19, 4, 12)
-    app.export_dir = tmp_path
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        area = await open_tab(pilot, "lab")
-        await pilot.press("s")
         area.select("l6-classify")
         await pilot.pause()
         await pilot.press("ctrl+j")
@@ -50,3 +45,4 @@ async def test_an_export_is_named_after_the_experiment(tmp_path: Path) -> None:
         assert isinstance(app.screen, ExportScreen)
         path = app.screen.query_one("#export-path", Input).value
         assert Path(path).name == "lab-l6-classify-small-20261201-190412.csv"
+        assert not app.query_one(WarningLine).display  # no engine warned: no warning line
