@@ -90,6 +90,14 @@ if TYPE_CHECKING:
     from engines.kg.results import QueryResult as SparqlQueryResult
     from engines.kg.sources import read_files as read_rdf_files
     from engines.kg.sparql import Dialect, SparqlRefused, SparqlSyntaxError
+    from engines.completion import Suggestion
+    from engines.kg.complete import LabelLookup
+    from engines.kg.complete import id_at as sparql_id_at
+    from engines.kg.complete import label_of as sparql_label_of
+    from engines.kg.complete import lookup_labels as sparql_lookup_labels
+    from engines.kg.complete import prefix_suggestions as sparql_prefix_suggestions
+    from engines.query_files import QUERY_SUFFIXES, QueryFileError, QueryFileExists, read_query, save_query
+    from engines.sql.complete import sql_suggestions
     from engines.lab import Chart, Experiment, Table
     from engines.lab.core import Size as LabSize
     from engines.lab.resources import clear_memo
@@ -268,6 +276,18 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RemoteEndpoint": ("engines.kg.remote", "RemoteEndpoint"),
     "RemoteError": ("engines.kg.remote", "RemoteError"),
     "read_rdf_files": ("engines.kg.sources", "read_files"),
+    "Suggestion": ("engines.completion", "Suggestion"),
+    "LabelLookup": ("engines.kg.complete", "LabelLookup"),
+    "sparql_id_at": ("engines.kg.complete", "id_at"),
+    "sparql_label_of": ("engines.kg.complete", "label_of"),
+    "sparql_lookup_labels": ("engines.kg.complete", "lookup_labels"),
+    "sparql_prefix_suggestions": ("engines.kg.complete", "prefix_suggestions"),
+    "QUERY_SUFFIXES": ("engines.query_files", "QUERY_SUFFIXES"),
+    "QueryFileError": ("engines.query_files", "QueryFileError"),
+    "QueryFileExists": ("engines.query_files", "QueryFileExists"),
+    "read_query": ("engines.query_files", "read_query"),
+    "save_query": ("engines.query_files", "save_query"),
+    "sql_suggestions": ("engines.sql.complete", "sql_suggestions"),
     "TooManyRows": ("engines.eval.metrics", "TooManyRows"),
     "check_size": ("engines.eval.metrics", "check_size"),
     "em_of": ("engines.eval.metrics", "em_of"),
@@ -506,6 +526,19 @@ __all__ = [
     "ValuesClassified",
     "WORLDS",
     "WorldSource",
+    # the query editors (issue 28): completion, the label lookups, query files
+    "Suggestion",
+    "LabelLookup",
+    "sparql_id_at",
+    "sparql_label_of",
+    "sparql_lookup_labels",
+    "sparql_prefix_suggestions",
+    "QUERY_SUFFIXES",
+    "QueryFileError",
+    "QueryFileExists",
+    "read_query",
+    "save_query",
+    "sql_suggestions",
 ]
 
 
