@@ -48,7 +48,9 @@ _WIKIDATA_LABELS = (_RDFS_LABEL, _SKOS + "altLabel")
 _GENERIC_LABELS = (_RDFS_LABEL, _SKOS + "prefLabel", _SKOS + "altLabel", *(s + "name" for s in _SCHEMA))
 _WIKIDATA_PROPERTY_PREFIXES = ("wdt", "p", "ps", "pq", "psv", "pqv", "wdtn", "prn", "pr")
 
-_ID_TOKEN = re.compile(r"(?:\b[A-Za-z][\w-]*:|<http://www\.wikidata\.org/(?:entity|prop/(?:[a-z-]+/)?)/?)?([QP]\d{1,12})\b")
+_ID_TOKEN = re.compile(
+    r"(?:\b[A-Za-z][\w-]*:|<http://www\.wikidata\.org/(?:entity|prop/(?:[a-z-]+/)?)/?)?([QP]\d{1,12})\b"
+)
 
 
 @dataclass(frozen=True)

@@ -46,9 +46,7 @@ _NOT_READ = frozenset(
 def sql_keywords() -> tuple[str, ...]:
     """SQL's one-word keywords, upper case, as sqlglot's tokenizer knows them (statements other than SELECT left
     out)."""
-    return tuple(
-        sorted(k for k in Tokenizer.KEYWORDS if k.isalpha() and k.isascii() and k.lower() not in _NOT_READ)
-    )
+    return tuple(sorted(k for k in Tokenizer.KEYWORDS if k.isalpha() and k.isascii() and k.lower() not in _NOT_READ))
 
 
 @lru_cache(maxsize=1)
