@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 from textual_textarea import TextEditor
 from textual_textarea.autocomplete import CompletionList
@@ -101,6 +101,14 @@ class QueryCompletionList(CompletionList):
     }
     """
     INNER_CONTENT_WIDTH = 62
+
+    @on(CompletionList.CompletionsReady)
+    def _drop_stale(self, event: CompletionList.CompletionsReady) -> None:
+        """An answer that comes after the list was closed (a space typed, Esc, the cursor moved) is not shown."""
+        editor = next((a for a in self.ancestors if isinstance(a, QueryEditor)), None)
+        if editor is None or editor.text_input is None or editor.text_input.completer_active is None:
+            event.stop()
+            event.prevent_default()
 
     @work(thread=True, exclusive=True, group="completers")
     def show_completions(self, prefix: str, completer: Any) -> None:
@@ -211,6 +219,7 @@ class QueryEditor(TextEditor, inherit_bindings=False):
     }
     QueryEditor TextContainer > QueryArea {
         background: transparent;
+        padding: 0;
         scrollbar-size-vertical: 1;
         scrollbar-size-horizontal: 1;
     }
@@ -308,6 +317,19 @@ class QueryEditor(TextEditor, inherit_bindings=False):
         return self.text_input is not None and bool(self.completion_list.is_open)
 
     # --- completion ----------------------------------------------------------------------------------
+
+    @on(TextArea.Changed)
+    def _changed_as_editor(self, event: TextArea.Changed) -> None:
+        """The text area's change, told as the editor's (the tabs know the editor by its id and text)."""
+        if event.text_area is self.text_input:
+            event.stop()
+            self.post_message(TextArea.Changed(cast(TextArea, self)))
+
+    @on(TextAreaHideCompletionList)
+    def _cancel_lookups(self, event: TextAreaHideCompletionList) -> None:
+        """The list closed: a lookup still running is cancelled (its answer dropped; textual-textarea's own
+        handler then closes the list)."""
+        self.completion_list.workers.cancel_group(self.completion_list, "completers")
 
     def _items(self, word: str) -> list[tuple[tuple[str, str], str]]:
         return [

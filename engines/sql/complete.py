@@ -28,8 +28,8 @@ MAX_COLUMNS = 2000
 """Columns offered in all (the first tables' first)."""
 
 LLM_CALLS: tuple[Suggestion, ...] = (
-    Suggestion("answer(", "answer(column, 'question')", "SUQL · the LLM reads the text"),
-    Suggestion("summary(", "summary(column)", "SUQL · the LLM summarises the text"),
+    Suggestion("answer(", "answer(column, 'question')", "SUQL · LLM reads"),
+    Suggestion("summary(", "summary(column)", "SUQL · LLM summary"),
 )
 """SUQL's two LLM functions, shown with their arguments: a text column (or a list of text), then for answer()
 the question in single quotes."""

@@ -105,7 +105,7 @@ class SparqlEditor(SqlEditor):
     SUFFIXES = (".rq", ".sparql", ".txt")
     LOOKUP_PAUSE_S = 0.15
     """Seconds a lookup waits for the next key before asking the graph."""
-    LABEL_HINT = "the QID or PID under the cursor is named here · Tab completes a prefix or a label"
+    LABEL_HINT = "the label of the QID or PID under the cursor shows here"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -148,9 +148,17 @@ class SparqlEditor(SqlEditor):
     # --- the label of the ID under the cursor ---------------------------------------------------------
 
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        self._follow_cursor()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._follow_cursor()  # a completion put in: the cursor is on a new ID
+
+    def _follow_cursor(self) -> None:
         from engines.api import sparql_id_at
 
-        row, column = event.selection.end
+        if self.text_input is None:
+            return
+        row, column = self.area.selection.end
         line = self.area.document.get_line(row) if row < self.area.document.line_count else ""
         found = sparql_id_at(line, column)
         if found == self._label_for:
