@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rdflib import Literal, URIRef
 
 from engines.completion import MAX_WORD, Suggestion, ranked
+from engines.kg.generic_pages import ALIAS_PREDICATES, LABEL_PREDICATES
 from engines.kg.prefixes import PREFIXES, WD, compact
 from engines.kg.results import Feedback
 from engines.kg.sparql import Dialect
@@ -41,11 +42,9 @@ _SPARQL_KEYWORDS = tuple(
     REPLACE YEAR MONTH DAY NOW ISIRI ISLITERAL ISBLANK COALESCE IF""".split()
 )
 
-_RDFS_LABEL = PREFIXES["rdfs"] + "label"
-_SKOS = "http://www.w3.org/2004/02/skos/core#"
-_SCHEMA = ("http://schema.org/", "https://schema.org/")
-_WIKIDATA_LABELS = (_RDFS_LABEL, _SKOS + "altLabel")
-_GENERIC_LABELS = (_RDFS_LABEL, _SKOS + "prefLabel", _SKOS + "altLabel", *(s + "name" for s in _SCHEMA))
+# the predicates the entity browsers read labels and aliases from (Wikidata's; any other graph's)
+_WIKIDATA_LABELS = (PREFIXES["rdfs"] + "label", PREFIXES["skos"] + "altLabel")
+_GENERIC_LABELS = (*LABEL_PREDICATES, *ALIAS_PREDICATES)
 _WIKIDATA_PROPERTY_PREFIXES = ("wdt", "p", "ps", "pq", "psv", "pqv", "wdtn", "prn", "pr")
 
 _ID_TOKEN = re.compile(
