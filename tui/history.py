@@ -668,7 +668,9 @@ class BoxHistory:
         if found is None:
             return None
         box_id, box = found
-        if not isinstance(box, (Input, TextArea, TextEditor)) or not BoxWalker.at_edge(box, step):  # a list keeps its ↑/↓
+        if not isinstance(box, (Input, TextArea, TextEditor)) or not BoxWalker.at_edge(
+            box, step
+        ):  # a list keeps its ↑/↓
             return None
         texts = self.store.texts(self.boxes[box_id])
         walker = self._walkers.setdefault(box_id, BoxWalker())
