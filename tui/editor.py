@@ -42,9 +42,11 @@ if TYPE_CHECKING:
     from engines.api import Suggestion
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-LABEL_CHARS = 70
+LABEL_CHARS = 48
 """Characters of a completion's label shown (a longer one is cut with an ellipsis)."""
-KIND_CHARS = 28
+KIND_CHARS = 12
+"""Characters of its kind shown at least (more when the label leaves room on the line)."""
+LINE_CHARS = 60
 
 
 def _plain(text: str, width: int) -> str:
@@ -332,11 +334,13 @@ class QueryEditor(TextEditor, inherit_bindings=False):
         self.completion_list.workers.cancel_group(self.completion_list, "completers")
 
     def _items(self, word: str) -> list[tuple[tuple[str, str], str]]:
-        return [
-            ((_plain(s.label, LABEL_CHARS), _plain(s.kind, KIND_CHARS)), s.text)
-            for s in self.suggestions(word)
-            if s.text
-        ]
+        """The list's entries: the label, then its kind in the room left on the line (at least 12 characters)."""
+        out = []
+        for s in self.suggestions(word):
+            if s.text:
+                label = _plain(s.label, LABEL_CHARS)
+                out.append(((label, _plain(s.kind, max(KIND_CHARS, LINE_CHARS - len(label)))), s.text))
+        return out
 
     def _complete_word(self, word: str) -> list[tuple[tuple[str, str], str]]:
         return self._items(word)
