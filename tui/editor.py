@@ -55,16 +55,20 @@ def _plain(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+WIDE_ONLY_ACTIONS = frozenset({"editor_open", "editor_open_e", "editor_save", "editor_clear"})
+"""The editor's keys the footer shows only where there is room (the app's ``-wide`` screens: 110 columns and more;
+at 80 columns it holds the tab's keys first).  ``tui.app.AppFooter`` marks them; ``app.tcss`` hides them."""
+
+
 def editor_bindings(open_key: str = "ctrl+o") -> list[BindingType]:
     """The editing keys every query editor has (the run key is each editor's own)."""
     return [
         Binding("ctrl+a", "select_all", "Select all", key_display="^A", show=False, tooltip="Select the whole query."),
         Binding(
             "ctrl+k",
-            "clear",
+            "editor_clear",
             "Clear",
             key_display="^K",
-            show=False,
             tooltip="Clear the editor (Ctrl+Z brings the text back).",
         ),
         Binding("ctrl+z", "undo", "Undo", key_display="^Z", show=False, tooltip="Undo the last edit."),
@@ -78,16 +82,38 @@ def editor_bindings(open_key: str = "ctrl+o") -> list[BindingType]:
         ),
         Binding(
             open_key,
-            "load",
+            "editor_open",
             "Open",
             key_display="^" + open_key.rsplit("+", 1)[-1].upper(),
-            show=False,
             tooltip="Open a query file into the editor (the editor keeps its text if the file is refused).",
         ),
-        Binding("ctrl+s", "save", "Save", key_display="^S", show=False, tooltip="Save the query to a file."),
+        Binding("ctrl+s", "editor_save", "Save", key_display="^S", tooltip="Save the query to a query file."),
         Binding("ctrl+f", "find", "Find", key_display="^F", show=False, tooltip="Find text in the query."),
         Binding("ctrl+g", "goto_line", "Go to line", key_display="^G", show=False, tooltip="Go to a line."),
     ]
+
+
+EDITOR_HELP = """\
+## Query editors
+
+The Restaurants tab's SQL editor, the SUQL console and the SPARQL console are textual-textarea's editor (the one
+harlequin uses). **Completion** opens as you type: in SQL and SUQL the tables and columns of the tab's data (what the
+schema pane shows), SQL's keywords, DuckDB's functions, and in SUQL `answer(column, 'question')` and
+`summary(column)`; in SPARQL the graph's prefixes first (`wd:`, `wdt:` …, or your files' own), then its entities and
+properties found by label, with their IDs (`wdt:P31 — instance of`, `wd:Q1000 — human`; `wdt:inst` looks among
+properties only). The lookup is one query to the graph, bounded in time (3 s, `CS224V_EDITOR_LOOKUP_TIMEOUT_S`) and
+rows, sent after a short pause; a key typed meanwhile drops it. **Tab** or **Enter** puts the highlighted entry in,
+**↑/↓** move in the list, **Esc** closes it (with no list open, Esc is the tab's: it cancels a run). The line under
+the SPARQL editor names the QID or PID under the cursor (looked up once a session).
+
+**Ctrl+A** selects all, **Ctrl+K** clears the editor, **Ctrl+Z** undoes (a clear, an opened file, a completion),
+**Ctrl+Y** (or Ctrl+Shift+Z) redoes, **Ctrl+F** finds, **Ctrl+G** goes to a line. **Ctrl+O** opens a query file and
+**Ctrl+S** saves one (in the SUQL editor **Ctrl+E** opens: there Ctrl+O compares the modes): type the path under the
+editor, Enter, Esc cancels. A file over 1 MiB (`CS224V_EDITOR_MAX_FILE_BYTES`) or not UTF-8 is refused and the editor
+keeps its text; a query is saved only as a query file (.sql, .suql, .rq, .sparql, .txt; a bare name gets the
+editor's own), never through a symbolic link, and over an existing file only on a second Enter.
+
+"""
 
 
 class QueryCompletionList(CompletionList):
@@ -356,14 +382,20 @@ class QueryEditor(TextEditor, inherit_bindings=False):
         if run_requested is not None:
             self.post_message(run_requested(self, self.text))
 
-    async def action_open_file(self) -> None:
+    async def action_editor_open(self) -> None:
+        await self.action_load()
+
+    async def action_editor_open_e(self) -> None:
         """Open a query file (the SUQL editor's Ctrl+E: its Ctrl+O is the tab's Compare)."""
         await self.action_load()
+
+    async def action_editor_save(self) -> None:
+        await self.action_save()
 
     def action_select_all(self) -> None:
         self.area.action_select_all()
 
-    def action_clear(self) -> None:
+    def action_editor_clear(self) -> None:
         if self.read_only or self.text_input is None:
             return
         area = self.area
@@ -453,4 +485,12 @@ class QueryEditor(TextEditor, inherit_bindings=False):
         self.area.focus()
 
 
-__all__ = ["QueryArea", "QueryCompletionList", "QueryEditor", "QueryPathInput", "editor_bindings"]
+__all__ = [
+    "EDITOR_HELP",
+    "WIDE_ONLY_ACTIONS",
+    "QueryArea",
+    "QueryCompletionList",
+    "QueryEditor",
+    "QueryPathInput",
+    "editor_bindings",
+]

@@ -27,10 +27,9 @@ class SuqlEditor(SqlEditor):
         # Ctrl+O is the tab's Compare here: a query file opens with Ctrl+E (check_action passes Ctrl+O on)
         Binding(
             "ctrl+e",
-            "open_file",
+            "editor_open_e",
             "Open",
             key_display="^E",
-            show=False,
             tooltip="Open a query file into the editor (here Ctrl+O compares the modes).",
         ),
     ]
@@ -44,7 +43,7 @@ class SuqlEditor(SqlEditor):
         """Like the tab's, the editor's Run is off the footer while the tab runs a query (Esc is there)."""
         if action == "run" and self.tab_working:
             return False
-        if action == "load":  # Ctrl+O: the tab's Compare
+        if action == "editor_open":  # Ctrl+O: the tab's Compare
             return False
         return super().check_action(action, parameters)
 
