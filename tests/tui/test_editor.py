@@ -20,6 +20,8 @@ async def type_text(pilot: Pilot, text: str) -> None:
 
 async def wait_for_list(pilot: Pilot, editor: QueryEditor) -> list[str]:
     await settle(pilot)  # the last key's lookup answered (each key cancels the one before)
+    await pilot.pause()
+    await pilot.pause()  # and its answer is in the list
     for _ in range(300):
         if editor.completion_list.is_open and editor.completion_list.option_count:
             break
