@@ -340,6 +340,11 @@ class QueryEditor(TextEditor, inherit_bindings=False):
             self.text_input.cursor_location = location
 
     @property
+    def document(self) -> Any:
+        """The text area's document (``document.end``, ``get_line`` …)."""
+        return self.area.document
+
+    @property
     def completing(self) -> bool:
         """Whether the completion list is open (↑/↓ are then the list's, not the history's)."""
         return self.text_input is not None and bool(self.completion_list.is_open)
