@@ -258,7 +258,7 @@ class QueryEditor(TextEditor, inherit_bindings=False):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = editor_bindings()
+    BINDINGS: ClassVar[list[BindingType]] = []  # a subclass lists its run key, then editor_bindings()
 
     SUFFIXES: ClassVar[tuple[str, ...]] = (".sql", ".txt")
     """The names a query of this editor is saved under (a bare name gets the first)."""

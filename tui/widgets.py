@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from engines.api import CallFailed, CallFinished, CallStarted
-from tui.editor import QueryEditor
+from tui.editor import QueryEditor, editor_bindings
 from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
 
 CELL_CHARS = 40
@@ -414,6 +414,7 @@ class SqlEditor(QueryEditor):
         run_binding(
             "Run the SQL in this editor through the sandbox (Ctrl+J for terminals without Ctrl+Enter).", "Run SQL"
         ),
+        *editor_bindings(),  # after Run: the footer shows them in this order
     ]
     SUQL: ClassVar[bool] = False
     """Whether answer() and summary() are offered."""
