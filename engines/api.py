@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engines import events, lab
+    from engines.completion import Suggestion
     from engines.compose import (
         COURSE_EXAMPLES,
         OWN_DATA_SIM,
@@ -80,6 +81,11 @@ if TYPE_CHECKING:
     from engines.jsonable import JsonShape, fields_json
     from engines.kg import Endpoint, open_kg
     from engines.kg.check import CheckUnavailable, DialectReport, check_dialect
+    from engines.kg.complete import LabelLookup
+    from engines.kg.complete import id_at as sparql_id_at
+    from engines.kg.complete import label_of as sparql_label_of
+    from engines.kg.complete import lookup_labels as sparql_lookup_labels
+    from engines.kg.complete import prefix_suggestions as sparql_prefix_suggestions
     from engines.kg.examples import SparqlExample
     from engines.kg.examples import examples_for as sparql_examples_for
     from engines.kg.pages import EntityPage, PropertyExample, SearchHit, UnknownEntity
@@ -89,6 +95,7 @@ if TYPE_CHECKING:
     from engines.kg.results import Feedback, results_from_json
     from engines.kg.results import QueryResult as SparqlQueryResult
     from engines.kg.sources import read_files as read_rdf_files
+    from engines.kg.sparql import WIKIDATA as WIKIDATA_DIALECT
     from engines.kg.sparql import Dialect, SparqlRefused, SparqlSyntaxError
     from engines.lab import Chart, Experiment, Table
     from engines.lab.core import Size as LabSize
@@ -96,6 +103,7 @@ if TYPE_CHECKING:
     from engines.llm.batch import BatchRun
     from engines.llm.client import LLM, backend_from_settings, llm_from_settings
     from engines.llm.usage import take_run_usage
+    from engines.query_files import QUERY_SUFFIXES, QueryFileError, QueryFileExists, read_query, save_query
     from engines.reading import MAX_JSON_DEPTH, TooLarge, read_capped, too_deep
     from engines.settings import Settings
     from engines.sources import GraphSource, SqlGate, SuqlRunner, TableKind, TableSource
@@ -118,6 +126,7 @@ if TYPE_CHECKING:
         save as save_trajectory,
     )
     from engines.sql.agent import TextToSQLAgent, TurnResult, run_sql
+    from engines.sql.complete import sql_suggestions
     from engines.sql.dialogue import COURSE_DIALOGUE, SAMPLE_DIALOGUE
     from engines.sql.readback import unknown_phrase
     from engines.sql.sandbox import Limits, Sandbox, SqlError, SqlRefused, to_jsonable
@@ -268,6 +277,19 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RemoteEndpoint": ("engines.kg.remote", "RemoteEndpoint"),
     "RemoteError": ("engines.kg.remote", "RemoteError"),
     "read_rdf_files": ("engines.kg.sources", "read_files"),
+    "Suggestion": ("engines.completion", "Suggestion"),
+    "LabelLookup": ("engines.kg.complete", "LabelLookup"),
+    "sparql_id_at": ("engines.kg.complete", "id_at"),
+    "sparql_label_of": ("engines.kg.complete", "label_of"),
+    "sparql_lookup_labels": ("engines.kg.complete", "lookup_labels"),
+    "sparql_prefix_suggestions": ("engines.kg.complete", "prefix_suggestions"),
+    "WIKIDATA_DIALECT": ("engines.kg.sparql", "WIKIDATA"),
+    "QUERY_SUFFIXES": ("engines.query_files", "QUERY_SUFFIXES"),
+    "QueryFileError": ("engines.query_files", "QueryFileError"),
+    "QueryFileExists": ("engines.query_files", "QueryFileExists"),
+    "read_query": ("engines.query_files", "read_query"),
+    "save_query": ("engines.query_files", "save_query"),
+    "sql_suggestions": ("engines.sql.complete", "sql_suggestions"),
     "TooManyRows": ("engines.eval.metrics", "TooManyRows"),
     "check_size": ("engines.eval.metrics", "check_size"),
     "em_of": ("engines.eval.metrics", "em_of"),
@@ -506,6 +528,20 @@ __all__ = [
     "ValuesClassified",
     "WORLDS",
     "WorldSource",
+    # the query editors (issue 28): completion, the label lookups, query files
+    "Suggestion",
+    "LabelLookup",
+    "sparql_id_at",
+    "sparql_label_of",
+    "sparql_lookup_labels",
+    "sparql_prefix_suggestions",
+    "WIKIDATA_DIALECT",
+    "QUERY_SUFFIXES",
+    "QueryFileError",
+    "QueryFileExists",
+    "read_query",
+    "save_query",
+    "sql_suggestions",
 ]
 
 

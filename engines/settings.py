@@ -125,6 +125,21 @@ class Settings(BaseSettings):
         description="most bytes of a tab's history file read (default 8 MiB; CS224V_HISTORY_MAX_BYTES): the store "
         "keeps its files under it, and a bigger file is set aside whole (<tab>.jsonl.bad) with its newest entries kept",
     )
+    # the query editors (issue 28): a query file opened with Ctrl+O, the graph's label lookups as you type
+    editor_max_file_bytes: int = Field(
+        1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="most bytes of a query file an editor opens (default 1 MiB, at most 64 MiB; "
+        "CS224V_EDITOR_MAX_FILE_BYTES): a bigger file is refused from its size, unread",
+    )
+    editor_lookup_timeout_s: float = Field(
+        3.0,
+        gt=0,
+        le=30,
+        description="seconds a label lookup of the SPARQL editor's completion may take (default 3, at most 30; "
+        "CS224V_EDITOR_LOOKUP_TIMEOUT_S): its one query's time limit, on a remote endpoint the whole exchange",
+    )
     # the shared data (HybridQA tables, the SPINACH dev set, the SUQL paper's queries): CS224V_DATA
     # (CS224V_SHARED_DATA, its older name, too) — then only there; by default each data set is looked for in
     # the user data folder (`cs224v-tui data fetch` fills it), then ../shared/data beside a source checkout

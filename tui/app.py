@@ -267,7 +267,14 @@ class AppFooter(Footer):
 
     def compose(self) -> ComposeResult:
         self._composed_keys = self._keys_source()
-        yield from super().compose()
+        from textual.widgets._footer import FooterKey
+
+        from tui.editor import WIDE_ONLY_ACTIONS
+
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and widget.action in WIDE_ONLY_ACTIONS:
+                widget.add_class("-wide-only")  # an editor's Open/Save/Clear: only where there is room (app.tcss)
+            yield widget
 
     async def recompose(self) -> None:
         """Rebuild the keys only when what they show changed: every focus change and binding refresh

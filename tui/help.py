@@ -8,6 +8,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+from tui.editor import EDITOR_HELP
+
 
 def keys_help() -> str:
     """The app-wide keys table, from :func:`tui.app.key_map` (what the bindings are)."""
@@ -93,7 +95,7 @@ class HelpScreen(ModalScreen[None]):
             dialog.border_title = "cs224v-tui — help"
             with VerticalScroll(id="help-scroll"):
                 yield Markdown(
-                    f"{self.area_help.strip()}\n\n{keys_help()}{HISTORY_HELP}{SCHEMA_HELP}{GENERAL_HELP}",
+                    f"{self.area_help.strip()}\n\n{keys_help()}{EDITOR_HELP}{HISTORY_HELP}{SCHEMA_HELP}{GENERAL_HELP}",
                     id="help-text",
                 )
             yield Static("Esc closes this help · ↑/↓ or the mouse wheel scroll it", id="help-hint")

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.widgets import Input, TextArea
+from textual_textarea import TextEditor
 
 from engines.api import JsonShape, fields_json
 from tui.area import PaletteCommand
@@ -461,11 +462,18 @@ class BoxWalker:
 
     @staticmethod
     def text_of(box: Widget) -> str:
-        return box.value if isinstance(box, Input) else box.text if isinstance(box, TextArea) else ""
+        if isinstance(box, Input):
+            return box.value
+        return box.text if isinstance(box, (TextArea, TextEditor)) else ""
 
     @staticmethod
     def at_edge(box: Widget, step: int) -> bool:
-        """An editor's cursor on its first (``step`` -1) or last (+1) visual line; always true for an Input."""
+        """An editor's cursor on its first (``step`` -1) or last (+1) visual line; always true for an Input.
+        Never while an editor's completion list is open (↑/↓ are the list's)."""
+        if isinstance(box, TextEditor):
+            if getattr(box, "completing", False) or box.text_input is None:
+                return False
+            box = box.text_input
         if not isinstance(box, TextArea):
             return True
         navigator = box.navigator
@@ -506,13 +514,16 @@ def put_text(box: Widget, text: str, *, at_start: bool = False) -> None:
     if isinstance(box, Input):
         box.value = text
         box.cursor_position = len(text)
-    elif isinstance(box, TextArea):
-        box.text = text
+    elif isinstance(box, (TextArea, TextEditor)):
+        box.text = text  # a query editor's (textual-textarea's) is one undoable edit
+        area = box.text_input if isinstance(box, TextEditor) else box
+        if area is None:
+            return
         if at_start:
-            box.cursor_location = (0, 0)
+            area.cursor_location = (0, 0)
         else:
             lines = text.split("\n")
-            box.cursor_location = (len(lines) - 1, len(lines[-1]))
+            area.cursor_location = (len(lines) - 1, len(lines[-1]))
 
 
 HISTORY_BINDINGS: list[Binding] = [
@@ -645,6 +656,9 @@ class BoxHistory:
     def _focused_box(self) -> tuple[str, Widget] | None:
         tab = self.tab
         focused = tab.screen.focused if tab.is_mounted else None
+        if isinstance(focused, TextArea):  # a query editor's text area: the editor is the box
+            editor = next((w for w in focused.ancestors if isinstance(w, TextEditor)), None)
+            focused = editor if editor is not None else focused
         if focused is not None and focused.id in self.boxes and tab in focused.ancestors:
             return focused.id, focused
         return None
@@ -654,7 +668,9 @@ class BoxHistory:
         if found is None:
             return None
         box_id, box = found
-        if not isinstance(box, (Input, TextArea)) or not BoxWalker.at_edge(box, step):  # a list keeps its ↑/↓
+        if not isinstance(box, (Input, TextArea, TextEditor)) or not BoxWalker.at_edge(
+            box, step
+        ):  # a list keeps its ↑/↓
             return None
         texts = self.store.texts(self.boxes[box_id])
         walker = self._walkers.setdefault(box_id, BoxWalker())

@@ -261,6 +261,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
                     yield Static(OWN_DATA_HINT if self._db else DIALOGUE_HINT, id="dialogue-hint", markup=False)
                 editor = SqlEditor(SAMPLE_SQL, id="sql-editor", soft_wrap=True, tab_behavior="focus")
                 editor.cursor_blink = self.cursor_blink
+                editor.schema = self.schema_subject  # completion: the tables and columns the schema pane shows
                 editor.border_title = EDITOR_TITLE
                 yield editor
                 error = TextView(id="error")

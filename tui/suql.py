@@ -152,6 +152,7 @@ class SuqlArea(WorkArea):
                 editor = SuqlEditor(layout_sql(LECTURE[1].sql), id="suql-editor", soft_wrap=True, tab_behavior="focus")
                 editor.data_bind(tab_working=SuqlArea.working)  # its Run is off the footer while a query runs
                 editor.cursor_blink = self.cursor_blink
+                editor.schema = self.schema_subject  # completion: the tables and columns the schema pane shows
                 editor.border_title = EDITOR_TITLE
                 editor.border_subtitle = as_text(LECTURE[1].source, one_line=True)
                 self._loaded = LECTURE[1]

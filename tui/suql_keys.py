@@ -24,7 +24,17 @@ class SuqlEditor(SqlEditor):
 
     BINDINGS = [
         run_binding("Run the SUQL query in this editor (Ctrl+J for terminals without Ctrl+Enter)."),
+        # Ctrl+O is the tab's Compare here: a query file opens with Ctrl+E (check_action passes Ctrl+O on)
+        Binding(
+            "ctrl+e",
+            "editor_open_e",
+            "Open",
+            key_display="^E",
+            tooltip="Open a query file into the editor (here Ctrl+O compares the modes).",
+        ),
     ]
+    SUQL = True
+    SUFFIXES = (".suql", ".sql", ".txt")
 
     tab_working: reactive[bool] = reactive(False, bindings=True)
     """True while the tab runs a query (the tab binds it to its :attr:`~tui.area.WorkArea.working`)."""
@@ -32,6 +42,8 @@ class SuqlEditor(SqlEditor):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Like the tab's, the editor's Run is off the footer while the tab runs a query (Esc is there)."""
         if action == "run" and self.tab_working:
+            return False
+        if action == "editor_open":  # Ctrl+O: the tab's Compare
             return False
         return super().check_action(action, parameters)
 

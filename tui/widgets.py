@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar, cast
 
 from rich.highlighter import Highlighter
 from rich.markup import escape as escape_markup
@@ -21,9 +21,10 @@ from textual.content import Content, Span
 from textual.coordinate import Coordinate
 from textual.highlight import highlight
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static, TextArea
+from textual.widgets import DataTable, Input, Static
 
 from engines.api import CallFailed, CallFinished, CallStarted
+from tui.editor import QueryEditor, editor_bindings
 from tui.terminal import MULTILINE, UNSAFE, escape_char, terminal_safe
 
 CELL_CHARS = 40
@@ -403,18 +404,20 @@ def sql_highlights(line: str) -> list[tuple[int, int, str]]:
     return out
 
 
-class SqlEditor(TextArea):
-    """A small SQL editor; Ctrl+Enter (or Ctrl+J) posts :class:`SqlEditor.RunRequested`.
-
-    TextArea highlights through tree-sitter, which this app does not require; the highlight map
-    is filled from :func:`line_highlights` (SQL here; subclasses highlight other languages).
-    """
+class SqlEditor(QueryEditor):
+    """The SQL editor (textual-textarea's, see :mod:`tui.editor`); Ctrl+Enter (or Ctrl+J) posts
+    :class:`SqlEditor.RunRequested`.  Highlighted from :func:`line_highlights` (SQL here; subclasses highlight
+    other languages); completes the tab's tables and columns, keywords and functions (:attr:`schema` is the tab's
+    ``schema_subject``: what its schema pane describes), and in the SUQL editor answer() and summary()."""
 
     BINDINGS = [
         run_binding(
             "Run the SQL in this editor through the sandbox (Ctrl+J for terminals without Ctrl+Enter).", "Run SQL"
         ),
+        *editor_bindings(),  # after Run: the footer shows them in this order
     ]
+    SUQL: ClassVar[bool] = False
+    """Whether answer() and summary() are offered."""
 
     class RunRequested(Message):
         """The user asked to run the editor's SQL."""
@@ -428,28 +431,55 @@ class SqlEditor(TextArea):
         def control(self) -> SqlEditor:
             return self.editor
 
-    def action_run(self) -> None:
-        self.post_message(self.RunRequested(self, self.text))
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.schema: Callable[[], Any] | None = None
+        self._tables: tuple[Any, list[tuple[str, list[str]]]] | None = None
 
     def line_highlights(self, line: str) -> list[tuple[int, int, str]]:
         return sql_highlights(line)
 
-    def get_line(self, line_index: int) -> Text:
+    def drawn_line(self, line: str) -> str:
         """A line as drawn: its control characters, C1 and bidi controls as visible pictures (:func:`pictured`;
-        tabs kept), so a query from a history file, a log or an example sends the terminal no escape sequence.
-        The editor's text is not changed."""
-        line = super().get_line(line_index)
-        plain = line.plain
-        if UNSAFE.search(plain) is not None:
-            line.plain = pictured(plain)
-        return line
+        tabs kept), so a query from a history file, a log or an example sends the terminal no escape sequence."""
+        return pictured(line) if UNSAFE.search(line) is not None else line
 
-    def _build_highlight_map(self) -> None:
-        super()._build_highlight_map()  # clears the map and the line cache
-        for row, line in enumerate(self.text.split("\n")):
-            spans = self.line_highlights(line)
-            if spans:
-                self._highlights[row].extend(spans)
+    def schema_tables(self) -> list[tuple[str, list[str]]]:
+        """The tables and columns of the tab's source now (read once per source; in the completion's thread)."""
+        subject = self.schema() if self.schema is not None else None
+        if subject is None:
+            return []
+        if self._tables is not None and self._tables[0] == subject.key:
+            return self._tables[1]
+        tables = subject_tables(subject)
+        self._tables = (subject.key, tables)
+        return tables
+
+    def suggestions(self, word: str) -> Sequence[Any]:
+        from engines.api import sql_suggestions
+
+        return sql_suggestions(word, self.schema_tables(), suql=self.SUQL)
+
+
+def subject_tables(subject: Any) -> list[tuple[str, list[str]]]:
+    """The (table, columns) of a schema pane's subject (``tui.schema_pane.SchemaSubject``): a description made
+    already, what a lazily described source knows so far, or the world's tables from its gate."""
+    description = subject.ready
+    if description is None and subject.data is not None:
+        description = subject.data.schema
+    if description is not None:
+        tables = [(t.qualified, [c.name for c in t.columns]) for t in description.tables]
+    elif subject.gate is not None:
+        tables = [
+            (name if schema in (None, "main") else f"{schema}.{name}", [c for c, _ in columns])
+            for schema, name, columns in subject.gate.tables()
+        ]
+    else:
+        tables = []
+    if subject.tables is not None:
+        wanted = set(subject.tables)
+        tables = [t for t in tables if t[0] in wanted]
+    return tables
 
 
 # --- tables ------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ SMALL = (80, 24)
 def _cut_keys(pilot: Pilot) -> list[str]:
     """The footer entries (keys and group labels) that do not fit left of the palette key, with their columns."""
     screen = pilot.app.screen
-    entries = [w for w in screen.query(FooterKey) if not w.has_class("-command-palette")]
+    # an editor's Open/Save/Clear are not offered below 110 columns (display: none, tui/editor.py)
+    entries = [w for w in screen.query(FooterKey) if not w.has_class("-command-palette") and w.display]
     entries += list(screen.query(FooterLabel))
     palette = [w for w in screen.query(FooterKey) if w.has_class("-command-palette")]
     right = min([SMALL[0], *(w.region.x for w in palette)])

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from textual.fuzzy import Matcher
-from textual.widgets import Input, OptionList, TextArea
+from textual.widgets import Input, OptionList
 
 from engines.settings import Settings
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
+from tui.editor import QueryEditor
 from tui.history import MAX_ENTRIES, BoxWalker, HistoryStore
 from tui.pickers import PickItem, SearchPicker, matching
 from tui.suql_view import layout_sql
@@ -139,7 +140,7 @@ async def test_restaurants_history_walks_searches_and_survives_a_restart() -> No
         assert not isinstance(app.screen, SearchPicker) and box.value == "Show me a café in Palo Alto"
 
         # the SQL editor: ↑ at its first line walks only while it holds no edits of the user's
-        editor = app.query_one("#sql-editor", TextArea)
+        editor = app.query_one("#sql-editor", QueryEditor)
         area.run_sql("SELECT 42 AS answer")
         await settle(pilot)
         editor.focus()
@@ -194,9 +195,9 @@ async def test_the_example_pickers_load_without_running() -> None:
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
-        editor = app.query_one("#suql-editor", TextArea)
+        editor = app.query_one("#suql-editor", QueryEditor)
         assert area._loaded is not None and area._loaded.source.startswith("SUQL paper #8")
-        assert app.focused is editor and editor.text == layout_sql(area._loaded.sql)
+        assert app.focused is editor.text_input and editor.text == layout_sql(area._loaded.sql)  # its text area
         assert not area.history.entries
 
         # HybridQA: a question of another table is chosen (not run)
@@ -215,7 +216,7 @@ async def test_the_example_pickers_load_without_running() -> None:
         sparql = next(i for i in items if i.value[0] == "sparql" and "award" in i.text)
         area.example_chosen(sparql.value)
         await settle(pilot)
-        assert area.view == "console" and app.query_one("#kg-editor", TextArea).text == sparql.value[1].query
+        assert area.view == "console" and app.query_one("#kg-editor", QueryEditor).text == sparql.value[1].query
         question = next(i for i in items if i.value == ("question", "c3_3"))
         area.example_chosen(question.value)
         await settle(pilot)
@@ -230,12 +231,12 @@ async def test_suql_kg_and_hybridqa_keep_what_ran() -> None:
     async with app.run_test(size=SIZE) as pilot:
         # SUQL: ↑ at the first line of an example walks to the query run; ↓ at the last line back to the example
         area = await open_tab(pilot, "suql")
-        ran = app.query_one("#suql-editor", TextArea).text
+        ran = app.query_one("#suql-editor", QueryEditor).text
         area.run_query()
         await settle(pilot)
         area.load_example(area.example("SUQL paper #8"))
-        example = app.query_one("#suql-editor", TextArea).text
-        editor = app.query_one("#suql-editor", TextArea)
+        example = app.query_one("#suql-editor", QueryEditor).text
+        editor = app.query_one("#suql-editor", QueryEditor)
         editor.focus()
         editor.cursor_location = (0, 0)
         await pilot.press("up")
@@ -247,17 +248,17 @@ async def test_suql_kg_and_hybridqa_keep_what_ran() -> None:
 
         # Knowledge graph: Ctrl+R brings a console query back into the editor
         area = await open_tab(pilot, "kg")
-        first = app.query_one("#kg-editor", TextArea).text
+        first = app.query_one("#kg-editor", QueryEditor).text
         area.run_query()
         await settle(pilot)
         area.load_example(area.example("award"))
-        app.query_one("#kg-editor", TextArea).focus()
+        app.query_one("#kg-editor", QueryEditor).focus()
         await pilot.press("ctrl+r")
         await pilot.pause()
         assert isinstance(app.screen, SearchPicker) and [i.text for i in app.screen.items] == [first]
         await pilot.press("enter")
         await settle(pilot)
-        assert app.query_one("#kg-editor", TextArea).text == first
+        assert app.query_one("#kg-editor", QueryEditor).text == first
 
         # HybridQA: the questions are a list (↑/↓ are its own); Ctrl+R chooses a question run before
         area = await open_tab(pilot, "hybridqa")

@@ -5,12 +5,13 @@ HybridQA tabs; nothing is described before the pane shows; it follows the world 
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, TextArea
+from textual.widgets import Input
 
 from engines.data.describe import describe_world
 from tests.engines.data.conftest import hotel_rows, write_csv
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.area import WorkArea
+from tui.editor import QueryEditor
 from tui.schema_pane import SchemaPane
 
 
@@ -58,7 +59,7 @@ def expected(area, tab: str):
     return describe_world(session.sandbox, source="", enum_fields={}, tables=(table.name,))
 
 
-BOXES = {"restaurants": ("#question", Input), "suql": ("#suql-editor", TextArea), "hybridqa": None}
+BOXES = {"restaurants": ("#question", Input), "suql": ("#suql-editor", QueryEditor), "hybridqa": None}
 
 
 @pytest.mark.parametrize("tab", ["restaurants", "suql", "hybridqa"])
@@ -73,7 +74,7 @@ async def test_ctrl_t_shows_the_engines_description_of_the_tabs_world(tab: str) 
         assert not pane.display and pane.subject is None and pane.description is None
         area.focus_default()
         await pilot.pause()
-        box = app.focused
+        box = getattr(app.focused, "editor", app.focused)  # a query editor's text area has the focus
         if BOXES[tab] is not None:
             selector, kind = BOXES[tab]
             assert isinstance(box, kind) and box.id == selector[1:]
@@ -83,7 +84,7 @@ async def test_ctrl_t_shows_the_engines_description_of_the_tabs_world(tab: str) 
         await settle(pilot)
         await pilot.pause()
         assert pane.display
-        assert app.focused is box  # the cursor stays where the user types
+        assert getattr(app.focused, "editor", app.focused) is box  # the cursor stays where the user types
         if BOXES[tab] is not None:
             assert (box.value if isinstance(box, Input) else box.text) == before  # ^T is never typed
         want = expected(area, tab)

@@ -141,8 +141,9 @@ class KgArea(WorkArea):
                     )
                     yield examples
                     with Vertical(id="kg-console-right"):
-                        editor = SparqlEditor(listed[0].query, id="kg-editor", soft_wrap=False, tab_behavior="focus")
+                        editor = SparqlEditor(listed[0].query, id="kg-editor", soft_wrap=True, tab_behavior="focus")
                         editor.cursor_blink = self.cursor_blink
+                        editor.graph = lambda: self._runner.graph  # completion and the ID's label: the tab's graph
                         editor.border_title = EDITOR_TITLE
                         editor.border_subtitle = as_text(f"{listed[0].title} · {listed[0].source}", one_line=True)
                         yield editor
