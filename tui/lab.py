@@ -442,7 +442,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             chart.display = False
             return
         size, result = found
-        table.show_rows(result.columns, [[_cell(v) for v in row] for row in result.rows])
+        table.show_rows(result.columns, result.rows)  # typed: the table formats each column of numbers alike
         table.border_title = f"Table · {name} ({size})"
         notes.update(_notes_content(result.notes) if result.notes else Content.styled("no notes", "$foreground-muted"))
         if result.chart is None:
@@ -471,13 +471,6 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _cell(value: Any) -> Any:
-    """Floats to three places (as the CLI prints them); the rest as it is."""
-    if isinstance(value, float) and not isinstance(value, bool):
-        return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
-    return value
 
 
 def _notes_content(notes: Iterable[str]) -> Content:

@@ -1,0 +1,128 @@
+"""The chart view (c in a focused table; the palette's "Chart the focused table"), opened from a result table in
+each tab: it draws the table's typed rows, the keys cycle the kind and the columns, F9 exports the source table,
+and a table with nothing to chart says why."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+from textual_plotext import PlotextPlot
+
+from tests.tui.support import SIZE, drive, make_app, open_tab, settle
+from tui.chart import ChartScreen
+from tui.chart_choice import ChartData, NothingToChart
+from tui.screenshots import KG_QUESTION, LAB_EXPERIMENT, RESTAURANTS_QUESTION, SUQL_EXAMPLE
+
+
+async def _chart(pilot: Pilot, selector: str) -> ChartScreen:
+    table = pilot.app.query_one(selector, DataTable)
+    table.focus()
+    await pilot.pause()
+    await pilot.press("c")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, ChartScreen), f"c opened {type(screen).__name__}"
+    columns, rows = table.export_table()  # type: ignore[attr-defined]
+    assert screen.columns == columns and [list(r) for r in screen.rows] == rows  # every row, typed
+    return screen
+
+
+async def _close(pilot: Pilot) -> None:
+    await pilot.press("escape")
+    await pilot.pause()
+    assert not isinstance(pilot.app.screen, ChartScreen)
+
+
+@drive
+async def test_restaurants_results_chart_cycles_and_exports(tmp_path: Path) -> None:
+    app = make_app()
+    app.export_dir = tmp_path
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "restaurants")
+        area.ask("Show me restaurants in Palo Alto")
+        await settle(pilot)
+        screen = await _chart(pilot, "#results")
+        assert isinstance(screen.result, ChartData), screen.caption
+        first = screen.caption
+        assert first.startswith(("bar · ", "lines · ", "histogram · "))
+        assert screen.query_one(PlotextPlot).display
+        kinds = {screen.spec.kind}  # type: ignore[union-attr]
+        for _ in range(3):
+            await pilot.press("k")
+            kinds.add(screen.spec.kind)  # type: ignore[union-attr]
+        assert len(kinds) >= 2
+        before = screen.spec
+        await pilot.press("y")
+        assert screen.spec != before and screen.caption != first or screen.spec == before
+        # F9 in the chart view exports the table the chart was drawn from
+        await pilot.press("f9")
+        await pilot.pause()
+        export = app.screen
+        assert type(export).__name__ == "ExportScreen" and export.source is screen.source  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        await _close(pilot)
+
+
+@drive
+async def test_nothing_to_chart_is_said_instead_of_a_chart() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "restaurants")
+        area.ask(RESTAURANTS_QUESTION)
+        await settle(pilot)
+        table = app.query_one("#results", DataTable)
+        table.show_rows(["name", "address"], [["A", "1 Main St"], ["B", "2 Main St"]])  # type: ignore[attr-defined]
+        screen = await _chart(pilot, "#results")
+        assert isinstance(screen.result, NothingToChart)
+        assert screen.query_one("#chart-message").display and not screen.query_one(PlotextPlot).display
+        assert "nothing to chart: no column holds numbers" in str(screen.query_one("#chart-message").content)
+        await _close(pilot)
+
+
+@drive
+async def test_suql_results_chart() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "suql")
+        area.load_example(area.example(SUQL_EXAMPLE))
+        area.run_query()
+        await settle(pilot)
+        screen = await _chart(pilot, "#suql-results")
+        assert screen.caption  # a chart, or why not
+        await _close(pilot)
+
+
+@drive
+async def test_lab_table_chart_reads_the_typed_floats() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "lab")
+        area.run_experiment(LAB_EXPERIMENT)
+        await settle(pilot)
+        screen = await _chart(pilot, "#lab-table")
+        assert isinstance(screen.result, ChartData), screen.caption
+        assert any(isinstance(v, float) for row in screen.rows for v in row)  # numbers, not their display text
+        await _close(pilot)
+
+
+@drive
+async def test_kg_console_results_chart_and_the_palette_command() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "kg")
+        area.show_view("stepper")
+        area.run_question(KG_QUESTION)
+        await settle(pilot)
+        table = app.query_one("#kg-answer-rows", DataTable)
+        table.focus()
+        await pilot.pause()
+        command = next(c for c in app.palette_commands() if c.title == "Chart the focused table")
+        command.callback()
+        await pilot.pause()
+        assert isinstance(app.screen, ChartScreen)
+        await _close(pilot)
