@@ -54,6 +54,7 @@ class Column:
     from_text: bool = False  # numbers or dates read from text values
     distinct: int = 0  # distinct non-NULL values
     values: int = 0  # non-NULL values
+    whole: bool = False  # numbers all whole (counts: a bar chart adds them up; else it averages them)
 
 
 @dataclass(frozen=True)
@@ -151,13 +152,17 @@ def _read_column(index: int, name: str, cells: Sequence[Any]) -> Column:
     if all(isinstance(v, (list, tuple, dict, set)) for v in present):
         return Column(index, name, "none", distinct=distinct, values=len(present))
     n = len(present)
-    if all(_number(v) is not None for v in present):
-        return Column(index, name, "number", distinct=distinct, values=n)
+    numbers = [_number(v) for v in present]
+    if all(f is not None for f in numbers):
+        whole = all(float(f).is_integer() for f in numbers if f is not None)
+        return Column(index, name, "number", distinct=distinct, values=n, whole=whole)
     if all(_date(v) is not None for v in present):
         return Column(index, name, "date", distinct=distinct, values=n)
     if all(isinstance(v, str) for v in present):
-        if all(_text_number(v) is not None for v in present):
-            return Column(index, name, "number", from_text=True, distinct=distinct, values=n)
+        read = [_text_number(v) for v in present]
+        if all(f is not None for f in read):
+            whole = all(float(f).is_integer() for f in read if f is not None)
+            return Column(index, name, "number", from_text=True, distinct=distinct, values=n, whole=whole)
         if all(_text_date(v) is not None for v in present):
             return Column(index, name, "date", from_text=True, distinct=distinct, values=n)
     return Column(index, name, "category", distinct=distinct, values=n)
@@ -245,7 +250,10 @@ def spec_for(cols: Sequence[Column], kind: Kind, x: int | None = None, y: int | 
         return None
     if y is None or y not in ys:
         y = ys[0]
-    return ChartSpec(kind, None if kind == "histogram" else x, x if kind == "histogram" else y)
+    by_index = {c.index: c for c in cols}
+    # a category's rows are added up when y counts something (whole numbers), averaged when it measures (a rating)
+    aggregate: Aggregate = "sum" if y == COUNT or by_index[y].whole else "mean"
+    return ChartSpec(kind, None if kind == "histogram" else x, x if kind == "histogram" else y, aggregate)
 
 
 def choose(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> ChartSpec | NothingToChart:
@@ -306,7 +314,7 @@ def cycle(cols: Sequence[Column], spec: ChartSpec, what: Literal["kind", "x", "y
     if not ys:
         return spec
     nxt = ys[(ys.index(spec.y) + 1) % len(ys)] if spec.y in ys else ys[0]
-    return replace(spec, y=nxt) if spec.kind != "histogram" else spec
+    return spec_for(cols, spec.kind, spec.x, nxt) or spec if spec.kind != "histogram" else spec
 
 
 # --- the data drawn -----------------------------------------------------------------------------
@@ -327,7 +335,9 @@ def _label(value: Any, column: Column) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+    if n == 1:
+        return f"{n:,} {noun}"
+    return f"{n:,} {noun[:-1]}ies" if noun.endswith("y") else f"{n:,} {noun}s"
 
 
 def _skipped(n: int, column: str) -> str:
@@ -504,7 +514,24 @@ def nice_ticks(low: float, high: float, most: int = 6) -> list[float]:
     return ticks
 
 
+def round_axis(low: float, high: float, most: int = 6) -> tuple[float, float, list[float]]:
+    """An axis from ``low`` to ``high`` widened to round ends, and its round ticks: (0, 1, [0, 0.2, … 1]) for scores
+    from 0.1 to 0.95, never 0 … 1.33."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return low, high, []
+    if high <= low:
+        high = low + (abs(low) or 1.0)
+    raw = (high - low) / max(1, most - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    lo = math.floor(low / step + 1e-9) * step
+    hi = math.ceil(high / step - 1e-9) * step
+    ticks = nice_ticks(lo, hi, most=int(round((hi - lo) / step)) + 1)
+    return round(lo, 12), round(hi, 12), ticks
+
+
 __all__ = [
+    "round_axis",
     "COUNT",
     "KINDS",
     "MAX_BARS",

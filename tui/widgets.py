@@ -507,15 +507,17 @@ def _is_number(value: Any) -> bool:
 
 def column_decimals(values: Iterable[Any]) -> int | None:
     """How many decimals a column of numbers shows, the same for every number in it: enough for its most
-    precise value up to :data:`MAX_DECIMALS` (more when a non-zero value would read as 0), 0 for whole numbers.
-    None when the column is not all numbers (NULLs aside) or holds no float: its values show as they are."""
+    precise value up to :data:`MAX_DECIMALS` (more when a non-zero value would read as 0), 0 for whole numbers
+    and a column of ints.  None when the column is not all numbers (NULLs aside): its values show as they are."""
     decimals = 0
     floats = False
+    numbers = False
     for value in values:
         if value is None:
             continue
         if not _is_number(value):
             return None
+        numbers = True
         if isinstance(value, int):
             continue
         f = float(value)
@@ -527,11 +529,13 @@ def column_decimals(values: Iterable[Any]) -> int | None:
         if f != 0 and abs(f) < 10**-MAX_DECIMALS:  # 0.0001 is not 0.000: its first significant digits
             needed = min(9, 1 - math.floor(math.log10(abs(f))) + 1)
         decimals = max(decimals, needed)
-    return decimals if floats else None
+    return decimals if floats else (0 if numbers else None)
 
 
 def format_number(value: Any, decimals: int) -> str:
     """``value`` with ``decimals`` decimals (a whole number in a float column too: ``1.000`` beside ``0.818``)."""
+    if isinstance(value, int):
+        return str(value) + ("." + "0" * decimals if decimals else "")  # exact, however large
     f = float(value)
     if not math.isfinite(f):
         return display_value(value)

@@ -68,9 +68,9 @@ def test_category_and_number_is_a_bar_chart_top_n_with_the_rest_as_other() -> No
 
 
 def test_bar_mean_and_count() -> None:
-    rows = [["a", 1.0], ["a", 3.0], ["b", 5.0]]
+    rows = [["a", 1], ["a", 3], ["b", 5]]
     spec = choose(["k", "v"], rows)
-    assert isinstance(spec, ChartSpec)
+    assert isinstance(spec, ChartSpec) and spec.aggregate == "sum"  # whole numbers: added up
     mean = build(["k", "v"], rows, cycle(column_types(["k", "v"], rows), spec, "aggregate"))
     assert isinstance(mean, ChartData) and dict(zip(mean.labels, mean.values)) == {"a": 2.0, "b": 5.0}
     assert "y = avg(v)" in mean.caption
@@ -132,9 +132,9 @@ def test_nothing_to_chart_says_why() -> None:
 
 
 def test_ids_are_not_the_quantity_chosen() -> None:
-    rows = [[1, "thai", 4.0], [2, "thai", 3.0], [3, "cafe", 5.0]]
+    rows = [[1, "thai", 4.5], [2, "thai", 3.0], [3, "cafe", 5.0]]
     spec = choose(["_id", "cuisine", "rating"], rows)
-    assert spec == ChartSpec("bar", 1, 2)
+    assert spec == ChartSpec("bar", 1, 2, "mean")
 
 
 def test_cycling_kind_x_and_y() -> None:
@@ -142,7 +142,8 @@ def test_cycling_kind_x_and_y() -> None:
     rows = [["thai", 4.0, 10], ["cafe", 3.5, 20], ["thai", 5.0, 5]]
     cols = column_types(columns, rows)
     spec = choose(columns, rows)
-    assert spec == ChartSpec("bar", 0, 1)
+    assert spec == ChartSpec("bar", 0, 1, "mean")  # ratings are averaged per category; counts would be summed
+    assert cycle(cols, spec, "y").aggregate == "sum"  # num_reviews: whole numbers
     assert kinds_of(cols) == ["bar", "line", "histogram"]
     ys = [spec.y]
     for _ in range(3):
