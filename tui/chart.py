@@ -76,7 +76,9 @@ class ChartScreen(ModalScreen[None]):
         Binding("k", "cycle('kind')", "Kind", tooltip="Bar chart, lines or histogram (those the table has)."),
         Binding("x", "cycle('x')", "x", tooltip="The next column for the x axis (a histogram: the next number)."),
         Binding("y", "cycle('y')", "y", tooltip="The next column for the y axis (a bar chart: count(*) too)."),
-        Binding("a", "cycle('aggregate')", "Sum/mean", tooltip="A bar chart adds a category's rows up, or averages them."),
+        Binding(
+            "a", "cycle('aggregate')", "Sum/mean", tooltip="A bar chart adds a category's rows up, or averages them."
+        ),
     ]
 
     def __init__(self, source: ExportSource) -> None:

@@ -494,6 +494,10 @@ class RowCursor:
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
 
+FIRST_ROWS = 60
+"""Rows a results table draws at once; the rest (up to :data:`DISPLAY_ROWS`) are added in chunks of
+:data:`ROW_CHUNK` after each repaint, so a large result's first frame does not wait for them."""
+ROW_CHUNK = 200
 MIN_CELL_CHARS = 16
 """Narrowest a long column is cut to (with "…") so that the columns after it fit the table's width; a value of
 this many characters or fewer is never cut."""
@@ -607,6 +611,9 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         self._truncated = False
         self._widths: list[int] = []  # the cell widths the rows were drawn at
         self._room = 0  # the width those were fitted to
+        self._shown: list[Sequence[Any]] = []  # the source rows shown, in the order shown (added up to _full's length)
+        self._decimals: list[int | None] = []  # each column's number format
+        self._generation = 0  # a new _draw stops the chunks of the one before
 
     def show_rows(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, truncated: bool = False) -> None:
         """Replace the table with these rows; ``truncated`` means the row cap cut the result."""
@@ -634,41 +641,28 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         order = self._order()
         shown = [rows[i] for i in order]
         decimals = [column_decimals(row[c] for row in shown if c < len(row)) for c in range(len(columns))]
+        self._shown, self._decimals = shown, decimals
         full: list[list[str]] = []
-        for row in shown:
-            full.append(
-                [
-                    format_number(v, d) if d is not None and _is_number(v) else display_value(v)
-                    for v, d in zip(row, decimals, strict=True)
-                ]
-            )
+        first = [self._texts(row) for row in shown[:FIRST_ROWS]]
         labels = [truncate(name) for name in columns]
         if self._sort is not None:
             arrow = " ▼" if self._sort[1] else " ▲"
             labels[self._sort[0]] += arrow
         natural = [
-            max([cell_len(label)] + [min(cell_len(r[c]), CELL_CHARS) for r in full[:200]])
-            for c, label in enumerate(labels)
+            max([cell_len(label)] + [min(cell_len(r[c]), CELL_CHARS) for r in first]) for c, label in enumerate(labels)
         ]
         self._room = self._content_width()
         self._widths = fit_widths([cell_len(lab) for lab in labels], natural, self._room) if self._room else natural
         self.clear(columns=True)
         self._full = full
         self._source = (columns, rows, full)
-        null_style = self.get_component_rich_style("results-table--null")
         for label, d in zip(labels, decimals, strict=True):
             self.add_column(Text(label, justify="right" if d is not None else "left"))
-        for texts, row in zip(full, shown, strict=True):
-            self.add_row(
-                *(
-                    Text(
-                        truncate(text, width),
-                        style=null_style if raw is None else "",
-                        justify="right" if d is not None else "left",
-                    )
-                    for text, raw, width, d in zip(texts, row, self._widths, decimals, strict=True)
-                )
-            )
+        self._generation += 1
+        self._add_rows(first)
+        if len(shown) > len(first):
+            generation = self._generation
+            self.call_after_refresh(self._more_rows, generation)
         subtitle = count_rows(len(rows))
         if self._truncated:
             subtitle += " (truncated at the row cap)"
@@ -678,6 +672,44 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
             subtitle += f" · sorted by {columns[self._sort[0]]}{' ▼' if self._sort[1] else ' ▲'}"
         self.border_subtitle = subtitle
         self.tooltip = None
+
+    def _texts(self, row: Sequence[Any]) -> list[str]:
+        """A row's values as the table shows them (in full: the cells cut them)."""
+        return [
+            format_number(v, d) if d is not None and _is_number(v) else display_value(v)
+            for v, d in zip(row, self._decimals, strict=True)
+        ]
+
+    def _add_rows(self, texts: list[list[str]]) -> None:
+        """Add the next rows shown, given their texts."""
+        null_style = self.get_component_rich_style("results-table--null")
+        start = len(self._full)
+        for values, row in zip(texts, self._shown[start : start + len(texts)], strict=True):
+            self._full.append(values)
+            self.add_row(
+                *(
+                    Text(
+                        truncate(text, width),
+                        style=null_style if raw is None else "",
+                        justify="right" if d is not None else "left",
+                    )
+                    for text, raw, width, d in zip(values, row, self._widths, self._decimals, strict=True)
+                )
+            )
+
+    def _more_rows(self, generation: int) -> None:
+        """The next chunk of a large result's rows, after a repaint (none when the table was refilled since)."""
+        if generation != self._generation or self._source is None or self._source[2] is not self._full:
+            return
+        start = len(self._full)
+        self._add_rows([self._texts(row) for row in self._shown[start : start + ROW_CHUNK]])
+        if len(self._full) < len(self._shown):
+            self.call_after_refresh(self._more_rows, generation)
+
+    @property
+    def filling(self) -> bool:
+        """Rows of the result are still being added (a large result, chunk by chunk)."""
+        return self._source is not None and self._source[2] is self._full and len(self._full) < len(self._shown)
 
     def _content_width(self) -> int:
         """The cells the table has for its columns (0 before it is laid out)."""
@@ -712,6 +744,7 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         self._full = []
         self._source = None
         self._sort = None
+        self._generation += 1
         self.border_subtitle = subtitle
         self.tooltip = None
 

@@ -4,9 +4,9 @@ and a table with nothing to chart says why."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual_plotext import PlotextPlot
@@ -126,3 +126,41 @@ async def test_kg_console_results_chart_and_the_palette_command() -> None:
         await pilot.pause()
         assert isinstance(app.screen, ChartScreen)
         await _close(pilot)
+
+
+@drive
+async def test_kg_console_numbers_read_from_sparql_literals() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "kg")
+        area.show_view("console")
+        await settle(pilot)
+        query = "SELECT ?x ?n WHERE { VALUES (?x ?n) { ('a' 1) ('b' 2) ('a' 5) ('c' 3) } }"
+        assert area.run_query(query)
+        await settle(pilot)
+        screen = await _chart(pilot, "#kg-results")
+        assert isinstance(screen.result, ChartData), screen.caption
+        assert screen.caption.startswith("bar · x = x · y = sum(n)") and "numbers read from text" in screen.caption
+        assert dict(zip(screen.result.labels, screen.result.values)) == {"a": 6.0, "b": 2.0, "c": 3.0}
+        await _close(pilot)
+
+
+class _Plot(App[None]):
+    def compose(self) -> ComposeResult:
+        yield PlotextPlot(id="p")
+
+
+@drive
+async def test_lab_chart_ticks_of_scores_end_at_1() -> None:
+    from engines.lab.core import Chart, Series
+    from tui.lab import _draw
+
+    app = _Plot()
+    async with app.run_test(size=(80, 20)) as pilot:
+        plot = app.query_one(PlotextPlot)
+        chart = Chart("bar", "F1", "method", "F1", ("exact", "llm"), (Series("a", (0.4, 1.0)), Series("b", (0.9, 0.7))))
+        _draw(plot, chart)
+        await pilot.pause()
+        drawn = plot.render().plain  # type: ignore[union-attr]
+        assert "1.33" not in drawn and "1.2" not in drawn
+        assert "0.8" in drawn and "1┤" in drawn.replace(" ", "")

@@ -87,7 +87,11 @@ async def test_sorting_a_large_result_sorts_every_row_not_only_the_ones_shown() 
         rows = [[i, (i * 7919) % 10007] for i in range(DISPLAY_ROWS * 3)]
         table.show_rows(["id", "v"], rows)
         await pilot.pause()
-        assert table.row_count == DISPLAY_ROWS
+        for _ in range(200):
+            if not table.filling:
+                break
+            await pilot.pause(0.01)
+        assert table.row_count == DISPLAY_ROWS and len(table._full) == DISPLAY_ROWS
         table.post_message(
             DataTable.HeaderSelected(table, table.ordered_columns[1].key, 1, table.ordered_columns[1].label)
         )
