@@ -100,3 +100,31 @@ async def test_sorting_a_large_result_sorts_every_row_not_only_the_ones_shown() 
         )
         await pilot.pause()
         assert _texts(table, 1)[0] == str(max(r[1] for r in rows))  # the largest of all 3,000, not of the first 1,000
+
+
+class _Claims(App[None]):
+    def compose(self) -> ComposeResult:
+        from tui.kg.browser import ClaimsTable
+
+        yield ClaimsTable()
+
+
+@drive
+async def test_a_property_label_is_not_cut_while_the_claims_table_has_room() -> None:
+    from engines.kg.pages import EntityPage, PageClaim, PageValue
+    from tui.kg.browser import ClaimsTable
+
+    label = "located in the administrative territorial entity"  # 48 characters: the old cut was at 32
+    page = EntityPage("Q1", "Orrin", "a town", claims=(PageClaim("P131", label, PageValue("Orundi", "Q2")),))
+    app = _Claims()
+    async with app.run_test(size=(120, 10)) as pilot:
+        table = app.query_one(ClaimsTable)
+        table.show_claims(page)
+        await pilot.pause()
+        assert str(table.get_row_at(0)[0]) == f"P131 {label}"
+    async with _Claims().run_test(size=(60, 10)) as pilot:  # no room: cut, with an ellipsis
+        table = pilot.app.query_one(ClaimsTable)
+        table.show_claims(page)
+        await pilot.pause()
+        first = str(table.get_row_at(0)[0])
+        assert first.endswith("…") and len(first) + len("Orundi (Q2)") + 4 <= 60
