@@ -33,6 +33,7 @@ from tui.export import ExportSource
 from tui.widgets import TextView, as_text
 
 HINT = "k kind · x / y columns · a sum/mean · F9 exports the table · Esc closes"
+NOTHING_HINT = "F9 exports the table · Esc closes"
 
 
 class ChartScreen(ModalScreen[None]):
@@ -52,6 +53,9 @@ class ChartScreen(ModalScreen[None]):
         border-subtitle-color: $text-muted;
         background: $surface;
         padding: 0 1;
+    }
+    #chart-dialog.-nothing {
+        height: auto;
     }
     #chart-caption {
         height: auto;
@@ -124,6 +128,9 @@ class ChartScreen(ModalScreen[None]):
         caption = self.query_one("#chart-caption", TextView)
         message = self.query_one("#chart-message", TextView)
         plot = self.query_one("#chart-plot", PlotextPlot)
+        nothing = isinstance(self.result, NothingToChart)
+        self.query_one("#chart-dialog").set_class(nothing, "-nothing")
+        self.query_one("#chart-hint", Static).update(NOTHING_HINT if nothing else HINT)
         if isinstance(self.result, NothingToChart):
             caption.display = False
             message.display = True

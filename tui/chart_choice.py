@@ -458,11 +458,18 @@ def _lines(
     xs = np.array([pairs[i][0] for i in order], dtype=float)
     ys = np.array([pairs[i][1] for i in order], dtype=float)
     parts = [_count(len(xs), "point")]
+    unique, first, counts = np.unique(xs, return_index=True, return_counts=True)
+    if len(unique) < len(xs):  # rows that share an x: one point each, their mean (a line has one y per x)
+        ys = np.add.reduceat(ys, first) / counts
+        xs = unique
+        parts = [f"{len(pairs):,} rows, the mean {y.name} of each {x.name}: {_count(len(xs), 'point')}"]
+        pairs = list(zip(xs.tolist(), ys.tolist()))
     if len(xs) > max_points:
         groups = np.array_split(np.arange(len(xs)), max_points)
         xs = np.array([xs[g].mean() for g in groups])
         ys = np.array([ys[g].mean() for g in groups])
-        parts[0] = f"{len(pairs):,} points averaged into {len(xs):,}"
+        parts.append(f"{len(pairs):,} points averaged into {len(xs):,}")
+        parts = parts[-1:] if parts[0].endswith("points") and "rows" not in parts[0] else parts
     if skipped:
         parts.append(_skipped(skipped, f"both {x.name} and {y.name}"))
     ticks: tuple[tuple[float, str], ...] = ()

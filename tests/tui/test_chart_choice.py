@@ -163,3 +163,11 @@ def test_nice_ticks() -> None:
     assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert nice_ticks(0, 7) == [0, 2, 4, 6]
     assert nice_ticks(0, 1.33)[-1] <= 1.33
+
+
+def test_lines_average_the_rows_that_share_an_x() -> None:
+    rows = [[1, 2.0], [1, 4.0], [2, 5.0], [3, 1.0]]
+    data = build(["k", "v"], rows, ChartSpec("line", 0, 1))
+    assert isinstance(data, ChartData)
+    assert data.xs == (1.0, 2.0, 3.0) and data.values == (3.0, 5.0, 1.0)
+    assert "4 rows, the mean v of each k: 3 points" in data.caption
