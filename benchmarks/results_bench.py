@@ -34,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rich.text import Text  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import DataTable  # noqa: E402
 
@@ -123,8 +124,8 @@ async def _one(kind: str, columns: list[str], rows: list[list[Any]], size: tuple
             await pilot.pause()
             timed = _Timed(table, str(rows[best][name_col])[:12])
             start = time.perf_counter()
-            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, "rating"))
-            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, "rating"))
+            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating")))
+            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating")))
             out["first frame, sorted ▼"] = await timed.wait(pilot) - start
     return out
 

@@ -167,7 +167,7 @@ def draw(widget: PlotextPlot, data: ChartData) -> None:
         plt.xlabel(data.y_label)
         _value_ticks(plt, values, axis="x")
     elif kind == "histogram":
-        positions = list(range(1, len(data.labels) + 1))
+        positions: list[float] = [float(i) for i in range(1, len(data.labels) + 1)]
         plt.bar(positions, list(data.values), width=0.9)
         step = max(1, len(positions) // 6)
         plt.xticks(positions[::step], list(data.labels)[::step])

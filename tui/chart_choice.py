@@ -513,7 +513,7 @@ def nice_ticks(low: float, high: float, most: int = 6) -> list[float]:
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     start = math.ceil(low / step - 1e-9) * step
-    ticks = []
+    ticks: list[float] = []
     t = start
     while t <= high + step * 1e-9 and len(ticks) <= most:
         ticks.append(round(t, 12))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 from tui.chart_choice import (
     COUNT,
@@ -29,7 +30,7 @@ def _data(columns, rows, spec=None) -> ChartData:
 
 
 def test_column_types_read_typed_values_and_numbers_in_text() -> None:
-    rows = [
+    rows: list[list[Any]] = [
         [1, 0.5, Decimal("2.5"), date(2024, 1, 2), "7", "2024-03-01", "cafe", True, None, [1, 2], 3],
         [2, None, Decimal("1"), date(2024, 1, 3), " 8.5 ", "2024-03-02T10:00:00", "bar", False, None, [3], "x"],
     ]

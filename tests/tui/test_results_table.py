@@ -4,6 +4,7 @@ and a header click that sorts every row by its typed values (NULLs last, stable,
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
@@ -53,7 +54,7 @@ async def test_header_click_sorts_typed_values_nulls_last_and_reverses() -> None
     app = _One()
     async with app.run_test(size=(100, 20)) as pilot:
         table = app.query_one(ResultsTable)
-        rows = [["b", 10, 2.5], ["a", 9, None], ["c", 100, 0.5], ["d", None, 2.5], ["e", 9, 1.25]]
+        rows: list[list[Any]] = [["b", 10, 2.5], ["a", 9, None], ["c", 100, 0.5], ["d", None, 2.5], ["e", 9, 1.25]]
         table.show_rows(["name", "n", "score"], rows)
         await pilot.pause()
         assert _texts(table, 2) == ["2.50", "NULL", "0.50", "2.50", "1.25"]  # one format: two decimals
