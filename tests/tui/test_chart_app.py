@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import DataTable
@@ -164,3 +165,25 @@ async def test_lab_chart_ticks_of_scores_end_at_1() -> None:
         drawn = plot.render().plain  # type: ignore[union-attr]
         assert "1.33" not in drawn and "1.2" not in drawn
         assert "0.8" in drawn and "1┤" in drawn.replace(" ", "")
+
+
+@drive
+async def test_kg_console_header_click_sorts_numbers_as_numbers_and_export_keeps_the_query_order() -> None:
+    from tui.kg import KgResultsTable
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        area = await open_tab(pilot, "kg")
+        area.show_view("console")
+        await settle(pilot)
+        assert area.run_query("SELECT ?x ?n WHERE { VALUES (?x ?n) { ('a' 9) ('b' 10) ('c' UNDEF) ('d' 100) } }")
+        await settle(pilot)
+        table = app.query_one("#kg-results", KgResultsTable)
+        before = table.export_table()
+        n = [str(c.label) for c in table.ordered_columns].index("n")
+        for expected in (["a", "b", "d", "c"], ["d", "b", "a", "c"]):  # ▲ then ▼; unbound last both ways
+            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[n].key, n, Text("n")))
+            await pilot.pause()
+            assert [str(table.get_row_at(r)[0]) for r in range(4)] == expected
+        assert str(table.ordered_columns[n].label).endswith("▼")
+        assert table.export_table() == before  # the query's order
