@@ -124,8 +124,12 @@ async def _one(kind: str, columns: list[str], rows: list[list[Any]], size: tuple
             await pilot.pause()
             timed = _Timed(table, str(rows[best][name_col])[:12])
             start = time.perf_counter()
-            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating")))
-            table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating")))
+            table.post_message(
+                DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating"))
+            )
+            table.post_message(
+                DataTable.HeaderSelected(table, table.ordered_columns[rating].key, rating, Text("rating"))
+            )
             out["first frame, sorted ▼"] = await timed.wait(pilot) - start
     return out
 

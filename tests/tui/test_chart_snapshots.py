@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 from tests.tui.support import SIZE, make_app, open_tab, settle
 
 QUERIES = {
-    # a category and a number: the mean rating of each cuisine's rows... here per price (4 categories)
+    # a category and a number: a bar chart, the mean rating of each price (4 categories)
     "bar": "SELECT price, rating FROM restaurants WHERE location = 'Palo Alto'",
     # an ordered number against a number: lines
     "lines": "SELECT num_reviews, rating FROM restaurants WHERE location = 'Palo Alto' ORDER BY num_reviews",
