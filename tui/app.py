@@ -204,6 +204,13 @@ def key_map() -> list[tuple[str, str]]:
             ),
         ),
         ("v", "in a table: the highlighted cell (in a calls table, the whole call) in full, scrollable; Esc closes it"),
+        (
+            "c",
+            (
+                "in a table: chart it (all its rows): bars for a category and a number, lines for a date or an ordered "
+                "number, a histogram of one number; k, x, y and a change the kind and columns; F9 exports the table"
+            ),
+        ),
         ("F1", "this help, from anywhere (Esc or F1 closes it); ? opens it too where the focus is not in a text box"),
         (
             "Ctrl+P",
@@ -224,6 +231,7 @@ KEYS_BOUND: dict[str, str] = {
     "Shift+F9": "shift+f9",
     "Ctrl+C": "ctrl+c",
     "v": "v",
+    "c": "c",
     "Ctrl+P": "ctrl+p",
     "Ctrl+Q": "ctrl+q",
     "Ctrl+PgDn": "ctrl+pagedown",
@@ -425,6 +433,13 @@ class CS224VApp(App[None]):
             "View",
             key_display="v",
             tooltip="Show the highlighted cell (in a calls table, the call) in full, scrollable.",
+        ),
+        Binding(
+            "c",
+            "chart",
+            "Chart",
+            key_display="c",
+            tooltip="Chart the focused table: every row, the kind and columns chosen from their types.",
         ),
         # not in the footer (80 columns hold the tab's keys first); the help and the palette list it
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False, tooltip="Quit the app."),
@@ -826,8 +841,12 @@ class CS224VApp(App[None]):
         from tui.export import ExportScreen
 
         if self._modal_open():
-            return
-        sources = self.export_sources()
+            chart_source = getattr(self.screen, "export_source", None)  # the chart view exports its table
+            if chart_source is None:
+                return
+            sources = [chart_source]
+        else:
+            sources = self.export_sources()
         if not sources:
             self.notify("Nothing to export yet: run a query first.", title="Export", severity="warning")
             return
@@ -865,7 +884,7 @@ class CS224VApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Ctrl+C (copy) and v (view) belong to tables: elsewhere they are neither shown nor taken."""
-        if action in ("copy", "view_cell"):
+        if action in ("copy", "view_cell", "chart"):
             return self._focused_table() is not None
         return super().check_action(action, parameters)
 
@@ -900,6 +919,25 @@ class CS224VApp(App[None]):
             self.notify(f"{what}: no cell to show.", title="View cell", severity="warning")
             return
         self.push_screen(CellView(*cell))
+
+    def action_chart(self) -> None:
+        """c (or the palette): chart the focused table, else the tab's first table with rows."""
+        from tui.chart import ChartScreen
+
+        if self._modal_open():
+            return
+        table = self._focused_table()
+        sources = self.export_sources()
+        source = next((s for s in sources if s.widget is table), None) if table is not None else None
+        if source is None and table is not None and table.columns:
+            self.notify("The table is empty: nothing to chart.", title="Chart", severity="warning")
+            return
+        if source is None:
+            source = next((s for s in sources if s.widget is not None), None)
+        if source is None:
+            self.notify("Nothing to chart yet: run a query first.", title="Chart", severity="warning")
+            return
+        self.push_screen(ChartScreen(source))
 
     def action_copy_menu(self) -> None:
         """Shift+F9: the copy menu of the shown tab."""
@@ -950,6 +988,11 @@ class CS224VApp(App[None]):
             "Copy: the cell, row, query or read-back (Shift+F9)",
             "Choose what to copy to the clipboard: the highlighted cell or row, a query, the read-back.",
             self.action_copy_menu,
+        )
+        yield PaletteCommand(
+            "Chart the focused table",
+            "Bars, lines or a histogram of every row of the focused table (else the tab's first); c in a table.",
+            self.action_chart,
         )
         active = self.active_area
         if active is not None:

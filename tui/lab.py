@@ -30,6 +30,7 @@ from textual.widgets import ProgressBar, RadioButton, RadioSet, Static, Tree
 from textual_plotext import PlotextPlot
 
 from tui.area import PaletteCommand, StatusLine, WorkArea, describe_error
+from tui.chart_choice import round_axis
 from tui.widgets import ResultsTable, TextView
 
 if TYPE_CHECKING:
@@ -453,7 +454,7 @@ In the command palette (Ctrl+P), type *Lab* to run any experiment by name or cha
             chart.display = False
             return
         size, result = found
-        table.show_rows(result.columns, [[_cell(v) for v in row] for row in result.rows])
+        table.show_rows(result.columns, result.rows)  # typed: the table formats each column of numbers alike
         table.border_title = f"Table · {name} ({size})"
         notes.update(_notes_content(result.notes) if result.notes else Content.styled("no notes", "$foreground-muted"))
         if result.chart is None:
@@ -495,13 +496,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _cell(value: Any) -> Any:
-    """Floats to three places (as the CLI prints them); the rest as it is."""
-    if isinstance(value, float) and not isinstance(value, bool):
-        return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
-    return value
-
-
 def _notes_content(notes: Iterable[str]) -> Content:
     """One bullet per note: "holds" in the success colour, a "differs" line in the warning colour."""
     lines: list[Content] = []
@@ -533,13 +527,22 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
             plt.multiple_bar(labels, values, labels=[s.name for s in chart.series], width=0.8)  # type: ignore[call-arg]
         top = max((v for vs in values for v in vs), default=0.0)
         if 0 < top <= 10 and all(v == int(v) for vs in values for v in vs):  # counts: whole-number ticks
-            plt.yticks(list(range(0, int(top) + 1)))
+            ticks = [float(t) for t in range(0, int(top) + 1)]
+        elif top > 0:
+            _, top, ticks = round_axis(0.0, top)  # round ticks that end at the axis's top: 0 … 1 for scores
+        else:
+            ticks = []
+        if ticks:
+            plt.yticks(ticks, [f"{t:g}" for t in ticks])
         if len(values) > 1 and top > 0:
             # plotext draws the legend over the top rows of the plot: leave those rows above the
-            # tallest bar, or a bar of exactly 1.00 reads as about 0.9 under the legend
+            # tallest bar, or a bar of exactly 1.00 reads as about 0.9 under the legend (the ticks stop at the
+            # top: the rows above it carry no tick, so 0-1 scores read 0 … 1, not 0 … 1.33)
             # the plot's rows (less axis, labels, border); a chart not laid out yet counts on a dozen
             rows = max(widget.size.height - 4 if widget.size.height >= 10 else 12, len(values) + 3)
             plt.ylim(0, top * rows / (rows - len(values) - 1))
+        elif top > 0:
+            plt.ylim(0, top)
     else:
         positions: list[float] = list(range(1, len(labels) + 1))  # whole numbers, as plotext's ticks take them
         for s in chart.series:
@@ -547,4 +550,9 @@ def _draw(widget: PlotextPlot, chart: Chart) -> None:
             if points:
                 plt.plot([p[0] for p in points], [p[1] for p in points], label=s.name, marker="braille")
         plt.xticks(positions, labels)
+        drawn = [float(v) for s in chart.series for v in s.values if v is not None]
+        if drawn:
+            low, high, ticks = round_axis(min(drawn), max(drawn))
+            plt.ylim(low, high)
+            plt.yticks(ticks, [f"{t:g}" for t in ticks])
     widget.refresh()

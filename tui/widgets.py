@@ -8,10 +8,14 @@ they hold no engine logic.  Styles live in ``app.tcss``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any, ClassVar, cast
 
+from rich.cells import cell_len
 from rich.highlighter import Highlighter
 from rich.markup import escape as escape_markup
 from rich.text import Text
@@ -520,12 +524,109 @@ class RowCursor:
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
 
+FIRST_ROWS = 60
+"""Rows a results table draws at once; the rest (up to :data:`DISPLAY_ROWS`) are added in chunks of
+:data:`ROW_CHUNK` after each repaint, so a large result's first frame does not wait for them."""
+ROW_CHUNK = 200
+MIN_CELL_CHARS = 16
+"""Narrowest a long column is cut to (with "…") so that the columns after it fit the table's width; a value of
+this many characters or fewer is never cut."""
+MAX_DECIMALS = 3
+"""Most decimals a column of numbers shows (one rule per column: every number in it with as many)."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def column_decimals(values: Iterable[Any]) -> int | None:
+    """How many decimals a column of numbers shows, the same for every number in it: enough for its most
+    precise value up to :data:`MAX_DECIMALS` (more when a non-zero value would read as 0), 0 for whole numbers
+    and a column of ints.  None when the column is not all numbers (NULLs aside): its values show as they are."""
+    decimals = 0
+    floats = False
+    numbers = False
+    for value in values:
+        if value is None:
+            continue
+        if not _is_number(value):
+            return None
+        numbers = True
+        if isinstance(value, int):
+            continue
+        f = float(value)
+        if not math.isfinite(f):
+            continue
+        floats = True
+        shown = f"{abs(f):.{MAX_DECIMALS}f}".rstrip("0")
+        needed = len(shown) - shown.index(".") - 1
+        if f != 0 and abs(f) < 10**-MAX_DECIMALS:  # 0.0001 is not 0.000: its first significant digits
+            needed = min(9, 1 - math.floor(math.log10(abs(f))) + 1)
+        decimals = max(decimals, needed)
+    return decimals if floats else (0 if numbers else None)
+
+
+def format_number(value: Any, decimals: int) -> str:
+    """``value`` with ``decimals`` decimals (a whole number in a float column too: ``1.000`` beside ``0.818``)."""
+    if isinstance(value, int):
+        return str(value) + ("." + "0" * decimals if decimals else "")  # exact, however large
+    f = float(value)
+    if not math.isfinite(f):
+        return display_value(value)
+    return f"{f:.{decimals}f}"
+
+
+def sort_key(value: Any) -> tuple[int, Any]:
+    """How a header click orders a column's typed values: numbers as numbers, then text (case folded), dates,
+    booleans, anything else as its text.  NULLs (and NaN) are put last by the caller, in either direction."""
+    if _is_number(value):
+        return (0, float(value))
+    if isinstance(value, str):
+        return (1, value.casefold())
+    if isinstance(value, (datetime, date)):
+        return (2, value.isoformat())
+    if isinstance(value, bool):
+        return (3, value)
+    return (4, display_value(value))
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def fit_widths(labels: Sequence[int], natural: Sequence[int], room: int, *, pad: int = 2) -> list[int]:
+    """Each column's width so that the columns fit ``room`` cells when they can: the widest columns are cut first,
+    never below their label (nor :data:`MIN_CELL_CHARS`), so a label is never cut while there is room for it.
+    ``pad``: the cells each column adds (DataTable's padding)."""
+    widths = list(natural)
+    floor = [min(n, max(lab, MIN_CELL_CHARS)) for lab, n in zip(labels, natural)]
+    excess = sum(widths) + pad * len(widths) - room
+    while excess > 0:
+        cuttable = [i for i, w in enumerate(widths) if w > floor[i]]
+        if not cuttable:
+            break
+        widest = max(widths[i] for i in cuttable)
+        at_widest = [i for i in cuttable if widths[i] == widest]
+        second = max([widths[i] for i in cuttable if widths[i] < widest] + [max(floor[i] for i in at_widest)])
+        step = min(widest - second, -(-excess // len(at_widest))) or 1
+        for i in at_widest:
+            cut = min(step, widths[i] - floor[i], excess)
+            widths[i] -= cut
+            excess -= cut
+            if excess <= 0:
+                break
+    return widths
+
+
 class ResultsTable(SafeCells, FreshWidths, DataTable):
     """Columns and rows of a query; the row count (and truncation) in the border subtitle.
 
-    Long values are cut to :data:`CELL_CHARS` characters for display; the highlighted
-    cell's full value is the table's tooltip, and :meth:`full_cell` (the cell view, copying).
-    :meth:`export_table` gives every row as the query returned it (not only the ones shown).
+    Long values are cut to :data:`CELL_CHARS` characters for display, and the widest columns further so that every
+    label fits the table's width when it can; the highlighted cell's full value is the table's tooltip, and
+    :meth:`full_cell` (the cell view, copying).  A column of numbers shows every number with the same decimals
+    (:func:`column_decimals`), right-aligned.  A click on a column's header sorts every row by that column's typed
+    values (▲, again ▼; NULLs last; stable).  :meth:`export_table` gives every row as the query returned it, in the
+    query's order (a sort is a view: F9 and the chart read the result, not the order shown).
     """
 
     COMPONENT_CLASSES = {"results-table--null"}
@@ -536,37 +637,144 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         # the columns and rows as given to show_rows, with the _full they were shown as (a subclass that
         # fills _full itself leaves them stale: export_table then reads _full)
         self._source: tuple[list[str], Sequence[Sequence[Any]], list[list[str]]] | None = None
+        self._sort: tuple[int, bool] | None = None  # (column, descending) of the last header click
+        self._truncated = False
+        self._widths: list[int] = []  # the cell widths the rows were drawn at
+        self._room = 0  # the width those were fitted to
+        self._shown: list[Sequence[Any]] = []  # the source rows shown, in the order shown (added up to _full's length)
+        self._decimals: list[int | None] = []  # each column's number format
+        self._generation = 0  # a new _draw stops the chunks of the one before
 
     def show_rows(self, columns: Sequence[str], rows: Sequence[Sequence[Any]], *, truncated: bool = False) -> None:
         """Replace the table with these rows; ``truncated`` means the row cap cut the result."""
+        self._source = ([str(c) for c in columns], rows, [])
+        self._sort = None
+        self._truncated = truncated
+        self._draw()
+
+    def _order(self) -> list[int]:
+        """The indices of the source rows in the order shown (the query's, or the header click's)."""
+        assert self._source is not None
+        rows = self._source[1]
+        if self._sort is None:
+            return list(range(min(len(rows), DISPLAY_ROWS)))
+        column, descending = self._sort
+        cells = [row[column] if column < len(row) else None for row in rows]
+        present = [i for i, v in enumerate(cells) if not _is_null(v)]
+        present.sort(key=lambda i: sort_key(cells[i]), reverse=descending)  # stable either way
+        return (present + [i for i, v in enumerate(cells) if _is_null(v)])[:DISPLAY_ROWS]
+
+    def _draw(self) -> None:
+        """Fill the table from the source rows: labels (with the sort's arrow), the rows shown, the widths."""
+        assert self._source is not None
+        columns, rows, _ = self._source
+        order = self._order()
+        shown = [rows[i] for i in order]
+        decimals = [column_decimals(row[c] for row in shown if c < len(row)) for c in range(len(columns))]
+        self._shown, self._decimals = shown, decimals
+        full: list[list[str]] = []
+        first = [self._texts(row) for row in shown[:FIRST_ROWS]]
+        labels = [truncate(name) for name in columns]
+        if self._sort is not None:
+            arrow = " ▼" if self._sort[1] else " ▲"
+            labels[self._sort[0]] += arrow
+        natural = [
+            max([cell_len(label)] + [min(cell_len(r[c]), CELL_CHARS) for r in first]) for c, label in enumerate(labels)
+        ]
+        self._room = self._content_width()
+        self._widths = fit_widths([cell_len(lab) for lab in labels], natural, self._room) if self._room else natural
         self.clear(columns=True)
-        self._full = []
-        self._source = ([str(c) for c in columns], rows, self._full)
-        null_style = self.get_component_rich_style("results-table--null")
-        for name in columns:
-            self.add_column(Text(truncate(name)))
-        for row in rows[:DISPLAY_ROWS]:
-            values = [display_value(v) for v in row]
-            self._full.append(values)
-            self.add_row(
-                *(
-                    Text(truncate(text), style=null_style if raw is None else "")
-                    for text, raw in zip(values, row, strict=True)
-                )
-            )
+        self._full = full
+        self._source = (columns, rows, full)
+        for label, d in zip(labels, decimals, strict=True):
+            self.add_column(Text(label, justify="right" if d is not None else "left"))
+        self._generation += 1
+        self._add_rows(first)
+        if len(shown) > len(first):
+            generation = self._generation
+            self.call_after_refresh(self._more_rows, generation)
         subtitle = count_rows(len(rows))
-        if truncated:
+        if self._truncated:
             subtitle += " (truncated at the row cap)"
         if len(rows) > DISPLAY_ROWS:
             subtitle += f" · showing the first {DISPLAY_ROWS:,}"
+        if self._sort is not None:
+            subtitle += f" · sorted by {columns[self._sort[0]]}{' ▼' if self._sort[1] else ' ▲'}"
         self.border_subtitle = subtitle
         self.tooltip = None
+
+    def _texts(self, row: Sequence[Any]) -> list[str]:
+        """A row's values as the table shows them (in full: the cells cut them)."""
+        return [
+            format_number(v, d) if d is not None and _is_number(v) else display_value(v)
+            for v, d in zip(row, self._decimals, strict=True)
+        ]
+
+    def _add_rows(self, texts: list[list[str]]) -> None:
+        """Add the next rows shown, given their texts."""
+        null_style = self.get_component_rich_style("results-table--null")
+        start = len(self._full)
+        for values, row in zip(texts, self._shown[start : start + len(texts)], strict=True):
+            self._full.append(values)
+            self.add_row(
+                *(
+                    Text(
+                        truncate(text, width),
+                        style=null_style if raw is None else "",
+                        justify="right" if d is not None else "left",
+                    )
+                    for text, raw, width, d in zip(values, row, self._widths, self._decimals, strict=True)
+                )
+            )
+
+    def _more_rows(self, generation: int) -> None:
+        """The next chunk of a large result's rows, after a repaint (none when the table was refilled since)."""
+        if generation != self._generation or self._source is None or self._source[2] is not self._full:
+            return
+        start = len(self._full)
+        self._add_rows([self._texts(row) for row in self._shown[start : start + ROW_CHUNK]])
+        if len(self._full) < len(self._shown):
+            self.call_after_refresh(self._more_rows, generation)
+
+    @property
+    def filling(self) -> bool:
+        """Rows of the result are still being added (a large result, chunk by chunk)."""
+        return self._source is not None and self._source[2] is self._full and len(self._full) < len(self._shown)
+
+    def _content_width(self) -> int:
+        """The cells the table has for its columns (0 before it is laid out)."""
+        width = self.scrollable_content_region.width
+        return max(0, width)
+
+    def on_resize(self) -> None:
+        """Fit the columns again when the table's width changed what fits."""
+        if self._source is None or not self._source[0] or self._source[2] is not self._full:
+            return
+        if self._content_width() != self._room:
+            cursor = self.cursor_coordinate
+            self._draw()
+            self.move_cursor(row=cursor.row, column=cursor.column, animate=False)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header: sort by it (▲), again: the other way (▼)."""
+        if self._source is None or self._source[2] is not self._full:
+            return  # a subclass that fills the table itself
+        event.stop()
+        column = event.column_index
+        if self._sort is not None and self._sort[0] == column:
+            self._sort = (column, not self._sort[1])
+        else:
+            self._sort = (column, False)
+        self._draw()
+        self.move_cursor(row=0, column=column, animate=False)
 
     def show_nothing(self, subtitle: str = "") -> None:
         """An empty table: no columns, no rows."""
         self.clear(columns=True)
         self._full = []
         self._source = None
+        self._sort = None
+        self._generation += 1
         self.border_subtitle = subtitle
         self.tooltip = None
 
@@ -574,13 +782,16 @@ class ResultsTable(SafeCells, FreshWidths, DataTable):
         row, column = event.coordinate
         if 0 <= row < len(self._full) and 0 <= column < len(self._full[row]):
             value = self._full[row][column]
-            self.tooltip = as_text(value) if len(value) > CELL_CHARS else None
+            shown = self._widths[column] if column < len(self._widths) else CELL_CHARS
+            self.tooltip = as_text(value) if len(value) > min(shown, CELL_CHARS) else None
 
     def _column_names(self) -> list[str]:
+        if self._source is not None and self._source[2] is self._full:
+            return list(self._source[0])
         return [getattr(c.label, "plain", str(c.label)) for c in self.ordered_columns]
 
     def export_table(self) -> tuple[list[str], list[list[Any]]]:
-        """The columns and every row (the values as the engine returned them, all of them)."""
+        """The columns and every row (the values as the engine returned them, all of them, in the query's order)."""
         if self._source is not None and self._source[2] is self._full:
             columns, rows, _ = self._source
             return list(columns), [list(row) for row in rows]

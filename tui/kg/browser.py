@@ -29,6 +29,7 @@ class ClaimsTable(SafeCells, DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.links: list[str | None] = []
         self.properties: list[str | None] = []
+        self._first_chars = self.FIRST_CHARS
 
     COMPONENT_CLASSES = {"claims-table--qualifier"}
 
@@ -40,6 +41,7 @@ class ClaimsTable(SafeCells, DataTable):
         if examples or page.datatype:
             self.add_column("subject")
             self.add_column(f"{page.id} {truncate(page.label, 30)} →")
+            self._first_chars = self._room_for_first([ex.value.render() for ex in examples])
             for ex in examples:
                 self._add(ex.subject.render(), ex.value.render(), ex.qualifiers, ex.subject.id, page.id)
             self.border_title = as_text(f"Statements that use {page.id} ({page.label})", one_line=True)
@@ -51,6 +53,7 @@ class ClaimsTable(SafeCells, DataTable):
             return
         self.add_column("property")
         self.add_column("value · qualifiers")
+        self._first_chars = self._room_for_first([c.value.render() for c in page.claims])
         for claim in page.claims:
             link = claim.value.id or next((v.id for _, _, v in claim.qualifiers if v.id), None)
             self._add(f"{claim.pid} {claim.property_label}", claim.value.render(), claim.qualifiers, link, claim.pid)
@@ -70,7 +73,19 @@ class ClaimsTable(SafeCells, DataTable):
         qualifier_style = self.get_component_rich_style("claims-table--qualifier")
         for pid, label, qvalue in qualifiers:
             cell.append(f"\n ↳ {pid} {label}: {truncate(qvalue.render(), 48)}", style=qualifier_style)
-        self.add_row(Text(truncate(first, 32)), cell, height=None)
+        self.add_row(Text(truncate(first, self._first_chars)), cell, height=None)
+
+    FIRST_CHARS = 32
+    """Characters of the first column (a property's ID and label, a subject) when the table's width is not known."""
+
+    def _room_for_first(self, values: Sequence[str]) -> int:
+        """The first column's characters: what the values leave of the table's width (a property label is cut only
+        when the table has no room for it), between 32 and 60."""
+        room = self.scrollable_content_region.width
+        if room <= 0:
+            return self.FIRST_CHARS
+        widest = max((min(len(v), 60) for v in values), default=0)
+        return max(self.FIRST_CHARS, min(60, room - widest - 4))
 
     @property
     def current_link(self) -> str | None:

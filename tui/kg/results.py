@@ -65,16 +65,54 @@ class KgResultsTable(ResultsTable):
         """The graph has no Wikidata vocabulary: every IRI has a page (the tab sets it when its graph opens)."""
         self.prefixes: Mapping[str, str] | None = None
         """Such a graph's own prefixes (its files' ``@prefix``es), which IRIs are written with; None: Wikidata's."""
+        self._kg_result: tuple[list[str], list[Mapping[str, Mapping[str, str]]], bool] | None = None
+        self._kg_sort: tuple[int, bool] | None = None  # (column, descending) of the last header click
 
     def show_bindings(
         self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *, truncated: bool = False
+    ) -> None:
+        self._kg_result = (list(columns), list(bindings), truncated)
+        self._kg_sort = None
+        self._fill(columns, bindings, truncated=truncated)
+
+    def show_nothing(self, subtitle: str = "") -> None:
+        self._kg_result = None
+        self._kg_sort = None
+        super().show_nothing(subtitle)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header: sort every row by that column's values (numbers as numbers, unbound
+        last; ▲, again ▼)."""
+        if self._kg_result is None:
+            return
+        event.stop()
+        columns, bindings, truncated = self._kg_result
+        column = event.column_index
+        descending = self._kg_sort == (column, False)
+        self._kg_sort = (column, descending)
+        name = columns[column]
+        bound = [b for b in bindings if name in b]
+        bound.sort(key=lambda b: sparql_sort_key(b[name]), reverse=descending)  # stable
+        self._fill(columns, bound + [b for b in bindings if name not in b], truncated=truncated)
+        self.move_cursor(row=0, column=column, animate=False)
+
+    def export_table(self) -> tuple[list[str], list[list[Any]]]:
+        """Every row in the query's order (a sort is a view), each value as the endpoint wrote it."""
+        if self._kg_result is None:
+            return super().export_table()
+        columns, bindings, _ = self._kg_result
+        return list(columns), [[b[c]["value"] if c in b else "—" for c in columns] for b in bindings]
+
+    def _fill(
+        self, columns: Sequence[str], bindings: Sequence[Mapping[str, Mapping[str, str]]], *, truncated: bool
     ) -> None:
         self.clear(columns=True)
         self._full = []
         self._entities = {}
         muted = self.get_component_rich_style("results-table--null")
-        for name in columns:
-            self.add_column(Text(truncate(name)))
+        for i, name in enumerate(columns):
+            arrow = "" if self._kg_sort is None or self._kg_sort[0] != i else (" ▼" if self._kg_sort[1] else " ▲")
+            self.add_column(Text(truncate(name) + arrow))
         for r, binding in enumerate(bindings[:DISPLAY_ROWS]):
             values = [short_value(binding.get(c), self.prefixes) for c in columns]
             full = [binding[c]["value"] if c in binding else "—" for c in columns]
@@ -94,6 +132,8 @@ class KgResultsTable(ResultsTable):
             subtitle += " (stopped at the row cap)"
         if len(bindings) > DISPLAY_ROWS:
             subtitle += f" · showing the first {DISPLAY_ROWS:,}"
+        if self._kg_sort is not None:
+            subtitle += f" · sorted by {columns[self._kg_sort[0]]}{' ▼' if self._kg_sort[1] else ' ▲'}"
         if self._entities:
             subtitle += " · Enter on an IRI opens its page" if self.any_iri else " · Enter on an ID opens its page"
         self.border_subtitle = subtitle
@@ -107,6 +147,21 @@ class KgResultsTable(ResultsTable):
         if entity is not None:
             event.stop()
             self.post_message(self.EntityChosen(entity))
+
+
+def sparql_sort_key(value: Mapping[str, str]) -> tuple[int, Any]:
+    """How a header click orders SPARQL values: numbers (a literal Python reads as one) as numbers, then text
+    (case folded), then IRIs."""
+    text = value.get("value", "")
+    if value.get("type") != "uri":
+        try:
+            number = float(text)
+        except ValueError:
+            number = None
+        if number is not None and number == number:  # not NaN
+            return (0, number)
+        return (1, text.casefold())
+    return (2, text)
 
 
 def error_box(box_id: str) -> Static:
