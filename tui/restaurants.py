@@ -293,10 +293,16 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-        with self._session_lock:
+        # Quitting never waits for a session being opened (the lock is held while it is built): that one is
+        # left to the process's end; an open one is closed now.
+        if not self._session_lock.acquire(blocking=False):
+            return
+        try:
             if self._session is not None:
                 self._session.close()
                 self._session = None
+        finally:
+            self._session_lock.release()
 
     def focus_default(self) -> None:
         self.query_one("#question", Input).focus()
