@@ -28,7 +28,18 @@ The report gives the median (and min) of each, their ratio and whether each targ
 met: a first screen within 1.0 s on an idle machine, and within 1.5x the minimal app's.  Not a test:
 the numbers depend on the machine and its load; the load average (before and after) is printed with
 them, and the 1.0 s target is said to be judged on a busy machine when the load per CPU exceeds 0.5.
-Exit code 0 when both targets are met.
+Exit code 0 when every target is met.
+
+Quit after use (issue 28): each app is spawned the same way, driven in its terminal by Textual's
+``auto_pilot`` (the real driver, not the headless one).  cs224v-tui is started through
+``tui.app.run_app``, the exit path ``cs224v-tui`` takes, and the pilot asks a Restaurants question,
+runs a SUQL query, a SPARQL query on the Knowledge-graph tab (its Oxigraph worker process) and a Lab
+experiment, each to its end, with the answer cache on (in a fresh folder) and the history in a fresh
+folder; the minimal app's pilot does nothing.  When the session is over the child writes one byte to a
+pipe; half a second later (idle) the bench sends Ctrl+Q and the clock runs until the process has exited
+(``waitpid``).  The child processes the app had started are then looked for: one still alive is
+reported (and killed).  Runs are interleaved (minimal, cs224v-tui, minimal, …) and the medians compared
+with the target: quit within 2x the minimal app's.
 """
 
 from __future__ import annotations
@@ -71,6 +82,60 @@ from tui.cli import main
 
 sys.exit(main(["--no-cache"]))
 """
+
+# The quit runs: each child writes one byte to the file descriptor READY_FD when its pilot is done.
+MINIMAL_QUIT = MINIMAL.replace(
+    "Minimal().run()",
+    """
+import os
+
+async def ready(pilot):
+    await pilot.pause()
+    os.write(int(os.environ["READY_FD"]), b"R")
+
+Minimal().run(auto_pilot=ready)
+""",
+)
+
+APP_QUIT = """
+import os
+from engines.settings import Settings
+from tui.app import run_app
+from tui.screenshots import wait_for_workers
+
+SUQL = "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 3"
+SPARQL = "SELECT ?item ?itemLabel WHERE { ?item wdt:P31 ?class } LIMIT 5"
+
+
+async def session(pilot):
+    app = pilot.app
+    area = await app.open_area("restaurants")
+    await wait_for_workers(pilot)
+    assert area.ask("Show me a cafe in Palo Alto")
+    await wait_for_workers(pilot)
+    await pilot.press("f3")
+    area = await app.open_area("suql")
+    await wait_for_workers(pilot)
+    assert area.run_query(SUQL)
+    await wait_for_workers(pilot)
+    await pilot.press("f5")
+    area = await app.open_area("kg")
+    await wait_for_workers(pilot)
+    area.show_view("console")
+    assert area.run_query(SPARQL)
+    await wait_for_workers(pilot)
+    await pilot.press("f6")
+    area = await app.open_area("lab")
+    await wait_for_workers(pilot)
+    assert area.run_experiment("l6-eval-ties", size="small")
+    await wait_for_workers(pilot)
+    os.write(int(os.environ["READY_FD"]), b"R")
+
+
+run_app(Settings(), auto_pilot=session)
+"""
+
+QUIT_TARGET_RATIO = 2.0
 
 # What the first frame must contain: (header title, a footer key label drawn from the bindings).
 MARKERS = {
@@ -173,6 +238,105 @@ def first_frame(
     return elapsed, later, cpu
 
 
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def quit_after(
+    code: str, size: tuple[int, int], timeout: float, *, pycache: str, scratch: str
+) -> tuple[float, int, int]:
+    """Seconds from Ctrl+Q (sent once the child's pilot is done and it has idled half a second) until the process
+    exited (inf when the session or the quit did not end in time), how many child processes it had when Ctrl+Q was
+    sent, and how many of them outlived it (killed then)."""
+    cols, rows = size
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    ready_r, ready_w = os.pipe()
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        COLORTERM="",
+        TEXTUAL="",
+        PYTHONPATH=str(ROOT),
+        CS224V_BACKEND="sim",
+        CS224V_CACHE_DIR=os.path.join(scratch, "cache"),
+        CS224V_HISTORY_DIR=os.path.join(scratch, "history"),
+        PYTHONPYCACHEPREFIX=pycache,
+        READY_FD=str(ready_w),
+    )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,  # Textual draws on stderr
+        cwd=ROOT,
+        env=env,
+        pass_fds=(ready_w,),
+        start_new_session=True,
+    )
+    os.close(slave)
+    os.close(ready_w)
+    start = time.perf_counter()
+
+    def drain(seconds: float, also: int | None = None) -> bool:
+        """Read the terminal for ``seconds`` (so the child never blocks writing); True once ``also`` is readable."""
+        ready, _, _ = select.select([master] + ([also] if also is not None else []), [], [], seconds)
+        if master in ready:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                pass
+        return also is not None and also in ready
+
+    elapsed, left, children = float("inf"), 0, set()
+    try:
+        ready = False
+        while not ready and time.perf_counter() - start < timeout and proc.poll() is None:
+            ready = drain(0.05, ready_r) and os.read(ready_r, 1) == b"R"
+        if ready:
+            idle = time.perf_counter() + 0.5
+            while time.perf_counter() < idle:
+                drain(0.05)
+            children = _children(proc.pid)
+            os.write(master, b"\x11")  # Ctrl+Q
+            sent = time.perf_counter()
+            while proc.poll() is None and time.perf_counter() - sent < timeout:
+                drain(0.002)
+            if proc.poll() is not None:
+                elapsed = time.perf_counter() - sent
+            time.sleep(0.05)
+            for child in children:
+                if _alive(child):
+                    left += 1
+                    os.kill(child, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(ready_r)
+        os.close(master)
+    return elapsed, len(children), left
+
+
 def _verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
@@ -182,6 +346,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=5, help="runs of each app, interleaved (default 5)")
     p.add_argument("--size", default="80x24", help="terminal COLSxROWS (default 80x24)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for a first frame (default 30)")
+    p.add_argument("--quit-runs", type=int, default=3, help="quit-after-use runs of each app, interleaved (default 3)")
+    p.add_argument(
+        "--session-timeout", type=float, default=300.0, help="seconds a scripted session may take (default 300)"
+    )
     args = p.parse_args(argv)
     cols, rows = (int(n) for n in args.size.lower().split("x"))
     size = (cols, rows)
@@ -240,7 +408,45 @@ def main(argv: list[str] | None = None) -> int:
             else ")"
         )
     )
-    return 0 if ratio <= TARGET_RATIO and app_median <= TARGET_S else 1
+    quit_ok = True
+    if args.quit_runs > 0:
+        quits: dict[str, list[float]] = {"minimal": [], "cs224v-tui": []}
+        left: dict[str, int] = {"minimal": 0, "cs224v-tui": 0}
+        had: dict[str, int] = {"minimal": 0, "cs224v-tui": 0}
+        quit_codes = {"minimal": MINIMAL_QUIT, "cs224v-tui": APP_QUIT}
+        load_before = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory(prefix="startup-bench-") as scratch:
+            pycache = os.path.join(scratch, "pycache")
+            for _ in range(args.quit_runs):
+                for name in quits:
+                    elapsed, m, n = quit_after(
+                        quit_codes[name], size, args.session_timeout, pycache=pycache, scratch=scratch
+                    )
+                    quits[name].append(elapsed)
+                    left[name] += n
+                    had[name] += m
+        load = os.getloadavg()[0]
+        print(
+            f"quit (Ctrl+Q to process exit) after a scripted session (cs224v-tui: a Restaurants question, a SUQL "
+            f"query, a SPARQL query, a Lab experiment), {args.quit_runs} runs each, load average {load_before:.2f} "
+            f"before, {load:.2f} after"
+        )
+        for name, values in quits.items():
+            print(
+                f"  {name:<11} median {statistics.median(values):6.3f} s   min {min(values):6.3f} s   "
+                f"all {' '.join(f'{v:.2f}' for v in values)}   child processes at Ctrl+Q: {had[name]}, left alive: {left[name]}"
+            )
+        quit_ratio = statistics.median(quits["cs224v-tui"]) / statistics.median(quits["minimal"])
+        quit_ok = quit_ratio <= QUIT_TARGET_RATIO and left["cs224v-tui"] == 0
+        print(
+            f"  target: quit within {QUIT_TARGET_RATIO:g}x the minimal app's, no child left: {_verdict(quit_ok)} "
+            f"(median {quit_ratio:.2f}x, min {min(quits['cs224v-tui']) / min(quits['minimal']):.2f}x)"
+        )
+    print(
+        f"side by side: first screen {ratio:.2f}x (target {TARGET_RATIO:g}x)"
+        + (f", quit {quit_ratio:.2f}x (target {QUIT_TARGET_RATIO:g}x)" if args.quit_runs > 0 else "")
+    )
+    return 0 if ratio <= TARGET_RATIO and app_median <= TARGET_S and quit_ok else 1
 
 
 if __name__ == "__main__":

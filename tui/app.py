@@ -31,6 +31,7 @@ is shown for them.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 import sys
@@ -58,6 +59,7 @@ from tui.terminal import MULTILINE, terminal_safe
 from tui.warning_line import WarningLine
 
 if TYPE_CHECKING:
+    from textual.app import AutopilotCallbackType
     from textual.widgets import DataTable
 
     from engines.api import Settings
@@ -1017,10 +1019,16 @@ class CS224VApp(App[None]):
                 )
 
 
-def run_app(settings: Settings | Callable[[], Settings]) -> None:
+def run_app(settings: Settings | Callable[[], Settings], *, auto_pilot: AutopilotCallbackType | None = None) -> None:
     """Run the app in the terminal with ``settings`` (or a function that builds them after the first
-    frame; what it raises, a ValidationError for one, is raised here once the app has closed)."""
+    frame; what it raises, a ValidationError for one, is raised here once the app has closed).
+    ``auto_pilot`` drives the app in the terminal (benchmarks/startup_bench.py scripts a session with it)."""
     app = CS224VApp(settings)
-    app.run()
+    app.run(auto_pilot=auto_pilot)
+    # Quit at once: the interpreter's last garbage collections would walk every object the session built
+    # (the worlds, the stores' mirrors, the vectors: seconds after real use, with the screen already blank).
+    # Frozen, they are left to the process's end; atexit handlers, the weakref finalizers that stop the SPARQL
+    # workers and remove temporary folders, and the SQLite cache's committed writes are untouched.
+    gc.freeze()
     if app.start_error is not None:
         raise app.start_error

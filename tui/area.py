@@ -301,8 +301,8 @@ class WorkArea(Widget):
     def request_cancel(self, status: str, *, running: bool | None = None) -> bool:
         """Set the running work's cancel flag and say so; False when nothing runs.
 
-        The engine checks the flag before its next LLM call (or step), so what it already
-        decided stays on screen.
+        The engine checks the flag before its next LLM call (or step), and an LLM call in flight is abandoned at
+        once (engines.llm.waiting: the simulated latency, a real request), so what it already decided stays on screen.
         """
         if self._cancel is None or not (self.is_busy if running is None else running):
             return False

@@ -8,7 +8,8 @@ LLM calls as they stream in.
 All engine work runs in thread workers of the group ``"restaurants"``.  The
 agent's ``emit`` callback posts the typed message of each event (:data:`REPORTS`,
 :mod:`tui.messages`; thread-safe), so the panes fill while the turn runs; Esc sets
-the turn's cancel flag and the engine stops at its next LLM call.
+the turn's cancel flag and the engine stops at once, an LLM call in flight included
+(engines.llm.waiting: the simulated latency and a real request are abandoned).
 
 The tab's state is :class:`RestaurantsArea`'s; what it shares with other tabs it owns:
 the history of what was asked and run (:class:`~tui.history.BoxHistory`), the schema
@@ -175,7 +176,7 @@ from the query, and the reply is written only from the rows — no rows, no made
 | ↑ / ↓ (in the empty question box; at the editor's first / last line) | the questions asked / the SQL run before |
 | Ctrl+R | search what you asked or ran (the focused box's history); Enter puts it back in the box |
 | Ctrl+L | the examples: the sample dialogue, sample questions, sample SQL; Enter loads one |
-| Esc | cancel the running turn (it stops at the next LLM call; what it showed stays) |
+| Esc | stop the running turn at once, even in the middle of an LLM call (what it showed stays) |
 | Tab / Shift+Tab | move between the question box, the editor and the tables |
 
 **World.** The selector above the dialogue chooses the agent and its world. *restaurants · SUQL agent*
@@ -202,7 +203,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
             "escape",
             "cancel",
             "Cancel",
-            tooltip="Cancel the running turn; the engine stops at its next LLM call.",
+            tooltip="Stop the running turn at once, even in the middle of an LLM call.",
         ),
         SCHEMA_BINDING,  # Ctrl+T shows or hides the schema pane (tui.schema_pane)
     ]
@@ -295,10 +296,16 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-        with self._session_lock:
+        # Quitting never waits for a session being opened (the lock is held while it is built): that one is
+        # left to the process's end; an open one is closed now.
+        if not self._session_lock.acquire(blocking=False):
+            return
+        try:
             if self._session is not None:
                 self._session.close()
                 self._session = None
+        finally:
+            self._session_lock.release()
 
     def focus_default(self) -> None:
         self.query_one("#question", Input).focus()
@@ -350,8 +357,8 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
         return True
 
     def cancel(self) -> bool:
-        """Ask the running turn to stop at its next LLM call."""
-        return self.request_cancel("cancelling… (the turn stops at its next LLM call)")
+        """Stop the running turn at once (an LLM call in flight is abandoned)."""
+        return self.request_cancel("stopping…")
 
     def clear_dialogue(self) -> None:
         """Forget the dialogue (the agent's history too) and empty the panes."""
@@ -750,9 +757,9 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 
         if isinstance(error, Cancelled):
             if self._pending_utterance is not None:
-                self._add_entry("note", "Cancelled", "The turn was cancelled; it is not part of the dialogue.")
+                self._add_entry("note", "Stopped", "The turn was stopped (Esc); it is not part of the dialogue.")
                 self._restore_question()
-            self._set_status("cancelled", "cancelled")
+            self._set_status("stopped", "cancelled")
             return
         message = describe_error(error)
         if turn and self._pending_utterance is not None:

@@ -1185,14 +1185,22 @@ class QueryWorker:
             err.close()
 
     def close(self) -> None:
-        """Stop the worker (a new one starts if another query comes)."""
-        with self._lock:
+        """Stop the worker (a new one starts if another query comes).  Never waits for a query in flight
+        (quitting the app closes it): its process is killed now, and that query answers that the worker stopped."""
+        if not self._lock.acquire(blocking=False):
+            process = self._process
+            if process is not None and process.poll() is None:
+                process.kill()
+            return
+        try:
             if self._conn is not None:
                 try:
                     self._conn.send(None)
                 except (OSError, EOFError):
                     pass
             self._kill()
+        finally:
+            self._lock.release()
 
 
 _PARSERS: dict[str, QueryWorker] = {}

@@ -144,7 +144,7 @@ async def test_escape_cancels_a_running_turn_and_the_app_lives_on() -> None:
         status = _text(app, "#status")
         # a call that finished before Esc (on a loaded machine, the classifier's) is counted in the run's usage
         usage = _area(app).run_usage
-        assert status == (f"cancelled · {usage.line()}" if usage.calls else "cancelled")
+        assert status == (f"stopped · {usage.line()}" if usage.calls else "stopped")
         assert not _area(app).is_busy
         assert app.is_running
         assert app.query(".entry-note")

@@ -218,6 +218,7 @@ class KgArea(WorkArea):
     def on_unmount(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
+        self._runner.close()  # the SPARQL worker process is killed, not waited for
 
     def export_sources(self) -> list[Any]:
         """The shown tables, and in the stepper the trajectory (one row a step) after them."""

@@ -73,6 +73,13 @@ class KgRunner:
                 self.session = self._open(settings, graph)
             return self.session
 
+    def close(self) -> None:
+        """Stop the graph's worker process now (the app is closing): a query in flight is not waited for, it ends
+        saying the worker stopped.  Never waits for a graph being opened (that one ends with the process)."""
+        graph = self.graph
+        if graph is not None:
+            graph.close()
+
     def question(self, question_id: str) -> KGQuestion | None:
         """The question of the sets with this id; None while the graph is not open yet.  Raises EngineError for an
         id not in the sets, or on a user's graph, which has none (its session is not needed to say so)."""
