@@ -835,8 +835,8 @@ class SuqlArea(WorkArea):
             )
         table.show_rows(columns, rows)
         if lazy:
-            table.border_title = "To verify · not yet settled (lazy): may shrink when verified"
-            table.border_subtitle = f"{count_rows(len(rows))} · v verifies the row · V all"
+            table.border_title = "To verify · not yet settled"
+            table.border_subtitle = f"{count_rows(len(rows))} · lazy: may shrink when verified (v / V)"
         elif result.approximate:
             table.border_subtitle = f"{count_rows(len(rows))} · approximate (mode {result.mode})"
 

@@ -32,7 +32,8 @@ async def test_v_settles_the_highlighted_row_and_shift_v_every_row() -> None:
         lazy = area._result
         assert lazy is not None and not lazy.settled and lazy.unsettled > 1
         verify = app.query_one("#suql-verify", DataTable)
-        assert "not yet settled (lazy): may shrink when verified" in str(verify.border_title)
+        assert str(verify.border_title) == "To verify · not yet settled"
+        assert "lazy: may shrink when verified" in str(verify.border_subtitle)
         assert verify.row_count == len(lazy.to_verify)
         not_asked = _column(verify, "not asked")
         assert all(n in ("is it good for groups?", "does it have outdoor seating?") for n in not_asked)
