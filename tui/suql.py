@@ -256,7 +256,7 @@ class SuqlArea(WorkArea):
             lambda: self._runner.settle(self._session_now(), result, rows, cancel),
             name="settle",
             done=self._settle_done,
-            failed=lambda error: self._run_failed(error, compare=False),
+            failed=lambda error: self._settle_failed(error, result),
             busy="rows are being verified (Esc cancels)",
         )
         self.refresh_bindings()
@@ -265,6 +265,19 @@ class SuqlArea(WorkArea):
     def on_verify_table_settle_requested(self, message: VerifyTable.SettleRequested) -> None:
         message.stop()
         self.settle(message.rows)
+
+    def _settle_failed(self, error: BaseException, before: SuqlResult) -> None:
+        """Verifying stopped (Esc, or an error): the result it started from stays on screen, still settleable."""
+        from engines.api import Cancelled
+
+        if not isinstance(error, Cancelled):
+            self._run_failed(error, compare=False)
+            return
+        self._cancel = None
+        self.counters.stop(elapsed=self.counters.since_start())
+        self._result = before
+        self._show_to_verify(before)
+        self._set_status("verification cancelled — the rows to verify stay as they were (not yet settled)", "cancelled")
 
     def _settle_done(self, ran: QueryRan) -> None:
         self._cancel = None
@@ -559,6 +572,7 @@ class SuqlArea(WorkArea):
     def _reopened(self, result: tuple[Settings, Opened]) -> None:
         settings, opened = result
         self.settings = settings
+        self._result = None  # its answers are the old session's: not settled on the new one
         changed_world = opened.session.world_name != self.world
         self._adopt(opened)
         if changed_world:

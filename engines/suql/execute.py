@@ -369,14 +369,10 @@ def check_verify(verify: str) -> str:
 def with_verification(plan: Plan, verify: str, unsettled: int, stats: Stats) -> Plan:
     """The plan, with what verification did: the rows left unsettled (lazy), the calls spent verifying."""
     notes: list[str] = []
-    if verify == "lazy" and not plan.mode.udf:
+    if verify == "lazy" and unsettled:
         notes.append(
-            "verify lazy: a row whose WHERE can no longer be True stops at its first Unknown condition"
-            + (
-                f"; {unsettled} row(s) to verify not yet settled: the list may shrink when verified"
-                if unsettled
-                else ""
-            )
+            "verify lazy: a row whose WHERE can no longer be True stops at its first Unknown condition; "
+            f"{unsettled} row(s) to verify not yet settled: the list may shrink when verified"
         )
     if stats.verification_calls:
         notes.append(f"verification: {stats.verification_calls} of the calls asked rows already Unknown")
