@@ -732,6 +732,12 @@ def report(fig: dict[str, Any]) -> str:
         f"            calls beyond the sequential run (pool=1): max {pm['max']}, mean {pm['mean']} "
         "(the pool picks its next rows before the answers in flight can re-rank them)"
     )
+    c = fig["compile"]
+    lines.append(
+        f"\n5. compile over {c['queries']} {c['source']} queries (median of 5 each): CPU median {c['median']:.2f} ms, "
+        f"p90 {c['p90']:.2f} ms, {c['over_1ms']} over 1 ms; wall median {c['wall_ms']['median']:.2f} ms, "
+        f"p90 {c['wall_ms']['p90']:.2f} ms"
+    )
     v = w["verify"]
     lines.append("\n6. rows to verify settled on demand: total answer() calls, E lazy (the default) and eager, the")
     lines.append("   matches-only bound and the peers' strategies (same LLM answers; every peer returns mode A's rows)")
@@ -750,12 +756,6 @@ def report(fig: dict[str, Any]) -> str:
         f"{t['limit_at_most_0.3x_best_peer']}; E-lazy returns mode A's rows: "
         f"{v['limit']['E-lazy_same_rows_as_A'] and v['list_all']['E-lazy_same_rows_as_A']}; the peers too: "
         f"{v['limit']['peers_same_rows_as_A'] and v['list_all']['peers_same_rows_as_A']}"
-    )
-    c = fig["compile"]
-    lines.append(
-        f"\n5. compile over {c['queries']} {c['source']} queries (median of 5 each): CPU median {c['median']:.2f} ms, "
-        f"p90 {c['p90']:.2f} ms, {c['over_1ms']} over 1 ms; wall median {c['wall_ms']['median']:.2f} ms, "
-        f"p90 {c['wall_ms']['p90']:.2f} ms"
     )
     return "\n".join(lines)
 
