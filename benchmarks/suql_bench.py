@@ -19,7 +19,26 @@
    work, timed by the same run again with every answer cached), whether a LIMIT
    without ORDER BY returns the same rows run after run, and the speculative calls a LIMIT 1 query
    wastes (bound: P - 1);
-5. compile time (parse + DNF, no database work) over the SUQL paper's queries: median and p90.
+5. compile time (parse + DNF, no database work) over the SUQL paper's queries: median and p90;
+6. rows to verify settled on demand (issue 29.0): mode E with lazy verification (``E-lazy``, the app's and the CLI's
+   default: a row stops at its first Unknown condition and is listed unsettled) and with eager verification
+   (``E``, every condition of such a row asked), against the matches-only bound (the fewest calls that return the
+   matches alone: :func:`oracle_calls` with ``to_verify=False``) and against the strategies of two peers on the same
+   queries, each peer's model answering exactly what the simulated LLM answers (:func:`peer_calls`):
+
+   - BlendSQL (Glenn et al., "BlendSQL: A Scalable Dialect for Unifying Hybrid Question Answering in Relational
+     Algebra", ACL Findings 2024; github.com/parkervg/blendsql, its LLMMap ingredient): each condition is a map
+     over the distinct values of the column, the conditions in written order, the rows in table order, each map
+     only over the rows every earlier map kept ('Unknown' is no match); a LIMIT stops only the last map early, once
+     its k-th match is in — with 1 call in flight, or 32 (a batch answered together, so the stop comes at the end
+     of the batch that found it);
+   - LOTUS (Patel et al., "Semantic Operators: A Declarative Model for Rich, AI-based Data Processing", VLDB 2025;
+     github.com/lotus-data/lotus, ``lotus/sem_ops/sem_filter.py``): ``sem_filter`` asks its condition of every row
+     of the frame, one prompt per row, each filter over the rows the earlier ones kept; the LIMIT is ``head(k)``
+     on the filtered frame, so it saves nothing.
+
+   Neither peer lists rows to verify: their bound is the matches-only one.  Targets (issue 29): E-lazy at most
+   0.95x the best peer on the list-all queries and 0.3x on the LIMIT queries, with the same rows as mode A.
 
 Nothing here is a test: it prints what it measures (``--json``: one object).  Every number comes from
 running the engines.
@@ -50,14 +69,16 @@ from engines.settings import Settings
 from engines.sql.sandbox import Sandbox
 from engines.suql.examples import LECTURE, paper_queries
 from engines.suql.execute import RowDecided, SuqlEngine
-from engines.suql.plan import DUCKDB_UDF, MODES
+from engines.suql.plan import DUCKDB_UDF, MODES, Mode
 from engines.suql.tasks import ANSWER, AnswerInput
 from engines.suql.workload import TEXT_CONDITIONS, WorkloadQuery, generate, truly_matching
 from worlds.restaurants import build
 
 STATIC = replace(MODES["E"], name="E-static", feedback=False)  # E without learning from the answers
+LAZY = "E-lazy"  # mode E with lazy verification (suql_verify = "lazy", the app's and the CLI's default)
+PEERS = ("BlendSQL-1", "BlendSQL-32", "LOTUS")  # the peers' strategies (see peer_calls)
 SENTENCE = "E-sentence"  # mode E with suql_ranker = "sentence" (all-MiniLM-L6-v2, the optional extra), when installed
-RUN_MODES = (*MODES, DUCKDB_UDF.name, STATIC.name)
+RUN_MODES = (*MODES, DUCKDB_UDF.name, STATIC.name, LAZY)
 
 
 def run_modes() -> tuple[str, ...]:
@@ -129,9 +150,53 @@ def oracle_calls(answers: Sequence[tuple[str, Sequence[Any]]], limit: int | None
     return sum(1 if any(x == "No" for x in v) else len(v) for v in by_text.values())
 
 
-def oracle_for(world, llm: LLM, q: WorkloadQuery) -> tuple[int, int, set]:
+def peer_calls(answers: Sequence[tuple[str, Sequence[Any]]], limit: int | None, peer: str) -> tuple[int, int]:
+    """The answer() calls a peer's strategy makes for ``WHERE structured AND answer(t, q1) = 'Yes' AND ...
+    [LIMIT k]``, and the rows it returns, given the LLM's actual answers (``answers``: per candidate row in table
+    order, its text and its values in written order; the structured conditions cost no call).
+
+    ``BlendSQL-<b>``: one map per condition in written order over the distinct texts of the rows every earlier
+    map kept (a text asked once per map), ``b`` calls in flight: the last map under a LIMIT stops at the end of
+    the batch in which its k-th match came.  ``LOTUS``: each filter over every row the earlier ones kept, one call
+    per row (no sharing of texts), then the first k rows."""
+    n = max((len(v) for _, v in answers), default=0)
+    rows = list(answers)
+    calls = 0
+    for i in range(n):
+        last = i == n - 1
+        if peer == "LOTUS":
+            calls += len(rows)
+            rows = [(t, v) for t, v in rows if v[i] == "Yes"]
+            continue
+        batch = int(peer.split("-")[1])
+        asked: dict[str, Any] = {}
+        kept: list[tuple[str, Sequence[Any]]] = []
+        start, stop = 0, False
+        while start < len(rows) and not stop:
+            # the next batch: the rows up to the next ``batch`` texts not asked yet, all asked at once
+            new, end = 0, start
+            while end < len(rows) and (rows[end][0] in asked or new < batch):
+                if rows[end][0] not in asked:
+                    asked[rows[end][0]] = rows[end][1][i]
+                    new += 1
+                end += 1
+            calls += new
+            for t, v in rows[start:end]:
+                if asked[t] == "Yes":
+                    kept.append((t, v))
+                if last and limit is not None and len(kept) >= limit:
+                    stop = True
+                    break
+            start = end
+        rows = kept
+    returned = len(rows) if limit is None else min(limit, len(rows))
+    return calls, returned
+
+
+def oracle_for(world, llm: LLM, q: WorkloadQuery, peers: dict[str, tuple[int, int]]) -> tuple[int, int, set]:
     """The oracle bound of one workload query, its matches-only bound (:func:`oracle_calls`), and the ids of
-    the candidate rows that match by the LLM's answers (from the same seeded simulated LLM the executors use)."""
+    the candidate rows that match by the LLM's answers (from the same seeded simulated LLM the executors use);
+    into ``peers``, each peer strategy's calls and rows returned (:func:`peer_calls`)."""
     by_feature = {feature: question for question, feature in TEXT_CONDITIONS}
     questions = [by_feature[f] for f in q.features]
     answers, matches = [], set()
@@ -143,6 +208,7 @@ def oracle_for(world, llm: LLM, q: WorkloadQuery) -> tuple[int, int, set]:
         answers.append((text, values))
         if all(x == "Yes" for x in values):
             matches.add(r._id)
+    peers.update({peer: peer_calls(answers, q.limit, peer) for peer in PEERS})
     return oracle_calls(answers, q.limit), oracle_calls(answers, q.limit, to_verify=False), matches
 
 
@@ -195,6 +261,7 @@ class Run:
     approximate: dict[str, bool]
     outcomes: dict[str, int] | None = None  # mode E's calls by what the rows answered (:func:`call_outcomes`)
     outcomes_sentence: dict[str, int] | None = None  # the same for E-sentence
+    peers: dict[str, tuple[int, int]] | None = None  # per peer strategy: its calls, the rows it returns
 
     @property
     def answer_first(self) -> bool:
@@ -218,17 +285,23 @@ def run_workload(world, truth, sandbox, n: int) -> tuple[list[Run], dict[str, An
     # the same simulated LLM (its answers depend on the text and question only); only the ranker differs
     sentence = SuqlEngine(sandbox, LLM(SimBackend()), ranker="sentence") if SENTENCE in modes else None
     oracle_llm = LLM(SimBackend())
-    mode_of = {STATIC.name: STATIC, SENTENCE: "E"}
+    mode_of: dict[str, str | Mode] = {STATIC.name: STATIC, SENTENCE: "E", LAZY: "E"}
     runs: list[Run] = []
     scores: dict[str, dict[str, list[float]]] = {m: {"precision": [], "recall": []} for m in modes}
     for q in generate(7, n):
-        bound, matches_only, matches = oracle_for(world, oracle_llm, q)
+        peers: dict[str, tuple[int, int]] = {}
+        bound, matches_only, matches = oracle_for(world, oracle_llm, q, peers)
         gold = truly_matching(world, truth, q)
-        run = Run(q, bound, matches_only, matches, {}, {}, {})
+        run = Run(q, bound, matches_only, matches, {}, {}, {}, peers=peers)
         for m in modes:
             verdicts = Verdicts()
             on = sentence if m == SENTENCE and sentence is not None else engine
-            result = on.run(q.sql, mode=mode_of.get(m, m), emit=verdicts if m in ("E", SENTENCE) else ignore)
+            result = on.run(
+                q.sql,
+                mode=mode_of.get(m, m),
+                emit=verdicts if m in ("E", SENTENCE) else ignore,
+                verify="lazy" if m == LAZY else "eager",
+            )
             if m == "E":
                 run.outcomes = call_outcomes(verdicts.by_row, len(q.features))
             elif m == SENTENCE:
@@ -361,7 +434,45 @@ def figures(runs: Sequence[Run], scores: dict[str, dict[str, list[float]]]) -> d
             else None,
         },
         "rows_are_the_llms_matches": same_rows,
+        "verify": verify_figures(runs),
     }
+
+
+def verify_figures(runs: Sequence[Run]) -> dict[str, Any]:
+    """Section 6: E lazy and eager against the matches-only bound and the peers' strategies, per class."""
+
+    def side(rs: Sequence[Run]) -> dict[str, Any]:
+        total = {
+            "E-lazy": sum(r.calls[LAZY] for r in rs),
+            "E-eager": sum(r.calls["E"] for r in rs),
+            "matches_only": sum(r.oracle_matches_only for r in rs),
+            **{p: sum((r.peers or {})[p][0] for r in rs) for p in PEERS},
+        }
+        best = min(PEERS, key=lambda p: total[p])
+        return {
+            "queries": len(rs),
+            "calls": total,
+            "best_peer": best,
+            "E-lazy_over_best_peer": round(total["E-lazy"] / total[best], 3) if total[best] else None,
+            "E-eager_over_best_peer": round(total["E-eager"] / total[best], 3) if total[best] else None,
+            "E-lazy_over_matches_only": round(total["E-lazy"] / total["matches_only"], 3)
+            if total["matches_only"]
+            else None,
+            # every peer returns as many rows as mode A (the LLM's matches, or the first k of them)
+            "peers_same_rows_as_A": all((r.peers or {})[p][1] == len(r.ids["A"]) for r in rs for p in PEERS),
+            "E-lazy_same_rows_as_A": all(
+                r.ids[LAZY] == r.ids["A"] if r.query.limit is None else len(r.ids[LAZY]) == len(r.ids["A"]) for r in rs
+            ),
+        }
+
+    limit = [r for r in runs if r.query.limit is not None]
+    list_all = [r for r in runs if r.query.limit is None]
+    out = {"limit": side(limit), "list_all": side(list_all)}
+    out["targets"] = {
+        "list_all_at_most_0.95x_best_peer": (out["list_all"]["E-lazy_over_best_peer"] or 0) <= 0.95,
+        "limit_at_most_0.3x_best_peer": (out["limit"]["E-lazy_over_best_peer"] or 0) <= 0.3,
+    }
+    return out
 
 
 # --- the pool -----------------------------------------------------------------------------------------
@@ -626,6 +737,25 @@ def report(fig: dict[str, Any]) -> str:
         f"\n5. compile over {c['queries']} {c['source']} queries (median of 5 each): CPU median {c['median']:.2f} ms, "
         f"p90 {c['p90']:.2f} ms, {c['over_1ms']} over 1 ms; wall median {c['wall_ms']['median']:.2f} ms, "
         f"p90 {c['wall_ms']['p90']:.2f} ms"
+    )
+    v = w["verify"]
+    lines.append("\n6. rows to verify settled on demand: total answer() calls, E lazy (the default) and eager, the")
+    lines.append("   matches-only bound and the peers' strategies (same LLM answers; every peer returns mode A's rows)")
+    names = ("E-lazy", "E-eager", "matches_only", *PEERS)
+    lines.append("   " + f"{'':<22}" + "".join(f"{n:>13}" for n in names) + "   E-lazy/best peer")
+    for shape, label in (("limit", "LIMIT"), ("list_all", "list-all")):
+        c = v[shape]
+        lines.append(
+            f"   {label + ' (' + str(c['queries']) + ')':<22}"
+            + "".join(f"{c['calls'][n]:>13,}" for n in names)
+            + f"   {c['E-lazy_over_best_peer']} ({c['best_peer']}); eager {c['E-eager_over_best_peer']}"
+        )
+    t = v["targets"]
+    lines.append(
+        f"   targets: list-all <= 0.95x best peer: {t['list_all_at_most_0.95x_best_peer']}; LIMIT <= 0.3x: "
+        f"{t['limit_at_most_0.3x_best_peer']}; E-lazy returns mode A's rows: "
+        f"{v['limit']['E-lazy_same_rows_as_A'] and v['list_all']['E-lazy_same_rows_as_A']}; the peers too: "
+        f"{v['limit']['peers_same_rows_as_A'] and v['list_all']['peers_same_rows_as_A']}"
     )
     return "\n".join(lines)
 

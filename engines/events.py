@@ -34,6 +34,7 @@ class CallStarted(Event):
     prompt: str  # a one-line description of the input (question, value, utterance)
     row_key: str | None = None
     backend: str = ""
+    verification: bool = False  # SUQL: asked to settle a row whose WHERE was already Unknown (not to find matches)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class CallFinished(Event):
     cost_usd: float | None = None  # estimated from the price table of the settings; None: no price
     estimated: bool = False  # the tokens are the simulated backend's estimate on the rendered prompt
     model: str | None = None  # the model that answered (or, for the sim, the one whose price is shown)
+    verification: bool = False  # SUQL: asked to settle a row whose WHERE was already Unknown (not to find matches)
 
 
 @dataclass(frozen=True)

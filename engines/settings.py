@@ -255,6 +255,14 @@ class Settings(BaseSettings):
     # the adaptive ranker's sense of a question (modes E, F): WordLlama's static vectors, or the sentence model
     # all-MiniLM-L6-v2 (the optional extra: pip install 'cs224v-tui[sentence]'; an error naming it when missing)
     suql_ranker: Literal["static", "sentence"] = "static"
+    # issue 29.0: how SUQL verifies rows whose WHERE is Unknown (every mode; A and B decide each row in full anyway)
+    suql_verify: Literal["lazy", "eager"] = Field(
+        "lazy",
+        description="lazy (default): a row that can no longer match stops at its first Unknown condition and is "
+        "listed to verify unsettled, its other conditions asked only when settled (a key in the SUQL tab, "
+        "suql --verify); eager: every condition of such a row is asked at once (the exact rows to verify) "
+        "(CS224V_SUQL_VERIFY)",
+    )
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
     # files read whole (issue 25): trajectory files and SPINACH run logs (spinach --replay, the stepper's load

@@ -105,6 +105,16 @@ class SuqlRunner(Protocol):
         emit: Emit = ...,
         cancel: threading.Event | None = ...,
         order_predicates: bool | None = ...,
+        verify: str | None = ...,
+    ) -> SuqlResult: ...
+
+    def settle(
+        self,
+        result: SuqlResult,
+        rows: Iterable[int] | None = ...,
+        *,
+        emit: Emit = ...,
+        cancel: threading.Event | None = ...,
     ) -> SuqlResult: ...
 
     def estimate_calls(self, sql: str, mode: str | Mode = ...) -> int: ...

@@ -42,7 +42,7 @@ from tui.history import HISTORY_BINDINGS, BoxHistory, HistoryEntry
 from tui.schema_pane import SCHEMA_BINDING, SchemaPane, SchemaSubject
 from tui.suql_keys import BINDINGS, EDITOR_TITLE, HELP, PLAN_HINT, SuqlEditor
 from tui.suql_panes import EXAMPLE_CHARS, SuqlControls, SuqlCounters, SuqlExamples
-from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable
+from tui.suql_tables import CompareTable, SuqlCallsTable, SuqlResultsTable, VerifyTable
 from tui.suql_view import layout_sql, plan_content, short_title
 from tui.suql_work import (
     DEFAULT_MODE,
@@ -118,6 +118,7 @@ class SuqlArea(WorkArea):
         self._loaded: Example | None = None  # the example the editor started from
         self._consent: tuple[str, str] | None = None  # (query, mode) warned about: running it again goes ahead
         self._decided: list[tuple[str, str]] = []
+        self._result: SuqlResult | None = None  # the last query's result: its rows to verify can be settled
         self.runs = self.box_history = BoxHistory(
             self,
             settings,
@@ -167,7 +168,7 @@ class SuqlArea(WorkArea):
                     results = SuqlResultsTable(id="suql-results")
                     results.border_title = "Results"
                     yield results
-                    verify = SuqlResultsTable(id="suql-verify")
+                    verify = VerifyTable(id="suql-verify")
                     verify.border_title = "To verify · condition unknown"
                     yield verify
                 with TabbedContent(id="suql-bottom", initial="suql-calls-pane"):
@@ -238,6 +239,50 @@ class SuqlArea(WorkArea):
         )
         self.refresh_bindings()
         return True
+
+    def settle(self, rows: tuple[int, ...] | None = None) -> bool:
+        """Settle the last result's rows to verify (``rows``: their positions in the pane; ``None``: all): their
+        remaining conditions are asked, the calls streaming in as verification calls.  False when it cannot
+        start (nothing to settle, or the tab is busy)."""
+        result = self._result
+        if result is None or result.settled or not self._free("verify rows"):
+            if result is not None and result.settled:
+                self._set_status("nothing to verify: the rows to verify are settled", "idle")
+            return False
+        what = "every row to verify" if rows is None else f"{count_rows(len(rows))} to verify"
+        self._set_status(f"verifying {what}… — Esc cancels", "running")
+        self.counters.begin()
+        cancel = self._cancel = threading.Event()
+        self.run_engine(
+            lambda: self._runner.settle(self._session_now(), result, rows, cancel),
+            name="settle",
+            done=self._settle_done,
+            failed=lambda error: self._settle_failed(error, result),
+            busy="rows are being verified (Esc cancels)",
+        )
+        self.refresh_bindings()
+        return True
+
+    def on_verify_table_settle_requested(self, message: VerifyTable.SettleRequested) -> None:
+        message.stop()
+        self.settle(message.rows)
+
+    def _settle_failed(self, error: BaseException, before: SuqlResult) -> None:
+        """Verifying stopped (Esc, or an error): the result it started from stays on screen, still settleable."""
+        from engines.api import Cancelled
+
+        if not isinstance(error, Cancelled):
+            self._run_failed(error, compare=False)
+            return
+        self._cancel = None
+        self.counters.stop(elapsed=self.counters.since_start())
+        self._result = before
+        self._show_to_verify(before)
+        self._set_status("verification cancelled — the rows to verify stay as they were (not yet settled)", "cancelled")
+
+    def _settle_done(self, ran: QueryRan) -> None:
+        self._cancel = None
+        self._finish_query(ran)
 
     def compare_modes(self, sql: str | None = None) -> bool:
         """Run ``sql`` (default: the editor's text) in all six modes and fill the compare table."""
@@ -529,6 +574,7 @@ class SuqlArea(WorkArea):
     def _reopened(self, result: tuple[Settings, Opened]) -> None:
         settings, opened = result
         self.settings = settings
+        self._result = None  # its answers are the old session's: not settled on the new one
         changed_world = opened.session.world_name != self.world
         self._adopt(opened)
         if changed_world:
@@ -618,6 +664,7 @@ class SuqlArea(WorkArea):
             self.load_example(self.examples[0])
         self.counters.reset()
         self.counters.redraw()
+        self._result = None  # its rows to verify belong to the other world
         self._show_nothing("no query yet")
         self.query_one("#suql-plan", Static).update(PLAN_HINT)
         self.query_one("#suql-readback", Static).update("—")
@@ -636,7 +683,7 @@ class SuqlArea(WorkArea):
 
     def _finish_query(self, ran: QueryRan) -> None:
         self.counters.stop_ticking()
-        result = ran.result
+        result = self._result = ran.result
         self._show_plan(result.plan)
         self._show_dnf(result.dnf)
         self.query_one("#suql-readback", Static).update(result.readback)
@@ -657,10 +704,12 @@ class SuqlArea(WorkArea):
             cached=s.cached_calls,
             examined=s.rows_examined,
             elapsed=ran.elapsed_s,
+            verification=s.verification_calls,
         )
         parts = [count_rows(len(result.rows))]
         if result.to_verify:
-            parts.append(f"{len(result.to_verify)} to verify")
+            unsettled = "" if result.settled else f" ({result.unsettled} not yet settled: v / V in the pane verifies)"
+            parts.append(f"{len(result.to_verify)} to verify{unsettled}")
         if result.approximate:
             parts.append("approximate")
         if getattr(result, "budget_exhausted", False):
@@ -747,6 +796,7 @@ class SuqlArea(WorkArea):
     def _begin_run(self) -> None:
         """Empty the panes for a new run and start the elapsed counter."""
         self._decided = []
+        self._result = None
         self.query_one("#suql-dnf", SqlView).update("…")
         self.query_one("#suql-plan", Static).update("…")
         self.query_one("#suql-readback", Static).update("…")
@@ -773,21 +823,38 @@ class SuqlArea(WorkArea):
 
     def _show_to_verify(self, result: SuqlResult) -> None:
         table = self.query_one("#suql-verify", ResultsTable)
+        table.border_title = "To verify · condition unknown"
         if not result.to_verify:
             table.show_nothing("none: every examined row was decided")
             return
         from engines.api import unknown_question
 
-        hidden = {"_row", "unknown", "approximate", "name"}
+        def questions(conditions: Any) -> str:
+            return "; ".join(unknown_question(u) or u for u in conditions or []) or "—"
+
+        hidden = {"_row", "unknown", "approximate", "name", "not_asked", "settled"}
         others = [k for k in result.to_verify[0] if k not in hidden]
-        columns = ["row", "unknown", *(["approx."] if result.approximate else []), *others]
+        lazy = not result.settled
+        columns = ["row", "unknown", *(["not asked"] if lazy else []), *(["approx."] if result.approximate else [])]
+        columns += others
         rows = []
         for rec in result.to_verify:
             label = f"#{rec.get('_row')} {rec['name']}" if "name" in rec else f"#{rec.get('_row')}"
-            unknown = "; ".join(unknown_question(u) or u for u in rec.get("unknown") or []) or "—"
-            rows.append([label, unknown, *(["≈ yes"] if result.approximate else []), *(rec.get(k) for k in others)])
+            not_asked = [questions(rec.get("not_asked")) if "settled" in rec else "—"] if lazy else []
+            rows.append(
+                [
+                    label,
+                    questions(rec.get("unknown")),
+                    *not_asked,
+                    *(["≈ yes"] if result.approximate else []),
+                    *(rec.get(k) for k in others),
+                ]
+            )
         table.show_rows(columns, rows)
-        if result.approximate:
+        if lazy:
+            table.border_title = "To verify · not yet settled"
+            table.border_subtitle = f"{count_rows(len(rows))} · lazy: may shrink when verified (v / V)"
+        elif result.approximate:
             table.border_subtitle = f"{count_rows(len(rows))} · approximate (mode {result.mode})"
 
     def _show_nothing(self, why: str) -> None:

@@ -64,7 +64,8 @@ queries — Enter or a click loads one into the editor), the editor, the WHERE i
 the *plan* (per conjunct: the structured part and its candidates, the answer() predicates in evaluation
 order with cost, estimated pass rate and rank; the visit order; lazy or not and why; the cap), the
 *results* beside the rows *to verify* (the condition is Unknown — SQL NULL — for them: never counted as
-matches), and the *LLM calls* streaming in: row, question, verdict, latency, cached, evidence — the line under
+matches; verified lazily by default, a row stops at its first Unknown condition, so the list is *not yet settled*
+and may shrink when v or V asks the rest), and the *LLM calls* streaming in: row, question, verdict, latency, cached, evidence — the line under
 them shows the highlighted call's verdict with all of its evidence. The *World* switch opens another world
 (the restaurants, the course assistant's courses, …): its examples replace the list.
 
@@ -80,6 +81,7 @@ reuse earlier answers (the *cached* column): compare the call counts.
 | Ctrl+O | compare modes: run the query in A–F and show the table |
 | F7 / Shift+F7 | the next / previous execution mode (A … F) for the next run, also while typing; the Mode switch and the palette pick one directly |
 | Esc | cancel the running query: no further LLM call; what was decided stays on screen |
+| v / V (in the rows to verify) | verify the highlighted row / every row: ask the conditions lazy verification left unasked; the calls stream in marked *verify* and are counted apart |
 | Enter (in the examples) | load the example into the editor |
 | Ctrl+L | search every example (the lecture's, the paper's 100): type words of its title, its query or its source; Enter loads it |
 | ↑ / ↓ (at the editor's first / last line, while it holds no edits of yours) | the queries run before (kept across restarts) |

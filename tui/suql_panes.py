@@ -40,6 +40,7 @@ class SuqlCounters(RunCounters):
             "match": 0,
             "no": 0,
             "to verify": 0,
+            "verification": 0,  # answer() calls asked of rows already Unknown (settling them)
             "stopped": 0,
             "failed": 0,
             "elapsed": 0.0,
@@ -61,6 +62,8 @@ class SuqlCounters(RunCounters):
         ]
         if c["match"] or c["no"] or c["to verify"]:
             parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
+        if c.get("verification"):
+            parts.append(counter("verification", f"{c['verification']:,}"))
         parts.append(counter("elapsed", f"{c['elapsed']:.2f} s"))
         return parts
 

@@ -4,10 +4,13 @@ the comparison got)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -37,6 +40,29 @@ EVIDENCE_CHARS = 80
 
 class SuqlResultsTable(ResultsTable):
     """The shared results table, repainted when its widths change."""
+
+
+class VerifyTable(SuqlResultsTable):
+    """The rows to verify; ``v`` settles the highlighted row, ``V`` every row (their remaining conditions are
+    asked: the tab's :meth:`~tui.suql.SuqlArea.settle`)."""
+
+    BINDINGS = [
+        Binding("v", "settle_row", "Verify row", tooltip="Ask the remaining conditions of the highlighted row."),
+        Binding("V", "settle_all", "Verify all", tooltip="Ask the remaining conditions of every row to verify."),
+    ]
+
+    @dataclass
+    class SettleRequested(Message):
+        """The user asked to settle rows to verify: their positions, or ``None`` for every row."""
+
+        rows: tuple[int, ...] | None
+
+    def action_settle_row(self) -> None:
+        if self.row_count:
+            self.post_message(self.SettleRequested((self.cursor_row,)))
+
+    def action_settle_all(self) -> None:
+        self.post_message(self.SettleRequested(None))
 
 
 class SuqlCallsTable(CallsTable):
@@ -85,11 +111,12 @@ class SuqlCallsTable(CallsTable):
             if event.function == "summary"
             else (event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
         )
-        self._full[key] = (f"{event.row_key or '—'} · {call}", "")
-        self._details[key] = (event.row_key or "—", call, "…", "")
+        row = f"verify · {event.row_key or '—'}" if event.verification else event.row_key or "—"
+        self._full[key] = (f"{row} · {call}", "")
+        self._details[key] = (row, call, "…", "")
         muted = self.get_component_rich_style("suql-calls--muted")
         self.follow_row(
-            Text(truncate(event.row_key or "—", self.ROW_CHARS)),
+            Text(truncate(row, self.ROW_CHARS)),
             Text(truncate(call, self.CALL_CHARS)),
             Text("…", style=muted),
             *(Text("") for _ in TOKEN_COLUMNS),

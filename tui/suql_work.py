@@ -128,6 +128,16 @@ class SuqlRunner:
             result = session.engine.run(sql, mode=mode, emit=self._emit, cancel=cancel)
             return QueryRan(result, self._now() - start)
 
+    def settle(
+        self, session: SuqlSession, result: SuqlResult, rows: tuple[int, ...] | None, cancel: threading.Event
+    ) -> QueryRan:
+        """Settle ``result``'s rows to verify (``rows``: their positions; ``None``: all): the engine asks their
+        remaining conditions and runs the query again over the answers it has (``SuqlEngine.settle``)."""
+        with self._run_lock:
+            start = self._now()
+            settled = session.engine.settle(result, rows, emit=self._emit, cancel=cancel)
+            return QueryRan(settled, self._now() - start)
+
     def compare(self, session: SuqlSession, sql: str, cancel: threading.Event) -> Comparison:
         """Run ``sql`` in all six modes (the engine's comparison)."""
         from engines.api import compare_modes

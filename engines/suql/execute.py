@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -35,7 +36,7 @@ from engines.retrieval.bm25 import IndexCache
 from engines.sql.readback import readback as read_back
 from engines.sql.sandbox import QueryResult, Sandbox, to_jsonable
 from engines.suql import language
-from engines.suql.compiler.asker import Asker
+from engines.suql.compiler.asker import Asker, Known
 from engines.suql.compiler.context import RunContext, RunState
 from engines.suql.compiler.estimate import estimate_calls
 from engines.suql.compiler.identity import RowNames
@@ -64,6 +65,8 @@ __all__ = [
     "SuqlResult",
     "budget_message",
     "resolved_order",
+    "VERIFY_MODES",
+    "settle_run",
 ]
 
 
@@ -84,6 +87,7 @@ class Stats(Jsonable):
     cached_calls: int
     rows_examined: int
     wall_s: float
+    verification_calls: int = 0  # of the calls, those asked of rows whose WHERE was already Unknown (settling)
 
     __json__ = JsonShape(rounded={"wall_s": 4})
 
@@ -103,6 +107,16 @@ class SuqlResult:
     stats: Stats
     budget_exhausted: bool = False  # the per-query budget of LLM calls ran out: the rows are partial
     message: str = ""
+    verify: str = "eager"  # how rows to verify were verified: "eager" (in full) or "lazy" (VERIFY_MODES)
+    unsettled: int = 0  # rows to verify listed without asking their other conditions (lazy): may shrink
+    # the row key of each row to verify, and the answers the run has: what SuqlEngine.settle starts from
+    to_verify_keys: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    known: Known | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def settled(self) -> bool:
+        """Are the rows to verify exactly those eager verification lists?  (False: a superset, until settled.)"""
+        return self.unsettled == 0
 
     def records(self) -> list[dict[str, Any]]:
         return QueryResult("", self.columns, self.rows, False, 0.0).records()
@@ -121,6 +135,9 @@ class SuqlResult:
             "stats": self.stats.to_json(),
             "budget_exhausted": self.budget_exhausted,
             "message": self.message,
+            "verify": self.verify,
+            "settled": self.settled,
+            "unsettled": self.unsettled,
         }
 
 
@@ -152,12 +169,16 @@ class SuqlEngine:
         call_budget: int = 2000,
         ranker: str = "static",
         names: RowNames | None = None,
+        verify: str = "eager",
     ) -> None:
         """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
         (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed).
         ``names``: the sandbox's :class:`RowNames` shared with other engines on the same sandbox (its tables are
-        then described once for all of them, not once per engine)."""
+        then described once for all of them, not once per engine).  ``verify``: how :meth:`run` verifies the
+        rows whose WHERE is Unknown by default, ``eager`` (every condition asked: the rows to verify are
+        exact) or ``lazy`` (a row stops at its first Unknown condition; :meth:`settle` asks the rest)."""
         self.ranker = check_ranker(ranker)
+        self.verify = check_verify(verify)
         if pool < 1:
             raise ValueError("pool must be at least 1")
         if call_budget < 1:
@@ -182,6 +203,7 @@ class SuqlEngine:
             cap=settings.suql_cap,
             call_budget=settings.suql_call_budget,
             ranker=settings.suql_ranker,
+            verify=settings.suql_verify,
         )
 
     @staticmethod
@@ -202,13 +224,23 @@ class SuqlEngine:
         emit: Emit = ignore,
         cancel: threading.Event | None = None,
         order_predicates: bool | None = None,
+        verify: str | None = None,
+        settle: frozenset[Any] = frozenset(),
+        known: Known | None = None,
     ) -> SuqlResult:
-        """Run ``sql`` (its text, or the :class:`Query` :meth:`parse` read: the text is parsed once either way)."""
+        """Run ``sql`` (its text, or the :class:`Query` :meth:`parse` read: the text is parsed once either way).
+
+        ``verify``: ``eager`` or ``lazy`` (default: the engine's).  Lazily, a row whose WHERE can no longer be
+        True stops at its first Unknown condition and is listed to verify unsettled, except the rows whose key
+        is in ``settle``; ``known``: the answers an earlier run of the same query has (asked again for free).
+        :meth:`settle` uses both."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
+        how = self.verify if verify is None else check_verify(verify)
         started = time.perf_counter()
         query = language.read(sql)
         tree = query.tree
-        asker = Asker(self.llm, emit, cancel, self.call_budget, pool=self.pool)
+        asker = Asker(self.llm, emit, cancel, self.call_budget, pool=self.pool, known=known)
+        asker.settling = known is not None  # settling: every call it makes verifies a row
         counter = asker.llm.counter
         before = dict(counter.counts), counter.cached
         state = RunState()
@@ -225,6 +257,8 @@ class SuqlEngine:
                 pool=self.pool,
                 state=state,
                 ranker=self.ranker,
+                verify=how,
+                settle=settle,
             )
             try:
                 precheck(self.sandbox, tree)
@@ -243,6 +277,7 @@ class SuqlEngine:
             cached_calls=cached - before[1],
             rows_examined=state.rows_examined,
             wall_s=time.perf_counter() - started,
+            verification_calls=asker.verification_calls,
         )
         try:
             sentence = read_back(tree, types=self.sandbox.column_types(tree))
@@ -252,7 +287,7 @@ class SuqlEngine:
             query=query.text,
             mode=m.name,
             dnf=state.dnf or "",
-            plan=state.plan or Plan(m, ""),
+            plan=with_verification(state.plan or Plan(m, ""), how, state.unsettled, stats),
             readback=sentence,
             columns=result.columns,
             rows=result.rows,
@@ -262,15 +297,86 @@ class SuqlEngine:
             stats=stats,
             budget_exhausted=asker.budget_exhausted,
             message=budget_message(self.call_budget) if asker.budget_exhausted else "",
+            verify=how,
+            unsettled=state.unsettled,
+            to_verify_keys=tuple(state.to_verify_keys),
+            known=asker.known(),
         )
         emit(QueryFinished(out, sentence, stats))
         return out
+
+    def settle(
+        self,
+        result: SuqlResult,
+        rows: Iterable[int] | None = None,
+        *,
+        emit: Emit = ignore,
+        cancel: threading.Event | None = None,
+    ) -> SuqlResult:
+        """Settle the rows to verify of ``result`` (a lazy run of this engine): ``rows`` (positions in
+        ``result.to_verify``) or all of them (``None``): their remaining conditions are asked, the rest of the
+        query runs again over the answers ``result`` has (no call repeated).  With every row settled it returns
+        what the eager run returns: the same rows, rows to verify and answers.  Its stats count the calls
+        settling made, every one a verification call."""
+        return settle_run(self, result, rows, emit=emit, cancel=cancel)
 
     def estimate_calls(self, sql: str | Query, mode: str | Mode = DEFAULT_MODE) -> int:
         """An upper bound on the LLM calls ``run(sql, mode=mode)`` can make, without making any
         (:func:`engines.suql.compiler.estimate.estimate_calls`).  A run stops at the budget whatever this says."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
         return estimate_calls(self.sandbox, language.read(sql).tree, m)
+
+
+VERIFY_MODES = ("lazy", "eager")
+
+
+def settle_run(
+    runner: Any,
+    result: SuqlResult,
+    rows: Iterable[int] | None,
+    *,
+    emit: Emit = ignore,
+    cancel: threading.Event | None = None,
+) -> SuqlResult:
+    """:meth:`SuqlEngine.settle` for any engine whose ``run`` takes ``verify``, ``settle`` and ``known``."""
+    if result.known is None:
+        raise SuqlError("This result cannot be settled: it does not carry its run's answers.")
+    if rows is None:
+        chosen: frozenset[Any] = frozenset()
+        how = "eager"
+    else:
+        keys = result.to_verify_keys
+        chosen = frozenset(keys[i] for i in rows if 0 <= i < len(keys) and keys[i] is not None)
+        how = result.verify
+    settled: SuqlResult = runner.run(
+        result.query,
+        mode=result.plan.mode,
+        emit=emit,
+        cancel=cancel,
+        verify=how,
+        settle=chosen,
+        known=result.known,
+    )
+    return settled
+
+
+def check_verify(verify: str) -> str:
+    if verify not in VERIFY_MODES:
+        raise SuqlError(f"Unknown verification {verify[:20]!r}: choose lazy or eager.")
+    return verify
+
+
+def with_verification(plan: Plan, verify: str, unsettled: int, stats: Stats) -> Plan:
+    """The plan, with what verification did: the rows left unsettled (lazy), the calls spent verifying."""
+    notes: list[str] = []
+    if verify == "lazy" and unsettled:
+        notes.append(
+            "verify lazy: a row whose WHERE can no longer be True stops at its first Unknown condition; "
+            f"{unsettled} row(s) to verify not yet settled: the list may shrink when verified"
+        )
+    if stats.verification_calls:
+        notes.append(f"verification: {stats.verification_calls} of the calls asked rows already Unknown")
+    return replace(plan, notes=tuple(plan.notes) + tuple(notes)) if notes else plan
 
 
 def budget_message(budget: int) -> str:

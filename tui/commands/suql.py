@@ -67,6 +67,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         default=60,
         help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)",
     )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="settle the rows to verify: after the query (lazy by default, CS224V_SUQL_VERIFY), ask the "
+        "remaining conditions of the rows whose WHERE is Unknown, their calls counted apart as verification calls",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
         "--yes",
@@ -136,7 +142,8 @@ def _one(session, args) -> int:
     def show(event) -> None:
         if not args.json and isinstance(event, CallFinished) and event.function in ("answer", "summary"):
             cached = " (cached)" if event.cached else ""
-            print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}")
+            verifying = " (verification)" if event.verification else ""
+            print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}{verifying}")
 
     refusal = None if args.yes else confirmation_needed(session, args.query, args.mode)
     if refusal is not None:
@@ -145,8 +152,14 @@ def _one(session, args) -> int:
         else:
             print(f"cs224v-tui: {refusal}", file=sys.stderr)
         return EXIT_REFUSED
+    lazy = None
     try:
         result = session.engine.run(args.query, mode=args.mode, emit=show)
+        if args.verify and not result.settled:
+            lazy = result
+            if not args.json:
+                print(f"settling {result.unsettled} row(s) to verify (--verify):")
+            result = session.engine.settle(result, emit=show)
     except Cancelled:
         return 130
     except EngineError as e:
@@ -157,7 +170,10 @@ def _one(session, args) -> int:
         return EXIT_REFUSED
     write_out(getattr(args, "out", None), result.columns, result.rows)
     if args.json:
-        print(json.dumps(with_usage(result.to_json()), indent=2, ensure_ascii=False))
+        out = result.to_json()
+        if lazy is not None:  # what the lazy run asked, and what settling added
+            out["settled_from"] = {"stats": lazy.stats.to_json(), "to_verify": len(lazy.to_verify)}
+        print(json.dumps(with_usage(out), indent=2, ensure_ascii=False))
         return EXIT_OK
     print(f"DNF: {result.dnf or '(no answer() in the WHERE)'}")
     print("plan:")
@@ -170,16 +186,33 @@ def _one(session, args) -> int:
     if result.budget_exhausted:
         print(f"  ({result.message})")
     if result.to_verify:
-        print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
+        if result.settled:
+            print(f"to verify ({len(result.to_verify)} rows whose condition is unknown):")
+        else:
+            print(
+                f"to verify ({len(result.to_verify)} rows, {result.unsettled} not yet settled (lazy): may shrink when "
+                "verified; --verify settles them):"
+            )
         for rec in result.to_verify[:10]:
             label = rec.get("name") or next(
-                (v for k, v in rec.items() if k not in ("_row", "unknown", "approximate")), rec.get("_row")
+                (v for k, v in rec.items() if k not in ("_row", "unknown", "approximate", "not_asked", "settled")),
+                rec.get("_row"),
             )
-            print(f"  {label}: unknown {'; '.join(rec.get('unknown', []))}")
+            not_asked = rec.get("not_asked")
+            rest = f"; not asked {'; '.join(not_asked)}" if not_asked else ""
+            print(f"  {label}: unknown {'; '.join(rec.get('unknown', []))}{rest}")
+        if len(result.to_verify) > 10:
+            print(f"  … and {len(result.to_verify) - 10} more")
+    if lazy is not None:
+        ls = lazy.stats
+        print(
+            f"lazy run: answer() calls {ls.answer_calls}, summary() calls {ls.summary_calls}, "
+            f"{len(lazy.to_verify)} to verify unsettled; settling:"
+        )
     s = result.stats
     print(
         f"answer() calls {s.answer_calls}, summary() calls {s.summary_calls}, cached {s.cached_calls}, "
-        f"rows examined {s.rows_examined}, {s.wall_s:.2f} s"
+        f"verification calls {s.verification_calls}, rows examined {s.rows_examined}, {s.wall_s:.2f} s"
     )
     return EXIT_OK
 

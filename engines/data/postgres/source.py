@@ -69,6 +69,7 @@ class PostgresSource(DataSource):
             cap=s.suql_cap,
             call_budget=s.suql_call_budget,
             ranker=s.suql_ranker,
+            verify=s.suql_verify,
         )
 
     @property

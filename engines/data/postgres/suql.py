@@ -47,6 +47,7 @@ class PostgresSuqlEngine:
         cap: int = 20,
         call_budget: int = 2000,
         ranker: str = "static",
+        verify: str = "eager",
     ):
         """``settings``: the bounds of the candidates' load and of the local sandbox (``postgres_candidate_rows``,
         ``row_cap``, the DuckDB limits)."""
@@ -60,6 +61,7 @@ class PostgresSuqlEngine:
         self.cap = cap
         self.call_budget = call_budget
         self.ranker = check_ranker(ranker)  # the local engine's adaptive ranker (suql_ranker)
+        self.verify = verify  # the local engine's verification of rows to verify (suql_verify)
         self.indexes = IndexCache()
         self.last_loads: tuple[CandidatesLoaded, ...] = ()
 
@@ -95,7 +97,13 @@ class PostgresSuqlEngine:
         for load in loads:
             emit(load)
         engine = SuqlEngine(
-            local, self.llm, pool=self.pool, cap=self.cap, call_budget=self.call_budget, ranker=self.ranker
+            local,
+            self.llm,
+            pool=self.pool,
+            cap=self.cap,
+            call_budget=self.call_budget,
+            ranker=self.ranker,
+            verify=self.verify,
         )
         return engine, local, query
 
@@ -116,12 +124,31 @@ class PostgresSuqlEngine:
         return filters
 
     def run(self, sql: str | Query, *, mode: Any = "E", emit: Emit = ignore, cancel: threading.Event | None = None,
-            order_predicates: bool | None = None) -> Any:  # fmt: skip
+            order_predicates: bool | None = None, verify: str | None = None, settle: frozenset[Any] = frozenset(),
+            known: Any = None) -> Any:  # fmt: skip
         engine, local, query = self._local(sql, mode, emit, cancel)
         try:
-            return engine.run(query, mode=mode, emit=emit, cancel=cancel, order_predicates=order_predicates)
+            return engine.run(
+                query,
+                mode=mode,
+                emit=emit,
+                cancel=cancel,
+                order_predicates=order_predicates,
+                verify=verify,
+                settle=settle,
+                known=known,
+            )
         finally:
             local.close()
+
+    def settle(
+        self, result: Any, rows: Any = None, *, emit: Emit = ignore, cancel: threading.Event | None = None
+    ) -> Any:
+        """:meth:`engines.suql.execute.SuqlEngine.settle`: the candidates are loaded again (the rows are named by
+        their ``_id`` or primary key when the tables have one)."""
+        from engines.suql.execute import settle_run
+
+        return settle_run(self, result, rows, emit=emit, cancel=cancel)
 
     def estimate_calls(self, sql: str | Query, mode: Any = "E") -> int:
         engine, local, query = self._local(sql, mode, ignore, None)

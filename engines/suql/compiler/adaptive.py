@@ -369,7 +369,19 @@ class AdaptiveLoop:
         self.evaluator = evaluator
         self.learner = learner
 
-    def decide(self, visit: Sequence[Row], *, lazy: bool, needed: int, ordered: bool) -> list[tuple[Any, Truth]]:
+    def decide(
+        self,
+        visit: Sequence[Row],
+        *,
+        lazy: bool,
+        needed: int,
+        ordered: bool,
+        defer: Callable[[Row], bool] | None = None,
+    ) -> list[tuple[Any, Truth | Deferred]]:
+        """Each decided row's truth.  ``defer`` (lazy verification): every row stops at its first condition
+        that is not 'Yes' (asked least likely 'Yes' first), and of the rows that can then no longer match only
+        those ``defer`` says False for are decided in full; the others come back
+        :data:`~engines.suql.compiler.kleene.DEFERRED` (unless a LIMIT was met: then no row is listed)."""
         ctx, learner = self.ctx, self.learner
         status: dict[int, Truth | Deferred] = {}
         done_order: list[int] = []
@@ -419,12 +431,16 @@ class AdaptiveLoop:
             return row, learner.classes(row), learner.row_orders(row, defer=defer)
 
         exhausted = False
-        for phase_defer in (True, False) if lazy else (False,):
-            if not phase_defer:  # the LIMIT was never met: deferred rows are decided in full
-                if lazy:
-                    remaining[:] = sorted(deferred)
-                    deferred.clear()
-                    rerank = False
+        left: list[int] = []  # deferred rows lazy verification leaves unsettled
+        # first every row until it cannot match (the matches first); then, unless a LIMIT was met, the rows
+        # that stopped at an Unknown are decided in full (eager), or those ``defer`` lets go (lazy): so a lazy
+        # run asks a prefix of what the eager run asks, and settling asks the rest
+        for phase_defer in (True, False):
+            if not phase_defer:
+                left = [j for j in deferred if defer is not None and defer(visit[j])]
+                remaining[:] = sorted(set(deferred) - set(left))
+                deferred.clear()
+                rerank = False
             if state.stop or exhausted:
                 break
             if ctx.pool == 1:
@@ -432,7 +448,7 @@ class AdaptiveLoop:
                     ctx.check_cancel()
                     row, classes, orders = task(j, phase_defer)
                     try:
-                        truth = self.evaluator.truth(row, orders=orders, defer=phase_defer)
+                        truth = self._truth(row, orders, phase_defer)
                     except BudgetExhausted:
                         exhausted = True
                         break
@@ -444,7 +460,12 @@ class AdaptiveLoop:
         keep = [j for j in done_order if cut is None or j <= cut]
         if ordered:
             keep.sort()
-        return [(visit[j].key, _decided(status[j])) for j in keep]
+        out: list[tuple[Any, Truth | Deferred]] = [(visit[j].key, _decided(status[j])) for j in keep]
+        if not state.stop and not exhausted:  # unsettled: listed to verify with what is known
+            for j in sorted(left):
+                self._report(visit[j], None)
+                out.append((visit[j].key, DEFERRED))
+        return out
 
     def _pooled(
         self,
@@ -479,7 +500,7 @@ class AdaptiveLoop:
                     if j is None:
                         return
                     row, classes, orders = task(j, defer)
-                    pending.append((j, row, classes, ex.submit(self.evaluator.truth, row, orders=orders, defer=defer)))
+                    pending.append((j, row, classes, ex.submit(self._truth, row, orders, defer)))
 
             try:
                 fill()
@@ -505,6 +526,18 @@ class AdaptiveLoop:
                     if e is not None and not isinstance(e, (Cancelled, BudgetExhausted, Halted)):
                         raise e
         return exhausted
+
+    def _truth(self, row: Row, orders: list[list[int]], defer: bool) -> Truth | Deferred:
+        """The row's truth; a row decided in full after it stopped (``defer`` False) asks verification calls:
+        it could no longer match."""
+        if defer:
+            return self.evaluator.truth(row, orders=orders, defer=True)
+        asker = self.ctx.asker
+        asker.set_verifying(True)
+        try:
+            return self.evaluator.truth(row, orders=orders, defer=False)
+        finally:
+            asker.set_verifying(False)
 
     def _report(self, row: Row, truth: Truth) -> None:
         self.ctx.state.rows_examined += 1

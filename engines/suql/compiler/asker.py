@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
-from engines.events import CallFinished, Emit, Event
+from engines.events import CallFinished, CallStarted, Emit, Event
 from engines.llm.client import LLM
 from engines.retrieval.bm25 import as_text
 from engines.suql.compiler.records import Row, Values
@@ -13,6 +14,7 @@ from engines.suql.language import LLMCall
 from engines.suql.tasks import ANSWER, SUMMARY, AnswerInput, SummaryInput
 
 Pair = tuple[str, str, str]  # (function, text, question)
+Known = tuple[Mapping[Pair, str | None], Mapping[Pair, tuple[str, ...]]]  # a run's answers and what they quoted
 
 
 class BudgetExhausted(Exception):
@@ -34,12 +36,26 @@ class Asker:
     rows remain).
     """
 
-    def __init__(self, llm: LLM, emit: Emit, cancel: threading.Event | None, budget: int, *, pool: int = 1) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        emit: Emit,
+        cancel: threading.Event | None,
+        budget: int,
+        *,
+        pool: int = 1,
+        known: Known | None = None,
+    ) -> None:
+        """``known``: the answers an earlier run of the same query already has (:meth:`known`), given back
+        without a call: settling a lazy run asks only what it did not (``SuqlEngine.settle``)."""
         self._seen = threading.local()  # per thread: was the last LLM call answered from the cache?
+        self._verifying = threading.local()  # per thread: is the row asking a condition after an Unknown?
 
         def tracking(event: Event) -> None:
             if isinstance(event, CallFinished):
                 self._seen.cached = event.cached
+            if self.verifying and isinstance(event, (CallStarted, CallFinished)):
+                event = replace(event, verification=True)
             emit(event)
 
         self.llm = llm.bind(tracking, cancel)
@@ -47,12 +63,29 @@ class Asker:
         self.budget_exhausted = False
         self._budget_lock = threading.Lock()
         self._spent = 0  # real (uncached) calls made or in flight in this run
-        self._asked: dict[Pair, str | None] = {}
+        self._asked: dict[Pair, str | None] = dict(known[0]) if known is not None else {}
         self._asking: dict[Pair, threading.Event] = {}
         self._asked_lock = threading.Lock()
-        self.evidence: dict[Pair, tuple[str, ...]] = {}  # answer() pair -> the sentences its answer quoted
+        # answer() pair -> the sentences its answer quoted
+        self.evidence: dict[Pair, tuple[str, ...]] = dict(known[1]) if known is not None else {}
+        self.settling = False  # every call of this run settles rows to verify (SuqlEngine.settle)
+        self.verification_calls = 0  # calls asked of rows already Unknown (what lazy verification leaves to settle)
         self.halt = threading.Event()  # set by the row loop once its LIMIT is met: no new call starts
         self._slots = threading.BoundedSemaphore(max(1, pool))  # calls in flight
+
+    @property
+    def verifying(self) -> bool:
+        return self.settling or getattr(self._verifying, "depth", 0) > 0
+
+    def set_verifying(self, on: bool) -> None:
+        """The calls this thread asks from now on are verification calls (``on``), until the matching
+        ``set_verifying(False)`` (they nest)."""
+        self._verifying.depth = getattr(self._verifying, "depth", 0) + (1 if on else -1)
+
+    def known(self) -> Known:
+        """The answers this run has, for a later run of the same query (``known``)."""
+        with self._asked_lock:
+            return dict(self._asked), dict(self.evidence)
 
     def answer(self, text: str, question: str, *, row_key: str | None = None) -> str | None:
         pair = ("answer", text, question)
@@ -124,7 +157,9 @@ class Asker:
                 self._spent += 1
             self._seen.cached = False
             value = call()  # a failed call keeps its budget slot: it may have cost
-        if self._seen.cached:
-            with self._budget_lock:
+        with self._budget_lock:
+            if self._seen.cached:
                 self._spent -= 1
+            if self.verifying:  # counted as answer_calls are, cached or not
+                self.verification_calls += 1
         return value

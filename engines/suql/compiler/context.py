@@ -35,8 +35,10 @@ class RunState:
     plan: Plan | None = None  # the plan shown for the statement
     dnf: str | None = None
     to_verify: list[dict[str, Any]] = field(default_factory=list)
+    to_verify_keys: list[Any] = field(default_factory=list)  # the row key of each row to verify (settling names it)
     approximate: bool = False
     rows_examined: int = 0
+    unsettled: int = 0  # rows to verify listed without asking their remaining conditions (lazy verification)
     wide_tables: dict[str, tuple[exp.Table, list[str]]] = field(default_factory=dict)  # scratch name -> wide twin
 
 
@@ -56,6 +58,16 @@ class RunContext:
     state: RunState
     cost: CostModel = COST_MODEL
     ranker: str = "static"  # the adaptive ranker's embeddings (engines.suql.compiler.semantic.RANKERS)
+    # verification of the rows to verify: "eager" asks every condition of a row whose WHERE is already Unknown
+    # (so it is listed exactly); "lazy" stops there and lists it unsettled, except the rows ``settle`` names
+    verify: str = "eager"
+    settle: frozenset[Any] = frozenset()
+
+    def defers(self, *, top: bool) -> bool:
+        """Does this SELECT leave unsettled the rows that can no longer match?  Lazily verified, at the top (a
+        SELECT below it gives its rows to another), in the modes that stop at a condition (A asks every
+        condition of every row, B reads the WHERE as written)."""
+        return top and self.verify == "lazy" and self.mode.short_circuit and not self.mode.as_written
 
     def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

@@ -17,6 +17,7 @@ from typing import Any
 from engines.suql.compiler.adaptive import AdaptiveLoop, Learner
 from engines.suql.compiler.asker import BudgetExhausted
 from engines.suql.compiler.context import RunContext, SelectContext
+from engines.suql.compiler.kleene import DEFERRED
 from engines.suql.compiler.passes import SelectPlan
 from engines.suql.compiler.records import Compiled, PlanBuilt, Row, Wide
 from engines.suql.compiler.rows import RowEvaluator, RowLoop
@@ -43,6 +44,9 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
     orders = [list(o) for o in plan.orders]  # the static loop re-orders them after its sample
     evaluator = RowEvaluator(ctx, sel, conjuncts, orders, plan.written)
     rows = plan.evidence.rows
+    # lazy verification: a row stops at its first Unknown condition, unless the user asked to settle it
+    defer = (lambda row: row.key not in ctx.settle) if ctx.defers(top=top) else None
+    unsettled: list[Any] = []
 
     # the rows
     if plan.limit == 0:  # LIMIT 0: no row can be output, so no call is needed
@@ -51,14 +55,15 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
         if plan.adaptive:
             learner = Learner(ctx, sel, conjuncts, orders, plan.visit, plan.evidence.scores, plan.evidence.indexes)
             decided = AdaptiveLoop(ctx, evaluator, learner).decide(
-                plan.visit, lazy=plan.lazy, needed=plan.needed, ordered=plan.ordered
+                plan.visit, lazy=plan.lazy, needed=plan.needed, ordered=plan.ordered, defer=defer
             )
         else:
             decided = RowLoop(ctx, evaluator, [list(e) for e in plan.estimates]).decide(
-                plan.visit, lazy=plan.lazy, needed=plan.needed, plan=shown
+                plan.visit, lazy=plan.lazy, needed=plan.needed, plan=shown, defer=defer
             )
         matches = [k for k, t in decided if t is True]
         unknown = [k for k, t in decided if t is None]
+        unsettled = [k for k, t in decided if t is DEFERRED]
     else:
         matches = [r.key for r in rows]
         unknown = []
@@ -73,8 +78,8 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
     # the final query over the scratch tables
     final = final_query(ctx, sel, matches if plan.text_where else None)
     wide: Wide | None = None
-    if unknown and top:
-        collect_to_verify(ctx, sel, unknown, conjuncts)
+    if (unknown or unsettled) and top:
+        collect_to_verify(ctx, sel, unknown + unsettled, conjuncts, unsettled=unsettled)
     elif unknown:  # below the output: a wide twin with the unknown rows, for the statement to compare
         wide = (final_query(ctx, sel, matches + unknown), unknown_conditions(sel, conjuncts, list(set(unknown))))
     return Compiled(final, wide)

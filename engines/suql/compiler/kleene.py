@@ -178,6 +178,7 @@ def dnf_truth(
     short_circuit: bool,
     observe: dict[tuple[int, int], list[Truth]] | None = None,
     defer: bool = False,
+    verifying: Callable[[bool], None] | None = None,
 ) -> Truth | Deferred:
     """Kleene OR over conjuncts of (structured AND text predicates), short-circuiting.
 
@@ -185,7 +186,8 @@ def dnf_truth(
     every applicable conjunct is evaluated and its value recorded under (conjunct, written position).
     With ``defer`` (a LIMIT wants matches only), a conjunct stops at its first non-True value: once it
     cannot be True, the rest would only tell False from Unknown; when no conjunct is True and one
-    stopped so, the row is :data:`DEFERRED`.
+    stopped so, the row is :data:`DEFERRED`.  ``verifying`` is told when a predicate is asked after its
+    conjunct became Unknown (outside ``observe``): a verification call, which ``defer`` would not make.
     """
     result: Truth = False
     partial = False
@@ -201,7 +203,14 @@ def dnf_truth(
             if defer and truth is None:
                 stopped = True
                 break
-            t = predicate(c.text[k])
+            told = verifying if truth is None and observe is None else None
+            if told is not None:
+                told(True)
+            try:
+                t = predicate(c.text[k])
+            finally:
+                if told is not None:
+                    told(False)
             if observe is not None and flag is not False:
                 observe.setdefault((i, k), []).append(t)
             truth = and_(truth, t)

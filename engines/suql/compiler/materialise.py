@@ -213,6 +213,7 @@ def derived_to_verify(ctx: RunContext, widened: Wide | None, result: QueryResult
         rec["unknown"] = [f"{c} (in a subquery)" for c in conditions]
         rec["approximate"] = ctx.state.approximate
         ctx.state.to_verify.append(rec)
+        ctx.state.to_verify_keys.append(None)  # a row of the output, from a wide twin: settled when all are
 
 
 def hashable(row: Sequence[Any]) -> tuple[Any, ...]:

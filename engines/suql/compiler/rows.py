@@ -13,7 +13,16 @@ from engines.errors import Cancelled
 from engines.suql.compiler.asker import BudgetExhausted, Halted
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.cost import PredicateEstimate
-from engines.suql.compiler.kleene import NO_FAST, Deferred, Truth, dnf_truth, fast_truth, predicate_truth, written_truth
+from engines.suql.compiler.kleene import (
+    DEFERRED,
+    NO_FAST,
+    Deferred,
+    Truth,
+    dnf_truth,
+    fast_truth,
+    predicate_truth,
+    written_truth,
+)
 from engines.suql.compiler.records import PlanBuilt, Row, RowDecided
 from engines.suql.compiler.sqlparts import literal, over_sources
 from engines.suql.dnf import Conjunct
@@ -98,6 +107,7 @@ class RowEvaluator:
             short_circuit=mode.short_circuit,
             observe=observe,
             defer=defer and mode.short_circuit,
+            verifying=self.ctx.asker.set_verifying,
         )
 
     def _calls(self, node: exp.Expr) -> list[LLMCall]:
@@ -154,10 +164,22 @@ class RowLoop:
         self.ctx = ctx
         self.evaluator = evaluator
         self.estimates = estimates
+        self.defer: Callable[[Row], bool] | None = None
 
-    def decide(self, visit: Sequence[Row], *, lazy: bool, needed: int, plan: Plan) -> list[tuple[Any, Truth]]:
+    def decide(
+        self,
+        visit: Sequence[Row],
+        *,
+        lazy: bool,
+        needed: int,
+        plan: Plan,
+        defer: Callable[[Row], bool] | None = None,
+    ) -> list[tuple[Any, Truth | Deferred]]:
+        """Each visited row's truth; ``defer``: the rows (after the sample) that stop at their first Unknown
+        condition, :data:`~engines.suql.compiler.kleene.DEFERRED` when they can no longer match."""
         ctx = self.ctx
-        decided: list[tuple[Any, Truth]] = []
+        self.defer = defer
+        decided: list[tuple[Any, Truth | Deferred]] = []
         progress = {"matched": 0, "stop": False}
         conjuncts = self.evaluator.conjuncts
         sample = ctx.cost.sample_rows if ctx.mode.order_predicates and any(len(c.text) > 1 for c in conjuncts) else 0
@@ -178,7 +200,7 @@ class RowLoop:
     def _run(
         self,
         visit: Sequence[Row],
-        decided: list[tuple[Any, Truth]],
+        decided: list[tuple[Any, Truth | Deferred]],
         progress: dict[str, Any],
         *,
         lazy: bool,
@@ -188,11 +210,12 @@ class RowLoop:
         """Decide ``visit`` in order (on the pool when there is one); False when the budget ran out."""
         ctx = self.ctx
 
-        def one(row: Row) -> tuple[Truth, dict[tuple[int, int], list[Truth]] | None]:
+        def one(row: Row) -> tuple[Truth | Deferred, dict[tuple[int, int], list[Truth]] | None]:
             mine: dict[tuple[int, int], list[Truth]] | None = {} if observed is not None else None
-            return self.evaluator.truth(row, observe=mine), mine
+            lazily = mine is None and self.defer is not None and self.defer(row)  # the sample is asked in full
+            return self.evaluator.truth(row, observe=mine, defer=lazily), mine
 
-        def take(row: Row, truth: Truth, mine: dict[tuple[int, int], list[Truth]] | None) -> None:
+        def take(row: Row, truth: Truth | Deferred, mine: dict[tuple[int, int], list[Truth]] | None) -> None:
             if observed is not None and mine is not None:
                 for k, ts in mine.items():
                     observed.setdefault(k, []).extend(ts)
@@ -216,7 +239,7 @@ class RowLoop:
         window = ctx.pool if lazy else 2 * ctx.pool
         ok = True
         with ThreadPoolExecutor(max_workers=window, thread_name_prefix="suql") as ex:
-            pending: dict[int, Future[tuple[Truth, dict[tuple[int, int], list[Truth]] | None]]] = {}
+            pending: dict[int, Future[tuple[Truth | Deferred, dict[tuple[int, int], list[Truth]] | None]]] = {}
             next_submit = 0
             try:
                 for n, row in enumerate(visit):
@@ -243,9 +266,10 @@ class RowLoop:
                         raise e
         return ok
 
-    def _report(self, row: Row, truth: Truth) -> None:
+    def _report(self, row: Row, truth: Truth | Deferred) -> None:
         self.ctx.state.rows_examined += 1
-        self.ctx.emit(RowDecided(row.label, {True: "match", False: "no", None: "to verify"}[truth]))
+        shown = "to verify" if truth is DEFERRED else {True: "match", False: "no", None: "to verify"}[truth]
+        self.ctx.emit(RowDecided(row.label, shown))
 
     def _reestimate(self, plan: Plan, observed: dict[tuple[int, int], list[Truth]], sample: int) -> Plan:
         """Blend each predicate's prior with what the sample showed; re-order; the new plan."""

@@ -130,10 +130,17 @@ def _literals(conjuncts: Sequence[Conjunct]) -> list[tuple[str, list[tuple[str, 
 
 
 def collect_to_verify(
-    ctx: RunContext, sel: SelectContext, unknown: Sequence[Any], conjuncts: Sequence[Conjunct]
+    ctx: RunContext,
+    sel: SelectContext,
+    unknown: Sequence[Any],
+    conjuncts: Sequence[Conjunct],
+    *,
+    unsettled: Sequence[Any] = (),
 ) -> None:
     """The rows whose WHERE is Unknown, with the conditions left unknown, into the run's rows to verify
-    (the underlying rows when the query aggregates)."""
+    (the underlying rows when the query aggregates).  ``unsettled``: those of them lazy verification stopped
+    at their first Unknown: each also says ``settled: False`` and the conditions ``not_asked`` (the row may
+    still turn out not to match: a condition not asked could say 'No')."""
     keys = sorted(set(unknown), key=sortable)
     vals = values_table(ctx, sel, sorted({k for k, _ in sel.values} | set(keys), key=sortable))
     key = sel.key
@@ -156,6 +163,7 @@ def collect_to_verify(
     q.set("distinct", None)
     result = ctx.sandbox.run_tree(q)
     literals = _literals(conjuncts)
+    lazy = set(unsettled)
     for rec in result.records():
         row_key = rec.pop("_suql_key")
         rec["unknown"] = sorted(
@@ -166,4 +174,12 @@ def collect_to_verify(
             }
         )
         rec["approximate"] = ctx.state.approximate
+        if row_key in lazy:
+            asked = {text for text, call_keys in literals if all((row_key, ck) in sel.values for ck in call_keys)}
+            rec["not_asked"] = sorted({text for text, _ in literals} - asked)
+            if not rec["unknown"]:  # no condition came back Unknown: the structured part is (SQL NULL)
+                rec["unknown"] = ["a structured condition (NULL)"]
+            rec["settled"] = False
+            ctx.state.unsettled += 1
         ctx.state.to_verify.append(rec)
+        ctx.state.to_verify_keys.append(row_key)

@@ -68,8 +68,9 @@ def test_the_oracle_bounds_every_exact_mode(figures):
     oracle = figures["oracle"]["calls"]
     assert any(o > 0 for o in oracle)
     for mode, m in figures["modes"].items():
-        # B-duckdb returns the matches only (DuckDB drops an Unknown row unexamined): the bound of that result
-        bounds = figures["oracle"]["matches_only"] if mode == "B-duckdb" else oracle
+        # B-duckdb returns the matches only (DuckDB drops an Unknown row unexamined), and E-lazy the matches with
+        # its rows to verify unsettled: the bound of that result
+        bounds = figures["oracle"]["matches_only"] if mode in ("B-duckdb", "E-lazy") else oracle
         for q, (calls, bound) in enumerate(zip(m["answer_calls"], bounds)):
             if m["approximate"][q]:  # mode F's cap: an approximate answer is not held to the exact bound
                 continue
@@ -122,3 +123,27 @@ def test_call_outcomes_follow_the_rows_answers(bench):
     assert bench.call_outcomes({"#1": ["Yes"], "#2": ["Unknown"]}, 1) == dict(
         match=1, silent_first=1, no_first=0, yes_then_not=0, decided_in_full=0
     )
+
+
+def test_the_peers_strategies_ask_what_their_documented_order_asks(bench):
+    yes, no, unknown = "Yes", "No", None
+    rows = [("t1", [unknown, yes]), ("t2", [yes, no]), ("t1", [unknown, yes]), ("t3", [yes, yes]), ("t4", [yes, yes])]
+    # BlendSQL: the first map over the distinct texts (4), the second over the rows it kept (t2, t3, t4)
+    assert bench.peer_calls(rows, None, "BlendSQL-1") == (4 + 3, 2)
+    # under LIMIT 1 the last map stops at its first match (t2 'No', t3 'Yes'); 32 in flight ask the whole batch
+    assert bench.peer_calls(rows, 1, "BlendSQL-1") == (4 + 2, 1)
+    assert bench.peer_calls(rows, 1, "BlendSQL-32") == (4 + 3, 1)
+    # LOTUS: one call per row (t1 twice), every filter in full, then the first k
+    assert bench.peer_calls(rows, None, "LOTUS") == (5 + 3, 2)
+    assert bench.peer_calls(rows, 1, "LOTUS") == (5 + 3, 1)
+
+
+def test_lazy_verification_is_set_against_the_matches_only_bound_and_the_peers(figures):
+    v = figures["workload"]["verify"]
+    for shape in ("limit", "list_all"):
+        side = v[shape]
+        assert set(side["calls"]) == {"E-lazy", "E-eager", "matches_only", "BlendSQL-1", "BlendSQL-32", "LOTUS"}
+        assert side["calls"]["E-lazy"] >= side["calls"]["matches_only"]  # a bound
+        assert side["calls"]["E-lazy"] <= side["calls"]["E-eager"]  # lazy asks a prefix of eager
+        assert side["peers_same_rows_as_A"] and side["E-lazy_same_rows_as_A"]
+    assert set(v["targets"]) == {"list_all_at_most_0.95x_best_peer", "limit_at_most_0.3x_best_peer"}

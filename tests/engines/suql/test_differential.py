@@ -19,7 +19,9 @@ own semantics. The optimisations must change only the cost:
   and are not compared.
 - a query the oracle refuses is refused by every mode with the same error class, and vice versa.
 
-The LLM is the sim backend (seed 224) without an answer cache: each mode's engine has its own
+Every mode runs with eager verification (``verify="eager"``, today's semantics: each row whose WHERE is Unknown is
+asked every condition, so its rows to verify are exact); lazy verification is checked against eager in
+tests/engines/suql/test_verify.py.  The LLM is the sim backend (seed 224) without an answer cache: each mode's engine has its own
 recording backend, so no mode is served another's answers. A generated case that shows a mismatch
 the engine does not fix yet is a strict xfail (XFAIL) named by the finding's title, so fixing the engine
 turns it into a failure to remove from XFAIL.
@@ -101,7 +103,7 @@ def engines(diff_sandbox):
         backend = RecordingSim()
         llm = LLM(backend)
         assert llm.cache is None
-        out[mode] = (SuqlEngine(diff_sandbox, llm), backend)
+        out[mode] = (SuqlEngine(diff_sandbox, llm, verify="eager"), backend)
     return out
 
 
