@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
+from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
@@ -103,9 +105,15 @@ class SuqlResult:
     stats: Stats
     budget_exhausted: bool = False  # the per-query budget of LLM calls ran out: the rows are partial
     message: str = ""
+    decided_by: tuple[str, ...] = ()  # mode G: per row, "llm" or "proxy" (a row the proxy matched without a call)
 
     def records(self) -> list[dict[str, Any]]:
-        return QueryResult("", self.columns, self.rows, False, 0.0).records()
+        out = QueryResult("", self.columns, self.rows, False, 0.0).records()
+        if self.decided_by:  # mode G: who decided each row (a column of that name keeps its own value)
+            name = "decided_by" if "decided_by" not in self.columns else "_decided_by"
+            for rec, by in zip(out, self.decided_by):
+                rec[name] = by
+        return out
 
     # Hand-written: the rows as records and the rows to verify made JSON-ready, not the tuples it holds.
     def to_json(self) -> dict[str, Any]:
@@ -152,6 +160,7 @@ class SuqlEngine:
         call_budget: int = 2000,
         ranker: str = "static",
         names: RowNames | None = None,
+        cascade: tuple[float, float, float, int] = (0.9, 0.9, 0.05, 400),
     ) -> None:
         """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
         (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed).
@@ -171,6 +180,7 @@ class SuqlEngine:
         if names is not None and names.sandbox is not sandbox:
             raise ValueError("names must describe the engine's own sandbox")
         self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table
+        self.cascade = cascade  # mode G: precision and recall targets, delta, sample size
 
     @classmethod
     def from_settings(cls, sandbox: Sandbox, llm: LLM, settings: Settings, *, pool: int = 1) -> SuqlEngine:
@@ -182,6 +192,12 @@ class SuqlEngine:
             cap=settings.suql_cap,
             call_budget=settings.suql_call_budget,
             ranker=settings.suql_ranker,
+            cascade=(
+                settings.suql_cascade_precision,
+                settings.suql_cascade_recall,
+                settings.suql_cascade_delta,
+                settings.suql_cascade_sample,
+            ),
         )
 
     @staticmethod
@@ -205,6 +221,8 @@ class SuqlEngine:
     ) -> SuqlResult:
         """Run ``sql`` (its text, or the :class:`Query` :meth:`parse` read: the text is parsed once either way)."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
+        if m.cascade and not isinstance(mode, Mode):  # mode G by name: the engine's targets (a Mode keeps its own)
+            m = replace(m, targets=self.cascade[:3], cascade_sample=self.cascade[3])
         started = time.perf_counter()
         query = language.read(sql)
         tree = query.tree
@@ -232,6 +250,9 @@ class SuqlEngine:
                 result = self.sandbox.run_tree(compiled.tree)
                 if not m.udf:
                     derived_to_verify(ctx, compiled.wide, result)
+                decided_by = (
+                    proxy_marks(result.rows, self.sandbox.run_tree(state.llm_only).rows) if state.llm_only else ()
+                )
             except (Cancelled, EngineError):
                 raise
             except RecursionError as e:
@@ -262,6 +283,7 @@ class SuqlEngine:
             stats=stats,
             budget_exhausted=asker.budget_exhausted,
             message=budget_message(self.call_budget) if asker.budget_exhausted else "",
+            decided_by=decided_by,
         )
         emit(QueryFinished(out, sentence, stats))
         return out
@@ -271,6 +293,20 @@ class SuqlEngine:
         (:func:`engines.suql.compiler.estimate.estimate_calls`).  A run stops at the budget whatever this says."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap)
         return estimate_calls(self.sandbox, language.read(sql).tree, m)
+
+
+def proxy_marks(rows: Sequence[tuple[Any, ...]], llm_rows: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    """Mode G: per output row, "llm" when the output without the proxy's rows has it too (as a multiset),
+    else "proxy" (the row, or the group's value, depends on a row the proxy matched without a call)."""
+    left = Counter(llm_rows)
+    out = []
+    for r in rows:
+        if left[r] > 0:
+            left[r] -= 1
+            out.append("llm")
+        else:
+            out.append("proxy")
+    return tuple(out)
 
 
 def budget_message(budget: int) -> str:
