@@ -129,7 +129,7 @@ class SuqlRunner:
             return QueryRan(result, self._now() - start)
 
     def compare(self, session: SuqlSession, sql: str, cancel: threading.Event) -> Comparison:
-        """Run ``sql`` in all six modes (the engine's comparison)."""
+        """Run ``sql`` in all seven modes (the engine's comparison)."""
         from engines.api import compare_modes
 
         with self._run_lock:
