@@ -147,7 +147,7 @@ async def test_escape_cancels_the_run_and_keeps_what_was_decided() -> None:
 
 
 @drive
-async def test_compare_modes_shows_six_rows() -> None:
+async def test_compare_modes_shows_seven_rows() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot)
@@ -156,13 +156,13 @@ async def test_compare_modes_shows_six_rows() -> None:
         await settle(pilot)
         assert app.query_one("#suql-bottom", TabbedContent).active == "suql-compare-pane"
         table = app.query_one(CompareTable)
-        assert table.row_count == 6
-        assert _column(table, "mode") == list("ABCDEF")
+        assert table.row_count == 7
+        assert _column(table, "mode") == list("ABCDEFG")
         answers = dict(zip(_column(table, "mode"), (int(v.replace(",", "")) for v in _column(table, "answer()"))))
         assert answers["A"] == 600 and answers["E"] < answers["C"] < answers["A"]
         assert set(_column(table, "wall")) == {"0.00 s"}  # the injected clock
-        assert _column(table, "rows") == ["1", "1", "1", "1", "1", "1 ≈"]
-        assert _text(app, "#suql-status").startswith("compared the six modes")
+        assert _column(table, "rows") == ["1", "1", "1", "1", "1", "1 ≈", "1"]
+        assert _text(app, "#suql-status").startswith("compared the seven modes")
 
 
 @drive
@@ -316,7 +316,7 @@ async def test_f3_shows_the_tab_even_while_typing_and_the_palette_offers_its_act
         assert isinstance(area, SuqlArea)
         titles = [c.title for c in app.palette_commands()]
         assert "SUQL: run the query in the editor" in titles
-        assert "SUQL: compare modes A–F on the query in the editor" in titles
+        assert "SUQL: compare modes A–G on the query in the editor" in titles
         assert "SUQL: mode E — D + retrieval ordering (current)" in titles
         assert "SUQL: world restaurants (current)" in titles
         assert "SUQL: examples…" in titles  # the examples are in their picker, not in the palette

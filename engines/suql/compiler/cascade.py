@@ -48,7 +48,7 @@ from engines.suql.compiler.semantic import question_vector, ranker_embedder
 from engines.suql.language import as_call, calls_in, is_llm_call
 from engines.suql.plan import CascadeReport, Plan
 
-__all__ = ["MIN_CANDIDATES", "cascade_decide", "proxy_scores"]
+__all__ = ["MIN_CANDIDATES", "cascade_decide", "learned_scores", "norm_sentence", "proxy_scores", "taught"]
 
 MIN_CANDIDATES = 200  # fewer candidates than this: a sample would cost about what asking them all does
 
@@ -207,15 +207,12 @@ def learned_scores(
             if not said:
                 continue
             value = values[(r.key, call.key)]
-            (pos if value == "Yes" else neg if value == "No" else set()).update(_norm(x) for x in said)
+            (pos if value == "Yes" else neg if value == "No" else set()).update(norm_sentence(x) for x in said)
     per_question: dict[str, np.ndarray] = {}
     for call in plan.where_calls:
         pos, neg = quoted[call.sql()]
-        out = np.empty(len(rows))
-        for i, r in enumerate(rows):
-            sents = {_norm(c) for c in chunks_of(r.texts.get(call.text_sql))}
-            out[i] = 1.0 if sents & pos else 0.0 if sents & neg else prior[i] / 2.0
-        per_question[call.sql()] = out
+        sentences = [{norm_sentence(c) for c in chunks_of(r.texts.get(call.text_sql))} for r in rows]
+        per_question[call.sql()] = taught(prior, sentences, pos, neg)
     scores = np.zeros(len(rows))
     for ci, conjunct in enumerate(plan.conjuncts):
         conj = np.ones(len(rows))
@@ -229,7 +226,16 @@ def learned_scores(
     return scores
 
 
-def _norm(sentence: str) -> str:
+def taught(prior: np.ndarray, sentences: Sequence[set[str]], pos: set[str], neg: set[str]) -> np.ndarray:
+    """One question's proxy after the pilot, per row (its normalised sentences): 1 when it holds a sentence a
+    'Yes' quoted, else 0 when it holds one a 'No' quoted, else half its prior score."""
+    out = np.empty(len(sentences))
+    for i, sents in enumerate(sentences):
+        out[i] = 1.0 if sents & pos else 0.0 if sents & neg else float(prior[i]) / 2.0
+    return out
+
+
+def norm_sentence(sentence: str) -> str:
     return " ".join(sentence.lower().split())
 
 
