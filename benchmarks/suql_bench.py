@@ -19,7 +19,8 @@
    work, timed by the same run again with every answer cached), whether a LIMIT
    without ORDER BY returns the same rows run after run, and the speculative calls a LIMIT 1 query
    wastes (bound: P - 1);
-5. compile time (parse + DNF, no database work) over the SUQL paper's queries: median and p90.
+5. compile time (parse + DNF, no database work) over the SUQL paper's queries: median and p90;
+6. with ``--cascade``: mode G against E on the 5,000-restaurant world (``benchmarks/suql_cascade.py``).
 
 Nothing here is a test: it prints what it measures (``--json``: one object).  Every number comes from
 running the engines.
@@ -660,9 +661,20 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--json", action="store_true")
-    known, _ = p.parse_known_args(argv)
-    fig = run(argv)
+    p.add_argument("--cascade", action="store_true")  # mode G's section (benchmarks/suql_cascade.py)
+    known, rest = p.parse_known_args(argv)
+    fig = run([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--cascade"])
+    if known.cascade:  # mode G on the larger world: a section of its own (suql_cascade.py says what it measures)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("suql_cascade", Path(__file__).with_name("suql_cascade.py"))
+        assert spec is not None and spec.loader is not None
+        suql_cascade = sys.modules["suql_cascade"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(suql_cascade)
+        fig["cascade"] = suql_cascade.cascade_figures(60, suql_cascade.LARGE, 3, 200)
     print(json.dumps(fig, indent=1) if known.json else report(fig))
+    if known.cascade and not known.json:
+        print(suql_cascade.report(fig["cascade"]))
 
 
 if __name__ == "__main__":
