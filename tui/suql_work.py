@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engines.api import Comparison, Example, Settings, SuqlResult, SuqlSession
 
-MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
+MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F", "G")
 """The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
 DEFAULT_MODE = "E"
 DEFAULT_WORLD = "restaurants"
