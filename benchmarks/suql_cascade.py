@@ -87,7 +87,9 @@ def label(world: Any, llm: LLM, q: WorkloadQuery, prior: dict[int, float] | None
             a = llm.run(ANSWER, AnswerInput(text, question))
             values.append(a.value)
             said[j].append((a.value, tuple(a.evidence)))
-            sentences[j].append({cascade.norm_sentence(c) for c in chunks_of(text)})
+            sentences[j].append(
+                {cascade.norm_sentence(c) for c in chunks_of(list(r.reviews))}
+            )  # as the engine reads it
         truth.append(True if all(v == "Yes" for v in values) else False if any(v == "No" for v in values) else None)
     scores = np.asarray([prior[r._id] if prior is not None else 0.0 for r in rows])
     return Labelled([r._id for r in rows], scores, truth, sentences, said)
@@ -153,7 +155,7 @@ def cascade_figures(n_queries: int, n_rows: int, runs: int, seeds: int) -> dict[
 
     def capture(ctx: Any, plan: Any, rows: Any) -> Any:  # the benchmark reads the engine's prior proxy
         scores, what = original(ctx, plan, rows)
-        captured["prior"] = {int(r.key): float(s) for r, s in zip(rows, scores)}
+        captured["prior"] = {int(r.label.split()[0].lstrip("#")): float(s) for r, s in zip(rows, scores)}  # by _id
         captured["proxy"] = proxy_said["proxy"] = what
         return scores, what
 
