@@ -39,6 +39,7 @@
 
    Neither peer lists rows to verify: their bound is the matches-only one.  Targets (issue 29): E-lazy at most
    0.95x the best peer on the list-all queries and 0.3x on the LIMIT queries, with the same rows as mode A.
+7. with ``--cascade``: mode G against E on the 5,000-restaurant world (``benchmarks/suql_cascade.py``).
 
 Nothing here is a test: it prints what it measures (``--json``: one object).  Every number comes from
 running the engines.
@@ -790,9 +791,20 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--json", action="store_true")
-    known, _ = p.parse_known_args(argv)
-    fig = run(argv)
+    p.add_argument("--cascade", action="store_true")  # mode G's section (benchmarks/suql_cascade.py)
+    known, rest = p.parse_known_args(argv)
+    fig = run([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--cascade"])
+    if known.cascade:  # mode G on the larger world: a section of its own (suql_cascade.py says what it measures)
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("suql_cascade", Path(__file__).with_name("suql_cascade.py"))
+        assert spec is not None and spec.loader is not None
+        suql_cascade = sys.modules["suql_cascade"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(suql_cascade)
+        fig["cascade"] = suql_cascade.cascade_figures(60, suql_cascade.LARGE, 3, 200)
     print(json.dumps(fig, indent=1) if known.json else report(fig))
+    if known.cascade and not known.json:
+        print(suql_cascade.report(fig["cascade"]))
 
 
 if __name__ == "__main__":

@@ -132,6 +132,10 @@ def _restaurants() -> restaurants.RestaurantWorld:
     return restaurants.build().world  # the visible world only: a session never holds the hidden truth
 
 
+def _restaurants_large() -> restaurants.RestaurantWorld:
+    return restaurants.build(n=restaurants.LARGE).world  # mode G's larger world: the same generator, 5,000 rows
+
+
 def _restaurant_enums(world: Any) -> Mapping[str, EnumSpec]:
     return dict(world.enum_fields)
 
@@ -191,6 +195,13 @@ COURSE_EXAMPLES: tuple[Example, ...] = (
 WORLDS: dict[str, SuqlWorld] = {
     "restaurants": SuqlWorld(
         "restaurants", "600 restaurants (lectures 6-7)", _restaurants, lambda: LECTURE, _restaurant_enums
+    ),
+    "restaurants-5000": SuqlWorld(
+        "restaurants-5000",
+        "5,000 restaurants from the same generator (mode G's cascade pays on many candidates)",
+        _restaurants_large,
+        lambda: LECTURE,
+        _restaurant_enums,
     ),
     "courses": SuqlWorld("courses", "the course assistant's C1-C6 (notes 002-003)", _courses, lambda: COURSE_EXAMPLES),
     "hybridqa": SuqlWorld(

@@ -263,6 +263,19 @@ class Settings(BaseSettings):
         "suql --verify); eager: every condition of such a row is asked at once (the exact rows to verify) "
         "(CS224V_SUQL_VERIFY)",
     )
+    # SUQL mode G (issue 29): the cascade's targets against the LLM's own answers, its confidence and its sample
+    suql_cascade_precision: float = Field(
+        0.9, gt=0.0, le=1.0, description="mode G: precision target of the rows returned, in (0, 1] (default 0.9)"
+    )
+    suql_cascade_recall: float = Field(
+        0.9, gt=0.0, le=1.0, description="mode G: recall target of the LLM's 'Yes' rows, in (0, 1] (default 0.9)"
+    )
+    suql_cascade_delta: float = Field(
+        0.05, gt=0.0, lt=1.0, description="mode G: targets hold with probability 1 - delta, in (0, 1) (default 0.05)"
+    )
+    suql_cascade_sample: int = Field(
+        400, ge=30, le=5000, description="mode G: rows drawn for the LLM to label, 30 to 5000 (default 400)"
+    )
     # classify() method for enum values: exact | similarity | llm_all | retrieve_llm
     classify_method: Literal["exact", "similarity", "llm_all", "retrieve_llm"] = "llm_all"
     # files read whole (issue 25): trajectory files and SPINACH run logs (spinach --replay, the stepper's load

@@ -107,7 +107,7 @@ def test_suql_json_refusal_and_workload(capsys):
     assert code == 2 and "st_distance_sphere" in json.loads(out)["error"]
     code, out, _ = run(capsys, "suql", "--workload", "--seed", "3", "--queries", "4", "--json")
     data = json.loads(out)
-    assert data["queries"] == 4 and set(data["modes"]) == set("ABCDEF")
+    assert data["queries"] == 4 and set(data["modes"]) == set("ABCDEFG")
     assert set(data["modes"]["E"]) == {
         "answer_calls_mean",
         "summary_calls_mean",

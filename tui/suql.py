@@ -1,4 +1,4 @@
-"""The SUQL tab: SQL plus ``answer()`` and ``summary()``, compiled and run in six modes (lecture 7).
+"""The SUQL tab: SQL plus ``answer()`` and ``summary()``, compiled and run in seven modes (lecture 7).
 
 Left: the world and the execution mode, the examples (the lecture's and the SUQL
 paper's 100 real queries), the SUQL editor, the WHERE in DNF and the read-back.
@@ -184,7 +184,7 @@ class SuqlArea(WorkArea):
         self.query_one("#suql-verify", ResultsTable).show_nothing()
         self.query_one(SuqlCallsTable).reset("no calls yet")
         self._show_call_detail()
-        self.query_one(CompareTable).border_subtitle = "Ctrl+O compares the six modes on the editor's query"
+        self.query_one(CompareTable).border_subtitle = "Ctrl+O compares the seven modes on the editor's query"
         self.counters.reset()
         self.counters.redraw()
         self._set_status("opening the world…", "running")
@@ -285,7 +285,7 @@ class SuqlArea(WorkArea):
         self._finish_query(ran)
 
     def compare_modes(self, sql: str | None = None) -> bool:
-        """Run ``sql`` (default: the editor's text) in all six modes and fill the compare table."""
+        """Run ``sql`` (default: the editor's text) in all seven modes and fill the compare table."""
         text = self._query_text(sql, "compare")
         if text is None or not self._free("compare modes"):
             return False
@@ -293,7 +293,7 @@ class SuqlArea(WorkArea):
         self._clear_error()
         self.query_one(CompareTable).start(self._modes or tuple((name, "") for name in MODE_NAMES))
         self.query_one("#suql-bottom", TabbedContent).active = "suql-compare-pane"
-        self._set_status("comparing the six modes… — Esc cancels", "running")
+        self._set_status("comparing the seven modes… — Esc cancels", "running")
         cancel = self._cancel = threading.Event()
         self.counters.started = self._now()
         self.run_engine(
@@ -311,7 +311,7 @@ class SuqlArea(WorkArea):
         return self.request_cancel("cancelling… (no further LLM call is made)")
 
     def set_mode(self, mode: str) -> None:
-        """Choose the execution mode of the next run (A–F)."""
+        """Choose the execution mode of the next run (A–G)."""
         mode = mode.strip().upper()
         if mode not in MODE_NAMES:
             raise ValueError(f"unknown execution mode {mode!r}: choose one of {', '.join(MODE_NAMES)}")
@@ -442,8 +442,8 @@ class SuqlArea(WorkArea):
             "SUQL: run the query in the editor", f"Runs it in mode {self.mode} (Ctrl+J).", self.run_query
         )
         yield PaletteCommand(
-            "SUQL: compare modes A–F on the query in the editor",
-            "Runs it in all six modes and tabulates answer()/summary() calls, rows, to verify and wall time (Ctrl+O).",
+            "SUQL: compare modes A–G on the query in the editor",
+            "Runs it in all seven modes and tabulates answer()/summary() calls, rows, to verify and wall time (Ctrl+O).",
             self.compare_modes,
         )
         if self.is_busy:
@@ -696,6 +696,10 @@ class SuqlArea(WorkArea):
             )
         else:
             results.border_title = "Results"
+        if result.decided_by:  # mode G: who decided each row; the proxy's are never the LLM's verdict
+            rows = tuple((*r, by) for r, by in zip(result.rows, result.decided_by))
+            results.show_rows((*result.columns, "decided by"), rows, truncated=result.truncated)
+            results.border_title = f"Results · {result.decided_by.count('proxy')} matched by the proxy, not the LLM"
         self._show_to_verify(result)
         s = result.stats
         self.counters.stop(
@@ -712,6 +716,8 @@ class SuqlArea(WorkArea):
             parts.append(f"{len(result.to_verify)} to verify{unsettled}")
         if result.approximate:
             parts.append("approximate")
+        if result.decided_by:
+            parts.append(f"{result.decided_by.count('proxy')} by the proxy")
         if getattr(result, "budget_exhausted", False):
             parts.append(result.message)
         self._set_status(f"done — {' · '.join(parts)} · mode {result.mode}", "done")
@@ -730,7 +736,7 @@ class SuqlArea(WorkArea):
         if failed:
             self._set_status(f"compared — {', '.join(failed)} failed (see the note column)", "error")
         else:
-            self._set_status(f"compared the six modes — {subtitle}", "done")
+            self._set_status(f"compared the seven modes — {subtitle}", "done")
 
     def _cancelled_query(self) -> None:
         counts = self.counters.counts

@@ -13,7 +13,7 @@ EDITOR_TITLE = "SUQL · Ctrl+Enter or Ctrl+J runs it"
 PLAN_HINT = Content.styled(
     "Run the query (Ctrl+Enter or Ctrl+J) to see how the compiler plans it: the structured predicates first, "
     "the answer() predicates ordered by cost × selectivity, the visit order, lazy or not, the cap. "
-    "Ctrl+O runs it in all six modes and compares their calls.",
+    "Ctrl+O runs it in all seven modes and compares their calls.",
     "$foreground-muted italic",
 )
 
@@ -71,15 +71,17 @@ them shows the highlighted call's verdict with all of its evidence. The *World* 
 
 **Modes** (lecture 7 §3.3): **A** naive (answer() on every row, then filter); **B** DuckDB runs the query as
 written with answer() as a per-row function; **C** predicate ordering; **D** C + lazy evaluation; **E** D +
-retrieval ordering; **F** E + a retrieval cap (approximate: its rows are labelled so). *Compare modes* runs the
-query in all six and tabulates the calls, the rows and the wall time. With the answer cache on, later modes
+retrieval ordering; **F** E + a retrieval cap (approximate: its rows are labelled so); **G** E + a cascade (a proxy matches or
+leaves out the rows it is sure of, to a stated precision and recall against the LLM at 95% confidence; the plan
+shows the sample, the thresholds and the band; its rows are labelled *proxy* or *llm*). *Compare modes* runs the
+query in all seven and tabulates the calls, the rows and the wall time. With the answer cache on, later modes
 reuse earlier answers (the *cached* column): compare the call counts.
 
 | key | what it does |
 | --- | --- |
 | Ctrl+Enter / Ctrl+J | run the query in the editor |
-| Ctrl+O | compare modes: run the query in A–F and show the table |
-| F7 / Shift+F7 | the next / previous execution mode (A … F) for the next run, also while typing; the Mode switch and the palette pick one directly |
+| Ctrl+O | compare modes: run the query in A–G and show the table |
+| F7 / Shift+F7 | the next / previous execution mode (A … G) for the next run, also while typing; the Mode switch and the palette pick one directly |
 | Esc | cancel the running query: no further LLM call; what was decided stays on screen |
 | v / V (in the rows to verify) | verify the highlighted row / every row: ask the conditions lazy verification left unasked; the calls stream in marked *verify* and are counted apart |
 | Enter (in the examples) | load the example into the editor |
@@ -103,7 +105,7 @@ BINDINGS: list[Binding] = [
         "ctrl+o",
         "compare",
         "Compare",
-        tooltip="Run the editor's query in all six modes and compare calls, rows and wall time.",
+        tooltip="Run the editor's query in all seven modes and compare calls, rows and wall time.",
     ),
     Binding("escape", "cancel", "Cancel", tooltip="Cancel the running query: the engine makes no further LLM call."),
     # mode keys are F-keys: never typed into the editor, never Alt (terminals disagree on it)
@@ -113,7 +115,7 @@ BINDINGS: list[Binding] = [
         "Mode",
         key_display="F7",
         priority=True,
-        tooltip="The next execution mode (A → B → … → F → A), even while typing.",
+        tooltip="The next execution mode (A → B → … → G → A), even while typing.",
     ),
     Binding(
         "shift+f7",

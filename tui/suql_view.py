@@ -93,6 +93,10 @@ def plan_content(plan: Plan) -> Content:
         )
     elif plan.conjuncts:
         lines.append(Content.assemble(label("cap"), Content.styled("none: any candidate may be examined", muted)))
+    if plan.cascade is not None:  # mode G: the cascade as decided so far (sample, thresholds, band)
+        first, *rest = plan.cascade.lines()
+        lines.append(Content.assemble(label("cascade", "bold $text-warning"), first.removeprefix("cascade (SUPG): ")))
+        lines.extend(Content.styled(line, muted if line.lstrip().startswith("proxy:") else "") for line in rest)
     if plan.select_calls:
         lines.append(
             Content.assemble(

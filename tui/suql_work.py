@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engines.api import Comparison, Example, Settings, SuqlResult, SuqlSession
 
-MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F")
+MODE_NAMES: tuple[str, ...] = ("A", "B", "C", "D", "E", "F", "G")
 """The execution modes of lecture 7 §3.3 (their titles come from ``engines.suql.plan.MODES``)."""
 DEFAULT_MODE = "E"
 DEFAULT_WORLD = "restaurants"
@@ -139,7 +139,7 @@ class SuqlRunner:
             return QueryRan(settled, self._now() - start)
 
     def compare(self, session: SuqlSession, sql: str, cancel: threading.Event) -> Comparison:
-        """Run ``sql`` in all six modes (the engine's comparison)."""
+        """Run ``sql`` in all seven modes (the engine's comparison)."""
         from engines.api import compare_modes
 
         with self._run_lock:

@@ -24,6 +24,7 @@ import duckdb
 
 TABLE = "restaurants"
 DEFAULT_SEED = 4
+LARGE = 5000  # restaurants in the larger world of SUQL mode G's figures (``build(n=LARGE)``: the same vocabulary)
 
 LOCATIONS: tuple[str, ...] = (
     "Palo Alto",

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -112,6 +113,7 @@ class SuqlResult:
     # the row key of each row to verify, and the answers the run has: what SuqlEngine.settle starts from
     to_verify_keys: tuple[Any, ...] = field(default=(), repr=False, compare=False)
     known: Known | None = field(default=None, repr=False, compare=False)
+    decided_by: tuple[str, ...] = ()  # mode G: per row, "llm" or "proxy" (a row the proxy matched without a call)
 
     @property
     def settled(self) -> bool:
@@ -119,7 +121,12 @@ class SuqlResult:
         return self.unsettled == 0
 
     def records(self) -> list[dict[str, Any]]:
-        return QueryResult("", self.columns, self.rows, False, 0.0).records()
+        out = QueryResult("", self.columns, self.rows, False, 0.0).records()
+        if self.decided_by:  # mode G: who decided each row (a column of that name keeps its own value)
+            name = "decided_by" if "decided_by" not in self.columns else "_decided_by"
+            for rec, by in zip(out, self.decided_by):
+                rec[name] = by
+        return out
 
     # Hand-written: the rows as records and the rows to verify made JSON-ready, not the tuples it holds.
     def to_json(self) -> dict[str, Any]:
@@ -170,6 +177,7 @@ class SuqlEngine:
         ranker: str = "static",
         names: RowNames | None = None,
         verify: str = "eager",
+        cascade: tuple[float, float, float, int] = (0.9, 0.9, 0.05, 400),
     ) -> None:
         """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
         (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed).
@@ -192,6 +200,7 @@ class SuqlEngine:
         if names is not None and names.sandbox is not sandbox:
             raise ValueError("names must describe the engine's own sandbox")
         self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table
+        self.cascade = cascade  # mode G: precision and recall targets, delta, sample size
 
     @classmethod
     def from_settings(cls, sandbox: Sandbox, llm: LLM, settings: Settings, *, pool: int = 1) -> SuqlEngine:
@@ -204,6 +213,12 @@ class SuqlEngine:
             call_budget=settings.suql_call_budget,
             ranker=settings.suql_ranker,
             verify=settings.suql_verify,
+            cascade=(
+                settings.suql_cascade_precision,
+                settings.suql_cascade_recall,
+                settings.suql_cascade_delta,
+                settings.suql_cascade_sample,
+            ),
         )
 
     @staticmethod
@@ -236,6 +251,8 @@ class SuqlEngine:
         :meth:`settle` uses both."""
         m = mode if isinstance(mode, Mode) else mode_named(mode, cap=self.cap, order_predicates=order_predicates)
         how = self.verify if verify is None else check_verify(verify)
+        if m.cascade and not isinstance(mode, Mode):  # mode G by name: the engine's targets (a Mode keeps its own)
+            m = replace(m, targets=self.cascade[:3], cascade_sample=self.cascade[3])
         started = time.perf_counter()
         query = language.read(sql)
         tree = query.tree
@@ -266,6 +283,9 @@ class SuqlEngine:
                 result = self.sandbox.run_tree(compiled.tree)
                 if not m.udf:
                     derived_to_verify(ctx, compiled.wide, result)
+                decided_by = (
+                    proxy_marks(result.rows, self.sandbox.run_tree(state.llm_only).rows) if state.llm_only else ()
+                )
             except (Cancelled, EngineError):
                 raise
             except RecursionError as e:
@@ -301,6 +321,7 @@ class SuqlEngine:
             unsettled=state.unsettled,
             to_verify_keys=tuple(state.to_verify_keys),
             known=asker.known(),
+            decided_by=decided_by,
         )
         emit(QueryFinished(out, sentence, stats))
         return out
@@ -377,6 +398,20 @@ def with_verification(plan: Plan, verify: str, unsettled: int, stats: Stats) -> 
     if stats.verification_calls:
         notes.append(f"verification: {stats.verification_calls} of the calls asked rows already Unknown")
     return replace(plan, notes=tuple(plan.notes) + tuple(notes)) if notes else plan
+
+
+def proxy_marks(rows: Sequence[tuple[Any, ...]], llm_rows: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    """Mode G: per output row, "llm" when the output without the proxy's rows has it too (as a multiset),
+    else "proxy" (the row, or the group's value, depends on a row the proxy matched without a call)."""
+    left = Counter(llm_rows)
+    out = []
+    for r in rows:
+        if left[r] > 0:
+            left[r] -= 1
+            out.append("llm")
+        else:
+            out.append("proxy")
+    return tuple(out)
 
 
 def budget_message(budget: int) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "MAX_DNF_DISTANCE",
     "MODES",
     "Conjunct",
+    "CascadeReport",
     "ConjunctPlan",
     "Mode",
     "Plan",
@@ -46,6 +47,10 @@ class Mode:
     feedback: bool = True  # E, F: the visit order learns from the answers as they arrive (retrieval modes only)
     cap: int | None = None  # F: visit at most this many candidates (approximate)
     summaries_for_all_matches: bool = False  # A: SELECT-list calls for every passing row
+    cascade: bool = False  # G: a proxy decides the rows it is sure of (engines.suql.compiler.cascade)
+    targets: tuple[float, float, float] = (0.9, 0.9, 0.05)  # G: precision, recall, delta
+    cascade_sample: int = 400  # G: rows drawn for the LLM to label
+    cascade_seed: int = 0  # G: the sample's seed (a run is deterministic)
 
     def describe(self) -> str:
         return f"{self.name} — {self.title}"
@@ -79,6 +84,11 @@ MODES: dict[str, Mode] = {
     "D": Mode("D", "C + lazy evaluation: stop when LIMIT is met", retrieval=False),
     "E": Mode("E", "D + retrieval ordering: most promising rows first (BM25)"),
     "F": Mode("F", "E + a retrieval cap: only the best-scoring candidates are examined (approximate)", cap=20),
+    "G": Mode(
+        "G",
+        "E + a cascade: a proxy decides the rows it is sure of, to a stated precision and recall (SUPG)",
+        cascade=True,
+    ),
 }
 DEFAULT_MODE = "E"
 DUCKDB_UDF = Mode(
@@ -136,6 +146,97 @@ class ConjunctPlan:
 
 
 @dataclass(frozen=True)
+class CascadeReport:
+    """Mode G's cascade as decided so far (``engines.suql.compiler.cascade``): its targets, sample, thresholds."""
+
+    precision: float
+    recall: float
+    delta: float
+    candidates: int
+    proxy: str
+    pilot: int = 0  # rows the pilot asked (what the learned proxy was taught by)
+    draws: int = 0
+    sampled: int = 0  # distinct rows the draws asked of the LLM
+    sample_yes: int = 0
+    positives: float | None = None  # estimated 'Yes' rows among the candidates
+    positives_interval: tuple[float, float] | None = None
+    accept: float | None = None
+    reject: float | None = None
+    precision_bound: float | None = None
+    recall_bound: float | None = None
+    accepted: int = 0  # rows accepted by the proxy, without a call
+    rejected: int = 0  # rows rejected by the proxy, without a call
+    band: int | None = None  # rows between the thresholds, asked of the LLM (None: not decided yet)
+    fallback: str = ""  # why the cascade did not run (then the mode runs as E)
+
+    def lines(self) -> list[str]:
+        conf = 1.0 - self.delta
+        out = [
+            f"cascade (SUPG): precision ≥ {self.precision:.2f} and recall ≥ {self.recall:.2f} against the LLM's "
+            f"answers, together at confidence {conf:.0%} (δ = {self.delta:g}, δ/2 each)"
+        ]
+        if self.fallback:
+            out.append(f"  not cascaded: {self.fallback}; the rows are decided as in mode E")
+            return out
+        out.append(f"  proxy: {self.proxy}")
+        if self.pilot:
+            out.append(f"  pilot: {self.pilot} rows asked to teach the proxy")
+        if not self.draws:
+            return out
+        out.append(
+            f"  sample: {self.draws} draws (∝ √score, 10% uniform) of {self.candidates:,} candidates → "
+            f"{self.sampled} rows asked, {self.sample_yes} said Yes"
+        )
+        if self.positives is not None and self.positives_interval is not None:
+            lo, hi = self.positives_interval
+            out.append(
+                f"  'Yes' rows among the candidates ≈ {self.positives:,.0f} ({conf:.0%} interval {lo:,.0f}–{hi:,.0f})"
+            )
+        if self.band is None:
+            return out
+        half = 1.0 - self.delta / 2
+        if self.accept is not None and self.precision_bound is not None:
+            out.append(
+                f"  accept score ≥ {self.accept:.3f}: {self.accepted:,} rows matched by the proxy without a call "
+                f"(their precision ≥ {self.precision_bound:.3f} at {half:.1%})"
+            )
+        else:
+            out.append("  accept: none (no threshold's precision could be shown to meet the target)")
+        if self.reject is not None and self.recall_bound is not None:
+            out.append(
+                f"  reject score < {self.reject:.3f}: {self.rejected:,} rows left out by the proxy without a call, "
+                f"never shown as 'No' (recall kept ≥ {self.recall_bound:.3f} at {half:.1%})"
+            )
+        else:
+            out.append("  reject: none (no threshold's recall could be shown to meet the target)")
+        out.append(f"  band: {self.band:,} rows asked of the LLM")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "precision_target": self.precision,
+            "recall_target": self.recall,
+            "delta": self.delta,
+            "candidates": self.candidates,
+            "proxy": self.proxy,
+            "pilot": self.pilot,
+            "draws": self.draws,
+            "sampled": self.sampled,
+            "sample_yes": self.sample_yes,
+            "positives_estimate": self.positives,
+            "positives_interval": list(self.positives_interval) if self.positives_interval else None,
+            "accept_threshold": self.accept,
+            "reject_threshold": self.reject,
+            "precision_bound": self.precision_bound,
+            "recall_bound": self.recall_bound,
+            "accepted_by_proxy": self.accepted,
+            "rejected_by_proxy": self.rejected,
+            "band": self.band,
+            "fallback": self.fallback,
+        }
+
+
+@dataclass(frozen=True)
 class Plan:
     mode: Mode
     dnf: str
@@ -148,6 +249,7 @@ class Plan:
     select_calls: tuple[str, ...] = ()
     select_calls_for: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    cascade: CascadeReport | None = None  # mode G
 
     def lines(self) -> list[str]:
         out = [f"mode {self.mode.describe()}"]
@@ -175,6 +277,8 @@ class Plan:
             out.append(f"retrieval cap: at most {self.cap} candidates examined — results are approximate")
         if self.select_calls:
             out.append(f"SELECT-list calls ({', '.join(self.select_calls)}) for {self.select_calls_for}")
+        if self.cascade is not None:
+            out.extend(self.cascade.lines())
         out.extend(self.notes)
         return out
 
@@ -209,5 +313,6 @@ class Plan:
             "select_calls": list(self.select_calls),
             "select_calls_for": self.select_calls_for,
             "notes": list(self.notes),
+            **({"cascade": self.cascade.to_json()} if self.cascade is not None else {}),
             "lines": self.lines(),
         }

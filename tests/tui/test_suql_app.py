@@ -90,7 +90,7 @@ async def test_mode_a_makes_more_calls_than_mode_e_on_the_family_friendly_exampl
         app.query_one("#suql-results", DataTable).focus()
         await pilot.press("a")  # letters are not mode keys (they would be typed in the editor)
         assert area.mode == "E"
-        await pilot.press("f7", "f7")  # E → F → A
+        await pilot.press("f7", "f7", "f7")  # E → F → G → A
         assert area.mode == "A"
         assert app.query_one("#suql-mode", Select).value == "A"
         await pilot.press("ctrl+j")
@@ -103,7 +103,7 @@ async def test_mode_a_makes_more_calls_than_mode_e_on_the_family_friendly_exampl
         before = editor.text
         await pilot.press(
             "shift+f7", "f7", "f7", "f7", "f7"
-        )  # works while typing, and types nothing: A → F → A → … → D → E
+        )  # works while typing, and types nothing: A → G → A → … → D → E
         assert area.mode == "D"
         await pilot.press("f7")
         assert area.mode == "E"
@@ -150,7 +150,7 @@ async def test_escape_cancels_the_run_and_keeps_what_was_decided() -> None:
 
 
 @drive
-async def test_compare_modes_shows_six_rows() -> None:
+async def test_compare_modes_shows_seven_rows() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot)
@@ -159,13 +159,13 @@ async def test_compare_modes_shows_six_rows() -> None:
         await settle(pilot)
         assert app.query_one("#suql-bottom", TabbedContent).active == "suql-compare-pane"
         table = app.query_one(CompareTable)
-        assert table.row_count == 6
-        assert _column(table, "mode") == list("ABCDEF")
+        assert table.row_count == 7
+        assert _column(table, "mode") == list("ABCDEFG")
         answers = dict(zip(_column(table, "mode"), (int(v.replace(",", "")) for v in _column(table, "answer()"))))
         assert answers["A"] == 600 and answers["E"] < answers["C"] < answers["A"]
         assert set(_column(table, "wall")) == {"0.00 s"}  # the injected clock
-        assert _column(table, "rows") == ["1", "1", "1", "1", "1", "1 ≈"]
-        assert _text(app, "#suql-status").startswith("compared the six modes")
+        assert _column(table, "rows") == ["1", "1", "1", "1", "1", "1 ≈", "1"]
+        assert _text(app, "#suql-status").startswith("compared the seven modes")
 
 
 @drive
@@ -192,7 +192,7 @@ async def test_compare_modes_can_be_cancelled(monkeypatch: pytest.MonkeyPatch) -
         await pilot.press("escape")
         await settle(pilot)
         table = app.query_one(CompareTable)
-        assert _column(table, "wall") == ["stopped", *["not run"] * 5]
+        assert _column(table, "wall") == ["stopped", *["not run"] * 6]
         assert _text(app, "#suql-status") == "cancelled — no mode finished; no further calls"
         assert not area.is_busy
 
@@ -319,7 +319,7 @@ async def test_f3_shows_the_tab_even_while_typing_and_the_palette_offers_its_act
         assert isinstance(area, SuqlArea)
         titles = [c.title for c in app.palette_commands()]
         assert "SUQL: run the query in the editor" in titles
-        assert "SUQL: compare modes A–F on the query in the editor" in titles
+        assert "SUQL: compare modes A–G on the query in the editor" in titles
         assert "SUQL: mode E — D + retrieval ordering (current)" in titles
         assert "SUQL: world restaurants (current)" in titles
         assert "SUQL: examples…" in titles  # the examples are in their picker, not in the palette

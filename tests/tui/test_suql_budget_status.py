@@ -16,7 +16,7 @@ async def test_the_status_line_shows_the_budget_message() -> None:
         assert isinstance(area, SuqlArea)
         area.load_example(area.example("family-friendly"))
         app.query_one("#suql-results", DataTable).focus()
-        await pilot.press("f7", "f7")  # E → F → A: answer() on every row, far past 3 calls
+        await pilot.press("f7", "f7", "f7")  # E → F → G → A: answer() on every row, far past 3 calls
         assert area.mode == "A"
         await pilot.press("ctrl+j")
         await settle(pilot)

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "suql",
         parents=[common],
         help="run SUQL (SQL + answer() + summary()) with the optimising compiler",
-        description="Run a SUQL query in one of the six execution modes (A naive ... F retrieval cap), "
+        description="Run a SUQL query in one of the seven execution modes (A naive ... F retrieval cap, G cascade), "
         "a file of queries, or the seeded 60-query workload of lecture 7 §3.4.",
     )
     p.add_argument("query", nargs="?", metavar="QUERY", help="one SUQL query")
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--mode",
         default="E",
         type=str.upper,
-        choices=[*"ABCDEF", "B-DUCKDB"],
+        choices=[*"ABCDEFG", "B-DUCKDB"],
         help="execution mode (default E); B-duckdb: the query as written, run by DuckDB with answer() "
         "as a per-row function, for comparison with B",
     )
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--compare",
         action="store_true",
-        help="run QUERY in all six modes A-F and tabulate calls, rows, rows to verify, wall time and "
+        help="run QUERY in all seven modes A-G and tabulate calls, rows, rows to verify, wall time and "
         "whether each mode's rows agree with mode A's (exit 1 when a mode failed)",
     )
     p.add_argument(
@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--queries",
         type=int_at_least(1, MAX_WORKLOAD),
         default=60,
-        help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all six modes)",
+        help=f"workload size (default 60, at most {MAX_WORKLOAD:,}: each query runs in all seven modes)",
     )
     p.add_argument(
         "--verify",
@@ -180,7 +180,11 @@ def _one(session, args) -> int:
     for line in result.plan.lines():
         print(f"  {line}")
     print(f"read-back: {result.readback}")
-    print_table(result.columns, result.rows)
+    if result.decided_by:  # mode G: who decided each row; the proxy's are never the LLM's verdict
+        print_table((*result.columns, "decided by"), [(*r, by) for r, by in zip(result.rows, result.decided_by)])
+        print(f"  ({result.decided_by.count('proxy')} rows matched by the proxy without an LLM call: see the plan)")
+    else:
+        print_table(result.columns, result.rows)
     if result.approximate:
         print("  (approximate: the retrieval cap of mode F left candidates unexamined)")
     if result.budget_exhausted:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from engines.lab.core import Experiment
 from engines.lab.lecture7.agent_k import agent_against_k
+from engines.lab.lecture7.cascade import cascade_targets
 from engines.lab.lecture7.common import SEED_NOTE, gold_wrong_rate
 from engines.lab.lecture7.exercise_1 import exercise_1
 from engines.lab.lecture7.hybridqa import hybridqa_ablation, hybridqa_errors, hybridqa_format
@@ -98,6 +99,26 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         cap_sweep,
         full={**WORKLOAD_PARAMS, "caps": (5, 20, 50, None)},
         small={"queries": 6},
+    ),
+    Experiment(
+        "l7-cascade",
+        7,
+        "Mode G: a cascade with a stated precision and recall",
+        "§3.4, extended (issue 29)",
+        "Inputs: the list-all query {query!r} on the larger generated world ({rows:,} restaurants, the same generator), "
+        "both targets moved over {targets} at delta {delta}, {seeds} sample seeds each. Measured: answer() calls of "
+        "mode G against mode E's, the worst recall and precision over the seeds against the LLM's own labels "
+        "(mode E's rows: every candidate asked), the rows the proxy decided and the thresholds. " + SEED_NOTE,
+        cascade_targets,
+        full={
+            "rows": 5000,
+            "query": "SELECT _id, name FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
+            "AND location = 'Menlo Park'",
+            "targets": (0.5, 0.7, 0.8, 0.9, 0.95, 0.99),
+            "delta": 0.05,
+            "seeds": 3,
+        },
+        small={"rows": 2000, "targets": (0.5, 0.9, 0.99), "seeds": 1},
     ),
     Experiment(
         "l7-similarity",

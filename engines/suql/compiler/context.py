@@ -40,6 +40,9 @@ class RunState:
     rows_examined: int = 0
     unsettled: int = 0  # rows to verify listed without asking their remaining conditions (lazy verification)
     wide_tables: dict[str, tuple[exp.Table, list[str]]] = field(default_factory=dict)  # scratch name -> wide twin
+    # mode G: the rows the proxy matched without a call, and the output without them (to mark the output's rows)
+    proxy_accepted: set[Any] = field(default_factory=set)
+    llm_only: exp.Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from engines.suql.compiler.adaptive import AdaptiveLoop, Learner
 from engines.suql.compiler.asker import BudgetExhausted
+from engines.suql.compiler.cascade import cascade_decide
 from engines.suql.compiler.context import RunContext, SelectContext
 from engines.suql.compiler.kleene import DEFERRED
 from engines.suql.compiler.passes import SelectPlan
@@ -52,7 +53,10 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
     if plan.limit == 0:  # LIMIT 0: no row can be output, so no call is needed
         matches, unknown = [], []
     elif plan.text_where:
-        if plan.adaptive:
+        cascaded = cascade_decide(ctx, evaluator, plan, shown, top=top) if ctx.mode.cascade else None  # mode G
+        if cascaded is not None:
+            decided = cascaded
+        elif plan.adaptive:
             learner = Learner(ctx, sel, conjuncts, orders, plan.visit, plan.evidence.scores, plan.evidence.indexes)
             decided = AdaptiveLoop(ctx, evaluator, learner).decide(
                 plan.visit, lazy=plan.lazy, needed=plan.needed, ordered=plan.ordered, defer=defer
@@ -77,6 +81,8 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
 
     # the final query over the scratch tables
     final = final_query(ctx, sel, matches if plan.text_where else None)
+    if top and ctx.state.proxy_accepted:  # mode G: the output without the proxy's rows marks who decided each
+        ctx.state.llm_only = final_query(ctx, sel, [k for k in matches if k not in ctx.state.proxy_accepted])
     wide: Wide | None = None
     if (unknown or unsettled) and top:
         collect_to_verify(ctx, sel, unknown + unsettled, conjuncts, unsettled=unsettled)

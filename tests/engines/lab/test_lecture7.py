@@ -11,7 +11,7 @@ def run(name: str, **params):
 
 def test_six_modes_e_makes_far_fewer_calls_than_a():
     t = run("l7-modes")
-    assert [r[0] for r in t.rows] == ["A", "B", "C", "D", "E", "F", "B′", "B-duckdb"]
+    assert [r[0] for r in t.rows] == ["A", "B", "C", "D", "E", "F", "G", "B′", "B-duckdb"]
     calls = {r[0]: r[2] for r in t.rows}
     assert calls["A"] == 600 and calls["E"] * 20 <= calls["A"] and calls["D"] < calls["C"]
     # B runs the WHERE as written and stops at LIMIT: the written order matters; DuckDB never stops early
@@ -26,7 +26,7 @@ def test_six_modes_e_makes_far_fewer_calls_than_a():
 
 def test_workload_modes_precision_is_the_same_and_calls_fall():
     t = run("l7-workload")
-    assert [r[0] for r in t.rows] == list("ABCDEF")
+    assert [r[0] for r in t.rows] == list("ABCDEFG")
     m = {r[0]: dict(zip(t.columns, r)) for r in t.rows}
     # on a few queries (here mostly list-all ones) the order of C, D and E can tie; E stays far below A and B
     assert m["E"]["answer() / query"] < m["B"]["answer() / query"] < m["A"]["answer() / query"]
@@ -181,3 +181,14 @@ def test_every_difference_from_the_notes_says_why_in_lectures_6_and_7():
             continue  # tests/engines/lab/test_lecture8.py and test_lecture8_full.py
         for note in experiment.run("small").notes:
             assert not note.startswith("differs") or " Why: " in note, (experiment.name, note)
+
+
+def test_cascade_calls_fall_as_the_target_loosens_and_every_target_is_met():
+    t = run("l7-cascade")
+    assert [r[0] for r in t.rows] == ["E (reference)", "G", "G", "G"]
+    g = [dict(zip(t.columns, r)) for r in t.rows[1:]]
+    assert [r["target"] for r in g] == [0.5, 0.9, 0.99]
+    for r in g:
+        assert r["recall vs LLM (worst)"] >= r["target"] and r["precision vs LLM (worst)"] >= r["target"]
+    assert g[0]["calls / E's"] <= g[1]["calls / E's"] <= g[2]["calls / E's"] and g[0]["calls / E's"] < 0.8
+    assert t.chart is not None and t.chart.x == ("0.5", "0.9", "0.99")

@@ -36,7 +36,7 @@ def romantic(sandbox) -> tuple[Comparison, list]:
 
 def test_every_mode_is_what_a_run_of_its_own_reports(sandbox, romantic):
     comparison, _ = romantic
-    assert [o.mode for o in comparison.modes] == list("ABCDEF")
+    assert [o.mode for o in comparison.modes] == list("ABCDEFG")
     assert comparison.reference == "A" and comparison.failed == ()
     for outcome in comparison.modes:
         alone = fresh(sandbox).run(ROMANTIC, mode=outcome.mode)  # no answers cached from other modes
@@ -85,13 +85,13 @@ def test_progress_events(romantic):
     assert not any(isinstance(e, CallFinished) for e in events)  # per-call events are counted, not forwarded
     started = [e.mode for e in events if isinstance(e, ModeStarted)]
     compared = [e.outcome for e in events if isinstance(e, ModeCompared)]
-    assert started == list("ABCDEF") and tuple(compared) == comparison.modes
+    assert started == list("ABCDEFG") and tuple(compared) == comparison.modes
     a = [e for e in events if isinstance(e, ModeProgressed) and e.mode == "A"]
     total = comparison.outcome("A").answer_calls + comparison.outcome("A").summary_calls
     assert len(a) == total // 10
     assert all(e.answer_calls + e.summary_calls == 10 * (i + 1) for i, e in enumerate(a))
     # each mode's events come between its start and its line
-    for mode in "ABCDEF":
+    for mode in "ABCDEFG":
         at = [
             i
             for i, e in enumerate(events)
