@@ -712,7 +712,9 @@ class SuqlArea(WorkArea):
         )
         parts = [count_rows(len(result.rows))]
         if result.to_verify:
-            unsettled = "" if result.settled else f" ({result.unsettled} not yet settled: v / V in the pane verifies)"
+            unsettled = (
+                "" if result.settled else f" ({result.unsettled} not yet settled: Enter / V in the pane verifies)"
+            )
             parts.append(f"{len(result.to_verify)} to verify{unsettled}")
         if result.approximate:
             parts.append("approximate")
@@ -859,7 +861,7 @@ class SuqlArea(WorkArea):
         table.show_rows(columns, rows)
         if lazy:
             table.border_title = "To verify · not yet settled"
-            table.border_subtitle = f"{count_rows(len(rows))} · lazy: may shrink when verified (v / V)"
+            table.border_subtitle = f"{count_rows(len(rows))} · lazy: may shrink when verified (Enter / V)"
         elif result.approximate:
             table.border_subtitle = f"{count_rows(len(rows))} · approximate (mode {result.mode})"
 

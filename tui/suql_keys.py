@@ -83,7 +83,7 @@ reuse earlier answers (the *cached* column): compare the call counts.
 | Ctrl+O | compare modes: run the query in A–G and show the table |
 | F7 / Shift+F7 | the next / previous execution mode (A … G) for the next run, also while typing; the Mode switch and the palette pick one directly |
 | Esc | cancel the running query: no further LLM call; what was decided stays on screen |
-| v / V (in the rows to verify) | verify the highlighted row / every row: ask the conditions lazy verification left unasked; the calls stream in marked *verify* and are counted apart |
+| Enter / V (in the rows to verify) | verify the highlighted row / every row: ask the conditions lazy verification left unasked; the calls stream in marked *verify* and are counted apart |
 | Enter (in the examples) | load the example into the editor |
 | Ctrl+L | search every example (the lecture's, the paper's 100): type words of its title, its query or its source; Enter loads it |
 | ↑ / ↓ (at the editor's first / last line, while it holds no edits of yours) | the queries run before (kept across restarts) |

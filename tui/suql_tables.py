@@ -43,11 +43,18 @@ class SuqlResultsTable(ResultsTable):
 
 
 class VerifyTable(SuqlResultsTable):
-    """The rows to verify; ``v`` settles the highlighted row, ``V`` every row (their remaining conditions are
+    """The rows to verify; ``Enter`` settles the highlighted row, ``V`` every row (their remaining conditions are
     asked: the tab's :meth:`~tui.suql.SuqlArea.settle`)."""
 
     BINDINGS = [
-        Binding("v", "settle_row", "Verify row", tooltip="Ask the remaining conditions of the highlighted row."),
+        # Enter, not v: v shows the highlighted cell in full in every table
+        Binding(
+            "enter",
+            "settle_row",
+            "Verify row",
+            key_display="Enter",
+            tooltip="Ask the remaining conditions of the highlighted row.",
+        ),
         Binding("V", "settle_all", "Verify all", tooltip="Ask the remaining conditions of every row to verify."),
     ]
 

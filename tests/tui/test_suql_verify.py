@@ -43,7 +43,7 @@ async def test_v_settles_the_highlighted_row_and_shift_v_every_row() -> None:
 
         verify.focus()
         verify.move_cursor(row=0)
-        await pilot.press("v")
+        await pilot.press("enter")
         await settle(pilot)
         one = area._result
         assert one is not None and one.unsettled == lazy.unsettled - 1
