@@ -76,6 +76,13 @@ _Progress = ModeProgress
 """The ``emit`` of one mode's run while comparing (the engine's; the tests hold a comparison by this name)."""
 
 
+def proxy_decided(result: SuqlResult) -> int:
+    """Mode G: the candidate rows the proxy decided without a call.  Mode E asks every candidate row of a query
+    without LIMIT (G's only case) at least once, so each is at least one call saved against E."""
+    report = result.plan.cascade
+    return 0 if report is None else report.accepted + report.rejected
+
+
 def _reports() -> dict[type[Any], m.MessageOf]:
     from engines.api import ModeCompared, ModeProgressed, ModeStarted, PlanBuilt, RowDecided
 
@@ -709,6 +716,7 @@ class SuqlArea(WorkArea):
             examined=s.rows_examined,
             elapsed=ran.elapsed_s,
             verification=s.verification_calls,
+            proxy=proxy_decided(result),
         )
         parts = [count_rows(len(result.rows))]
         if result.to_verify:

@@ -41,6 +41,7 @@ class SuqlCounters(RunCounters):
             "no": 0,
             "to verify": 0,
             "verification": 0,  # answer() calls asked of rows already Unknown (settling them)
+            "proxy": 0,  # mode G: rows decided by the proxy without a call (each ≥ 1 call saved against mode E)
             "stopped": 0,
             "failed": 0,
             "elapsed": 0.0,
@@ -64,6 +65,8 @@ class SuqlCounters(RunCounters):
             parts[-1] += Content.styled(f" ({c['match']} ✓ · {c['no']} ✗ · {c['to verify']} ?)", "$foreground-muted")
         if c.get("verification"):
             parts.append(counter("verification", f"{c['verification']:,}"))
+        if c.get("proxy"):
+            parts.append(counter("saved vs E", f"≥ {c['proxy']:,} (rows the proxy decided)"))
         parts.append(counter("elapsed", f"{c['elapsed']:.2f} s"))
         return parts
 
