@@ -28,7 +28,7 @@ def test_compare_json(capsys):
     data = json.loads(out)
     assert data["query"] == ROMANTIC and data["reference"] == "A" and data["failed"] == []
     modes = {m["mode"]: m for m in data["modes"]}
-    assert list(modes) == list("ABCDEF")
+    assert list(modes) == list("ABCDEFG")
     assert all(m["status"] == "ok" and m["rows"] == 3 for m in modes.values())
     assert modes["A"]["agrees"] is None and all(modes[m]["agrees"] is True for m in "BCDE")
     assert modes["A"]["answer_calls"] > modes["C"]["answer_calls"] > modes["E"]["answer_calls"]
@@ -104,7 +104,7 @@ def test_failed_modes_exit_1(claude, capsys):
     code, out, err = run(capsys, "suql", "--compare", ROMANTIC, "--yes", "--json")
     assert code == 1 and "Traceback" not in err
     data = json.loads(out)
-    assert data["failed"] == list("ABCDEF") and data["fewest_answer_calls"] is None
+    assert data["failed"] == list("ABCDEFG") and data["fewest_answer_calls"] is None
     assert all("Could not reach the Anthropic API" in m["error"] for m in data["modes"])
     code, out, _ = run(capsys, "suql", "--compare", ROMANTIC, "--yes")
     assert code == 1 and "A: failed: Could not reach the Anthropic API" in out

@@ -18,7 +18,11 @@ GROUPS_AND_SEATING = (
 def _column(table: DataTable, name: str) -> list[str]:
     labels = [column.label.plain for column in table.ordered_columns]
     index = labels.index(name)
-    return [str(table.get_row_at(r)[index]) for r in range(table.row_count)]
+    full = getattr(table, "full_cell", None)  # a results table cuts long cells to fit: read them whole
+    return [
+        str(full(r, index) if callable(full) and full(r, index) is not None else table.get_row_at(r)[index])
+        for r in range(table.row_count)
+    ]
 
 
 @drive

@@ -14,7 +14,7 @@ from tui.suql import SuqlEditor, layout_sql
 
 async def _unsettled(pilot: Pilot) -> None:
     area = await open_tab(pilot, "suql")
-    area.query_one("#suql-editor", SuqlEditor).load_text(layout_sql(GROUPS_AND_SEATING))
+    area.query_one("#suql-editor", SuqlEditor).text = layout_sql(GROUPS_AND_SEATING)
     area.run_query()
     await settle(pilot)
     area.query_one("#suql-verify", DataTable).focus()

@@ -160,6 +160,7 @@ async def test_your_tables_names_and_values_are_shown_as_text(tmp_path: Path) ->
         screen = app.screen
         assert isinstance(screen, ExportScreen)
         target = tmp_path / "[b]rows[/b]\u202ecsv.txt.csv"
+        target.parent.mkdir()  # "[b]rows[": an absolute path is written where typed, into a folder that exists
         screen.query_one("#export-path").value = str(target)
         await pilot.pause()
         assert_shown_as_text(app)

@@ -90,7 +90,14 @@ def workload(ctx: RunContext) -> Table:
         f"D/C = {d / c:.2f} (notes: about half)",
         _why_lazy_saves_little(ctx, queries),
     )
-    ctx.claim("retrieval ordering saves a little more, mostly on LIMIT queries", e <= d, f"E/D = {e / d:.2f}")
+    ctx.claim(
+        "retrieval ordering saves a little more, mostly on LIMIT queries",
+        e <= d,
+        f"E/D = {e / d:.2f}",
+        "modes run with eager verification here, and E verifies in two phases (every row until it cannot match, "
+        "then the rows left Unknown in full) so that a lazy run is a prefix of the eager one (issue 29); the second "
+        "phase loses the ordering's saving on those rows, which on few queries outweighs what retrieval saves",
+    )
     ctx.claim("E makes a small fraction of the naive plan's calls", e <= 0.1 * a, f"E/A = {e / a:.3f}")
     same = len({scores[m]["precision_list_all"] for m in "ABCDE"}) == 1
     ctx.claim(

@@ -40,7 +40,7 @@ from engines.retrieval.bm25 import as_text, chunks_of
 from engines.suql.compiler.cascade_stats import Targets, choose_thresholds, decide, draw, sampling_probabilities
 from engines.suql.compiler.context import RunContext
 from engines.suql.compiler.cost import passes_if_yes
-from engines.suql.compiler.kleene import Truth
+from engines.suql.compiler.kleene import Deferred, Truth
 from engines.suql.compiler.passes import SelectPlan
 from engines.suql.compiler.records import PlanBuilt, Row, Values
 from engines.suql.compiler.rows import RowEvaluator, RowLoop
@@ -102,7 +102,7 @@ def _cosine_share(model: Any, question: str, texts: Sequence[Any]) -> np.ndarray
 
 def cascade_decide(
     ctx: RunContext, evaluator: RowEvaluator, plan: SelectPlan, shown: Plan, *, top: bool
-) -> list[tuple[Any, Truth]] | None:
+) -> list[tuple[Any, Truth | Deferred]] | None:
     """Decide ``plan``'s rows by the cascade: (row key, truth) per row decided, the proxy's accepted rows
     True (their keys in ``ctx.state.proxy_accepted``) and its rejected rows left out; None when the cascade
     does not run (the plan says why; the caller decides the rows as E does)."""
@@ -166,7 +166,8 @@ def cascade_decide(
     verdict = np.zeros(len(rows), dtype=int)
     verdict[pool] = decide(scores, th)
     verdict[sample_idx] = 0
-    band_idx = [i for i in range(len(rows)) if verdict[i] == 0 and not in_pilot[i] and i not in set(sample_idx)]
+    sampled = set(sample_idx)
+    band_idx = [i for i in range(len(rows)) if verdict[i] == 0 and not in_pilot[i] and i not in sampled]
     accepted = [rows[i].key for i in range(len(rows)) if verdict[i] == 1]
     report = replace(
         report,

@@ -18,7 +18,7 @@ from engines.suql.compiler.adaptive import AdaptiveLoop, Learner
 from engines.suql.compiler.asker import BudgetExhausted
 from engines.suql.compiler.cascade import cascade_decide
 from engines.suql.compiler.context import RunContext, SelectContext
-from engines.suql.compiler.kleene import DEFERRED
+from engines.suql.compiler.kleene import DEFERRED, Deferred, Truth
 from engines.suql.compiler.passes import SelectPlan
 from engines.suql.compiler.records import Compiled, PlanBuilt, Row, Wide
 from engines.suql.compiler.rows import RowEvaluator, RowLoop
@@ -54,6 +54,7 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
         matches, unknown = [], []
     elif plan.text_where:
         cascaded = cascade_decide(ctx, evaluator, plan, shown, top=top) if ctx.mode.cascade else None  # mode G
+        decided: list[tuple[Any, Truth | Deferred]]
         if cascaded is not None:
             decided = cascaded
         elif plan.adaptive:
