@@ -153,6 +153,10 @@ class QueryCompletionList(CompletionList):
             self.post_message(TextAreaHideCompletionList())
 
 
+_PREFIXED_NAME = re.compile(r"(?<![\w:-])([A-Za-z][\w-]*:)[\w-]*$")
+"""A SPARQL prefixed name ending at the cursor (its prefix, with the colon, is group 1)."""
+
+
 class QueryArea(TextAreaPlus):
     """The text area of a :class:`QueryEditor` (see the module docstring)."""
 
@@ -163,6 +167,21 @@ class QueryArea(TextAreaPlus):
         self.set_reactive(TextAreaPlus.show_line_numbers, False)
         # focus: Tab and Esc are not the text area's (Tab is handled below, Esc goes to the tab)
         self.tab_behavior = "focus"
+
+    def replace_current_word(self, new_word: str) -> None:
+        """A prefixed name (``wdt:inst`` taken as ``wdt:P31``) is replaced whole.  textual-textarea replaces the
+        word its completer state matched, and a plain word's state (``\\w+``) would leave the prefix in front:
+        ``wdt:wdt:P31`` (seen when keys outran the completion list)."""
+        row, column = self.cursor_location
+        before = self.get_text_range(start=(row, 0), end=(row, column))
+        m = _PREFIXED_NAME.search(before)
+        if m is not None and new_word.startswith(m.group(1)):
+            self.replace(
+                new_word, start=(row, column - len(m.group(0))), end=(row, column), maintain_selection_offset=False
+            )
+            self.scroll_cursor_visible()
+            return
+        super().replace_current_word(new_word)
 
     # --- drawing ---------------------------------------------------------------------------------
 

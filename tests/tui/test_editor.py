@@ -165,3 +165,25 @@ async def test_open_and_save_a_query_file_and_their_refusals(tmp_path) -> None:
         await pilot.press("escape")
         await submit("ctrl+s", tmp_path / "saved")
         assert (tmp_path / "saved.sql").read_text() == "SELECT name FROM restaurants"
+
+
+@drive
+async def test_a_prefixed_name_is_replaced_whole_whatever_the_completer_state() -> None:
+    """Seen in CI: keys that outran the list left textual-textarea's plain-word state (``\\w+``), and taking
+    ``wdt:P31`` for ``wdt:inst`` gave ``wdt:wdt:P31``."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "kg")
+        editor = await fresh(pilot, "#kg-editor")
+        area = editor.text_input
+        assert area is not None
+        for typed, taken, expected in (
+            ("?x wdt:inst", "wdt:P31", "?x wdt:P31"),
+            ("?x wd:hum", "wd:Q1000", "?x wd:Q1000"),
+            ("SELECT inst", "wdt:P31", "SELECT wdt:P31"),  # a bare word: the word alone is replaced
+        ):
+            editor.text = typed
+            area.cursor_location = (0, len(typed))
+            area.completer_active = "word"
+            area.replace_current_word(taken)
+            assert editor.text == expected
