@@ -29,6 +29,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.scalar import Scalar, Unit
 from textual.widgets import Input, TextArea
 from textual.worker import get_current_worker
 from textual_textarea import TextEditor
@@ -129,6 +130,7 @@ class QueryCompletionList(CompletionList):
     }
     """
     INNER_CONTENT_WIDTH = 62
+    MAX_ROWS = 8
 
     @on(CompletionList.CompletionsReady)
     def _drop_stale(self, event: CompletionList.CompletionsReady) -> None:
@@ -137,6 +139,41 @@ class QueryCompletionList(CompletionList):
         if editor is None or editor.text_input is None or editor.text_input.completer_active is None:
             event.stop()
             event.prevent_default()
+            return
+        self.call_after_refresh(self._place)  # once the answer's entries are in
+
+    def watch_is_open(self, is_open: bool) -> None:
+        super().watch_is_open(is_open)
+        if is_open:
+            self._place()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """textual-textarea shrinks the list a row per resize until it fits, so where it ends (and whether the
+        last entry is hidden under the editor's edge) depends on how the resizes interleave with the layout.
+        Placed here in one step instead: its entries' height up to 8 rows, below the cursor if they fit there,
+        else above, else on the larger side with a scrollbar; closed when neither side has a row."""
+        self._place()
+
+    def _place(self) -> None:
+        if not self.is_open or not self.is_mounted:
+            return
+        cursor_y = self.cursor_offset[1]
+        below, above = self.parent_height - cursor_y - 1, cursor_y
+        want = min(self.MAX_ROWS, max(1, self.option_count))
+        if want <= below:
+            rows, y = want, cursor_y + 1
+        elif want <= above:
+            rows, y = want, cursor_y - want
+        elif max(below, above) >= 1:
+            rows = max(below, above)
+            y = cursor_y + 1 if below >= above else cursor_y - rows
+        else:
+            self.post_message(TextAreaHideCompletionList())
+            return
+        if self.styles.max_height != Scalar(rows, Unit.CELLS, Unit.PERCENT):
+            self.styles.max_height = Scalar(rows, Unit.CELLS, Unit.PERCENT)
+        if self.y_offset != y:
+            self.set_offset(self.x_offset, y)
 
     @work(thread=True, exclusive=True, group="completers")
     def show_completions(self, prefix: str, completer: Any) -> None:

@@ -30,7 +30,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Input, Select, Static
 
 from engines.api import COURSE_DIALOGUE, SAMPLE_DIALOGUE, events
@@ -791,8 +791,7 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
             if more:
                 unknown += f"; and {more} more"
             reply += f"\nTo verify — neither confirmed nor excluded: {unknown}"
-        self._add_entry("agent", "Agent", reply, subtitle=subtitle)
-        self._reply_to_show = self.query("#dialogue .entry-agent").last()  # kept in view when the panes stack
+        self._reply_to_show = self._add_entry("agent", "Agent", reply, subtitle=subtitle)  # kept in view when stacked
         if turn.error is not None:
             self._set_status("done — the query failed (see the error)", "error")
         elif turn.needs_database:
@@ -850,31 +849,39 @@ a time), the examples and the history, clearing the dialogue, the SQL editor and
 
     # --- small view helpers ----------------------------------------------------------------------
 
-    _reply_to_show: Widget | None = None
+    _reply_to_show: tuple[Widget, AwaitMount] | None = None
 
     def _show_results(self) -> None:
         """After a turn, the reply is what was asked for: when the panes stack (80 columns, or under 32 rows) the
         agent's reply is scrolled into view, its first line at the top, rather than the results table below it
         (the status line says how many rows it holds; Tab or the wheel reaches it). Raw SQL shows its table."""
-        reply, self._reply_to_show = self._reply_to_show, None
+        pending, self._reply_to_show = self._reply_to_show, None
         stacked = self.screen.has_class("-narrow") or self.screen.has_class("-short")
-        if reply is not None and reply.is_mounted and stacked:
-            # the reply's first line at the dialogue's top, then the dialogue's top in the stack's view (one scroll
-            # each: Textual's scroll_visible through two nested scrolls reads the inner one's old offset)
-            self._scroll_to_reply(reply)
-            self.call_after_refresh(self._scroll_to_reply, reply)  # again once the reply's height is known
+        if pending is not None and stacked:
+            # the reply may not be mounted yet (mounting is asynchronous): scroll once it is, never to the table
+            self.call_later(self._reveal_reply, *pending)
             return
         super()._show_results()
 
-    def _add_entry(self, kind: str, title: str, text: str, *, subtitle: str = "") -> None:
+    async def _reveal_reply(self, reply: Widget, mounted: AwaitMount) -> None:
+        """The reply's first line at the dialogue's top, then the dialogue's top in the stack's view (one scroll
+        each: Textual's scroll_visible through two nested scrolls reads the inner one's old offset); again once
+        the reply's height is known, after the next refresh."""
+        await mounted
+        self._scroll_to_reply(reply)
+        self.call_after_refresh(self._scroll_to_reply, reply)
+
+    def _add_entry(self, kind: str, title: str, text: str, *, subtitle: str = "") -> tuple[Widget, AwaitMount]:
+        """Add an entry at the dialogue's end and scroll to it; the entry and its mount, awaitable."""
         dialogue = self.query_one("#dialogue", VerticalScroll)
         dialogue.query_one("#dialogue-hint").display = False
         header = Content.from_markup("[b]$title[/b]", title=title)
         if subtitle:
             header += Content.styled(f" · {subtitle}", "$foreground-muted")
         entry = TextView(Content("\n").join([header, Content(text)]), classes=f"entry entry-{kind}")
-        dialogue.mount(entry)
+        mounted = dialogue.mount(entry)
         dialogue.call_after_refresh(dialogue.scroll_end, animate=False)
+        return entry, mounted
 
     def _scroll_to_reply(self, reply: Widget) -> None:
         if reply.is_mounted:

@@ -14,7 +14,17 @@ from engines.settings import Settings
 from tui.app import CS224VApp
 from tui.screenshots import SIZE, wait_for_workers, zero_clock
 
-__all__ = ["SIZE", "EventGate", "drive", "finished_answer_call", "make_app", "open_tab", "settle", "zero_clock"]
+__all__ = [
+    "SIZE",
+    "EventGate",
+    "drive",
+    "finished_answer_call",
+    "make_app",
+    "open_tab",
+    "settle",
+    "steady",
+    "zero_clock",
+]
 
 
 def make_app(**overrides: Any) -> CS224VApp:
@@ -34,6 +44,43 @@ async def settle(pilot: Pilot) -> None:
     if isinstance(app, CS224VApp):
         await app.open_area(app.active_tab)
     await wait_for_workers(pilot)
+
+
+async def steady(pilot: Pilot, *, frames: int = 3, limit_s: float = 5.0) -> None:
+    """Settle, then wait until the screen draws the same picture ``frames`` times running (bounded by
+    ``limit_s``): a snapshot taken after it does not depend on how far a scroll, a chunked table or a
+    deferred refresh had got on a busy machine.  Raises when the screen never stops changing."""
+    await settle(pilot)
+    # redraw every widget once: a widget drawn while a neighbour's scrollbar briefly took a column (a tab's
+    # underline, say) keeps that picture until something repaints it, and how long the scrollbar stayed
+    # depends on the machine's load
+    for widget in pilot.app.screen.walk_children(with_self=True):
+        widget.refresh(layout=True)
+        # a scrollbar's thumb is drawn from the sizes it was last told, and Textual tells them on two paths that
+        # disagree by the other bar's row (Widget._scroll_update and the compositor's arrangement): which ran
+        # last depends on the load.  Tell them once more, as the compositor does
+        view = widget.scrollable_content_region
+        if widget.show_vertical_scrollbar:
+            bar = widget.vertical_scrollbar
+            bar.window_virtual_size, bar.window_size = widget.virtual_size.height, view.height
+            bar.position = widget.scroll_y
+            bar.refresh()
+        if widget.show_horizontal_scrollbar:
+            bar = widget.horizontal_scrollbar
+            bar.window_virtual_size, bar.window_size = widget.virtual_size.width, view.width
+            bar.position = widget.scroll_x
+            bar.refresh()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    last, same = None, 0
+    while same < frames:
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.02)
+        shot = pilot.app.export_screenshot()
+        same = same + 1 if shot == last else 0
+        last = shot
+        if loop.time() > deadline:
+            raise AssertionError(f"the screen kept changing for {limit_s} s")
 
 
 def drive(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:

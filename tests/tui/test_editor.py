@@ -187,3 +187,24 @@ async def test_a_prefixed_name_is_replaced_whole_whatever_the_completer_state() 
             area.completer_active = "word"
             area.replace_current_word(taken)
             assert editor.text == expected
+
+
+@drive
+async def test_the_completion_list_fits_inside_the_editor_in_one_step() -> None:
+    """The list is placed in one step where it fits (textual-textarea shrank it a row per resize, and where it
+    ended, the last entry hidden under the editor's edge or not, depended on how resizes interleaved)."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tab(pilot, "restaurants")
+        editor = await fresh(pilot, "#sql-editor")
+        await type_text(pilot, "SELECT na")
+        shown = await wait_for_list(pilot, editor)
+        await pilot.pause()
+        listed = editor.completion_list
+        box = editor.text_container.content_region
+        assert len(shown) == listed.option_count >= 4
+        assert box.y <= listed.region.y and listed.region.bottom <= box.bottom, (listed.region, box)
+        cursor_y = listed.cursor_offset[1]
+        below = editor.text_container.content_size.height - cursor_y - 1
+        assert listed.region.height == min(listed.MAX_ROWS, listed.option_count, below)
+        assert listed.max_scroll_y == listed.option_count - listed.region.height  # the rest reached by scrolling

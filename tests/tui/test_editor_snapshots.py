@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from tests.tui.support import SIZE, make_app, open_tab, settle
+from tests.tui.support import SIZE, make_app, open_tab, settle, steady
 from tests.tui.test_editor import fresh, type_text, wait_for_list
 
 SMALL = (80, 24)
@@ -15,10 +15,12 @@ SMALL = (80, 24)
 async def _completing(pilot: Pilot, tab: str, selector: str, text: str) -> None:
     await open_tab(pilot, tab)
     editor = await fresh(pilot, selector)
-    editor.scroll_visible(animate=False)
+    await steady(pilot)  # the tab's layout is final before the editor is scrolled into view (stacked at 80 x 24)
+    editor.scroll_visible(animate=False, top=True, immediate=True)  # the same place however the focus scrolled
+    await steady(pilot)
     await type_text(pilot, text)
     await wait_for_list(pilot, editor)
-    await pilot.pause()
+    await steady(pilot)  # the stacked columns' scroll and the label line have landed
 
 
 def test_sql_editor_completing_a_column(snap_compare):

@@ -14,7 +14,7 @@ from textual.fuzzy import Matcher
 from textual.widgets import Input, OptionList
 
 from engines.settings import Settings
-from tests.tui.support import SIZE, drive, make_app, open_tab, settle
+from tests.tui.support import SIZE, drive, make_app, open_tab, settle, steady
 from tui.editor import QueryEditor
 from tui.history import MAX_ENTRIES, BoxWalker, HistoryStore
 from tui.pickers import PickItem, SearchPicker, matching
@@ -404,7 +404,7 @@ def test_history_picker_snapshot(snap_compare, size):
         ):
             await _ask(pilot, question)
         await pilot.press("ctrl+r")
-        await pilot.pause()
+        await steady(pilot)  # the tab behind the picker has scrolled to the last reply
 
     sizes = {"140x40": SIZE, "80x24": (80, 24)}
     assert snap_compare(make_app(), terminal_size=sizes[size], run_before=run_before)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from tests.tui.support import SIZE, make_app, settle
+from tests.tui.support import SIZE, make_app, settle, steady
 from tests.tui.test_suql_app import FAMILY, ROMANTIC, EmitGate, open_tab
 from tui.suql import SuqlEditor
 
@@ -40,7 +40,7 @@ def test_finished(snap_compare):
         area = await open_tab(pilot)
         area.load_example(area.example(ROMANTIC))
         await pilot.press("ctrl+j")
-        await settle(pilot)
+        await steady(pilot)  # the calls table and the results drawn in full
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
