@@ -97,43 +97,57 @@ Minimal().run(auto_pilot=ready)
 """,
 )
 
-APP_QUIT = """
+SESSION_STEPS = {
+    "ask": """
+    area = await app.open_area("restaurants")
+    await wait_for_workers(pilot)
+    assert area.ask("Show me a cafe in Palo Alto")
+    await wait_for_workers(pilot)""",
+    "suql": """
+    await pilot.press("f3")
+    area = await app.open_area("suql")
+    await wait_for_workers(pilot)
+    assert area.run_query("SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 3")
+    await wait_for_workers(pilot)""",
+    "kg": """
+    await pilot.press("f5")
+    area = await app.open_area("kg")
+    await wait_for_workers(pilot)
+    area.show_view("console")
+    assert area.run_query("SELECT ?item ?itemLabel WHERE { ?item wdt:P31 ?class } LIMIT 5")
+    await wait_for_workers(pilot)""",
+    "lab": """
+    await pilot.press("f6")
+    area = await app.open_area("lab")
+    await wait_for_workers(pilot)
+    assert area.run_experiment("l6-eval-ties", size="small")
+    await wait_for_workers(pilot)""",
+}
+"""The scripted session's steps: a question, a SUQL run, a KG query, a Lab experiment (the test of quit uses
+some of them, the benchmark all)."""
+
+
+def session_code(steps: tuple[str, ...] = tuple(SESSION_STEPS)) -> str:
+    """A child program: the app through its real exit path (``tui.app.run_app``), the ``steps`` of the scripted
+    session driven by its pilot, then one byte on the file descriptor READY_FD (Ctrl+Q comes after it)."""
+    body = "".join(SESSION_STEPS[step] for step in steps)
+    return f"""
 import os
 from engines.settings import Settings
 from tui.app import run_app
 from tui.screenshots import wait_for_workers
 
-SUQL = "SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 3"
-SPARQL = "SELECT ?item ?itemLabel WHERE { ?item wdt:P31 ?class } LIMIT 5"
-
 
 async def session(pilot):
-    app = pilot.app
-    area = await app.open_area("restaurants")
-    await wait_for_workers(pilot)
-    assert area.ask("Show me a cafe in Palo Alto")
-    await wait_for_workers(pilot)
-    await pilot.press("f3")
-    area = await app.open_area("suql")
-    await wait_for_workers(pilot)
-    assert area.run_query(SUQL)
-    await wait_for_workers(pilot)
-    await pilot.press("f5")
-    area = await app.open_area("kg")
-    await wait_for_workers(pilot)
-    area.show_view("console")
-    assert area.run_query(SPARQL)
-    await wait_for_workers(pilot)
-    await pilot.press("f6")
-    area = await app.open_area("lab")
-    await wait_for_workers(pilot)
-    assert area.run_experiment("l6-eval-ties", size="small")
-    await wait_for_workers(pilot)
+    app = pilot.app{body}
     os.write(int(os.environ["READY_FD"]), b"R")
 
 
 run_app(Settings(), auto_pilot=session)
 """
+
+
+APP_QUIT = session_code()
 
 QUIT_TARGET_RATIO = 2.0
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import engines.suql.compiler.cascade as cascade
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
-from engines.retrieval.bm25 import as_text, chunks_of
+from engines.retrieval.bm25 import IndexCache, as_text, chunks_of
 from engines.sql.sandbox import Sandbox
 from engines.suql.compiler.cascade_stats import Targets, choose_thresholds, decide, draw, sampling_probabilities
 from engines.suql.execute import SuqlEngine
@@ -161,9 +161,10 @@ def cascade_figures(n_queries: int, n_rows: int, runs: int, seeds: int) -> dict[
 
     cascade.proxy_scores = capture
     per_query: list[dict[str, Any]] = []
+    indexes = IndexCache()  # the reviews' BM25 index, built once for every engine (each run has its own LLM)
     try:
         for q in generate(7, n_queries):
-            e = SuqlEngine(sandbox, LLM(SimBackend()), call_budget=100_000).run(q.sql, mode="E")
+            e = SuqlEngine(sandbox, LLM(SimBackend()), call_budget=100_000, indexes=indexes).run(q.sql, mode="E")
             every = label(world, oracle, q, None)  # mode A's answers: what the LLM says of every candidate
             llm_yes = {i for i, t in zip(every.ids, every.truth) if t is True}
             gold = truly_matching(world, truth, q)
@@ -177,7 +178,7 @@ def cascade_figures(n_queries: int, n_rows: int, runs: int, seeds: int) -> dict[
             captured.clear()
             for seed in range(runs if q.limit is None else 1):
                 mode = replace(MODES["G"], cascade_seed=seed)
-                g = SuqlEngine(sandbox, LLM(SimBackend()), call_budget=100_000).run(q.sql, mode=mode)
+                g = SuqlEngine(sandbox, LLM(SimBackend()), call_budget=100_000, indexes=indexes).run(q.sql, mode=mode)
                 ids = {r["_id"] for r in g.records()}
                 c = g.plan.cascade
                 rec["g"].append(

@@ -185,8 +185,7 @@ class HybridQA:
         shown = self.schema(table, schema)
         llm = self.llm.bind(emit, cancel)
         reader = PassageReader(llm, self.directory(table), fallback=improvements.fallback, emit=emit, cancel=cancel)
-        engine = SuqlEngine(self.sandbox, reader, pool=self.pool, names=self._names)
-        engine.indexes = self._indexes
+        engine = SuqlEngine(self.sandbox, reader, pool=self.pool, names=self._names, indexes=self._indexes)
         counter = llm.counter
         start_calls = counter.counts.get("answer", 0)
         emit(QuestionReceived(table, question))

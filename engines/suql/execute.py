@@ -178,13 +178,16 @@ class SuqlEngine:
         names: RowNames | None = None,
         verify: str = "eager",
         cascade: tuple[float, float, float, int] = (0.9, 0.9, 0.05, 400),
+        indexes: IndexCache | None = None,
     ) -> None:
         """``ranker``: the adaptive ranker's embeddings (modes E, F), ``static`` (WordLlama) or ``sentence``
         (all-MiniLM-L6-v2, the optional extra ``sentence``; a ConfigurationError naming it when not installed).
         ``names``: the sandbox's :class:`RowNames` shared with other engines on the same sandbox (its tables are
         then described once for all of them, not once per engine).  ``verify``: how :meth:`run` verifies the
         rows whose WHERE is Unknown by default, ``eager`` (every condition asked: the rows to verify are
-        exact) or ``lazy`` (a row stops at its first Unknown condition; :meth:`settle` asks the rest)."""
+        exact) or ``lazy`` (a row stops at its first Unknown condition; :meth:`settle` asks the rest).
+        ``indexes``: BM25 indexes shared with other engines on the same sandbox (its data does not change under
+        them), so a table's whole-table index is built once for all of them."""
         self.ranker = check_ranker(ranker)
         self.verify = check_verify(verify)
         if pool < 1:
@@ -196,7 +199,7 @@ class SuqlEngine:
         self.llm = llm
         self.pool = pool
         self.cap = cap
-        self.indexes = IndexCache()
+        self.indexes = indexes if indexes is not None else IndexCache()
         if names is not None and names.sandbox is not sandbox:
             raise ValueError("names must describe the engine's own sandbox")
         self._names = names if names is not None else RowNames(sandbox)  # rowids, id columns: once per table

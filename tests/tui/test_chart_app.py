@@ -86,7 +86,9 @@ async def test_nothing_to_chart_is_said_instead_of_a_chart() -> None:
 
 
 @drive
-async def test_suql_results_chart() -> None:
+async def test_suql_lab_and_kg_stepper_tables_chart_in_one_session() -> None:
+    """The SUQL results, the Lab's table (typed floats, not their text) and the KG stepper's answer rows (from
+    the palette's command), one tab after another in one app."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot, "suql")
@@ -97,11 +99,6 @@ async def test_suql_results_chart() -> None:
         assert screen.caption  # a chart, or why not
         await _close(pilot)
 
-
-@drive
-async def test_lab_table_chart_reads_the_typed_floats() -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot, "lab")
         area.run_experiment(LAB_EXPERIMENT)
         await settle(pilot)
@@ -110,11 +107,6 @@ async def test_lab_table_chart_reads_the_typed_floats() -> None:
         assert any(isinstance(v, float) for row in screen.rows for v in row)  # numbers, not their display text
         await _close(pilot)
 
-
-@drive
-async def test_kg_console_results_chart_and_the_palette_command() -> None:
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
         area = await open_tab(pilot, "kg")
         area.show_view("stepper")
         area.run_question(KG_QUESTION)

@@ -145,31 +145,6 @@ async def test_escape_stops_a_turn_in_the_middle_of_a_request_to_a_real_server(s
 
 # --- quit: the app in a terminal, its real exit path (tui.app.run_app) ---------------------------------------------
 
-SESSION = """
-import os
-from engines.settings import Settings
-from tui.app import run_app
-from tui.screenshots import wait_for_workers
-
-
-async def session(pilot):
-    app = pilot.app
-    area = await app.open_area("restaurants")
-    await wait_for_workers(pilot)
-    assert area.ask("Show me a cafe in Palo Alto")
-    await wait_for_workers(pilot)
-    await pilot.press("f5")
-    area = await app.open_area("kg")
-    await wait_for_workers(pilot)
-    area.show_view("console")
-    assert area.run_query("SELECT ?item WHERE { ?item wdt:P31 ?class } LIMIT 5")
-    await wait_for_workers(pilot)
-    os.write(int(os.environ["READY_FD"]), b"R")
-
-
-run_app(Settings(), auto_pilot=session)
-"""
-
 MID_TURN = """
 import asyncio, os
 from engines.settings import Settings
@@ -197,7 +172,7 @@ def _quit(code: str) -> tuple[float, int, int]:
 
 
 def test_quit_after_use_ends_the_process_and_leaves_no_child_process() -> None:
-    elapsed, children, left = _quit(SESSION)
+    elapsed, children, left = _quit(_bench().session_code(("ask", "kg")))
     assert elapsed < 20, "the session did not end, or the quit did not"
     assert children >= 1  # the SPARQL worker process was running when Ctrl+Q came
     assert left == 0  # and it did not outlive the app

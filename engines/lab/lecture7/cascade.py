@@ -16,6 +16,7 @@ from engines.lab.core import Chart, RunContext, Series, Table
 
 
 def cascade_targets(ctx: RunContext) -> Table:
+    from engines.retrieval.bm25 import IndexCache
     from engines.sql.sandbox import Limits, Sandbox
     from engines.suql.execute import SuqlEngine
     from engines.suql.plan import MODES
@@ -31,8 +32,12 @@ def cascade_targets(ctx: RunContext) -> Table:
         )
     )
 
+    indexes = IndexCache()  # the table's BM25 index, built once for the 1 + targets x seeds runs
+
     def engine() -> SuqlEngine:
-        return SuqlEngine(sandbox, ctx.llm(), pool=1, call_budget=max(ctx.settings.suql_call_budget, 10_000))
+        return SuqlEngine(
+            sandbox, ctx.llm(), pool=1, call_budget=max(ctx.settings.suql_call_budget, 10_000), indexes=indexes
+        )
 
     sql = ctx["query"]
     targets = tuple(ctx["targets"])

@@ -14,6 +14,7 @@ import engines.suql.compiler.cascade as cascade
 from engines.events import CallFinished
 from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
+from engines.retrieval.bm25 import IndexCache
 from engines.sql.sandbox import Sandbox
 from engines.suql.compiler.cascade_stats import Targets, choose_thresholds, decide, draw, sampling_probabilities
 from engines.suql.execute import SuqlEngine, proxy_marks
@@ -96,8 +97,13 @@ def big():
     sb.close()
 
 
+_INDEXES: dict[int, IndexCache] = {}
+
+
 def _engine(sb: Sandbox) -> SuqlEngine:
-    return SuqlEngine(sb, LLM(SimBackend(seed=224)), call_budget=10_000)
+    """A fresh engine (its own LLM) over ``sb``, sharing the sandbox's BM25 index with the others."""
+    indexes = _INDEXES.setdefault(id(sb), IndexCache())
+    return SuqlEngine(sb, LLM(SimBackend(seed=224)), call_budget=10_000, indexes=indexes)
 
 
 class Calls:
@@ -190,3 +196,29 @@ def test_the_larger_world_is_deterministic_and_has_its_rows():
     a, b = W.build(n=W.LARGE), W.build(n=W.LARGE)
     assert len(a.world.rows) >= 5000 and a.world.rows == b.world.rows
     assert len({r.name for r in a.world.rows}) == len(a.world.rows)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT _id, name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes'",
+        "SELECT _id FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' "
+        "OR answer(reviews, 'does it have a great view?') = 'Yes'",
+        "SELECT name FROM restaurants WHERE rating >= 4 AND answer(reviews, 'is it family-friendly?') = 'Yes' "
+        "ORDER BY rating DESC, name",
+    ],
+    ids=["one", "or", "ordered"],
+)
+def test_below_the_minimum_g_is_e_row_for_row_and_call_for_call(sql):
+    """Under MIN_CANDIDATES candidates G runs as E and says why; this is why the differential test
+    (tests/engines/suql/test_differential.py, a 24-row world) compares modes A-F and not G."""
+    sb = Sandbox.create(W.build(n=cascade.MIN_CANDIDATES - 1).world.load)
+    try:
+        e_calls, g_calls = Calls(), Calls()
+        e = SuqlEngine(sb, LLM(SimBackend(seed=224)), verify="eager").run(sql, mode="E", emit=e_calls)
+        g = SuqlEngine(sb, LLM(SimBackend(seed=224)), verify="eager").run(sql, mode="G", emit=g_calls)
+    finally:
+        sb.close()
+    assert g.rows == e.rows and g.to_verify == e.to_verify and not g.decided_by
+    assert g_calls.rows == e_calls.rows
+    assert g.plan.cascade is not None and "fewer than" in (g.plan.cascade.fallback or "")

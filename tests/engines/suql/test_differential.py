@@ -47,13 +47,16 @@ from engines.llm.client import LLM
 from engines.llm.sim import SimBackend
 from engines.sql.sandbox import Sandbox
 from engines.suql.execute import SuqlEngine
-from engines.suql.plan import MODES
+from engines.suql.plan import MODES as ALL_MODES
 from engines.suql.tasks import ANSWER, SUMMARY
 from tests.engines.suql.suql_gen import Case, generate
 from worlds import restaurants as W
 
 N_QUERIES = 300
 SEED = 1124
+# Mode G is not compared here: on a world this small every query has fewer candidates than its cascade needs
+# (cascade.MIN_CANDIDATES), so it runs as E by construction; test_cascade.py checks that, row for row and call for call
+MODES = {m: spec for m, spec in ALL_MODES.items() if m != "G"}
 WORLD_ROWS = 24  # a small world keeps 7 x 300 runs affordable; the cap of mode F (20) still binds
 ORACLE = "B-duckdb"
 DERIVED = "—"  # the _row of a row to verify because of an unknown inside a CTE or subquery
