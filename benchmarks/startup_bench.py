@@ -97,34 +97,36 @@ Minimal().run(auto_pilot=ready)
 """,
 )
 
+_STEP = """
+    await pilot.press("{key}")
+    area = await app.open_area("{tab}")
+    await wait_for_workers(pilot){before}
+    assert area.{action}
+    await wait_for_workers(pilot)"""
+
 SESSION_STEPS = {
-    "ask": """
-    area = await app.open_area("restaurants")
-    await wait_for_workers(pilot)
-    assert area.ask("Show me a cafe in Palo Alto")
-    await wait_for_workers(pilot)""",
-    "suql": """
-    await pilot.press("f3")
-    area = await app.open_area("suql")
-    await wait_for_workers(pilot)
-    assert area.run_query("SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 3")
-    await wait_for_workers(pilot)""",
-    "kg": """
-    await pilot.press("f5")
-    area = await app.open_area("kg")
-    await wait_for_workers(pilot)
-    area.show_view("console")
-    assert area.run_query("SELECT ?item ?itemLabel WHERE { ?item wdt:P31 ?class } LIMIT 5")
-    await wait_for_workers(pilot)""",
-    "lab": """
-    await pilot.press("f6")
-    area = await app.open_area("lab")
-    await wait_for_workers(pilot)
-    assert area.run_experiment("l6-eval-ties", size="small")
-    await wait_for_workers(pilot)""",
+    name: _STEP.format(key=key, tab=tab, before=before, action=action)
+    for name, key, tab, before, action in (
+        ("ask", "f2", "restaurants", "", 'ask("Show me a cafe in Palo Alto")'),
+        (
+            "suql",
+            "f3",
+            "suql",
+            "",
+            "run_query(\"SELECT name FROM restaurants WHERE answer(reviews, 'is it romantic?') = 'Yes' LIMIT 3\")",
+        ),
+        (
+            "kg",
+            "f5",
+            "kg",
+            '\n    area.show_view("console")',
+            'run_query("SELECT ?item ?itemLabel WHERE { ?item wdt:P31 ?class } LIMIT 5")',
+        ),
+        ("lab", "f6", "lab", "", 'run_experiment("l6-eval-ties", size="small")'),
+    )
 }
-"""The scripted session's steps: a question, a SUQL run, a KG query, a Lab experiment (the test of quit uses
-some of them, the benchmark all)."""
+"""The scripted session's steps: a question, a SUQL run, a KG query, a Lab experiment, each in its tab (the
+test of quit uses some of them, the benchmark all)."""
 
 
 def session_code(steps: tuple[str, ...] = tuple(SESSION_STEPS)) -> str:

@@ -22,7 +22,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -134,24 +134,17 @@ def export_rows(
     for n, row in enumerate(table, start=1):
         if len(row) != len(names):
             raise ExportError(f"Row {n} has {len(row)} values for {len(names)} columns: nothing was written.")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # a short temporary name: any name the folder can hold can be written (not one longer by a prefix)
-        fd, temp_name = tempfile.mkstemp(prefix=".cs224v-export-", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise ExportError(f"Cannot write {_short(target)}: {e.strerror or e}.") from e
-    temp = Path(temp_name)
-    try:
-        os.close(fd)
-        WRITERS[fmt](temp, names, table)
+
+    def not_created_meanwhile() -> None:
         if target.exists() and not overwrite:  # appeared meanwhile: still never clobbered unasked
             raise ExportExists(target)
-        os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes it private; the file gets the usual permissions
-        os.replace(temp, target)
+
+    try:
+        replace_atomically(
+            target, lambda temp: WRITERS[fmt](temp, names, table), prefix=".cs224v-export-", check=not_created_meanwhile
+        )
     except OSError as e:
         raise ExportError(f"Cannot write {_short(target)}: {e.strerror or e}.") from e
-    finally:
-        temp.unlink(missing_ok=True)
     return Exported(target, fmt, len(table), len(names))
 
 
@@ -159,6 +152,28 @@ def _short(path: Path, width: int = 100) -> str:
     """A path for a message, its middle cut when it is long (a 300-character name is not repeated whole)."""
     text = os.fsencode(path).decode("utf-8", "backslashreplace")
     return text if len(text) <= width else text[: width // 2 - 1] + "…" + text[-(width // 2) :]
+
+
+def replace_atomically(
+    target: Path, write: Callable[[Path], object], *, prefix: str, check: Callable[[], None] | None = None
+) -> None:
+    """Write ``target`` whole or not at all: ``write(temp)`` fills a temporary file beside it (a short name, so
+    any name the folder can hold can be written), ``check()`` may still refuse (raising), then the temporary file
+    gets the usual permissions (mkstemp makes it private) and is renamed over ``target`` (a symbolic link there is
+    replaced, never written through).  The folder is made when missing.  OSError propagates; the temporary file
+    never remains."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=prefix, suffix=".part", dir=target.parent)
+    os.close(fd)
+    temp = Path(temp_name)
+    try:
+        write(temp)
+        if check is not None:
+            check()
+        os.chmod(temp, 0o666 & ~_umask())
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def _umask() -> int:

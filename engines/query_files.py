@@ -14,11 +14,11 @@ as it was."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from engines.errors import EngineError
+from engines.export import replace_atomically
 from engines.reading import TooLarge, read_capped
 
 QUERY_SUFFIXES: tuple[str, ...] = (".sql", ".suql", ".rq", ".sparql", ".txt")
@@ -91,25 +91,20 @@ def save_query(path: str, text: str, *, suffixes: Sequence[str] = QUERY_SUFFIXES
         raise QueryFileError(f"Cannot write {_short(target)}: {e.strerror or e}.") from None
     if exists and not overwrite:
         raise QueryFileExists(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=".cs224v-query-", suffix=".part", dir=target.parent)
-    except OSError as e:
-        raise QueryFileError(f"Cannot write {_short(target)}: {e.strerror or e}.") from None
-    temp = Path(temp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)
+
+    def not_a_link_meanwhile() -> None:
         if target.is_symlink():  # appeared meanwhile: replaced by the rename, never written through
             raise QueryFileError(f"{_short(target)} became a symbolic link: not written.")
-        os.replace(temp, target)
+
+    try:
+        replace_atomically(
+            target,
+            lambda temp: temp.write_text(text, encoding="utf-8", newline=""),
+            prefix=".cs224v-query-",
+            check=not_a_link_meanwhile,
+        )
     except OSError as e:
         raise QueryFileError(f"Cannot write {_short(target)}: {e.strerror or e}.") from None
-    finally:
-        temp.unlink(missing_ok=True)
     return target
 
 

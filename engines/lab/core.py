@@ -201,19 +201,25 @@ class RunContext:
         """The restaurant world (built once per process) and a sandbox over it (one per run)."""
         if self._restaurants is None:
             from engines.lab.resources import restaurant_world
-            from engines.sql.sandbox import Limits, Sandbox
 
             world = restaurant_world()
-            sandbox = self._stack.enter_context(
-                Sandbox.create(
-                    world.load,
-                    row_cap=self.settings.row_cap,
-                    timeout_s=self.settings.query_timeout_s,
-                    limits=Limits.from_settings(self.settings),
-                )
-            )
-            self._restaurants = (world, sandbox)
+            self._restaurants = (world, self.sandbox(world.load))
         return self._restaurants
+
+    def sandbox(self, load: Callable[..., Any]) -> Sandbox:
+        """A sandbox over the tables ``load`` creates, bounded by the run's settings (rows, time, memory),
+        closed when the run ends."""
+        from engines.sql.sandbox import Limits, Sandbox
+
+        sandbox: Sandbox = self.enter(
+            Sandbox.create(
+                load,
+                row_cap=self.settings.row_cap,
+                timeout_s=self.settings.query_timeout_s,
+                limits=Limits.from_settings(self.settings),
+            )
+        )
+        return sandbox
 
     def enter(self, resource: Any) -> Any:
         """Use a context manager (a session, a sandbox) for the rest of the run; it is closed when the run ends."""

@@ -24,18 +24,10 @@ CELL = {True: "yes", False: "no", None: "unknown"}
 
 def _plan(ctx: RunContext, **knobs: Any) -> tuple[CourseWorld, Sandbox, CoursePlan]:
     from engines.courses import plan
-    from engines.sql.sandbox import Limits, Sandbox
     from worlds.courses import build
 
     world = build(**knobs)
-    sandbox = ctx.enter(
-        Sandbox.create(
-            world.load,
-            row_cap=ctx.settings.row_cap,
-            timeout_s=ctx.settings.query_timeout_s,
-            limits=Limits.from_settings(ctx.settings),
-        )
-    )
+    sandbox = ctx.sandbox(world.load)
     return world, sandbox, plan(world, sandbox, ctx.llm())
 
 

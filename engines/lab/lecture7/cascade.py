@@ -17,20 +17,12 @@ from engines.lab.core import Chart, RunContext, Series, Table
 
 def cascade_targets(ctx: RunContext) -> Table:
     from engines.retrieval.bm25 import IndexCache
-    from engines.sql.sandbox import Limits, Sandbox
     from engines.suql.execute import SuqlEngine
     from engines.suql.plan import MODES
     from worlds import restaurants
 
     world = restaurants.build(n=ctx["rows"]).world
-    sandbox = ctx.enter(
-        Sandbox.create(
-            world.load,
-            row_cap=ctx.settings.row_cap,
-            timeout_s=ctx.settings.query_timeout_s,
-            limits=Limits.from_settings(ctx.settings),
-        )
-    )
+    sandbox = ctx.sandbox(world.load)
 
     indexes = IndexCache()  # the table's BM25 index, built once for the 1 + targets x seeds runs
 

@@ -11,7 +11,6 @@ LAPTOP_TB = "answer({column}, 'does this laptop have Thunderbolt 3?') = 'Yes'"
 def slide_queries(ctx: RunContext) -> Table:
     """§2.2: the restaurant query on our world and the laptop query on a small laptop catalogue
     (worlds.laptops), whose Thunderbolt 3 port may be written in the blurb, the description or both."""
-    from engines.sql.sandbox import Limits, Sandbox
     from engines.suql.examples import LECTURE
     from engines.suql.execute import SuqlEngine
     from worlds import laptops
@@ -36,14 +35,7 @@ def slide_queries(ctx: RunContext) -> Table:
         ]
     )
     lap_world, lap_truth = laptops.build(ctx["laptop_seed"])
-    sandbox = ctx.enter(
-        Sandbox.create(
-            lap_world.load,
-            row_cap=ctx.settings.row_cap,
-            timeout_s=ctx.settings.query_timeout_s,
-            limits=Limits.from_settings(ctx.settings),
-        )
-    )
+    sandbox = ctx.sandbox(lap_world.load)
     engine = SuqlEngine(
         sandbox, ctx.llm(), pool=1, cap=ctx.settings.suql_cap, call_budget=ctx.settings.suql_call_budget
     )

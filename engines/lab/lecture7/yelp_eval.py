@@ -24,18 +24,10 @@ def _yelp(ctx: RunContext) -> YelpSimulation:
             world, sandbox = ctx.restaurants()
             truth = truth_of(world)
         else:  # the Yelp experiment's own world: the same generator with realistic reviews (a knob of worlds.restaurants)
-            from engines.sql.sandbox import Limits, Sandbox
             from worlds.restaurants import DEFAULT_SEED, build
 
             world, truth = build(DEFAULT_SEED, reviews=ctx["reviews"])
-            sandbox = ctx.enter(
-                Sandbox.create(
-                    world.load,
-                    row_cap=ctx.settings.row_cap,
-                    timeout_s=ctx.settings.query_timeout_s,
-                    limits=Limits.from_settings(ctx.settings),
-                )
-            )
+            sandbox = ctx.sandbox(world.load)
         return yelp.simulate(
             world,
             truth,
