@@ -21,8 +21,7 @@ import csv
 import json
 import math
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.errors import EngineError
+from engines.writing import replace_atomically
 
 FORMATS: dict[str, str] = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
 """File extension (lower case) -> format."""
@@ -152,34 +152,6 @@ def _short(path: Path, width: int = 100) -> str:
     """A path for a message, its middle cut when it is long (a 300-character name is not repeated whole)."""
     text = os.fsencode(path).decode("utf-8", "backslashreplace")
     return text if len(text) <= width else text[: width // 2 - 1] + "…" + text[-(width // 2) :]
-
-
-def replace_atomically(
-    target: Path, write: Callable[[Path], object], *, prefix: str, check: Callable[[], None] | None = None
-) -> None:
-    """Write ``target`` whole or not at all: ``write(temp)`` fills a temporary file beside it (a short name, so
-    any name the folder can hold can be written), ``check()`` may still refuse (raising), then the temporary file
-    gets the usual permissions (mkstemp makes it private) and is renamed over ``target`` (a symbolic link there is
-    replaced, never written through).  The folder is made when missing.  OSError propagates; the temporary file
-    never remains."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=prefix, suffix=".part", dir=target.parent)
-    os.close(fd)
-    temp = Path(temp_name)
-    try:
-        write(temp)
-        if check is not None:
-            check()
-        os.chmod(temp, 0o666 & ~_umask())
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _suffix(fmt: str) -> str:

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engines.errors import EngineError
-from engines.export import replace_atomically
 from engines.reading import TooLarge, read_capped
+from engines.writing import replace_atomically
 
 QUERY_SUFFIXES: tuple[str, ...] = (".sql", ".suql", ".rq", ".sparql", ".txt")
 """The names a query may be saved under (and opened from: any name opens if it is small UTF-8 text)."""
