@@ -175,6 +175,31 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _terminal(size: tuple[int, int]) -> tuple[int, int]:
+    """A pseudo-terminal (master, slave) of ``size`` (columns, rows)."""
+    cols, rows = size
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    return master, slave
+
+
+def _child_env(pycache: str, **extra: str) -> dict[str, str]:
+    """A child app's environment: a plain xterm, the simulated backend, this checkout first on the path, compiled
+    bytecode in ``pycache`` (never PYTHONDONTWRITEBYTECODE), and ``extra``."""
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        COLORTERM="",
+        TEXTUAL="",
+        PYTHONPATH=str(ROOT),
+        CS224V_BACKEND="sim",
+        PYTHONPYCACHEPREFIX=pycache,
+        **extra,
+    )
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def first_frame(
     code: str,
     markers: tuple[bytes, ...],
@@ -187,19 +212,8 @@ def first_frame(
     """Seconds from spawn until every marker has been written to the terminal, and (when ``then`` is
     given) until ``then`` has been written too (inf on timeout); and the CPU seconds the app had used at
     its first frame (which load on the machine barely changes: near the wall time an idle machine gives)."""
-    cols, rows = size
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    env = dict(
-        os.environ,
-        TERM="xterm-256color",
-        COLORTERM="",
-        TEXTUAL="",
-        PYTHONPATH=str(ROOT),
-        CS224V_BACKEND="sim",
-        PYTHONPYCACHEPREFIX=pycache,
-    )
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    master, slave = _terminal(size)
+    env = _child_env(pycache)
     start = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
@@ -282,23 +296,14 @@ def quit_after(
     """Seconds from Ctrl+Q (sent once the child's pilot is done and it has idled half a second) until the process
     exited (inf when the session or the quit did not end in time), how many child processes it had when Ctrl+Q was
     sent, and how many of them outlived it (killed then)."""
-    cols, rows = size
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    master, slave = _terminal(size)
     ready_r, ready_w = os.pipe()
-    env = dict(
-        os.environ,
-        TERM="xterm-256color",
-        COLORTERM="",
-        TEXTUAL="",
-        PYTHONPATH=str(ROOT),
-        CS224V_BACKEND="sim",
+    env = _child_env(
+        pycache,
         CS224V_CACHE_DIR=os.path.join(scratch, "cache"),
         CS224V_HISTORY_DIR=os.path.join(scratch, "history"),
-        PYTHONPYCACHEPREFIX=pycache,
         READY_FD=str(ready_w),
     )
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=slave,

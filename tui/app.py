@@ -858,14 +858,14 @@ class CS224VApp(App[None]):
         self.push_screen(screen, self._exported)
 
     def _read_paths(self) -> list[Path]:
-        """The files the app was given to read (--db, --rdf): an export never replaces them."""
+        """The files the app was given to read (--rdf, --db's file or every file in its folder): an export never
+        replaces them."""
         settings = self._settings
         if settings is None:
             return []
-        paths = list(settings.kg_rdf)
-        if settings.db and "://" not in settings.db:
-            paths.append(Path(settings.db).expanduser())
-        return paths
+        from tui.read_paths import db_files
+
+        return [*settings.kg_rdf, *db_files(settings.db)]
 
     def _exported(self, done: object) -> None:
         from engines.api import Exported

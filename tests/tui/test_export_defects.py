@@ -66,6 +66,17 @@ def test_refused_like_out(tmp_path):
         export_target("../../x.csv", folder)
 
 
+def test_a_db_folder_s_tables_are_files_the_app_reads(tmp_path):
+    """--db naming a folder reads every file in it (a table each): F9 replaces none of them, as --out does not."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "items.csv").write_text("a\n1\n")
+    app = make_app(db=str(data))
+    assert (data / "items.csv") in app._read_paths()
+    with pytest.raises(TargetRefused, match="reads"):
+        export_target(str(data / "items.csv"), tmp_path / "exports", app._read_paths())
+
+
 @drive
 async def test_f9_absolute_paths_row_as_json_and_the_palette(tmp_path: Path) -> None:
     """One app, one question: F9 writes an absolute path typed over the proposed name and refuses a missing

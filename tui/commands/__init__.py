@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tui.read_paths import db_files
+
 if TYPE_CHECKING:
     from engines.api import Settings
 
@@ -232,17 +234,7 @@ def source_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
             if isinstance(item, Path):
                 found.append(("--" + dest.removeprefix("app_").replace("_", "-"), item))
     for dest, option in _DB_OPTIONS.items():
-        spec = getattr(args, dest, None)
-        if not isinstance(spec, str) or "://" in spec or "\x00" in spec or not spec.strip():
-            continue
-        db = Path(spec.strip()).expanduser()
-        try:
-            if db.is_dir():
-                found += [(option, Path(entry.path)) for entry in os.scandir(db)]
-            else:
-                found.append((option, db))
-        except OSError:
-            continue  # the command itself says why the source cannot be read
+        found += [(option, path) for path in db_files(getattr(args, dest, None))]
     return found
 
 
