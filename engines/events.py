@@ -35,6 +35,7 @@ class CallStarted(Event):
     row_key: str | None = None
     backend: str = ""
     verification: bool = False  # SUQL: asked to settle a row whose WHERE was already Unknown (not to find matches)
+    phase: str = ""  # SUQL mode G: "pilot", "sample" or "band", the cascade step that asked it ("": not cascaded)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class CallFinished(Event):
     estimated: bool = False  # the tokens are the simulated backend's estimate on the rendered prompt
     model: str | None = None  # the model that answered (or, for the sim, the one whose price is shown)
     verification: bool = False  # SUQL: asked to settle a row whose WHERE was already Unknown (not to find matches)
+    phase: str = ""  # SUQL mode G: "pilot", "sample" or "band", the cascade step that asked it ("": not cascaded)
 
 
 @dataclass(frozen=True)

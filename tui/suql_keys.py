@@ -73,7 +73,8 @@ them shows the highlighted call's verdict with all of its evidence. The *World* 
 written with answer() as a per-row function; **C** predicate ordering; **D** C + lazy evaluation; **E** D +
 retrieval ordering; **F** E + a retrieval cap (approximate: its rows are labelled so); **G** E + a cascade (a proxy matches or
 leaves out the rows it is sure of, to a stated precision and recall against the LLM at 95% confidence; the plan
-shows the sample, the thresholds and the band; its rows are labelled *proxy* or *llm*). *Compare modes* runs the
+shows the sample, the thresholds and the band, or why no row could be left out; each call is marked *pilot*,
+*sample* or *band*; its rows are labelled *proxy* or *llm*). *Compare modes* runs the
 query in all seven and tabulates the calls, the rows and the wall time. With the answer cache on, later modes
 reuse earlier answers (the *cached* column): compare the call counts.
 

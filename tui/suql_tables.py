@@ -118,7 +118,8 @@ class SuqlCallsTable(CallsTable):
             if event.function == "summary"
             else (event.prompt if event.function == "answer" else f"{event.function}: {event.prompt}")
         )
-        row = f"verify · {event.row_key or '—'}" if event.verification else event.row_key or "—"
+        marks = [m for m in (event.phase, "verify" if event.verification else "") if m]  # mode G's step, settling
+        row = " · ".join([*marks, event.row_key or "—"])
         self._full[key] = (f"{row} · {call}", "")
         self._details[key] = (row, call, "…", "")
         muted = self.get_component_rich_style("suql-calls--muted")

@@ -167,6 +167,8 @@ class CascadeReport:
     accepted: int = 0  # rows accepted by the proxy, without a call
     rejected: int = 0  # rows rejected by the proxy, without a call
     band: int | None = None  # rows between the thresholds, asked of the LLM (None: not decided yet)
+    pool: int = 0  # candidates the pilot did not ask: what the sample, the estimate and the thresholds are over
+    proof_draws: float | None = None  # a recall proof's least draws at that estimate (cascade_stats.proof_draws)
     fallback: str = ""  # why the cascade did not run (then the mode runs as E)
 
     def lines(self) -> list[str]:
@@ -189,9 +191,8 @@ class CascadeReport:
         )
         if self.positives is not None and self.positives_interval is not None:
             lo, hi = self.positives_interval
-            out.append(
-                f"  'Yes' rows among the candidates ≈ {self.positives:,.0f} ({conf:.0%} interval {lo:,.0f}–{hi:,.0f})"
-            )
+            among = f"the {self.pool:,} candidates the pilot did not ask" if self.pool else "the candidates"
+            out.append(f"  'Yes' rows among {among} ≈ {self.positives:,.0f} ({conf:.0%} interval {lo:,.0f}–{hi:,.0f})")
         if self.band is None:
             return out
         half = 1.0 - self.delta / 2
@@ -209,6 +210,17 @@ class CascadeReport:
             )
         else:
             out.append("  reject: none (no threshold's recall could be shown to meet the target)")
+            if self.proof_draws is not None and self.positives is not None:
+                rows = self.pool or self.candidates
+                need = (
+                    "more draws than there are rows: no proxy can leave a row out here"
+                    if self.proof_draws >= rows
+                    else f"≥ {self.proof_draws:,.0f} draws among them, whatever the proxy; the sample made {self.draws:,}"
+                )
+                out.append(
+                    f"    why: with ≈ {self.positives:,.0f} 'Yes' of {rows:,} rows, showing that the rows left out hold "
+                    f"at most {1.0 - self.recall:.0%} of them takes {need}"
+                )
         out.append(f"  band: {self.band:,} rows asked of the LLM")
         return out
 
@@ -232,6 +244,8 @@ class CascadeReport:
             "accepted_by_proxy": self.accepted,
             "rejected_by_proxy": self.rejected,
             "band": self.band,
+            "pool": self.pool,
+            "recall_proof_draws": self.proof_draws if self.proof_draws != float("inf") else None,
             "fallback": self.fallback,
         }
 

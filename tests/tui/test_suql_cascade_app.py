@@ -8,6 +8,7 @@ from textual.widgets import DataTable, Select, Static
 
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
 from tui.suql import SuqlArea
+from tui.suql_tables import SuqlCallsTable
 
 ROMANTIC = (
     "SELECT _id, name FROM restaurants WHERE location = 'Palo Alto' AND answer(reviews, 'is it romantic?') = 'Yes'"
@@ -41,3 +42,7 @@ async def test_mode_g_states_its_cascade_marks_proxy_rows_and_counts_the_calls_s
         assert f"saved vs E ≥ {report.accepted + report.rejected:,}" in counters
         plan = str(app.query_one("#suql-plan", Static).render())
         assert "cascade" in plan and "against the LLM's answers" in plan and "sample:" in plan
+        # every call in the calls table says which step of the cascade asked it
+        calls = app.query_one(SuqlCallsTable)
+        steps = {row.split(" · ")[0] for row, *_ in calls._details.values()}
+        assert steps == {"pilot", "sample", "band"}

@@ -143,7 +143,8 @@ def _one(session, args) -> int:
         if not args.json and isinstance(event, CallFinished) and event.function in ("answer", "summary"):
             cached = " (cached)" if event.cached else ""
             verifying = " (verification)" if event.verification else ""
-            print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}{verifying}")
+            step = f" ({event.phase})" if event.phase else ""  # mode G: the cascade's pilot, sample or band
+            print(f"  · {event.row_key or ''} {event.function}: {event.verdict[:90]}{cached}{verifying}{step}")
 
     refusal = None if args.yes else confirmation_needed(session, args.query, args.mode)
     if refusal is not None:

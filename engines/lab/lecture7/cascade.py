@@ -54,9 +54,11 @@ def cascade_targets(ctx: RunContext) -> Table:
             by_proxy.append(g.decided_by.count("proxy"))
             c = g.plan.cascade
             if c is not None and not decided:
-                decided = c.fallback or (f"accept ≥ {c.accept:.2f}" if c.accept is not None else "accept none") + (
-                    f", reject < {c.reject:.2f}" if c.reject is not None else ", reject none"
-                )
+                gave_up = c.fallback and c.proof_draws is not None  # after the pilot: no recall proof possible
+                need = f"≥ {c.proof_draws:,.0f}" if c.proof_draws not in (None, float("inf")) else "unbounded"
+                decided = (f"run as E: a recall proof needs {need} draws" if gave_up else c.fallback) or (
+                    f"accept ≥ {c.accept:.2f}" if c.accept is not None else "accept none"
+                ) + (f", reject < {c.reject:.2f}" if c.reject is not None else ", reject none")
             done += 1
             ctx.progress(done, total, f"target {t}: sample seed {seed + 1}/{seeds}")
         mean_calls = statistics.fmean(calls)

@@ -54,8 +54,11 @@ class Asker:
         def tracking(event: Event) -> None:
             if isinstance(event, CallFinished):
                 self._seen.cached = event.cached
-            if self.verifying and isinstance(event, (CallStarted, CallFinished)):
-                event = replace(event, verification=True)
+            if isinstance(event, (CallStarted, CallFinished)):
+                if self.verifying:
+                    event = replace(event, verification=True)
+                if self.phase:
+                    event = replace(event, phase=self.phase)
             emit(event)
 
         self.llm = llm.bind(tracking, cancel)
@@ -69,6 +72,7 @@ class Asker:
         # answer() pair -> the sentences its answer quoted
         self.evidence: dict[Pair, tuple[str, ...]] = dict(known[1]) if known is not None else {}
         self.settling = False  # every call of this run settles rows to verify (SuqlEngine.settle)
+        self.phase = ""  # mode G: the cascade step asking ("pilot", "sample", "band"), marked on each call's events
         self.verification_calls = 0  # calls asked of rows already Unknown (what lazy verification leaves to settle)
         self.halt = threading.Event()  # set by the row loop once its LIMIT is met: no new call starts
         self._slots = threading.BoundedSemaphore(max(1, pool))  # calls in flight

@@ -25,22 +25,34 @@ Whatever the proxy, the guarantee holds: a bad proxy only saves fewer calls (a r
 
 The cascade runs where it can pay: the statement's own WHERE (not a subquery's), without a LIMIT the loop could
 stop at (with one, the sample would cost more than E's lazy stop: G runs as E), over at least
-``MIN_CANDIDATES`` candidates.  Both targets 1.0 make no proxy decision possible: G then runs exactly as E.
+``MIN_CANDIDATES`` candidates.  Both targets 1.0 make no proxy decision possible: G then runs exactly as E.  And
+after its pilot the cascade gives up, deciding the rest as E does, when even at the most 'Yes' rows the pilot
+allows (its upper bound) a recall proof would need more draws than the sample makes (``proof_draws``): with few
+matches among the candidates (a conjunction of rare conditions), no proxy could leave a row out, and a sample
+would only cost E's adaptive order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from engines.retrieval.bm25 import as_text, chunks_of
-from engines.suql.compiler.cascade_stats import Targets, choose_thresholds, decide, draw, sampling_probabilities
+from engines.suql.compiler.cascade_stats import (
+    Targets,
+    choose_thresholds,
+    decide,
+    draw,
+    proof_draws,
+    recall_outlook,
+    sampling_probabilities,
+)
 from engines.suql.compiler.context import RunContext
 from engines.suql.compiler.cost import passes_if_yes
-from engines.suql.compiler.kleene import Deferred, Truth
+from engines.suql.compiler.kleene import DEFERRED, Deferred, Truth
 from engines.suql.compiler.passes import SelectPlan
 from engines.suql.compiler.records import PlanBuilt, Row, Values
 from engines.suql.compiler.rows import RowEvaluator, RowLoop
@@ -101,11 +113,23 @@ def _cosine_share(model: Any, question: str, texts: Sequence[Any]) -> np.ndarray
 
 
 def cascade_decide(
-    ctx: RunContext, evaluator: RowEvaluator, plan: SelectPlan, shown: Plan, *, top: bool
+    ctx: RunContext,
+    evaluator: RowEvaluator,
+    plan: SelectPlan,
+    shown: Plan,
+    *,
+    top: bool,
+    defer: Callable[[Row], bool] | None = None,
 ) -> list[tuple[Any, Truth | Deferred]] | None:
     """Decide ``plan``'s rows by the cascade: (row key, truth) per row decided, the proxy's accepted rows
     True (their keys in ``ctx.state.proxy_accepted``) and its rejected rows left out; None when the cascade
-    does not run (the plan says why; the caller decides the rows as E does)."""
+    does not run (the plan says why; the caller decides the rows as E does).
+
+    ``defer`` (lazy verification, as E's loop takes it): the rows stop at their first Unknown condition (a row
+    that can no longer be True is not a 'Yes' either way, so the labels are the same); once the pilot has shown
+    that the cascade can pay, its own rows are settled in full, so that what the proxy is taught, and so the
+    draws, the thresholds and the band, are the eager run's, and settling every row gives exactly the eager
+    result."""
     mode = ctx.mode
     precision, recall, delta = mode.targets
     targets = Targets(precision, recall, delta)
@@ -136,9 +160,36 @@ def cascade_decide(
     pilot_idx = sorted({int(open_[i]) for i in pilot_draws.tolist()})
     report = replace(report, proxy=proxy, pilot=len(pilot_idx))
     current = _show(ctx, shown, report)
-    decided = loop.decide([rows[i] for i in pilot_idx], lazy=False, needed=0, plan=current)
+    decided = _step(ctx, "pilot", loop, [rows[i] for i in pilot_idx], current, defer)
     if len(decided) < len(pilot_idx):  # the budget ran out: nothing may be decided by the proxy
         return decided
+    sample_draws = mode.cascade_sample - len(pilot_draws)
+    pilot_truth = dict(decided)
+    outlook = recall_outlook(
+        p1, pilot_draws, np.asarray([pilot_truth.get(rows[int(open_[i])].key) is True for i in pilot_draws]), targets
+    )
+    if targets.recall < 1.0 and outlook.hopeless(sample_draws):  # E's loop decides the rest better than a sample
+        _show(
+            ctx,
+            current,
+            replace(
+                report,
+                fallback=f"the pilot's {len(pilot_idx)} rows put the 'Yes' rows at ≈ {outlook.positives:,.0f} of "
+                f"{len(open_):,} (at most {outlook.upper:,.0f}); showing that the rows left out hold at most "
+                f"{1.0 - recall:.0%} of them would take ≥ {_count(outlook.need)} draws, more than the sample's "
+                f"{sample_draws:,}, so no row could be left out whatever the proxy",
+                proof_draws=outlook.need,
+            ),
+        )
+        return None
+    # the pilot teaches the proxy in full: lazily deferred pilot rows are settled now (what they teach, and so the
+    # draws, the thresholds and the band, are the eager run's)
+    unsettled = {k for k, t in decided if t is DEFERRED}
+    if unsettled:
+        rest = [rows[i] for i in pilot_idx if rows[i].key in unsettled]
+        decided = [(k, t) for k, t in decided if t is not DEFERRED] + _step(ctx, "pilot", loop, rest, current, None)
+        if len(decided) < len(pilot_idx):
+            return decided
     learned = learned_scores(ctx, plan, rows, prior, evaluator.sel.values)
     report = replace(
         report,
@@ -152,11 +203,11 @@ def cascade_decide(
     pool = np.flatnonzero(~forced & ~in_pilot)
     scores = learned[pool]
     p = sampling_probabilities(scores)
-    drawn = draw(p, min(mode.cascade_sample - len(pilot_draws), len(pool)), rng) if len(pool) else np.zeros(0, int)
+    drawn = draw(p, min(sample_draws, len(pool)), rng) if len(pool) else np.zeros(0, int)
     sample_idx = sorted({int(pool[i]) for i in drawn.tolist()})
     report = replace(report, draws=len(drawn), sampled=len(sample_idx))
     current = _show(ctx, current, report)
-    got = loop.decide([rows[i] for i in sample_idx], lazy=False, needed=0, plan=current)
+    got = _step(ctx, "sample", loop, [rows[i] for i in sample_idx], current, defer)
     decided += got
     if len(got) < len(sample_idx):
         return decided
@@ -181,12 +232,30 @@ def cascade_decide(
         accepted=len(accepted),
         rejected=int((verdict == -1).sum()),
         band=len(band_idx),
+        pool=len(pool),
+        proof_draws=proof_draws(len(pool), th.positives, recall, delta),
     )
     current = _show(ctx, current, report)
     ctx.state.proxy_accepted.update(accepted)
-    decided += loop.decide([rows[i] for i in band_idx], lazy=False, needed=0, plan=current)
+    decided += _step(ctx, "band", loop, [rows[i] for i in band_idx], current, defer)
     decided += [(k, True) for k in accepted]
     return decided
+
+
+def _count(draws: float) -> str:
+    return f"{draws:,.0f}" if draws != float("inf") else "infinitely many"
+
+
+def _step(
+    ctx: RunContext, phase: str, loop: RowLoop, rows: list[Row], plan: Plan, defer: Callable[[Row], bool] | None
+) -> list[tuple[Any, Truth | Deferred]]:
+    """One step of the cascade: ``rows`` decided by the LLM, each call marked with ``phase`` (the calls table
+    tells the pilot's, the sample's and the band's calls apart)."""
+    ctx.asker.phase = phase
+    try:
+        return loop.decide(rows, lazy=False, needed=0, plan=plan, defer=defer)
+    finally:
+        ctx.asker.phase = ""
 
 
 def learned_scores(
@@ -194,7 +263,9 @@ def learned_scores(
 ) -> np.ndarray:
     """The proxy after the pilot: per ``answer(...) = 'Yes'`` question, 1 for a row holding a sentence an answer
     'Yes' quoted, 0 for one holding a sentence a 'No' quoted (and none a 'Yes' did), else half the prior score;
-    a conjunct's least, the best conjunct's.  It reads only what the LLM answered (``Asker.evidence``)."""
+    a conjunct's least, the best conjunct's.  It reads only what the LLM answered (``Asker.evidence``) of the
+    rows this run has decided (``values``: the pilot's, when the cascade calls it; answers a settled re-run
+    was given back are in the asker, not in ``values``, until their row is decided)."""
     quoted: dict[str, tuple[set[str], set[str]]] = {}
     for call in plan.where_calls:
         pos, neg = quoted.setdefault(call.sql(), (set(), set()))

@@ -51,6 +51,9 @@ __all__ = [
     "choose_thresholds",
     "decide",
     "draw",
+    "proof_draws",
+    "RecallOutlook",
+    "recall_outlook",
     "sampling_probabilities",
 ]
 
@@ -206,6 +209,48 @@ def choose_thresholds(
         draws=n,
         distinct=len(set(drawn.tolist())),
     )
+
+
+def proof_draws(candidates: float, positives: float, recall: float, delta: float) -> float:
+    """A floor under any recall proof from a sample, whatever the proxy: the draws among the rows left out needed to
+    show, with none of them a positive, that those rows hold at most ``(1 - recall) · positives`` of the
+    ``positives`` among ``candidates``, at confidence ``1 - delta/2``: the least ``m`` with
+    ``(1 - share)^m ≤ delta/2``, ``share = (1 - recall) · positives / (candidates - positives)`` (uniform draws
+    are the best case: any other distribution over those rows misses a worst-placed positive more often).
+    ``inf`` when no row may be left out (a recall target of 1, or no positive)."""
+    allowed = (1.0 - recall) * positives
+    if allowed <= 0.0:
+        return float("inf")
+    share = allowed / (candidates - positives) if candidates > positives else 1.0
+    if share >= 1.0:
+        return 0.0
+    return float(np.ceil(np.log(delta / 2.0) / np.log1p(-share)))
+
+
+@dataclass(frozen=True)
+class RecallOutlook:
+    """What a pilot says of the recall side before the sample is drawn."""
+
+    positives: float  # Horvitz–Thompson estimate of the positives among the candidates
+    upper: float  # its upper normal bound at 1 - delta/2
+    need: float  # proof_draws at ``upper``: the fewest draws a recall proof could need
+
+    def hopeless(self, draws: int) -> bool:
+        """Can no sample of ``draws`` draws leave a row out, even at the optimistic count of positives?"""
+        return self.need > draws
+
+
+def recall_outlook(p: np.ndarray, drawn: np.ndarray, positive: np.ndarray, targets: Targets) -> RecallOutlook:
+    """From a pilot's draws (``p``: every candidate's sampling probability; ``drawn``: the draws; ``positive``: which
+    draws were positives), how many draws a recall proof would take at the most the positives could be.  Only a
+    decision to give the cascade up rests on it, and giving up changes no guarantee (every row is then the LLM's):
+    the upper bound keeps the cascade from giving up where a proof was possible."""
+    n = len(drawn)
+    z = np.asarray(positive, dtype=float) / p[drawn] if n else np.zeros(0)
+    est = float(z.mean()) if n else 0.0
+    sd = float(z.std(ddof=1)) if n > 1 else 0.0
+    upper = min(float(len(p)), est + float(_Z.inv_cdf(1.0 - targets.delta / 2.0)) * sd / np.sqrt(max(n, 1)))
+    return RecallOutlook(est, upper, proof_draws(len(p), upper, targets.recall, targets.delta))
 
 
 def decide(scores: np.ndarray, th: Thresholds) -> np.ndarray:

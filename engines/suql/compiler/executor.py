@@ -53,7 +53,7 @@ def execute_select(ctx: RunContext, plan: SelectPlan, *, top: bool) -> Compiled:
     if plan.limit == 0:  # LIMIT 0: no row can be output, so no call is needed
         matches, unknown = [], []
     elif plan.text_where:
-        cascaded = cascade_decide(ctx, evaluator, plan, shown, top=top) if ctx.mode.cascade else None  # mode G
+        cascaded = cascade_decide(ctx, evaluator, plan, shown, top=top, defer=defer) if ctx.mode.cascade else None  # G
         decided: list[tuple[Any, Truth | Deferred]]
         if cascaded is not None:
             decided = cascaded

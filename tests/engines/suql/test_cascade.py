@@ -233,3 +233,99 @@ def test_the_engine_does_not_import_scipy_stats():
     code = "import sys, engines.suql.execute, tui.cli; print('scipy.stats' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("candidates", "positives"), [(848, 33), (840, 160), (3400, 120), (331, 1), (1000, 500)])
+def test_the_recall_proof_floor_is_the_least_sample_a_binomial_test_accepts(candidates, positives):
+    from scipy.stats import binom  # the test's reference, not the engine's (which must not import scipy.stats)
+
+    from engines.suql.compiler.cascade_stats import proof_draws
+
+    m = proof_draws(candidates, positives, 0.9, 0.05)
+    share = 0.1 * positives / (candidates - positives)
+    assert binom.pmf(0, int(m), share) <= 0.025 < binom.pmf(0, int(m) - 1, share)
+
+
+def test_the_recall_proof_floor_at_the_edges():
+    from engines.suql.compiler.cascade_stats import proof_draws
+
+    assert proof_draws(500, 0, 0.9, 0.05) == float("inf")  # no positive: nothing may be left out
+    assert proof_draws(500, 50, 1.0, 0.05) == float("inf")  # recall 1: nothing may be left out
+    assert proof_draws(100, 95, 0.9, 0.05) == 0.0  # the allowed misses outnumber the negatives
+
+
+CONJUNCTION = (
+    "SELECT _id, name FROM restaurants WHERE answer(reviews, 'is it family-friendly?') = 'Yes' "
+    "AND answer(reviews, '{}') = 'Yes' AND location = 'Palo Alto'"
+)
+
+
+def test_a_rare_conjunction_gives_the_cascade_up_after_its_pilot_and_says_why(big):
+    sql = CONJUNCTION.format("is parking easy?")
+    steps: list[str] = []
+    g = _engine(big).run(
+        sql, mode="G", emit=lambda ev: steps.append(ev.phase) if isinstance(ev, CallFinished) else None
+    )
+    e = _engine(big).run(sql, mode="E")
+    report = g.plan.cascade
+    assert report is not None and report.pilot > 0 and not report.band
+    assert "the pilot's" in report.fallback and "more than the sample's" in report.fallback
+    assert "not cascaded" in "\n".join(report.lines())
+    assert set(steps) == {"pilot", ""}  # the pilot's calls, then E's loop (unmarked)
+    assert g.rows == e.rows and g.to_verify == e.to_verify and not g.decided_by
+    assert g.stats.answer_calls <= e.stats.answer_calls + report.pilot  # at most the pilot's price
+
+
+def test_a_sample_that_can_leave_no_row_out_says_how_many_draws_it_would_take(big):
+    g = _engine(big).run(CONJUNCTION.format("is it romantic?"), mode="G")
+    report = g.plan.cascade
+    assert report is not None and not report.fallback and report.reject is None and report.band
+    assert report.proof_draws is not None and report.proof_draws > report.draws
+    text = "\n".join(report.lines())
+    told = (
+        "more draws than there are rows: no proxy can leave a row out here"
+        if report.proof_draws >= report.pool
+        else f"takes ≥ {report.proof_draws:,.0f} draws among them"
+    )
+    assert "reject: none" in text and "why: with ≈" in text and told in text
+    assert g.to_json()["plan"]["cascade"]["recall_proof_draws"] == report.proof_draws
+
+
+def test_lazy_g_defers_what_e_defers_and_settling_gives_the_eager_result(big):
+    """Under lazy verification the cascade's sample and band stop at a row's first Unknown, as E's loop does; the
+    pilot is asked in full and teaches the proxy alone, so settling every row gives the eager run exactly."""
+    sql = CONJUNCTION.format("is it romantic?")
+    engine = SuqlEngine(
+        big, LLM(SimBackend(seed=224)), call_budget=10_000, indexes=_INDEXES.setdefault(id(big), IndexCache())
+    )
+    eager = engine.run(sql, mode="G", verify="eager")
+    lazy = engine.run(sql, mode="G", verify="lazy")
+    assert lazy.plan.cascade is not None and not lazy.plan.cascade.fallback
+    assert lazy.unsettled > 0 and lazy.stats.answer_calls < eager.stats.answer_calls
+    assert lazy.known[0].keys() <= eager.known[0].keys()  # nothing eager would not ask
+    assert lazy.rows == eager.rows and lazy.decided_by == eager.decided_by
+    settled = engine.settle(lazy)
+    assert settled.rows == eager.rows and settled.to_verify == eager.to_verify
+    assert settled.decided_by == eager.decided_by and settled.known[0] == eager.known[0]
+    assert lazy.stats.answer_calls + settled.stats.answer_calls == eager.stats.answer_calls
+
+
+def test_each_call_says_which_cascade_step_asked_it(big):
+    sql = QUERY.format("Menlo Park")
+    steps: list[tuple[str, str]] = []
+
+    def emit(event: object) -> None:
+        if isinstance(event, CallFinished) and not event.cached:
+            steps.append((event.phase, event.row_key or ""))
+
+    g = _engine(big).run(sql, mode="G", emit=emit)
+    report = g.plan.cascade
+    assert report is not None and report.band is not None
+    order = {"pilot": 0, "sample": 1, "band": 2}
+    assert [p for p, _ in steps] == sorted((p for p, _ in steps), key=order.__getitem__)  # pilot, sample, band
+    assert len({k for p, k in steps if p == "pilot"}) == report.pilot
+    assert len({k for p, k in steps if p == "sample"}) == report.sampled
+    assert len({k for p, k in steps if p == "band"}) == report.band
+    e_phases: list[str] = []
+    _engine(big).run(sql, mode="E", emit=lambda ev: e_phases.append(getattr(ev, "phase", "")))
+    assert not any(e_phases)  # only the cascade marks its calls
