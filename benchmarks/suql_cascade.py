@@ -241,15 +241,26 @@ def run(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--queries", type=int, default=60)
     p.add_argument(
         "--rows",
-        default=",".join(str(n) for n in SIZES),
+        type=_sizes,
+        default=list(SIZES),
         help="restaurants in the generated world; a comma-separated list runs each size in turn",
     )
     p.add_argument("--runs", type=int, default=3, help="engine runs of G per query, each with its own sample seed")
     p.add_argument("--seeds", type=int, default=200, help="sample seeds of the guarantee's simulation (≥ 100)")
     p.add_argument("--json", action="store_true")
     args, _ = p.parse_known_args(argv)
-    sizes = [int(x) for x in str(args.rows).split(",") if x.strip()]
-    return {"sizes": [cascade_figures(args.queries, n, args.runs, args.seeds) for n in sizes]}
+    return {"sizes": [cascade_figures(args.queries, n, args.runs, args.seeds) for n in args.rows]}
+
+
+def _sizes(text: str) -> list[int]:
+    """``--rows``: comma-separated world sizes, each a positive whole number."""
+    try:
+        sizes = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of whole numbers: {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"sizes must be at least 1: {text!r}")
+    return sizes
 
 
 def cascade_figures(n_queries: int, n_rows: int, runs: int, seeds: int) -> dict[str, Any]:
