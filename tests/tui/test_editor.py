@@ -6,6 +6,7 @@ past the app's own bindings."""
 from __future__ import annotations
 
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
 from tests.tui.support import SIZE, drive, make_app, open_tab, settle
@@ -32,6 +33,12 @@ async def wait_for_list(pilot: Pilot, editor: QueryEditor) -> list[str]:
     ]
 
 
+async def editor_in(pilot: Pilot, tab: str, selector: str) -> tuple[Widget, QueryEditor]:
+    """Open ``tab`` and give its editor ``selector`` the focus, empty: the tab's area and the editor."""
+    area = await open_tab(pilot, tab)
+    return area, await fresh(pilot, selector)
+
+
 async def fresh(pilot: Pilot, selector: str) -> QueryEditor:
     editor = pilot.app.query_one(selector, QueryEditor)
     editor.focus()
@@ -45,8 +52,7 @@ async def fresh(pilot: Pilot, selector: str) -> QueryEditor:
 async def test_sql_editor_completes_columns_and_keywords_and_edits() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_tab(pilot, "restaurants")
-        editor = await fresh(pilot, "#sql-editor")
+        _, editor = await editor_in(pilot, "restaurants", "#sql-editor")
         await type_text(pilot, "sel")
         assert (await wait_for_list(pilot, editor))[0].startswith("SELECT")
         await pilot.press("tab")
@@ -76,8 +82,7 @@ async def test_sql_editor_completes_columns_and_keywords_and_edits() -> None:
 async def test_suql_editor_offers_answer_with_its_shape_and_ctrl_o_still_compares() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        area = await open_tab(pilot, "suql")
-        editor = await fresh(pilot, "#suql-editor")
+        area, editor = await editor_in(pilot, "suql", "#suql-editor")
         await type_text(pilot, "SELECT * FROM restaurants WHERE ans")
         shown = await wait_for_list(pilot, editor)
         assert shown[0].startswith("answer(column, 'question')")
@@ -97,8 +102,7 @@ async def test_suql_editor_offers_answer_with_its_shape_and_ctrl_o_still_compare
 async def test_sparql_editor_completes_labels_with_their_ids_and_names_the_id_under_the_cursor() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_tab(pilot, "kg")
-        editor = await fresh(pilot, "#kg-editor")
+        _, editor = await editor_in(pilot, "kg", "#kg-editor")
         await type_text(pilot, "wd")
         shown = await wait_for_list(pilot, editor)
         assert shown[0].startswith("wd:") and "http://www.wikidata.org/entity/" in shown[0]  # prefixes first
@@ -173,8 +177,7 @@ async def test_a_prefixed_name_is_replaced_whole_whatever_the_completer_state() 
     ``wdt:P31`` for ``wdt:inst`` gave ``wdt:wdt:P31``."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_tab(pilot, "kg")
-        editor = await fresh(pilot, "#kg-editor")
+        _, editor = await editor_in(pilot, "kg", "#kg-editor")
         area = editor.text_input
         assert area is not None
         for typed, taken, expected in (
@@ -195,8 +198,7 @@ async def test_the_completion_list_fits_inside_the_editor_in_one_step() -> None:
     ended, the last entry hidden under the editor's edge or not, depended on how resizes interleaved)."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_tab(pilot, "restaurants")
-        editor = await fresh(pilot, "#sql-editor")
+        _, editor = await editor_in(pilot, "restaurants", "#sql-editor")
         await type_text(pilot, "SELECT na")
         shown = await wait_for_list(pilot, editor)
         await pilot.pause()

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from tests.tui.support import SIZE, make_app, open_tab, settle, steady
-from tests.tui.test_editor import fresh, type_text, wait_for_list
+from tests.tui.support import SIZE, make_app, settle, steady
+from tests.tui.test_editor import editor_in, type_text, wait_for_list
 
 SMALL = (80, 24)
 
 
 async def _completing(pilot: Pilot, tab: str, selector: str, text: str) -> None:
-    await open_tab(pilot, tab)
-    editor = await fresh(pilot, selector)
+    _, editor = await editor_in(pilot, tab, selector)
     await steady(pilot)  # the tab's layout is final before the editor is scrolled into view (stacked at 80 x 24)
     editor.scroll_visible(animate=False, top=True, immediate=True)  # the same place however the focus scrolled
     await steady(pilot)
@@ -53,8 +52,7 @@ def test_sparql_editor_completing_at_80x24(snap_compare):
 
 def test_sparql_editor_names_the_qid_under_the_cursor(snap_compare):
     async def run_before(pilot: Pilot) -> None:
-        await open_tab(pilot, "kg")
-        await fresh(pilot, "#kg-editor")
+        await editor_in(pilot, "kg", "#kg-editor")
         await type_text(pilot, "SELECT ?x WHERE { ?x wdt:P31 wd:Q1000 ")
         await pilot.press("left", "left")
         await settle(pilot)
